@@ -1,0 +1,65 @@
+//! Durations as users write them: `30s`, `5m`, `1h30m`, `250ms`, or a bare number of seconds.
+
+use std::time::Duration;
+
+/// Parses a duration; the error says what is accepted.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("'{text}' is negative; durations are positive, e.g. 30s or 5m"));
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_duration(t)
+        .map_err(|_| format!("'{text}' is not a duration; write e.g. 30s, 5m, 1h or 250ms"))
+}
+
+/// Shortest readable form: `30s`, `5m`, `1h 30m`.
+pub fn format_duration(d: Duration) -> String {
+    if d.is_zero() {
+        return "0s".to_string();
+    }
+    humantime::format_duration(d).to_string()
+}
+
+/// serde adapter so plans and configs carry `"30s"` rather than `{secs, nanos}`.
+pub mod serde_duration {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_duration(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_common_forms() {
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("12").unwrap(), Duration::from_secs(12));
+        assert!(parse_duration("-3s").unwrap_err().contains("negative"));
+        assert!(parse_duration("soon").unwrap_err().contains("not a duration"));
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for text in ["30s", "5m", "1h 30m", "250ms"] {
+            let d = parse_duration(text).unwrap();
+            assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
+        }
+    }
+}

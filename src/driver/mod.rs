@@ -1,0 +1,1 @@
+//! The driver: client tasks sharded over single-threaded runtimes, ticks, progress, cancellation.

@@ -1,0 +1,13 @@
+//! tidebench: a benchmark kit for PostgreSQL under consolidation, virtualization and elastic,
+//! multi-tenant load. See `DESIGN.md` for the data flow; the rooms below import only downwards:
+//! cli → driver → sampler → workload → results/metrics → target → instance → config.
+
+pub mod cli;
+pub mod config;
+pub mod driver;
+pub mod instance;
+pub mod metrics;
+pub mod results;
+pub mod sampler;
+pub mod target;
+pub mod workload;

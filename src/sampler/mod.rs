@@ -1,0 +1,1 @@
+//! Samplers: host facts and PostgreSQL counters, read beside the driver, never on its threads.

@@ -1,0 +1,226 @@
+//! Resolving a [`TargetSpec`] to a server address: DSNs are parsed with libpq's rules and
+//! defaults (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), managed instances are looked up
+//! (and, for the `default` instance, started on demand).
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::config::target::DEFAULT_INSTANCE;
+use crate::config::TargetSpec;
+use crate::instance::{self, Home};
+
+/// A target ready to connect to. `label` is safe to print; `params` holds the password, if any.
+#[derive(Debug, Clone)]
+pub struct ResolvedTarget {
+    pub label: String,
+    pub params: pgwire::ConnectParams,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("target '{label}': {message}")]
+    Dsn { label: String, message: String },
+    #[error("target '{label}': {source}")]
+    Instance {
+        label: String,
+        source: instance::InstanceError,
+    },
+    #[error("cannot connect to target '{label}': {message}")]
+    Connect { label: String, message: String },
+}
+
+/// Resolves a spec. Managed instances must exist (and run) except `default`, which is created
+/// and started on demand; their database is created if missing.
+pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetError> {
+    let label = spec.redacted();
+    match spec {
+        TargetSpec::Dsn(dsn) => Ok(ResolvedTarget {
+            params: parse_dsn(dsn).map_err(|message| TargetError::Dsn {
+                label: label.clone(),
+                message,
+            })?,
+            label,
+        }),
+        TargetSpec::Instance { name, dbname } => {
+            let wrap = |source| TargetError::Instance {
+                label: label.clone(),
+                source,
+            };
+            let inst = if name == DEFAULT_INSTANCE {
+                instance::ensure_running(home, name).map_err(wrap)?
+            } else {
+                instance::find_running(home, name).map_err(wrap)?
+            };
+            instance::ensure_database(&inst, dbname).map_err(wrap)?;
+            Ok(ResolvedTarget {
+                params: inst.connect_params(dbname),
+                label,
+            })
+        }
+    }
+}
+
+/// Parses a libpq URI or keyword/value string into connection parameters, applying libpq's
+/// environment defaults. Only the first host is used.
+pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
+    let looks_like_dsn = dsn.starts_with("postgres://")
+        || dsn.starts_with("postgresql://")
+        || dsn.contains('=');
+    if !looks_like_dsn {
+        return Err("not a connection string; write a URI like postgresql://user@host:5432/db, \
+             keywords like 'host=/tmp port=5432 dbname=db', or instance:NAME[/DB]"
+            .into());
+    }
+    let cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| {
+        format!("malformed connection string ({e}); check quoting and key names (host, port, user, password, dbname)")
+    })?;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let host = match cfg.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => host_from_text(h),
+        #[cfg(unix)]
+        Some(tokio_postgres::config::Host::Unix(p)) => pgwire::Host::Unix(p.clone()),
+        None => match env("PGHOST") {
+            Some(h) => host_from_text(&h),
+            None => pgwire::Host::Unix(PathBuf::from("/var/run/postgresql")),
+        },
+    };
+    let port = match cfg.get_ports().first() {
+        Some(p) => *p,
+        None => match env("PGPORT") {
+            Some(p) => p
+                .parse()
+                .map_err(|_| format!("PGPORT '{p}' is not a port number"))?,
+            None => 5432,
+        },
+    };
+    let user = match cfg.get_user() {
+        Some(u) => u.to_string(),
+        None => env("PGUSER").unwrap_or_else(os_user),
+    };
+    let password = match cfg.get_password() {
+        Some(p) => Some(String::from_utf8_lossy(p).into_owned()),
+        None => env("PGPASSWORD"),
+    };
+    let dbname = match cfg.get_dbname() {
+        Some(d) => d.to_string(),
+        None => env("PGDATABASE").unwrap_or_else(|| user.clone()),
+    };
+    let connect_timeout = cfg.get_connect_timeout().copied().unwrap_or(Duration::from_secs(10));
+    Ok(pgwire::ConnectParams {
+        host,
+        port,
+        user,
+        password,
+        dbname,
+        application_name: "tidebench".to_string(),
+        connect_timeout,
+    })
+}
+
+fn host_from_text(h: &str) -> pgwire::Host {
+    if h.starts_with('/') {
+        pgwire::Host::Unix(PathBuf::from(h))
+    } else {
+        pgwire::Host::Tcp(h.to_string())
+    }
+}
+
+/// The OS user name, libpq's default role.
+fn os_user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| {
+            // SAFETY: geteuid cannot fail.
+            let uid = unsafe { libc::geteuid() };
+            if uid == 0 {
+                "root".to_string()
+            } else {
+                uid.to_string()
+            }
+        })
+}
+
+impl ResolvedTarget {
+    /// Opens a tokio-postgres session (setup, loading, sampling: everything off the hot path).
+    /// The connection task runs on the current tokio runtime.
+    pub async fn connect_tokio(&self) -> Result<tokio_postgres::Client, TargetError> {
+        self.connect_tokio_to(&self.params.dbname).await
+    }
+
+    /// Same, to another database of the same server (e.g. to read statistics from outside).
+    pub async fn connect_tokio_to(&self, dbname: &str) -> Result<tokio_postgres::Client, TargetError> {
+        let p = &self.params;
+        let mut cfg = tokio_postgres::Config::new();
+        match &p.host {
+            pgwire::Host::Tcp(h) => cfg.host(h),
+            pgwire::Host::Unix(dir) => cfg.host_path(dir),
+        };
+        cfg.port(p.port)
+            .user(&p.user)
+            .dbname(dbname)
+            .application_name("tidebench-control")
+            .connect_timeout(p.connect_timeout);
+        if let Some(pw) = &p.password {
+            cfg.password(pw);
+        }
+        let (client, connection) = cfg
+            .connect(tokio_postgres::NoTls)
+            .await
+            .map_err(|e| TargetError::Connect {
+                label: self.label.clone(),
+                message: describe_pg_error(&e),
+            })?;
+        tokio::spawn(async move {
+            // The session ends when the client is dropped; errors then are of no interest.
+            let _ = connection.await;
+        });
+        Ok(client)
+    }
+}
+
+/// One line for a tokio-postgres error, with the server's message when there is one.
+pub fn describe_pg_error(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_both_dsn_syntaxes() {
+        let p = parse_dsn("postgresql://bob:pw@127.0.0.1:5433/app").unwrap();
+        assert_eq!(p.host, pgwire::Host::Tcp("127.0.0.1".into()));
+        assert_eq!((p.port, p.user.as_str(), p.dbname.as_str()), (5433, "bob", "app"));
+        assert_eq!(p.password.as_deref(), Some("pw"));
+        let p = parse_dsn("host=/tmp/sock port=6000 user=u dbname=d").unwrap();
+        assert_eq!(p.host, pgwire::Host::Unix("/tmp/sock".into()));
+        assert_eq!(p.port, 6000);
+    }
+
+    #[test]
+    fn malformed_dsn_says_how_to_write_one() {
+        assert!(parse_dsn("localhost").unwrap_err().contains("postgresql://"));
+        assert!(parse_dsn("host='unterminated").unwrap_err().contains("malformed"));
+    }
+
+    #[test]
+    fn debug_output_hides_password() {
+        let p = parse_dsn("postgresql://bob:hunter2@h/db").unwrap();
+        assert!(!format!("{p:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,1 @@
+//! Shared test harness: temp homes, managed instances, running the real binary.
