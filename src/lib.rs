@@ -8,6 +8,7 @@ pub mod driver;
 pub mod instance;
 pub mod metrics;
 pub mod results;
+pub mod runner;
 pub mod sampler;
 pub mod target;
 pub mod workload;

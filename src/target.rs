@@ -64,13 +64,14 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
 /// Parses a libpq URI or keyword/value string into connection parameters, applying libpq's
 /// environment defaults. Only the first host is used.
 pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
-    let looks_like_dsn = dsn.starts_with("postgres://")
-        || dsn.starts_with("postgresql://")
-        || dsn.contains('=');
+    let looks_like_dsn =
+        dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") || dsn.contains('=');
     if !looks_like_dsn {
-        return Err("not a connection string; write a URI like postgresql://user@host:5432/db, \
+        return Err(
+            "not a connection string; write a URI like postgresql://user@host:5432/db, \
              keywords like 'host=/tmp port=5432 dbname=db', or instance:NAME[/DB]"
-            .into());
+                .into(),
+        );
     }
     let cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| {
         format!("malformed connection string ({e}); check quoting and key names (host, port, user, password, dbname)")
@@ -106,7 +107,10 @@ pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
         Some(d) => d.to_string(),
         None => env("PGDATABASE").unwrap_or_else(|| user.clone()),
     };
-    let connect_timeout = cfg.get_connect_timeout().copied().unwrap_or(Duration::from_secs(10));
+    let connect_timeout = cfg
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(Duration::from_secs(10));
     Ok(pgwire::ConnectParams {
         host,
         port,
@@ -150,7 +154,10 @@ impl ResolvedTarget {
     }
 
     /// Same, to another database of the same server (e.g. to read statistics from outside).
-    pub async fn connect_tokio_to(&self, dbname: &str) -> Result<tokio_postgres::Client, TargetError> {
+    pub async fn connect_tokio_to(
+        &self,
+        dbname: &str,
+    ) -> Result<tokio_postgres::Client, TargetError> {
         let p = &self.params;
         let mut cfg = tokio_postgres::Config::new();
         match &p.host {
@@ -165,13 +172,13 @@ impl ResolvedTarget {
         if let Some(pw) = &p.password {
             cfg.password(pw);
         }
-        let (client, connection) = cfg
-            .connect(tokio_postgres::NoTls)
-            .await
-            .map_err(|e| TargetError::Connect {
-                label: self.label.clone(),
-                message: describe_pg_error(&e),
-            })?;
+        let (client, connection) =
+            cfg.connect(tokio_postgres::NoTls)
+                .await
+                .map_err(|e| TargetError::Connect {
+                    label: self.label.clone(),
+                    message: describe_pg_error(&e),
+                })?;
         tokio::spawn(async move {
             // The session ends when the client is dropped; errors then are of no interest.
             let _ = connection.await;
@@ -205,7 +212,10 @@ mod tests {
     fn parses_both_dsn_syntaxes() {
         let p = parse_dsn("postgresql://bob:pw@127.0.0.1:5433/app").unwrap();
         assert_eq!(p.host, pgwire::Host::Tcp("127.0.0.1".into()));
-        assert_eq!((p.port, p.user.as_str(), p.dbname.as_str()), (5433, "bob", "app"));
+        assert_eq!(
+            (p.port, p.user.as_str(), p.dbname.as_str()),
+            (5433, "bob", "app")
+        );
         assert_eq!(p.password.as_deref(), Some("pw"));
         let p = parse_dsn("host=/tmp/sock port=6000 user=u dbname=d").unwrap();
         assert_eq!(p.host, pgwire::Host::Unix("/tmp/sock".into()));
@@ -214,8 +224,12 @@ mod tests {
 
     #[test]
     fn malformed_dsn_says_how_to_write_one() {
-        assert!(parse_dsn("localhost").unwrap_err().contains("postgresql://"));
-        assert!(parse_dsn("host='unterminated").unwrap_err().contains("malformed"));
+        assert!(parse_dsn("localhost")
+            .unwrap_err()
+            .contains("postgresql://"));
+        assert!(parse_dsn("host='unterminated")
+            .unwrap_err()
+            .contains("malformed"));
     }
 
     #[test]

@@ -6,7 +6,9 @@ use std::time::Duration;
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if t.starts_with('-') {
-        return Err(format!("'{text}' is negative; durations are positive, e.g. 30s or 5m"));
+        return Err(format!(
+            "'{text}' is negative; durations are positive, e.g. 30s or 5m"
+        ));
     }
     if let Ok(secs) = t.parse::<f64>() {
         if secs.is_finite() && secs >= 0.0 {
@@ -52,7 +54,9 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("12").unwrap(), Duration::from_secs(12));
         assert!(parse_duration("-3s").unwrap_err().contains("negative"));
-        assert!(parse_duration("soon").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("soon")
+            .unwrap_err()
+            .contains("not a duration"));
     }
 
     #[test]

@@ -106,7 +106,9 @@ pub fn validate_run(raw: RawRun, cores: u32, default_seed: u64) -> Result<RunPla
     })?;
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
     if clients == 0 {
-        return Err(invalid("clients must be at least 1 (--clients / -c)".into()));
+        return Err(invalid(
+            "clients must be at least 1 (--clients / -c)".into(),
+        ));
     }
     if raw.scale == Some(0) {
         return Err(invalid("scale must be at least 1 (--scale / -s)".into()));
@@ -126,19 +128,27 @@ pub fn validate_run(raw: RawRun, cores: u32, default_seed: u64) -> Result<RunPla
     let progress = parse_setting("progress", raw.progress.as_deref(), defaults::PROGRESS)?;
     let interval = parse_setting("interval", raw.interval.as_deref(), defaults::INTERVAL)?;
     if interval < Duration::from_secs(1) || interval.subsec_nanos() != 0 {
-        return Err(invalid("interval must be a whole number of seconds, at least 1s (--interval)".into()));
+        return Err(invalid(
+            "interval must be a whole number of seconds, at least 1s (--interval)".into(),
+        ));
     }
     if !progress.is_zero() && (progress < Duration::from_secs(1) || progress.subsec_nanos() != 0) {
-        return Err(invalid("progress must be 0 (off) or a whole number of seconds (--progress / -P)".into()));
+        return Err(invalid(
+            "progress must be 0 (off) or a whole number of seconds (--progress / -P)".into(),
+        ));
     }
     if let Some(rate) = raw.rate {
         if !(rate.is_finite() && rate > 0.0) {
-            return Err(invalid(format!("rate {rate} is not a positive number of transactions per second (--rate / -R)")));
+            return Err(invalid(format!(
+                "rate {rate} is not a positive number of transactions per second (--rate / -R)"
+            )));
         }
     }
     let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
     if max_tries == 0 {
-        return Err(invalid("max-tries must be at least 1 (1 = no retries)".into()));
+        return Err(invalid(
+            "max-tries must be at least 1 (1 = no retries)".into(),
+        ));
     }
     let target = match raw.target.as_deref() {
         Some(t) => TargetSpec::parse(t).map_err(|m| invalid(format!("target: {m}")))?,
@@ -175,15 +185,23 @@ pub fn validate_prepare(
     })?;
     let scale = scale.unwrap_or(1);
     if scale == 0 {
-        return Err(ConfigError::Invalid("scale must be at least 1 (--scale / -s)".into()));
+        return Err(ConfigError::Invalid(
+            "scale must be at least 1 (--scale / -s)".into(),
+        ));
     }
     let jobs = match jobs {
-        Some(0) => return Err(ConfigError::Invalid("jobs must be at least 1 (--jobs / -j)".into())),
+        Some(0) => {
+            return Err(ConfigError::Invalid(
+                "jobs must be at least 1 (--jobs / -j)".into(),
+            ))
+        }
         Some(j) => j,
         None => cores.max(1),
     };
     let target = match target {
-        Some(t) => TargetSpec::parse(t).map_err(|m| ConfigError::Invalid(format!("target: {m}")))?,
+        Some(t) => {
+            TargetSpec::parse(t).map_err(|m| ConfigError::Invalid(format!("target: {m}")))?
+        }
         None => TargetSpec::default_instance(),
     };
     Ok(PreparePlan {
@@ -253,7 +271,9 @@ mod tests {
     #[test]
     fn unknown_key_names_file_and_line() {
         let text = "workload = \"tpcb\"\n\nclinets = 4\n";
-        let err = parse_toml::<RawRun>("run.toml", text).unwrap_err().to_string();
+        let err = parse_toml::<RawRun>("run.toml", text)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("run.toml:3:"), "{err}");
         assert!(err.contains("clinets"), "{err}");
     }
@@ -264,11 +284,29 @@ mod tests {
             workload: Some(WorkloadName::Tpcb),
             ..RawRun::default()
         };
-        let zero_clients = RawRun { clients: Some(0), ..base.clone() };
-        assert!(validate_run(zero_clients, 2, 1).unwrap_err().to_string().contains("clients"));
-        let negative = RawRun { duration: Some("-5s".into()), ..base.clone() };
-        assert!(validate_run(negative, 2, 1).unwrap_err().to_string().contains("negative"));
-        let zero_scale = RawRun { scale: Some(0), ..base };
-        assert!(validate_run(zero_scale, 2, 1).unwrap_err().to_string().contains("scale"));
+        let zero_clients = RawRun {
+            clients: Some(0),
+            ..base.clone()
+        };
+        assert!(validate_run(zero_clients, 2, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("clients"));
+        let negative = RawRun {
+            duration: Some("-5s".into()),
+            ..base.clone()
+        };
+        assert!(validate_run(negative, 2, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("negative"));
+        let zero_scale = RawRun {
+            scale: Some(0),
+            ..base
+        };
+        assert!(validate_run(zero_scale, 2, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("scale"));
     }
 }

@@ -193,11 +193,17 @@ mod tests {
     fn parses_instance_targets() {
         assert_eq!(
             TargetSpec::parse("instance:vm1/sales").unwrap(),
-            TargetSpec::Instance { name: "vm1".into(), dbname: "sales".into() }
+            TargetSpec::Instance {
+                name: "vm1".into(),
+                dbname: "sales".into()
+            }
         );
         assert_eq!(
             TargetSpec::parse("instance:vm1").unwrap(),
-            TargetSpec::Instance { name: "vm1".into(), dbname: DEFAULT_DBNAME.into() }
+            TargetSpec::Instance {
+                name: "vm1".into(),
+                dbname: DEFAULT_DBNAME.into()
+            }
         );
         assert!(TargetSpec::parse("instance:../x").is_err());
     }

@@ -1,9 +1,35 @@
 //! Managed PostgreSQL instances: find the binaries, initdb, start/stop, settings, cgroups
 //! (the emulated VM), and running the server as an unprivileged user when tidebench is root.
 //!
-//! (Skeleton: the API below is the contract the rest of the code uses.)
+//! An instance lives in `<home>/instances/<name>/` (`instance.toml`, `data/`, `server.log`);
+//! all instances of a home share the socket dir `<home>/sockets/`, kept short because unix
+//! socket paths are limited to 107 bytes. This room never runs a workload.
+
+mod binaries;
+mod cgroup;
+mod create;
+mod error;
+mod os_user;
+mod record;
+mod server;
+mod settings;
 
 use std::path::{Path, PathBuf};
+
+pub use cgroup::{describe_limits, CgroupPaths, CgroupVersion};
+pub use error::InstanceError;
+pub use settings::{format_size, parse_size, PASSWORD_GROUP};
+
+use record::{Layout, Record};
+use server::Server;
+
+/// The database created in every new instance.
+pub const DEFAULT_DBNAME: &str = crate::config::target::DEFAULT_DBNAME;
+/// Room for the longest socket file name, `/.s.PGSQL.65535.lock`, within sun_path (108 bytes
+/// including the terminating NUL).
+const MAX_SOCKET_DIR_LEN: usize = 107 - "/.s.PGSQL.65535.lock".len();
+/// A VM smaller than this cannot hold a postmaster and a few backends.
+const MIN_MEMORY: u64 = 64 << 20;
 
 /// The work dir holding all instances: `$TIDEBENCH_HOME`, default `./tidebench-data`.
 #[derive(Debug, Clone)]
@@ -14,6 +40,7 @@ pub struct Home {
 impl Home {
     pub fn from_env() -> Home {
         let root = std::env::var_os("TIDEBENCH_HOME")
+            .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("tidebench-data"));
         Home { root }
@@ -23,6 +50,16 @@ impl Home {
         Home {
             root: root.to_path_buf(),
         }
+    }
+
+    /// The root as an absolute path: the server and its socket must not depend on a cwd.
+    fn absolute(&self) -> Result<PathBuf, InstanceError> {
+        if self.root.is_absolute() {
+            return Ok(self.root.clone());
+        }
+        let cwd = std::env::current_dir()
+            .map_err(InstanceError::io("read the current directory", "."))?;
+        Ok(cwd.join(&self.root))
     }
 }
 
@@ -38,10 +75,31 @@ pub struct InstanceOptions {
     pub memory: Option<u64>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum InstanceError {
-    #[error("{0}")]
-    Setup(String),
+impl InstanceOptions {
+    fn validate(&self) -> Result<(), InstanceError> {
+        settings::validate(&self.settings)?;
+        if let Some(c) = self.cpus {
+            // The kernel's smallest quota is 1 ms per 100 ms period.
+            if !(0.01..=4096.0).contains(&c) {
+                return Err(InstanceError::Setup(format!(
+                    "--cpus {c} is out of range; give a number of cores between 0.01 and 4096, e.g. 0.5 or 2"
+                )));
+            }
+        }
+        if let Some(m) = self.memory.filter(|m| *m < MIN_MEMORY) {
+            return Err(InstanceError::Setup(format!(
+                "--memory {} is too small for PostgreSQL; give at least {}",
+                format_size(m),
+                format_size(MIN_MEMORY)
+            )));
+        }
+        if self.port == Some(0) {
+            return Err(InstanceError::Setup(
+                "--port 0 is not a port; give 1-65535 or leave it out to pick a free one".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A managed instance found by name.
@@ -52,6 +110,11 @@ pub struct Instance {
     pub socket_dir: PathBuf,
     /// The PostgreSQL superuser name (the OS user the server runs as).
     pub superuser: String,
+    dir: PathBuf,
+    bin_dir: PathBuf,
+    cpus: Option<f64>,
+    memory: Option<u64>,
+    cgroups: Option<CgroupPaths>,
 }
 
 impl Instance {
@@ -66,11 +129,122 @@ impl Instance {
             connect_timeout: std::time::Duration::from_secs(10),
         }
     }
+
+    /// A libpq keyword/value connection string, usable as-is by psql and pgbench.
+    pub fn dsn(&self, dbname: &str) -> String {
+        format!(
+            "host={} port={} user={} dbname={}",
+            dsn_value(&self.socket_dir.to_string_lossy()),
+            self.port,
+            dsn_value(&self.superuser),
+            dsn_value(dbname)
+        )
+    }
+
+    /// The instance's directory (`instance.toml`, `data/`, `server.log`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    /// The directory holding pg_ctl, psql and friends for this instance.
+    pub fn bin_dir(&self) -> &Path {
+        &self.bin_dir
+    }
+
+    /// The postmaster's pid while the server runs (from postmaster.pid).
+    pub fn pid(&self) -> Option<u32> {
+        server::read_pid(&self.data_dir())
+    }
+
+    /// The instance's cgroup (the emulated VM), when started with `--cpus` or `--memory`.
+    pub fn cgroup_paths(&self) -> Option<&CgroupPaths> {
+        self.cgroups.as_ref()
+    }
+
+    /// CPU quota in cores and memory limit in bytes, as created.
+    pub fn limits(&self) -> (Option<f64>, Option<u64>) {
+        (self.cpus, self.memory)
+    }
+
+    /// Runs SQL with psql as the superuser; returns unaligned, tuples-only output.
+    pub fn psql(&self, dbname: &str, sql: &str) -> Result<String, InstanceError> {
+        server::psql(
+            &self.bin_dir,
+            &self.socket_dir,
+            self.port,
+            &self.superuser,
+            dbname,
+            sql,
+        )
+    }
+}
+
+/// Quotes a libpq keyword value when it needs it (spaces, quotes, backslashes, empty).
+fn dsn_value(v: &str) -> String {
+    if !v.is_empty() && !v.contains([' ', '\'', '\\', '\t', '\n']) {
+        return v.to_string();
+    }
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// What `start` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartOutcome {
+    /// initdb ran: a new instance.
+    Created,
+    Started,
+    AlreadyRunning,
 }
 
 /// Creates (initdb) on first use and starts; returns when the server accepts connections.
-pub fn start(_home: &Home, _name: &str, _opts: &InstanceOptions) -> Result<Instance, InstanceError> {
-    Err(InstanceError::Setup("instances are not implemented yet".into()))
+pub fn start(home: &Home, name: &str, opts: &InstanceOptions) -> Result<Instance, InstanceError> {
+    start_reporting(home, name, opts).map(|(instance, _)| instance)
+}
+
+/// As [`start`], also telling whether the instance was created, started or already running.
+pub fn start_reporting(
+    home: &Home,
+    name: &str,
+    opts: &InstanceOptions,
+) -> Result<(Instance, StartOutcome), InstanceError> {
+    check_name("instance", name)?;
+    opts.validate()?;
+    let layout = Layout::new(&home.absolute()?, name);
+    check_socket_dir(&layout.sockets)?;
+    if !layout.record().exists() {
+        return create::create(&layout, name, opts).map(|i| (i, StartOutcome::Created));
+    }
+    let record = Record::load(&layout.record())?;
+    record.check_matches(opts)?;
+    let user = os_user::for_existing(&record.os_user, name)?;
+    let instance = instance_from(&layout, &record)?;
+    let server = Server {
+        bin: &record.pg_bin_dir,
+        user: &user,
+        layout: &layout,
+    };
+    if server.is_running()? {
+        return Ok((instance, StartOutcome::AlreadyRunning));
+    }
+    check_bin_dir(&record, name)?;
+    let procs = match &instance.cgroups {
+        Some(cg) => {
+            // The groups vanish on reboot; recreate them and rewrite the limits every start.
+            cg.create(record.cpus, record.memory)?;
+            cg.procs_files()?
+        }
+        None => Vec::new(),
+    };
+    server.start(name, procs)?;
+    Ok((instance, StartOutcome::Started))
 }
 
 /// Starts the instance if it exists and is stopped, creates it with defaults if it does not exist.
@@ -79,13 +253,217 @@ pub fn ensure_running(home: &Home, name: &str) -> Result<Instance, InstanceError
 }
 
 /// Creates database `dbname` on a running instance if it does not exist.
-pub fn ensure_database(_instance: &Instance, _dbname: &str) -> Result<(), InstanceError> {
-    Err(InstanceError::Setup("instances are not implemented yet".into()))
+pub fn ensure_database(instance: &Instance, dbname: &str) -> Result<(), InstanceError> {
+    check_name("database", dbname)?;
+    let exists = format!("SELECT 1 FROM pg_database WHERE datname = '{dbname}'");
+    if instance.psql("postgres", &exists)? == "1" {
+        return Ok(());
+    }
+    match instance.psql("postgres", &format!("CREATE DATABASE \"{dbname}\"")) {
+        Ok(_) => Ok(()),
+        // Another tidebench may have created it between the check and the CREATE.
+        Err(e) => match instance.psql("postgres", &exists) {
+            Ok(found) if found == "1" => Ok(()),
+            _ => Err(e),
+        },
+    }
 }
 
 /// Finds an existing instance by name and checks that it is running.
-pub fn find_running(_home: &Home, name: &str) -> Result<Instance, InstanceError> {
+pub fn find_running(home: &Home, name: &str) -> Result<Instance, InstanceError> {
+    let status = status(home, name)?;
+    if !status.running {
+        return Err(InstanceError::NotRunning {
+            name: name.to_string(),
+        });
+    }
+    Ok(status.instance)
+}
+
+/// Finds an existing instance by name, running or not.
+pub fn find(home: &Home, name: &str) -> Result<Instance, InstanceError> {
+    check_name("instance", name)?;
+    let layout = Layout::new(&home.absolute()?, name);
+    let record = load_existing(&layout, name)?;
+    instance_from(&layout, &record)
+}
+
+/// One row of `tidebench instance status`.
+#[derive(Debug, Clone)]
+pub struct InstanceStatus {
+    pub instance: Instance,
+    pub running: bool,
+    /// The postmaster's pid when running.
+    pub pid: Option<u32>,
+}
+
+/// The state of one instance (`pg_ctl status` + postmaster.pid).
+pub fn status(home: &Home, name: &str) -> Result<InstanceStatus, InstanceError> {
+    check_name("instance", name)?;
+    let layout = Layout::new(&home.absolute()?, name);
+    let record = load_existing(&layout, name)?;
+    let instance = instance_from(&layout, &record)?;
+    let user = os_user::for_existing(&record.os_user, name)?;
+    let running = Server {
+        bin: &record.pg_bin_dir,
+        user: &user,
+        layout: &layout,
+    }
+    .is_running()?;
+    let pid = if running { instance.pid() } else { None };
+    Ok(InstanceStatus {
+        instance,
+        running,
+        pid,
+    })
+}
+
+/// The state of every instance in the home, by name.
+pub fn list(home: &Home) -> Result<Vec<InstanceStatus>, InstanceError> {
+    let dir = record::instances_dir(&home.absolute()?);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(InstanceError::io("list", &dir)(e)),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("instance.toml").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names.iter().map(|n| status(home, n)).collect()
+}
+
+/// Stops a running instance; returns false when it was already stopped.
+pub fn stop(home: &Home, name: &str) -> Result<bool, InstanceError> {
+    check_name("instance", name)?;
+    let layout = Layout::new(&home.absolute()?, name);
+    let record = load_existing(&layout, name)?;
+    let user = os_user::for_existing(&record.os_user, name)?;
+    let server = Server {
+        bin: &record.pg_bin_dir,
+        user: &user,
+        layout: &layout,
+    };
+    if !server.is_running()? {
+        return Ok(false);
+    }
+    server.stop()?;
+    Ok(true)
+}
+
+/// Stops the instance if running, removes its cgroups and its directory (data included).
+pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
+    check_name("instance", name)?;
+    let layout = Layout::new(&home.absolute()?, name);
+    let record = load_existing(&layout, name)?;
+    stop(home, name)?;
+    if record.cpus.is_some() || record.memory.is_some() {
+        CgroupPaths::locate(name)?.remove()?;
+    }
+    std::fs::remove_dir_all(&layout.dir).map_err(InstanceError::io("remove", &layout.dir))
+}
+
+fn check_socket_dir(sockets: &Path) -> Result<(), InstanceError> {
+    let len = sockets.as_os_str().len();
+    if len > MAX_SOCKET_DIR_LEN {
+        return Err(InstanceError::Setup(format!(
+            "the socket dir {} is {len} bytes long, but unix socket paths are limited to 107 \
+             bytes (the dir may be at most {MAX_SOCKET_DIR_LEN}); set TIDEBENCH_HOME to a \
+             shorter path, e.g. /var/tmp/tidebench",
+            sockets.display()
+        )));
+    }
+    if sockets.to_string_lossy().contains(',') {
+        return Err(InstanceError::Setup(format!(
+            "the socket dir {} contains a comma, which PostgreSQL reads as a list separator; \
+             set TIDEBENCH_HOME to a path without commas",
+            sockets.display()
+        )));
+    }
+    Ok(())
+}
+
+fn check_bin_dir(record: &Record, name: &str) -> Result<(), InstanceError> {
+    if binaries::is_bin_dir(&record.pg_bin_dir) {
+        return Ok(());
+    }
     Err(InstanceError::Setup(format!(
-        "no running instance '{name}'; start it with `tidebench instance start {name}`"
+        "instance '{name}' was created with the PostgreSQL binaries in {}, which are gone; \
+         reinstall that PostgreSQL version, or run `tidebench instance destroy {name}` and \
+         create it anew",
+        record.pg_bin_dir.display()
     )))
+}
+
+fn load_existing(layout: &Layout, name: &str) -> Result<Record, InstanceError> {
+    if !layout.record().exists() {
+        return Err(InstanceError::NotFound {
+            name: name.to_string(),
+            home: layout.home.clone(),
+        });
+    }
+    Record::load(&layout.record())
+}
+
+fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceError> {
+    let cgroups = if record.cpus.is_some() || record.memory.is_some() {
+        Some(CgroupPaths::locate(&record.name)?)
+    } else {
+        None
+    };
+    Ok(Instance {
+        name: record.name.clone(),
+        port: record.port,
+        socket_dir: layout.sockets.clone(),
+        superuser: record.superuser.clone(),
+        dir: layout.dir.clone(),
+        bin_dir: record.pg_bin_dir.clone(),
+        cpus: record.cpus,
+        memory: record.memory,
+        cgroups,
+    })
+}
+
+fn check_name(what: &str, name: &str) -> Result<(), InstanceError> {
+    crate::config::target::check_name(what, name).map_err(InstanceError::Setup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dsn_quotes_only_when_needed() {
+        assert_eq!(dsn_value("/tmp/x/sockets"), "/tmp/x/sockets");
+        assert_eq!(dsn_value("/tmp/my dir"), "'/tmp/my dir'");
+        assert_eq!(dsn_value("it's"), "'it\\'s'");
+    }
+
+    #[test]
+    fn long_socket_dirs_are_refused_with_the_fix() {
+        let long = PathBuf::from(format!("/{}", "d".repeat(100)));
+        let err = check_socket_dir(&long).unwrap_err().to_string();
+        assert!(err.contains("TIDEBENCH_HOME"), "{err}");
+        assert!(check_socket_dir(Path::new("/tmp/h/sockets")).is_ok());
+    }
+
+    #[test]
+    fn option_ranges_are_checked() {
+        let opts = InstanceOptions {
+            cpus: Some(0.0),
+            ..Default::default()
+        };
+        assert!(opts.validate().is_err());
+        let opts = InstanceOptions {
+            memory: Some(1 << 20),
+            ..Default::default()
+        };
+        assert!(opts
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("at least 64MiB"));
+    }
 }

@@ -84,7 +84,10 @@ mod tests {
 
     #[test]
     fn sqlstates_map_to_classes() {
-        assert_eq!(ErrorClass::from_sqlstate(b"40001"), ErrorClass::Serialization);
+        assert_eq!(
+            ErrorClass::from_sqlstate(b"40001"),
+            ErrorClass::Serialization
+        );
         assert_eq!(ErrorClass::from_sqlstate(b"40P01"), ErrorClass::Deadlock);
         assert_eq!(ErrorClass::from_sqlstate(b"08006"), ErrorClass::Connection);
         assert_eq!(ErrorClass::from_sqlstate(b"57P01"), ErrorClass::Connection);

@@ -146,7 +146,14 @@ impl Recorder {
     }
 
     #[inline]
-    pub fn record(&mut self, key: usize, outcome: Outcome, latency_us: u64, lag_us: Option<u64>, retries: u32) {
+    pub fn record(
+        &mut self,
+        key: usize,
+        outcome: Outcome,
+        latency_us: u64,
+        lag_us: Option<u64>,
+        retries: u32,
+    ) {
         if let Some(slot) = self.slots.get_mut(key) {
             slot.record(outcome, latency_us, lag_us, retries);
         }
@@ -193,10 +200,21 @@ mod tests {
         b.merge(&a);
         let t = b.total();
         assert_eq!(t.total(), 4);
-        assert_eq!((t.committed, t.expected_rollback, t.failed_total(), t.retried), (2, 1, 1, 3));
+        assert_eq!(
+            (
+                t.committed,
+                t.expected_rollback,
+                t.failed_total(),
+                t.retried
+            ),
+            (2, 1, 1, 3)
+        );
         let lat = t.latency.unwrap();
         assert_eq!(lat.len(), 3, "failures carry no latency");
-        assert!(lat.max() >= HIST_MAX_US * 99 / 100, "over-range values are clamped, not lost");
+        assert!(
+            lat.max() >= HIST_MAX_US * 99 / 100,
+            "over-range values are clamped, not lost"
+        );
         a.clear();
         assert_eq!(a.total().total(), 0);
     }

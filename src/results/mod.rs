@@ -1,1 +1,95 @@
-//! Results dirs: runtime.toml, summary.json, intervals.csv, latency.hlog, written to a staging dir and renamed when complete.
+//! Results dirs: the on-disk record of one run, and the only thing `report` and the experiments
+//! read back. Every file carries a schema version ([`SCHEMA_VERSION`]).
+//!
+//! ```text
+//! <out>/
+//!   runtime.toml   what ran: tidebench version, the full RunPlan (passwords redacted), the host,
+//!                  each server's version and settings             (RuntimeInfo, written at finish)
+//!   summary.json   totals over the measured window, per (target, transaction type), and the
+//!                  servers' own pg_stat_database deltas               (Summary, written at finish)
+//!   intervals.csv  one row per (interval, target, transaction type) with transactions
+//!                  (columns: see `intervals`; appended and flushed every interval)
+//!   latency.hlog   HdrHistogram interval log, one latency histogram per row of intervals.csv
+//!                  (format: see `hlog`; appended and flushed every interval)
+//! ```
+//!
+//! Completeness is visible from the outside: everything is written under `<out>.partial/` and
+//! renamed to `<out>/` by [`ResultsWriter::finish`]. A Ctrl-C still calls `finish` (with
+//! `summary.complete = false`), so what was measured is kept; a process that dies hard leaves
+//! only `<out>.partial/`, which no reader mistakes for a finished run.
+
+pub mod hlog;
+pub mod intervals;
+pub mod runtime;
+pub mod summary;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+
+pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
+pub use summary::{
+    FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,
+};
+pub use writer::{default_dir, ResultsWriter};
+
+/// Version of every file format in a results dir; bump it when a reader would misread old files.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The version of tidebench that wrote a file.
+pub const TIDEBENCH_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub const SUMMARY_FILE: &str = "summary.json";
+pub const RUNTIME_FILE: &str = "runtime.toml";
+pub const INTERVALS_FILE: &str = "intervals.csv";
+pub const HLOG_FILE: &str = "latency.hlog";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("results dir {} already exists; choose another --out or remove it", .0.display())]
+    Exists(PathBuf),
+    #[error(
+        "{} is left over from an interrupted run; remove it or choose another --out",
+        .0.display()
+    )]
+    LeftOver(PathBuf),
+    #[error(
+        "{} cannot be a results dir; give --out the name of a new directory",
+        .0.display()
+    )]
+    BadPath(PathBuf),
+    #[error(
+        "cannot finish: {} appeared during the run; the results are in {}, rename it yourself",
+        final_dir.display(),
+        staging.display()
+    )]
+    Taken {
+        final_dir: PathBuf,
+        staging: PathBuf,
+    },
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot encode {file}: {message}")]
+    Encode { file: &'static str, message: String },
+    #[error("{} is not a valid {file}: {message}", path.display())]
+    Decode {
+        file: &'static str,
+        path: PathBuf,
+        message: String,
+    },
+}
+
+impl ResultsError {
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError {
+        let path = path.to_path_buf();
+        move |source| ResultsError::Io { what, path, source }
+    }
+}
+
+/// UTC time as RFC 3339 with whole seconds, e.g. `2026-11-22T03:15:00Z`.
+pub fn utc_rfc3339(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}

@@ -1,4 +1,10 @@
 //! Integration tests: one binary, real PostgreSQL instances started through tidebench's own
 //! `instance` code, in temp dirs on free ports.
 
+mod bad_input;
+mod instance;
+mod pgbench;
+mod pgwire_conn;
+mod results;
+mod run;
 mod support;

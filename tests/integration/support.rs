@@ -1,1 +1,120 @@
 //! Shared test harness: temp homes, managed instances, running the real binary.
+//!
+//! Every test gets its own home (a temp dir) and instances on free ports, started through
+//! tidebench's own `instance` code; dropping the [`TempHome`] destroys them.
+
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use tidebench::instance::{self, Home, Instance, InstanceOptions};
+
+/// Small, fast settings for test instances: no fsync, small shared memory, few connections.
+pub const TEST_SETTINGS: [(&str, &str); 5] = [
+    ("shared_buffers", "128MB"),
+    ("fsync", "off"),
+    ("synchronous_commit", "off"),
+    ("full_page_writes", "off"),
+    ("max_connections", "100"),
+];
+
+/// A tidebench home in a temp dir; its instances are destroyed when it is dropped.
+pub struct TempHome {
+    pub home: Home,
+    // Dropped after the instances are destroyed (fields drop in declaration order, and
+    // `Drop::drop` runs before any field is dropped).
+    _dir: tempfile::TempDir,
+}
+
+impl TempHome {
+    pub fn path(&self) -> &Path {
+        &self.home.root
+    }
+}
+
+impl Drop for TempHome {
+    fn drop(&mut self) {
+        let Ok(all) = instance::list(&self.home) else {
+            return;
+        };
+        for status in all {
+            if let Err(e) = instance::destroy(&self.home, &status.instance.name) {
+                eprintln!("warning: could not destroy test instance: {e}");
+            }
+        }
+    }
+}
+
+/// A new empty home, traversable by the `postgres` user (the server's user when tests run as
+/// root). It lives directly under /tmp so socket paths stay short.
+pub fn temp_home() -> TempHome {
+    let dir = tempfile::Builder::new()
+        .prefix("tb")
+        .tempdir_in("/tmp")
+        .expect("create a temp dir under /tmp");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod 0755 the temp home");
+    TempHome {
+        home: Home::at(dir.path()),
+        _dir: dir,
+    }
+}
+
+/// The test settings as `--set` pairs.
+pub fn test_settings() -> Vec<(String, String)> {
+    TEST_SETTINGS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Starts (creating on first use) an instance with [`TEST_SETTINGS`] on a free port.
+pub fn start_instance(home: &TempHome, name: &str) -> Instance {
+    start_with(home, name, InstanceOptions::default())
+}
+
+/// As [`start_instance`] with more options; `settings` are appended to the test settings.
+pub fn start_with(home: &TempHome, name: &str, mut opts: InstanceOptions) -> Instance {
+    let mut settings = test_settings();
+    settings.append(&mut opts.settings);
+    opts.settings = settings;
+    match instance::start(&home.home, name, &opts) {
+        Ok(inst) => inst,
+        Err(e) => panic!("starting test instance '{name}' failed:\n{e}"),
+    }
+}
+
+/// The built `tidebench` binary with TIDEBENCH_HOME set to the temp home.
+pub fn tidebench(home: &TempHome) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tidebench"));
+    cmd.env("TIDEBENCH_HOME", home.path());
+    cmd
+}
+
+/// Runs SQL with psql as the superuser; returns unaligned, tuples-only output. Panics on error.
+pub fn psql(inst: &Instance, db: &str, sql: &str) -> String {
+    match inst.psql(db, sql) {
+        Ok(out) => out,
+        Err(e) => panic!("psql on '{}' failed: {e}", inst.name),
+    }
+}
+
+/// True when cgroups can be created here (root on a host with v1 or v2 cpu+memory).
+pub fn cgroups_writable() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    root && tidebench::instance::CgroupPaths::locate("probe").is_ok()
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on right now.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local addr").port()
+}
+
+/// pgbench of the same installation as the instance's server.
+pub fn pgbench_path(inst: &Instance) -> std::path::PathBuf {
+    inst.bin_dir().join("pgbench")
+}

@@ -1,58 +1,116 @@
-//! One session: startup, authentication, and statements on the three protocols.
+//! One session: its socket, its reused buffers, and statements on the three protocols.
+//!
+//! Every statement is one write (the whole Parse/Bind/Execute/Sync or Query) and one read loop
+//! to ReadyForQuery, the same round trips pgbench makes. The write buffer, the read buffer, the
+//! simple-protocol SQL buffer and the row storage live as long as the connection, so a statement
+//! in steady state allocates nothing.
 
-use crate::{ConnectParams, Error, Param, Protocol, Statement};
+use std::io;
 
-/// Transaction status from the last ReadyForQuery.
+use bytes::{BufMut, BytesMut};
+use postgres_protocol::message::backend::{Message, ParameterStatusBody};
+use postgres_protocol::message::frontend;
+use postgres_protocol::IsNull;
+
+use crate::literal;
+use crate::response::{Response, Step};
+use crate::stream::Stream;
+use crate::{ConnectParams, Error, ErrorKind, Param, Protocol, QueryResult, Statement, TxStatus};
+
+/// Room kept free in the read buffer before each read, so one `read` takes a whole typical
+/// response (a few small messages) and a result of many rows needs few reads.
+const READ_SPARE: usize = 4 * 1024;
+const READ_CAPACITY: usize = 16 * 1024;
+
+/// Where the session stands between the write and the ReadyForQuery that ends a round trip.
+/// It matters when a caller drops a statement's future half-way (a timeout, a `select!`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxStatus {
+enum State {
     Idle,
-    InTransaction,
-    Failed,
-}
-
-/// What a statement returned. Row values are kept (text format) until the next statement, so
-/// workloads that branch on results (TPC-C) can read them without allocating per row.
-pub struct QueryResult<'a> {
-    _conn: &'a Connection,
-}
-
-impl QueryResult<'_> {
-    /// Number of DataRow messages received.
-    pub fn rows(&self) -> usize {
-        todo!()
-    }
-    /// Column `col` of row `row` as text; None for NULL or out of range.
-    pub fn get_str(&self, _row: usize, _col: usize) -> Option<&str> {
-        todo!()
-    }
-    /// Column parsed as an integer; None for NULL, out of range or not an integer.
-    pub fn get_i64(&self, _row: usize, _col: usize) -> Option<i64> {
-        todo!()
-    }
-    /// Rows affected from the CommandComplete tag (UPDATE 1 → 1), 0 when the tag has none.
-    pub fn affected(&self) -> u64 {
-        todo!()
-    }
+    /// Dropped mid-write: the server got part of a message and the stream cannot be resynced.
+    Writing,
+    /// Dropped while reading: the rest of the answer is still coming; drained before the next
+    /// statement.
+    Reading,
+    /// The socket failed or the server ended the session.
+    Broken,
 }
 
 /// A session that owns its socket. Not `Sync`; one client task uses it.
-pub struct Connection {}
+pub struct Connection {
+    pub(crate) stream: Stream,
+    pub(crate) wbuf: BytesMut,
+    rbuf: BytesMut,
+    /// The SQL text of a simple-protocol statement with its parameters inlined.
+    sql: String,
+    response: Response,
+    state: State,
+    pub(crate) tx_status: TxStatus,
+    /// Names this connection has prepared; a handful per workload, so a Vec beats hashing.
+    prepared: Vec<&'static str>,
+    /// A name sent with Parse in the round trip under way: it counts as prepared only once the
+    /// server answers ParseComplete.
+    pending_prepare: Option<&'static str>,
+    pub(crate) server_params: Vec<(String, String)>,
+    pub(crate) backend_pid: i32,
+    pub(crate) secret_key: i32,
+}
 
 impl Connection {
     /// Opens the socket, runs startup and authentication (trust, cleartext, MD5, SCRAM-SHA-256),
-    /// and waits for the first ReadyForQuery, within `params.connect_timeout`.
-    pub async fn connect(_params: &ConnectParams) -> Result<Connection, Error> {
-        todo!()
+    /// and waits for the first ReadyForQuery, within `params.connect_timeout` (zero: no limit).
+    /// Needs a tokio runtime with the time driver enabled.
+    pub async fn connect(params: &ConnectParams) -> Result<Connection, Error> {
+        let attempt = async {
+            let stream = Stream::open(params).await?;
+            let mut connection = Connection::new(stream);
+            connection.startup(params).await?;
+            Ok(connection)
+        };
+        if params.connect_timeout.is_zero() {
+            return attempt.await;
+        }
+        match tokio::time::timeout(params.connect_timeout, attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(Error {
+                kind: ErrorKind::Timeout,
+            }),
+        }
     }
 
-    /// A ParameterStatus value the server reported at startup (e.g. `server_version`).
-    pub fn server_param(&self, _name: &str) -> Option<&str> {
-        todo!()
+    fn new(stream: Stream) -> Connection {
+        Connection {
+            stream,
+            wbuf: BytesMut::with_capacity(4 * 1024),
+            rbuf: BytesMut::with_capacity(READ_CAPACITY),
+            sql: String::with_capacity(1024),
+            response: Response::default(),
+            state: State::Idle,
+            tx_status: TxStatus::Idle,
+            prepared: Vec::new(),
+            pending_prepare: None,
+            server_params: Vec::new(),
+            backend_pid: 0,
+            secret_key: 0,
+        }
+    }
+
+    /// A ParameterStatus value the server reported (e.g. `server_version`).
+    pub fn server_param(&self, name: &str) -> Option<&str> {
+        self.server_params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Process id of the server backend serving this session (BackendKeyData).
+    pub fn backend_pid(&self) -> i32 {
+        self.backend_pid
     }
 
     /// Status from the last ReadyForQuery.
     pub fn tx_status(&self) -> TxStatus {
-        todo!()
+        self.tx_status
     }
 
     /// Runs one statement with the given protocol and reads until ReadyForQuery.
@@ -61,18 +119,300 @@ impl Connection {
     /// On a server error the whole response is still consumed, so the session stays usable.
     pub async fn execute(
         &mut self,
-        _protocol: Protocol,
-        _stmt: &Statement,
-        _params: &[Param<'_>],
+        protocol: Protocol,
+        stmt: &Statement,
+        params: &[Param<'_>],
     ) -> Result<QueryResult<'_>, Error> {
-        todo!()
+        self.settle().await?;
+        self.wbuf.clear();
+        let parsing = match self.encode(protocol, stmt, params) {
+            Ok(parsing) => parsing,
+            Err(e) => {
+                self.wbuf.clear();
+                return Err(e);
+            }
+        };
+        self.pending_prepare = parsing;
+        self.round_trip().await
     }
 
     /// Runs SQL text (one or more statements) with the simple query protocol.
-    pub async fn simple_query(&mut self, _sql: &str) -> Result<QueryResult<'_>, Error> {
-        todo!()
+    pub async fn simple_query(&mut self, sql: &str) -> Result<QueryResult<'_>, Error> {
+        self.settle().await?;
+        self.wbuf.clear();
+        if let Err(e) = frontend::query(sql, &mut self.wbuf) {
+            self.wbuf.clear();
+            return Err(Error::protocol(format!("cannot send the SQL text: {e}")));
+        }
+        self.round_trip().await
     }
 
     /// Sends Terminate and closes the socket.
-    pub async fn close(self) {}
+    pub async fn close(mut self) {
+        if self.state == State::Writing || self.state == State::Broken {
+            // A half-written message or a dead socket: a Terminate would not be understood.
+            let _ = self.stream.shutdown().await;
+            return;
+        }
+        self.wbuf.clear();
+        frontend::terminate(&mut self.wbuf);
+        // The session ends either way; a failed goodbye changes nothing for the caller.
+        let _ = self.stream.write_all(&self.wbuf).await;
+        let _ = self.stream.shutdown().await;
+    }
+
+    /// Makes the session ready for a new round trip, or says why it cannot be.
+    async fn settle(&mut self) -> Result<(), Error> {
+        match self.state {
+            State::Idle => Ok(()),
+            State::Reading => self.read_response().await,
+            State::Writing | State::Broken => Err(Error::from(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the session was lost by an earlier statement (socket error, server shutdown, \
+                 or a statement cancelled half-way through sending); open a new connection",
+            ))),
+        }
+    }
+
+    /// Encodes one statement into the write buffer. Returns the name being prepared, if any.
+    fn encode(
+        &mut self,
+        protocol: Protocol,
+        stmt: &Statement,
+        params: &[Param<'_>],
+    ) -> Result<Option<&'static str>, Error> {
+        let encode_error =
+            |e: io::Error| Error::protocol(format!("cannot encode statement {:?}: {e}", stmt.name));
+        match protocol {
+            Protocol::Simple => {
+                let sql = if params.is_empty() {
+                    stmt.sql
+                } else {
+                    literal::substitute(stmt.sql, params, &mut self.sql);
+                    self.sql.as_str()
+                };
+                frontend::query(sql, &mut self.wbuf).map_err(encode_error)?;
+                Ok(None)
+            }
+            Protocol::Extended => {
+                frontend::parse("", stmt.sql, std::iter::empty(), &mut self.wbuf)
+                    .map_err(encode_error)?;
+                bind_execute_sync("", params, &mut self.wbuf).map_err(encode_error)?;
+                Ok(None)
+            }
+            Protocol::Prepared => {
+                let fresh = !self.prepared.contains(&stmt.name);
+                if fresh {
+                    frontend::parse(stmt.name, stmt.sql, std::iter::empty(), &mut self.wbuf)
+                        .map_err(encode_error)?;
+                }
+                bind_execute_sync(stmt.name, params, &mut self.wbuf).map_err(encode_error)?;
+                Ok(fresh.then_some(stmt.name))
+            }
+        }
+    }
+
+    /// Sends the write buffer in one write and reads the answer.
+    async fn round_trip(&mut self) -> Result<QueryResult<'_>, Error> {
+        self.state = State::Writing;
+        if let Err(e) = self.stream.write_all(&self.wbuf).await {
+            self.state = State::Broken;
+            if matches!(
+                e.kind(),
+                io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+            ) {
+                // The server hung up while we were idle; what it said before (a FATAL such as
+                // 57P01 "terminating connection due to administrator command") is still
+                // waiting in the socket and explains the loss better than EPIPE. The peer is
+                // gone, so this read ends at once.
+                let said = self.read_response().await;
+                self.state = State::Broken;
+                if let Err(said) = said {
+                    if said.sqlstate().is_some() {
+                        return Err(said);
+                    }
+                }
+            }
+            return Err(Error::from(e));
+        }
+        self.state = State::Reading;
+        self.read_response().await?;
+        match self.response.error.take() {
+            Some(e) => Err(e),
+            None => Ok(QueryResult {
+                response: &self.response,
+            }),
+        }
+    }
+
+    /// Reads one response up to ReadyForQuery into `self.response`. Server errors stay in
+    /// `self.response.error`; an `Err` here means the session is gone.
+    async fn read_response(&mut self) -> Result<(), Error> {
+        self.response.clear();
+        loop {
+            let message = match self.next_message().await {
+                Ok(message) => message,
+                Err(e) => return Err(self.lost(e)),
+            };
+            if let Message::ParameterStatus(body) = &message {
+                // Rare (a SET of a reported setting), so keeping server_param current is cheap.
+                if let Err(e) = self.record_server_param(body) {
+                    return Err(self.lost(e));
+                }
+            }
+            match self.response.on_message(message) {
+                Ok(Step::More) => {}
+                Ok(Step::Ready(status)) => {
+                    self.tx_status = status;
+                    self.state = State::Idle;
+                    if let Some(name) = self.pending_prepare.take() {
+                        // Parse and the execution fail separately: a statement parsed fine but
+                        // hitting e.g. division by zero exists on the server all the same.
+                        if self.response.parse_complete {
+                            self.prepared.push(name);
+                        }
+                    }
+                    return Ok(());
+                }
+                Err(e) => return Err(self.lost(e)),
+            }
+        }
+    }
+
+    /// Marks the session gone and picks the error that explains it best: a FATAL
+    /// ErrorResponse just before the end of the stream says why the server hung up.
+    fn lost(&mut self, e: Error) -> Error {
+        self.state = State::Broken;
+        match self.response.error.take() {
+            Some(fatal) if fatal.is_connection_lost() => fatal,
+            _ => e,
+        }
+    }
+
+    /// The next backend message, reading from the socket as needed.
+    pub(crate) async fn next_message(&mut self) -> Result<Message, Error> {
+        loop {
+            match Message::parse(&mut self.rbuf) {
+                Ok(Some(message)) => return Ok(message),
+                Ok(None) => {}
+                Err(e) => return Err(Error::protocol(format!("malformed message: {e}"))),
+            }
+            if self.rbuf.capacity() - self.rbuf.len() < READ_SPARE {
+                // Messages parsed earlier are dropped by now, so this reclaims the buffer's
+                // own memory instead of allocating.
+                self.rbuf.reserve(READ_CAPACITY);
+            }
+            let n = self.stream.read_buf(&mut self.rbuf).await?;
+            if n == 0 {
+                return Err(Error::from(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                )));
+            }
+        }
+    }
+
+    /// Sends the write buffer and empties it (startup and authentication).
+    pub(crate) async fn flush(&mut self) -> Result<(), Error> {
+        self.stream.write_all(&self.wbuf).await?;
+        self.wbuf.clear();
+        Ok(())
+    }
+
+    pub(crate) fn record_server_param(&mut self, body: &ParameterStatusBody) -> Result<(), Error> {
+        let malformed = |e: io::Error| Error::protocol(format!("malformed ParameterStatus: {e}"));
+        let name = body.name().map_err(malformed)?;
+        let value = body.value().map_err(malformed)?;
+        match self.server_params.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => {
+                v.clear();
+                v.push_str(value);
+            }
+            None => self.server_params.push((name.to_owned(), value.to_owned())),
+        }
+        Ok(())
+    }
+}
+
+/// Bind (parameters and results in text format, as pgbench sends them), Execute, Sync.
+fn bind_execute_sync(statement: &str, params: &[Param<'_>], buf: &mut BytesMut) -> io::Result<()> {
+    let bound = frontend::bind(
+        "",
+        statement,
+        std::iter::empty(),
+        params.iter(),
+        |param, buf| Ok(write_text_param(param, buf)),
+        std::iter::empty(),
+        buf,
+    );
+    match bound {
+        Ok(()) => {}
+        Err(frontend::BindError::Serialization(e)) => return Err(e),
+        // write_text_param cannot fail; kept for completeness of the match.
+        Err(frontend::BindError::Conversion(e)) => {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, e))
+        }
+    }
+    frontend::execute("", 0, buf)?;
+    frontend::sync(buf);
+    Ok(())
+}
+
+/// A parameter's text-format value, as the server's input functions read it.
+fn write_text_param(param: &Param<'_>, buf: &mut BytesMut) -> IsNull {
+    match *param {
+        Param::Int(v) => buf.put_slice(itoa::Buffer::new().format(v).as_bytes()),
+        Param::Float(v) if v.is_nan() => buf.put_slice(b"NaN"),
+        Param::Float(v) if v.is_infinite() => {
+            buf.put_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" })
+        }
+        Param::Float(v) => {
+            // BytesMut's fmt::Write only fails if growing fails, which aborts anyway.
+            let _ = std::fmt::Write::write_fmt(buf, format_args!("{v}"));
+        }
+        Param::Text(s) => buf.put_slice(s.as_bytes()),
+        Param::Null => return IsNull::Yes,
+    }
+    IsNull::No
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_in_text_format() {
+        let cases: [(Param<'_>, &[u8]); 6] = [
+            (Param::Int(-12), b"-12"),
+            (Param::Float(2.5), b"2.5"),
+            (Param::Float(f64::NAN), b"NaN"),
+            (Param::Float(f64::NEG_INFINITY), b"-Infinity"),
+            (Param::Text("a'b\\"), b"a'b\\"),
+            (Param::Null, b""),
+        ];
+        for (param, text) in cases {
+            let mut buf = BytesMut::new();
+            let null = write_text_param(&param, &mut buf);
+            assert_eq!(&buf[..], text);
+            assert_eq!(matches!(null, IsNull::Yes), matches!(param, Param::Null));
+        }
+    }
+
+    #[test]
+    fn bind_execute_sync_is_one_contiguous_message_train() {
+        let mut buf = BytesMut::new();
+        bind_execute_sync("s1", &[Param::Int(5), Param::Null], &mut buf).unwrap();
+        let tags: Vec<u8> = {
+            let mut tags = Vec::new();
+            let mut at = 0;
+            while at < buf.len() {
+                tags.push(buf[at]);
+                let len = u32::from_be_bytes([buf[at + 1], buf[at + 2], buf[at + 3], buf[at + 4]]);
+                at += 1 + len as usize;
+            }
+            assert_eq!(at, buf.len());
+            tags
+        };
+        assert_eq!(tags, b"BES");
+    }
 }

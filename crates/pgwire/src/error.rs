@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::message::backend::ErrorResponseBody;
+
 #[derive(Debug)]
 pub enum ErrorKind {
     /// An ErrorResponse from the server: five-character SQLSTATE, severity, message.
@@ -66,6 +69,57 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    pub(crate) fn protocol(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Protocol(message.into()),
+        }
+    }
+
+    pub(crate) fn auth(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Auth(message.into()),
+        }
+    }
+
+    /// Builds a `Db` error from an ErrorResponse's fields. The non-localized severity (`V`,
+    /// PostgreSQL 9.6+) is preferred so `is_connection_lost` can compare it with "FATAL" even
+    /// when the server's `lc_messages` is not English.
+    pub(crate) fn from_fields(body: &ErrorResponseBody) -> Error {
+        let mut sqlstate = *b"XX000";
+        let mut severity = String::new();
+        let mut localized_severity = String::new();
+        let mut message = String::new();
+        let mut fields = body.fields();
+        loop {
+            match fields.next() {
+                Ok(Some(field)) => {
+                    let value = field.value_bytes();
+                    match field.type_() {
+                        b'C' if value.len() == 5 => sqlstate.copy_from_slice(value),
+                        b'V' => severity = String::from_utf8_lossy(value).into_owned(),
+                        b'S' => localized_severity = String::from_utf8_lossy(value).into_owned(),
+                        b'M' => message = String::from_utf8_lossy(value).into_owned(),
+                        _ => {}
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return Error::protocol(format!("malformed ErrorResponse: {e}")),
+            }
+        }
+        if severity.is_empty() {
+            severity = localized_severity;
+        }
+        Error {
+            kind: ErrorKind::Db {
+                sqlstate,
+                severity,
+                message,
+            },
+        }
+    }
+}
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {

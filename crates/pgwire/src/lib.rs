@@ -11,8 +11,13 @@
 
 mod connection;
 mod error;
+mod literal;
 mod params;
+mod response;
+mod startup;
+mod stream;
 
-pub use connection::{Connection, QueryResult, TxStatus};
+pub use connection::Connection;
 pub use error::{Error, ErrorKind};
 pub use params::{ConnectParams, Host, Param, Protocol, Statement};
+pub use response::{QueryResult, TxStatus};

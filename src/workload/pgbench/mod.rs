@@ -1,18 +1,42 @@
-//! pgbench's built-in scripts (tpcb-like, select-only, simple-update) over pgbench's own schema.
-//! (Skeleton: to be filled in.)
+//! pgbench's built-in scripts (tpcb-like, select-only, simple-update) over pgbench's own
+//! schema, with pgbench 15's semantics so results compare one to one: the same statements,
+//! the same uniform `random(lb, ub)` draws, the same transaction boundaries, one round trip
+//! per statement.
+//!
+//! Files: `schema` (tables), `copy` + `loader` + `progress` (`prepare`), one file per script
+//! with its SQL at the top.
 
-use crate::config::{PreparePlan, WorkloadName};
-use crate::target::ResolvedTarget;
+mod copy;
+mod loader;
+mod progress;
+pub mod schema;
+pub mod select_only;
+pub mod simple_update;
+pub mod tpcb;
+
+use rand::Rng as _;
+
+use crate::config::WorkloadName;
 
 use super::{Rng, TxnEnd, WorkloadError};
+use schema::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TABLES, TELLERS_PER_SCALE};
 
+pub use loader::prepare;
+
+/// One pgbench script at a known scale.
 #[derive(Debug, Clone)]
 pub struct Pgbench {
     pub name: WorkloadName,
     pub scale: u32,
+    /// Upper bounds of pgbench's draws: `100000 * :scale`, `1 * :scale`, `10 * :scale`.
+    naccounts: i64,
+    nbranches: i64,
+    ntellers: i64,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// The script's variables (`\set aid ...` etc.). Select-only draws only `aid`; the others
+/// stay 0 there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Args {
     pub aid: i64,
     pub bid: i64,
@@ -22,35 +46,217 @@ pub struct Args {
 
 impl Pgbench {
     pub fn new(name: WorkloadName, scale: u32) -> Pgbench {
-        Pgbench { name, scale }
+        // Scale 0 would make every draw range empty; validation rejects it, this keeps draws sane.
+        let scale = i64::from(scale.max(1));
+        Pgbench {
+            name,
+            scale: scale as u32,
+            naccounts: ACCOUNTS_PER_SCALE * scale,
+            nbranches: BRANCHES_PER_SCALE * scale,
+            ntellers: TELLERS_PER_SCALE * scale,
+        }
     }
+
     pub fn name(&self) -> &'static str {
         self.name.as_str()
     }
+
+    /// One script per workload, named like the workload.
     pub fn txn_types(&self) -> &'static [&'static str] {
-        &["tpcb"]
+        match self.name {
+            WorkloadName::Tpcb => &["tpcb"],
+            WorkloadName::SelectOnly => &["select-only"],
+            WorkloadName::SimpleUpdate => &["simple-update"],
+        }
     }
+
+    /// Single-script workloads: always script 0.
     pub fn draw_txn(&self, _rng: &mut Rng) -> usize {
         0
     }
-    pub fn draw_args(&self, _txn: usize, _rng: &mut Rng) -> Args {
-        Args { aid: 1, bid: 1, tid: 1, delta: 0 }
+
+    /// The script's `\set` lines, in pgbench's order: `aid`, `bid`, `tid`, `delta`, each
+    /// uniform and inclusive like pgbench's `random(lb, ub)`.
+    pub fn draw_args(&self, _txn: usize, rng: &mut Rng) -> Args {
+        let aid = rng.gen_range(1..=self.naccounts);
+        if self.name == WorkloadName::SelectOnly {
+            return Args {
+                aid,
+                bid: 0,
+                tid: 0,
+                delta: 0,
+            };
+        }
+        Args {
+            aid,
+            bid: rng.gen_range(1..=self.nbranches),
+            tid: rng.gen_range(1..=self.ntellers),
+            delta: rng.gen_range(-5000..=5000),
+        }
     }
+
     pub async fn execute(
         &self,
-        _conn: &mut pgwire::Connection,
-        _protocol: pgwire::Protocol,
+        conn: &mut pgwire::Connection,
+        protocol: pgwire::Protocol,
         _txn: usize,
-        _args: &Args,
+        args: &Args,
     ) -> Result<TxnEnd, pgwire::Error> {
-        Ok(TxnEnd::Committed)
+        match self.name {
+            WorkloadName::Tpcb => tpcb::run(conn, protocol, args).await,
+            WorkloadName::SelectOnly => select_only::run(conn, protocol, args).await,
+            WorkloadName::SimpleUpdate => simple_update::run(conn, protocol, args).await,
+        }
     }
 }
 
-pub async fn check_ready(_name: WorkloadName, _client: &tokio_postgres::Client) -> Result<u32, WorkloadError> {
-    Ok(1)
+/// Checks that the four tables exist and returns the scale, which is, as for pgbench,
+/// `count(*)` of pgbench_branches (the same tables serve all three scripts).
+pub async fn check_ready(
+    _name: WorkloadName,
+    client: &tokio_postgres::Client,
+) -> Result<u32, WorkloadError> {
+    const HOW: &str =
+        "run `tidebench prepare --workload tpcb --scale N` (or `pgbench -i -s N`) first";
+    let db = |e: tokio_postgres::Error| {
+        WorkloadError::Database(format!(
+            "checking the pgbench tables failed: {}",
+            crate::target::describe_pg_error(&e)
+        ))
+    };
+    let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+    let missing: Vec<String> = client
+        .query(
+            "select t from unnest($1::text[]) as t where to_regclass(t) is null order by t",
+            &[&names],
+        )
+        .await
+        .map_err(db)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    if missing.len() == TABLES.len() {
+        return Err(WorkloadError::NotPrepared(format!(
+            "target has no pgbench tables; {HOW}"
+        )));
+    }
+    if !missing.is_empty() {
+        return Err(WorkloadError::NotPrepared(format!(
+            "target lacks pgbench tables {}; {HOW} (add `--force` to reload)",
+            missing.join(", ")
+        )));
+    }
+    let count: i64 = client
+        .query_one("select count(*) from pgbench_branches", &[])
+        .await
+        .map_err(db)?
+        .get(0);
+    match u32::try_from(count) {
+        Ok(0) => Err(WorkloadError::NotPrepared(format!(
+            "pgbench_branches is empty, so the scale is unknown; {HOW} (add `--force` to reload)"
+        ))),
+        Ok(scale) => Ok(scale),
+        Err(_) => Err(WorkloadError::NotPrepared(format!(
+            "pgbench_branches has {count} rows, more than any scale tidebench supports; {HOW}"
+        ))),
+    }
 }
 
-pub async fn prepare(_plan: &PreparePlan, _target: &ResolvedTarget) -> Result<(), WorkloadError> {
-    Ok(())
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn draws(name: WorkloadName, scale: u32, n: usize) -> Vec<Args> {
+        let w = Pgbench::new(name, scale);
+        let mut rng = Rng::seed_from_u64(42);
+        (0..n)
+            .map(|_| w.draw_args(w.draw_txn(&mut rng), &mut rng))
+            .collect()
+    }
+
+    #[test]
+    fn tpcb_draws_stay_in_pgbench_ranges_and_reach_both_ends() {
+        let a = draws(WorkloadName::Tpcb, 2, 200_000);
+        assert!(a.iter().all(|x| (1..=200_000).contains(&x.aid)));
+        assert!(a.iter().all(|x| (1..=2).contains(&x.bid)));
+        assert!(a.iter().all(|x| (1..=20).contains(&x.tid)));
+        assert!(a.iter().all(|x| (-5000..=5000).contains(&x.delta)));
+        for (lo, hi, get) in [
+            (1, 2, (|x: &Args| x.bid) as fn(&Args) -> i64),
+            (1, 20, |x: &Args| x.tid),
+            (-5000, 5000, |x: &Args| x.delta),
+        ] {
+            assert_eq!(a.iter().map(get).min(), Some(lo));
+            assert_eq!(a.iter().map(get).max(), Some(hi));
+        }
+    }
+
+    #[test]
+    fn draws_are_roughly_uniform() {
+        let a = draws(WorkloadName::SimpleUpdate, 1, 100_000);
+        let mut per_teller = [0u32; 10];
+        for x in &a {
+            per_teller[(x.tid - 1) as usize] += 1;
+        }
+        // 10 000 expected per teller; 5 sigma is about 475.
+        assert!(
+            per_teller.iter().all(|&c| (9_500..=10_500).contains(&c)),
+            "{per_teller:?}"
+        );
+    }
+
+    #[test]
+    fn select_only_draws_only_aid() {
+        let a = draws(WorkloadName::SelectOnly, 3, 1000);
+        assert!(a
+            .iter()
+            .all(|x| (1..=300_000).contains(&x.aid) && x.bid == 0 && x.tid == 0 && x.delta == 0));
+    }
+
+    #[test]
+    fn same_seed_same_draws() {
+        assert_eq!(
+            draws(WorkloadName::Tpcb, 5, 100),
+            draws(WorkloadName::Tpcb, 5, 100)
+        );
+    }
+
+    #[test]
+    fn one_transaction_type_named_like_the_workload() {
+        assert_eq!(Pgbench::new(WorkloadName::Tpcb, 1).txn_types(), ["tpcb"]);
+        assert_eq!(
+            Pgbench::new(WorkloadName::SelectOnly, 1).txn_types(),
+            ["select-only"]
+        );
+        assert_eq!(
+            Pgbench::new(WorkloadName::SimpleUpdate, 1).txn_types(),
+            ["simple-update"]
+        );
+    }
+
+    #[test]
+    fn statement_names_are_unique_across_scripts() {
+        let all = [
+            tpcb::BEGIN,
+            tpcb::UPDATE_ACCOUNT,
+            tpcb::SELECT_BALANCE,
+            tpcb::UPDATE_TELLER,
+            tpcb::UPDATE_BRANCH,
+            tpcb::INSERT_HISTORY,
+            tpcb::END,
+            simple_update::BEGIN,
+            simple_update::UPDATE_ACCOUNT,
+            simple_update::SELECT_BALANCE,
+            simple_update::INSERT_HISTORY,
+            simple_update::END,
+            select_only::SELECT_BALANCE,
+        ];
+        let mut names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert!(names.iter().all(|n| n.starts_with("pgb_")));
+    }
 }

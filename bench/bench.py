@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""tidebench vs pgbench on one managed instance, alternating tools, printing ratios.
+
+Both tools run against the same data on the same server in the same round, one after the
+other (never at once: on 2 cores they would compete). Per point it prints the median over
+rounds of: tps of each tool, the ratio tidebench/pgbench, and client CPU per transaction
+(user+sys of the client process / transactions) of each. Also: driver RSS at 16 and 1,000
+clients, and `prepare --scale 50` against `pgbench -i -s 50`.
+
+Usage: python3 bench/bench.py [--bin target/release/tidebench] [--duration 8] [--rounds 3] [--quick]
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def find_pgbench():
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pgbench"), key=lambda p: int(p.split("/")[4]))
+    return found[-1] if found else shutil.which("pgbench")
+
+
+def run_measured(cmd, env=None):
+    """Runs cmd and returns (stdout, stderr, cpu_s, maxrss_mb, wall_s, returncode)."""
+    start = time.monotonic()
+    out_f = tempfile.TemporaryFile(mode="w+")
+    err_f = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out_f.seek(0)
+    err_f.seek(0)
+    cpu = usage.ru_utime + usage.ru_stime
+    return out_f.read(), err_f.read(), cpu, usage.ru_maxrss / 1024.0, wall, proc.returncode
+
+
+class Bench:
+    def __init__(self, args):
+        self.bin = os.path.abspath(args.bin)
+        self.pgbench = find_pgbench()
+        if not self.pgbench:
+            sys.exit("bench: pgbench not found; run `make setup`")
+        self.home = tempfile.mkdtemp(prefix="tidebench-bench-")
+        os.chmod(self.home, 0o755)
+        self.env = dict(os.environ, TIDEBENCH_HOME=self.home)
+        self.args = args
+        self.results_dir = os.path.join(self.home, "results")
+
+    def tb(self, *a, check=True):
+        cmd = [self.bin, *a]
+        res = run_measured(cmd, self.env)
+        if check and res[5] != 0:
+            sys.exit(f"bench: {' '.join(cmd)} failed:\n{res[1]}")
+        return res
+
+    def setup(self):
+        self.tb("instance", "start", "bench", "--set", "shared_buffers=1GB", "--set", "max_connections=1100",
+                "--set", "synchronous_commit=off")
+        out = self.tb("instance", "dsn", "bench")[0].strip()
+        self.dsn = out
+        self.target = "instance:bench"
+
+    def teardown(self):
+        self.tb("instance", "destroy", "bench", check=False)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def run_tidebench(self, workload, clients, duration, tag):
+        out_dir = os.path.join(self.results_dir, f"{tag}-{time.monotonic_ns()}")
+        jobs = str(min(os.cpu_count() or 1, clients))
+        _, err, cpu, rss, wall, rc = self.tb("run", "--workload", workload, "--target", self.target, "-c", str(clients),
+                                             "-j", jobs, "-T", str(duration), "-P", "0", "--out", out_dir, check=False)
+        if rc != 0:
+            sys.exit(f"bench: tidebench run failed:\n{err}")
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            s = json.load(f)
+        txns = s["totals"]["committed"]
+        return {"tps": s["totals"]["tps"], "cpu_us": cpu * 1e6 / max(txns, 1), "rss_mb": rss}
+
+    def run_pgbench(self, workload, clients, duration):
+        flags = {"select-only": ["-S"], "tpcb": [], "simple-update": ["-N"]}[workload]
+        jobs = str(min(os.cpu_count() or 1, clients))
+        out, err, cpu, rss, wall, rc = run_measured(
+            [self.pgbench, *flags, "-M", "prepared", "-c", str(clients), "-j", jobs, "-T", str(duration), self.dsn])
+        if rc != 0:
+            sys.exit(f"bench: pgbench failed:\n{err}")
+        txns = int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
+        tps = float(re.search(r"tps = ([\d.]+)", out).group(1))
+        return {"tps": tps, "cpu_us": cpu * 1e6 / max(txns, 1), "rss_mb": rss}
+
+    def compare(self, workload, clients):
+        tb, pg = [], []
+        for r in range(self.args.rounds):
+            # Alternate which tool goes first so warm caches favour neither.
+            if r % 2 == 0:
+                pg.append(self.run_pgbench(workload, clients, self.args.duration))
+                tb.append(self.run_tidebench(workload, clients, self.args.duration, workload))
+            else:
+                tb.append(self.run_tidebench(workload, clients, self.args.duration, workload))
+                pg.append(self.run_pgbench(workload, clients, self.args.duration))
+        med = lambda rows, k: statistics.median(x[k] for x in rows)
+        row = (workload, clients, med(pg, "tps"), med(tb, "tps"), med(tb, "tps") / med(pg, "tps"),
+               med(pg, "cpu_us"), med(tb, "cpu_us"), med(tb, "rss_mb"))
+        print("| {:<13} | {:>7} | {:>10.0f} | {:>10.0f} | {:>5.2f} | {:>10.1f} | {:>10.1f} | {:>7.1f} |".format(*row),
+              flush=True)
+        return row
+
+    def prepare_ratio(self, scale):
+        t0 = time.monotonic()
+        out, err, cpu_pg, _, wall_pg, rc = run_measured([self.pgbench, "-i", "-q", "-s", str(scale), self.dsn])
+        if rc != 0:
+            sys.exit(f"bench: pgbench -i failed:\n{err}")
+        _, _, cpu_tb, _, wall_tb, _ = self.tb("prepare", "--workload", "tpcb", "--scale", str(scale),
+                                              "--target", self.target, "--force")
+        print(f"prepare scale {scale}: pgbench -i {wall_pg:.1f} s wall ({cpu_pg:.2f} s client CPU), "
+              f"tidebench {wall_tb:.1f} s wall ({cpu_tb:.2f} s client CPU), ratio tidebench/pgbench {wall_tb / wall_pg:.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="target/release/tidebench")
+    ap.add_argument("--duration", type=int, default=8, help="seconds per run")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--clients", default="1,4,16,64")
+    ap.add_argument("--workloads", default="select-only,tpcb")
+    ap.add_argument("--skip-prepare", action="store_true")
+    ap.add_argument("--skip-1000", action="store_true")
+    args = ap.parse_args()
+    b = Bench(args)
+    try:
+        b.setup()
+        if not args.skip_prepare:
+            b.prepare_ratio(50)
+        b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
+        print(f"\n{args.rounds} rounds of {args.duration} s, medians; client CPU = user+sys of the client process / transactions")
+        print("| workload      | clients | pgbench tps | tidebench tps | ratio | pgbench µs/txn | tidebench µs/txn | RSS MB |")
+        print("|---|---|---|---|---|---|---|---|")
+        for w in args.workloads.split(","):
+            for c in [int(x) for x in args.clients.split(",")]:
+                b.compare(w, c)
+        if not args.skip_1000:
+            r = b.run_tidebench("select-only", 1000, args.duration, "c1000")
+            print(f"\n1,000 clients select-only: tidebench {r['tps']:.0f} tps, driver RSS {r['rss_mb']:.1f} MB (target <= 300 MB)")
+    finally:
+        b.teardown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,382 @@
+//! What the server answers to one round trip, from the first message after our write to
+//! ReadyForQuery, and the [`QueryResult`] view of it.
+//!
+//! Kept apart from the socket so it can be fed canned messages in tests. Row data is copied into
+//! one reused buffer with (offset, length) cells, so a statement in steady state allocates
+//! nothing and a `QueryResult` can lend `&str`s without owning anything.
+
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::message::backend::{DataRowBody, Message};
+
+use crate::Error;
+
+/// Transaction status from the last ReadyForQuery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxStatus {
+    Idle,
+    InTransaction,
+    Failed,
+}
+
+/// A cell's place in `Response::data`; `start == NULL` marks SQL NULL.
+#[derive(Clone, Copy)]
+struct Cell {
+    start: usize,
+    len: usize,
+}
+
+const NULL: usize = usize::MAX;
+
+/// Whether a message ended the response.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    More,
+    Ready(TxStatus),
+}
+
+#[derive(Default)]
+pub(crate) struct Response {
+    /// DataRow bodies, copied whole (one memcpy per row).
+    data: Vec<u8>,
+    cells: Vec<Cell>,
+    /// Index in `cells` of each row's first cell.
+    rows: Vec<usize>,
+    affected: u64,
+    /// A ParseComplete arrived: a named statement sent with Parse now exists on the server.
+    pub(crate) parse_complete: bool,
+    /// The first ErrorResponse; later ones (there are none before Sync in practice) add nothing.
+    pub(crate) error: Option<Error>,
+}
+
+impl Response {
+    pub(crate) fn clear(&mut self) {
+        self.data.clear();
+        self.cells.clear();
+        self.rows.clear();
+        self.affected = 0;
+        self.parse_complete = false;
+        self.error = None;
+    }
+
+    /// Takes one backend message of a statement's response. An `Err` means the session cannot
+    /// continue (the message is not allowed here); server errors are kept in `self.error`.
+    pub(crate) fn on_message(&mut self, message: Message) -> Result<Step, Error> {
+        match message {
+            Message::DataRow(body) => self.push_row(&body)?,
+            Message::CommandComplete(body) => {
+                let tag = body
+                    .tag()
+                    .map_err(|e| Error::protocol(format!("malformed CommandComplete: {e}")))?;
+                self.affected = affected_from_tag(tag);
+            }
+            Message::ParseComplete => self.parse_complete = true,
+            Message::ErrorResponse(body) if self.error.is_none() => {
+                self.error = Some(Error::from_fields(&body));
+            }
+            Message::ReadyForQuery(body) => return Ok(Step::Ready(tx_status(body.status())?)),
+            Message::CopyInResponse(_) => {
+                return Err(Error::protocol(
+                    "the server waits for COPY data, which pgwire does not send; \
+                     run COPY FROM STDIN through tokio-postgres",
+                ))
+            }
+            // Everything else carries nothing a benchmark reads: later errors (the first one
+            // explains the failure), descriptions (results are always text), completions,
+            // notices, NOTIFY and settings changes, COPY TO STDOUT data.
+            _ => {}
+        }
+        Ok(Step::More)
+    }
+
+    fn push_row(&mut self, body: &DataRowBody) -> Result<(), Error> {
+        let base = self.data.len();
+        self.data.extend_from_slice(body.buffer());
+        self.rows.push(self.cells.len());
+        let mut ranges = body.ranges();
+        loop {
+            match ranges.next() {
+                Ok(Some(Some(r))) => self.cells.push(Cell {
+                    start: base + r.start,
+                    len: r.len(),
+                }),
+                Ok(Some(None)) => self.cells.push(Cell {
+                    start: NULL,
+                    len: 0,
+                }),
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(Error::protocol(format!("malformed DataRow: {e}"))),
+            }
+        }
+    }
+
+    fn cell(&self, row: usize, col: usize) -> Option<Cell> {
+        let first = *self.rows.get(row)?;
+        let end = self.rows.get(row + 1).copied().unwrap_or(self.cells.len());
+        let index = first.checked_add(col).filter(|&i| i < end)?;
+        self.cells.get(index).copied()
+    }
+
+    fn value(&self, row: usize, col: usize) -> Option<&[u8]> {
+        let cell = self.cell(row, col)?;
+        if cell.start == NULL {
+            return None;
+        }
+        self.data.get(cell.start..cell.start + cell.len)
+    }
+}
+
+pub(crate) fn tx_status(byte: u8) -> Result<TxStatus, Error> {
+    match byte {
+        b'I' => Ok(TxStatus::Idle),
+        b'T' => Ok(TxStatus::InTransaction),
+        b'E' => Ok(TxStatus::Failed),
+        other => Err(Error::protocol(format!(
+            "ReadyForQuery with unknown transaction status {other:#04x}"
+        ))),
+    }
+}
+
+/// The row count at the end of a command tag (`INSERT 0 5` → 5); 0 for tags without one.
+fn affected_from_tag(tag: &str) -> u64 {
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// What a statement returned. Row values are kept (text format) until the next statement, so
+/// workloads that branch on results (TPC-C) can read them without allocating per row.
+///
+/// For SQL text holding several statements, rows of all of them are listed in order and
+/// `affected` is the last statement's count.
+pub struct QueryResult<'a> {
+    pub(crate) response: &'a Response,
+}
+
+impl QueryResult<'_> {
+    /// Number of DataRow messages received.
+    pub fn rows(&self) -> usize {
+        self.response.rows.len()
+    }
+
+    /// Column `col` of row `row` as text; None for NULL or out of range.
+    pub fn get_str(&self, row: usize, col: usize) -> Option<&str> {
+        std::str::from_utf8(self.response.value(row, col)?).ok()
+    }
+
+    /// Column parsed as an integer; None for NULL, out of range or not an integer.
+    pub fn get_i64(&self, row: usize, col: usize) -> Option<i64> {
+        self.get_str(row, col)?.parse().ok()
+    }
+
+    /// Column parsed as a float (`numeric`, `float8`, ...); None for NULL, out of range or not
+    /// a number.
+    pub fn get_f64(&self, row: usize, col: usize) -> Option<f64> {
+        self.get_str(row, col)?.parse().ok()
+    }
+
+    /// True when the column is SQL NULL (false when out of range).
+    pub fn is_null(&self, row: usize, col: usize) -> bool {
+        self.response
+            .cell(row, col)
+            .is_some_and(|cell| cell.start == NULL)
+    }
+
+    /// Rows affected from the CommandComplete tag (UPDATE 1 → 1), 0 when the tag has none.
+    pub fn affected(&self) -> u64 {
+        self.response.affected
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::{BufMut, BytesMut};
+
+    use super::*;
+    use crate::ErrorKind;
+
+    /// Appends one backend message: tag, length (counting itself), body.
+    fn msg(buf: &mut BytesMut, tag: u8, body: &[u8]) {
+        buf.put_u8(tag);
+        buf.put_i32(4 + body.len() as i32);
+        buf.put_slice(body);
+    }
+
+    fn data_row(buf: &mut BytesMut, values: &[Option<&str>]) {
+        let mut body = BytesMut::new();
+        body.put_u16(values.len() as u16);
+        for v in values {
+            match v {
+                Some(s) => {
+                    body.put_i32(s.len() as i32);
+                    body.put_slice(s.as_bytes());
+                }
+                None => body.put_i32(-1),
+            }
+        }
+        msg(buf, b'D', &body);
+    }
+
+    fn row_description(buf: &mut BytesMut, names: &[&str]) {
+        let mut body = BytesMut::new();
+        body.put_u16(names.len() as u16);
+        for name in names {
+            body.put_slice(name.as_bytes());
+            body.put_u8(0);
+            body.put_u32(0); // table oid
+            body.put_i16(0); // column
+            body.put_u32(25); // text
+            body.put_i16(-1);
+            body.put_i32(-1);
+            body.put_i16(0);
+        }
+        msg(buf, b'T', &body);
+    }
+
+    fn error_response(buf: &mut BytesMut, severity: &str, code: &str, message: &str) {
+        let mut body = BytesMut::new();
+        for (t, v) in [
+            (b'S', severity),
+            (b'V', severity),
+            (b'C', code),
+            (b'M', message),
+        ] {
+            body.put_u8(t);
+            body.put_slice(v.as_bytes());
+            body.put_u8(0);
+        }
+        body.put_u8(0);
+        msg(buf, b'E', &body);
+    }
+
+    /// Feeds `bytes` in chunks of `chunk` bytes, as a socket might deliver them, until
+    /// ReadyForQuery.
+    fn feed(response: &mut Response, bytes: &[u8], chunk: usize) -> Result<TxStatus, Error> {
+        response.clear();
+        let mut buf = BytesMut::new();
+        for piece in bytes.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            while let Some(m) =
+                Message::parse(&mut buf).map_err(|e| Error::protocol(e.to_string()))?
+            {
+                if let Step::Ready(status) = response.on_message(m)? {
+                    assert!(buf.is_empty(), "bytes left after ReadyForQuery");
+                    return Ok(status);
+                }
+            }
+        }
+        panic!("stream ended before ReadyForQuery");
+    }
+
+    #[test]
+    fn rows_values_nulls_and_affected_count() {
+        let mut bytes = BytesMut::new();
+        msg(&mut bytes, b'1', &[]);
+        msg(&mut bytes, b'2', &[]);
+        row_description(&mut bytes, &["a", "b"]);
+        data_row(&mut bytes, &[Some("42"), Some("héllo")]);
+        data_row(&mut bytes, &[None, Some("-7")]);
+        msg(&mut bytes, b'C', b"SELECT 2\0");
+        msg(&mut bytes, b'Z', b"T");
+        for chunk in [1, 3, 7, bytes.len()] {
+            let mut response = Response::default();
+            let status = feed(&mut response, &bytes, chunk).unwrap();
+            assert_eq!(status, TxStatus::InTransaction);
+            assert!(response.parse_complete);
+            assert!(response.error.is_none());
+            let result = QueryResult {
+                response: &response,
+            };
+            assert_eq!(result.rows(), 2);
+            assert_eq!(result.get_i64(0, 0), Some(42));
+            assert_eq!(result.get_str(0, 1), Some("héllo"));
+            assert_eq!(result.get_i64(0, 1), None);
+            assert_eq!(result.get_str(1, 0), None);
+            assert!(result.is_null(1, 0));
+            assert!(!result.is_null(1, 1));
+            assert_eq!(result.get_i64(1, 1), Some(-7));
+            assert_eq!(result.get_str(1, 2), None);
+            assert!(!result.is_null(0, usize::MAX));
+            assert_eq!(result.get_str(2, 0), None);
+            assert_eq!(result.affected(), 2);
+        }
+    }
+
+    #[test]
+    fn first_error_is_kept_and_reading_goes_on_to_ready_for_query() {
+        let mut bytes = BytesMut::new();
+        msg(&mut bytes, b'N', b"SNOTICE\0Mhello\0\0");
+        error_response(&mut bytes, "ERROR", "22012", "division by zero");
+        msg(&mut bytes, b'S', b"application_name\0x\0");
+        msg(&mut bytes, b'Z', b"E");
+        let mut response = Response::default();
+        assert_eq!(feed(&mut response, &bytes, 5).unwrap(), TxStatus::Failed);
+        let error = response.error.take().unwrap();
+        assert_eq!(error.sqlstate(), Some(b"22012"));
+        assert!(!error.is_connection_lost());
+        match error.kind {
+            ErrorKind::Db {
+                severity, message, ..
+            } => {
+                assert_eq!(severity, "ERROR");
+                assert_eq!(message, "division by zero");
+            }
+            other => panic!("expected a Db error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fatal_errors_mean_the_session_is_lost() {
+        let mut bytes = BytesMut::new();
+        error_response(&mut bytes, "FATAL", "57P01", "terminating connection");
+        msg(&mut bytes, b'Z', b"I");
+        let mut response = Response::default();
+        feed(&mut response, &bytes, 64).unwrap();
+        assert!(response.error.unwrap().is_connection_lost());
+    }
+
+    #[test]
+    fn command_tags_give_the_affected_count() {
+        assert_eq!(affected_from_tag("INSERT 0 5"), 5);
+        assert_eq!(affected_from_tag("UPDATE 1"), 1);
+        assert_eq!(affected_from_tag("DELETE 0"), 0);
+        assert_eq!(affected_from_tag("BEGIN"), 0);
+        assert_eq!(affected_from_tag(""), 0);
+    }
+
+    #[test]
+    fn reusing_a_response_forgets_the_previous_rows() {
+        let mut first = BytesMut::new();
+        data_row(&mut first, &[Some("1")]);
+        msg(&mut first, b'C', b"SELECT 1\0");
+        msg(&mut first, b'Z', b"I");
+        let mut second = BytesMut::new();
+        msg(&mut second, b'C', b"UPDATE 3\0");
+        msg(&mut second, b'Z', b"I");
+        let mut response = Response::default();
+        feed(&mut response, &first, 64).unwrap();
+        feed(&mut response, &second, 64).unwrap();
+        let result = QueryResult {
+            response: &response,
+        };
+        assert_eq!((result.rows(), result.affected()), (0, 3));
+        assert_eq!(result.get_str(0, 0), None);
+    }
+
+    #[test]
+    fn unknown_status_and_copy_in_are_protocol_errors() {
+        let mut bytes = BytesMut::new();
+        msg(&mut bytes, b'Z', b"?");
+        let mut response = Response::default();
+        assert!(matches!(
+            feed(&mut response, &bytes, 64).unwrap_err().kind,
+            ErrorKind::Protocol(_)
+        ));
+        let mut bytes = BytesMut::new();
+        msg(&mut bytes, b'G', &[0, 0, 0]);
+        assert!(matches!(
+            feed(&mut response, &bytes, 64).unwrap_err().kind,
+            ErrorKind::Protocol(_)
+        ));
+    }
+}

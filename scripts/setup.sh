@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what tidebench needs on a Debian/Ubuntu machine, and nothing when it is already there:
+# PostgreSQL server binaries (initdb, pg_ctl, postgres, pgbench, psql) from the distribution's
+# packages, and checks that a Rust toolchain (cargo) is on PATH. Safe to run repeatedly.
+set -euo pipefail
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo -n "$@" || sudo "$@"
+  else say "need root to run: $*  (run this as root, or install sudo)"; exit 2
+  fi
+}
+
+have_postgres() {
+  if [ -n "${TIDEBENCH_PG_BIN:-}" ] && [ -x "$TIDEBENCH_PG_BIN/pg_ctl" ]; then return 0; fi
+  if compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then return 0; fi
+  command -v pg_ctl >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1
+}
+
+have_pgbench() {
+  compgen -G "/usr/lib/postgresql/*/bin/pgbench" >/dev/null || command -v pgbench >/dev/null 2>&1
+}
+
+if ! have_postgres || ! have_pgbench; then
+  if command -v apt-get >/dev/null 2>&1; then
+    say "installing PostgreSQL from the distribution's packages (postgresql, postgresql-contrib)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib >/dev/null
+  else
+    say "no PostgreSQL found and no apt-get: install PostgreSQL (server and pgbench) and set TIDEBENCH_PG_BIN to its bin dir"
+    exit 2
+  fi
+fi
+
+# PostgreSQL refuses to run as root: when we are root, managed instances run as `postgres`.
+if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+  say "creating the unprivileged system user 'postgres' for managed instances"
+  useradd --system --no-create-home --shell /usr/sbin/nologin postgres
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    say "cargo is in ~/.cargo/bin but not on PATH: run 'export PATH=\$HOME/.cargo/bin:\$PATH'"
+  else
+    say "no Rust toolchain found: install it with rustup (https://rustup.rs), Rust 1.75 or newer"
+  fi
+  exit 2
+fi

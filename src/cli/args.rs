@@ -1,0 +1,203 @@
+//! The command-line grammar (clap). Raw flags only: no I/O, no validation beyond syntax;
+//! `config` turns them into a Plan. pgbench's short flags are accepted where they mean the same.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{ProtocolName, RawRun, WorkloadName};
+
+use super::instance_cmd::InstanceCommand;
+
+const ABOUT: &str =
+    "PostgreSQL benchmark kit for consolidation, virtualization and elastic multi-tenant load";
+
+const AFTER_HELP: &str = "\
+Quick start (a managed local instance named `default` is created on demand):
+  tidebench prepare --workload tpcb --scale 10
+  tidebench run --workload tpcb --clients 8 --duration 30s
+  tidebench run -S -c 4 -T 10 -P 2          # pgbench-style flags: select-only, 4 clients, 10 s
+
+Environment:
+  TIDEBENCH_HOME     work dir for managed instances (default ./tidebench-data)
+  TIDEBENCH_PG_BIN   directory of the PostgreSQL binaries (initdb, pg_ctl, postgres)
+
+Exit codes: 0 ok, 1 a check failed, 2 usage, config or setup error.";
+
+#[derive(Debug, Parser)]
+#[command(name = "tidebench", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a benchmark (from flags, a TOML file, or both: flags override the file)
+    #[command(after_help = RUN_AFTER_HELP)]
+    Run(RunArgs),
+    /// Create a workload's schema and load its data (parallel COPY)
+    Prepare(PrepareArgs),
+    /// Manage local PostgreSQL instances (the emulated VMs)
+    #[command(subcommand)]
+    Instance(InstanceCommand),
+}
+
+const RUN_AFTER_HELP: &str = "\
+Targets (--target):
+  postgresql://user:pass@host:5432/db     a libpq URI
+  'host=/tmp port=5432 dbname=db'          a libpq keyword string
+  instance:NAME[/DBNAME]                   a managed instance (default: instance:default/tidebench)
+
+Results go to ./results/<UTC time>-<workload>/ (or --out): runtime.toml, summary.json,
+intervals.csv, latency.hlog. Ctrl-C stops within a second and still writes them (complete: false).
+
+Example config file (tidebench run bench.toml):
+  workload = \"tpcb\"
+  clients = 16
+  duration = \"5m\"
+  target = \"instance:default\"";
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// TOML file describing the run (keys as the long flags, e.g. clients = 8)
+    pub config: Option<PathBuf>,
+    /// Workload: tpcb, select-only or simple-update
+    #[arg(short = 'w', long, value_enum)]
+    pub workload: Option<WorkloadName>,
+    /// Shorthand for --workload select-only (as pgbench -S)
+    #[arg(short = 'S', long = "select-only", conflicts_with_all = ["workload", "simple_update"])]
+    pub select_only: bool,
+    /// Shorthand for --workload simple-update (as pgbench -N)
+    #[arg(short = 'N', long = "simple-update", conflicts_with = "workload")]
+    pub simple_update: bool,
+    /// Where to run: DSN or instance:NAME[/DB] [default: instance:default]
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Concurrent clients (sessions) [default: 1]
+    #[arg(short = 'c', long)]
+    pub clients: Option<u32>,
+    /// Driver threads; clients are spread over them [default: min(cores, clients)]
+    #[arg(short = 'j', long)]
+    pub jobs: Option<u32>,
+    /// How long to run: 30s, 5m, 1h, or seconds [default: 30s]
+    #[arg(short = 'T', long, allow_hyphen_values = true)]
+    pub duration: Option<String>,
+    /// Statement protocol: simple, extended or prepared [default: prepared]
+    #[arg(short = 'M', long, value_enum)]
+    pub protocol: Option<ProtocolName>,
+    /// Target total rate in transactions/s (Poisson schedule; latency counts from the schedule)
+    #[arg(short = 'R', long, allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// Tries per transaction on serialization failure or deadlock [default: 1 = no retry]
+    #[arg(long)]
+    pub max_tries: Option<u32>,
+    /// Progress line period, 0 to turn it off [default: 5s]
+    #[arg(short = 'P', long, allow_hyphen_values = true)]
+    pub progress: Option<String>,
+    /// Reporting interval of intervals.csv and latency.hlog [default: 30s]
+    #[arg(long, allow_hyphen_values = true)]
+    pub interval: Option<String>,
+    /// Scale the data was prepared with [default: read from pgbench_branches]
+    #[arg(short = 's', long)]
+    pub scale: Option<u32>,
+    /// Random seed; the same seed gives the same transaction parameters [default: time-based]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Results dir [default: ./results/<UTC time>-<workload>/]
+    #[arg(short = 'o', long)]
+    pub out: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// The flags as raw config, to be laid over the file's values.
+    pub fn to_raw(&self) -> RawRun {
+        let workload = if self.select_only {
+            Some(WorkloadName::SelectOnly)
+        } else if self.simple_update {
+            Some(WorkloadName::SimpleUpdate)
+        } else {
+            self.workload
+        };
+        RawRun {
+            workload,
+            scale: self.scale,
+            target: self.target.clone(),
+            clients: self.clients,
+            jobs: self.jobs,
+            duration: self.duration.clone(),
+            protocol: self.protocol,
+            rate: self.rate,
+            max_tries: self.max_tries,
+            progress: self.progress.clone(),
+            interval: self.interval.clone(),
+            seed: self.seed,
+            out: self.out.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// Workload whose tables to load (select-only and simple-update use tpcb's tables)
+    #[arg(short = 'w', long, value_enum)]
+    pub workload: Option<WorkloadName>,
+    /// Scale: 1 = 100,000 accounts, as pgbench -s [default: 1]
+    #[arg(short = 's', long)]
+    pub scale: Option<u32>,
+    /// Where to load: DSN or instance:NAME[/DB] [default: instance:default]
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Parallel COPY connections [default: number of cores]
+    #[arg(short = 'j', long)]
+    pub jobs: Option<u32>,
+    /// Drop and reload tables that already exist
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn pgbench_short_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "tidebench",
+            "run",
+            "-S",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-T",
+            "10",
+            "-P",
+            "2",
+            "-M",
+            "simple",
+            "-R",
+            "100",
+            "-s",
+            "3",
+        ])
+        .unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        let raw = run.to_raw();
+        assert_eq!(raw.workload, Some(WorkloadName::SelectOnly));
+        assert_eq!(
+            (raw.clients, raw.jobs, raw.scale),
+            (Some(4), Some(2), Some(3))
+        );
+        assert_eq!(raw.duration.as_deref(), Some("10"));
+        assert_eq!(raw.protocol, Some(ProtocolName::Simple));
+    }
+}

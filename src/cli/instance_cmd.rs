@@ -1,0 +1,199 @@
+//! `tidebench instance start|stop|status|destroy|dsn`: flags to `crate::instance` calls, and
+//! their results printed for people (status table) or for other programs (dsn).
+
+use crate::cli::CliError;
+use crate::instance::{self, Home, InstanceOptions, StartOutcome};
+
+const START_AFTER_HELP: &str = "\
+The first start creates the instance (initdb) under $TIDEBENCH_HOME/instances/NAME and records
+its port, settings and limits in instance.toml; later starts must use the same values (or leave
+them out). To change them: tidebench instance destroy NAME, then start it anew.
+
+Defaults: listen on 127.0.0.1 and a unix socket in $TIDEBENCH_HOME/sockets, max_connections=300,
+shared_buffers=1GB (at most 25% of --memory). The database `tidebench` is created.
+
+--cpus and --memory put the server and all its backends in their own cgroup (v1 or v2), the
+emulated VM; they need writable cgroups (run as root).
+
+Examples:
+  tidebench instance start vm1 --cpus 2 --memory 4GiB
+  tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off";
+
+const DSN_AFTER_HELP: &str = "\
+Examples:
+  psql \"$(tidebench instance dsn vm1)\"
+  pgbench -i -s 10 \"$(tidebench instance dsn vm1 --db bench)\"";
+
+#[derive(Debug, clap::Subcommand)]
+pub enum InstanceCommand {
+    /// Create (on first use) and start a managed instance
+    #[command(after_help = START_AFTER_HELP)]
+    Start {
+        /// Instance name: letters, digits, '_' or '-'
+        name: String,
+        /// TCP port on 127.0.0.1 (default: a free one, chosen at creation)
+        #[arg(long, short = 'p')]
+        port: Option<u16>,
+        /// A server setting, e.g. --set shared_buffers=256MB (repeatable; overrides defaults)
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_setting)]
+        settings: Vec<(String, String)>,
+        /// CPU quota in cores, e.g. 0.5 or 2 (cgroup)
+        #[arg(long)]
+        cpus: Option<f64>,
+        /// Memory limit, e.g. 512MB, 2GiB, 1G (cgroup; binary units)
+        #[arg(long, value_name = "SIZE", value_parser = instance::parse_size)]
+        memory: Option<u64>,
+    },
+    /// Stop a running instance (fast shutdown: clients are disconnected)
+    Stop {
+        /// Instance name
+        name: String,
+    },
+    /// Show instances: state, port, pid, data dir, cgroup limits
+    Status {
+        /// Only this instance (default: all instances in $TIDEBENCH_HOME)
+        name: Option<String>,
+    },
+    /// Stop an instance and delete it: data, log and cgroups
+    Destroy {
+        /// Instance name
+        name: String,
+    },
+    /// Print a libpq connection string for an instance (for psql, pgbench, ...)
+    #[command(after_help = DSN_AFTER_HELP)]
+    Dsn {
+        /// Instance name
+        name: String,
+        /// Database name
+        #[arg(long, default_value = crate::config::target::DEFAULT_DBNAME)]
+        db: String,
+    },
+}
+
+fn parse_setting(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!(
+            "'{text}' is not KEY=VALUE; write e.g. --set shared_buffers=256MB"
+        )),
+    }
+}
+
+pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
+    match cmd {
+        InstanceCommand::Start {
+            name,
+            port,
+            settings,
+            cpus,
+            memory,
+        } => {
+            let opts = InstanceOptions {
+                port,
+                settings,
+                cpus,
+                memory,
+            };
+            let (inst, outcome) = instance::start_reporting(home, &name, &opts)?;
+            let what = match outcome {
+                StartOutcome::Created => "created and started",
+                StartOutcome::Started => "started",
+                StartOutcome::AlreadyRunning => "is already running",
+            };
+            println!(
+                "instance '{name}' {what} on port {} (socket dir {})",
+                inst.port,
+                inst.socket_dir.display()
+            );
+            println!(
+                "connect: psql \"{}\"",
+                inst.dsn(crate::config::target::DEFAULT_DBNAME)
+            );
+            Ok(())
+        }
+        InstanceCommand::Stop { name } => {
+            if instance::stop(home, &name)? {
+                println!("instance '{name}' stopped");
+            } else {
+                println!("instance '{name}' was not running");
+            }
+            Ok(())
+        }
+        InstanceCommand::Status { name } => {
+            let rows = match name {
+                Some(n) => vec![instance::status(home, &n)?],
+                None => instance::list(home)?,
+            };
+            if rows.is_empty() {
+                println!(
+                    "no instances in {}; create one with `tidebench instance start NAME`",
+                    home.root.display()
+                );
+            } else {
+                print!("{}", status_table(&rows));
+            }
+            Ok(())
+        }
+        InstanceCommand::Destroy { name } => {
+            instance::destroy(home, &name)?;
+            println!("instance '{name}' destroyed");
+            Ok(())
+        }
+        InstanceCommand::Dsn { name, db } => {
+            crate::config::target::check_name("database", &db).map_err(CliError::usage)?;
+            let inst = instance::find(home, &name)?;
+            println!("{}", inst.dsn(&db));
+            Ok(())
+        }
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+fn status_table(rows: &[instance::InstanceStatus]) -> String {
+    let header = ["NAME", "STATE", "PORT", "PID", "DATA DIR", "LIMITS"].map(String::from);
+    let mut table = vec![header.to_vec()];
+    for r in rows {
+        let (cpus, memory) = r.instance.limits();
+        table.push(vec![
+            r.instance.name.clone(),
+            if r.running { "running" } else { "stopped" }.to_string(),
+            r.instance.port.to_string(),
+            r.pid.map_or("-".to_string(), |p| p.to_string()),
+            r.instance.data_dir().display().to_string(),
+            instance::describe_limits(cpus, memory),
+        ]);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|c| table.iter().map(|row| row[c].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &table {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_need_a_key_and_an_equals_sign() {
+        assert_eq!(
+            parse_setting("work_mem=64MB"),
+            Ok(("work_mem".into(), "64MB".into()))
+        );
+        assert_eq!(
+            parse_setting("search_path=a,b=c"),
+            Ok(("search_path".into(), "a,b=c".into()))
+        );
+        assert!(parse_setting("work_mem").is_err());
+        assert!(parse_setting("=1").is_err());
+    }
+}

@@ -1,0 +1,51 @@
+//! The live progress line (pgbench's `-P`): elapsed, tps, latency mean and p95, failures.
+
+use std::time::Duration;
+
+use crate::metrics::Recorder;
+
+/// One line for the window that ended at `elapsed`.
+pub fn line(elapsed: Duration, window: Duration, rec: &Recorder) -> String {
+    let t = rec.total();
+    let secs = window.as_secs_f64().max(1e-9);
+    let tps = (t.committed + t.expected_rollback) as f64 / secs;
+    let mut out = format!("progress: {:.1} s, {:.1} tps", elapsed.as_secs_f64(), tps);
+    match &t.latency {
+        Some(h) if !h.is_empty() => out.push_str(&format!(
+            ", lat {:.3} ms p95 {:.3} ms",
+            h.mean() / 1000.0,
+            h.value_at_quantile(0.95) as f64 / 1000.0
+        )),
+        _ => out.push_str(", lat - ms"),
+    }
+    if let Some(h) = &t.lag {
+        if !h.is_empty() {
+            out.push_str(&format!(", lag {:.3} ms", h.mean() / 1000.0));
+        }
+    }
+    out.push_str(&format!(", {} failed", t.failed_total()));
+    if t.retried > 0 {
+        out.push_str(&format!(", {} retried", t.retried));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{ErrorClass, Outcome};
+
+    #[test]
+    fn shows_rate_latency_and_failures() {
+        let mut r = Recorder::new(1);
+        for _ in 0..10 {
+            r.record(0, Outcome::Committed, 2000, None, 0);
+        }
+        r.record(0, Outcome::Failed(ErrorClass::Deadlock), 0, None, 1);
+        let l = line(Duration::from_secs(10), Duration::from_secs(5), &r);
+        assert_eq!(
+            l,
+            "progress: 10.0 s, 2.0 tps, lat 2.000 ms p95 2.000 ms, 1 failed, 1 retried"
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! A driver thread: one single-threaded tokio runtime running a share of the clients (like
+//! pgbench's `-j` threads). Its clients write one recorder through a `RefCell`; a tick task on
+//! the same thread swaps that recorder out once a second and sends it to the collector, so the
+//! hot path takes no lock and sends no message per transaction.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::metrics::Recorder;
+use crate::workload::Rng;
+
+use super::client::{Client, ClientShared};
+use super::schedule::Schedule;
+
+/// The collector's tick length: progress and intervals are whole multiples of it.
+pub const TICK: Duration = Duration::from_secs(1);
+/// How long in-flight transactions may run on after a stop before they are cut off.
+pub const STOP_GRACE: Duration = Duration::from_millis(800);
+
+/// What a driver thread reports: everything recorded since its previous report.
+pub struct TickReport {
+    pub shard: usize,
+    /// Index of the tick the data belongs to (elapsed whole seconds at the swap, minus one).
+    pub tick: u64,
+    pub recorder: Recorder,
+    /// Set on the shard's last report, with the instant its last client finished.
+    pub finished: Option<ShardEnd>,
+}
+
+pub struct ShardEnd {
+    pub at: Instant,
+    pub reconnects: u64,
+}
+
+/// The plan of one driver thread.
+pub struct ShardSpec {
+    pub index: usize,
+    /// Global client ids of this thread's clients (seeds derive from them).
+    pub clients: Vec<u32>,
+    pub shared: Arc<ClientShared>,
+    pub keys: usize,
+    pub seed: u64,
+    /// Each client's share of `--rate`.
+    pub client_rate: Option<f64>,
+    pub duration: Duration,
+}
+
+/// Starts the thread. It connects its clients and reports on `ready`; then waits for the start
+/// instant on `start` (dropped sender = abort) and runs until the deadline or the stop.
+pub fn spawn(
+    spec: ShardSpec,
+    ready: std_mpsc::Sender<Result<(), pgwire::Error>>,
+    start: oneshot::Receiver<Instant>,
+    ticks: mpsc::UnboundedSender<TickReport>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("tidebench-driver-{}", spec.index))
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready.send(Err(pgwire::Error::from(e)));
+                    return;
+                }
+            };
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&rt, run_shard(spec, ready, start, ticks));
+        })
+}
+
+async fn run_shard(
+    spec: ShardSpec,
+    ready: std_mpsc::Sender<Result<(), pgwire::Error>>,
+    start: oneshot::Receiver<Instant>,
+    ticks: mpsc::UnboundedSender<TickReport>,
+) {
+    let mut conns = Vec::with_capacity(spec.clients.len());
+    for _ in &spec.clients {
+        match pgwire::Connection::connect(&spec.shared.params).await {
+            Ok(c) => conns.push(c),
+            Err(e) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+        }
+    }
+    let _ = ready.send(Ok(()));
+    let Ok(start) = start.await else {
+        for c in conns {
+            c.close().await;
+        }
+        return;
+    };
+    let deadline = start + spec.duration;
+    let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
+    let ticker = tokio::task::spawn_local(tick_loop(
+        spec.index,
+        start,
+        spec.keys,
+        Rc::clone(&recorder),
+        ticks.clone(),
+    ));
+
+    let mut handles = Vec::with_capacity(conns.len());
+    for (id, conn) in spec.clients.iter().zip(conns) {
+        let rng = Rng::seed_from_u64(client_seed(spec.seed, *id));
+        let schedule = spec.client_rate.map(|r| Schedule::new(start, r));
+        let client = Client::new(
+            Arc::clone(&spec.shared),
+            conn,
+            rng,
+            schedule,
+            Rc::clone(&recorder),
+        );
+        handles.push(tokio::task::spawn_local(client.run(deadline)));
+    }
+
+    // Wait for the clients; after a stop, give in-flight transactions a short grace, then cut.
+    let stop = spec.shared.stop.clone();
+    let cut = async {
+        stop.wait().await;
+        tokio::time::sleep(STOP_GRACE).await;
+    };
+    tokio::pin!(cut);
+    let mut cut_off = false;
+    let mut finished = Vec::with_capacity(handles.len());
+    for h in handles.iter_mut() {
+        if cut_off {
+            h.abort();
+            continue;
+        }
+        tokio::select! {
+            joined = &mut *h => {
+                if let Ok(c) = joined {
+                    finished.push(c);
+                }
+            }
+            _ = &mut cut => {
+                cut_off = true;
+                h.abort();
+            }
+        }
+    }
+    let end = Instant::now();
+    ticker.abort();
+    let mut reconnects = 0;
+    for c in finished {
+        reconnects += c.close().await;
+    }
+    let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
+    let tick = end.saturating_duration_since(start).as_secs();
+    let _ = ticks.send(TickReport {
+        shard: spec.index,
+        tick,
+        recorder: rest,
+        finished: Some(ShardEnd {
+            at: end,
+            reconnects,
+        }),
+    });
+}
+
+/// Every tick, hands what was recorded to the collector and starts a fresh recorder.
+async fn tick_loop(
+    shard: usize,
+    start: Instant,
+    keys: usize,
+    recorder: Rc<RefCell<Recorder>>,
+    ticks: mpsc::UnboundedSender<TickReport>,
+) {
+    let mut next = start + TICK;
+    loop {
+        tokio::time::sleep_until(next.into()).await;
+        let elapsed = Instant::now().saturating_duration_since(start).as_secs();
+        let taken = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(keys));
+        let report = TickReport {
+            shard,
+            tick: elapsed.saturating_sub(1),
+            recorder: taken,
+            finished: None,
+        };
+        if ticks.send(report).is_err() {
+            return;
+        }
+        next = start + TICK * (elapsed as u32 + 1);
+    }
+}
+
+/// Distinct, reproducible seeds per client (splitmix64 of seed and id).
+fn client_seed(seed: u64, client: u32) -> u64 {
+    let mut z = seed ^ (u64::from(client).wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

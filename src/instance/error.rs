@@ -1,0 +1,83 @@
+//! What can go wrong with a managed instance, each message naming the problem and the fix.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    /// A setup problem whose message already names the fix.
+    #[error("{0}")]
+    Setup(String),
+
+    #[error(
+        "no instance '{name}' in {}; create it with `tidebench instance start {name}` \
+         (or set TIDEBENCH_HOME to the home that holds it)",
+        .home.display()
+    )]
+    NotFound { name: String, home: PathBuf },
+
+    #[error("instance '{name}' is not running; start it with `tidebench instance start {name}`")]
+    NotRunning { name: String },
+
+    /// Starting an existing instance with other values than it was created with.
+    #[error(
+        "instance '{name}' was created with {recorded}, not {requested}; start it with the same \
+         values (or leave them out), or run `tidebench instance destroy {name}` and create it anew"
+    )]
+    Conflict {
+        name: String,
+        recorded: String,
+        requested: String,
+    },
+
+    #[error(
+        "PostgreSQL server binaries not found (looked in {looked}); install them \
+         (Debian/Ubuntu: `apt-get install postgresql`, Fedora: `dnf install postgresql-server`) \
+         or point TIDEBENCH_PG_BIN at the directory holding pg_ctl, initdb and postgres"
+    )]
+    BinariesNotFound { looked: String },
+
+    /// The server did not come up; the tail of its log usually says why.
+    #[error(
+        "instance '{name}' did not start: {reason}\n--- last lines of {} ---\n{log_tail}",
+        .log.display()
+    )]
+    StartFailed {
+        name: String,
+        reason: String,
+        log: PathBuf,
+        log_tail: String,
+    },
+
+    /// A PostgreSQL program (initdb, pg_ctl, psql) failed.
+    #[error("`{program}` failed: {detail}")]
+    Command { program: String, detail: String },
+
+    #[error(
+        "cannot {action} {}: {source}; check its permissions (and that TIDEBENCH_HOME is the \
+         home you meant)",
+        .path.display()
+    )]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// `--cpus`/`--memory` asked for, but the cgroup could not be made or filled.
+    #[error("{0}")]
+    Cgroup(String),
+}
+
+impl InstanceError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> InstanceError {
+        let path = path.into();
+        move |source| InstanceError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! `instance.toml`: what an instance was created with, so later commands find it by name and
+//! refuse to silently start it differently. Also the instance's on-disk layout.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{InstanceError, InstanceOptions};
+
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Setting {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub schema_version: u32,
+    pub name: String,
+    pub port: u16,
+    /// The PostgreSQL superuser role, named after `os_user`.
+    pub superuser: String,
+    /// The OS user initdb, pg_ctl and postgres run as.
+    pub os_user: String,
+    pub pg_bin_dir: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    #[serde(default)]
+    pub settings: Vec<Setting>,
+}
+
+/// Where an instance's files are: `<home>/instances/<name>/{instance.toml,data/,server.log}`
+/// and the shared `<home>/sockets/`.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub home: PathBuf,
+    pub dir: PathBuf,
+    pub sockets: PathBuf,
+}
+
+impl Layout {
+    pub fn new(home: &Path, name: &str) -> Layout {
+        Layout {
+            home: home.to_path_buf(),
+            dir: instances_dir(home).join(name),
+            sockets: home.join("sockets"),
+        }
+    }
+    pub fn record(&self) -> PathBuf {
+        self.dir.join("instance.toml")
+    }
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+}
+
+pub(crate) fn instances_dir(home: &Path) -> PathBuf {
+    home.join("instances")
+}
+
+impl Record {
+    pub fn load(path: &Path) -> Result<Record, InstanceError> {
+        let text = std::fs::read_to_string(path).map_err(InstanceError::io("read", path))?;
+        let record: Record = toml::from_str(&text).map_err(|e| {
+            InstanceError::Setup(format!(
+                "{} is damaged ({e}); fix it by hand or remove the instance directory",
+                path.display()
+            ))
+        })?;
+        if record.schema_version != SCHEMA_VERSION {
+            return Err(InstanceError::Setup(format!(
+                "{} has schema version {}, this tidebench reads {SCHEMA_VERSION}; use the \
+                 tidebench that created it, or destroy and recreate the instance",
+                path.display(),
+                record.schema_version
+            )));
+        }
+        Ok(record)
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), InstanceError> {
+        let text = toml::to_string(self)
+            .map_err(|e| InstanceError::Setup(format!("cannot encode {}: {e}", path.display())))?;
+        std::fs::write(path, text).map_err(InstanceError::io("write", path))
+    }
+
+    pub fn settings(&self) -> Vec<(String, String)> {
+        self.settings
+            .iter()
+            .map(|s| (s.key.clone(), s.value.clone()))
+            .collect()
+    }
+
+    /// Options given (not `None`/empty) must match what the instance was created with.
+    pub fn check_matches(&self, opts: &InstanceOptions) -> Result<(), InstanceError> {
+        let conflict = |recorded: String, requested: String| InstanceError::Conflict {
+            name: self.name.clone(),
+            recorded,
+            requested,
+        };
+        if let Some(port) = opts.port.filter(|p| *p != self.port) {
+            return Err(conflict(
+                format!("--port {}", self.port),
+                format!("--port {port}"),
+            ));
+        }
+        if opts.cpus.is_some() && opts.cpus != self.cpus {
+            return Err(conflict(show_cpus(self.cpus), show_cpus(opts.cpus)));
+        }
+        if opts.memory.is_some() && opts.memory != self.memory {
+            return Err(conflict(show_memory(self.memory), show_memory(opts.memory)));
+        }
+        if !opts.settings.is_empty() && effective(&opts.settings) != effective(&self.settings()) {
+            return Err(conflict(
+                show_settings(&self.settings()),
+                show_settings(&opts.settings),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Settings as the server sees them: the last value of each key wins, order does not matter.
+fn effective(settings: &[(String, String)]) -> std::collections::BTreeMap<String, String> {
+    settings
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+        .collect()
+}
+
+fn show_cpus(cpus: Option<f64>) -> String {
+    cpus.map_or("no --cpus".into(), |c| format!("--cpus {c}"))
+}
+
+fn show_memory(memory: Option<u64>) -> String {
+    memory.map_or("no --memory".into(), |m| {
+        format!("--memory {}", super::settings::format_size(m))
+    })
+}
+
+fn show_settings(settings: &[(String, String)]) -> String {
+    if settings.is_empty() {
+        return "no --set".into();
+    }
+    settings
+        .iter()
+        .map(|(k, v)| format!("--set {k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> Record {
+        Record {
+            schema_version: SCHEMA_VERSION,
+            name: "a".into(),
+            port: 5433,
+            superuser: "postgres".into(),
+            os_user: "postgres".into(),
+            pg_bin_dir: "/usr/lib/postgresql/15/bin".into(),
+            cpus: Some(0.5),
+            memory: None,
+            settings: vec![Setting {
+                key: "fsync".into(),
+                value: "off".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("instance.toml");
+        record().save(&path).unwrap();
+        let back = Record::load(&path).unwrap();
+        assert_eq!(back.port, 5433);
+        assert_eq!(back.cpus, Some(0.5));
+        assert_eq!(back.settings(), vec![("fsync".into(), "off".into())]);
+    }
+
+    #[test]
+    fn unspecified_options_match_and_differences_are_named() {
+        let r = record();
+        assert!(r.check_matches(&InstanceOptions::default()).is_ok());
+        let opts = InstanceOptions {
+            port: Some(6000),
+            ..Default::default()
+        };
+        let err = r.check_matches(&opts).unwrap_err().to_string();
+        assert!(err.contains("--port 5433, not --port 6000"), "{err}");
+        assert!(err.contains("tidebench instance destroy a"), "{err}");
+        let opts = InstanceOptions {
+            memory: Some(1 << 30),
+            ..Default::default()
+        };
+        let err = r.check_matches(&opts).unwrap_err().to_string();
+        assert!(err.contains("no --memory, not --memory 1GiB"), "{err}");
+        let opts = InstanceOptions {
+            settings: vec![("FSYNC".into(), "off".into())],
+            ..Default::default()
+        };
+        assert!(r.check_matches(&opts).is_ok());
+    }
+}

@@ -1,0 +1,204 @@
+//! Running the PostgreSQL programs for one instance: initdb, pg_ctl start/stop/status, psql.
+//! Server-side programs run as the server user (see `os_user`); psql runs as tidebench's user
+//! and connects over the unix socket as the superuser role (trusted there).
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::os_user::ServerUser;
+use super::record::Layout;
+use super::{settings, InstanceError};
+
+/// How long pg_ctl waits for the server to accept connections (or to stop), in seconds.
+const PG_CTL_TIMEOUT_SECS: &str = "120";
+/// Lines of server.log shown when a start fails.
+const LOG_TAIL_LINES: usize = 20;
+
+pub(crate) struct Server<'a> {
+    pub bin: &'a Path,
+    pub user: &'a ServerUser,
+    pub layout: &'a Layout,
+}
+
+impl Server<'_> {
+    fn program(&self, name: &str, cgroup_procs: Vec<CString>) -> Command {
+        self.user
+            .command(&self.bin.join(name), &self.layout.dir, cgroup_procs)
+    }
+
+    /// Creates the data dir: trust auth (pg_hba is rewritten next), UTF8, C locale.
+    pub fn initdb(&self, superuser: &str) -> Result<(), InstanceError> {
+        let mut cmd = self.program("initdb", Vec::new());
+        cmd.arg("-D").arg(self.layout.data()).args([
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C",
+            "-U",
+            superuser,
+        ]);
+        run(cmd, "initdb")
+    }
+
+    /// Writes tidebench.conf (included from postgresql.conf) and pg_hba.conf into the data dir.
+    pub fn write_config(&self, conf: &str) -> Result<(), InstanceError> {
+        let data = self.layout.data();
+        let conf_path = data.join(settings::CONF_FILE);
+        std::fs::write(&conf_path, conf).map_err(InstanceError::io("write", &conf_path))?;
+        self.user.own(&conf_path)?;
+        let hba = data.join("pg_hba.conf");
+        std::fs::write(&hba, settings::HBA).map_err(InstanceError::io("write", &hba))?;
+        let main = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&main).map_err(InstanceError::io("read", &main))?;
+        let include = format!("include '{}'", settings::CONF_FILE);
+        if !text.lines().any(|l| l.trim() == include) {
+            text.push_str(&format!(
+                "\n# tidebench's settings; they override the above.\n{include}\n"
+            ));
+            std::fs::write(&main, text).map_err(InstanceError::io("write", &main))?;
+        }
+        Ok(())
+    }
+
+    /// `pg_ctl start -w`, with the server inside the given cgroups from its first instruction.
+    pub fn start(&self, name: &str, cgroup_procs: Vec<CString>) -> Result<(), InstanceError> {
+        let log = self.layout.log();
+        let mut cmd = self.program("pg_ctl", cgroup_procs);
+        cmd.arg("start")
+            .arg("-D")
+            .arg(self.layout.data())
+            .arg("-l")
+            .arg(&log)
+            .args(["-w", "-t", PG_CTL_TIMEOUT_SECS])
+            .stdin(Stdio::null());
+        let failed = |reason: String| InstanceError::StartFailed {
+            name: name.to_string(),
+            reason,
+            log: log.clone(),
+            log_tail: log_tail(&log),
+        };
+        let out = cmd.output().map_err(|e| {
+            failed(format!(
+                "cannot run pg_ctl ({e}); check cgroup and user permissions"
+            ))
+        })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(failed(format!("pg_ctl start: {}", output_text(&out))))
+    }
+
+    /// `pg_ctl stop -m fast -w`: disconnects clients, checkpoints, exits.
+    pub fn stop(&self) -> Result<(), InstanceError> {
+        let mut cmd = self.program("pg_ctl", Vec::new());
+        cmd.arg("stop").arg("-D").arg(self.layout.data()).args([
+            "-m",
+            "fast",
+            "-w",
+            "-t",
+            PG_CTL_TIMEOUT_SECS,
+        ]);
+        run(cmd, "pg_ctl stop")
+    }
+
+    /// `pg_ctl status`: exit 0 = running, 3 = not running, 4 = no usable data dir.
+    pub fn is_running(&self) -> Result<bool, InstanceError> {
+        if !self.layout.data().join("postmaster.pid").exists() {
+            return Ok(false);
+        }
+        let mut cmd = self.program("pg_ctl", Vec::new());
+        cmd.arg("status").arg("-D").arg(self.layout.data());
+        let out = output(cmd, "pg_ctl status")?;
+        match out.status.code() {
+            Some(0) => Ok(true),
+            Some(3) => Ok(false),
+            _ => Err(InstanceError::Command {
+                program: "pg_ctl status".into(),
+                detail: format!(
+                    "{}; check {} exists and belongs to '{}'",
+                    output_text(&out),
+                    self.layout.data().display(),
+                    self.user.name
+                ),
+            }),
+        }
+    }
+}
+
+/// The postmaster's pid from the first line of postmaster.pid, if the file is there.
+pub(crate) fn read_pid(data: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
+    text.lines().next()?.trim().parse().ok()
+}
+
+/// Runs SQL with psql on the instance's socket; returns unaligned, tuples-only output.
+pub(crate) fn psql(
+    bin: &Path,
+    socket_dir: &Path,
+    port: u16,
+    user: &str,
+    dbname: &str,
+    sql: &str,
+) -> Result<String, InstanceError> {
+    let mut cmd = Command::new(super::binaries::psql(bin));
+    cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
+        .arg(socket_dir)
+        .args(["-p", &port.to_string(), "-U", user, "-d", dbname, "-c", sql])
+        .env_remove("PGOPTIONS")
+        .env_remove("PGSERVICE")
+        .stdin(Stdio::null());
+    let out = output(cmd, "psql")?;
+    if !out.status.success() {
+        return Err(InstanceError::Command {
+            program: "psql".into(),
+            detail: format!("{} (running: {sql})", output_text(&out)),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+fn output(mut cmd: Command, what: &str) -> Result<Output, InstanceError> {
+    cmd.output().map_err(|e| InstanceError::Command {
+        program: what.to_string(),
+        detail: format!("cannot run {} ({e})", cmd.get_program().to_string_lossy()),
+    })
+}
+
+fn run(cmd: Command, what: &str) -> Result<(), InstanceError> {
+    let out = output(cmd, what)?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(InstanceError::Command {
+            program: what.to_string(),
+            detail: output_text(&out),
+        })
+    }
+}
+
+/// stderr (or stdout when stderr is empty), trimmed, for error messages.
+fn output_text(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = if err.trim().is_empty() {
+        String::from_utf8_lossy(&out.stdout)
+    } else {
+        err
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        format!("exited with {}", out.status)
+    } else {
+        text.to_string()
+    }
+}
+
+/// The last lines of the server log, or a note that there is none.
+pub(crate) fn log_tail(log: &PathBuf) -> String {
+    match std::fs::read_to_string(log) {
+        Ok(text) => {
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
+        }
+        Err(e) => format!("(no log: {e})"),
+    }
+}

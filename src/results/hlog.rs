@@ -1,0 +1,219 @@
+//! `latency.hlog`: an HdrHistogram interval log (format 1.3, as written by the Java
+//! `HistogramLogWriter` and read by `HistogramLogProcessor`, HdrHistogram's plotters and the
+//! Rust crate's `IntervalLogIterator`).
+//!
+//! - Values (and the `Interval_Max` column) are microseconds of latency (end − scheduled start)
+//!   of the transactions that did not fail. With the Java tools, pass `-outputValueUnitRatio 1000`
+//!   to read milliseconds.
+//! - `BaseTime` and `StartTime` are the wall-clock start of the measured window, so each entry's
+//!   timestamp is its interval's offset in seconds, the same as `intervals.csv`'s `interval_start_s`.
+//! - One entry per row of `intervals.csv`, tagged `target/txn_type`. Targets may hold a `/`
+//!   themselves, so split a tag at its *last* `/`. Characters a tag may not hold (`,`, space,
+//!   line breaks) are written as `_`.
+//! - A comment line names tidebench's schema version.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+use super::{ResultsError, HLOG_FILE, SCHEMA_VERSION};
+use crate::metrics::{new_histogram, KeySpace, Recorder};
+
+/// Java's `HistogramLogWriter` legend line; readers skip it, humans are helped by it.
+const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+
+/// Appends interval histograms to an interval log.
+pub struct HlogWriter<W: Write> {
+    out: W,
+    serializer: V2DeflateSerializer,
+    /// Stands in for keys whose transactions all failed, so the log matches `intervals.csv` row for row.
+    empty: Histogram<u64>,
+}
+
+impl<W: Write> HlogWriter<W> {
+    /// Writes the log's header; `measured_start` becomes its StartTime and BaseTime.
+    pub fn begin(mut out: W, measured_start: SystemTime) -> std::io::Result<HlogWriter<W>> {
+        let mut serializer = V2DeflateSerializer::new();
+        IntervalLogWriterBuilder::new()
+            .add_comment("[Histogram log format version 1.3]")
+            .add_comment(&format!(
+                "tidebench latency log, schema version {SCHEMA_VERSION}: values in microseconds \
+                 (end - scheduled start), tags are target/txn_type"
+            ))
+            .with_start_time(measured_start)
+            .with_base_time(measured_start)
+            .begin_log_with(&mut out, &mut serializer)?;
+        out.write_all(LEGEND.as_bytes())?;
+        Ok(HlogWriter {
+            out,
+            serializer,
+            empty: new_histogram(),
+        })
+    }
+
+    /// Appends one entry per key that had transactions (the same keys as `intervals::rows`).
+    pub fn write_interval(
+        &mut self,
+        start_offset: Duration,
+        length: Duration,
+        keys: &KeySpace,
+        rec: &Recorder,
+    ) -> std::io::Result<()> {
+        // A builder with no headers writes nothing: it only lends us an entry writer.
+        let mut log =
+            IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
+        for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
+            if slot.total() == 0 {
+                continue;
+            }
+            let (target, txn) = keys.split(key);
+            let text = tag(&keys.targets[target], &keys.txn_types[txn]);
+            let hist = slot.latency.as_ref().unwrap_or(&self.empty);
+            log.write_histogram(hist, start_offset, length, Tag::new(&text))
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// The tag of a key: `target/txn_type`, with characters tags may not hold replaced by `_`.
+pub fn tag(target: &str, txn_type: &str) -> String {
+    format!("{target}/{txn_type}")
+        .chars()
+        .map(|c| {
+            if matches!(c, ',' | ' ' | '\r' | '\n') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// One decoded entry of a latency log.
+#[derive(Debug, Clone)]
+pub struct HlogEntry {
+    pub tag: Option<String>,
+    /// Offset from the log's BaseTime (the start of the measured window).
+    pub start: Duration,
+    pub length: Duration,
+    /// Microseconds.
+    pub histogram: Histogram<u64>,
+}
+
+/// Decodes every interval entry of a log.
+pub fn parse(log: &[u8]) -> Result<Vec<HlogEntry>, String> {
+    use base64::Engine as _;
+    let mut deserializer = Deserializer::new();
+    let mut entries = Vec::new();
+    for item in IntervalLogIterator::new(log) {
+        let entry = item.map_err(|e| format!("unreadable line ({e:?})"))?;
+        let LogEntry::Interval(ilh) = entry else {
+            continue;
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(ilh.encoded_histogram())
+            .map_err(|e| {
+                format!(
+                    "histogram at {:?} is not base64 ({e})",
+                    ilh.start_timestamp()
+                )
+            })?;
+        let histogram = deserializer
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| {
+                format!(
+                    "histogram at {:?} does not decode ({e:?})",
+                    ilh.start_timestamp()
+                )
+            })?;
+        entries.push(HlogEntry {
+            tag: ilh.tag().map(|t| t.as_str().to_string()),
+            start: ilh.start_timestamp(),
+            length: ilh.duration(),
+            histogram,
+        });
+    }
+    Ok(entries)
+}
+
+/// Reads and decodes `latency.hlog` from a results dir.
+pub fn read(dir: &Path) -> Result<Vec<HlogEntry>, ResultsError> {
+    let path = dir.join(HLOG_FILE);
+    let bytes = std::fs::read(&path).map_err(ResultsError::io("read", &path))?;
+    parse(&bytes).map_err(|message| ResultsError::Decode {
+        file: HLOG_FILE,
+        path,
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{ErrorClass, Outcome};
+
+    #[test]
+    fn tags_are_valid_and_split_at_the_last_slash() {
+        let t = tag("host=/tmp dbname=a,b", "tpcb");
+        assert_eq!(t, "host=/tmp_dbname=a_b/tpcb");
+        assert!(Tag::new(&t).is_some());
+        assert_eq!(t.rsplit_once('/').map(|(_, txn)| txn), Some("tpcb"));
+    }
+
+    #[test]
+    fn round_trips_one_entry_per_key_with_transactions() {
+        let keys = KeySpace {
+            targets: vec!["instance:a/db".into()],
+            txn_types: vec!["x".into(), "y".into(), "z".into()],
+        };
+        let mut rec = Recorder::new(keys.len());
+        rec.record(0, Outcome::Committed, 1_000, None, 0);
+        rec.record(0, Outcome::Committed, 3_000, None, 0);
+        rec.record(2, Outcome::Failed(ErrorClass::Other), 0, None, 0);
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut w = HlogWriter::begin(Vec::new(), start).unwrap();
+        w.write_interval(
+            Duration::from_secs(30),
+            Duration::from_secs(30),
+            &keys,
+            &rec,
+        )
+        .unwrap();
+        let log = w.into_inner();
+        let text = String::from_utf8(log.clone()).unwrap();
+        assert!(text.contains("#[BaseTime: 1700000000.000"), "{text}");
+        assert!(text.contains("schema version 1"), "{text}");
+        assert_eq!(
+            text.matches("#[").count(),
+            3,
+            "headers once, at the top: {text}"
+        );
+        let entries = parse(&log).unwrap();
+        assert_eq!(entries.len(), 2, "keys with no transactions get no entry");
+        assert_eq!(entries[0].tag.as_deref(), Some("instance:a/db/x"));
+        assert_eq!(entries[0].histogram.len(), 2);
+        assert_eq!(entries[0].start, Duration::from_secs(30));
+        assert_eq!(entries[1].tag.as_deref(), Some("instance:a/db/z"));
+        assert_eq!(
+            entries[1].histogram.len(),
+            0,
+            "all failed: an empty histogram keeps rows aligned"
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! `runtime.toml`: what ran, where, on which servers: enough to reproduce or to explain a
+//! result. The fact types live here, with the format, so that `report` can read them back
+//! without importing the samplers that collect them (`sampler::host`, `sampler::server`).
+//!
+//! Secrets: the plan's targets serialize redacted (`TargetSpec`), and no connection parameters
+//! are stored, so no password can reach this file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ResultsError, RUNTIME_FILE, SCHEMA_VERSION, TIDEBENCH_VERSION};
+use crate::config::RunPlan;
+
+/// The machine the driver ran on. Every field is optional: a fact that cannot be read is left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// CPUs this process may use (affinity and cgroup quota applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_available: Option<u64>,
+    /// Logical CPUs the kernel reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_online: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_total_bytes: Option<u64>,
+    /// Kernel release (`uname -r`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// `PRETTY_NAME` of /etc/os-release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// True when the CPU reports running under a hypervisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<bool>,
+    /// DMI system vendor and product name (e.g. `QEMU`, `Standard PC (Q35 + ICH9, 2009)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dmi_vendor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dmi_product: Option<String>,
+    /// Container runtime when the driver runs inside one (`docker`, `podman`, `kubernetes`, `lxc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// 1 or 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_version: Option<u8>,
+}
+
+/// One target's server, as read at the start of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerFacts {
+    /// The target's label (passwords redacted).
+    pub label: String,
+    /// `server_version` (e.g. `15.8 (Debian 15.8-0+deb12u1)`).
+    pub server_version: String,
+    /// Setting name → value as `SHOW` prints it, units included (`128MB`, `5min`).
+    pub settings: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RuntimeInfo {
+    pub schema_version: u32,
+    pub tidebench_version: String,
+    /// The full plan, seed included.
+    pub plan: RunPlan,
+    pub host: HostFacts,
+    /// One per target, in the plan's target order.
+    #[serde(default)]
+    pub servers: Vec<ServerFacts>,
+}
+
+impl RuntimeInfo {
+    pub fn new(plan: RunPlan, host: HostFacts, servers: Vec<ServerFacts>) -> RuntimeInfo {
+        RuntimeInfo {
+            schema_version: SCHEMA_VERSION,
+            tidebench_version: TIDEBENCH_VERSION.to_string(),
+            plan,
+            host,
+            servers,
+        }
+    }
+
+    pub fn to_toml(&self) -> Result<String, ResultsError> {
+        toml::to_string(self).map_err(|e| ResultsError::Encode {
+            file: RUNTIME_FILE,
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads `runtime.toml` from a results dir.
+    pub fn read(dir: &Path) -> Result<RuntimeInfo, ResultsError> {
+        let path = dir.join(RUNTIME_FILE);
+        let text = std::fs::read_to_string(&path).map_err(ResultsError::io("read", &path))?;
+        toml::from_str(&text).map_err(|e| ResultsError::Decode {
+            file: RUNTIME_FILE,
+            path,
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::plan::{ProtocolName, WorkloadName};
+    use crate::config::TargetSpec;
+
+    fn plan_with_password() -> RunPlan {
+        RunPlan {
+            workload: WorkloadName::Tpcb,
+            scale: Some(1),
+            target: TargetSpec::Dsn("postgresql://u:SECRETPW@127.0.0.1/db".into()),
+            clients: 4,
+            jobs: 2,
+            duration: Duration::from_secs(30),
+            protocol: ProtocolName::Prepared,
+            rate: None,
+            max_tries: 1,
+            progress: Duration::from_secs(5),
+            interval: Duration::from_secs(10),
+            seed: 42,
+            out: None,
+        }
+    }
+
+    #[test]
+    fn toml_round_trips_without_secrets() {
+        let host = HostFacts {
+            hostname: Some("h".into()),
+            cpus_available: Some(2),
+            memory_total_bytes: Some(8 << 30),
+            ..HostFacts::default()
+        };
+        let server = ServerFacts {
+            label: "postgresql://u:********@127.0.0.1/db".into(),
+            server_version: "15.8".into(),
+            settings: BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]),
+        };
+        let info = RuntimeInfo::new(plan_with_password(), host.clone(), vec![server.clone()]);
+        let text = info.to_toml().unwrap();
+        assert!(!text.contains("SECRETPW"), "{text}");
+        assert!(text.contains("seed = 42"), "{text}");
+        let back: RuntimeInfo = toml::from_str(&text).unwrap();
+        assert_eq!(
+            (back.schema_version, back.host, back.servers),
+            (1, host, vec![server])
+        );
+        assert_eq!(back.plan.seed, 42);
+    }
+}

@@ -1,0 +1,405 @@
+//! `summary.json`: the totals of the measured window, per (target, transaction type), and the
+//! servers' own transaction counters over the same window.
+//!
+//! Counting rules (DESIGN.md's accounting invariant):
+//! - `total = committed + expected_rollback + failed`; `retried` counts extra tries and is not
+//!   part of `total`.
+//! - `tps = (committed + expected_rollback) / duration_s`: transactions that ended as the
+//!   workload meant them to (pgbench's tps likewise excludes failed transactions).
+//! - Latency is end − scheduled start in milliseconds (3 decimals), over committed and
+//!   expected-rollback transactions only; `lag_ms` (start − scheduled start) appears only in
+//!   rate-limited runs. Either is absent when nothing was measured.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
+use crate::metrics::{ErrorClass, KeySpace, Recorder, Slot};
+
+/// Latency distribution in milliseconds, 3 decimals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+impl LatencyStats {
+    /// Stats of a µs histogram; `None` when it holds no values.
+    pub fn from_micros(h: &Histogram<u64>) -> Option<LatencyStats> {
+        if h.is_empty() {
+            return None;
+        }
+        let q = |quantile: f64| micros_to_ms(h.value_at_quantile(quantile));
+        Some(LatencyStats {
+            min: micros_to_ms(h.min()),
+            mean: round3(h.mean() / 1000.0),
+            p50: q(0.50),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            max: micros_to_ms(h.max()),
+        })
+    }
+}
+
+/// Failed transactions by class (see `metrics::ErrorClass`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedByClass {
+    pub serialization: u64,
+    pub deadlock: u64,
+    pub connection: u64,
+    pub timeout: u64,
+    pub other: u64,
+}
+
+impl FailedByClass {
+    fn from_slot(slot: &Slot) -> FailedByClass {
+        let n = |class: ErrorClass| slot.failed[class.index()];
+        FailedByClass {
+            serialization: n(ErrorClass::Serialization),
+            deadlock: n(ErrorClass::Deadlock),
+            connection: n(ErrorClass::Connection),
+            timeout: n(ErrorClass::Timeout),
+            other: n(ErrorClass::Other),
+        }
+    }
+}
+
+/// Counts, throughput and latency of one slice of the run (all of it, or one key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub committed: u64,
+    pub expected_rollback: u64,
+    pub failed: u64,
+    pub retried: u64,
+    pub total: u64,
+    pub tps: f64,
+    pub failed_by_class: FailedByClass,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<LatencyStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<LatencyStats>,
+}
+
+impl Stats {
+    pub fn from_slot(slot: &Slot, measured: Duration, rate_limited: bool) -> Stats {
+        let stats_of = |h: &Option<Histogram<u64>>| h.as_ref().and_then(LatencyStats::from_micros);
+        Stats {
+            committed: slot.committed,
+            expected_rollback: slot.expected_rollback,
+            failed: slot.failed_total(),
+            retried: slot.retried,
+            total: slot.total(),
+            tps: tps(slot.committed + slot.expected_rollback, measured),
+            failed_by_class: FailedByClass::from_slot(slot),
+            latency_ms: stats_of(&slot.latency),
+            lag_ms: if rate_limited {
+                stats_of(&slot.lag)
+            } else {
+                None
+            },
+        }
+    }
+}
+
+/// Stats of one (target, transaction type) key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetTypeStats {
+    pub target: String,
+    pub txn_type: String,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+/// The server's own view of the measured window: `pg_stat_database` deltas of the target's
+/// database. Negative only if someone reset the statistics during the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerDelta {
+    pub target: String,
+    pub dbname: String,
+    pub xact_commit_delta: i64,
+    pub xact_rollback_delta: i64,
+}
+
+/// What the summary states about the run as a whole (the rest comes from the recorders).
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    pub workload: String,
+    /// Wall-clock start of the measured window.
+    pub started_at: SystemTime,
+    /// Length of the measured window (shorter than planned after a Ctrl-C).
+    pub measured: Duration,
+    /// False when the run was interrupted or a target failed.
+    pub complete: bool,
+    /// The run had a `--rate`, so lag was recorded and is reported.
+    pub rate_limited: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub tidebench_version: String,
+    pub complete: bool,
+    pub workload: String,
+    /// Measured seconds (3 decimals).
+    pub duration_s: f64,
+    /// UTC, RFC 3339, whole seconds.
+    pub started_at: String,
+    pub totals: Stats,
+    /// Keys with at least one transaction, in key order (target, then transaction type).
+    pub by_target_and_type: Vec<TargetTypeStats>,
+    pub server: Vec<ServerDelta>,
+}
+
+impl Summary {
+    /// Builds the summary from the run's total recorder (all intervals merged).
+    pub fn build(
+        run: &RunFacts,
+        keys: &KeySpace,
+        total: &Recorder,
+        server: Vec<ServerDelta>,
+    ) -> Summary {
+        let by_target_and_type = total
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(key, slot)| *key < keys.len() && slot.total() > 0)
+            .map(|(key, slot)| {
+                let (target, txn) = keys.split(key);
+                TargetTypeStats {
+                    target: keys.targets[target].clone(),
+                    txn_type: keys.txn_types[txn].clone(),
+                    stats: Stats::from_slot(slot, run.measured, run.rate_limited),
+                }
+            })
+            .collect();
+        Summary {
+            schema_version: SCHEMA_VERSION,
+            tidebench_version: TIDEBENCH_VERSION.to_string(),
+            complete: run.complete,
+            workload: run.workload.clone(),
+            duration_s: round3(run.measured.as_secs_f64()),
+            started_at: super::utc_rfc3339(run.started_at),
+            totals: Stats::from_slot(&total.total(), run.measured, run.rate_limited),
+            by_target_and_type,
+            server,
+        }
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> Result<String, ResultsError> {
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| ResultsError::Encode {
+            file: SUMMARY_FILE,
+            message: e.to_string(),
+        })?;
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Reads `summary.json` from a results dir, refusing other schema versions.
+    pub fn read(dir: &Path) -> Result<Summary, ResultsError> {
+        let path = dir.join(SUMMARY_FILE);
+        let text = std::fs::read_to_string(&path).map_err(ResultsError::io("read", &path))?;
+        let decode = |message: String| ResultsError::Decode {
+            file: SUMMARY_FILE,
+            path: path.clone(),
+            message,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| decode(e.to_string()))?;
+        let version = value.get("schema_version").and_then(|v| v.as_u64());
+        if version != Some(u64::from(SCHEMA_VERSION)) {
+            return Err(decode(format!(
+                "schema version {version:?}; this tidebench reads version {SCHEMA_VERSION}"
+            )));
+        }
+        serde_json::from_value(value).map_err(|e| decode(e.to_string()))
+    }
+}
+
+/// Transactions per second over a window, 3 decimals; zero for an empty window.
+pub fn tps(count: u64, window: Duration) -> f64 {
+    let secs = window.as_secs_f64();
+    if secs > 0.0 {
+        round3(count as f64 / secs)
+    } else {
+        0.0
+    }
+}
+
+pub fn micros_to_ms(us: u64) -> f64 {
+    round3(us as f64 / 1000.0)
+}
+
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Outcome;
+
+    fn keys() -> KeySpace {
+        KeySpace {
+            targets: vec!["instance:a/db".into(), "instance:b/db".into()],
+            txn_types: vec!["tpcb".into(), "select".into()],
+        }
+    }
+
+    fn run(rate_limited: bool) -> RunFacts {
+        RunFacts {
+            workload: "tpcb".into(),
+            started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            measured: Duration::from_secs(10),
+            complete: true,
+            rate_limited,
+        }
+    }
+
+    #[test]
+    fn accounting_and_tps() {
+        let k = keys();
+        let mut rec = Recorder::new(k.len());
+        for _ in 0..90 {
+            rec.record(k.key(0, 0), Outcome::Committed, 2_000, Some(10), 0);
+        }
+        for _ in 0..5 {
+            rec.record(k.key(0, 0), Outcome::ExpectedRollback, 2_000, Some(10), 0);
+        }
+        rec.record(
+            k.key(1, 1),
+            Outcome::Failed(ErrorClass::Serialization),
+            0,
+            None,
+            3,
+        );
+        rec.record(
+            k.key(1, 1),
+            Outcome::Failed(ErrorClass::Deadlock),
+            0,
+            None,
+            0,
+        );
+        rec.record(
+            k.key(1, 1),
+            Outcome::Failed(ErrorClass::Connection),
+            0,
+            None,
+            0,
+        );
+        let s = Summary::build(&run(false), &k, &rec, Vec::new());
+        let t = &s.totals;
+        assert_eq!(
+            (
+                t.committed,
+                t.expected_rollback,
+                t.failed,
+                t.retried,
+                t.total
+            ),
+            (90, 5, 3, 3, 98)
+        );
+        assert_eq!(t.total, t.committed + t.expected_rollback + t.failed);
+        assert_eq!(t.tps, 9.5, "failed transactions do not count toward tps");
+        assert_eq!(
+            t.failed_by_class,
+            FailedByClass {
+                serialization: 1,
+                deadlock: 1,
+                connection: 1,
+                timeout: 0,
+                other: 0
+            }
+        );
+        assert!(
+            t.lag_ms.is_none(),
+            "lag is reported only for rate-limited runs"
+        );
+        // Only keys with transactions appear, in key order.
+        let names: Vec<_> = s
+            .by_target_and_type
+            .iter()
+            .map(|k| (k.target.as_str(), k.txn_type.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("instance:a/db", "tpcb"), ("instance:b/db", "select")]
+        );
+        assert!(
+            s.by_target_and_type[1].stats.latency_ms.is_none(),
+            "failures carry no latency"
+        );
+        assert_eq!(s.started_at, "2023-11-14T22:13:20Z");
+        assert_eq!(
+            (s.schema_version, s.duration_s, s.complete),
+            (1, 10.0, true)
+        );
+    }
+
+    #[test]
+    fn percentiles_in_milliseconds() {
+        let k = keys();
+        let mut rec = Recorder::new(k.len());
+        // 1..=1000 ms, one of each: p50 = 500 ms, p99 = 990 ms within HDR's 3 digits.
+        for ms in 1..=1000u64 {
+            rec.record(0, Outcome::Committed, ms * 1000, Some(ms), 0);
+        }
+        let s = Summary::build(&run(true), &k, &rec, Vec::new());
+        let lat = s.totals.latency_ms.as_ref().unwrap();
+        let near = |got: f64, want: f64| (got - want).abs() <= want * 0.001 + 0.001;
+        assert!(near(lat.min, 1.0), "{lat:?}");
+        assert!(near(lat.p50, 500.0), "{lat:?}");
+        assert!(near(lat.p90, 900.0), "{lat:?}");
+        assert!(near(lat.p99, 990.0), "{lat:?}");
+        assert!(near(lat.p99_9, 999.0), "{lat:?}");
+        assert!(near(lat.max, 1000.0), "{lat:?}");
+        assert!(near(lat.mean, 500.5), "{lat:?}");
+        for v in [lat.min, lat.mean, lat.p50, lat.p99, lat.max] {
+            assert_eq!(v, round3(v), "3 decimals at most: {v}");
+        }
+        let lag = s.totals.lag_ms.as_ref().unwrap();
+        assert!(near(lag.max, 1.0), "lag is µs like latency: {lag:?}");
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let k = keys();
+        let mut rec = Recorder::new(k.len());
+        rec.record(3, Outcome::Committed, 1234, None, 0);
+        let server = vec![ServerDelta {
+            target: "instance:b/db".into(),
+            dbname: "db".into(),
+            xact_commit_delta: 1,
+            xact_rollback_delta: 0,
+        }];
+        let s = Summary::build(&run(false), &k, &rec, server);
+        let back: Summary = serde_json::from_str(&s.to_json().unwrap()).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(
+            back.by_target_and_type[0]
+                .stats
+                .latency_ms
+                .as_ref()
+                .unwrap()
+                .max,
+            1.234
+        );
+    }
+
+    #[test]
+    fn empty_window_has_zero_tps() {
+        assert_eq!(tps(10, Duration::ZERO), 0.0);
+        assert_eq!(tps(1, Duration::from_secs(3)), 0.333);
+    }
+}

@@ -1,0 +1,246 @@
+//! Writing a results dir: staged under `<out>.partial/`, appended every interval, renamed to
+//! `<out>/` by [`ResultsWriter::finish`] once `runtime.toml` and `summary.json` are on disk.
+//!
+//! Durability: each interval is flushed to the OS (a killed process loses nothing measured);
+//! `finish` fsyncs every file and the dir before the rename, and the parent after it, so a
+//! machine crash leaves either the `.partial` dir or a complete one. Per-interval fsyncs are
+//! skipped on purpose: the collector must not stall behind a busy disk.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::hlog::HlogWriter;
+use super::{intervals, ResultsError, RuntimeInfo, Summary};
+use super::{HLOG_FILE, INTERVALS_FILE, RUNTIME_FILE, SUMMARY_FILE};
+use crate::metrics::{KeySpace, Recorder};
+
+/// `results/<UTC timestamp>-<workload>`, e.g. `results/20261122T031500Z-tpcb`, relative to the
+/// current directory.
+pub fn default_dir(workload: &str) -> PathBuf {
+    Path::new("results").join(dir_name(SystemTime::now(), workload))
+}
+
+/// `<UTC timestamp>-<workload>`, e.g. `20261122T031500Z-tpcb`: sorts by time, no `:` in it.
+pub fn dir_name(at: SystemTime, workload: &str) -> String {
+    let stamp: String = super::utc_rfc3339(at)
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    format!("{stamp}-{workload}")
+}
+
+/// Where a results dir is staged until it is complete: `<final>.partial`, beside it.
+pub fn staging_dir(final_dir: &Path) -> Result<PathBuf, ResultsError> {
+    let name = final_dir
+        .file_name()
+        .ok_or_else(|| ResultsError::BadPath(final_dir.to_path_buf()))?;
+    let mut staged = name.to_os_string();
+    staged.push(".partial");
+    Ok(final_dir.with_file_name(staged))
+}
+
+/// An open results dir, staged until [`ResultsWriter::finish`].
+pub struct ResultsWriter {
+    final_dir: PathBuf,
+    staging: PathBuf,
+    intervals: BufWriter<File>,
+    hlog: HlogWriter<BufWriter<File>>,
+}
+
+impl ResultsWriter {
+    /// Fails if a run could not be written to `final_dir`: it, or a `.partial` left over from an
+    /// interrupted run, exists. Call it before connecting to fail fast; `create` checks again.
+    pub fn ensure_free(final_dir: &Path) -> Result<(), ResultsError> {
+        if final_dir.symlink_metadata().is_ok() {
+            return Err(ResultsError::Exists(final_dir.to_path_buf()));
+        }
+        let staging = staging_dir(final_dir)?;
+        if staging.symlink_metadata().is_ok() {
+            return Err(ResultsError::LeftOver(staging));
+        }
+        Ok(())
+    }
+
+    /// Creates `<final_dir>.partial/` (and missing parents) with the headers of `intervals.csv`
+    /// and `latency.hlog`. Call it when the measured window starts: `measured_start` is the
+    /// zero of every interval offset.
+    pub fn create(
+        final_dir: &Path,
+        measured_start: SystemTime,
+    ) -> Result<ResultsWriter, ResultsError> {
+        ResultsWriter::ensure_free(final_dir)?;
+        let staging = staging_dir(final_dir)?;
+        if let Some(parent) = staging.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(ResultsError::io("create directory", parent))?;
+        }
+        // create_dir, not create_dir_all: a concurrent run with the same --out must fail here.
+        fs::create_dir(&staging).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => ResultsError::LeftOver(staging.clone()),
+            _ => ResultsError::io("create directory", &staging)(e),
+        })?;
+
+        let mut intervals = new_file(&staging.join(INTERVALS_FILE))?;
+        let path = staging.join(INTERVALS_FILE);
+        writeln!(intervals, "{}", intervals::HEADER)
+            .and_then(|()| intervals.flush())
+            .map_err(ResultsError::io("write", &path))?;
+
+        let path = staging.join(HLOG_FILE);
+        let mut hlog = HlogWriter::begin(new_file(&path)?, measured_start)
+            .map_err(ResultsError::io("write", &path))?;
+        hlog.get_mut()
+            .flush()
+            .map_err(ResultsError::io("write", &path))?;
+
+        Ok(ResultsWriter {
+            final_dir: final_dir.to_path_buf(),
+            staging,
+            intervals,
+            hlog,
+        })
+    }
+
+    /// Where files are being written now.
+    pub fn staging_path(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Where they will be after `finish`.
+    pub fn final_path(&self) -> &Path {
+        &self.final_dir
+    }
+
+    /// Appends one interval (`rec` holds only that interval's transactions) to `intervals.csv`
+    /// and `latency.hlog`, and flushes both. `start_offset` counts from the measured start.
+    pub fn write_interval(
+        &mut self,
+        start_offset: Duration,
+        length: Duration,
+        keys: &KeySpace,
+        rec: &Recorder,
+    ) -> Result<(), ResultsError> {
+        let rows = intervals::rows(start_offset, length, keys, rec);
+        self.intervals
+            .write_all(rows.as_bytes())
+            .and_then(|()| self.intervals.flush())
+            .map_err(ResultsError::io(
+                "write",
+                &self.staging.join(INTERVALS_FILE),
+            ))?;
+        self.hlog
+            .write_interval(start_offset, length, keys, rec)
+            .and_then(|()| self.hlog.get_mut().flush())
+            .map_err(ResultsError::io("write", &self.staging.join(HLOG_FILE)))
+    }
+
+    /// Writes `runtime.toml` and `summary.json`, syncs everything, and renames the staging dir
+    /// to the final one. Interrupted runs call it too, with `summary.complete == false`.
+    /// Returns the final dir.
+    pub fn finish(self, runtime: &RuntimeInfo, summary: &Summary) -> Result<PathBuf, ResultsError> {
+        let ResultsWriter {
+            final_dir,
+            staging,
+            intervals,
+            hlog,
+        } = self;
+        sync_writer(intervals, &staging.join(INTERVALS_FILE))?;
+        sync_writer(hlog.into_inner(), &staging.join(HLOG_FILE))?;
+        write_synced(&staging.join(RUNTIME_FILE), runtime.to_toml()?.as_bytes())?;
+        write_synced(&staging.join(SUMMARY_FILE), summary.to_json()?.as_bytes())?;
+        sync_dir(&staging)?;
+
+        // rename(2) would quietly replace an empty directory that appeared during the run.
+        if final_dir.symlink_metadata().is_ok() {
+            return Err(ResultsError::Taken { final_dir, staging });
+        }
+        fs::rename(&staging, &final_dir)
+            .map_err(ResultsError::io("rename the staging dir to", &final_dir))?;
+        if let Some(parent) = final_dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+        Ok(final_dir)
+    }
+}
+
+fn new_file(path: &Path) -> Result<BufWriter<File>, ResultsError> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map(BufWriter::new)
+        .map_err(ResultsError::io("create", path))
+}
+
+fn sync_writer(w: BufWriter<File>, path: &Path) -> Result<(), ResultsError> {
+    let file = w
+        .into_inner()
+        .map_err(|e| ResultsError::io("write", path)(e.into_error()))?;
+    file.sync_all().map_err(ResultsError::io("sync", path))
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(ResultsError::io("create", path))?;
+    file.write_all(bytes)
+        .map_err(ResultsError::io("write", path))?;
+    file.sync_all().map_err(ResultsError::io("sync", path))
+}
+
+/// Makes a dir's entries (new files, a rename) durable.
+fn sync_dir(dir: &Path) -> Result<(), ResultsError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(ResultsError::io("sync directory", dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_sort_by_utc_time() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_317_300);
+        assert_eq!(dir_name(at, "tpcb"), "20261122T031500Z-tpcb");
+        assert!(default_dir("select-only").starts_with("results"));
+    }
+
+    #[test]
+    fn staging_sits_beside_the_final_dir() {
+        assert_eq!(
+            staging_dir(Path::new("r/run1/")).unwrap(),
+            Path::new("r/run1.partial")
+        );
+        assert_eq!(
+            staging_dir(Path::new("run1")).unwrap(),
+            Path::new("run1.partial")
+        );
+        assert!(matches!(
+            staging_dir(Path::new("/")),
+            Err(ResultsError::BadPath(_))
+        ));
+    }
+
+    #[test]
+    fn refuses_an_existing_dir_with_advice() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = ResultsWriter::create(tmp.path(), SystemTime::now())
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string()
+                .contains("choose another --out or remove it"),
+            "{err}"
+        );
+        let left = tmp.path().join("run.partial");
+        fs::create_dir(&left).unwrap();
+        let err = ResultsWriter::create(&tmp.path().join("run"), SystemTime::now())
+            .err()
+            .unwrap();
+        assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
+    }
+}

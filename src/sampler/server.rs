@@ -1,0 +1,198 @@
+//! PostgreSQL's own facts and counters: the settings a result depends on (for `runtime.toml`)
+//! and the `pg_stat_database` transaction counters whose deltas over the measured window go
+//! into `summary.json`, so anyone can check the client's counts against the server's.
+//!
+//! How to read counters exactly (for the driver):
+//! - Read them on a session to a *different* database than the measured one ([`stats_dbname`]):
+//!   every statement of the reading session is a transaction and would count otherwise.
+//! - Backends do not publish their counters at once: PostgreSQL 15 flushes a busy backend's
+//!   statistics at most once a second, an idle one's after up to 10 s, and everything at exit.
+//!   So read the *end* counters with [`settled_xact_counters`] after closing the benchmark's
+//!   sessions.
+//! - PostgreSQL counts one commit for each session's startup (it reads the catalogs in a
+//!   transaction), published when the session first goes idle. Open the benchmark's sessions
+//!   *before* the settled start read and the delta equals the client's committed count exactly
+//!   (tests/integration/results.rs checks this); sessions opened inside the window (reconnects)
+//!   add one commit each. Likewise, extended-protocol messages sent outside a transaction block
+//!   (a Parse…Sync to prepare statements) run in an implicit transaction that counts as a commit.
+//! - Each read is its own statement, hence its own transaction: PostgreSQL 15 caches statistics
+//!   for the length of a transaction (`stats_fetch_consistency = cache`), never across two.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::Client;
+
+use crate::results::ServerDelta;
+pub use crate::results::ServerFacts;
+use crate::target::describe_pg_error;
+
+/// Settings that change what a benchmark measures: memory, durability, checkpoints, IO, plans.
+pub const SETTINGS: &[&str] = &[
+    "autovacuum",
+    "checkpoint_completion_target",
+    "checkpoint_timeout",
+    "default_transaction_isolation",
+    "effective_cache_size",
+    "effective_io_concurrency",
+    "fsync",
+    "full_page_writes",
+    "huge_pages",
+    "jit",
+    "max_connections",
+    "max_parallel_workers_per_gather",
+    "max_wal_size",
+    "min_wal_size",
+    "random_page_cost",
+    "shared_buffers",
+    "synchronous_commit",
+    "wal_buffers",
+    "wal_compression",
+    "wal_level",
+    "work_mem",
+];
+
+/// Pause between two reads of [`settled_xact_counters`].
+pub const SETTLE_STEP: Duration = Duration::from_millis(250);
+
+impl ServerFacts {
+    /// Reads the server version and [`SETTINGS`] as `SHOW` prints them (units included).
+    /// Settings this server does not have are left out.
+    pub async fn collect(client: &Client, label: &str) -> Result<ServerFacts, String> {
+        let fail = |e: tokio_postgres::Error| {
+            format!(
+                "cannot read the settings of '{label}': {}",
+                describe_pg_error(&e)
+            )
+        };
+        let version = client
+            .query_one("SELECT current_setting('server_version')", &[])
+            .await
+            .map_err(fail)?;
+        // current_setting() resolves units the way SHOW does (128MB, 5min), unlike pg_settings.setting.
+        let rows = client
+            .query(
+                "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1::text[])",
+                &[&SETTINGS],
+            )
+            .await
+            .map_err(fail)?;
+        let mut settings = BTreeMap::new();
+        for row in rows {
+            let name: String = row.try_get(0).map_err(fail)?;
+            let value: String = row.try_get(1).map_err(fail)?;
+            settings.insert(name, value);
+        }
+        Ok(ServerFacts {
+            label: label.to_string(),
+            server_version: version.try_get(0).map_err(fail)?,
+            settings,
+        })
+    }
+}
+
+/// `pg_stat_database.xact_commit` and `xact_rollback` of one database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct XactCounters {
+    pub commit: i64,
+    pub rollback: i64,
+}
+
+impl XactCounters {
+    /// The summary's record of a window from `before` to `self`.
+    pub fn delta_since(self, before: XactCounters, target: &str, dbname: &str) -> ServerDelta {
+        ServerDelta {
+            target: target.to_string(),
+            dbname: dbname.to_string(),
+            xact_commit_delta: self.commit - before.commit,
+            xact_rollback_delta: self.rollback - before.rollback,
+        }
+    }
+}
+
+/// The database to read a target's counters from: any database but the measured one (see the
+/// module header). `template1` accepts connections on every stock cluster, as does `postgres`.
+pub fn stats_dbname(target_db: &str) -> &'static str {
+    if target_db == "postgres" {
+        "template1"
+    } else {
+        "postgres"
+    }
+}
+
+/// One read of `dbname`'s counters, as published so far.
+pub async fn read_xact_counters(client: &Client, dbname: &str) -> Result<XactCounters, String> {
+    let fail = |e: tokio_postgres::Error| {
+        format!(
+            "cannot read pg_stat_database for '{dbname}': {}",
+            describe_pg_error(&e)
+        )
+    };
+    let row = client
+        .query_opt(
+            "SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = $1",
+            &[&dbname],
+        )
+        .await
+        .map_err(fail)?
+        .ok_or_else(|| {
+            format!("database '{dbname}' is not in pg_stat_database; check the target's dbname")
+        })?;
+    Ok(XactCounters {
+        commit: row.try_get(0).map_err(fail)?,
+        rollback: row.try_get(1).map_err(fail)?,
+    })
+}
+
+/// Reads until two consecutive reads [`SETTLE_STEP`] apart agree, i.e. until every backend
+/// that worked on `dbname` has published its counters. Fails if they still move after
+/// `timeout`: another client is using the database, so the server's delta cannot be exact.
+pub async fn settled_xact_counters(
+    client: &Client,
+    dbname: &str,
+    timeout: Duration,
+) -> Result<XactCounters, String> {
+    let deadline = Instant::now() + timeout;
+    let mut last = read_xact_counters(client, dbname).await?;
+    loop {
+        tokio::time::sleep(SETTLE_STEP).await;
+        let now = read_xact_counters(client, dbname).await?;
+        if now == last {
+            return Ok(now);
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "the transaction counters of '{dbname}' still change after {timeout:?} \
+                 (commits {} -> {}); another client is using this database, so the server's \
+                 count cannot be compared exactly",
+                last.commit, now.commit
+            ));
+        }
+        last = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stats_from_another_database() {
+        assert_eq!(stats_dbname("tidebench"), "postgres");
+        assert_eq!(stats_dbname("postgres"), "template1");
+    }
+
+    #[test]
+    fn deltas_subtract() {
+        let before = XactCounters {
+            commit: 10,
+            rollback: 2,
+        };
+        let after = XactCounters {
+            commit: 110,
+            rollback: 3,
+        };
+        let d = after.delta_since(before, "instance:a/db", "db");
+        assert_eq!((d.xact_commit_delta, d.xact_rollback_delta), (100, 1));
+    }
+}

@@ -1,0 +1,368 @@
+//! `prepare` for pgbench's tables: the same rows `pgbench -i` (PostgreSQL 15) leaves, loaded
+//! with parallel binary COPY, and swapped in only once complete.
+//!
+//! Steps: take a per-database advisory lock; refuse if the tables exist (unless `--force`);
+//! drop leftover staging tables of an interrupted load; create the staging tables; COPY
+//! branches and tellers on one session and accounts over `jobs` sessions (contiguous `aid`
+//! ranges); `VACUUM ANALYZE` then primary keys, one session per table (pgbench's order: the
+//! vacuum then has no index to scan); finally, in one transaction, drop the old tables
+//! (`--force`) and rename the staging tables and their indexes to pgbench's names.
+//!
+//! Interrupted anywhere (error, Ctrl-C dropping this future, server crash), the database holds
+//! at most `*__loading` tables, which nothing reads and the next `prepare` drops.
+//!
+//! `COPY ... FREEZE` (what pgbench 14+ uses: rows written frozen and all-visible, so the
+//! VACUUM has nothing to do) needs the table created in the loading transaction, hence a
+//! single session. With one job the accounts staging table is created that way; with more,
+//! rows are written plain and the VACUUM sets the same all-visible state, at the cost of one
+//! more pass over the table.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::future::try_join_all;
+use futures_util::{pin_mut, SinkExt};
+use tokio_postgres::Client;
+
+use super::copy::{self, AccountRows};
+use super::progress::Progress;
+use super::schema::{self, ACCOUNTS, ACCOUNTS_PER_SCALE, BRANCHES, TABLES, TELLERS};
+use crate::config::PreparePlan;
+use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::workload::WorkloadError;
+
+/// Advisory lock held by the control session for the whole load, so that two `prepare`s of
+/// one database cannot drop each other's staging tables. An arbitrary constant.
+const LOAD_LOCK_KEY: i64 = 0x7469_6465_7067_6231;
+const LOCK_TRIES: u32 = 25;
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Creates pgbench's tables at `plan.scale` in `target`, as `pgbench -i -s SCALE` would.
+pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
+    let scale = plan.scale;
+    if scale == 0 {
+        return Err(WorkloadError::Database(
+            "scale 0 has no rows; pass --scale 1 or more (pgbench's -s)".into(),
+        ));
+    }
+    let started = Instant::now();
+    let control = connect(target).await?;
+    lock(&control, target).await?;
+
+    let existing = existing_tables(&control, target).await?;
+    if !existing.is_empty() && !plan.force {
+        return Err(WorkloadError::AlreadyPrepared(format!(
+            "target '{}' already has pgbench tables ({}); add `--force` to drop and reload them",
+            target.label,
+            existing.join(", ")
+        )));
+    }
+    let accounts = ACCOUNTS_PER_SCALE * i64::from(scale);
+    let ranges = job_ranges(accounts, plan.jobs);
+    // One session: create accounts in its loading transaction, so COPY can FREEZE.
+    let freeze = ranges.len() == 1;
+    let sql = staging_sql(scale, !freeze);
+    run(&control, target, "creating staging tables", &sql).await?;
+
+    let tellers = schema::TELLERS_PER_SCALE * i64::from(scale);
+    let branches = schema::BRANCHES_PER_SCALE * i64::from(scale);
+    let mut progress = Progress::start("pgbench tables", (accounts + tellers + branches) as u64);
+    let counter = progress.counter();
+    let big_aid = schema::big_aid(scale);
+
+    let small = async {
+        let b = copy_all(
+            &control,
+            target,
+            &BRANCHES.staging_name(),
+            copy::branches(scale),
+        )
+        .await?;
+        counter.fetch_add(b, Ordering::Relaxed);
+        let t = copy_all(
+            &control,
+            target,
+            &TELLERS.staging_name(),
+            copy::tellers(scale),
+        )
+        .await?;
+        counter.fetch_add(t, Ordering::Relaxed);
+        Ok::<u64, WorkloadError>(b + t)
+    };
+    let big = try_join_all(ranges.into_iter().map(|(first, last)| {
+        let job = AccountsJob {
+            first,
+            last,
+            big_aid,
+            freeze,
+            scale,
+        };
+        load_accounts(target, job, Arc::clone(&counter))
+    }));
+    let (small_rows, account_rows) = tokio::try_join!(small, big)?;
+    let rows = small_rows + account_rows.iter().sum::<u64>();
+    let copy_secs = started.elapsed().as_secs_f64();
+
+    progress.phase("vacuum analyze ...");
+    let t = Instant::now();
+    run_each(
+        target,
+        TABLES
+            .iter()
+            .map(|t| format!("vacuum analyze {}", t.staging_name())),
+    )
+    .await?;
+    let vacuum_secs = t.elapsed().as_secs_f64();
+
+    progress.phase("creating primary keys ...");
+    let t = Instant::now();
+    run_each(
+        target,
+        TABLES.iter().filter_map(|t| t.add_staging_pkey_sql()),
+    )
+    .await?;
+    let pkey_secs = t.elapsed().as_secs_f64();
+
+    run(
+        &control,
+        target,
+        "swapping in the loaded tables",
+        &swap_sql(plan.force),
+    )
+    .await?;
+    drop(progress);
+    eprintln!(
+        "prepared pgbench scale {scale} in target '{}': {rows} rows in {:.2} s \
+         (copy {copy_secs:.2} s, vacuum {vacuum_secs:.2} s, primary keys {pkey_secs:.2} s)",
+        target.label,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Splits `1..=total` into `jobs` contiguous ranges of nearly equal size.
+fn job_ranges(total: i64, jobs: u32) -> Vec<(i64, i64)> {
+    let jobs = i128::from(jobs.max(1)).min(i128::from(total.max(1)));
+    let total = i128::from(total);
+    // i128: total * job would overflow i64 for huge scales with many jobs.
+    (0..jobs)
+        .map(|j| {
+            (
+                (total * j / jobs + 1) as i64,
+                (total * (j + 1) / jobs) as i64,
+            )
+        })
+        .collect()
+}
+
+/// Drops leftovers of an interrupted load, then creates empty staging tables (all but
+/// accounts unless `with_accounts`).
+fn staging_sql(scale: u32, with_accounts: bool) -> String {
+    let names: Vec<String> = TABLES.iter().map(|t| t.staging_name()).collect();
+    let mut sql = format!("drop table if exists {};\n", names.join(", "));
+    for t in TABLES
+        .iter()
+        .filter(|t| with_accounts || t.name != ACCOUNTS.name)
+    {
+        sql.push_str(&t.create_staging_sql(scale));
+        sql.push_str(";\n");
+    }
+    sql
+}
+
+/// One transaction: old tables out (when forced), staging tables and indexes renamed in.
+fn swap_sql(force: bool) -> String {
+    let mut sql = String::from("begin;\n");
+    if force {
+        let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+        sql.push_str(&format!("drop table if exists {};\n", names.join(", ")));
+    }
+    for t in TABLES {
+        sql.push_str(&t.rename_sql());
+    }
+    sql.push_str("commit;\n");
+    sql
+}
+
+async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
+    target
+        .connect_tokio()
+        .await
+        .map_err(|e| WorkloadError::Database(e.to_string()))
+}
+
+fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) -> WorkloadError {
+    WorkloadError::Database(format!(
+        "target '{}': {what} failed: {}",
+        target.label,
+        describe_pg_error(e)
+    ))
+}
+
+async fn run(
+    client: &Client,
+    target: &ResolvedTarget,
+    what: &str,
+    sql: &str,
+) -> Result<(), WorkloadError> {
+    client
+        .batch_execute(sql)
+        .await
+        .map_err(|e| db_error(target, what, &e))
+}
+
+/// Runs each statement on its own session, all at once (VACUUM and index builds of
+/// different tables do not wait on each other).
+async fn run_each(
+    target: &ResolvedTarget,
+    sqls: impl Iterator<Item = String>,
+) -> Result<(), WorkloadError> {
+    try_join_all(sqls.map(|sql| async move {
+        let client = connect(target).await?;
+        run(&client, target, &format!("`{sql}`"), &sql).await
+    }))
+    .await
+    .map(|_| ())
+}
+
+/// Takes the load lock, waiting a little: right after a Ctrl-C the interrupted load's
+/// session may still be on its way out, holding the lock for a moment.
+async fn lock(control: &Client, target: &ResolvedTarget) -> Result<(), WorkloadError> {
+    for _ in 0..LOCK_TRIES {
+        let row = control
+            .query_one("select pg_try_advisory_lock($1)", &[&LOAD_LOCK_KEY])
+            .await
+            .map_err(|e| db_error(target, "taking the load lock", &e))?;
+        if row.get::<_, bool>(0) {
+            return Ok(());
+        }
+        tokio::time::sleep(LOCK_RETRY).await;
+    }
+    Err(WorkloadError::Database(format!(
+        "target '{}': another `tidebench prepare` is loading pgbench tables into this \
+         database; wait for it to finish (or stop it) and retry",
+        target.label
+    )))
+}
+
+/// Which of pgbench's tables exist (as the search path resolves them, like pgbench).
+async fn existing_tables(
+    control: &Client,
+    target: &ResolvedTarget,
+) -> Result<Vec<String>, WorkloadError> {
+    let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+    let rows = control
+        .query(
+            "select t from unnest($1::text[]) as t where to_regclass(t) is not null order by t",
+            &[&names],
+        )
+        .await
+        .map_err(|e| db_error(target, "looking for pgbench tables", &e))?;
+    Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+}
+
+/// COPYs one complete binary stream into `table`; returns the rows the server counted.
+async fn copy_all(
+    client: &Client,
+    target: &ResolvedTarget,
+    table: &str,
+    data: Bytes,
+) -> Result<u64, WorkloadError> {
+    let what = format!("loading {table}");
+    let sink = client
+        .copy_in::<_, Bytes>(&format!("copy {table} from stdin (format binary)"))
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    pin_mut!(sink);
+    sink.feed(data)
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    sink.finish().await.map_err(|e| db_error(target, &what, &e))
+}
+
+/// What one loader session loads.
+struct AccountsJob {
+    first: i64,
+    last: i64,
+    big_aid: bool,
+    /// Sole loader: create the staging table in the loading transaction and COPY FREEZE.
+    freeze: bool,
+    scale: u32,
+}
+
+/// One loader session: accounts `first..=last` in ~256 KiB CopyData chunks.
+async fn load_accounts(
+    target: &ResolvedTarget,
+    job: AccountsJob,
+    counter: Arc<AtomicU64>,
+) -> Result<u64, WorkloadError> {
+    let table = ACCOUNTS.staging_name();
+    let what = format!("loading {table} (aid {}..{})", job.first, job.last);
+    let client = connect(target).await?;
+    // Nothing is lost if the commit's WAL flush is late: an unfinished load is redone anyway.
+    let mut setup = String::from("set synchronous_commit = off;\n");
+    let mut copy = format!("copy {table} from stdin (format binary");
+    if job.freeze {
+        setup.push_str(&format!(
+            "begin;\n{};\n",
+            ACCOUNTS.create_staging_sql(job.scale)
+        ));
+        copy.push_str(", freeze");
+    }
+    copy.push(')');
+    run(&client, target, &what, &setup).await?;
+    let sink = client
+        .copy_in::<_, Bytes>(&copy)
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    pin_mut!(sink);
+    let mut rows = AccountRows::new(job.first, job.last, job.big_aid);
+    while let Some((chunk, n)) = rows.next_chunk() {
+        sink.feed(chunk)
+            .await
+            .map_err(|e| db_error(target, &what, &e))?;
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+    let copied = sink
+        .finish()
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    if job.freeze {
+        run(&client, target, &what, "commit").await?;
+    }
+    Ok(copied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_ranges_cover_every_aid_once() {
+        for (total, jobs) in [
+            (100_000, 1),
+            (100_000, 3),
+            (5_000_000, 7),
+            (3, 8),
+            (100_000, 0),
+        ] {
+            let r = job_ranges(total, jobs);
+            assert_eq!(r.first().map(|x| x.0), Some(1));
+            assert_eq!(r.last().map(|x| x.1), Some(total));
+            for w in r.windows(2) {
+                assert_eq!(w[0].1 + 1, w[1].0);
+            }
+            assert!(r.iter().all(|(a, b)| a <= b));
+        }
+    }
+
+    #[test]
+    fn swap_drops_old_tables_only_when_forced() {
+        assert!(!swap_sql(false).contains("drop"));
+        let forced = swap_sql(true);
+        assert!(forced.starts_with("begin;\ndrop table if exists pgbench_history"));
+        assert!(forced.ends_with("commit;\n"));
+    }
+}

@@ -1,0 +1,66 @@
+//! pgbench's default built-in script, "tpcb-like" (`<builtin: TPC-B (sort of)>`).
+//!
+//! Mirrors `builtin_script[]` in PostgreSQL 15's src/bin/pgbench/pgbench.c (also printed by
+//! `pgbench --show-script=tpcb-like`): seven statements, one round trip each, with the texts
+//! pgbench sends in `-M extended|prepared` (`:var` replaced by `$n` in order of appearance).
+
+use pgwire::{Connection, Param, Protocol, Statement};
+
+use super::Args;
+use crate::workload::TxnEnd;
+
+pub const BEGIN: Statement = Statement {
+    name: "pgb_tpcb_begin",
+    sql: "BEGIN;",
+};
+pub const UPDATE_ACCOUNT: Statement = Statement {
+    name: "pgb_tpcb_update_account",
+    sql: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;",
+};
+pub const SELECT_BALANCE: Statement = Statement {
+    name: "pgb_tpcb_select_balance",
+    sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1;",
+};
+pub const UPDATE_TELLER: Statement = Statement {
+    name: "pgb_tpcb_update_teller",
+    sql: "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2;",
+};
+pub const UPDATE_BRANCH: Statement = Statement {
+    name: "pgb_tpcb_update_branch",
+    sql: "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2;",
+};
+pub const INSERT_HISTORY: Statement = Statement {
+    name: "pgb_tpcb_insert_history",
+    sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
+          VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP);",
+};
+pub const END: Statement = Statement {
+    name: "pgb_tpcb_end",
+    sql: "END;",
+};
+
+/// Runs one transaction. Any error is returned as is: the driver rolls back.
+pub async fn run(
+    conn: &mut Connection,
+    protocol: Protocol,
+    a: &Args,
+) -> Result<TxnEnd, pgwire::Error> {
+    let (aid, bid, tid, delta) = (
+        Param::Int(a.aid),
+        Param::Int(a.bid),
+        Param::Int(a.tid),
+        Param::Int(a.delta),
+    );
+    conn.execute(protocol, &BEGIN, &[]).await?;
+    conn.execute(protocol, &UPDATE_ACCOUNT, &[delta, aid])
+        .await?;
+    conn.execute(protocol, &SELECT_BALANCE, &[aid]).await?;
+    conn.execute(protocol, &UPDATE_TELLER, &[delta, tid])
+        .await?;
+    conn.execute(protocol, &UPDATE_BRANCH, &[delta, bid])
+        .await?;
+    conn.execute(protocol, &INSERT_HISTORY, &[tid, bid, aid, delta])
+        .await?;
+    conn.execute(protocol, &END, &[]).await?;
+    Ok(TxnEnd::Committed)
+}

@@ -1,0 +1,127 @@
+//! Every bad input gives one clear message naming the fix, exit code 2, and no panic.
+
+use std::process::Output;
+
+use crate::support;
+
+fn tb(home: &support::TempHome, args: &[&str]) -> Output {
+    support::tidebench(home)
+        .args(args)
+        .output()
+        .expect("the tidebench binary runs")
+}
+
+/// Runs and checks: exit 2, the message contains `needle`, no panic or backtrace.
+fn refuses(home: &support::TempHome, args: &[&str], needle: &str) {
+    let o = tb(home, args);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{args:?} should exit 2; stderr: {err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected '{needle}' in: {err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_flags_and_config_exit_2_with_the_fix() {
+    let home = support::temp_home();
+    refuses(
+        &home,
+        &["run", "--workload", "tpcz"],
+        "invalid value 'tpcz'",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--clients", "0"],
+        "clients must be at least 1",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--scale", "0"],
+        "scale must be at least 1",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--duration", "-5s"],
+        "negative",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--duration", "soon"],
+        "not a duration",
+    );
+    refuses(
+        &home,
+        &["prepare", "--workload", "tpcb", "--scale", "0"],
+        "scale must be at least 1",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--target", "localhost"],
+        "postgresql://",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--target", "host='oops"],
+        "malformed",
+    );
+
+    let cfg = home.path().join("bad.toml");
+    std::fs::write(&cfg, "workload = \"tpcb\"\nclients = 2\nclinets = 4\n").unwrap();
+    refuses(&home, &["run", cfg.to_str().unwrap()], "bad.toml:3:");
+    refuses(
+        &home,
+        &["run", "/nonexistent/run.toml"],
+        "cannot read config file",
+    );
+}
+
+#[test]
+fn unusable_targets_exit_2_with_the_fix() {
+    let home = support::temp_home();
+    // Nothing listens on this port.
+    let port = support::free_port();
+    let dsn = format!("host=127.0.0.1 port={port} dbname=x user=x connect_timeout=2");
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--target", &dsn, "-T", "1"],
+        "cannot connect",
+    );
+
+    let inst = support::start_instance(&home, "empty");
+    let _ = inst;
+    refuses(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            "instance:empty",
+            "-T",
+            "1",
+        ],
+        "tidebench prepare",
+    );
+    refuses(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            "instance:nosuch",
+            "-T",
+            "1",
+        ],
+        "nosuch",
+    );
+}

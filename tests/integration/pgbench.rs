@@ -1,0 +1,334 @@
+//! The pgbench workloads against real PostgreSQL 15: `prepare` leaves the rows and schema
+//! `pgbench -i` would, pgbench itself runs on them, `check_ready` accepts pgbench's own data,
+//! reloading needs `--force`, an interrupted load leaves nothing that looks loaded, and the
+//! three scripts run through pgwire.
+
+use std::process::Command;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use tidebench::config::{PreparePlan, TargetSpec, WorkloadName};
+use tidebench::instance::Instance;
+use tidebench::target::ResolvedTarget;
+use tidebench::workload::{TxnEnd, Workload, WorkloadError};
+
+use crate::support::{psql, start_instance, temp_home};
+
+fn target(inst: &Instance, db: &str) -> ResolvedTarget {
+    ResolvedTarget {
+        label: format!("instance:{}/{db}", inst.name),
+        params: inst.connect_params(db),
+    }
+}
+
+fn plan(inst: &Instance, db: &str, scale: u32, jobs: u32, force: bool) -> PreparePlan {
+    PreparePlan {
+        workload: WorkloadName::Tpcb,
+        scale,
+        target: TargetSpec::parse(&format!("instance:{}/{db}", inst.name)).unwrap(),
+        jobs,
+        force,
+    }
+}
+
+fn create_db(inst: &Instance, db: &str) {
+    psql(inst, "postgres", &format!("create database {db}"));
+}
+
+fn sql(inst: &Instance, db: &str, query: &str) -> String {
+    psql(inst, db, query).trim().to_string()
+}
+
+/// Runs the instance's own pgbench; panics with its output when it fails.
+fn pgbench(inst: &Instance, db: &str, args: &[&str]) {
+    let out = Command::new(inst.bin_dir().join("pgbench"))
+        .arg("-h")
+        .arg(&inst.socket_dir)
+        .args(["-p", &inst.port.to_string(), "-U", &inst.superuser])
+        .args(args)
+        .arg(db)
+        .output()
+        .expect("run pgbench");
+    assert!(
+        out.status.success(),
+        "pgbench {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+async fn check_ready(inst: &Instance, db: &str) -> Result<u32, WorkloadError> {
+    let client = target(inst, db).connect_tokio().await.unwrap();
+    Workload::check_ready(WorkloadName::Tpcb, &client).await
+}
+
+/// Row counts and pgbench's row rules (bid from the key, zero balances, filler NULL in
+/// branches and tellers and 84 blanks in accounts), as one line to compare.
+const ROW_RULES: &str = "select
+    (select count(*) from pgbench_branches),
+    (select count(*) from pgbench_tellers),
+    (select count(*) from pgbench_accounts),
+    (select count(*) from pgbench_history),
+    (select count(*) from pgbench_branches where bbalance <> 0 or filler is not null),
+    (select count(*) from pgbench_tellers
+       where bid <> (tid - 1) / 10 + 1 or tbalance <> 0 or filler is not null),
+    (select count(*) from pgbench_accounts
+       where bid <> (aid - 1) / 100000 + 1 or abalance <> 0 or octet_length(filler) <> 84
+          or filler <> ''),
+    (select min(aid) || '-' || max(aid) || '-' || count(distinct aid) from pgbench_accounts)";
+
+/// Nothing half-loaded is left behind.
+const STAGING_LEFT: &str = "select count(*) from pg_class where relname like '%\\_\\_loading%'";
+
+#[tokio::test]
+async fn prepare_loads_pgbench_rows_that_pgbench_runs_on() {
+    let home = temp_home();
+    let inst = start_instance(&home, "pgb-rows");
+    create_db(&inst, "tb");
+
+    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        sql(&inst, "tb", ROW_RULES),
+        "1|10|100000|0|0|0|0|1-100000-100000"
+    );
+    assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
+    // VACUUM ANALYZE ran: statistics are there and every page is all-visible, as after pgbench -i.
+    assert_eq!(
+        sql(
+            &inst,
+            "tb",
+            "select reltuples, relallvisible = relpages from pg_class where relname = 'pgbench_accounts'"
+        ),
+        "100000|t"
+    );
+    assert_eq!(check_ready(&inst, "tb").await.unwrap(), 1);
+
+    // pgbench's own pre-run steps (vacuum, truncate history) and both scripts work on it.
+    pgbench(&inst, "tb", &["-S", "-t", "50"]);
+    pgbench(&inst, "tb", &["-n", "-t", "20"]);
+    // TPC-B bookkeeping: every delta went into one account, teller, branch and history row.
+    assert_eq!(
+        sql(
+            &inst,
+            "tb",
+            "select (select count(*) from pgbench_history),
+                    (select sum(delta) from pgbench_history) = (select sum(abalance) from pgbench_accounts),
+                    (select sum(delta) from pgbench_history) = (select sum(tbalance) from pgbench_tellers),
+                    (select sum(delta) from pgbench_history) = (select sum(bbalance) from pgbench_branches)"
+        ),
+        "20|t|t|t"
+    );
+}
+
+/// Tables, columns, storage options, indexes and constraints of the public schema.
+const SCHEMA: &str = "select c.relname, c.relkind, c.relpersistence,
+       coalesce(array_to_string(c.reloptions, ','), '-'),
+       (select string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                          || case when a.attnotnull then ' not null' else '' end, ', ' order by a.attnum)
+          from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped),
+       coalesce((select pg_get_indexdef(c.oid) where c.relkind = 'i'), '-'),
+       coalesce((select string_agg(conname || ' ' || pg_get_constraintdef(k.oid), ', ')
+                   from pg_constraint k where k.conrelid = c.oid), '-')
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+ where n.nspname = 'public'
+ order by c.relname";
+
+/// A digest of every row, to compare two databases' contents.
+const CONTENT: &str = "select
+    (select md5(string_agg(aid || ',' || bid || ',' || abalance || ',' || octet_length(filler), ';' order by aid))
+       from pgbench_accounts),
+    (select md5(string_agg(tid || ',' || bid || ',' || tbalance || ',' || coalesce(filler, 'NULL'), ';' order by tid))
+       from pgbench_tellers),
+    (select md5(string_agg(bid || ',' || bbalance || ',' || coalesce(filler, 'NULL'), ';' order by bid))
+       from pgbench_branches),
+    (select count(*) from pgbench_history)";
+
+#[tokio::test]
+async fn schema_and_rows_match_pgbench_init_and_check_ready_accepts_pgbench_data() {
+    let home = temp_home();
+    let inst = start_instance(&home, "pgb-schema");
+    create_db(&inst, "ref");
+    create_db(&inst, "tb");
+    pgbench(&inst, "ref", &["-i", "-q", "-s", "2"]);
+    Workload::prepare(&plan(&inst, "tb", 2, 3, false), &target(&inst, "tb"))
+        .await
+        .unwrap();
+
+    let expected = sql(&inst, "ref", SCHEMA);
+    assert!(expected.contains("pgbench_accounts_pkey"), "{expected}");
+    assert_eq!(sql(&inst, "tb", SCHEMA), expected);
+    assert_eq!(sql(&inst, "tb", CONTENT), sql(&inst, "ref", CONTENT));
+
+    assert_eq!(check_ready(&inst, "ref").await.unwrap(), 2);
+
+    create_db(&inst, "empty");
+    match check_ready(&inst, "empty").await {
+        Err(WorkloadError::NotPrepared(m)) => assert!(m.contains("tidebench prepare"), "{m}"),
+        other => panic!("expected NotPrepared, got {other:?}"),
+    }
+    psql(&inst, "ref", "delete from pgbench_branches");
+    assert!(matches!(
+        check_ready(&inst, "ref").await,
+        Err(WorkloadError::NotPrepared(_))
+    ));
+    psql(&inst, "ref", "drop table pgbench_history");
+    match check_ready(&inst, "ref").await {
+        Err(WorkloadError::NotPrepared(m)) => assert!(m.contains("pgbench_history"), "{m}"),
+        other => panic!("expected NotPrepared, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn reloading_needs_force_and_replaces_tables_whole() {
+    let home = temp_home();
+    let inst = start_instance(&home, "pgb-force");
+    create_db(&inst, "tb");
+    let t = target(&inst, "tb");
+
+    // One job: the COPY FREEZE path.
+    Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t)
+        .await
+        .unwrap();
+    match Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t).await {
+        Err(WorkloadError::AlreadyPrepared(m)) => assert!(m.contains("--force"), "{m}"),
+        other => panic!("expected AlreadyPrepared, got {other:?}"),
+    }
+
+    // Leftovers: changed data, and a staging table of an interrupted load.
+    psql(
+        &inst,
+        "tb",
+        "update pgbench_accounts set abalance = 7 where aid = 1;
+         create table pgbench_accounts__loading (junk int)",
+    );
+    Workload::prepare(&plan(&inst, "tb", 2, 3, true), &t)
+        .await
+        .unwrap();
+    assert_eq!(
+        sql(&inst, "tb", ROW_RULES),
+        "2|20|200000|0|0|0|0|1-200000-200000"
+    );
+    assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
+    assert_eq!(
+        sql(
+            &inst,
+            "tb",
+            "select string_agg(conname, ',' order by conname) from pg_constraint
+              where conrelid in ('pgbench_accounts'::regclass, 'pgbench_tellers'::regclass,
+                                 'pgbench_branches'::regclass)"
+        ),
+        "pgbench_accounts_pkey,pgbench_branches_pkey,pgbench_tellers_pkey"
+    );
+    assert_eq!(check_ready(&inst, "tb").await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
+    let home = temp_home();
+    let inst = start_instance(&home, "pgb-cancel");
+    create_db(&inst, "tb");
+    let t = target(&inst, "tb");
+
+    // Dropping the future is what Ctrl-C does to a running prepare.
+    let cut = tokio::time::timeout(
+        Duration::from_millis(150),
+        Workload::prepare(&plan(&inst, "tb", 5, 2, false), &t),
+    )
+    .await;
+    assert!(cut.is_err(), "scale 5 should take longer than 150 ms");
+    assert_eq!(
+        sql(
+            &inst,
+            "tb",
+            "select count(*) from pg_class where relname in
+               ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history')"
+        ),
+        "0"
+    );
+    assert!(matches!(
+        check_ready(&inst, "tb").await,
+        Err(WorkloadError::NotPrepared(_))
+    ));
+
+    // No --force needed: only staging tables were left, and they are cleaned up.
+    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &t)
+        .await
+        .unwrap();
+    assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
+    assert_eq!(check_ready(&inst, "tb").await.unwrap(), 1);
+}
+
+/// History rows and the sums of the three balance columns.
+const TOTALS: &str = "select (select count(*) from pgbench_history),
+    (select sum(abalance) from pgbench_accounts), (select sum(tbalance) from pgbench_tellers),
+    (select sum(bbalance) from pgbench_branches)";
+
+fn totals(inst: &Instance) -> [i64; 4] {
+    let line = sql(inst, "tb", TOTALS);
+    let v: Vec<i64> = line.split('|').map(|x| x.parse().unwrap()).collect();
+    [v[0], v[1], v[2], v[3]]
+}
+
+#[tokio::test]
+async fn each_script_runs_through_pgwire_on_every_protocol() {
+    let home = temp_home();
+    let inst = start_instance(&home, "pgb-wire");
+    create_db(&inst, "tb");
+    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
+        .await
+        .unwrap();
+    let mut conn = pgwire::Connection::connect(&inst.connect_params("tb"))
+        .await
+        .unwrap();
+    let mut rng = tidebench::workload::Rng::seed_from_u64(7);
+
+    for protocol in [
+        pgwire::Protocol::Simple,
+        pgwire::Protocol::Extended,
+        pgwire::Protocol::Prepared,
+    ] {
+        // Twice each, so Prepared reuses its statements.
+        for _ in 0..2 {
+            for name in [
+                WorkloadName::Tpcb,
+                WorkloadName::SimpleUpdate,
+                WorkloadName::SelectOnly,
+            ] {
+                let w = Workload::new(name, 1);
+                let txn = w.draw_txn(&mut rng);
+                let args = w.draw_args(txn, &mut rng);
+                let tidebench::workload::TxnArgs::Pgbench(a) = args.clone();
+                let before = totals(&inst);
+                let end = w.execute(&mut conn, protocol, txn, &args).await;
+                assert_eq!(end.unwrap(), TxnEnd::Committed, "{name:?} on {protocol:?}");
+                assert_eq!(conn.tx_status(), pgwire::TxStatus::Idle);
+                let after = totals(&inst);
+                let expected = match name {
+                    WorkloadName::Tpcb => [
+                        before[0] + 1,
+                        before[1] + a.delta,
+                        before[2] + a.delta,
+                        before[3] + a.delta,
+                    ],
+                    WorkloadName::SimpleUpdate => {
+                        [before[0] + 1, before[1] + a.delta, before[2], before[3]]
+                    }
+                    WorkloadName::SelectOnly => before,
+                };
+                assert_eq!(after, expected, "{name:?} on {protocol:?} with {a:?}");
+                if name != WorkloadName::SelectOnly {
+                    // The history row carries the drawn values, as pgbench's INSERT does.
+                    let q = format!(
+                        "select count(*) from pgbench_history where tid = {} and bid = {} and aid = {} and delta = {}",
+                        a.tid, a.bid, a.aid, a.delta
+                    );
+                    assert_ne!(sql(&inst, "tb", &q), "0", "{name:?} on {protocol:?}");
+                }
+            }
+        }
+    }
+    conn.close().await;
+}

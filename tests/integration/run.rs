@@ -1,0 +1,242 @@
+//! `tidebench run` end to end against real instances: the client's count agrees with the
+//! server's, results files parse and carry their schema version, Ctrl-C leaves a valid,
+//! incomplete results dir, and passwords never reach a file.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crate::support;
+
+fn tb(home: &support::TempHome, args: &[&str]) -> Output {
+    support::tidebench(home)
+        .args(args)
+        .output()
+        .expect("the tidebench binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let raw = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&raw).expect("summary.json is JSON")
+}
+
+fn prepare(home: &support::TempHome, target: &str) {
+    let o = tb(
+        home,
+        &[
+            "prepare",
+            "--workload",
+            "tpcb",
+            "--scale",
+            "1",
+            "--target",
+            target,
+        ],
+    );
+    assert!(o.status.success(), "prepare failed: {}", text(&o));
+}
+
+#[test]
+fn committed_count_equals_server_xact_commit_delta() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "agree");
+    prepare(&home, "instance:agree");
+    let out = home.path().join("res-agree");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            "instance:agree",
+            "-c",
+            "2",
+            "-T",
+            "3",
+            "-P",
+            "1",
+            "--interval",
+            "1s",
+            "--seed",
+            "42",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "run failed: {}", text(&o));
+    assert!(
+        text(&o).contains("progress:"),
+        "progress lines shown: {}",
+        text(&o)
+    );
+
+    let s = read_json(&out.join("summary.json"));
+    assert_eq!(s["schema_version"], 1);
+    assert_eq!(s["complete"], true);
+    let committed = s["totals"]["committed"].as_i64().unwrap();
+    assert!(committed > 50, "a 3 s run commits something: {committed}");
+    assert_eq!(s["totals"]["failed"], 0);
+    let server = &s["server"][0];
+    assert_eq!(
+        server["xact_commit_delta"].as_i64().unwrap(),
+        committed,
+        "client count must equal the server's xact_commit delta: {s}"
+    );
+    let lat = &s["totals"]["latency_ms"];
+    assert!(lat["p50"].as_f64().unwrap() <= lat["p99"].as_f64().unwrap());
+
+    let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.contains("interval_start_s") && header.contains("tps"),
+        "{header}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert!(rows.len() >= 3, "one row per 1 s interval: {csv}");
+
+    let runtime: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out.join("runtime.toml")).unwrap())
+            .expect("runtime.toml is TOML");
+    assert_eq!(runtime["schema_version"].as_integer(), Some(1));
+    assert_eq!(runtime["plan"]["seed"].as_integer(), Some(42));
+    assert!(std::fs::metadata(out.join("latency.hlog")).unwrap().len() > 0);
+    assert!(!home.path().join("res-agree.partial").exists());
+}
+
+#[test]
+fn runs_on_data_loaded_by_pgbench() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "pgbi");
+    let dsn = inst.dsn("tidebench");
+    let o = std::process::Command::new(support::pgbench_path(&inst))
+        .args(["-i", "-q", "-s", "1", &dsn])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "pgbench -i: {}", text(&o));
+    let out = home.path().join("res-pgbi");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            "-S",
+            "--target",
+            &dsn,
+            "-c",
+            "2",
+            "-T",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "run failed: {}", text(&o));
+    let s = read_json(&out.join("summary.json"));
+    let committed = s["totals"]["committed"].as_i64().unwrap();
+    assert!(committed > 100);
+    assert_eq!(
+        s["server"][0]["xact_commit_delta"].as_i64().unwrap(),
+        committed
+    );
+    drop(inst);
+}
+
+#[test]
+fn sigint_stops_quickly_and_leaves_incomplete_valid_results() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "intr");
+    prepare(&home, "instance:intr");
+    let out = home.path().join("res-intr");
+    let child = support::tidebench(&home)
+        .args([
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            "instance:intr",
+            "-c",
+            "2",
+            "-T",
+            "60",
+        ])
+        .args(["--interval", "1s", "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    let sent = Instant::now();
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    assert!(took < Duration::from_secs(5), "stopped in {took:?}");
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let s = read_json(&out.join("summary.json"));
+    assert_eq!(s["complete"], false);
+    assert!(s["totals"]["committed"].as_i64().unwrap() > 0);
+    assert!(s["duration_s"].as_f64().unwrap() < 30.0);
+    let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+    assert!(csv.lines().count() >= 3, "{csv}");
+    toml::from_str::<toml::Value>(&std::fs::read_to_string(out.join("runtime.toml")).unwrap())
+        .unwrap();
+}
+
+#[test]
+fn no_password_reaches_results_or_terminal() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "secret");
+    prepare(&home, "instance:secret");
+    support::psql(
+        &inst,
+        "tidebench",
+        "CREATE ROLE alice LOGIN SUPERUSER PASSWORD 'Sup3rSecretPw' IN ROLE tidebench_password",
+    );
+    let dsn = format!(
+        "postgresql://alice:Sup3rSecretPw@127.0.0.1:{}/tidebench",
+        inst.port
+    );
+    let out = home.path().join("res-secret");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            "-S",
+            "--target",
+            &dsn,
+            "-c",
+            "1",
+            "-T",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "run with password failed: {}", text(&o));
+    assert!(!text(&o).contains("Sup3rSecretPw"));
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let found = bytes.windows(13).any(|w| w == b"Sup3rSecretPw");
+        assert!(!found, "password found in {}", path.display());
+    }
+    // A wrong password is a setup error with the server's reason.
+    let bad = format!("postgresql://alice:wrong@127.0.0.1:{}/tidebench", inst.port);
+    let o = tb(&home, &["run", "-S", "--target", &bad, "-T", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("password authentication failed"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("wrong@"), "{}", text(&o));
+}
