@@ -7,6 +7,7 @@
 
 pub mod client;
 pub mod collector;
+pub mod deck;
 pub mod progress;
 pub mod schedule;
 pub mod shard;
