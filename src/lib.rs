@@ -7,6 +7,7 @@ pub mod config;
 pub mod driver;
 pub mod instance;
 pub mod metrics;
+pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sampler;

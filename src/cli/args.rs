@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{ProtocolName, RawRun, WorkloadName};
+use crate::config::{ProtocolName, RawRun, RunSource, WorkloadName};
 
 use super::instance_cmd::InstanceCommand;
 
@@ -31,6 +31,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process, so the size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a benchmark (from flags, a TOML file, or both: flags override the file)
@@ -41,6 +43,10 @@ pub enum Command {
     /// Manage local PostgreSQL instances (the emulated VMs)
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// List the built-in run presets (use with `run --preset NAME`)
+    Presets,
+    /// Re-aggregate a finished run from its results dir, or dump its mix log
+    Report(ReportArgs),
 }
 
 const RUN_AFTER_HELP: &str = "\
@@ -60,8 +66,32 @@ Example config file (tidebench run bench.toml):
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// TOML file describing the run (keys as the long flags, e.g. clients = 8)
+    /// TOML file describing the run (keys as the long flags, e.g. clients = 8; groups and phases)
     pub config: Option<PathBuf>,
+    /// A built-in run (see `tidebench presets`): tpcv-elastic, consolidation-2db, demo
+    #[arg(long, conflicts_with = "config")]
+    pub preset: Option<String>,
+    /// Set every phase's length (presets use the papers' 10-12 minute phases)
+    #[arg(long, allow_hyphen_values = true)]
+    pub phase_duration: Option<String>,
+    /// Repeat the phase list this many times [default: 1]
+    #[arg(long)]
+    pub iterations: Option<u32>,
+    /// Run the first phase's load this long before measuring [default: 0s]
+    #[arg(long, allow_hyphen_values = true)]
+    pub ramp_up: Option<String>,
+    /// Run the last phase's load this long after measuring [default: 0s]
+    #[arg(long, allow_hyphen_values = true)]
+    pub ramp_down: Option<String>,
+    /// TPC-V style polling block every period, 0 to turn it off [default: 10s with several groups or phases]
+    #[arg(long, allow_hyphen_values = true)]
+    pub poll: Option<String>,
+    /// Cards per target deck [default: the smallest deck that holds the shares exactly]
+    #[arg(long)]
+    pub deck_size: Option<u32>,
+    /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
+    #[arg(long)]
+    pub mix_log: bool,
     /// Workload: tpcb, select-only or simple-update
     #[arg(short = 'w', long, value_enum)]
     pub workload: Option<WorkloadName>,
@@ -133,12 +163,34 @@ impl RunArgs {
             interval: self.interval.clone(),
             seed: self.seed,
             out: self.out.clone(),
+            iterations: self.iterations,
+            ramp_up: self.ramp_up.clone(),
+            ramp_down: self.ramp_down.clone(),
+            deck_size: self.deck_size,
+            poll: self.poll.clone(),
+            mix_log: self.mix_log.then_some(true),
+            phase_duration: self.phase_duration.clone(),
+            ..RawRun::default()
+        }
+    }
+
+    /// Where the file settings come from.
+    pub fn source(&self) -> RunSource<'_> {
+        match (&self.config, &self.preset) {
+            (Some(path), _) => RunSource::File(path),
+            (None, Some(name)) => RunSource::Preset(name),
+            (None, None) => RunSource::None,
         }
     }
 }
 
 #[derive(Debug, Args)]
 pub struct PrepareArgs {
+    /// A run file: prepare every set of every group it names
+    pub config: Option<PathBuf>,
+    /// A built-in run (see `tidebench presets`): prepare its groups
+    #[arg(long, conflicts_with = "config")]
+    pub preset: Option<String>,
     /// Workload whose tables to load (select-only and simple-update use tpcb's tables)
     #[arg(short = 'w', long, value_enum)]
     pub workload: Option<WorkloadName>,
@@ -154,6 +206,21 @@ pub struct PrepareArgs {
     /// Drop and reload tables that already exist
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results dir written by `tidebench run`
+    pub dir: PathBuf,
+    /// Re-aggregate by any of: type, group, set, iteration, phase, target (comma-separated)
+    #[arg(long, value_delimiter = ',', default_value = "group,phase")]
+    pub by: Vec<String>,
+    /// Include ramp-up and ramp-down (unmeasured) rows
+    #[arg(long)]
+    pub all: bool,
+    /// Print the merged per-transaction mix log as CSV instead (runs with --mix-log)
+    #[arg(long)]
+    pub mix_log: bool,
 }
 
 #[cfg(test)]

@@ -1,58 +1,76 @@
-//! What a finished run prints on the terminal: pgbench's summary block, plus the server's count.
+//! What the terminal shows after a run (pgbench's summary block, plus groups and phases when
+//! there are several, and the server's count), and the list of presets.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::config::presets::PRESETS;
 use crate::results::Summary;
 
-/// The end-of-run summary, pgbench-like, as lines of text.
-pub fn run_summary(s: &Summary, dir: &Path, target: &str, scale: u32) -> String {
+/// The end-of-run summary as lines of text.
+pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     let t = &s.totals;
     let mut out = String::new();
-    let state = if s.complete {
-        "complete"
-    } else {
-        "INTERRUPTED (complete: false)"
-    };
-    out.push_str(&format!(
-        "workload: {}  scale: {scale}  target: {target}\n",
-        s.workload
-    ));
-    out.push_str(&format!("duration: {:.1} s ({state})\n", s.duration_s));
-    out.push_str(&format!(
-        "transactions: {} ({} committed, {} expected rollbacks, {} failed, {} retried)\n",
+    let state = if s.complete { "complete" } else { "INTERRUPTED (complete: false)" };
+    let scales: Vec<String> = scales.iter().map(u32::to_string).collect();
+    let _ = writeln!(out, "workload: {}  scale: {}  targets: {}", s.workload, scales.join("/"), s.target_names.len());
+    let _ = writeln!(out, "measured: {:.1} s of {:.1} s ({state})", s.duration_s, s.elapsed_s);
+    let _ = writeln!(
+        out,
+        "transactions: {} ({} committed, {} expected rollbacks, {} failed, {} retried)",
         t.total, t.committed, t.expected_rollback, t.failed, t.retried
-    ));
+    );
     if t.failed > 0 {
         let f = &t.failed_by_class;
-        out.push_str(&format!(
-            "failed by class: serialization {} deadlock {} connection {} timeout {} other {}\n",
+        let _ = writeln!(
+            out,
+            "failed by class: serialization {} deadlock {} connection {} timeout {} other {}",
             f.serialization, f.deadlock, f.connection, f.timeout, f.other
-        ));
+        );
     }
-    out.push_str(&format!("tps: {:.1}\n", t.tps));
+    let _ = writeln!(out, "tps: {:.1}", t.tps);
     if let Some(l) = &t.latency_ms {
-        out.push_str(&format!(
-            "latency ms: mean {:.3}  p50 {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}\n",
+        let _ = writeln!(
+            out,
+            "latency ms: mean {:.3}  p50 {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}",
             l.mean, l.p50, l.p95, l.p99, l.max
-        ));
+        );
     }
     if let Some(l) = &t.lag_ms {
-        out.push_str(&format!(
-            "schedule lag ms: mean {:.3}  p95 {:.3}  max {:.3}\n",
-            l.mean, l.p95, l.max
-        ));
+        let _ = writeln!(out, "schedule lag ms: mean {:.3}  p95 {:.3}  max {:.3}", l.mean, l.p95, l.max);
+    }
+    if s.groups.len() > 1 {
+        let _ = writeln!(out, "{:<12} {:>10} {:>10} {:>10} {:>10}", "group", "share %", "target %", "tps", "p95 ms");
+        for g in &s.groups {
+            let _ = writeln!(
+                out,
+                "{:<12} {:>10.2} {:>10} {:>10.1} {:>10}",
+                g.group,
+                g.achieved_share,
+                g.configured_share.map_or("-".to_string(), |c| format!("{c:.2}")),
+                g.stats.tps,
+                g.stats.latency_ms.as_ref().map_or("-".to_string(), |l| format!("{:.3}", l.p95))
+            );
+        }
     }
     for d in &s.server {
-        let verdict = if d.xact_commit_delta == t.committed as i64 {
-            "agrees"
-        } else {
-            "differs"
-        };
-        out.push_str(&format!(
-            "server: {} xact_commit +{} ({verdict} with {} committed)\n",
-            d.dbname, d.xact_commit_delta, t.committed
-        ));
+        let verdict = if d.xact_commit_delta == d.client_committed { "agrees" } else { "differs" };
+        let _ = writeln!(
+            out,
+            "server: {} xact_commit +{} ({verdict} with {} committed by tidebench over the run)",
+            d.dbname, d.xact_commit_delta, d.client_committed
+        );
     }
-    out.push_str(&format!("results: {}\n", dir.display()));
+    let _ = writeln!(out, "results: {}", dir.display());
+    out
+}
+
+/// `tidebench presets`: one line each.
+pub fn presets() -> String {
+    let mut out = String::new();
+    for p in PRESETS {
+        let _ = writeln!(out, "{:<18} {}", p.name, p.description);
+    }
+    out.push_str("\nrun one with `tidebench prepare --preset NAME` then `tidebench run --preset NAME [--phase-duration 10s]`\n");
     out
 }

@@ -47,6 +47,11 @@ fn dispatch(command: Command) -> Result<u8, CliError> {
         Command::Run(args) => run(args, &home),
         Command::Prepare(args) => prepare(args, &home),
         Command::Instance(cmd) => instance_cmd::run(cmd, &home).map(|()| 0),
+        Command::Presets => {
+            print!("{}", console::presets());
+            Ok(0)
+        }
+        Command::Report(args) => report(args),
     }
 }
 
@@ -63,60 +68,115 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))
 }
 
-fn run(args: args::RunArgs, home: &Home) -> Result<u8, CliError> {
-    let seed = SystemTime::now()
+fn seed_from_clock() -> u64 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1);
-    let plan = config::build_run_plan(args.config.as_deref(), args.to_raw(), cores(), seed)?;
+        .unwrap_or(1)
+}
+
+fn run(args: args::RunArgs, home: &Home) -> Result<u8, CliError> {
+    let plan = config::build_run_plan(args.source(), args.to_raw(), cores(), seed_from_clock())?;
     let rt = runtime()?;
     let stop = Stop::new();
     rt.spawn(stop.clone().on_signals());
     let outcome = rt
         .block_on(crate::runner::run(plan, home, stop.clone()))
         .map_err(|e| CliError::usage(e.to_string()))?;
-    print!(
-        "{}",
-        console::run_summary(
-            &outcome.summary,
-            &outcome.dir,
-            &outcome.target_label,
-            outcome.scale
-        )
-    );
-    Ok(if outcome.summary.complete {
-        0
-    } else {
-        EXIT_INTERRUPTED
-    })
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    print!("{}", console::run_summary(&outcome.summary, &outcome.dir, &outcome.scales));
+    Ok(if outcome.summary.complete { 0 } else { EXIT_INTERRUPTED })
+}
+
+/// Every distinct target of the plan, with the workload and scale to prepare there.
+fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, CliError> {
+    let from_run = args.config.is_some() || args.preset.is_some();
+    if !from_run {
+        let plan = config::validate_prepare(
+            args.workload,
+            args.scale,
+            args.target.as_deref(),
+            args.jobs,
+            args.force,
+            cores(),
+        )?;
+        return Ok(vec![plan]);
+    }
+    if args.workload.is_some() || args.scale.is_some() || args.target.is_some() {
+        return Err(CliError::usage(
+            "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
+        ));
+    }
+    let source = match (&args.config, &args.preset) {
+        (Some(p), _) => config::RunSource::File(p),
+        (None, Some(n)) => config::RunSource::Preset(n),
+        (None, None) => config::RunSource::None,
+    };
+    let run = config::build_run_plan(source, config::RawRun::default(), cores(), 1)?;
+    let jobs = match args.jobs {
+        Some(0) => return Err(CliError::usage("jobs must be at least 1 (--jobs / -j)")),
+        Some(j) => j,
+        None => cores(),
+    };
+    let mut plans: Vec<config::PreparePlan> = Vec::new();
+    for g in &run.groups {
+        for set in &g.sets {
+            if plans.iter().any(|p| p.target == set.oltp) {
+                continue;
+            }
+            plans.push(config::PreparePlan {
+                workload: g.workload,
+                scale: g.scale.unwrap_or(1),
+                target: set.oltp.clone(),
+                jobs,
+                force: args.force,
+            });
+        }
+    }
+    Ok(plans)
 }
 
 fn prepare(args: args::PrepareArgs, home: &Home) -> Result<u8, CliError> {
-    let plan = config::validate_prepare(
-        args.workload,
-        args.scale,
-        args.target.as_deref(),
-        args.jobs,
-        args.force,
-        cores(),
-    )?;
+    let plans = prepare_plans(&args)?;
     let rt = runtime()?;
     let stop = Stop::new();
     rt.spawn(stop.clone().on_signals());
     rt.block_on(async {
-        let target = crate::runner::resolve_target(&plan.target, home)
-            .await
-            .map_err(|e| CliError::usage(e.to_string()))?;
-        tokio::select! {
-            done = Workload::prepare(&plan, &target) => match done {
-                Ok(()) => Ok(0),
-                Err(WorkloadError::Interrupted) => Ok(EXIT_INTERRUPTED),
-                Err(e) => Err(CliError::usage(format!("prepare on '{}': {e}", target.label))),
-            },
-            _ = stop.wait() => {
-                eprintln!("prepare interrupted: no table was left looking complete; run prepare again");
-                Ok(EXIT_INTERRUPTED)
+        for plan in &plans {
+            let target = crate::runner::resolve_target(&plan.target, home)
+                .await
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            tokio::select! {
+                done = Workload::prepare(plan, &target) => match done {
+                    Ok(()) => {}
+                    Err(WorkloadError::Interrupted) => return Ok(EXIT_INTERRUPTED),
+                    Err(e) => return Err(CliError::usage(format!("prepare on '{}': {e}", target.label))),
+                },
+                _ = stop.wait() => {
+                    eprintln!("prepare interrupted: no table was left looking complete; run prepare again");
+                    return Ok(EXIT_INTERRUPTED);
+                }
             }
         }
+        Ok(0)
     })
+}
+
+fn report(args: args::ReportArgs) -> Result<u8, CliError> {
+    if args.mix_log {
+        let csv = crate::report::mixlog::merged_csv(&args.dir).map_err(CliError::usage)?;
+        print!("{csv}");
+        return Ok(0);
+    }
+    let dims = args
+        .by
+        .iter()
+        .map(|d| crate::report::Dim::parse(d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::usage)?;
+    let table = crate::report::aggregate(&args.dir, &dims, args.all).map_err(CliError::usage)?;
+    print!("{table}");
+    Ok(0)
 }

@@ -4,15 +4,19 @@
 //! saying the same compile into the same Plan.
 
 pub mod duration;
+pub mod groups;
 pub mod plan;
+pub mod presets;
 pub mod target;
+pub mod timeline;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use toml::Spanned;
 
-pub use plan::{PreparePlan, ProtocolName, RunPlan, WorkloadName};
+pub use plan::{DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan, WorkloadName};
 pub use target::TargetSpec;
 
 /// A configuration problem, always naming where it is and how to fix it.
@@ -51,10 +55,32 @@ pub struct RawRun {
     pub interval: Option<String>,
     pub seed: Option<u64>,
     pub out: Option<PathBuf>,
+    pub mode: Option<DriveMode>,
+    pub iterations: Option<u32>,
+    pub ramp_up: Option<String>,
+    pub ramp_down: Option<String>,
+    pub measure: Option<RawMeasure>,
+    pub deck_size: Option<u32>,
+    pub poll: Option<String>,
+    pub mix_log: Option<bool>,
+    /// Sets every phase's duration (presets are written for 12-minute phases).
+    pub phase_duration: Option<String>,
+    #[serde(default)]
+    pub group: Vec<Spanned<groups::RawGroup>>,
+    #[serde(default)]
+    pub phase: Vec<Spanned<groups::RawPhase>>,
+}
+
+/// The measured window: phases counted over all iterations from 1.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMeasure {
+    pub first: u32,
+    pub count: u32,
 }
 
 impl RawRun {
-    /// Values set in `over` win; the rest come from `self`.
+    /// Values set in `over` win; the rest come from `self`. Groups and phases come only from files.
     pub fn overlay(self, over: RawRun) -> RawRun {
         RawRun {
             workload: over.workload.or(self.workload),
@@ -70,6 +96,17 @@ impl RawRun {
             interval: over.interval.or(self.interval),
             seed: over.seed.or(self.seed),
             out: over.out.or(self.out),
+            mode: over.mode.or(self.mode),
+            iterations: over.iterations.or(self.iterations),
+            ramp_up: over.ramp_up.or(self.ramp_up),
+            ramp_down: over.ramp_down.or(self.ramp_down),
+            measure: over.measure.or(self.measure),
+            deck_size: over.deck_size.or(self.deck_size),
+            poll: over.poll.or(self.poll),
+            mix_log: over.mix_log.or(self.mix_log),
+            phase_duration: over.phase_duration.or(self.phase_duration),
+            group: if over.group.is_empty() { self.group } else { over.group },
+            phase: if over.phase.is_empty() { self.phase } else { over.phase },
         }
     }
 }
@@ -81,94 +118,208 @@ pub mod defaults {
     pub const MAX_TRIES: u32 = 1;
     pub const PROGRESS: &str = "5s";
     pub const INTERVAL: &str = "30s";
+    pub const POLL: &str = "10s";
 }
 
-/// Reads a TOML run file (if any), lays the flags over it, and validates the result.
+/// Where a run's file settings come from: a file on disk, a built-in preset, or nothing.
+pub enum RunSource<'a> {
+    None,
+    File(&'a Path),
+    Preset(&'a str),
+}
+
+/// Reads the run file or preset (if any), lays the flags over it, and validates the result.
 /// `cores` decides the default number of driver threads.
 pub fn build_run_plan(
-    file: Option<&Path>,
+    source: RunSource,
     flags: RawRun,
     cores: u32,
     default_seed: u64,
 ) -> Result<RunPlan, ConfigError> {
-    let from_file = match file {
-        Some(path) => read_toml::<RawRun>(path)?,
-        None => RawRun::default(),
+    let (file, text) = match source {
+        RunSource::None => (String::from("flags"), String::new()),
+        RunSource::File(path) => {
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                file: file.clone(),
+                source,
+            })?;
+            (file, text)
+        }
+        RunSource::Preset(name) => {
+            let preset = presets::find(name).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "no preset named '{name}'; `tidebench presets` lists them ({})",
+                    presets::names().join(", ")
+                ))
+            })?;
+            (format!("preset {name}"), preset.toml.to_string())
+        }
     };
-    validate_run(from_file.overlay(flags), cores, default_seed)
+    let from_file: RawRun = parse_toml(&file, &text)?;
+    let src = groups::Source { file: &file, text: &text };
+    validate_run(&src, from_file.overlay(flags), cores, default_seed)
 }
 
 /// Validates raw run settings into a Plan; every message names the setting and the fix.
-pub fn validate_run(raw: RawRun, cores: u32, default_seed: u64) -> Result<RunPlan, ConfigError> {
+pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed: u64) -> Result<RunPlan, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
-    let workload = raw.workload.ok_or_else(|| {
-        invalid("no workload given; use --workload tpcb|select-only|simple-update (or `workload = \"tpcb\"` in the config file)".into())
-    })?;
+    let shared = raw.mode.unwrap_or(DriveMode::Shared) == DriveMode::Shared;
+    let phase_duration = match raw.phase_duration.as_deref() {
+        Some(t) => Some(duration::parse_duration(t).map_err(|m| invalid(format!("phase-duration: {m}")))?),
+        None => None,
+    };
+    let (groups, phases) = if raw.group.is_empty() {
+        single_group(&raw, phase_duration)?
+    } else {
+        if raw.workload.is_some() || raw.target.is_some() || raw.scale.is_some() {
+            return Err(invalid(format!(
+                "{}: --workload, --target and --scale describe a one-group run; this run has [[group]] tables, set them there",
+                src.file
+            )));
+        }
+        if raw.duration.is_some() && phase_duration.is_none() {
+            return Err(invalid(format!(
+                "{}: --duration applies to one-phase runs; use --phase-duration to change every phase's length",
+                src.file
+            )));
+        }
+        let g = groups::groups(src, &raw.group)?;
+        let p = groups::phases(src, &raw.phase, &g, shared, phase_duration)?;
+        (g, p)
+    };
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
     if clients == 0 {
-        return Err(invalid(
-            "clients must be at least 1 (--clients / -c)".into(),
-        ));
+        return Err(invalid("clients must be at least 1 (--clients / -c)".into()));
     }
+    let most_clients = if shared {
+        clients
+    } else {
+        (0..groups.len())
+            .map(|g| phases.iter().map(|p| p.groups[g].clients).max().unwrap_or(0))
+            .sum()
+    };
+    let jobs = match raw.jobs {
+        Some(0) => return Err(invalid("jobs must be at least 1 (--jobs / -j)".into())),
+        Some(j) => j.min(most_clients.max(1)),
+        None => cores.max(1).min(most_clients.max(1)),
+    };
+    let progress = parse_setting("progress", raw.progress.as_deref(), defaults::PROGRESS)?;
+    let poll_default = if groups.len() > 1 || phases.len() > 1 { defaults::POLL } else { "0s" };
+    let poll = parse_setting("poll", raw.poll.as_deref(), poll_default)?;
+    let interval = parse_setting("interval", raw.interval.as_deref(), defaults::INTERVAL)?;
+    if interval < Duration::from_secs(1) || interval.subsec_nanos() != 0 {
+        return Err(invalid("interval must be a whole number of seconds, at least 1s (--interval)".into()));
+    }
+    for (key, d) in [("progress", progress), ("poll", poll)] {
+        if !d.is_zero() && (d < Duration::from_secs(1) || d.subsec_nanos() != 0) {
+            return Err(invalid(format!("{key} must be 0 (off) or a whole number of seconds (--{key})")));
+        }
+    }
+    let ramp_up = parse_setting("ramp_up", raw.ramp_up.as_deref(), "0s")?;
+    let ramp_down = parse_setting("ramp_down", raw.ramp_down.as_deref(), "0s")?;
+    for (key, d) in [("ramp_up", ramp_up), ("ramp_down", ramp_down)] {
+        if d.subsec_nanos() != 0 {
+            return Err(invalid(format!("{key} must be a whole number of seconds")));
+        }
+    }
+    if let Some(rate) = raw.rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(invalid(format!("rate {rate} is not a positive number of transactions per second (--rate / -R)")));
+        }
+        if !shared {
+            return Err(invalid("--rate is the shared pool's total; in independent mode give each group a rate per phase".into()));
+        }
+    }
+    let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
+    if max_tries == 0 {
+        return Err(invalid("max-tries must be at least 1 (1 = no retries)".into()));
+    }
+    let iterations = raw.iterations.unwrap_or(1);
+    if iterations == 0 {
+        return Err(invalid("iterations must be at least 1".into()));
+    }
+    let total_phases = iterations * phases.len() as u32;
+    let (measure_first, measure_count) = match raw.measure {
+        None => (1, total_phases),
+        Some(m) => {
+            if m.first == 0 || m.count == 0 || m.first + m.count - 1 > total_phases {
+                return Err(invalid(format!(
+                    "measure = {{ first = {}, count = {} }} is outside the run's {total_phases} phases ({} per iteration x {iterations}); phases count from 1",
+                    m.first, m.count, phases.len()
+                )));
+            }
+            (m.first, m.count)
+        }
+    };
+    Ok(RunPlan {
+        mode: if shared { DriveMode::Shared } else { DriveMode::Independent },
+        groups,
+        phases,
+        iterations,
+        ramp_up,
+        ramp_down,
+        measure_first,
+        measure_count,
+        clients,
+        jobs,
+        protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
+        rate: raw.rate,
+        max_tries,
+        progress,
+        poll,
+        interval,
+        seed: raw.seed.unwrap_or(default_seed),
+        deck_size: raw.deck_size,
+        mix_log: raw.mix_log.unwrap_or(false),
+        out: raw.out,
+    })
+}
+
+/// The one group, one set, one phase of a flag-style run (`--workload tpcb --duration 30s`).
+fn single_group(raw: &RawRun, phase_duration: Option<Duration>) -> Result<(Vec<GroupPlan>, Vec<PhasePlan>), ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(m);
+    let workload = raw.workload.ok_or_else(|| {
+        invalid("no workload given; use --workload tpcb|select-only|simple-update, a run file with [[group]] tables, or --preset NAME".into())
+    })?;
     if raw.scale == Some(0) {
         return Err(invalid("scale must be at least 1 (--scale / -s)".into()));
     }
-    let jobs = match raw.jobs {
-        Some(0) => return Err(invalid("jobs must be at least 1 (--jobs / -j)".into())),
-        Some(j) => j.min(clients),
-        None => cores.max(1).min(clients),
+    if raw.mode == Some(DriveMode::Independent) {
+        return Err(invalid("mode = \"independent\" needs [[group]] and [[phase]] tables with clients per group".into()));
+    }
+    let duration = match phase_duration {
+        Some(d) => d,
+        None => parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?,
     };
-    let duration = parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?;
     if duration < Duration::from_secs(1) {
         return Err(invalid(format!(
             "duration {} is too short; runs last at least 1s (--duration / -T)",
             duration::format_duration(duration)
         )));
     }
-    let progress = parse_setting("progress", raw.progress.as_deref(), defaults::PROGRESS)?;
-    let interval = parse_setting("interval", raw.interval.as_deref(), defaults::INTERVAL)?;
-    if interval < Duration::from_secs(1) || interval.subsec_nanos() != 0 {
-        return Err(invalid(
-            "interval must be a whole number of seconds, at least 1s (--interval)".into(),
-        ));
-    }
-    if !progress.is_zero() && (progress < Duration::from_secs(1) || progress.subsec_nanos() != 0) {
-        return Err(invalid(
-            "progress must be 0 (off) or a whole number of seconds (--progress / -P)".into(),
-        ));
-    }
-    if let Some(rate) = raw.rate {
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(invalid(format!(
-                "rate {rate} is not a positive number of transactions per second (--rate / -R)"
-            )));
-        }
-    }
-    let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
-    if max_tries == 0 {
-        return Err(invalid(
-            "max-tries must be at least 1 (1 = no retries)".into(),
-        ));
-    }
     let target = match raw.target.as_deref() {
         Some(t) => TargetSpec::parse(t).map_err(|m| invalid(format!("target: {m}")))?,
         None => TargetSpec::default_instance(),
     };
-    Ok(RunPlan {
+    let group = GroupPlan {
+        name: workload.as_str().to_string(),
         workload,
         scale: raw.scale,
-        target,
-        clients,
-        jobs,
+        sets: vec![SetPlan { name: "1".into(), oltp: target }],
+    };
+    let phase = PhasePlan {
+        name: "run".into(),
         duration,
-        protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
-        rate: raw.rate,
-        max_tries,
-        progress,
-        interval,
-        seed: raw.seed.unwrap_or(default_seed),
-        out: raw.out,
-    })
+        groups: vec![PhaseGroup {
+            share: 100.0,
+            clients: 0,
+            think: Duration::ZERO,
+            rate: None,
+            mix: Vec::new(),
+        }],
+    };
+    Ok((vec![group], vec![phase]))
 }
 
 /// Validates `prepare` settings.
@@ -244,69 +395,4 @@ pub fn parse_toml<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Resul
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flags_and_file_compile_to_the_same_plan() {
-        let text = "workload = \"select-only\"\nclients = 8\nduration = \"10s\"\nseed = 7\n";
-        let file: RawRun = parse_toml("run.toml", text).unwrap();
-        let from_file = validate_run(file, 2, 1).unwrap();
-        let flags = RawRun {
-            workload: Some(WorkloadName::SelectOnly),
-            clients: Some(8),
-            duration: Some("10s".into()),
-            seed: Some(7),
-            ..RawRun::default()
-        };
-        let from_flags = validate_run(flags, 2, 1).unwrap();
-        assert_eq!(
-            toml::to_string(&from_file).unwrap(),
-            toml::to_string(&from_flags).unwrap()
-        );
-        assert_eq!(from_file.jobs, 2);
-        assert_eq!(from_file.protocol, ProtocolName::Prepared);
-    }
-
-    #[test]
-    fn unknown_key_names_file_and_line() {
-        let text = "workload = \"tpcb\"\n\nclinets = 4\n";
-        let err = parse_toml::<RawRun>("run.toml", text)
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("run.toml:3:"), "{err}");
-        assert!(err.contains("clinets"), "{err}");
-    }
-
-    #[test]
-    fn zero_and_negative_values_are_refused() {
-        let base = RawRun {
-            workload: Some(WorkloadName::Tpcb),
-            ..RawRun::default()
-        };
-        let zero_clients = RawRun {
-            clients: Some(0),
-            ..base.clone()
-        };
-        assert!(validate_run(zero_clients, 2, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("clients"));
-        let negative = RawRun {
-            duration: Some("-5s".into()),
-            ..base.clone()
-        };
-        assert!(validate_run(negative, 2, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("negative"));
-        let zero_scale = RawRun {
-            scale: Some(0),
-            ..base
-        };
-        assert!(validate_run(zero_scale, 2, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("scale"));
-    }
-}
+mod tests;

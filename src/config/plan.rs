@@ -21,6 +21,9 @@ pub enum WorkloadName {
     SimpleUpdate,
 }
 
+/// pgbench's three scripts run on the same tables, so a pgbench group can mix them.
+const PGBENCH_TXNS: &[&str] = &["tpcb", "select-only", "simple-update"];
+
 impl WorkloadName {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -28,6 +31,26 @@ impl WorkloadName {
             WorkloadName::SelectOnly => "select-only",
             WorkloadName::SimpleUpdate => "simple-update",
         }
+    }
+
+    /// Every transaction type a group of this workload can run (what a phase's `mix` may name).
+    /// The workload room uses the same names and indexes.
+    pub fn txn_types(self) -> &'static [&'static str] {
+        PGBENCH_TXNS
+    }
+
+    /// The transaction type run when no mix is given.
+    pub fn default_txn(self) -> usize {
+        match self {
+            WorkloadName::Tpcb => 0,
+            WorkloadName::SelectOnly => 1,
+            WorkloadName::SimpleUpdate => 2,
+        }
+    }
+
+    /// Workloads of one family share tables, so they may share a database.
+    pub fn family(self) -> &'static str {
+        "pgbench"
     }
 }
 
@@ -50,32 +73,118 @@ impl ProtocolName {
     }
 }
 
-/// A validated benchmark run.
+/// How clients are assigned to targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriveMode {
+    /// TPC-V: one pool of clients, each connected to every target, drawing (group, set) cards
+    /// from a deck made of the phase's shares.
+    Shared,
+    /// DBT-2 style: each group has its own clients; each phase sets every group's client count.
+    Independent,
+}
+
+/// One copy of a group's databases: the target of each role (for now only `oltp`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SetPlan {
+    pub name: String,
+    pub oltp: TargetSpec,
+}
+
+/// A group: its workload, the scale its data is prepared with, and its sets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GroupPlan {
+    pub name: String,
+    pub workload: WorkloadName,
+    /// Scale to prepare; `None` at run time means read it from the data (as pgbench does).
+    pub scale: Option<u32>,
+    pub sets: Vec<SetPlan>,
+}
+
+/// What one group gets in one phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseGroup {
+    /// Percent of all transactions (shared mode); the shares of a phase sum to 100.
+    pub share: f64,
+    /// Active clients (independent mode).
+    pub clients: u32,
+    /// Pause after each transaction (independent mode).
+    #[serde(with = "serde_duration")]
+    pub think: Duration,
+    /// Transactions per second over the group's active clients (independent mode).
+    pub rate: Option<f64>,
+    /// Weight per transaction type index of the group's workload; empty = the workload's own.
+    pub mix: Vec<(String, f64)>,
+}
+
+/// A stretch of time with fixed shares, client counts and mix.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhasePlan {
+    pub name: String,
+    #[serde(with = "serde_duration")]
+    pub duration: Duration,
+    /// One entry per group, in group order.
+    pub groups: Vec<PhaseGroup>,
+}
+
+/// A validated benchmark run. A flag-only run is one group with one set and one phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunPlan {
-    pub workload: WorkloadName,
-    /// Scale the data was prepared with; `None` means read it from the data (as pgbench does).
-    pub scale: Option<u32>,
-    pub target: TargetSpec,
+    pub mode: DriveMode,
+    pub groups: Vec<GroupPlan>,
+    pub phases: Vec<PhasePlan>,
+    /// Passes over the phase list.
+    pub iterations: u32,
+    /// Run with the first phase's settings before measuring.
+    #[serde(with = "serde_duration")]
+    pub ramp_up: Duration,
+    /// Run with the last phase's settings after measuring.
+    #[serde(with = "serde_duration")]
+    pub ramp_down: Duration,
+    /// Measured phases, counted over all iterations from 1: `[first, first + count)`.
+    pub measure_first: u32,
+    pub measure_count: u32,
+    /// Shared mode: the client pool.
     pub clients: u32,
     /// Driver threads; clients are sharded over them (pgbench's `-j`).
     pub jobs: u32,
-    #[serde(with = "serde_duration")]
-    pub duration: Duration,
     pub protocol: ProtocolName,
-    /// Total scheduled transactions per second over all clients (Poisson arrivals); `None` = as fast as possible.
+    /// Shared mode: total scheduled transactions per second over all clients (Poisson arrivals).
     pub rate: Option<f64>,
     /// Tries per transaction for serialization failures and deadlocks (1 = no retry).
     pub max_tries: u32,
     /// Live progress line period; zero turns it off.
     #[serde(with = "serde_duration")]
     pub progress: Duration,
+    /// Live polling block (TPC-V Fig. 6) period; zero turns it off.
+    #[serde(with = "serde_duration")]
+    pub poll: Duration,
     /// Reporting bucket of `intervals.csv` and `latency.hlog`.
     #[serde(with = "serde_duration")]
     pub interval: Duration,
     pub seed: u64,
-    /// Results dir; `None` means `./results/<UTC timestamp>-<workload>/`.
+    /// Cards per target deck; `None` = the smallest exact deck.
+    pub deck_size: Option<u32>,
+    /// Write every transaction to `mix-*.bin`.
+    pub mix_log: bool,
+    /// Results dir; `None` means `./results/<UTC timestamp>-<name>/`.
     pub out: Option<PathBuf>,
+}
+
+impl RunPlan {
+    /// The name used for the default results dir: the workload of a one-group run, else "mixed".
+    pub fn name(&self) -> &'static str {
+        match self.groups.as_slice() {
+            [g] => g.workload.as_str(),
+            _ => "elastic",
+        }
+    }
+
+    /// Planned length of the whole run, ramps included.
+    pub fn total_duration(&self) -> Duration {
+        let phases: Duration = self.phases.iter().map(|p| p.duration).sum();
+        self.ramp_up + phases * self.iterations + self.ramp_down
+    }
 }
 
 /// A validated data preparation.

@@ -1,8 +1,9 @@
-//! One client: a loop that owns its session, in the spirit of pgbench's client state machine:
-//! schedule → draw → start → (statement ⇄ wait)* → end; on error roll back, then retry with the
-//! same parameters (serialization failure, deadlock) up to `max_tries`, or count the failure by
-//! class and go on. A lost session is reopened with capped backoff; while the target is down
-//! each attempt counts as a `connection` failure, so a dead target never stalls the run.
+//! One client: a loop that owns its sessions, in the spirit of pgbench's client state machine:
+//! find the segment → (sleep while inactive) → schedule → draw a target card and a transaction
+//! card → start → (statement ⇄ wait)* → end; on error roll back, then retry with the same
+//! parameters (serialization failure, deadlock) up to `max_tries`, or count the failure by
+//! class and go on. A lost session is reopened with capped backoff; while a target is down its
+//! cards count as `connection` failures, so one dead target never stalls the run.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -10,134 +11,224 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::metrics::{ErrorClass, Outcome, Recorder};
-use crate::workload::{Rng, TxnEnd, Workload};
+use crate::workload::{ClientState, Rng, TxnArgs, TxnEnd};
 
+use super::deck::Deck;
+use super::layout::{ClientRole, Layout, Pace};
+use crate::metrics::mixlog::{MixLog, MixRecord};
 use super::schedule::Schedule;
+use super::session::Session;
 use super::stop::Stop;
-
-const BACKOFF_FIRST: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 /// What every client of a run shares.
 pub struct ClientShared {
-    pub workload: Workload,
+    pub layout: Layout,
     pub protocol: pgwire::Protocol,
-    pub params: pgwire::ConnectParams,
     pub max_tries: u32,
-    /// Number of transaction types: recorder key = target * types + txn.
+    /// Recorder key = (segment * targets + target) * txn_types + global txn.
     pub txn_types: usize,
-    pub target: usize,
     pub stop: Stop,
 }
 
 /// One client's own state.
 pub struct Client {
+    pub id: u32,
     pub shared: Arc<ClientShared>,
-    pub conn: Option<pgwire::Connection>,
-    pub rng: Rng,
-    pub schedule: Option<Schedule>,
-    pub recorder: Rc<RefCell<Recorder>>,
-    backoff: Duration,
-    next_connect: Option<Instant>,
-    /// Sessions opened after the first (each counts one transaction at the server).
-    pub reconnects: u64,
+    pub role: ClientRole,
+    /// Global target index of each session.
+    targets: Vec<usize>,
+    pub sessions: Vec<Session>,
+    /// Workload state per group (index = group).
+    states: Vec<ClientState>,
+    rng: Rng,
+    recorder: Rc<RefCell<Recorder>>,
+    mixlog: Option<Rc<RefCell<MixLog>>>,
+}
+
+/// The client's settings for the segment it is in.
+struct InSegment {
+    index: usize,
+    end: Instant,
+    active: bool,
+    deck: Deck<u16>,
+    mixes: Vec<Option<Deck<u8>>>,
+    pace: Pace,
 }
 
 impl Client {
     pub fn new(
+        id: u32,
         shared: Arc<ClientShared>,
-        conn: pgwire::Connection,
+        role: ClientRole,
+        sessions: Vec<Session>,
         rng: Rng,
-        schedule: Option<Schedule>,
         recorder: Rc<RefCell<Recorder>>,
+        mixlog: Option<Rc<RefCell<MixLog>>>,
     ) -> Client {
+        let layout = &shared.layout;
+        let targets = layout.client_targets(&role);
+        let states = layout
+            .groups
+            .iter()
+            .map(|g| g.workload.client_state(role.slot))
+            .collect();
         Client {
-            shared,
-            conn: Some(conn),
+            id,
+            role,
+            targets,
+            sessions,
+            states,
             rng,
-            schedule,
             recorder,
-            backoff: BACKOFF_FIRST,
-            next_connect: None,
-            reconnects: 0,
+            mixlog,
+            shared,
         }
     }
 
-    /// Runs transactions until `deadline` or the stop signal; returns the client for closing.
-    pub async fn run(mut self, deadline: Instant) -> Client {
+    fn enter(&self, index: usize, start: Instant) -> InSegment {
+        let layout = &self.shared.layout;
+        let seg = &layout.segments[index];
+        InSegment {
+            index,
+            end: start + seg.end,
+            active: layout.active(&self.role, seg.phase),
+            deck: layout.target_deck(&self.role, seg.phase),
+            mixes: (0..layout.groups.len()).map(|g| layout.mix_deck(seg.phase, g)).collect(),
+            pace: layout.pace(&self.role, seg.phase),
+        }
+    }
+
+    /// Runs transactions from `start` to the end of the last segment, or until the stop.
+    pub async fn run(mut self, start: Instant) -> Client {
         let shared = Arc::clone(&self.shared);
-        let workload = &shared.workload;
+        let layout = &shared.layout;
+        let Some(last) = layout.segments.last() else {
+            return self;
+        };
+        let deadline = start + last.end;
+        let mut seg = self.enter(0, start);
+        let mut schedule: Option<Schedule> = seg.pace.rate.map(|r| Schedule::new(start, r));
         loop {
-            let scheduled = match &mut self.schedule {
+            let now = Instant::now();
+            if now >= seg.end {
+                let mut next = seg.index + 1;
+                while next < layout.segments.len() && now >= start + layout.segments[next].end {
+                    next += 1;
+                }
+                if next >= layout.segments.len() {
+                    break;
+                }
+                seg = self.enter(next, start);
+                if !layout.pace_is_constant(&self.role) {
+                    let seg_start = start + layout.segments[next].start;
+                    schedule = seg.pace.rate.map(|r| Schedule::new(seg_start.max(now), r));
+                }
+            }
+            if shared.stop.is_set() {
+                break;
+            }
+            if !seg.active || seg.deck.is_empty() {
+                if !self.pause_until(seg.end).await {
+                    break;
+                }
+                continue;
+            }
+            let scheduled = match &mut schedule {
                 Some(s) => {
                     let at = s.next(&mut self.rng);
                     if at >= deadline {
                         break;
                     }
-                    tokio::time::sleep_until(at.into()).await;
+                    if at > now && !self.pause_until(at).await {
+                        break;
+                    }
                     at
                 }
-                None => Instant::now(),
+                None => now,
             };
-            if self.shared.stop.is_set() || Instant::now() >= deadline {
-                break;
-            }
-            let txn = workload.draw_txn(&mut self.rng);
-            let args = workload.draw_args(txn, &mut self.rng);
+            let Some(card) = seg.deck.draw(&mut self.rng) else {
+                continue;
+            };
+            let local = card as usize;
+            let target = self.targets[local];
+            let group = layout.targets[target].group;
+            let g = &layout.groups[group];
+            let txn = match &mut seg.mixes[group] {
+                Some(deck) => deck.draw(&mut self.rng).map_or(0, usize::from),
+                None => g.workload.draw_txn(&mut self.states[group], &mut self.rng),
+            };
+            let args = g.workload.draw_args(txn, &mut self.states[group], &mut self.rng);
             let started = Instant::now();
-            let (outcome, retries) = self.run_txn(workload, txn, &args, deadline).await;
+            let (outcome, retries) = self.run_txn(local, group, txn, &args, deadline).await;
             let ended = Instant::now();
             let latency_us = micros(ended - scheduled);
-            let lag_us = self.schedule.as_ref().map(|_| micros(started - scheduled));
-            let key = self.shared.target * self.shared.txn_types + txn;
+            let lag_us = schedule.as_ref().map(|_| micros(started - scheduled));
+            let global_txn = g.txn_map.get(txn).copied().unwrap_or(0);
+            let key = (seg.index * layout.targets.len() + target) * shared.txn_types + global_txn;
             self.recorder
                 .borrow_mut()
                 .record(key, outcome, latency_us, lag_us, retries);
+            if let Some(log) = &self.mixlog {
+                log.borrow_mut().write(&MixRecord {
+                    end_us: micros(ended.saturating_duration_since(start)),
+                    latency_us: u32::try_from(latency_us).unwrap_or(u32::MAX),
+                    client: self.id,
+                    segment: seg.index as u16,
+                    target: target as u16,
+                    txn: global_txn as u8,
+                    outcome: MixRecord::outcome_code(outcome),
+                    retries: retries.min(255) as u8,
+                });
+            }
+            if !seg.pace.think.is_zero() && !self.pause_until(Instant::now() + seg.pace.think).await {
+                break;
+            }
         }
         self
     }
 
-    /// One transaction with its retries: (outcome, extra tries).
-    async fn run_txn(
-        &mut self,
-        workload: &Workload,
-        txn: usize,
-        args: &crate::workload::TxnArgs,
-        deadline: Instant,
-    ) -> (Outcome, u32) {
+    /// Sleeps until `at`; false when the stop came first.
+    async fn pause_until(&self, at: Instant) -> bool {
+        tokio::select! {
+            _ = tokio::time::sleep_until(at.into()) => !self.shared.stop.is_set(),
+            _ = self.shared.stop.wait() => false,
+        }
+    }
+
+    /// One transaction with its retries on session `local`: (outcome, extra tries).
+    async fn run_txn(&mut self, local: usize, group: usize, txn: usize, args: &TxnArgs, deadline: Instant) -> (Outcome, u32) {
+        let shared = Arc::clone(&self.shared);
+        let workload = &shared.layout.groups[group].workload;
         let mut tries = 0u32;
         loop {
             tries += 1;
-            if !self.ensure_session(deadline).await {
+            if !self.ready(local, deadline).await {
                 return (Outcome::Failed(ErrorClass::Connection), tries - 1);
             }
-            let Some(conn) = self.conn.as_mut() else {
+            let Some(conn) = self.sessions[local].conn.as_mut() else {
                 return (Outcome::Failed(ErrorClass::Connection), tries - 1);
             };
-            let result = workload
-                .execute(conn, self.shared.protocol, txn, args)
-                .await;
-            let err = match result {
+            let err = match workload.execute(conn, shared.protocol, txn, args).await {
                 Ok(TxnEnd::Committed) => return (Outcome::Committed, tries - 1),
                 Ok(TxnEnd::ExpectedRollback) => return (Outcome::ExpectedRollback, tries - 1),
                 Err(e) => e,
             };
             let class = ErrorClass::of(&err);
             if err.is_connection_lost() {
-                self.conn = None;
+                self.sessions[local].lost();
                 return (Outcome::Failed(ErrorClass::Connection), tries - 1);
             }
             if conn.tx_status() != pgwire::TxStatus::Idle {
                 if let Err(e) = conn.simple_query("ROLLBACK").await {
                     if e.is_connection_lost() {
-                        self.conn = None;
+                        self.sessions[local].lost();
                     }
                     return (Outcome::Failed(class), tries - 1);
                 }
             }
             let may_retry = class.is_retryable()
-                && tries < self.shared.max_tries
-                && !self.shared.stop.is_set()
+                && tries < shared.max_tries
+                && !shared.stop.is_set()
                 && Instant::now() < deadline;
             if !may_retry {
                 return (Outcome::Failed(class), tries - 1);
@@ -145,43 +236,36 @@ impl Client {
         }
     }
 
-    /// Makes sure a session is open, reopening a lost one (capped exponential backoff between
-    /// tries). False when none could be had before the deadline or the stop.
-    async fn ensure_session(&mut self, deadline: Instant) -> bool {
-        if self.conn.is_none() {
-            if let Some(at) = self.next_connect {
-                let wake = at.min(deadline);
-                tokio::select! {
-                    _ = tokio::time::sleep_until(wake.into()) => {}
-                    _ = self.shared.stop.wait() => return false,
-                }
-                if Instant::now() >= deadline {
-                    return false;
-                }
+    /// Makes sure session `local` is open. A client with other sessions does not wait for a
+    /// down target's backoff (its card fails at once); a client whose every session is down
+    /// waits for the earliest retry, so it never spins.
+    async fn ready(&mut self, local: usize, deadline: Instant) -> bool {
+        if self.sessions[local].conn.is_some() {
+            return true;
+        }
+        let now = Instant::now();
+        if !self.sessions[local].may_try(now) {
+            let all_down = self.sessions.iter().all(|s| s.conn.is_none());
+            if !all_down {
+                return false;
             }
-            match pgwire::Connection::connect(&self.shared.params).await {
-                Ok(c) => {
-                    self.conn = Some(c);
-                    self.reconnects += 1;
-                    self.backoff = BACKOFF_FIRST;
-                    self.next_connect = None;
-                }
-                Err(_) => {
-                    self.next_connect = Some(Instant::now() + self.backoff);
-                    self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
-                    return false;
-                }
+            let wake = self.sessions[local].next_try().min(deadline);
+            if !self.pause_until(wake).await || Instant::now() >= deadline {
+                return false;
             }
         }
-        true
+        let params = &self.shared.layout.targets[self.targets[local]].params;
+        self.sessions[local].reconnect(params).await
     }
 
-    /// Ends the session politely so the server flushes its statistics at exit.
-    pub async fn close(mut self) -> u64 {
-        if let Some(c) = self.conn.take() {
-            c.close().await;
+    /// Ends every session politely so the server flushes its statistics at exit; returns the
+    /// number of sessions reopened during the run.
+    pub async fn close(self) -> u64 {
+        let mut reconnects = 0;
+        for s in self.sessions {
+            reconnects += s.close().await;
         }
-        self.reconnects
+        reconnects
     }
 }
 

@@ -1,17 +1,28 @@
 //! The collector: receives each driver thread's per-tick recorders, and once every thread has
-//! reported a tick, folds it into the current interval, the progress window and the run total.
-//! Intervals are aligned to the run's start; transactions that end after the deadline belong to
-//! the last interval.
+//! reported a tick, folds it into the current interval, the progress and polling windows and
+//! the run total. Intervals are aligned to the run's start. A transaction belongs to the phase
+//! it started in: one that ends after its phase's last tick is folded into the interval holding
+//! that last tick, so interval rows never reach past their phase.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use crate::metrics::Recorder;
+use crate::metrics::{KeySpace, Recorder};
 
+use super::poll::Poller;
 use super::progress;
 use super::shard::{TickReport, TICK};
+
+/// How often the collector reports: intervals to the sink, progress lines, polling blocks
+/// (zero turns the last two off).
+#[derive(Debug, Clone, Copy)]
+pub struct Cadence {
+    pub interval: Duration,
+    pub progress: Duration,
+    pub poll: Duration,
+}
 
 /// Called with (interval start offset, interval length, what it holds).
 pub type IntervalSink<'a> = dyn FnMut(Duration, Duration, &Recorder) -> Result<(), String> + 'a;
@@ -21,60 +32,63 @@ pub struct Collected {
     /// When the last client finished (None if no thread finished cleanly).
     pub ended: Option<Instant>,
     pub reconnects: u64,
+    pub warnings: Vec<String>,
 }
 
-pub struct Collector<'a> {
-    keys: usize,
+pub struct Collector<'k, 's> {
+    keys: &'k KeySpace,
     shards: usize,
     start: Instant,
     duration_ticks: u64,
     interval_ticks: u64,
     progress_ticks: u64,
-    sink: &'a mut IntervalSink<'a>,
+    poll_ticks: u64,
+    poller: Poller,
+    /// Per segment, the last tick inside it.
+    segment_last_tick: Vec<u64>,
+    sink: &'s mut IntervalSink<'s>,
 }
 
-impl<'a> Collector<'a> {
+fn whole_ticks(d: Duration) -> u64 {
+    (d.as_secs_f64() / TICK.as_secs_f64()).ceil() as u64
+}
+
+impl<'k, 's> Collector<'k, 's> {
     pub fn new(
-        keys: usize,
+        keys: &'k KeySpace,
         shards: usize,
         start: Instant,
-        duration: Duration,
-        interval: Duration,
-        progress: Duration,
-        sink: &'a mut IntervalSink<'a>,
-    ) -> Collector<'a> {
-        let ticks = |d: Duration| d.as_secs().max(1) / TICK.as_secs();
+        cadence: Cadence,
+        poller: Poller,
+        sink: &'s mut IntervalSink<'s>,
+    ) -> Collector<'k, 's> {
+        let end = keys.segments.last().map_or(Duration::from_secs(1), |s| s.end);
         Collector {
             keys,
             shards,
             start,
-            duration_ticks: duration.as_secs_f64().ceil().max(1.0) as u64,
-            interval_ticks: ticks(interval).max(1),
-            progress_ticks: if progress.is_zero() {
-                0
-            } else {
-                ticks(progress).max(1)
-            },
+            duration_ticks: whole_ticks(end).max(1),
+            interval_ticks: whole_ticks(cadence.interval).max(1),
+            progress_ticks: whole_ticks(cadence.progress),
+            poll_ticks: whole_ticks(cadence.poll),
+            poller,
+            segment_last_tick: keys.segments.iter().map(|s| whole_ticks(s.end).saturating_sub(1)).collect(),
             sink,
         }
     }
 
     /// Runs until every thread has sent its last report (or all senders are gone).
-    pub async fn run(
-        mut self,
-        mut rx: mpsc::UnboundedReceiver<TickReport>,
-    ) -> Result<Collected, String> {
+    pub async fn run(mut self, mut rx: mpsc::UnboundedReceiver<TickReport>) -> Result<Collected, String> {
+        let keys = self.keys.len();
         let mut pending: BTreeMap<u64, Recorder> = BTreeMap::new();
         let mut reported: Vec<Option<u64>> = vec![None; self.shards];
         let mut done = vec![false; self.shards];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
-        let mut state = Folding::new(self.keys);
+        let mut warnings = Vec::new();
+        let mut state = Folding::new(keys);
         while let Some(rep) = rx.recv().await {
-            pending
-                .entry(rep.tick)
-                .or_insert_with(|| Recorder::new(self.keys))
-                .merge(&rep.recorder);
+            pending.entry(rep.tick).or_insert_with(|| Recorder::new(keys)).merge(&rep.recorder);
             if let Some(slot) = reported.get_mut(rep.shard) {
                 *slot = Some(slot.map_or(rep.tick, |t| t.max(rep.tick)));
             }
@@ -84,6 +98,9 @@ impl<'a> Collector<'a> {
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
+                if let Some(e) = end.mixlog_error {
+                    warnings.push(format!("the mix log of driver thread {} is incomplete: {e}", rep.shard));
+                }
             }
             // A tick is complete once every thread has finished or reported it.
             let complete_below = reported
@@ -110,19 +127,37 @@ impl<'a> Collector<'a> {
             .map(|e| e.saturating_duration_since(self.start))
             .unwrap_or_else(|| self.start.elapsed());
         let last_start = TICK * (state.interval * self.interval_ticks) as u32;
-        let last_len = end_offset
-            .saturating_sub(last_start)
-            .max(Duration::from_millis(1));
+        let last_len = end_offset.saturating_sub(last_start).max(Duration::from_millis(1));
         (self.sink)(last_start, last_len, &state.interval_acc)?;
         Ok(Collected {
             total: state.total,
             ended,
             reconnects,
+            warnings,
         })
     }
 
+    fn interval_of(&self, tick: u64) -> u64 {
+        tick.min(self.duration_ticks - 1) / self.interval_ticks
+    }
+
     fn fold(&mut self, s: &mut Folding, tick: u64, rec: &Recorder) -> Result<(), String> {
-        let interval = tick.min(self.duration_ticks - 1) / self.interval_ticks;
+        let interval = self.interval_of(tick);
+        if interval > s.interval {
+            // Transactions of a phase that ended before this tick go to that phase's last
+            // interval, which is still open here (they are at most a few ticks late).
+            let per_segment = self.keys.targets.len() * self.keys.txn_types.len();
+            for (key, slot) in rec.slots.iter().enumerate() {
+                if slot.total() == 0 || per_segment == 0 {
+                    continue;
+                }
+                let last = self.segment_last_tick.get(key / per_segment).copied().unwrap_or(u64::MAX);
+                if last < tick && self.interval_of(last) <= s.interval {
+                    s.interval_acc.slots[key].merge(slot);
+                    s.routed[key] = true;
+                }
+            }
+        }
         while interval > s.interval {
             let start = TICK * (s.interval * self.interval_ticks) as u32;
             let len = TICK * self.interval_ticks as u32;
@@ -130,19 +165,43 @@ impl<'a> Collector<'a> {
             s.interval_acc.clear();
             s.interval += 1;
         }
-        s.interval_acc.merge(rec);
+        for (key, slot) in rec.slots.iter().enumerate() {
+            if slot.total() == 0 {
+                continue;
+            }
+            if !std::mem::take(&mut s.routed[key]) {
+                s.interval_acc.slots[key].merge(slot);
+            }
+        }
         s.total.merge(rec);
-        if self.progress_ticks > 0 && tick < self.duration_ticks {
+        if tick < self.duration_ticks {
+            self.live(s, tick, rec);
+        }
+        Ok(())
+    }
+
+    /// The progress line and the polling block, each over its own window.
+    fn live(&mut self, s: &mut Folding, tick: u64, rec: &Recorder) {
+        if self.progress_ticks > 0 {
             s.progress_acc.merge(rec);
             if tick + 1 >= s.progress_from + self.progress_ticks {
                 let window = TICK * (tick + 1 - s.progress_from) as u32;
-                let elapsed = TICK * (tick + 1) as u32;
-                eprintln!("{}", progress::line(elapsed, window, &s.progress_acc));
+                eprintln!("{}", progress::line(TICK * (tick + 1) as u32, window, &s.progress_acc));
                 s.progress_acc.clear();
                 s.progress_from = tick + 1;
             }
         }
-        Ok(())
+        if self.poll_ticks > 0 {
+            s.poll_acc.merge(rec);
+            if tick + 1 >= s.poll_from + self.poll_ticks {
+                let window = TICK * (tick + 1 - s.poll_from) as u32;
+                let at = TICK * tick as u32;
+                let segment = self.keys.segments.iter().position(|g| at < g.end).unwrap_or(0);
+                eprint!("{}", self.poller.block(self.keys, &s.poll_acc, window, segment));
+                s.poll_acc.clear();
+                s.poll_from = tick + 1;
+            }
+        }
     }
 }
 
@@ -150,8 +209,12 @@ impl<'a> Collector<'a> {
 struct Folding {
     interval: u64,
     interval_acc: Recorder,
+    /// Keys of the current tick already folded into an earlier interval.
+    routed: Vec<bool>,
     progress_acc: Recorder,
     progress_from: u64,
+    poll_acc: Recorder,
+    poll_from: u64,
     total: Recorder,
 }
 
@@ -160,8 +223,11 @@ impl Folding {
         Folding {
             interval: 0,
             interval_acc: Recorder::new(keys),
+            routed: vec![false; keys],
             progress_acc: Recorder::new(keys),
             progress_from: 0,
+            poll_acc: Recorder::new(keys),
+            poll_from: 0,
             total: Recorder::new(keys),
         }
     }

@@ -1,110 +1,108 @@
 //! The driver: client tasks sharded over single-threaded runtimes (one OS thread each, like
 //! pgbench's `-j`), a per-thread tick that hands recorders to the collector, the stop signal.
-//! It runs whatever [`Workload`] it is given and never looks at which one it is.
+//! It runs whatever [`Workload`](crate::workload::Workload)s the layout holds and never looks
+//! at which ones they are.
 //!
 //! A run has two steps so the caller can read the server's counters in between: [`connect`]
-//! opens every client's session, then [`Connected::run`] starts all clients on one clock.
+//! opens every client's sessions, then [`Connected::run`] starts all clients on one clock.
 
 pub mod client;
 pub mod collector;
 pub mod deck;
+pub mod layout;
+pub mod poll;
 pub mod progress;
 pub mod schedule;
+pub mod session;
 pub mod shard;
 pub mod stop;
 
+use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::metrics::{KeySpace, Recorder};
-use crate::workload::Workload;
 
 pub use collector::IntervalSink;
+pub use layout::Layout;
 pub use stop::Stop;
 
 use client::ClientShared;
-use shard::{ShardSpec, TickReport};
+use shard::{ShardSpec, StartSignal, TickReport};
 
 /// What the driver needs to know; built from a `RunPlan` by the caller.
 pub struct DriverPlan {
-    pub workload: Workload,
+    pub layout: Layout,
     pub protocol: pgwire::Protocol,
-    pub params: pgwire::ConnectParams,
     pub max_tries: u32,
-    pub clients: u32,
     pub jobs: u32,
-    pub duration: Duration,
-    /// Total rate over all clients, transactions per second.
-    pub rate: Option<f64>,
     pub seed: u64,
     pub interval: Duration,
     pub progress: Duration,
+    pub poll: Duration,
+    /// Per segment, each group's configured share (shared mode), for the polling block.
+    pub shares: Vec<Option<Vec<f64>>>,
     pub keys: KeySpace,
 }
 
 /// Clients connected and waiting for the start.
 pub struct Connected {
     threads: Vec<std::thread::JoinHandle<()>>,
-    starts: Vec<oneshot::Sender<Instant>>,
+    starts: Vec<oneshot::Sender<StartSignal>>,
     ticks: mpsc::UnboundedReceiver<TickReport>,
-    keys: usize,
-    duration: Duration,
+    keys: KeySpace,
     interval: Duration,
     progress: Duration,
+    poll: Duration,
+    shares: Vec<Option<Vec<f64>>>,
 }
 
 /// What a run measured.
 pub struct DriverResult {
+    /// Everything recorded, ramps included (keys carry the segment).
     pub total: Recorder,
     /// From the start until the last client finished.
-    pub measured: Duration,
+    pub elapsed: Duration,
     /// False when the stop signal cut the run short.
     pub complete: bool,
     /// Sessions reopened during the run (each is one transaction at the server).
     pub reconnects: u64,
+    /// Problems that did not stop the run (e.g. the mix log could not be written).
+    pub warnings: Vec<String>,
 }
 
-/// Opens every client's session on its driver thread. Fails with the first connect error.
-pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, pgwire::Error> {
+/// Opens every client's sessions on its driver thread. Fails with the first connect error.
+pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> {
+    let clients = plan.layout.clients.len() as u32;
     let shared = Arc::new(ClientShared {
-        workload: plan.workload,
+        layout: plan.layout,
         protocol: plan.protocol,
-        params: plan.params,
         max_tries: plan.max_tries,
         txn_types: plan.keys.txn_types.len(),
-        target: 0,
         stop,
     });
-    let jobs = plan.jobs.clamp(1, plan.clients.max(1)) as usize;
-    let client_rate = plan.rate.map(|r| r / f64::from(plan.clients));
+    let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;
     let (tick_tx, tick_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = std_mpsc::channel();
     let mut threads = Vec::with_capacity(jobs);
     let mut starts = Vec::with_capacity(jobs);
     for index in 0..jobs {
         // Round-robin, so threads differ by at most one client.
-        let clients: Vec<u32> = (0..plan.clients)
-            .filter(|c| *c as usize % jobs == index)
-            .collect();
+        let ids: Vec<u32> = (0..clients).filter(|c| *c as usize % jobs == index).collect();
         let (start_tx, start_rx) = oneshot::channel();
         let spec = ShardSpec {
             index,
-            clients,
+            clients: ids,
             shared: Arc::clone(&shared),
             keys: plan.keys.len(),
             seed: plan.seed,
-            client_rate,
-            duration: plan.duration,
         };
-        threads.push(shard::spawn(
-            spec,
-            ready_tx.clone(),
-            start_rx,
-            tick_tx.clone(),
-        )?);
+        let thread = shard::spawn(spec, ready_tx.clone(), start_rx, tick_tx.clone())
+            .map_err(|e| format!("cannot start a driver thread: {e}"))?;
+        threads.push(thread);
         starts.push(start_tx);
     }
     drop(ready_tx);
@@ -113,10 +111,11 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, pgwire::
         threads,
         starts,
         ticks: tick_rx,
-        keys: plan.keys.len(),
-        duration: plan.duration,
+        keys: plan.keys,
         interval: plan.interval,
         progress: plan.progress,
+        poll: plan.poll,
+        shares: plan.shares,
     };
     // Threads report readiness from their own runtimes; wait for them off this runtime's thread.
     let waited = tokio::task::spawn_blocking(move || {
@@ -141,30 +140,41 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, pgwire::
         }
         Err(join) => {
             connected.abort().await;
-            Err(pgwire::Error::from(std::io::Error::other(join.to_string())))
+            Err(join.to_string())
         }
     }
 }
 
 impl Connected {
     /// Starts every client on one clock and collects until they finish. `sink` receives each
-    /// interval as it completes.
+    /// interval as it completes; with `mixlog_dir`, each thread writes `mix-<thread>.bin` there.
     pub async fn run(
         self,
         stop: &Stop,
         sink: &mut IntervalSink<'_>,
+        mixlog_dir: Option<PathBuf>,
     ) -> Result<DriverResult, String> {
         let start = Instant::now();
-        for s in self.starts {
-            let _ = s.send(start);
+        let start_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        for (i, s) in self.starts.into_iter().enumerate() {
+            let mixlog = mixlog_dir
+                .as_ref()
+                .map(|d| (d.join(format!("mix-{i}.bin")), start_ns));
+            let _ = s.send(StartSignal { at: start, mixlog });
         }
         let collector = collector::Collector::new(
-            self.keys,
+            &self.keys,
             self.threads.len(),
             start,
-            self.duration,
-            self.interval,
-            self.progress,
+            collector::Cadence {
+                interval: self.interval,
+                progress: self.progress,
+                poll: self.poll,
+            },
+            poll::Poller { shares: self.shares },
             sink,
         );
         let collected = collector.run(self.ticks).await;
@@ -179,9 +189,10 @@ impl Connected {
         let ended = collected.ended.unwrap_or_else(Instant::now);
         Ok(DriverResult {
             total: collected.total,
-            measured: ended.saturating_duration_since(start),
+            elapsed: ended.saturating_duration_since(start),
             complete: !stop.is_set(),
             reconnects: collected.reconnects,
+            warnings: collected.warnings,
         })
     }
 

@@ -4,6 +4,7 @@
 //! hot path takes no lock and sends no message per transaction.
 
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
@@ -12,11 +13,12 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::metrics::mixlog::MixLog;
 use crate::metrics::Recorder;
 use crate::workload::Rng;
 
 use super::client::{Client, ClientShared};
-use super::schedule::Schedule;
+use super::session::Session;
 
 /// The collector's tick length: progress and intervals are whole multiples of it.
 pub const TICK: Duration = Duration::from_secs(1);
@@ -29,46 +31,48 @@ pub struct TickReport {
     /// Index of the tick the data belongs to (elapsed whole seconds at the swap, minus one).
     pub tick: u64,
     pub recorder: Recorder,
-    /// Set on the shard's last report, with the instant its last client finished.
+    /// Set on the shard's last report.
     pub finished: Option<ShardEnd>,
 }
 
 pub struct ShardEnd {
     pub at: Instant,
     pub reconnects: u64,
+    /// The mix log's write error, if writing it failed.
+    pub mixlog_error: Option<String>,
+}
+
+/// The go signal: the common start instant, and where to write the mix log (if on).
+pub struct StartSignal {
+    pub at: Instant,
+    pub mixlog: Option<(PathBuf, u64)>,
 }
 
 /// The plan of one driver thread.
 pub struct ShardSpec {
     pub index: usize,
-    /// Global client ids of this thread's clients (seeds derive from them).
+    /// Ids of this thread's clients (index into the layout's client list; seeds derive from them).
     pub clients: Vec<u32>,
     pub shared: Arc<ClientShared>,
     pub keys: usize,
     pub seed: u64,
-    /// Each client's share of `--rate`.
-    pub client_rate: Option<f64>,
-    pub duration: Duration,
 }
 
-/// Starts the thread. It connects its clients and reports on `ready`; then waits for the start
-/// instant on `start` (dropped sender = abort) and runs until the deadline or the stop.
+/// Starts the thread. It connects its clients' sessions and reports on `ready`; then waits for
+/// the start on `start` (dropped sender = abort) and runs until the end or the stop.
 pub fn spawn(
     spec: ShardSpec,
-    ready: std_mpsc::Sender<Result<(), pgwire::Error>>,
-    start: oneshot::Receiver<Instant>,
+    ready: std_mpsc::Sender<Result<(), String>>,
+    start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("tidebench-driver-{}", spec.index))
         .spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = ready.send(Err(pgwire::Error::from(e)));
+                    let _ = ready.send(Err(format!("cannot start a driver thread's runtime: {e}")));
                     return;
                 }
             };
@@ -77,51 +81,90 @@ pub fn spawn(
         })
 }
 
+/// Opens every session of the thread's clients, in client order.
+async fn connect_all(spec: &ShardSpec) -> Result<Vec<Vec<Session>>, String> {
+    let layout = &spec.shared.layout;
+    let mut all = Vec::with_capacity(spec.clients.len());
+    for id in &spec.clients {
+        let role = &layout.clients[*id as usize];
+        let mut sessions = Vec::new();
+        for t in layout.client_targets(role) {
+            let target = &layout.targets[t];
+            let conn = pgwire::Connection::connect(&target.params)
+                .await
+                .map_err(|e| format!("cannot connect to target {}: {e}", layout_label(spec, t)))?;
+            sessions.push(Session::open(conn));
+        }
+        all.push(sessions);
+    }
+    Ok(all)
+}
+
+fn layout_label(spec: &ShardSpec, target: usize) -> String {
+    spec.shared
+        .layout
+        .labels
+        .get(target)
+        .cloned()
+        .unwrap_or_else(|| target.to_string())
+}
+
 async fn run_shard(
     spec: ShardSpec,
-    ready: std_mpsc::Sender<Result<(), pgwire::Error>>,
-    start: oneshot::Receiver<Instant>,
+    ready: std_mpsc::Sender<Result<(), String>>,
+    start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) {
-    let mut conns = Vec::with_capacity(spec.clients.len());
-    for _ in &spec.clients {
-        match pgwire::Connection::connect(&spec.shared.params).await {
-            Ok(c) => conns.push(c),
-            Err(e) => {
-                let _ = ready.send(Err(e));
-                return;
-            }
+    let sessions = match connect_all(&spec).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
         }
-    }
+    };
     let _ = ready.send(Ok(()));
-    let Ok(start) = start.await else {
-        for c in conns {
-            c.close().await;
+    let Ok(signal) = start.await else {
+        for client in sessions {
+            for s in client {
+                s.close().await;
+            }
         }
         return;
     };
-    let deadline = start + spec.duration;
+    let start = signal.at;
+    let mixlog = match signal.mixlog {
+        Some((path, start_ns)) => match MixLog::create(&path, start_ns, spec.index as u32) {
+            Ok(log) => Some(Rc::new(RefCell::new(log))),
+            Err(e) => {
+                eprintln!("warning: cannot write the mix log {}: {e}", path.display());
+                None
+            }
+        },
+        None => None,
+    };
     let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
     let ticker = tokio::task::spawn_local(tick_loop(
         spec.index,
         start,
         spec.keys,
         Rc::clone(&recorder),
+        mixlog.clone(),
         ticks.clone(),
     ));
 
-    let mut handles = Vec::with_capacity(conns.len());
-    for (id, conn) in spec.clients.iter().zip(conns) {
-        let rng = Rng::seed_from_u64(client_seed(spec.seed, *id));
-        let schedule = spec.client_rate.map(|r| Schedule::new(start, r));
+    let mut handles = Vec::with_capacity(sessions.len());
+    for (id, sessions) in spec.clients.iter().zip(sessions) {
+        let role = spec.shared.layout.clients[*id as usize];
         let client = Client::new(
+            *id,
             Arc::clone(&spec.shared),
-            conn,
-            rng,
-            schedule,
+            role,
+            sessions,
+            Rng::seed_from_u64(client_seed(spec.seed, *id)),
             Rc::clone(&recorder),
+            mixlog.clone(),
         );
-        handles.push(tokio::task::spawn_local(client.run(deadline)));
+        handles.push(tokio::task::spawn_local(client.run(start)));
     }
 
     // Wait for the clients; after a stop, give in-flight transactions a short grace, then cut.
@@ -156,6 +199,7 @@ async fn run_shard(
     for c in finished {
         reconnects += c.close().await;
     }
+    let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
     let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
     let tick = end.saturating_duration_since(start).as_secs();
     let _ = ticks.send(TickReport {
@@ -165,6 +209,7 @@ async fn run_shard(
         finished: Some(ShardEnd {
             at: end,
             reconnects,
+            mixlog_error,
         }),
     });
 }
@@ -175,6 +220,7 @@ async fn tick_loop(
     start: Instant,
     keys: usize,
     recorder: Rc<RefCell<Recorder>>,
+    mixlog: Option<Rc<RefCell<MixLog>>>,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) {
     let mut next = start + TICK;
@@ -182,6 +228,10 @@ async fn tick_loop(
         tokio::time::sleep_until(next.into()).await;
         let elapsed = Instant::now().saturating_duration_since(start).as_secs();
         let taken = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(keys));
+        if let Some(log) = &mixlog {
+            // Written on the driver thread between transactions: buffered, once a tick.
+            log.borrow_mut().flush();
+        }
         let report = TickReport {
             shard,
             tick: elapsed.saturating_sub(1),
@@ -196,7 +246,7 @@ async fn tick_loop(
 }
 
 /// Distinct, reproducible seeds per client (splitmix64 of seed and id).
-fn client_seed(seed: u64, client: u32) -> u64 {
+pub fn client_seed(seed: u64, client: u32) -> u64 {
     let mut z = seed ^ (u64::from(client).wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

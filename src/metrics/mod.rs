@@ -1,8 +1,9 @@
 //! Metrics: recorders that clients write without locks, merged on each tick into interval and
 //! run totals. Formats for humans live elsewhere (`results`, the progress line).
 
+pub mod mixlog;
 pub mod outcome;
 pub mod recorder;
 
 pub use outcome::{ErrorClass, Outcome};
-pub use recorder::{new_histogram, KeySpace, Recorder, Slot};
+pub use recorder::{new_histogram, KeySpace, Recorder, Slot, TargetKey};

@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::{ErrorClass, Outcome};
+use crate::config::timeline::Segment;
 
 /// Latencies are recorded in microseconds, from 1 µs to 100 s with 3 significant digits;
 /// longer values are clamped to the maximum (and still counted).
@@ -17,26 +18,39 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG).expect("valid histogram bounds")
 }
 
-/// The names behind a recorder's keys: key = target * types + txn.
+/// A (group, set) target as results name it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetKey {
+    /// The target spec, password redacted.
+    pub label: String,
+    pub group: usize,
+    pub set: String,
+}
+
+/// The names behind a recorder's keys: key = (segment * targets + target) * types + txn.
 #[derive(Debug, Clone, Serialize)]
 pub struct KeySpace {
-    pub targets: Vec<String>,
+    pub segments: Vec<Segment>,
+    pub targets: Vec<TargetKey>,
+    pub groups: Vec<String>,
     pub txn_types: Vec<String>,
 }
 
 impl KeySpace {
     pub fn len(&self) -> usize {
-        self.targets.len() * self.txn_types.len()
+        self.segments.len() * self.targets.len() * self.txn_types.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    pub fn key(&self, target: usize, txn: usize) -> usize {
-        target * self.txn_types.len() + txn
+    pub fn key(&self, segment: usize, target: usize, txn: usize) -> usize {
+        (segment * self.targets.len() + target) * self.txn_types.len() + txn
     }
-    /// (target, txn) of a key.
-    pub fn split(&self, key: usize) -> (usize, usize) {
-        (key / self.txn_types.len(), key % self.txn_types.len())
+    /// (segment, target, txn) of a key.
+    pub fn split(&self, key: usize) -> (usize, usize, usize) {
+        let types = self.txn_types.len().max(1);
+        let targets = self.targets.len().max(1);
+        (key / types / targets, (key / types) % targets, key % types)
     }
 }
 

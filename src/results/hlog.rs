@@ -5,10 +5,10 @@
 //! - Values (and the `Interval_Max` column) are microseconds of latency (end − scheduled start)
 //!   of the transactions that did not fail. With the Java tools, pass `-outputValueUnitRatio 1000`
 //!   to read milliseconds.
-//! - `BaseTime` and `StartTime` are the wall-clock start of the measured window, so each entry's
+//! - `BaseTime` and `StartTime` are the wall-clock start of the run (ramp-up included), so each entry's
 //!   timestamp is its interval's offset in seconds, the same as `intervals.csv`'s `interval_start_s`.
-//! - One entry per row of `intervals.csv`, tagged `target/txn_type`. Targets may hold a `/`
-//!   themselves, so split a tag at its *last* `/`. Characters a tag may not hold (`,`, space,
+//! - One entry per row of `intervals.csv`, in the same order, tagged
+//!   `i<iteration>/<phase>/<group>/<set>/<txn_type>`. Characters a tag may not hold (`,`, space,
 //!   line breaks) are written as `_`.
 //! - A comment line names tidebench's schema version.
 
@@ -45,7 +45,7 @@ impl<W: Write> HlogWriter<W> {
             .add_comment("[Histogram log format version 1.3]")
             .add_comment(&format!(
                 "tidebench latency log, schema version {SCHEMA_VERSION}: values in microseconds \
-                 (end - scheduled start), tags are target/txn_type"
+                 (end - scheduled start), tags are iteration/phase/group/set/txn_type, one per intervals.csv row"
             ))
             .with_start_time(measured_start)
             .with_base_time(measured_start)
@@ -69,14 +69,9 @@ impl<W: Write> HlogWriter<W> {
         // A builder with no headers writes nothing: it only lends us an entry writer.
         let mut log =
             IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
-        for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
-            if slot.total() == 0 {
-                continue;
-            }
-            let (target, txn) = keys.split(key);
-            let text = tag(&keys.targets[target], &keys.txn_types[txn]);
-            let hist = slot.latency.as_ref().unwrap_or(&self.empty);
-            log.write_histogram(hist, start_offset, length, Tag::new(&text))
+        for row in super::intervals::rows_of(start_offset, length, keys, rec) {
+            let hist = row.slot.latency.as_ref().unwrap_or(&self.empty);
+            log.write_histogram(hist, row.start, row.length, Tag::new(&row_tag(keys, &row)))
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
         }
         Ok(())
@@ -91,9 +86,19 @@ impl<W: Write> HlogWriter<W> {
     }
 }
 
-/// The tag of a key: `target/txn_type`, with characters tags may not hold replaced by `_`.
-pub fn tag(target: &str, txn_type: &str) -> String {
-    format!("{target}/{txn_type}")
+/// The tag of a row: `i<iteration>/<phase>/<group>/<set>/<txn_type>`.
+pub fn row_tag(keys: &KeySpace, row: &super::intervals::Row) -> String {
+    let seg = &keys.segments[row.segment];
+    let target = &keys.targets[row.target];
+    tag(&format!(
+        "i{}/{}/{}/{}/{}",
+        seg.iteration, seg.label, keys.groups[target.group], target.set, keys.txn_types[row.txn]
+    ))
+}
+
+/// A tag with the characters tags may not hold replaced by `_`.
+pub fn tag(text: &str) -> String {
+    text
         .chars()
         .map(|c| {
             if matches!(c, ',' | ' ' | '\r' | '\n') {
@@ -109,7 +114,7 @@ pub fn tag(target: &str, txn_type: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct HlogEntry {
     pub tag: Option<String>,
-    /// Offset from the log's BaseTime (the start of the measured window).
+    /// Offset from the log's BaseTime (the start of the run).
     pub start: Duration,
     pub length: Duration,
     /// Microseconds.
@@ -169,51 +174,35 @@ mod tests {
     use crate::metrics::{ErrorClass, Outcome};
 
     #[test]
-    fn tags_are_valid_and_split_at_the_last_slash() {
-        let t = tag("host=/tmp dbname=a,b", "tpcb");
-        assert_eq!(t, "host=/tmp_dbname=a_b/tpcb");
+    fn tags_are_valid() {
+        let t = tag("i1/p 1/A/host=/tmp dbname=a,b/tpcb");
+        assert_eq!(t, "i1/p_1/A/host=/tmp_dbname=a_b/tpcb");
         assert!(Tag::new(&t).is_some());
-        assert_eq!(t.rsplit_once('/').map(|(_, txn)| txn), Some("tpcb"));
     }
 
     #[test]
-    fn round_trips_one_entry_per_key_with_transactions() {
-        let keys = KeySpace {
-            targets: vec!["instance:a/db".into()],
-            txn_types: vec!["x".into(), "y".into(), "z".into()],
-        };
+    fn round_trips_one_entry_per_row() {
+        let keys = crate::results::intervals::tests::two_phase_keys();
         let mut rec = Recorder::new(keys.len());
-        rec.record(0, Outcome::Committed, 1_000, None, 0);
-        rec.record(0, Outcome::Committed, 3_000, None, 0);
-        rec.record(2, Outcome::Failed(ErrorClass::Other), 0, None, 0);
+        rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+        rec.record(keys.key(0, 0, 0), Outcome::Committed, 3_000, None, 0);
+        rec.record(keys.key(1, 0, 1), Outcome::Failed(ErrorClass::Other), 0, None, 0);
         let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let mut w = HlogWriter::begin(Vec::new(), start).unwrap();
-        w.write_interval(
-            Duration::from_secs(30),
-            Duration::from_secs(30),
-            &keys,
-            &rec,
-        )
-        .unwrap();
+        w.write_interval(Duration::from_secs(5), Duration::from_secs(10), &keys, &rec)
+            .unwrap();
         let log = w.into_inner();
         let text = String::from_utf8(log.clone()).unwrap();
         assert!(text.contains("#[BaseTime: 1700000000.000"), "{text}");
         assert!(text.contains("schema version 1"), "{text}");
-        assert_eq!(
-            text.matches("#[").count(),
-            3,
-            "headers once, at the top: {text}"
-        );
+        assert_eq!(text.matches("#[").count(), 3, "headers once, at the top: {text}");
         let entries = parse(&log).unwrap();
         assert_eq!(entries.len(), 2, "keys with no transactions get no entry");
-        assert_eq!(entries[0].tag.as_deref(), Some("instance:a/db/x"));
+        assert_eq!(entries[0].tag.as_deref(), Some("i1/p1/A/1/a"));
         assert_eq!(entries[0].histogram.len(), 2);
-        assert_eq!(entries[0].start, Duration::from_secs(30));
-        assert_eq!(entries[1].tag.as_deref(), Some("instance:a/db/z"));
-        assert_eq!(
-            entries[1].histogram.len(),
-            0,
-            "all failed: an empty histogram keeps rows aligned"
-        );
+        assert_eq!(entries[0].start, Duration::from_secs(5));
+        assert_eq!(entries[1].tag.as_deref(), Some("i1/p2/A/1/b"));
+        assert_eq!(entries[1].start, Duration::from_secs(10));
+        assert_eq!(entries[1].histogram.len(), 0, "all failed: an empty histogram keeps rows aligned");
     }
 }

@@ -18,6 +18,7 @@
 //! `summary.complete = false`), so what was measured is kept; a process that dies hard leaves
 //! only `<out>.partial/`, which no reader mistakes for a finished run.
 
+pub mod breakdown;
 pub mod hlog;
 pub mod intervals;
 pub mod runtime;
@@ -27,6 +28,7 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 
 pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
+pub use breakdown::{GroupStats, PhaseStats};
 pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,
 };

@@ -105,28 +105,17 @@ impl RuntimeInfo {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::config::plan::{ProtocolName, WorkloadName};
-    use crate::config::TargetSpec;
 
     fn plan_with_password() -> RunPlan {
-        RunPlan {
-            workload: WorkloadName::Tpcb,
-            scale: Some(1),
-            target: TargetSpec::Dsn("postgresql://u:SECRETPW@127.0.0.1/db".into()),
-            clients: 4,
-            jobs: 2,
-            duration: Duration::from_secs(30),
-            protocol: ProtocolName::Prepared,
-            rate: None,
-            max_tries: 1,
-            progress: Duration::from_secs(5),
-            interval: Duration::from_secs(10),
-            seed: 42,
-            out: None,
-        }
+        let raw = crate::config::RawRun {
+            workload: Some(crate::config::WorkloadName::Tpcb),
+            target: Some("postgresql://u:SECRETPW@127.0.0.1/db".into()),
+            seed: Some(42),
+            ..Default::default()
+        };
+        let src = crate::config::groups::Source { file: "t", text: "" };
+        crate::config::validate_run(&src, raw, 2, 1).unwrap()
     }
 
     #[test]

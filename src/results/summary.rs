@@ -17,6 +17,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
+use super::breakdown::{self, GroupStats, PhaseStats};
+use crate::config::{DriveMode, RunPlan};
 use crate::metrics::{ErrorClass, KeySpace, Recorder, Slot};
 
 /// Latency distribution in milliseconds, 3 decimals.
@@ -112,33 +114,39 @@ impl Stats {
     }
 }
 
-/// Stats of one (target, transaction type) key.
+/// Stats of one (target, transaction type) over the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetTypeStats {
+    pub group: String,
+    pub set: String,
     pub target: String,
     pub txn_type: String,
     #[serde(flatten)]
     pub stats: Stats,
 }
 
-/// The server's own view of the measured window: `pg_stat_database` deltas of the target's
-/// database. Negative only if someone reset the statistics during the run.
+/// The server's own view of the whole run (ramps included): `pg_stat_database` deltas of one
+/// database, beside what tidebench committed there over the same time. Negative only if
+/// someone reset the statistics during the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerDelta {
     pub target: String,
     pub dbname: String,
     pub xact_commit_delta: i64,
     pub xact_rollback_delta: i64,
+    /// Transactions tidebench committed on this database during the whole run.
+    #[serde(default)]
+    pub client_committed: i64,
 }
 
 /// What the summary states about the run as a whole (the rest comes from the recorders).
 #[derive(Debug, Clone)]
 pub struct RunFacts {
     pub workload: String,
-    /// Wall-clock start of the measured window.
+    /// Wall-clock start of the run (ramp-up included).
     pub started_at: SystemTime,
-    /// Length of the measured window (shorter than planned after a Ctrl-C).
-    pub measured: Duration,
+    /// From the start until the last client finished.
+    pub elapsed: Duration,
     /// False when the run was interrupted or a target failed.
     pub complete: bool,
     /// The run had a `--rate`, so lag was recorded and is reported.
@@ -151,35 +159,74 @@ pub struct Summary {
     pub tidebench_version: String,
     pub complete: bool,
     pub workload: String,
-    /// Measured seconds (3 decimals).
+    pub mode: DriveMode,
+    /// Seconds of the measured window (3 decimals).
     pub duration_s: f64,
+    /// Seconds of the whole run, ramps included.
+    pub elapsed_s: f64,
     /// UTC, RFC 3339, whole seconds.
     pub started_at: String,
+    /// The measured window.
     pub totals: Stats,
-    /// Keys with at least one transaction, in key order (target, then transaction type).
+    /// Measured window, per (target, transaction type) that had transactions.
     pub by_target_and_type: Vec<TargetTypeStats>,
+    /// Measured window, per group, with configured and achieved shares.
+    pub groups: Vec<GroupStats>,
+    /// Every phase of every iteration (ramps too, marked unmeasured), per group inside; the
+    /// mix log's segment numbers index this list.
+    pub phases: Vec<PhaseStats>,
     pub server: Vec<ServerDelta>,
+    /// Every target in index order (the mix log's target numbers index this list).
+    pub target_names: Vec<TargetName>,
+    /// Transaction types in index order (the mix log's type numbers index this list).
+    pub txn_types: Vec<String>,
+}
+
+/// A target's place in the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetName {
+    pub group: String,
+    pub set: String,
+    pub target: String,
 }
 
 impl Summary {
     /// Builds the summary from the run's total recorder (all intervals merged).
     pub fn build(
         run: &RunFacts,
+        plan: &RunPlan,
         keys: &KeySpace,
         total: &Recorder,
         server: Vec<ServerDelta>,
     ) -> Summary {
-        let by_target_and_type = total
+        let durations = breakdown::segment_durations(keys, run.elapsed);
+        let measured_time: Duration = keys
+            .segments
+            .iter()
+            .zip(&durations)
+            .filter(|(s, _)| s.measured)
+            .map(|(_, d)| *d)
+            .sum();
+        let mut per_key = Recorder::new(keys.targets.len() * keys.txn_types.len());
+        for (key, slot) in total.slots.iter().enumerate().take(keys.len()) {
+            let (s, t, x) = keys.split(key);
+            if keys.segments[s].measured && slot.total() > 0 {
+                per_key.slots[t * keys.txn_types.len() + x].merge(slot);
+            }
+        }
+        let by_target_and_type = per_key
             .slots
             .iter()
             .enumerate()
-            .filter(|(key, slot)| *key < keys.len() && slot.total() > 0)
-            .map(|(key, slot)| {
-                let (target, txn) = keys.split(key);
+            .filter(|(_, slot)| slot.total() > 0)
+            .map(|(i, slot)| {
+                let target = &keys.targets[i / keys.txn_types.len()];
                 TargetTypeStats {
-                    target: keys.targets[target].clone(),
-                    txn_type: keys.txn_types[txn].clone(),
-                    stats: Stats::from_slot(slot, run.measured, run.rate_limited),
+                    group: keys.groups[target.group].clone(),
+                    set: target.set.clone(),
+                    target: target.label.clone(),
+                    txn_type: keys.txn_types[i % keys.txn_types.len()].clone(),
+                    stats: Stats::from_slot(slot, measured_time, run.rate_limited),
                 }
             })
             .collect();
@@ -188,11 +235,25 @@ impl Summary {
             tidebench_version: TIDEBENCH_VERSION.to_string(),
             complete: run.complete,
             workload: run.workload.clone(),
-            duration_s: round3(run.measured.as_secs_f64()),
+            mode: plan.mode,
+            duration_s: round3(measured_time.as_secs_f64()),
+            elapsed_s: round3(run.elapsed.as_secs_f64()),
             started_at: super::utc_rfc3339(run.started_at),
-            totals: Stats::from_slot(&total.total(), run.measured, run.rate_limited),
+            totals: Stats::from_slot(&per_key.total(), measured_time, run.rate_limited),
             by_target_and_type,
+            groups: breakdown::groups(plan, keys, total, &durations, run.rate_limited),
+            phases: breakdown::phases(plan, keys, total, &durations, run.rate_limited),
             server,
+            target_names: keys
+                .targets
+                .iter()
+                .map(|t| TargetName {
+                    group: keys.groups[t.group].clone(),
+                    set: t.set.clone(),
+                    target: t.label.clone(),
+                })
+                .collect(),
+            txn_types: keys.txn_types.clone(),
         }
     }
 
@@ -251,17 +312,30 @@ mod tests {
     use crate::metrics::Outcome;
 
     fn keys() -> KeySpace {
-        KeySpace {
-            targets: vec!["instance:a/db".into(), "instance:b/db".into()],
-            txn_types: vec!["tpcb".into(), "select".into()],
-        }
+        crate::results::intervals::tests::two_phase_keys()
+    }
+
+    /// One group, two 10 s phases of 100 %, as `two_phase_keys`.
+    pub fn plan() -> RunPlan {
+        let raw = crate::config::RawRun {
+            workload: Some(crate::config::WorkloadName::Tpcb),
+            duration: Some("10s".into()),
+            ..Default::default()
+        };
+        let src = crate::config::groups::Source { file: "t", text: "" };
+        let mut p = crate::config::validate_run(&src, raw, 1, 1).unwrap();
+        let mut second = p.phases[0].clone();
+        second.name = "p2".into();
+        p.phases[0].name = "p1".into();
+        p.phases.push(second);
+        p
     }
 
     fn run(rate_limited: bool) -> RunFacts {
         RunFacts {
             workload: "tpcb".into(),
             started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
-            measured: Duration::from_secs(10),
+            elapsed: Duration::from_secs(10),
             complete: true,
             rate_limited,
         }
@@ -272,33 +346,33 @@ mod tests {
         let k = keys();
         let mut rec = Recorder::new(k.len());
         for _ in 0..90 {
-            rec.record(k.key(0, 0), Outcome::Committed, 2_000, Some(10), 0);
+            rec.record(k.key(0, 0, 0), Outcome::Committed, 2_000, Some(10), 0);
         }
         for _ in 0..5 {
-            rec.record(k.key(0, 0), Outcome::ExpectedRollback, 2_000, Some(10), 0);
+            rec.record(k.key(0, 0, 0), Outcome::ExpectedRollback, 2_000, Some(10), 0);
         }
         rec.record(
-            k.key(1, 1),
+            k.key(0, 1, 1),
             Outcome::Failed(ErrorClass::Serialization),
             0,
             None,
             3,
         );
         rec.record(
-            k.key(1, 1),
+            k.key(0, 1, 1),
             Outcome::Failed(ErrorClass::Deadlock),
             0,
             None,
             0,
         );
         rec.record(
-            k.key(1, 1),
+            k.key(0, 1, 1),
             Outcome::Failed(ErrorClass::Connection),
             0,
             None,
             0,
         );
-        let s = Summary::build(&run(false), &k, &rec, Vec::new());
+        let s = Summary::build(&run(false), &plan(), &k, &rec, Vec::new());
         let t = &s.totals;
         assert_eq!(
             (
@@ -334,7 +408,7 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            [("instance:a/db", "tpcb"), ("instance:b/db", "select")]
+            [("instance:vm1/db", "a"), ("host=/tmp dbname=x,y", "b")]
         );
         assert!(
             s.by_target_and_type[1].stats.latency_ms.is_none(),
@@ -355,7 +429,7 @@ mod tests {
         for ms in 1..=1000u64 {
             rec.record(0, Outcome::Committed, ms * 1000, Some(ms), 0);
         }
-        let s = Summary::build(&run(true), &k, &rec, Vec::new());
+        let s = Summary::build(&run(true), &plan(), &k, &rec, Vec::new());
         let lat = s.totals.latency_ms.as_ref().unwrap();
         let near = |got: f64, want: f64| (got - want).abs() <= want * 0.001 + 0.001;
         assert!(near(lat.min, 1.0), "{lat:?}");
@@ -382,8 +456,9 @@ mod tests {
             dbname: "db".into(),
             xact_commit_delta: 1,
             xact_rollback_delta: 0,
+            client_committed: 1,
         }];
-        let s = Summary::build(&run(false), &k, &rec, server);
+        let s = Summary::build(&run(false), &plan(), &k, &rec, server);
         let back: Summary = serde_json::from_str(&s.to_json().unwrap()).unwrap();
         assert_eq!(back, s);
         assert_eq!(

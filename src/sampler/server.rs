@@ -106,6 +106,7 @@ impl XactCounters {
             dbname: dbname.to_string(),
             xact_commit_delta: self.commit - before.commit,
             xact_rollback_delta: self.rollback - before.rollback,
+            client_committed: 0,
         }
     }
 }

@@ -23,6 +23,19 @@ pub enum TxnArgs {
     Pgbench(pgbench::Args),
 }
 
+/// Which of a group's clients this is: TPC-C derives a client's home warehouse from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientSlot {
+    pub index: u32,
+    pub count: u32,
+}
+
+/// What a workload keeps per client between transactions (e.g. TPC-C's own mix deck).
+#[derive(Debug, Clone)]
+pub enum ClientState {
+    Stateless,
+}
+
 /// How a transaction that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnEnd {
@@ -65,15 +78,23 @@ impl Workload {
         }
     }
 
-    /// Chooses the next transaction type (the workload's own mix).
-    pub fn draw_txn(&self, rng: &mut Rng) -> usize {
+    /// A client's own state, made once per (client, group) before the run.
+    pub fn client_state(&self, _slot: ClientSlot) -> ClientState {
+        match self {
+            Workload::Pgbench(_) => ClientState::Stateless,
+        }
+    }
+
+    /// Chooses the next transaction type with the workload's own mix (used when the phase
+    /// gives none).
+    pub fn draw_txn(&self, _state: &mut ClientState, rng: &mut Rng) -> usize {
         match self {
             Workload::Pgbench(w) => w.draw_txn(rng),
         }
     }
 
     /// Draws the random parameters of one transaction.
-    pub fn draw_args(&self, txn: usize, rng: &mut Rng) -> TxnArgs {
+    pub fn draw_args(&self, txn: usize, _state: &mut ClientState, rng: &mut Rng) -> TxnArgs {
         match self {
             Workload::Pgbench(w) => TxnArgs::Pgbench(w.draw_args(txn, rng)),
         }

@@ -23,6 +23,10 @@ use schema::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TABLES, TELLERS_PER_SCALE};
 
 pub use loader::prepare;
 
+/// Indexes of the scripts in `WorkloadName::txn_types` (tpcb is 0).
+const SELECT_ONLY: usize = 1;
+const SIMPLE_UPDATE: usize = 2;
+
 /// One pgbench script at a known scale.
 #[derive(Debug, Clone)]
 pub struct Pgbench {
@@ -61,25 +65,23 @@ impl Pgbench {
         self.name.as_str()
     }
 
-    /// One script per workload, named like the workload.
+    /// All three scripts run on the same tables, so any pgbench group can mix them; the
+    /// workload's name picks the one run when no mix is given. Indexes follow
+    /// `WorkloadName::txn_types`.
     pub fn txn_types(&self) -> &'static [&'static str] {
-        match self.name {
-            WorkloadName::Tpcb => &["tpcb"],
-            WorkloadName::SelectOnly => &["select-only"],
-            WorkloadName::SimpleUpdate => &["simple-update"],
-        }
+        self.name.txn_types()
     }
 
-    /// Single-script workloads: always script 0.
+    /// Without a mix, always the workload's own script.
     pub fn draw_txn(&self, _rng: &mut Rng) -> usize {
-        0
+        self.name.default_txn()
     }
 
     /// The script's `\set` lines, in pgbench's order: `aid`, `bid`, `tid`, `delta`, each
     /// uniform and inclusive like pgbench's `random(lb, ub)`.
-    pub fn draw_args(&self, _txn: usize, rng: &mut Rng) -> Args {
+    pub fn draw_args(&self, txn: usize, rng: &mut Rng) -> Args {
         let aid = rng.gen_range(1..=self.naccounts);
-        if self.name == WorkloadName::SelectOnly {
+        if txn == SELECT_ONLY {
             return Args {
                 aid,
                 bid: 0,
@@ -99,13 +101,13 @@ impl Pgbench {
         &self,
         conn: &mut pgwire::Connection,
         protocol: pgwire::Protocol,
-        _txn: usize,
+        txn: usize,
         args: &Args,
     ) -> Result<TxnEnd, pgwire::Error> {
-        match self.name {
-            WorkloadName::Tpcb => tpcb::run(conn, protocol, args).await,
-            WorkloadName::SelectOnly => select_only::run(conn, protocol, args).await,
-            WorkloadName::SimpleUpdate => simple_update::run(conn, protocol, args).await,
+        match txn {
+            SELECT_ONLY => select_only::run(conn, protocol, args).await,
+            SIMPLE_UPDATE => simple_update::run(conn, protocol, args).await,
+            _ => tpcb::run(conn, protocol, args).await,
         }
     }
 }
@@ -224,16 +226,12 @@ mod tests {
     }
 
     #[test]
-    fn one_transaction_type_named_like_the_workload() {
-        assert_eq!(Pgbench::new(WorkloadName::Tpcb, 1).txn_types(), ["tpcb"]);
-        assert_eq!(
-            Pgbench::new(WorkloadName::SelectOnly, 1).txn_types(),
-            ["select-only"]
-        );
-        assert_eq!(
-            Pgbench::new(WorkloadName::SimpleUpdate, 1).txn_types(),
-            ["simple-update"]
-        );
+    fn the_workload_name_picks_the_default_script() {
+        for name in [WorkloadName::Tpcb, WorkloadName::SelectOnly, WorkloadName::SimpleUpdate] {
+            let w = Pgbench::new(name, 1);
+            let mut rng = Rng::seed_from_u64(1);
+            assert_eq!(w.txn_types()[w.draw_txn(&mut rng)], name.as_str());
+        }
     }
 
     #[test]

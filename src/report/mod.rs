@@ -1,0 +1,9 @@
+//! Reports: read a results dir (never the driver) and present it again. `--by` re-aggregates a
+//! finished run at another granularity from `intervals.csv` and `latency.hlog`; `--mix-log`
+//! merges the per-thread transaction logs into one CSV ordered by time.
+
+pub mod by;
+pub mod csv;
+pub mod mixlog;
+
+pub use by::{aggregate, Dim};

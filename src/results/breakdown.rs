@@ -1,0 +1,146 @@
+//! Slices of a run for `summary.json`: per group, per phase (each segment: iteration × phase,
+//! ramps included and marked) and per (group, phase), each with the share of transactions the
+//! group achieved against the share the plan configured (shared mode).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{DriveMode, RunPlan};
+use crate::metrics::{KeySpace, Recorder, Slot};
+
+use super::summary::{round3, Stats};
+
+/// One group's transactions over a slice, with its share of the slice's transactions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupStats {
+    pub group: String,
+    /// Percent the plan gave this group (shared mode; duration-weighted over measured phases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configured_share: Option<f64>,
+    /// Percent of the slice's transactions (committed + expected rollbacks + failed) it got.
+    pub achieved_share: f64,
+    /// Active clients (independent mode, per phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+/// One segment of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    pub iteration: u32,
+    pub phase: String,
+    pub measured: bool,
+    pub start_s: f64,
+    /// Seconds actually run (shorter than planned when interrupted).
+    pub duration_s: f64,
+    #[serde(flatten)]
+    pub stats: Stats,
+    pub groups: Vec<GroupStats>,
+}
+
+/// The seconds each segment actually ran, given the run lasted `elapsed`.
+pub fn segment_durations(keys: &KeySpace, elapsed: Duration) -> Vec<Duration> {
+    let last = keys.segments.len().saturating_sub(1);
+    keys.segments
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let end = if i == last { elapsed.max(s.start) } else { s.end.min(elapsed) };
+            end.saturating_sub(s.start)
+        })
+        .collect()
+}
+
+/// Sum of the slots whose (segment, target, txn) pass `keep`.
+pub fn slot_where(keys: &KeySpace, rec: &Recorder, keep: impl Fn(usize, usize, usize) -> bool) -> Slot {
+    let mut out = Slot::default();
+    for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
+        if slot.total() == 0 {
+            continue;
+        }
+        let (s, t, x) = keys.split(key);
+        if keep(s, t, x) {
+            out.merge(slot);
+        }
+    }
+    out
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
+    }
+}
+
+/// Per-group totals over the measured window.
+pub fn groups(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Duration], rate_limited: bool) -> Vec<GroupStats> {
+    let measured_time: Duration = keys
+        .segments
+        .iter()
+        .zip(durations)
+        .filter(|(s, _)| s.measured)
+        .map(|(_, d)| *d)
+        .sum();
+    let all = slot_where(keys, rec, |s, _, _| keys.segments[s].measured).total();
+    (0..keys.groups.len())
+        .map(|g| {
+            let slot = slot_where(keys, rec, |s, t, _| keys.segments[s].measured && keys.targets[t].group == g);
+            let configured = (plan.mode == DriveMode::Shared && !measured_time.is_zero()).then(|| {
+                let weighted: f64 = keys
+                    .segments
+                    .iter()
+                    .zip(durations)
+                    .filter(|(s, _)| s.measured)
+                    .map(|(s, d)| plan.phases[s.phase].groups[g].share * d.as_secs_f64())
+                    .sum();
+                round3(weighted / measured_time.as_secs_f64())
+            });
+            GroupStats {
+                group: keys.groups[g].clone(),
+                configured_share: configured,
+                achieved_share: share(slot.total(), all),
+                clients: None,
+                stats: Stats::from_slot(&slot, measured_time, rate_limited),
+            }
+        })
+        .collect()
+}
+
+/// Every segment with its per-group breakdown.
+pub fn phases(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Duration], rate_limited: bool) -> Vec<PhaseStats> {
+    keys.segments
+        .iter()
+        .enumerate()
+        .map(|(si, seg)| {
+            let d = durations.get(si).copied().unwrap_or_default();
+            let whole = slot_where(keys, rec, |s, _, _| s == si);
+            let groups = (0..keys.groups.len())
+                .map(|g| {
+                    let slot = slot_where(keys, rec, |s, t, _| s == si && keys.targets[t].group == g);
+                    let pg = &plan.phases[seg.phase].groups[g];
+                    GroupStats {
+                        group: keys.groups[g].clone(),
+                        configured_share: (plan.mode == DriveMode::Shared).then_some(pg.share),
+                        achieved_share: share(slot.total(), whole.total()),
+                        clients: (plan.mode == DriveMode::Independent).then_some(pg.clients),
+                        stats: Stats::from_slot(&slot, d, rate_limited),
+                    }
+                })
+                .collect();
+            PhaseStats {
+                iteration: seg.iteration,
+                phase: seg.label.clone(),
+                measured: seg.measured,
+                start_s: round3(seg.start.as_secs_f64()),
+                duration_s: round3(d.as_secs_f64()),
+                stats: Stats::from_slot(&whole, d, rate_limited),
+                groups,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,208 @@
+//! The databases a run touches, and the servers behind them: readiness checks, server facts,
+//! and the `pg_stat_database` baseline and deltas that let anyone check the client's count
+//! against the server's. Counters are read over one session per server, opened to another
+//! database than any measured one so its own transactions never count.
+
+use std::time::{Duration, Instant};
+
+use crate::config::WorkloadName;
+use crate::metrics::{KeySpace, Recorder};
+use crate::results::{ServerDelta, ServerFacts};
+use crate::sampler::server::{self, XactCounters};
+use crate::target::ResolvedTarget;
+use crate::workload::Workload;
+
+use super::{setup, RunError};
+
+/// How long to wait for the servers' statistics to settle before and after the run.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A session's first statistics flush can be deferred by up to 10 s (PostgreSQL 15).
+const BASELINE_TIMEOUT: Duration = Duration::from_secs(12);
+
+struct Db {
+    label: String,
+    dbname: String,
+    server: usize,
+    targets: Vec<usize>,
+    checked: Option<u32>,
+    idle: XactCounters,
+}
+
+struct Server {
+    label: String,
+    stats: tokio_postgres::Client,
+}
+
+pub struct Databases {
+    dbs: Vec<Db>,
+    servers: Vec<Server>,
+}
+
+fn host_key(t: &ResolvedTarget) -> (String, u16) {
+    let host = match &t.params.host {
+        pgwire::Host::Tcp(h) => h.clone(),
+        pgwire::Host::Unix(p) => p.display().to_string(),
+    };
+    (host, t.params.port)
+}
+
+impl Databases {
+    /// Groups targets by database and opens one statistics session per server.
+    pub async fn open(targets: &[ResolvedTarget]) -> Result<Databases, RunError> {
+        let mut dbs: Vec<Db> = Vec::new();
+        let mut server_keys: Vec<(String, u16)> = Vec::new();
+        let mut servers: Vec<Server> = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            let key = host_key(t);
+            let server = match server_keys.iter().position(|k| *k == key) {
+                Some(s) => s,
+                None => {
+                    // Read counters from a database no target measures.
+                    let measured: Vec<&str> = targets
+                        .iter()
+                        .filter(|o| host_key(o) == key)
+                        .map(|o| o.params.dbname.as_str())
+                        .collect();
+                    let stats_db = if measured.contains(&"postgres") { "template1" } else { "postgres" };
+                    let stats = t.connect_tokio_to(stats_db).await.map_err(setup)?;
+                    server_keys.push(key);
+                    servers.push(Server {
+                        label: t.label.clone(),
+                        stats,
+                    });
+                    servers.len() - 1
+                }
+            };
+            match dbs.iter_mut().find(|d| d.server == server && d.dbname == t.params.dbname) {
+                Some(d) => d.targets.push(i),
+                None => dbs.push(Db {
+                    label: t.label.clone(),
+                    dbname: t.params.dbname.clone(),
+                    server,
+                    targets: vec![i],
+                    checked: None,
+                    idle: XactCounters::default(),
+                }),
+            }
+        }
+        Ok(Databases { dbs, servers })
+    }
+
+    fn db_of(&self, target: usize) -> usize {
+        self.dbs.iter().position(|d| d.targets.contains(&target)).unwrap_or(0)
+    }
+
+    /// Checks the workload's data on target `t`'s database (once per database); returns its scale.
+    pub async fn check_ready(&mut self, t: usize, target: &ResolvedTarget, workload: WorkloadName) -> Result<u32, RunError> {
+        let d = self.db_of(t);
+        if let Some(scale) = self.dbs[d].checked {
+            return Ok(scale);
+        }
+        let control = target.connect_tokio().await.map_err(setup)?;
+        let scale = Workload::check_ready(workload, &control)
+            .await
+            .map_err(|e| setup(format!("target '{}': {e}", target.label)))?;
+        self.dbs[d].checked = Some(scale);
+        Ok(scale)
+    }
+
+    /// Version and key settings of each server.
+    pub async fn server_facts(&self) -> Result<Vec<ServerFacts>, RunError> {
+        let mut out = Vec::with_capacity(self.servers.len());
+        for s in &self.servers {
+            out.push(ServerFacts::collect(&s.stats, &s.label).await.map_err(setup)?);
+        }
+        Ok(out)
+    }
+
+    /// Waits until no tidebench session is on any database, then reads settled counters.
+    pub async fn settle_idle(&mut self) -> Result<(), RunError> {
+        for d in 0..self.dbs.len() {
+            let stats = &self.servers[self.dbs[d].server].stats;
+            wait_for_no_sessions(stats, &self.dbs[d].dbname).await;
+            self.dbs[d].idle = server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
+                .await
+                .map_err(setup)?;
+        }
+        Ok(())
+    }
+
+    /// The counters once every client session has been counted: `sessions` per target.
+    pub async fn baseline(&self, sessions: &[u32]) -> Vec<XactCounters> {
+        let mut out = Vec::with_capacity(self.dbs.len());
+        for d in &self.dbs {
+            let opened: i64 = d.targets.iter().map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0))).sum();
+            let stats = &self.servers[d.server].stats;
+            out.push(wait_for_commits(stats, &d.dbname, d.idle.commit + opened).await);
+        }
+        out
+    }
+
+    /// After the clients closed their sessions: each database's deltas since `before`, beside
+    /// what tidebench committed there.
+    pub async fn deltas(&self, before: &[XactCounters], keys: &KeySpace, total: &Recorder) -> Vec<ServerDelta> {
+        let mut out = Vec::with_capacity(self.dbs.len());
+        for (d, b) in self.dbs.iter().zip(before) {
+            let stats = &self.servers[d.server].stats;
+            wait_for_no_sessions(stats, &d.dbname).await;
+            match server::settled_xact_counters(stats, &d.dbname, SETTLE_TIMEOUT).await {
+                Ok(after) => {
+                    let mut delta = after.delta_since(*b, &d.label, &d.dbname);
+                    delta.client_committed = committed_on(keys, total, &d.targets) as i64;
+                    out.push(delta);
+                }
+                Err(e) => eprintln!("warning: could not read the counters of {} after the run: {e}", d.label),
+            }
+        }
+        out
+    }
+}
+
+/// Transactions committed on any of `targets`, over the whole run.
+fn committed_on(keys: &KeySpace, total: &Recorder, targets: &[usize]) -> u64 {
+    total
+        .slots
+        .iter()
+        .enumerate()
+        .take(keys.len())
+        .filter(|(key, _)| targets.contains(&keys.split(*key).1))
+        .map(|(_, s)| s.committed)
+        .sum()
+}
+
+/// Waits (bounded) until no tidebench session is connected to `dbname`, so every session's
+/// statistics have been flushed (PostgreSQL flushes a backend's counters when it exits).
+async fn wait_for_no_sessions(stats: &tokio_postgres::Client, dbname: &str) {
+    let deadline = Instant::now() + SETTLE_TIMEOUT;
+    while Instant::now() < deadline {
+        let row = stats
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'tidebench%'",
+                &[&dbname],
+            )
+            .await;
+        match row {
+            Ok(r) if r.get::<_, i64>(0) == 0 => return,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(_) => return,
+        }
+    }
+}
+
+/// Reads the counters until `xact_commit` reaches `expected` (bounded), else settles.
+async fn wait_for_commits(stats: &tokio_postgres::Client, dbname: &str, expected: i64) -> XactCounters {
+    let deadline = Instant::now() + BASELINE_TIMEOUT;
+    let mut last = None;
+    while Instant::now() < deadline {
+        match server::read_xact_counters(stats, dbname).await {
+            Ok(c) if c.commit >= expected => return c,
+            Ok(c) => last = Some(c),
+            Err(_) => break,
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    match server::settled_xact_counters(stats, dbname, SETTLE_TIMEOUT).await {
+        Ok(c) => c,
+        Err(_) => last.unwrap_or_default(),
+    }
+}

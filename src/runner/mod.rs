@@ -1,0 +1,218 @@
+//! One benchmark run end to end: resolve every target, check each database's data, read the
+//! servers' counters, drive the clients, read the counters again, write the results dir.
+//! It sits above the driver (which only runs clients) and below the CLI (which only maps
+//! flags and exit codes).
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use crate::config::{timeline, DriveMode, RunPlan, TargetSpec};
+use crate::driver::layout::TargetSlot;
+use crate::driver::{self, DriverPlan, Layout, Stop};
+use crate::instance::Home;
+use crate::metrics::{KeySpace, TargetKey};
+use crate::results::{self, ResultsWriter, RunFacts, RuntimeInfo, Summary};
+use crate::sampler::host::HostFacts;
+use crate::target::{self, ResolvedTarget};
+use crate::workload::Workload;
+
+mod databases;
+
+use databases::Databases;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad target, missing data, unreachable server, unwritable results dir: exit 2.
+    #[error("{0}")]
+    Setup(String),
+}
+
+pub(crate) fn setup(e: impl std::fmt::Display) -> RunError {
+    RunError::Setup(e.to_string())
+}
+
+/// What a finished (or interrupted) run left behind.
+pub struct RunOutcome {
+    pub dir: PathBuf,
+    pub summary: Summary,
+    /// Scale found in each group's data.
+    pub scales: Vec<u32>,
+    pub warnings: Vec<String>,
+}
+
+/// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir.
+pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, RunError> {
+    // Every (group, set) target, in plan order: this order is the target index everywhere.
+    let mut specs: Vec<(usize, String, TargetSpec)> = Vec::new();
+    for (g, group) in plan.groups.iter().enumerate() {
+        for set in &group.sets {
+            specs.push((g, set.name.clone(), set.oltp.clone()));
+        }
+    }
+    let mut resolved: Vec<ResolvedTarget> = Vec::with_capacity(specs.len());
+    for (_, _, spec) in &specs {
+        resolved.push(resolve_target(spec, home).await?);
+    }
+    let mut dbs = Databases::open(&resolved).await?;
+
+    // The data decides each group's scale, as pgbench reads it from pgbench_branches.
+    let mut scales = Vec::with_capacity(plan.groups.len());
+    for (g, group) in plan.groups.iter().enumerate() {
+        let mut found = None;
+        for (t, (tg, _, _)) in specs.iter().enumerate() {
+            if *tg != g {
+                continue;
+            }
+            let scale = dbs.check_ready(t, &resolved[t], group.workload).await?;
+            match found {
+                None => found = Some(scale),
+                Some(s) if s != scale => {
+                    return Err(setup(format!(
+                        "group '{}': its sets hold data of different scales ({s} and {scale}); prepare them alike with `tidebench prepare`",
+                        group.name
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        let scale = found.unwrap_or(1);
+        if let Some(asked) = group.scale.filter(|a| *a != scale) {
+            eprintln!(
+                "warning: group '{}' asks for scale {asked}, but its data has scale {scale}; using {scale}",
+                group.name
+            );
+        }
+        scales.push(scale);
+    }
+    let server_facts = dbs.server_facts().await?;
+    dbs.settle_idle().await?;
+
+    let workloads: Vec<Workload> = plan
+        .groups
+        .iter()
+        .zip(&scales)
+        .map(|(g, s)| Workload::new(g.workload, *s))
+        .collect();
+    let mut txn_types: Vec<String> = Vec::new();
+    for w in &workloads {
+        for t in w.txn_types() {
+            if !txn_types.iter().any(|x| x == t) {
+                txn_types.push(t.to_string());
+            }
+        }
+    }
+    let segments = timeline::segments(&plan);
+    let keys = KeySpace {
+        segments: segments.clone(),
+        targets: specs
+            .iter()
+            .zip(&resolved)
+            .map(|((g, set, _), r)| TargetKey {
+                label: r.label.clone(),
+                group: *g,
+                set: set.clone(),
+            })
+            .collect(),
+        groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
+        txn_types: txn_types.clone(),
+    };
+    let slots: Vec<TargetSlot> = specs
+        .iter()
+        .zip(&resolved)
+        .map(|((g, _, _), r)| TargetSlot {
+            group: *g,
+            params: r.params.clone(),
+        })
+        .collect();
+    let labels = resolved.iter().map(|r| r.label.clone()).collect();
+    let layout = Layout::new(&plan, segments.clone(), workloads, slots, labels, &txn_types).map_err(setup)?;
+    let sessions = layout.sessions_per_target();
+    let shares = segments
+        .iter()
+        .map(|s| {
+            (plan.mode == DriveMode::Shared)
+                .then(|| plan.phases[s.phase].groups.iter().map(|g| g.share).collect())
+        })
+        .collect();
+
+    let out_dir = plan
+        .out
+        .clone()
+        .unwrap_or_else(|| results::default_dir(plan.name()));
+    ResultsWriter::ensure_free(&out_dir).map_err(setup)?;
+    let driver_plan = DriverPlan {
+        layout,
+        protocol: plan.protocol.wire(),
+        max_tries: plan.max_tries,
+        jobs: plan.jobs,
+        seed: plan.seed,
+        interval: plan.interval,
+        progress: plan.progress,
+        poll: plan.poll,
+        shares,
+        keys: keys.clone(),
+    };
+    let connected = driver::connect(driver_plan, stop.clone()).await.map_err(setup)?;
+    // Each new session is one transaction at the server: wait until all are in the baseline.
+    let before = dbs.baseline(&sessions).await;
+    eprintln!("{}", describe(&plan, &specs.len()));
+    let started_at = SystemTime::now();
+    let mut writer = match ResultsWriter::create(&out_dir, started_at) {
+        Ok(w) => w,
+        Err(e) => {
+            connected.abort().await;
+            return Err(setup(e));
+        }
+    };
+    let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
+    let result = {
+        let mut sink = |start: Duration, len: Duration, rec: &crate::metrics::Recorder| {
+            writer.write_interval(start, len, &keys, rec).map_err(|e| e.to_string())
+        };
+        connected.run(&stop, &mut sink, mixlog_dir).await.map_err(setup)?
+    };
+
+    let server = dbs.deltas(&before, &keys, &result.total).await;
+    let facts = RunFacts {
+        workload: plan.name().to_string(),
+        started_at,
+        elapsed: result.elapsed,
+        complete: result.complete,
+        rate_limited: plan.rate.is_some() || plan.phases.iter().any(|p| p.groups.iter().any(|g| g.rate.is_some())),
+    };
+    let summary = Summary::build(&facts, &plan, &keys, &result.total, server);
+    let runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
+    let dir = writer.finish(&runtime, &summary).map_err(setup)?;
+    Ok(RunOutcome {
+        dir,
+        summary,
+        scales,
+        warnings: result.warnings,
+    })
+}
+
+fn describe(plan: &RunPlan, targets: &usize) -> String {
+    let clients = match plan.mode {
+        DriveMode::Shared => format!("{} shared clients", plan.clients),
+        DriveMode::Independent => "clients per group and phase".to_string(),
+    };
+    format!(
+        "running {}: {} group(s), {targets} target(s), {} phase(s) x {} iteration(s), {clients}, {} threads, {}",
+        plan.name(),
+        plan.groups.len(),
+        plan.phases.len(),
+        plan.iterations,
+        plan.jobs,
+        crate::config::duration::format_duration(plan.total_duration())
+    )
+}
+
+/// Resolves a target on a blocking thread (it may start a managed instance).
+pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, RunError> {
+    let spec = spec.clone();
+    let home = home.clone();
+    tokio::task::spawn_blocking(move || target::resolve(&spec, &home))
+        .await
+        .map_err(setup)?
+        .map_err(setup)
+}
