@@ -102,12 +102,33 @@ mod tests {
 
     #[test]
     fn smallest_deck_is_exact() {
-        assert_eq!(card_counts(&[10.0, 20.0, 30.0, 40.0], None).unwrap(), vec![1, 2, 3, 4]);
-        assert_eq!(card_counts(&[5.0, 10.0, 25.0, 60.0], None).unwrap(), vec![1, 2, 5, 12]);
-        assert_eq!(card_counts(&[50.0, 0.0, 50.0], None).unwrap(), vec![1, 0, 1]);
-        assert_eq!(card_counts(&[33.33, 66.67], None).unwrap(), vec![3333, 6667]);
-        assert_eq!(card_counts(&[10.0, 20.0, 30.0, 40.0], Some(20)).unwrap(), vec![2, 4, 6, 8]);
-        assert_eq!(card_counts(&[1.0, 1.0, 1.0], Some(4)).unwrap().iter().sum::<u32>(), 4);
+        assert_eq!(
+            card_counts(&[10.0, 20.0, 30.0, 40.0], None).unwrap(),
+            vec![1, 2, 3, 4]
+        );
+        assert_eq!(
+            card_counts(&[5.0, 10.0, 25.0, 60.0], None).unwrap(),
+            vec![1, 2, 5, 12]
+        );
+        assert_eq!(
+            card_counts(&[50.0, 0.0, 50.0], None).unwrap(),
+            vec![1, 0, 1]
+        );
+        assert_eq!(
+            card_counts(&[33.33, 66.67], None).unwrap(),
+            vec![3333, 6667]
+        );
+        assert_eq!(
+            card_counts(&[10.0, 20.0, 30.0, 40.0], Some(20)).unwrap(),
+            vec![2, 4, 6, 8]
+        );
+        assert_eq!(
+            card_counts(&[1.0, 1.0, 1.0], Some(4))
+                .unwrap()
+                .iter()
+                .sum::<u32>(),
+            4
+        );
         assert!(card_counts(&[0.0, 0.0], None).is_err());
     }
 
@@ -130,7 +151,9 @@ mod tests {
         let draw = |seed| {
             let mut deck = Deck::new(&[(0u8, 3), (1, 7)]);
             let mut rng = Rng::seed_from_u64(seed);
-            (0..100).map(|_| deck.draw(&mut rng).unwrap()).collect::<Vec<_>>()
+            (0..100)
+                .map(|_| deck.draw(&mut rng).unwrap())
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(9), draw(9));
         assert_ne!(draw(9), draw(10));

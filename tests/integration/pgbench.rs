@@ -77,6 +77,10 @@ const ROW_RULES: &str = "select
           or filler <> ''),
     (select min(aid) || '-' || max(aid) || '-' || count(distinct aid) from pgbench_accounts)";
 
+/// Statistics are there and every page of accounts is all-visible, as after `pgbench -i`.
+const ALL_VISIBLE: &str = "select reltuples, relallvisible = relpages from pg_class
+  where relname = 'pgbench_accounts'";
+
 /// Nothing half-loaded is left behind.
 const STAGING_LEFT: &str = "select count(*) from pg_class where relname like '%\\_\\_loading%'";
 
@@ -95,15 +99,8 @@ async fn prepare_loads_pgbench_rows_that_pgbench_runs_on() {
         "1|10|100000|0|0|0|0|1-100000-100000"
     );
     assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
-    // VACUUM ANALYZE ran: statistics are there and every page is all-visible, as after pgbench -i.
-    assert_eq!(
-        sql(
-            &inst,
-            "tb",
-            "select reltuples, relallvisible = relpages from pg_class where relname = 'pgbench_accounts'"
-        ),
-        "100000|t"
-    );
+    // VACUUM ANALYZE ran.
+    assert_eq!(sql(&inst, "tb", ALL_VISIBLE), "100000|t");
     assert_eq!(check_ready(&inst, "tb").await.unwrap(), 1);
 
     // pgbench's own pre-run steps (vacuum, truncate history) and both scripts work on it.
@@ -192,6 +189,7 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
     Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t)
         .await
         .unwrap();
+    assert_eq!(sql(&inst, "tb", ALL_VISIBLE), "100000|t");
     match Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t).await {
         Err(WorkloadError::AlreadyPrepared(m)) => assert!(m.contains("--force"), "{m}"),
         other => panic!("expected AlreadyPrepared, got {other:?}"),

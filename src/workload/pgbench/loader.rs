@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::future::try_join_all;
@@ -36,8 +36,9 @@ use crate::workload::WorkloadError;
 /// Advisory lock held by the control session for the whole load, so that two `prepare`s of
 /// one database cannot drop each other's staging tables. An arbitrary constant.
 const LOAD_LOCK_KEY: i64 = 0x7469_6465_7067_6231;
+/// How long to wait for the lock: 25 tries 200 ms apart.
 const LOCK_TRIES: u32 = 25;
-const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+const LOCK_RETRY: Duration = Duration::from_millis(200);
 
 /// Creates pgbench's tables at `plan.scale` in `target`, as `pgbench -i -s SCALE` would.
 pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
@@ -69,40 +70,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     let tellers = schema::TELLERS_PER_SCALE * i64::from(scale);
     let branches = schema::BRANCHES_PER_SCALE * i64::from(scale);
     let mut progress = Progress::start("pgbench tables", (accounts + tellers + branches) as u64);
-    let counter = progress.counter();
-    let big_aid = schema::big_aid(scale);
-
-    let small = async {
-        let b = copy_all(
-            &control,
-            target,
-            &BRANCHES.staging_name(),
-            copy::branches(scale),
-        )
-        .await?;
-        counter.fetch_add(b, Ordering::Relaxed);
-        let t = copy_all(
-            &control,
-            target,
-            &TELLERS.staging_name(),
-            copy::tellers(scale),
-        )
-        .await?;
-        counter.fetch_add(t, Ordering::Relaxed);
-        Ok::<u64, WorkloadError>(b + t)
-    };
-    let big = try_join_all(ranges.into_iter().map(|(first, last)| {
-        let job = AccountsJob {
-            first,
-            last,
-            big_aid,
-            freeze,
-            scale,
-        };
-        load_accounts(target, job, Arc::clone(&counter))
-    }));
-    let (small_rows, account_rows) = tokio::try_join!(small, big)?;
-    let rows = small_rows + account_rows.iter().sum::<u64>();
+    let rows = load_rows(&control, target, scale, ranges, progress.counter()).await?;
     let copy_secs = started.elapsed().as_secs_f64();
 
     progress.phase("vacuum analyze ...");
@@ -140,6 +108,49 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The COPY phase: branches and tellers on the control session, accounts on one session
+/// per range, all at once. Returns the rows the server counted.
+async fn load_rows(
+    control: &Client,
+    target: &ResolvedTarget,
+    scale: u32,
+    ranges: Vec<(i64, i64)>,
+    counter: Arc<AtomicU64>,
+) -> Result<u64, WorkloadError> {
+    let small = async {
+        let b = copy_all(
+            control,
+            target,
+            &BRANCHES.staging_name(),
+            copy::branches(scale),
+        )
+        .await?;
+        counter.fetch_add(b, Ordering::Relaxed);
+        let t = copy_all(
+            control,
+            target,
+            &TELLERS.staging_name(),
+            copy::tellers(scale),
+        )
+        .await?;
+        counter.fetch_add(t, Ordering::Relaxed);
+        Ok::<u64, WorkloadError>(b + t)
+    };
+    let freeze = ranges.len() == 1;
+    let big = try_join_all(ranges.into_iter().map(|(first, last)| {
+        let job = AccountsJob {
+            first,
+            last,
+            big_aid: schema::big_aid(scale),
+            freeze,
+            scale,
+        };
+        load_accounts(target, job, Arc::clone(&counter))
+    }));
+    let (small_rows, account_rows) = tokio::try_join!(small, big)?;
+    Ok(small_rows + account_rows.iter().sum::<u64>())
 }
 
 /// Splits `1..=total` into `jobs` contiguous ranges of nearly equal size.
@@ -186,11 +197,24 @@ fn swap_sql(force: bool) -> String {
     sql
 }
 
+/// Opens a session for loading. Its commits are synchronous whatever the server default:
+/// VACUUM marks a page all-visible only once it could set its rows' "committed" hint bits,
+/// and it cannot while the commit-log LSN group of their transaction (32 consecutive xids)
+/// holds an async commit whose WAL is not yet flushed. With async commits here, pages were
+/// left not all-visible, unlike after `pgbench -i`.
 async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
-    target
+    let client = target
         .connect_tokio()
         .await
-        .map_err(|e| WorkloadError::Database(e.to_string()))
+        .map_err(|e| WorkloadError::Database(e.to_string()))?;
+    run(
+        &client,
+        target,
+        "setting up the session",
+        "set synchronous_commit = on",
+    )
+    .await?;
+    Ok(client)
 }
 
 fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) -> WorkloadError {
@@ -271,6 +295,7 @@ async fn copy_all(
     data: Bytes,
 ) -> Result<u64, WorkloadError> {
     let what = format!("loading {table}");
+    run(client, target, &what, "begin").await?;
     let sink = client
         .copy_in::<_, Bytes>(&format!("copy {table} from stdin (format binary)"))
         .await
@@ -279,7 +304,12 @@ async fn copy_all(
     sink.feed(data)
         .await
         .map_err(|e| db_error(target, &what, &e))?;
-    sink.finish().await.map_err(|e| db_error(target, &what, &e))
+    let copied = sink
+        .finish()
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    run(client, target, &what, "commit").await?;
+    Ok(copied)
 }
 
 /// What one loader session loads.
@@ -301,17 +331,17 @@ async fn load_accounts(
     let table = ACCOUNTS.staging_name();
     let what = format!("loading {table} (aid {}..{})", job.first, job.last);
     let client = connect(target).await?;
-    // Nothing is lost if the commit's WAL flush is late: an unfinished load is redone anyway.
-    let mut setup = String::from("set synchronous_commit = off;\n");
-    let mut copy = format!("copy {table} from stdin (format binary");
-    if job.freeze {
-        setup.push_str(&format!(
-            "begin;\n{};\n",
-            ACCOUNTS.create_staging_sql(job.scale)
-        ));
-        copy.push_str(", freeze");
-    }
-    copy.push(')');
+    // Explicit transaction: tokio-postgres reports the COPY done at CommandComplete, before
+    // the implicit transaction commits at Sync; VACUUM starting in that gap would see the rows
+    // as in progress and leave their pages not all-visible.
+    let mut setup = String::from("begin;\n");
+    let copy = if job.freeze {
+        // Created in the loading transaction, so COPY may FREEZE.
+        setup.push_str(&ACCOUNTS.create_staging_sql(job.scale));
+        format!("copy {table} from stdin (format binary, freeze)")
+    } else {
+        format!("copy {table} from stdin (format binary)")
+    };
     run(&client, target, &what, &setup).await?;
     let sink = client
         .copy_in::<_, Bytes>(&copy)
@@ -329,9 +359,7 @@ async fn load_accounts(
         .finish()
         .await
         .map_err(|e| db_error(target, &what, &e))?;
-    if job.freeze {
-        run(&client, target, &what, "commit").await?;
-    }
+    run(&client, target, &what, "commit").await?;
     Ok(copied)
 }
 

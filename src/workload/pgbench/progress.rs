@@ -4,12 +4,13 @@
 //! Loader tasks only bump an atomic row counter; a ticker task turns it into output, so the
 //! COPY loops never wait on the terminal.
 
+use std::fmt::Write;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 
 const BAR_REFRESH: Duration = Duration::from_millis(100);
 const LINE_PERIOD: Duration = Duration::from_secs(5);
@@ -28,9 +29,15 @@ impl Progress {
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total);
             let style = ProgressStyle::with_template(
-                "{msg} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, ETA {eta}",
+                "{msg} [{bar:30}] {human_pos}/{human_len} rows, {rate} rows/s, ETA {eta}",
             )
-            .map(|s| s.progress_chars("=> "))
+            .map(|s| {
+                s.progress_chars("=> ")
+                    .with_key("rate", |st: &ProgressState, w: &mut dyn Write| {
+                        // Whole rows with thousands separators; indicatif's {per_sec} shows decimals.
+                        let _ = write!(w, "{}", HumanCount(st.per_sec() as u64));
+                    })
+            })
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
             bar.set_message(format!("loading {what}"));
@@ -107,7 +114,7 @@ impl Drop for Progress {
 fn plain_line(what: &str, done: u64, total: u64, elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64().max(1e-3);
     let rate = done as f64 / secs;
-    let pct = if total == 0 { 100 } else { done * 100 / total };
+    let pct = (done * 100).checked_div(total).unwrap_or(100);
     let eta = if rate > 0.0 {
         format!("{:.0} s", total.saturating_sub(done) as f64 / rate)
     } else {
