@@ -11,10 +11,24 @@ use crate::results::Summary;
 pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     let t = &s.totals;
     let mut out = String::new();
-    let state = if s.complete { "complete" } else { "INTERRUPTED (complete: false)" };
+    let state = if s.complete {
+        "complete"
+    } else {
+        "INTERRUPTED (complete: false)"
+    };
     let scales: Vec<String> = scales.iter().map(u32::to_string).collect();
-    let _ = writeln!(out, "workload: {}  scale: {}  targets: {}", s.workload, scales.join("/"), s.target_names.len());
-    let _ = writeln!(out, "measured: {:.1} s of {:.1} s ({state})", s.duration_s, s.elapsed_s);
+    let _ = writeln!(
+        out,
+        "workload: {}  scale: {}  targets: {}",
+        s.workload,
+        scales.join("/"),
+        s.target_names.len()
+    );
+    let _ = writeln!(
+        out,
+        "measured: {:.1} s of {:.1} s ({state})",
+        s.duration_s, s.elapsed_s
+    );
     let _ = writeln!(
         out,
         "transactions: {} ({} committed, {} expected rollbacks, {} failed, {} retried)",
@@ -37,24 +51,40 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         );
     }
     if let Some(l) = &t.lag_ms {
-        let _ = writeln!(out, "schedule lag ms: mean {:.3}  p95 {:.3}  max {:.3}", l.mean, l.p95, l.max);
+        let _ = writeln!(
+            out,
+            "schedule lag ms: mean {:.3}  p95 {:.3}  max {:.3}",
+            l.mean, l.p95, l.max
+        );
     }
     if s.groups.len() > 1 {
-        let _ = writeln!(out, "{:<12} {:>10} {:>10} {:>10} {:>10}", "group", "share %", "target %", "tps", "p95 ms");
+        let _ = writeln!(
+            out,
+            "{:<12} {:>10} {:>10} {:>10} {:>10}",
+            "group", "share %", "target %", "tps", "p95 ms"
+        );
         for g in &s.groups {
             let _ = writeln!(
                 out,
                 "{:<12} {:>10.2} {:>10} {:>10.1} {:>10}",
                 g.group,
                 g.achieved_share,
-                g.configured_share.map_or("-".to_string(), |c| format!("{c:.2}")),
+                g.configured_share
+                    .map_or("-".to_string(), |c| format!("{c:.2}")),
                 g.stats.tps,
-                g.stats.latency_ms.as_ref().map_or("-".to_string(), |l| format!("{:.3}", l.p95))
+                g.stats
+                    .latency_ms
+                    .as_ref()
+                    .map_or("-".to_string(), |l| format!("{:.3}", l.p95))
             );
         }
     }
     for d in &s.server {
-        let verdict = if d.xact_commit_delta == d.client_committed { "agrees" } else { "differs" };
+        let verdict = if d.xact_commit_delta == d.client_committed {
+            "agrees"
+        } else {
+            "differs"
+        };
         let _ = writeln!(
             out,
             "server: {} xact_commit +{} ({verdict} with {} committed by tidebench over the run)",

@@ -86,8 +86,15 @@ fn run(args: args::RunArgs, home: &Home) -> Result<u8, CliError> {
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    print!("{}", console::run_summary(&outcome.summary, &outcome.dir, &outcome.scales));
-    Ok(if outcome.summary.complete { 0 } else { EXIT_INTERRUPTED })
+    print!(
+        "{}",
+        console::run_summary(&outcome.summary, &outcome.dir, &outcome.scales)
+    );
+    Ok(if outcome.summary.complete {
+        0
+    } else {
+        EXIT_INTERRUPTED
+    })
 }
 
 /// Every distinct target of the plan, with the workload and scale to prepare there.

@@ -99,33 +99,54 @@ pub fn groups(src: &Source, raw: &[Spanned<RawGroup>]) -> Result<Vec<GroupPlan>,
         let name = g.name.get_ref().clone();
         check_name("group", &name).map_err(|m| src.error(g.name.span(), m))?;
         if out.iter().any(|o| o.name == name) {
-            return Err(src.error(g.name.span(), format!("group '{name}' is defined twice; group names must be unique")));
+            return Err(src.error(
+                g.name.span(),
+                format!("group '{name}' is defined twice; group names must be unique"),
+            ));
         }
         let workload = g.workload.ok_or_else(|| {
-            src.error(span.clone(), format!("group '{name}' has no workload; add e.g. workload = \"tpcb\""))
+            src.error(
+                span.clone(),
+                format!("group '{name}' has no workload; add e.g. workload = \"tpcb\""),
+            )
         })?;
         if g.scale == Some(0) {
-            return Err(src.error(span.clone(), format!("group '{name}': scale must be at least 1")));
+            return Err(src.error(
+                span.clone(),
+                format!("group '{name}': scale must be at least 1"),
+            ));
         }
         let mut sets = Vec::new();
         for (i, s) in g.set.iter().enumerate() {
             let oltp = TargetSpec::parse(&s.get_ref().oltp)
                 .map_err(|m| src.error(s.span(), format!("group '{name}' set {}: {m}", i + 1)))?;
-            let set_name = s.get_ref().name.clone().unwrap_or_else(|| (i + 1).to_string());
-            sets.push(SetPlan { name: set_name, oltp });
+            let set_name = s
+                .get_ref()
+                .name
+                .clone()
+                .unwrap_or_else(|| (i + 1).to_string());
+            sets.push(SetPlan {
+                name: set_name,
+                oltp,
+            });
         }
         if let Some(t) = &g.target {
-            let oltp = TargetSpec::parse(t).map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
+            let oltp = TargetSpec::parse(t)
+                .map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
             sets.push(SetPlan {
                 name: (sets.len() + 1).to_string(),
                 oltp,
             });
         }
         if let Some(instance) = &g.instance {
-            check_name("instance", instance).map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
+            check_name("instance", instance)
+                .map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
             let count = g.sets.unwrap_or(1);
             if count == 0 {
-                return Err(src.error(span.clone(), format!("group '{name}': sets must be at least 1")));
+                return Err(src.error(
+                    span.clone(),
+                    format!("group '{name}': sets must be at least 1"),
+                ));
             }
             for i in 1..=count {
                 sets.push(SetPlan {
@@ -158,7 +179,11 @@ pub fn groups(src: &Source, raw: &[Spanned<RawGroup>]) -> Result<Vec<GroupPlan>,
 }
 
 /// A database used by two sets must hold the same data: same workload family and scale.
-fn check_shared_targets(src: &Source, raw: &[Spanned<RawGroup>], groups: &[GroupPlan]) -> Result<(), ConfigError> {
+fn check_shared_targets(
+    src: &Source,
+    raw: &[Spanned<RawGroup>],
+    groups: &[GroupPlan],
+) -> Result<(), ConfigError> {
     let mut seen: Vec<(&TargetSpec, usize)> = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         for s in &g.sets {
@@ -206,11 +231,20 @@ pub fn phases(
         let name = p.name.clone().unwrap_or_else(|| format!("p{}", pi + 1));
         let duration = match (phase_duration, &p.duration) {
             (Some(d), _) => d,
-            (None, Some(text)) => parse_duration(text).map_err(|m| src.error(span.clone(), format!("phase '{name}' duration: {m}")))?,
-            (None, None) => return Err(src.error(span.clone(), format!("phase '{name}' has no duration; add e.g. duration = \"10m\""))),
+            (None, Some(text)) => parse_duration(text)
+                .map_err(|m| src.error(span.clone(), format!("phase '{name}' duration: {m}")))?,
+            (None, None) => {
+                return Err(src.error(
+                    span.clone(),
+                    format!("phase '{name}' has no duration; add e.g. duration = \"10m\""),
+                ))
+            }
         };
         if duration < Duration::from_secs(1) || duration.subsec_nanos() != 0 {
-            return Err(src.error(span.clone(), format!("phase '{name}': duration must be a whole number of seconds, at least 1s")));
+            return Err(src.error(
+                span.clone(),
+                format!("phase '{name}': duration must be a whole number of seconds, at least 1s"),
+            ));
         }
         let shares = per_group(src, &p.shares, groups, &name, "shares")?;
         let clients = per_group(src, &p.clients, groups, &name, "clients")?;
@@ -222,10 +256,16 @@ pub fn phases(
             };
             let sum: f64 = shares.iter().flatten().sum();
             if (sum - 100.0).abs() > 0.01 {
-                return Err(src.error(sh.span(), format!("phase '{name}': shares sum to {sum}, not 100")));
+                return Err(src.error(
+                    sh.span(),
+                    format!("phase '{name}': shares sum to {sum}, not 100"),
+                ));
             }
             if shares.iter().flatten().any(|s| *s < 0.0) {
-                return Err(src.error(sh.span(), format!("phase '{name}': shares cannot be negative")));
+                return Err(src.error(
+                    sh.span(),
+                    format!("phase '{name}': shares cannot be negative"),
+                ));
             }
             for key in ["clients", "rate", "think"] {
                 let present = match key {
@@ -252,7 +292,12 @@ pub fn phases(
         let mut pgs = Vec::with_capacity(groups.len());
         for (gi, g) in groups.iter().enumerate() {
             let think = match &thinks[gi] {
-                Some(t) => parse_duration(t).map_err(|m| src.error(span.clone(), format!("phase '{name}' think of '{}': {m}", g.name)))?,
+                Some(t) => parse_duration(t).map_err(|m| {
+                    src.error(
+                        span.clone(),
+                        format!("phase '{name}' think of '{}': {m}", g.name),
+                    )
+                })?,
                 None => Duration::ZERO,
             };
             if let Some(r) = rates[gi] {
@@ -268,10 +313,17 @@ pub fn phases(
                 mix: mix[gi].clone(),
             });
         }
-        out.push(PhasePlan { name, duration, groups: pgs });
+        out.push(PhasePlan {
+            name,
+            duration,
+            groups: pgs,
+        });
     }
     if !shared && out.iter().all(|p| p.groups.iter().all(|g| g.clients == 0)) {
-        return Err(ConfigError::Invalid(format!("{}: no phase gives any group a client", src.file)));
+        return Err(ConfigError::Invalid(format!(
+            "{}: no phase gives any group a client",
+            src.file
+        )));
     }
     Ok(out)
 }
@@ -289,10 +341,13 @@ fn per_group<T: Clone>(
         for (name, v) in t.get_ref() {
             let Some(i) = groups.iter().position(|g| &g.name == name) else {
                 let known: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
-                return Err(src.error(t.span(), format!(
-                    "phase '{phase}' {key} names unknown group '{name}'; groups are: {}",
-                    known.join(", ")
-                )));
+                return Err(src.error(
+                    t.span(),
+                    format!(
+                        "phase '{phase}' {key} names unknown group '{name}'; groups are: {}",
+                        known.join(", ")
+                    ),
+                ));
             };
             out[i] = Some(v.clone());
         }
@@ -308,8 +363,14 @@ fn mix(
     phase: &str,
 ) -> Result<Vec<Vec<(String, f64)>>, ConfigError> {
     for (txn, w) in m.get_ref() {
-        if !groups.iter().any(|g| g.workload.txn_types().contains(&txn.as_str())) {
-            let mut known: Vec<&str> = groups.iter().flat_map(|g| g.workload.txn_types().iter().copied()).collect();
+        if !groups
+            .iter()
+            .any(|g| g.workload.txn_types().contains(&txn.as_str()))
+        {
+            let mut known: Vec<&str> = groups
+                .iter()
+                .flat_map(|g| g.workload.txn_types().iter().copied())
+                .collect();
             known.sort_unstable();
             known.dedup();
             return Err(src.error(m.span(), format!(
@@ -318,7 +379,10 @@ fn mix(
             )));
         }
         if !(w.is_finite() && *w >= 0.0) {
-            return Err(src.error(m.span(), format!("phase '{phase}' mix: weight of '{txn}' must be zero or positive")));
+            return Err(src.error(
+                m.span(),
+                format!("phase '{phase}' mix: weight of '{txn}' must be zero or positive"),
+            ));
         }
     }
     Ok(groups

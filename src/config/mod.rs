@@ -16,7 +16,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-pub use plan::{DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan, WorkloadName};
+pub use plan::{
+    DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan,
+    WorkloadName,
+};
 pub use target::TargetSpec;
 
 /// A configuration problem, always naming where it is and how to fix it.
@@ -105,8 +108,16 @@ impl RawRun {
             poll: over.poll.or(self.poll),
             mix_log: over.mix_log.or(self.mix_log),
             phase_duration: over.phase_duration.or(self.phase_duration),
-            group: if over.group.is_empty() { self.group } else { over.group },
-            phase: if over.phase.is_empty() { self.phase } else { over.phase },
+            group: if over.group.is_empty() {
+                self.group
+            } else {
+                over.group
+            },
+            phase: if over.phase.is_empty() {
+                self.phase
+            } else {
+                over.phase
+            },
         }
     }
 }
@@ -157,16 +168,26 @@ pub fn build_run_plan(
         }
     };
     let from_file: RawRun = parse_toml(&file, &text)?;
-    let src = groups::Source { file: &file, text: &text };
+    let src = groups::Source {
+        file: &file,
+        text: &text,
+    };
     validate_run(&src, from_file.overlay(flags), cores, default_seed)
 }
 
 /// Validates raw run settings into a Plan; every message names the setting and the fix.
-pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed: u64) -> Result<RunPlan, ConfigError> {
+pub fn validate_run(
+    src: &groups::Source,
+    raw: RawRun,
+    cores: u32,
+    default_seed: u64,
+) -> Result<RunPlan, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
     let shared = raw.mode.unwrap_or(DriveMode::Shared) == DriveMode::Shared;
     let phase_duration = match raw.phase_duration.as_deref() {
-        Some(t) => Some(duration::parse_duration(t).map_err(|m| invalid(format!("phase-duration: {m}")))?),
+        Some(t) => {
+            Some(duration::parse_duration(t).map_err(|m| invalid(format!("phase-duration: {m}")))?)
+        }
         None => None,
     };
     let (groups, phases) = if raw.group.is_empty() {
@@ -190,13 +211,21 @@ pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed:
     };
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
     if clients == 0 {
-        return Err(invalid("clients must be at least 1 (--clients / -c)".into()));
+        return Err(invalid(
+            "clients must be at least 1 (--clients / -c)".into(),
+        ));
     }
     let most_clients = if shared {
         clients
     } else {
         (0..groups.len())
-            .map(|g| phases.iter().map(|p| p.groups[g].clients).max().unwrap_or(0))
+            .map(|g| {
+                phases
+                    .iter()
+                    .map(|p| p.groups[g].clients)
+                    .max()
+                    .unwrap_or(0)
+            })
             .sum()
     };
     let jobs = match raw.jobs {
@@ -205,15 +234,23 @@ pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed:
         None => cores.max(1).min(most_clients.max(1)),
     };
     let progress = parse_setting("progress", raw.progress.as_deref(), defaults::PROGRESS)?;
-    let poll_default = if groups.len() > 1 || phases.len() > 1 { defaults::POLL } else { "0s" };
+    let poll_default = if groups.len() > 1 || phases.len() > 1 {
+        defaults::POLL
+    } else {
+        "0s"
+    };
     let poll = parse_setting("poll", raw.poll.as_deref(), poll_default)?;
     let interval = parse_setting("interval", raw.interval.as_deref(), defaults::INTERVAL)?;
     if interval < Duration::from_secs(1) || interval.subsec_nanos() != 0 {
-        return Err(invalid("interval must be a whole number of seconds, at least 1s (--interval)".into()));
+        return Err(invalid(
+            "interval must be a whole number of seconds, at least 1s (--interval)".into(),
+        ));
     }
     for (key, d) in [("progress", progress), ("poll", poll)] {
         if !d.is_zero() && (d < Duration::from_secs(1) || d.subsec_nanos() != 0) {
-            return Err(invalid(format!("{key} must be 0 (off) or a whole number of seconds (--{key})")));
+            return Err(invalid(format!(
+                "{key} must be 0 (off) or a whole number of seconds (--{key})"
+            )));
         }
     }
     let ramp_up = parse_setting("ramp_up", raw.ramp_up.as_deref(), "0s")?;
@@ -225,7 +262,9 @@ pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed:
     }
     if let Some(rate) = raw.rate {
         if !(rate.is_finite() && rate > 0.0) {
-            return Err(invalid(format!("rate {rate} is not a positive number of transactions per second (--rate / -R)")));
+            return Err(invalid(format!(
+                "rate {rate} is not a positive number of transactions per second (--rate / -R)"
+            )));
         }
         if !shared {
             return Err(invalid("--rate is the shared pool's total; in independent mode give each group a rate per phase".into()));
@@ -233,7 +272,9 @@ pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed:
     }
     let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
     if max_tries == 0 {
-        return Err(invalid("max-tries must be at least 1 (1 = no retries)".into()));
+        return Err(invalid(
+            "max-tries must be at least 1 (1 = no retries)".into(),
+        ));
     }
     let iterations = raw.iterations.unwrap_or(1);
     if iterations == 0 {
@@ -253,7 +294,11 @@ pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed:
         }
     };
     Ok(RunPlan {
-        mode: if shared { DriveMode::Shared } else { DriveMode::Independent },
+        mode: if shared {
+            DriveMode::Shared
+        } else {
+            DriveMode::Independent
+        },
         groups,
         phases,
         iterations,
@@ -277,7 +322,10 @@ pub fn validate_run(src: &groups::Source, raw: RawRun, cores: u32, default_seed:
 }
 
 /// The one group, one set, one phase of a flag-style run (`--workload tpcb --duration 30s`).
-fn single_group(raw: &RawRun, phase_duration: Option<Duration>) -> Result<(Vec<GroupPlan>, Vec<PhasePlan>), ConfigError> {
+fn single_group(
+    raw: &RawRun,
+    phase_duration: Option<Duration>,
+) -> Result<(Vec<GroupPlan>, Vec<PhasePlan>), ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
     let workload = raw.workload.ok_or_else(|| {
         invalid("no workload given; use --workload tpcb|select-only|simple-update, a run file with [[group]] tables, or --preset NAME".into())
@@ -286,7 +334,10 @@ fn single_group(raw: &RawRun, phase_duration: Option<Duration>) -> Result<(Vec<G
         return Err(invalid("scale must be at least 1 (--scale / -s)".into()));
     }
     if raw.mode == Some(DriveMode::Independent) {
-        return Err(invalid("mode = \"independent\" needs [[group]] and [[phase]] tables with clients per group".into()));
+        return Err(invalid(
+            "mode = \"independent\" needs [[group]] and [[phase]] tables with clients per group"
+                .into(),
+        ));
     }
     let duration = match phase_duration {
         Some(d) => d,
@@ -306,7 +357,10 @@ fn single_group(raw: &RawRun, phase_duration: Option<Duration>) -> Result<(Vec<G
         name: workload.as_str().to_string(),
         workload,
         scale: raw.scale,
-        sets: vec![SetPlan { name: "1".into(), oltp: target }],
+        sets: vec![SetPlan {
+            name: "1".into(),
+            oltp: target,
+        }],
     };
     let phase = PhasePlan {
         name: "run".into(),

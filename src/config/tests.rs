@@ -4,12 +4,23 @@ use super::*;
 
 fn from_text(text: &str) -> Result<RunPlan, ConfigError> {
     let raw: RawRun = parse_toml("run.toml", text)?;
-    let src = groups::Source { file: "run.toml", text };
+    let src = groups::Source {
+        file: "run.toml",
+        text,
+    };
     validate_run(&src, raw, 2, 1)
 }
 
 fn flags(raw: RawRun) -> Result<RunPlan, ConfigError> {
-    validate_run(&groups::Source { file: "flags", text: "" }, raw, 2, 1)
+    validate_run(
+        &groups::Source {
+            file: "flags",
+            text: "",
+        },
+        raw,
+        2,
+        1,
+    )
 }
 
 fn err(text: &str) -> String {
@@ -28,7 +39,10 @@ fn flags_and_file_compile_to_the_same_plan() {
         ..RawRun::default()
     })
     .unwrap();
-    assert_eq!(toml::to_string(&from_file).unwrap(), toml::to_string(&from_flags).unwrap());
+    assert_eq!(
+        toml::to_string(&from_file).unwrap(),
+        toml::to_string(&from_flags).unwrap()
+    );
     assert_eq!(from_file.jobs, 2);
     assert_eq!(from_file.protocol, ProtocolName::Prepared);
     assert_eq!(from_file.groups.len(), 1);
@@ -37,19 +51,39 @@ fn flags_and_file_compile_to_the_same_plan() {
 
 #[test]
 fn unknown_key_names_file_and_line() {
-    let e = parse_toml::<RawRun>("run.toml", "workload = \"tpcb\"\n\nclinets = 4\n").unwrap_err().to_string();
+    let e = parse_toml::<RawRun>("run.toml", "workload = \"tpcb\"\n\nclinets = 4\n")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("run.toml:3:"), "{e}");
     assert!(e.contains("clinets"), "{e}");
 }
 
 #[test]
 fn zero_and_negative_values_are_refused() {
-    let base = RawRun { workload: Some(WorkloadName::Tpcb), ..RawRun::default() };
-    let e = flags(RawRun { clients: Some(0), ..base.clone() }).unwrap_err().to_string();
+    let base = RawRun {
+        workload: Some(WorkloadName::Tpcb),
+        ..RawRun::default()
+    };
+    let e = flags(RawRun {
+        clients: Some(0),
+        ..base.clone()
+    })
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("clients"), "{e}");
-    let e = flags(RawRun { duration: Some("-5s".into()), ..base.clone() }).unwrap_err().to_string();
+    let e = flags(RawRun {
+        duration: Some("-5s".into()),
+        ..base.clone()
+    })
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("negative"), "{e}");
-    let e = flags(RawRun { scale: Some(0), ..base }).unwrap_err().to_string();
+    let e = flags(RawRun {
+        scale: Some(0),
+        ..base
+    })
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("scale"), "{e}");
 }
 
@@ -76,11 +110,21 @@ fn groups_sets_and_phases_compile() {
     assert_eq!(plan.groups[1].sets.len(), 2);
     assert_eq!(
         plan.groups[1].sets[1].oltp,
-        TargetSpec::Instance { name: "default".into(), dbname: "b_2".into() }
+        TargetSpec::Instance {
+            name: "default".into(),
+            dbname: "b_2".into()
+        }
     );
     assert_eq!(plan.phases[1].groups[1].share, 0.0);
-    assert_eq!(plan.phases[1].groups[0].mix, vec![("select-only".to_string(), 1.0)]);
-    assert_eq!(plan.poll, Duration::from_secs(10), "multi-group runs poll by default");
+    assert_eq!(
+        plan.phases[1].groups[0].mix,
+        vec![("select-only".to_string(), 1.0)]
+    );
+    assert_eq!(
+        plan.poll,
+        Duration::from_secs(10),
+        "multi-group runs poll by default"
+    );
     let segs = timeline::segments(&plan);
     assert_eq!(segs.len(), 2);
     assert!(segs.iter().all(|s| s.measured));
@@ -90,23 +134,35 @@ fn groups_sets_and_phases_compile() {
 fn shares_must_sum_to_100_with_the_line() {
     let text = format!("{TWO_GROUPS}[[phase]]\nduration = \"5s\"\nshares = {{ A = 25, B = 70 }}\n");
     let e = err(&text);
-    assert!(e.starts_with("run.toml:14:") && e.contains("sum to 95"), "{e}");
+    assert!(
+        e.starts_with("run.toml:14:") && e.contains("sum to 95"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_group_or_transaction_in_a_phase() {
     let text = format!("{TWO_GROUPS}[[phase]]\nduration = \"5s\"\nshares = {{ A = 50, Z = 50 }}\n");
     let e = err(&text);
-    assert!(e.contains("unknown group 'Z'") && e.starts_with("run.toml:14:"), "{e}");
+    assert!(
+        e.contains("unknown group 'Z'") && e.starts_with("run.toml:14:"),
+        "{e}"
+    );
     let text = format!("{TWO_GROUPS}[[phase]]\nduration = \"5s\"\nshares = {{ A = 50, B = 50 }}\nmix = {{ payment = 1 }}\n");
     let e = err(&text);
-    assert!(e.contains("unknown transaction 'payment'") && e.starts_with("run.toml:15:"), "{e}");
+    assert!(
+        e.contains("unknown transaction 'payment'") && e.starts_with("run.toml:15:"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_group_without_sets_names_its_line() {
     let e = err("[[group]]\nname = \"A\"\nworkload = \"tpcb\"\n[[phase]]\nduration = \"5s\"\nshares = { A = 100 }\n");
-    assert!(e.starts_with("run.toml:1:") && e.contains("has no sets"), "{e}");
+    assert!(
+        e.starts_with("run.toml:1:") && e.contains("has no sets"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -127,7 +183,10 @@ duration = "5s"
 shares = { A = 50, B = 50 }
 "#;
     let e = err(text);
-    assert!(e.starts_with("run.toml:7:") && e.contains("need different data"), "{e}");
+    assert!(
+        e.starts_with("run.toml:7:") && e.contains("need different data"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -147,15 +206,25 @@ fn presets_compile_and_scale_with_phase_duration() {
         let plan = build_run_plan(RunSource::Preset(p.name), RawRun::default(), 2, 1)
             .unwrap_or_else(|e| panic!("preset {}: {e}", p.name));
         assert!(!plan.phases.is_empty());
-        let short = RawRun { phase_duration: Some("10s".into()), ..RawRun::default() };
+        let short = RawRun {
+            phase_duration: Some("10s".into()),
+            ..RawRun::default()
+        };
         let plan = build_run_plan(RunSource::Preset(p.name), short, 2, 1).unwrap();
-        assert!(plan.phases.iter().all(|ph| ph.duration == Duration::from_secs(10)));
+        assert!(plan
+            .phases
+            .iter()
+            .all(|ph| ph.duration == Duration::from_secs(10)));
     }
     let tpcv = build_run_plan(RunSource::Preset("tpcv-elastic"), RawRun::default(), 2, 1).unwrap();
     assert_eq!(tpcv.phases.len(), 10);
     for g in 0..4 {
         let avg: f64 = tpcv.phases.iter().map(|p| p.groups[g].share).sum::<f64>() / 10.0;
-        assert_eq!(avg, [10.0, 20.0, 30.0, 40.0][g], "TPC-V Table 2 average of group {g}");
+        assert_eq!(
+            avg,
+            [10.0, 20.0, 30.0, 40.0][g],
+            "TPC-V Table 2 average of group {g}"
+        );
     }
 }
 
@@ -164,7 +233,11 @@ fn measure_window_selects_phases_across_iterations() {
     let text = format!("iterations = 2\nramp_up = \"2s\"\nmeasure = {{ first = 2, count = 2 }}\n{TWO_GROUPS}[[phase]]\nduration = \"3s\"\nshares = {{ A = 50, B = 50 }}\n[[phase]]\nduration = \"3s\"\nshares = {{ A = 10, B = 90 }}\n");
     let plan = from_text(&text).unwrap();
     let segs = timeline::segments(&plan);
-    let measured: Vec<(u32, usize)> = segs.iter().filter(|s| s.measured).map(|s| (s.iteration, s.phase)).collect();
+    let measured: Vec<(u32, usize)> = segs
+        .iter()
+        .filter(|s| s.measured)
+        .map(|s| (s.iteration, s.phase))
+        .collect();
     assert_eq!(measured, vec![(1, 1), (2, 0)]);
     assert_eq!(segs[0].label, "ramp-up");
     assert_eq!(plan.total_duration(), Duration::from_secs(14));

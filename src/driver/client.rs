@@ -15,10 +15,10 @@ use crate::workload::{ClientState, Rng, TxnArgs, TxnEnd};
 
 use super::deck::Deck;
 use super::layout::{ClientRole, Layout, Pace};
-use crate::metrics::mixlog::{MixLog, MixRecord};
 use super::schedule::Schedule;
 use super::session::Session;
 use super::stop::Stop;
+use crate::metrics::mixlog::{MixLog, MixRecord};
 
 /// What every client of a run shares.
 pub struct ClientShared {
@@ -93,7 +93,9 @@ impl Client {
             end: start + seg.end,
             active: layout.active(&self.role, seg.phase),
             deck: layout.target_deck(&self.role, seg.phase),
-            mixes: (0..layout.groups.len()).map(|g| layout.mix_deck(seg.phase, g)).collect(),
+            mixes: (0..layout.groups.len())
+                .map(|g| layout.mix_deck(seg.phase, g))
+                .collect(),
             pace: layout.pace(&self.role, seg.phase),
         }
     }
@@ -157,7 +159,9 @@ impl Client {
                 Some(deck) => deck.draw(&mut self.rng).map_or(0, usize::from),
                 None => g.workload.draw_txn(&mut self.states[group], &mut self.rng),
             };
-            let args = g.workload.draw_args(txn, &mut self.states[group], &mut self.rng);
+            let args = g
+                .workload
+                .draw_args(txn, &mut self.states[group], &mut self.rng);
             let started = Instant::now();
             let (outcome, retries) = self.run_txn(local, group, txn, &args, deadline).await;
             let ended = Instant::now();
@@ -180,7 +184,8 @@ impl Client {
                     retries: retries.min(255) as u8,
                 });
             }
-            if !seg.pace.think.is_zero() && !self.pause_until(Instant::now() + seg.pace.think).await {
+            if !seg.pace.think.is_zero() && !self.pause_until(Instant::now() + seg.pace.think).await
+            {
                 break;
             }
         }
@@ -196,7 +201,14 @@ impl Client {
     }
 
     /// One transaction with its retries on session `local`: (outcome, extra tries).
-    async fn run_txn(&mut self, local: usize, group: usize, txn: usize, args: &TxnArgs, deadline: Instant) -> (Outcome, u32) {
+    async fn run_txn(
+        &mut self,
+        local: usize,
+        group: usize,
+        txn: usize,
+        args: &TxnArgs,
+        deadline: Instant,
+    ) -> (Outcome, u32) {
         let shared = Arc::clone(&self.shared);
         let workload = &shared.layout.groups[group].workload;
         let mut tries = 0u32;

@@ -62,7 +62,10 @@ impl<'k, 's> Collector<'k, 's> {
         poller: Poller,
         sink: &'s mut IntervalSink<'s>,
     ) -> Collector<'k, 's> {
-        let end = keys.segments.last().map_or(Duration::from_secs(1), |s| s.end);
+        let end = keys
+            .segments
+            .last()
+            .map_or(Duration::from_secs(1), |s| s.end);
         Collector {
             keys,
             shards,
@@ -72,13 +75,20 @@ impl<'k, 's> Collector<'k, 's> {
             progress_ticks: whole_ticks(cadence.progress),
             poll_ticks: whole_ticks(cadence.poll),
             poller,
-            segment_last_tick: keys.segments.iter().map(|s| whole_ticks(s.end).saturating_sub(1)).collect(),
+            segment_last_tick: keys
+                .segments
+                .iter()
+                .map(|s| whole_ticks(s.end).saturating_sub(1))
+                .collect(),
             sink,
         }
     }
 
     /// Runs until every thread has sent its last report (or all senders are gone).
-    pub async fn run(mut self, mut rx: mpsc::UnboundedReceiver<TickReport>) -> Result<Collected, String> {
+    pub async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<TickReport>,
+    ) -> Result<Collected, String> {
         let keys = self.keys.len();
         let mut pending: BTreeMap<u64, Recorder> = BTreeMap::new();
         let mut reported: Vec<Option<u64>> = vec![None; self.shards];
@@ -88,7 +98,10 @@ impl<'k, 's> Collector<'k, 's> {
         let mut warnings = Vec::new();
         let mut state = Folding::new(keys);
         while let Some(rep) = rx.recv().await {
-            pending.entry(rep.tick).or_insert_with(|| Recorder::new(keys)).merge(&rep.recorder);
+            pending
+                .entry(rep.tick)
+                .or_insert_with(|| Recorder::new(keys))
+                .merge(&rep.recorder);
             if let Some(slot) = reported.get_mut(rep.shard) {
                 *slot = Some(slot.map_or(rep.tick, |t| t.max(rep.tick)));
             }
@@ -99,7 +112,10 @@ impl<'k, 's> Collector<'k, 's> {
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
                 if let Some(e) = end.mixlog_error {
-                    warnings.push(format!("the mix log of driver thread {} is incomplete: {e}", rep.shard));
+                    warnings.push(format!(
+                        "the mix log of driver thread {} is incomplete: {e}",
+                        rep.shard
+                    ));
                 }
             }
             // A tick is complete once every thread has finished or reported it.
@@ -127,7 +143,9 @@ impl<'k, 's> Collector<'k, 's> {
             .map(|e| e.saturating_duration_since(self.start))
             .unwrap_or_else(|| self.start.elapsed());
         let last_start = TICK * (state.interval * self.interval_ticks) as u32;
-        let last_len = end_offset.saturating_sub(last_start).max(Duration::from_millis(1));
+        let last_len = end_offset
+            .saturating_sub(last_start)
+            .max(Duration::from_millis(1));
         (self.sink)(last_start, last_len, &state.interval_acc)?;
         Ok(Collected {
             total: state.total,
@@ -151,7 +169,11 @@ impl<'k, 's> Collector<'k, 's> {
                 if slot.total() == 0 || per_segment == 0 {
                     continue;
                 }
-                let last = self.segment_last_tick.get(key / per_segment).copied().unwrap_or(u64::MAX);
+                let last = self
+                    .segment_last_tick
+                    .get(key / per_segment)
+                    .copied()
+                    .unwrap_or(u64::MAX);
                 if last < tick && self.interval_of(last) <= s.interval {
                     s.interval_acc.slots[key].merge(slot);
                     s.routed[key] = true;
@@ -186,7 +208,10 @@ impl<'k, 's> Collector<'k, 's> {
             s.progress_acc.merge(rec);
             if tick + 1 >= s.progress_from + self.progress_ticks {
                 let window = TICK * (tick + 1 - s.progress_from) as u32;
-                eprintln!("{}", progress::line(TICK * (tick + 1) as u32, window, &s.progress_acc));
+                eprintln!(
+                    "{}",
+                    progress::line(TICK * (tick + 1) as u32, window, &s.progress_acc)
+                );
                 s.progress_acc.clear();
                 s.progress_from = tick + 1;
             }
@@ -196,8 +221,16 @@ impl<'k, 's> Collector<'k, 's> {
             if tick + 1 >= s.poll_from + self.poll_ticks {
                 let window = TICK * (tick + 1 - s.poll_from) as u32;
                 let at = TICK * tick as u32;
-                let segment = self.keys.segments.iter().position(|g| at < g.end).unwrap_or(0);
-                eprint!("{}", self.poller.block(self.keys, &s.poll_acc, window, segment));
+                let segment = self
+                    .keys
+                    .segments
+                    .iter()
+                    .position(|g| at < g.end)
+                    .unwrap_or(0);
+                eprint!(
+                    "{}",
+                    self.poller.block(self.keys, &s.poll_acc, window, segment)
+                );
                 s.poll_acc.clear();
                 s.poll_from = tick + 1;
             }

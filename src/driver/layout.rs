@@ -83,7 +83,9 @@ impl Layout {
                     .iter()
                     .map(|t| txn_types.iter().position(|n| n == t).unwrap_or(0))
                     .collect(),
-                targets: (0..targets.len()).filter(|t| targets[*t].group == g).collect(),
+                targets: (0..targets.len())
+                    .filter(|t| targets[*t].group == g)
+                    .collect(),
                 workload,
             })
             .collect();
@@ -95,11 +97,18 @@ impl Layout {
                 .map(|t| phase.groups[t.group].share / groups[t.group].targets.len() as f64)
                 .collect();
             let counts = if plan.mode == DriveMode::Shared {
-                card_counts(&weights, plan.deck_size).map_err(|e| format!("phase '{}': {e}", phase.name))?
+                card_counts(&weights, plan.deck_size)
+                    .map_err(|e| format!("phase '{}': {e}", phase.name))?
             } else {
                 vec![0; targets.len()]
             };
-            shared_cards.push(counts.into_iter().enumerate().filter(|(_, n)| *n > 0).collect());
+            shared_cards.push(
+                counts
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+            );
             let mut per_group = Vec::new();
             for (g, pg) in phase.groups.iter().enumerate() {
                 if pg.mix.is_empty() {
@@ -115,7 +124,13 @@ impl Layout {
                 }
                 let counts = card_counts(&weights, None)
                     .map_err(|e| format!("phase '{}' mix for group {}: {e}", phase.name, g + 1))?;
-                per_group.push(Some(counts.into_iter().enumerate().filter(|(_, n)| *n > 0).collect()));
+                per_group.push(Some(
+                    counts
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(_, n)| *n > 0)
+                        .collect(),
+                ));
             }
             mix_cards.push(per_group);
         }
@@ -123,17 +138,28 @@ impl Layout {
             DriveMode::Shared => (0..plan.clients)
                 .map(|i| ClientRole {
                     group: None,
-                    slot: ClientSlot { index: i, count: plan.clients },
+                    slot: ClientSlot {
+                        index: i,
+                        count: plan.clients,
+                    },
                 })
                 .collect(),
             DriveMode::Independent => {
                 let mut roles = Vec::new();
                 for g in 0..groups.len() {
-                    let most = plan.phases.iter().map(|p| p.groups[g].clients).max().unwrap_or(0);
+                    let most = plan
+                        .phases
+                        .iter()
+                        .map(|p| p.groups[g].clients)
+                        .max()
+                        .unwrap_or(0);
                     for i in 0..most {
                         roles.push(ClientRole {
                             group: Some(g),
-                            slot: ClientSlot { index: i, count: most },
+                            slot: ClientSlot {
+                                index: i,
+                                count: most,
+                            },
                         });
                     }
                 }
@@ -185,11 +211,16 @@ impl Layout {
         match role.group {
             // Independent: the group's sets take equal turns.
             Some(g) => {
-                let counts: Vec<(u16, u32)> = (0..self.groups[g].targets.len()).map(|i| (i as u16, 1)).collect();
+                let counts: Vec<(u16, u32)> = (0..self.groups[g].targets.len())
+                    .map(|i| (i as u16, 1))
+                    .collect();
                 Deck::new(&counts)
             }
             None => {
-                let counts: Vec<(u16, u32)> = self.shared_cards[phase].iter().map(|(t, n)| (*t as u16, *n)).collect();
+                let counts: Vec<(u16, u32)> = self.shared_cards[phase]
+                    .iter()
+                    .map(|(t, n)| (*t as u16, *n))
+                    .collect();
                 Deck::new(&counts)
             }
         }
@@ -206,7 +237,10 @@ impl Layout {
     pub fn pace(&self, role: &ClientRole, phase: usize) -> Pace {
         match role.group {
             None => Pace {
-                rate: self.plan.rate.map(|r| r / f64::from(self.plan.clients.max(1))),
+                rate: self
+                    .plan
+                    .rate
+                    .map(|r| r / f64::from(self.plan.clients.max(1))),
                 think: Duration::ZERO,
             },
             Some(g) => {

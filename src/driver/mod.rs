@@ -91,7 +91,9 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     let mut starts = Vec::with_capacity(jobs);
     for index in 0..jobs {
         // Round-robin, so threads differ by at most one client.
-        let ids: Vec<u32> = (0..clients).filter(|c| *c as usize % jobs == index).collect();
+        let ids: Vec<u32> = (0..clients)
+            .filter(|c| *c as usize % jobs == index)
+            .collect();
         let (start_tx, start_rx) = oneshot::channel();
         let spec = ShardSpec {
             index,
@@ -174,7 +176,9 @@ impl Connected {
                 progress: self.progress,
                 poll: self.poll,
             },
-            poll::Poller { shares: self.shares },
+            poll::Poller {
+                shares: self.shares,
+            },
             sink,
         );
         let collected = collector.run(self.ticks).await;

@@ -18,7 +18,13 @@ pub struct Poller {
 
 impl Poller {
     /// The block for a window of `window` seconds that ended in segment `segment`.
-    pub fn block(&self, keys: &KeySpace, rec: &Recorder, window: Duration, segment: usize) -> String {
+    pub fn block(
+        &self,
+        keys: &KeySpace,
+        rec: &Recorder,
+        window: Duration,
+        segment: usize,
+    ) -> String {
         let secs = window.as_secs_f64().max(1e-9);
         let ntypes = keys.txn_types.len();
         let mut by_type = vec![Slot::default(); ntypes];
@@ -32,11 +38,26 @@ impl Poller {
             by_group[keys.targets[target].group].merge(slot);
         }
         let all: u64 = by_type.iter().map(Slot::total).sum();
-        let pct = |n: u64| if all == 0 { 0.0 } else { n as f64 * 100.0 / all as f64 };
-        let resp = |s: &Slot| s.latency.as_ref().filter(|h| !h.is_empty()).map_or(0.0, |h| h.mean() / 1e6);
+        let pct = |n: u64| {
+            if all == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / all as f64
+            }
+        };
+        let resp = |s: &Slot| {
+            s.latency
+                .as_ref()
+                .filter(|h| !h.is_empty())
+                .map_or(0.0, |h| h.mean() / 1e6)
+        };
         let mut out = String::new();
         let _ = writeln!(out, "-----");
-        let _ = writeln!(out, "{:<18} {:>10} {:>10} {:>8} {:>11} {:>11}", "", "Txn Rate", "Resp Time", "Txn Pct", "Pass Count", "Fail Count");
+        let _ = writeln!(
+            out,
+            "{:<18} {:>10} {:>10} {:>8} {:>11} {:>11}",
+            "", "Txn Rate", "Resp Time", "Txn Pct", "Pass Count", "Fail Count"
+        );
         for (t, s) in by_type.iter().enumerate() {
             if s.total() == 0 {
                 continue;
@@ -54,7 +75,10 @@ impl Poller {
             );
         }
         let target = self.shares.get(segment).and_then(|s| s.as_ref());
-        for chunk in (0..keys.groups.len()).collect::<Vec<_>>().chunks(GROUPS_PER_LINE) {
+        for chunk in (0..keys.groups.len())
+            .collect::<Vec<_>>()
+            .chunks(GROUPS_PER_LINE)
+        {
             let _ = writeln!(out, "-----");
             let mut line = format!("{:<11}", "Txn Total:");
             for g in chunk {
@@ -69,17 +93,30 @@ impl Poller {
                 }
                 let _ = writeln!(out, "{line}");
             };
-            row("Txn Pct  :", &|g| format!("{:.2}", pct(by_group[g].total())));
+            row("Txn Pct  :", &|g| {
+                format!("{:.2}", pct(by_group[g].total()))
+            });
             if let Some(shares) = target {
-                row("Target % :", &|g| format!("{:.2}", shares.get(g).copied().unwrap_or(0.0)));
+                row("Target % :", &|g| {
+                    format!("{:.2}", shares.get(g).copied().unwrap_or(0.0))
+                });
             }
             row("Resp Time:", &|g| format!("{:.4}", resp(&by_group[g])));
             row("Fail Cnt :", &|g| by_group[g].failed_total().to_string());
         }
         let _ = writeln!(out, "-----");
         let seg = &keys.segments[segment.min(keys.segments.len().saturating_sub(1))];
-        let ok: u64 = by_type.iter().map(|s| s.committed + s.expected_rollback).sum();
-        let _ = writeln!(out, "Iteration {} Phase {} Aggregate Txn Rate: {:.2}", seg.iteration, seg.label, ok as f64 / secs);
+        let ok: u64 = by_type
+            .iter()
+            .map(|s| s.committed + s.expected_rollback)
+            .sum();
+        let _ = writeln!(
+            out,
+            "Iteration {} Phase {} Aggregate Txn Rate: {:.2}",
+            seg.iteration,
+            seg.label,
+            ok as f64 / secs
+        );
         out
     }
 }
@@ -99,13 +136,27 @@ mod tests {
         for _ in 0..10 {
             rec.record(keys.key(1, 1, 1), Outcome::Committed, 3_000, None, 0);
         }
-        rec.record(keys.key(1, 1, 1), Outcome::Failed(ErrorClass::Deadlock), 0, None, 0);
-        let p = Poller { shares: vec![None, Some(vec![100.0])] };
+        rec.record(
+            keys.key(1, 1, 1),
+            Outcome::Failed(ErrorClass::Deadlock),
+            0,
+            None,
+            0,
+        );
+        let p = Poller {
+            shares: vec![None, Some(vec![100.0])],
+        };
         let b = p.block(&keys, &rec, Duration::from_secs(10), 1);
         assert!(b.contains("Txn Rate") && b.contains("Pass Count"), "{b}");
-        assert!(b.lines().any(|l| l.starts_with("a ") && l.contains("3.00")), "{b}");
+        assert!(
+            b.lines().any(|l| l.starts_with("a ") && l.contains("3.00")),
+            "{b}"
+        );
         assert!(b.contains("Target % :"), "{b}");
-        assert!(b.ends_with("Iteration 1 Phase p2 Aggregate Txn Rate: 4.00\n"), "{b}");
+        assert!(
+            b.ends_with("Iteration 1 Phase p2 Aggregate Txn Rate: 4.00\n"),
+            "{b}"
+        );
         assert!(b.lines().all(|l| l.chars().count() <= 100), "{b}");
     }
 }

@@ -69,7 +69,10 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("tidebench-driver-{}", spec.index))
         .spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(rt) => rt,
                 Err(e) => {
                     let _ = ready.send(Err(format!("cannot start a driver thread's runtime: {e}")));

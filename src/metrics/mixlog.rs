@@ -67,7 +67,18 @@ impl MixRecord {
     }
 
     fn decode(b: &[u8]) -> MixRecord {
-        let u64_at = |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+        let u64_at = |i: usize| {
+            u64::from_le_bytes([
+                b[i],
+                b[i + 1],
+                b[i + 2],
+                b[i + 3],
+                b[i + 4],
+                b[i + 5],
+                b[i + 6],
+                b[i + 7],
+            ])
+        };
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
         MixRecord {
@@ -173,8 +184,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mix-0.bin");
         let mut log = MixLog::create(&path, 1_700_000_000_000_000_000, 3).unwrap();
-        let a = MixRecord { end_us: 123_456, latency_us: 789, client: 5, segment: 2, target: 7, txn: 1, outcome: MixRecord::outcome_code(Outcome::Failed(ErrorClass::Deadlock)), retries: 2 };
-        let b = MixRecord { end_us: 200_000, outcome: 0, ..a };
+        let a = MixRecord {
+            end_us: 123_456,
+            latency_us: 789,
+            client: 5,
+            segment: 2,
+            target: 7,
+            txn: 1,
+            outcome: MixRecord::outcome_code(Outcome::Failed(ErrorClass::Deadlock)),
+            retries: 2,
+        };
+        let b = MixRecord {
+            end_us: 200_000,
+            outcome: 0,
+            ..a
+        };
         log.write(&a);
         log.write(&b);
         assert!(log.flush().is_none());

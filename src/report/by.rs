@@ -33,11 +33,9 @@ impl Dim {
             "iteration" => Dim::Iteration,
             "phase" => Dim::Phase,
             "target" => Dim::Target,
-            other => {
-                return Err(format!(
-                    "cannot group by '{other}'; choose from type, group, set, iteration, phase, target"
-                ))
-            }
+            other => return Err(format!(
+                "cannot group by '{other}'; choose from type, group, set, iteration, phase, target"
+            )),
         })
     }
 
@@ -67,7 +65,8 @@ struct Acc {
 /// The re-aggregated table as text. `all` keeps ramp-up/down rows.
 pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> {
     let path = dir.join(INTERVALS_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let table = Table::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let entries = hlog::read(dir).map_err(|e| e.to_string())?;
     if entries.len() != table.rows.len() {
@@ -78,10 +77,26 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
             entries.len()
         ));
     }
-    let col = |n: &str| table.column(n).map_err(|e| format!("{}: {e}", path.display()));
-    let dim_cols: Vec<usize> = dims.iter().map(|d| col(d.column())).collect::<Result<_, _>>()?;
-    let (c_count, c_comm, c_exp, c_fail) = (col("count")?, col("committed")?, col("expected_rollback")?, col("failed")?);
-    let (c_start, c_len, c_measured) = (col("interval_start_s")?, col("interval_length_s")?, col("measured")?);
+    let col = |n: &str| {
+        table
+            .column(n)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let dim_cols: Vec<usize> = dims
+        .iter()
+        .map(|d| col(d.column()))
+        .collect::<Result<_, _>>()?;
+    let (c_count, c_comm, c_exp, c_fail) = (
+        col("count")?,
+        col("committed")?,
+        col("expected_rollback")?,
+        col("failed")?,
+    );
+    let (c_start, c_len, c_measured) = (
+        col("interval_start_s")?,
+        col("interval_length_s")?,
+        col("measured")?,
+    );
     let num = |s: &str| s.parse::<u64>().unwrap_or(0);
     let mut groups: BTreeMap<Vec<String>, Acc> = BTreeMap::new();
     let mut total = 0u64;
@@ -97,14 +112,30 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
         acc.failed += num(&row[c_fail]);
         total += num(&row[c_count]);
         let len = row[c_len].parse::<f64>().unwrap_or(0.0);
-        acc.windows.insert((row[c_start].clone(), row[c_len].clone()), len);
+        acc.windows
+            .insert((row[c_start].clone(), row[c_len].clone()), len);
         if !entry.histogram.is_empty() {
-            let _ = acc.latency.get_or_insert_with(new_histogram).add(&entry.histogram);
+            let _ = acc
+                .latency
+                .get_or_insert_with(new_histogram)
+                .add(&entry.histogram);
         }
     }
     let mut out = String::new();
     let mut head: Vec<String> = dims.iter().map(|d| d.column().to_string()).collect();
-    head.extend(["count", "committed", "failed", "share_%", "tps", "mean_ms", "p95_ms", "p99_ms"].map(String::from));
+    head.extend(
+        [
+            "count",
+            "committed",
+            "failed",
+            "share_%",
+            "tps",
+            "mean_ms",
+            "p95_ms",
+            "p99_ms",
+        ]
+        .map(String::from),
+    );
     let widths: Vec<usize> = head.iter().map(|h| h.len().max(10)).collect();
     let line = |cells: &[String]| {
         cells
@@ -118,14 +149,32 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
     for (key, acc) in &groups {
         let secs: f64 = acc.windows.values().sum();
         let ok = acc.committed + acc.expected_rollback;
-        let ms = |q: f64| acc.latency.as_ref().map_or("-".to_string(), |h| format!("{:.3}", h.value_at_quantile(q) as f64 / 1000.0));
+        let ms = |q: f64| {
+            acc.latency.as_ref().map_or("-".to_string(), |h| {
+                format!("{:.3}", h.value_at_quantile(q) as f64 / 1000.0)
+            })
+        };
         let mut cells = key.clone();
         cells.push(acc.count.to_string());
         cells.push(acc.committed.to_string());
         cells.push(acc.failed.to_string());
-        cells.push(format!("{:.2}", if total == 0 { 0.0 } else { acc.count as f64 * 100.0 / total as f64 }));
-        cells.push(format!("{:.1}", if secs > 0.0 { ok as f64 / secs } else { 0.0 }));
-        cells.push(acc.latency.as_ref().map_or("-".to_string(), |h| format!("{:.3}", h.mean() / 1000.0)));
+        cells.push(format!(
+            "{:.2}",
+            if total == 0 {
+                0.0
+            } else {
+                acc.count as f64 * 100.0 / total as f64
+            }
+        ));
+        cells.push(format!(
+            "{:.1}",
+            if secs > 0.0 { ok as f64 / secs } else { 0.0 }
+        ));
+        cells.push(
+            acc.latency
+                .as_ref()
+                .map_or("-".to_string(), |h| format!("{:.3}", h.mean() / 1000.0)),
+        );
         cells.push(ms(0.95));
         cells.push(ms(0.99));
         let _ = writeln!(out, "{}", line(&cells));

@@ -39,7 +39,12 @@ impl Table {
             }
             let row = split_line(line);
             if row.len() != header.len() {
-                return Err(format!("line {} has {} fields, the header {}", i + 2, row.len(), header.len()));
+                return Err(format!(
+                    "line {} has {} fields, the header {}",
+                    i + 2,
+                    row.len(),
+                    header.len()
+                ));
             }
             rows.push(row);
         }
@@ -61,6 +66,9 @@ mod tests {
 
     #[test]
     fn undoes_quoting() {
-        assert_eq!(split_line("a,\"b,c\",\"d\"\"e\","), vec!["a", "b,c", "d\"e", ""]);
+        assert_eq!(
+            split_line("a,\"b,c\",\"d\"\"e\","),
+            vec!["a", "b,c", "d\"e", ""]
+        );
     }
 }

@@ -48,14 +48,22 @@ pub fn segment_durations(keys: &KeySpace, elapsed: Duration) -> Vec<Duration> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let end = if i == last { elapsed.max(s.start) } else { s.end.min(elapsed) };
+            let end = if i == last {
+                elapsed.max(s.start)
+            } else {
+                s.end.min(elapsed)
+            };
             end.saturating_sub(s.start)
         })
         .collect()
 }
 
 /// Sum of the slots whose (segment, target, txn) pass `keep`.
-pub fn slot_where(keys: &KeySpace, rec: &Recorder, keep: impl Fn(usize, usize, usize) -> bool) -> Slot {
+pub fn slot_where(
+    keys: &KeySpace,
+    rec: &Recorder,
+    keep: impl Fn(usize, usize, usize) -> bool,
+) -> Slot {
     let mut out = Slot::default();
     for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
         if slot.total() == 0 {
@@ -69,6 +77,12 @@ pub fn slot_where(keys: &KeySpace, rec: &Recorder, keep: impl Fn(usize, usize, u
     out
 }
 
+/// A segment's planned seconds, or fewer if the run was cut short: the weight of its
+/// configured shares (stragglers past the planned end do not tilt them).
+fn planned(seg: &crate::config::timeline::Segment, actual: Duration) -> f64 {
+    actual.min(seg.end - seg.start).as_secs_f64()
+}
+
 fn share(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -78,7 +92,13 @@ fn share(part: u64, whole: u64) -> f64 {
 }
 
 /// Per-group totals over the measured window.
-pub fn groups(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Duration], rate_limited: bool) -> Vec<GroupStats> {
+pub fn groups(
+    plan: &RunPlan,
+    keys: &KeySpace,
+    rec: &Recorder,
+    durations: &[Duration],
+    rate_limited: bool,
+) -> Vec<GroupStats> {
     let measured_time: Duration = keys
         .segments
         .iter()
@@ -89,17 +109,27 @@ pub fn groups(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Dura
     let all = slot_where(keys, rec, |s, _, _| keys.segments[s].measured).total();
     (0..keys.groups.len())
         .map(|g| {
-            let slot = slot_where(keys, rec, |s, t, _| keys.segments[s].measured && keys.targets[t].group == g);
-            let configured = (plan.mode == DriveMode::Shared && !measured_time.is_zero()).then(|| {
-                let weighted: f64 = keys
-                    .segments
-                    .iter()
-                    .zip(durations)
-                    .filter(|(s, _)| s.measured)
-                    .map(|(s, d)| plan.phases[s.phase].groups[g].share * d.as_secs_f64())
-                    .sum();
-                round3(weighted / measured_time.as_secs_f64())
+            let slot = slot_where(keys, rec, |s, t, _| {
+                keys.segments[s].measured && keys.targets[t].group == g
             });
+            let configured =
+                (plan.mode == DriveMode::Shared && !measured_time.is_zero()).then(|| {
+                    let weighted: f64 = keys
+                        .segments
+                        .iter()
+                        .zip(durations)
+                        .filter(|(s, _)| s.measured)
+                        .map(|(s, d)| plan.phases[s.phase].groups[g].share * planned(s, *d))
+                        .sum();
+                    let time: f64 = keys
+                        .segments
+                        .iter()
+                        .zip(durations)
+                        .filter(|(s, _)| s.measured)
+                        .map(|(s, d)| planned(s, *d))
+                        .sum();
+                    round3(weighted / time)
+                });
             GroupStats {
                 group: keys.groups[g].clone(),
                 configured_share: configured,
@@ -112,7 +142,13 @@ pub fn groups(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Dura
 }
 
 /// Every segment with its per-group breakdown.
-pub fn phases(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Duration], rate_limited: bool) -> Vec<PhaseStats> {
+pub fn phases(
+    plan: &RunPlan,
+    keys: &KeySpace,
+    rec: &Recorder,
+    durations: &[Duration],
+    rate_limited: bool,
+) -> Vec<PhaseStats> {
     keys.segments
         .iter()
         .enumerate()
@@ -121,7 +157,8 @@ pub fn phases(plan: &RunPlan, keys: &KeySpace, rec: &Recorder, durations: &[Dura
             let whole = slot_where(keys, rec, |s, _, _| s == si);
             let groups = (0..keys.groups.len())
                 .map(|g| {
-                    let slot = slot_where(keys, rec, |s, t, _| s == si && keys.targets[t].group == g);
+                    let slot =
+                        slot_where(keys, rec, |s, t, _| s == si && keys.targets[t].group == g);
                     let pg = &plan.phases[seg.phase].groups[g];
                     GroupStats {
                         group: keys.groups[g].clone(),

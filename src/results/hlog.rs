@@ -98,8 +98,7 @@ pub fn row_tag(keys: &KeySpace, row: &super::intervals::Row) -> String {
 
 /// A tag with the characters tags may not hold replaced by `_`.
 pub fn tag(text: &str) -> String {
-    text
-        .chars()
+    text.chars()
         .map(|c| {
             if matches!(c, ',' | ' ' | '\r' | '\n') {
                 '_'
@@ -186,7 +185,13 @@ mod tests {
         let mut rec = Recorder::new(keys.len());
         rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
         rec.record(keys.key(0, 0, 0), Outcome::Committed, 3_000, None, 0);
-        rec.record(keys.key(1, 0, 1), Outcome::Failed(ErrorClass::Other), 0, None, 0);
+        rec.record(
+            keys.key(1, 0, 1),
+            Outcome::Failed(ErrorClass::Other),
+            0,
+            None,
+            0,
+        );
         let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let mut w = HlogWriter::begin(Vec::new(), start).unwrap();
         w.write_interval(Duration::from_secs(5), Duration::from_secs(10), &keys, &rec)
@@ -195,7 +200,11 @@ mod tests {
         let text = String::from_utf8(log.clone()).unwrap();
         assert!(text.contains("#[BaseTime: 1700000000.000"), "{text}");
         assert!(text.contains("schema version 1"), "{text}");
-        assert_eq!(text.matches("#[").count(), 3, "headers once, at the top: {text}");
+        assert_eq!(
+            text.matches("#[").count(),
+            3,
+            "headers once, at the top: {text}"
+        );
         let entries = parse(&log).unwrap();
         assert_eq!(entries.len(), 2, "keys with no transactions get no entry");
         assert_eq!(entries[0].tag.as_deref(), Some("i1/p1/A/1/a"));
@@ -203,6 +212,10 @@ mod tests {
         assert_eq!(entries[0].start, Duration::from_secs(5));
         assert_eq!(entries[1].tag.as_deref(), Some("i1/p2/A/1/b"));
         assert_eq!(entries[1].start, Duration::from_secs(10));
-        assert_eq!(entries[1].histogram.len(), 0, "all failed: an empty histogram keeps rows aligned");
+        assert_eq!(
+            entries[1].histogram.len(),
+            0,
+            "all failed: an empty histogram keeps rows aligned"
+        );
     }
 }

@@ -45,7 +45,12 @@ pub struct Row<'a> {
 
 /// The rows of one interval in key order; `intervals.csv` and `latency.hlog` both follow it,
 /// so the n-th CSV row and the n-th log entry describe the same transactions.
-pub fn rows_of<'a>(start: Duration, length: Duration, keys: &KeySpace, rec: &'a Recorder) -> Vec<Row<'a>> {
+pub fn rows_of<'a>(
+    start: Duration,
+    length: Duration,
+    keys: &KeySpace,
+    rec: &'a Recorder,
+) -> Vec<Row<'a>> {
     let last = keys.segments.len().saturating_sub(1);
     let mut out = Vec::new();
     for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
@@ -58,7 +63,11 @@ pub fn rows_of<'a>(start: Duration, length: Duration, keys: &KeySpace, rec: &'a 
         };
         let end = start + length;
         // The last segment also holds what finished after the planned end.
-        let seg_end = if segment == last { seg.end.max(end) } else { seg.end };
+        let seg_end = if segment == last {
+            seg.end.max(end)
+        } else {
+            seg.end
+        };
         let row_start = start.max(seg.start).min(seg_end);
         let row_end = end.min(seg_end).max(row_start);
         out.push(Row {
@@ -154,8 +163,16 @@ pub mod tests {
         KeySpace {
             segments: vec![seg(0, 0), seg(1, 10)],
             targets: vec![
-                TargetKey { label: "instance:vm1/db".into(), group: 0, set: "1".into() },
-                TargetKey { label: "host=/tmp dbname=x,y".into(), group: 0, set: "2".into() },
+                TargetKey {
+                    label: "instance:vm1/db".into(),
+                    group: 0,
+                    set: "1".into(),
+                },
+                TargetKey {
+                    label: "host=/tmp dbname=x,y".into(),
+                    group: 0,
+                    set: "2".into(),
+                },
             ],
             groups: vec!["A".into()],
             txn_types: vec!["a".into(), "b".into()],
@@ -176,8 +193,20 @@ pub mod tests {
         rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_500, None, 0);
         rec.record(keys.key(0, 0, 0), Outcome::Committed, 2_000, None, 0);
         rec.record(keys.key(0, 0, 0), Outcome::ExpectedRollback, 1_000, None, 0);
-        rec.record(keys.key(0, 0, 0), Outcome::Failed(ErrorClass::Serialization), 0, None, 2);
-        rec.record(keys.key(1, 1, 1), Outcome::Failed(ErrorClass::Other), 0, None, 0);
+        rec.record(
+            keys.key(0, 0, 0),
+            Outcome::Failed(ErrorClass::Serialization),
+            0,
+            None,
+            2,
+        );
+        rec.record(
+            keys.key(1, 1, 1),
+            Outcome::Failed(ErrorClass::Other),
+            0,
+            None,
+            0,
+        );
         // Interval [5 s, 15 s) crosses the edge at 10 s: two rows of 5 s each.
         let text = rows(Duration::from_secs(5), Duration::from_secs(10), &keys, &rec);
         assert_eq!(
@@ -191,7 +220,10 @@ pub mod tests {
     fn keys_without_transactions_have_no_row() {
         let keys = two_phase_keys();
         let rec = Recorder::new(keys.len());
-        assert_eq!(rows(Duration::ZERO, Duration::from_secs(1), &keys, &rec), "");
+        assert_eq!(
+            rows(Duration::ZERO, Duration::from_secs(1), &keys, &rec),
+            ""
+        );
     }
 
     #[test]

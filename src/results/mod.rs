@@ -27,8 +27,8 @@ pub mod writer;
 
 use std::path::{Path, PathBuf};
 
-pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
 pub use breakdown::{GroupStats, PhaseStats};
+pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
 pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,
 };

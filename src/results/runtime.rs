@@ -114,7 +114,10 @@ mod tests {
             seed: Some(42),
             ..Default::default()
         };
-        let src = crate::config::groups::Source { file: "t", text: "" };
+        let src = crate::config::groups::Source {
+            file: "t",
+            text: "",
+        };
         crate::config::validate_run(&src, raw, 2, 1).unwrap()
     }
 

@@ -16,8 +16,8 @@ use std::time::{Duration, SystemTime};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
 use super::breakdown::{self, GroupStats, PhaseStats};
+use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
 use crate::config::{DriveMode, RunPlan};
 use crate::metrics::{ErrorClass, KeySpace, Recorder, Slot};
 
@@ -322,7 +322,10 @@ mod tests {
             duration: Some("10s".into()),
             ..Default::default()
         };
-        let src = crate::config::groups::Source { file: "t", text: "" };
+        let src = crate::config::groups::Source {
+            file: "t",
+            text: "",
+        };
         let mut p = crate::config::validate_run(&src, raw, 1, 1).unwrap();
         let mut second = p.phases[0].clone();
         second.name = "p2".into();
@@ -349,7 +352,13 @@ mod tests {
             rec.record(k.key(0, 0, 0), Outcome::Committed, 2_000, Some(10), 0);
         }
         for _ in 0..5 {
-            rec.record(k.key(0, 0, 0), Outcome::ExpectedRollback, 2_000, Some(10), 0);
+            rec.record(
+                k.key(0, 0, 0),
+                Outcome::ExpectedRollback,
+                2_000,
+                Some(10),
+                0,
+            );
         }
         rec.record(
             k.key(0, 1, 1),

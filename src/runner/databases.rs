@@ -63,7 +63,11 @@ impl Databases {
                         .filter(|o| host_key(o) == key)
                         .map(|o| o.params.dbname.as_str())
                         .collect();
-                    let stats_db = if measured.contains(&"postgres") { "template1" } else { "postgres" };
+                    let stats_db = if measured.contains(&"postgres") {
+                        "template1"
+                    } else {
+                        "postgres"
+                    };
                     let stats = t.connect_tokio_to(stats_db).await.map_err(setup)?;
                     server_keys.push(key);
                     servers.push(Server {
@@ -73,7 +77,10 @@ impl Databases {
                     servers.len() - 1
                 }
             };
-            match dbs.iter_mut().find(|d| d.server == server && d.dbname == t.params.dbname) {
+            match dbs
+                .iter_mut()
+                .find(|d| d.server == server && d.dbname == t.params.dbname)
+            {
                 Some(d) => d.targets.push(i),
                 None => dbs.push(Db {
                     label: t.label.clone(),
@@ -89,11 +96,19 @@ impl Databases {
     }
 
     fn db_of(&self, target: usize) -> usize {
-        self.dbs.iter().position(|d| d.targets.contains(&target)).unwrap_or(0)
+        self.dbs
+            .iter()
+            .position(|d| d.targets.contains(&target))
+            .unwrap_or(0)
     }
 
     /// Checks the workload's data on target `t`'s database (once per database); returns its scale.
-    pub async fn check_ready(&mut self, t: usize, target: &ResolvedTarget, workload: WorkloadName) -> Result<u32, RunError> {
+    pub async fn check_ready(
+        &mut self,
+        t: usize,
+        target: &ResolvedTarget,
+        workload: WorkloadName,
+    ) -> Result<u32, RunError> {
         let d = self.db_of(t);
         if let Some(scale) = self.dbs[d].checked {
             return Ok(scale);
@@ -110,7 +125,11 @@ impl Databases {
     pub async fn server_facts(&self) -> Result<Vec<ServerFacts>, RunError> {
         let mut out = Vec::with_capacity(self.servers.len());
         for s in &self.servers {
-            out.push(ServerFacts::collect(&s.stats, &s.label).await.map_err(setup)?);
+            out.push(
+                ServerFacts::collect(&s.stats, &s.label)
+                    .await
+                    .map_err(setup)?,
+            );
         }
         Ok(out)
     }
@@ -120,9 +139,10 @@ impl Databases {
         for d in 0..self.dbs.len() {
             let stats = &self.servers[self.dbs[d].server].stats;
             wait_for_no_sessions(stats, &self.dbs[d].dbname).await;
-            self.dbs[d].idle = server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
-                .await
-                .map_err(setup)?;
+            self.dbs[d].idle =
+                server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
+                    .await
+                    .map_err(setup)?;
         }
         Ok(())
     }
@@ -131,7 +151,11 @@ impl Databases {
     pub async fn baseline(&self, sessions: &[u32]) -> Vec<XactCounters> {
         let mut out = Vec::with_capacity(self.dbs.len());
         for d in &self.dbs {
-            let opened: i64 = d.targets.iter().map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0))).sum();
+            let opened: i64 = d
+                .targets
+                .iter()
+                .map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0)))
+                .sum();
             let stats = &self.servers[d.server].stats;
             out.push(wait_for_commits(stats, &d.dbname, d.idle.commit + opened).await);
         }
@@ -140,7 +164,12 @@ impl Databases {
 
     /// After the clients closed their sessions: each database's deltas since `before`, beside
     /// what tidebench committed there.
-    pub async fn deltas(&self, before: &[XactCounters], keys: &KeySpace, total: &Recorder) -> Vec<ServerDelta> {
+    pub async fn deltas(
+        &self,
+        before: &[XactCounters],
+        keys: &KeySpace,
+        total: &Recorder,
+    ) -> Vec<ServerDelta> {
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
             let stats = &self.servers[d.server].stats;
@@ -151,7 +180,10 @@ impl Databases {
                     delta.client_committed = committed_on(keys, total, &d.targets) as i64;
                     out.push(delta);
                 }
-                Err(e) => eprintln!("warning: could not read the counters of {} after the run: {e}", d.label),
+                Err(e) => eprintln!(
+                    "warning: could not read the counters of {} after the run: {e}",
+                    d.label
+                ),
             }
         }
         out
@@ -190,7 +222,11 @@ async fn wait_for_no_sessions(stats: &tokio_postgres::Client, dbname: &str) {
 }
 
 /// Reads the counters until `xact_commit` reaches `expected` (bounded), else settles.
-async fn wait_for_commits(stats: &tokio_postgres::Client, dbname: &str, expected: i64) -> XactCounters {
+async fn wait_for_commits(
+    stats: &tokio_postgres::Client,
+    dbname: &str,
+    expected: i64,
+) -> XactCounters {
     let deadline = Instant::now() + BASELINE_TIMEOUT;
     let mut last = None;
     while Instant::now() < deadline {

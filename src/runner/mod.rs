@@ -125,13 +125,26 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         })
         .collect();
     let labels = resolved.iter().map(|r| r.label.clone()).collect();
-    let layout = Layout::new(&plan, segments.clone(), workloads, slots, labels, &txn_types).map_err(setup)?;
+    let layout = Layout::new(
+        &plan,
+        segments.clone(),
+        workloads,
+        slots,
+        labels,
+        &txn_types,
+    )
+    .map_err(setup)?;
     let sessions = layout.sessions_per_target();
     let shares = segments
         .iter()
         .map(|s| {
-            (plan.mode == DriveMode::Shared)
-                .then(|| plan.phases[s.phase].groups.iter().map(|g| g.share).collect())
+            (plan.mode == DriveMode::Shared).then(|| {
+                plan.phases[s.phase]
+                    .groups
+                    .iter()
+                    .map(|g| g.share)
+                    .collect()
+            })
         })
         .collect();
 
@@ -152,7 +165,9 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         shares,
         keys: keys.clone(),
     };
-    let connected = driver::connect(driver_plan, stop.clone()).await.map_err(setup)?;
+    let connected = driver::connect(driver_plan, stop.clone())
+        .await
+        .map_err(setup)?;
     // Each new session is one transaction at the server: wait until all are in the baseline.
     let before = dbs.baseline(&sessions).await;
     eprintln!("{}", describe(&plan, &specs.len()));
@@ -167,9 +182,14 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
     let result = {
         let mut sink = |start: Duration, len: Duration, rec: &crate::metrics::Recorder| {
-            writer.write_interval(start, len, &keys, rec).map_err(|e| e.to_string())
+            writer
+                .write_interval(start, len, &keys, rec)
+                .map_err(|e| e.to_string())
         };
-        connected.run(&stop, &mut sink, mixlog_dir).await.map_err(setup)?
+        connected
+            .run(&stop, &mut sink, mixlog_dir)
+            .await
+            .map_err(setup)?
     };
 
     let server = dbs.deltas(&before, &keys, &result.total).await;
@@ -178,7 +198,11 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         started_at,
         elapsed: result.elapsed,
         complete: result.complete,
-        rate_limited: plan.rate.is_some() || plan.phases.iter().any(|p| p.groups.iter().any(|g| g.rate.is_some())),
+        rate_limited: plan.rate.is_some()
+            || plan
+                .phases
+                .iter()
+                .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
     };
     let summary = Summary::build(&facts, &plan, &keys, &result.total, server);
     let runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);

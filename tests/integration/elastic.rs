@@ -9,11 +9,18 @@ use std::time::Duration;
 use crate::support;
 
 fn tb(home: &support::TempHome, args: &[&str]) -> Output {
-    support::tidebench(home).args(args).output().expect("the tidebench binary runs")
+    support::tidebench(home)
+        .args(args)
+        .output()
+        .expect("the tidebench binary runs")
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn ok(o: Output) -> Output {
@@ -33,9 +40,12 @@ fn write(home: &support::TempHome, name: &str, body: &str) -> PathBuf {
 
 /// Four groups, each a database on instance `inst`.
 fn four_groups(inst: &str, workloads: [&str; 4]) -> String {
-    let mut s = String::from("clients = 4\nseed = 11\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n");
+    let mut s =
+        String::from("clients = 4\nseed = 11\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n");
     for (name, w) in ["A", "B", "C", "D"].iter().zip(workloads) {
-        s.push_str(&format!("[[group]]\nname = \"{name}\"\nworkload = \"{w}\"\nscale = 1\ninstance = \"{inst}\"\n"));
+        s.push_str(&format!(
+            "[[group]]\nname = \"{name}\"\nworkload = \"{w}\"\nscale = 1\ninstance = \"{inst}\"\n"
+        ));
     }
     s
 }
@@ -45,7 +55,12 @@ fn assert_shares_hold(s: &serde_json::Value) {
         for g in phase["groups"].as_array().unwrap() {
             let want = g["configured_share"].as_f64().unwrap();
             let got = g["achieved_share"].as_f64().unwrap();
-            assert!((want - got).abs() <= 1.0, "phase {} group {}: {got} % vs {want} %", phase["phase"], g["group"]);
+            assert!(
+                (want - got).abs() <= 1.0,
+                "phase {} group {}: {got} % vs {want} %",
+                phase["phase"],
+                g["group"]
+            );
         }
     }
 }
@@ -69,14 +84,32 @@ fn shared_mode_keeps_shares_per_phase_and_agrees_with_each_database() {
     let cfg = write(&home, "el.toml", &cfg);
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     let out = home.path().join("res");
-    let o = ok(tb(&home, &["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap(), "--mix-log"]));
+    let o = ok(tb(
+        &home,
+        &[
+            "run",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--mix-log",
+        ],
+    ));
     assert!(text(&o).contains("share %"), "{}", text(&o));
     let s = summary(&out);
     assert_eq!(s["phases"].as_array().unwrap().len(), 2);
     assert_shares_hold(&s);
     assert_server_agrees(&s, 4);
-    let groups: Vec<f64> = s["groups"].as_array().unwrap().iter().map(|g| g["configured_share"].as_f64().unwrap()).collect();
-    assert_eq!(groups, vec![25.0, 25.0, 25.0, 25.0], "duration-weighted configured shares");
+    let groups: Vec<f64> = s["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["configured_share"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        groups,
+        vec![25.0, 25.0, 25.0, 25.0],
+        "duration-weighted configured shares"
+    );
 
     // Every interval row belongs to one phase and lies inside it.
     let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
@@ -91,19 +124,38 @@ fn shared_mode_keeps_shares_per_phase_and_agrees_with_each_database() {
     }
 
     // Re-aggregation from disk matches the summary's per-group counts.
-    let by = ok(tb(&home, &["report", out.to_str().unwrap(), "--by", "group"]));
+    let by = ok(tb(
+        &home,
+        &["report", out.to_str().unwrap(), "--by", "group"],
+    ));
     let table = String::from_utf8_lossy(&by.stdout).to_string();
     for g in s["groups"].as_array().unwrap() {
         let name = g["group"].as_str().unwrap();
         let count = g["total"].as_u64().unwrap();
-        let row = table.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{table}"));
-        assert_eq!(row.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap(), count, "{table}");
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{table}"));
+        assert_eq!(
+            row.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap(),
+            count,
+            "{table}"
+        );
     }
 
     // The mix log holds every transaction exactly once.
     let mix = ok(tb(&home, &["report", out.to_str().unwrap(), "--mix-log"]));
     let lines = String::from_utf8_lossy(&mix.stdout).lines().count() as u64;
-    let total: u64 = s["phases"].as_array().unwrap().iter().map(|p| p["total"].as_u64().unwrap()).sum();
+    let total: u64 = s["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["total"].as_u64().unwrap())
+        .sum();
     assert_eq!(lines, total + 1, "header + one line per transaction");
 }
 
@@ -130,8 +182,22 @@ fn a_slow_target_slows_everyone_instead_of_bending_the_shares() {
     let s = summary(&out);
     assert_shares_hold(&s);
     let tps = |i: usize| s["phases"][i]["tps"].as_f64().unwrap();
-    assert!(tps(1) < 0.8 * tps(0), "throughput drops in the slow phase: {} vs {}; {}", tps(1), tps(0), text(&o));
-    assert_server_agrees(&s, 4);
+    assert!(
+        tps(1) < 0.8 * tps(0),
+        "throughput drops in the slow phase: {} vs {}; {}",
+        tps(1),
+        tps(0),
+        text(&o)
+    );
+    // The locking psql session adds its own 2 transactions (startup, the lock) to d_1.
+    for d in s["server"].as_array().unwrap() {
+        let extra = if d["dbname"] == "d_1" { 2 } else { 0 };
+        assert_eq!(
+            d["xact_commit_delta"].as_i64().unwrap(),
+            d["client_committed"].as_i64().unwrap() + extra,
+            "{d}"
+        );
+    }
 }
 
 #[test]
@@ -146,15 +212,24 @@ fn independent_mode_sets_client_counts_per_phase() {
     let cfg = write(&home, "ind.toml", cfg);
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     let out = home.path().join("res");
-    ok(tb(&home, &["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    ok(tb(
+        &home,
+        &["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    ));
     let s = summary(&out);
     let phases = s["phases"].as_array().unwrap();
     assert_eq!(phases[0]["start_s"].as_f64(), Some(0.0));
     assert_eq!(phases[1]["start_s"].as_f64(), Some(3.0));
     let clients = |p: usize, g: usize| phases[p]["groups"][g]["clients"].as_u64().unwrap();
-    assert_eq!((clients(0, 0), clients(0, 1), clients(1, 0), clients(1, 1)), (3, 1, 1, 3));
+    assert_eq!(
+        (clients(0, 0), clients(0, 1), clients(1, 0), clients(1, 1)),
+        (3, 1, 1, 3)
+    );
     let count = |p: usize, g: usize| phases[p]["groups"][g]["total"].as_u64().unwrap();
-    assert!(count(0, 0) > count(0, 1) && count(1, 1) > count(1, 0), "{s}");
+    assert!(
+        count(0, 0) > count(0, 1) && count(1, 1) > count(1, 0),
+        "{s}"
+    );
     assert_server_agrees(&s, 2);
 }
 
@@ -186,8 +261,14 @@ fn a_target_that_dies_fails_its_share_and_the_run_ends_on_time() {
     assert!(took < Duration::from_secs(20), "ended on time: {took:?}");
     let s = summary(&out);
     let p2 = &s["phases"][1]["groups"];
-    assert!(p2[0]["committed"].as_u64().unwrap() > 100, "the live group kept running: {s}");
-    assert!(p2[1]["failed_by_class"]["connection"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        p2[0]["committed"].as_u64().unwrap() > 100,
+        "the live group kept running: {s}"
+    );
+    assert!(
+        p2[1]["failed_by_class"]["connection"].as_u64().unwrap() > 0,
+        "{s}"
+    );
     assert_eq!(p2[1]["committed"].as_u64(), Some(0), "{s}");
 }
 
@@ -197,7 +278,11 @@ fn config_errors_name_file_and_line_with_exit_2() {
     let cfg = write(&home, "bad.toml", "[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"x\"\n[[phase]]\nduration = \"5s\"\nshares = { A = 60 }\n");
     let o = tb(&home, &["run", cfg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("bad.toml:7:") && text(&o).contains("sum to 60"), "{}", text(&o));
+    assert!(
+        text(&o).contains("bad.toml:7:") && text(&o).contains("sum to 60"),
+        "{}",
+        text(&o)
+    );
     let o = tb(&home, &["run", "--preset", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("tpcv-elastic"), "{}", text(&o));

@@ -296,8 +296,10 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
                 WorkloadName::SelectOnly,
             ] {
                 let w = Workload::new(name, 1);
-                let txn = w.draw_txn(&mut rng);
-                let args = w.draw_args(txn, &mut rng);
+                let mut state =
+                    w.client_state(tidebench::workload::ClientSlot { index: 0, count: 1 });
+                let txn = w.draw_txn(&mut state, &mut rng);
+                let args = w.draw_args(txn, &mut state, &mut rng);
                 let tidebench::workload::TxnArgs::Pgbench(a) = args.clone();
                 let before = totals(&inst);
                 let end = w.execute(&mut conn, protocol, txn, &args).await;

@@ -4,9 +4,8 @@
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use tidebench::config::plan::{ProtocolName, WorkloadName};
-use tidebench::config::{RunPlan, TargetSpec};
-use tidebench::metrics::{ErrorClass, KeySpace, Outcome, Recorder};
+use tidebench::config::{RawRun, RunPlan, TargetSpec, WorkloadName};
+use tidebench::metrics::{ErrorClass, KeySpace, Outcome, Recorder, TargetKey};
 use tidebench::results::{
     self, HostFacts, ResultsWriter, RunFacts, RuntimeInfo, ServerDelta, Summary,
 };
@@ -14,26 +13,33 @@ use tidebench::results::{
 const DSN_WITH_PASSWORD: &str = "postgresql://u:SECRETPW@127.0.0.1/db";
 
 fn plan() -> RunPlan {
-    RunPlan {
-        workload: WorkloadName::Tpcb,
-        scale: Some(1),
-        target: TargetSpec::Dsn(DSN_WITH_PASSWORD.into()),
-        clients: 2,
-        jobs: 1,
-        duration: Duration::from_secs(3),
-        protocol: ProtocolName::Prepared,
+    let raw = RawRun {
+        workload: Some(WorkloadName::Tpcb),
+        target: Some(DSN_WITH_PASSWORD.into()),
+        clients: Some(2),
+        duration: Some("3s".into()),
         rate: Some(100.0),
-        max_tries: 3,
-        progress: Duration::ZERO,
-        interval: Duration::from_secs(1),
-        seed: 7,
-        out: None,
-    }
+        max_tries: Some(3),
+        interval: Some("1s".into()),
+        seed: Some(7),
+        ..RawRun::default()
+    };
+    let src = tidebench::config::groups::Source {
+        file: "t",
+        text: "",
+    };
+    tidebench::config::validate_run(&src, raw, 1, 1).unwrap()
 }
 
 fn keys() -> KeySpace {
     KeySpace {
-        targets: vec![TargetSpec::Dsn(DSN_WITH_PASSWORD.into()).redacted()],
+        segments: tidebench::config::timeline::segments(&plan()),
+        targets: vec![TargetKey {
+            label: TargetSpec::Dsn(DSN_WITH_PASSWORD.into()).redacted(),
+            group: 0,
+            set: "1".into(),
+        }],
+        groups: vec!["tpcb".into()],
         txn_types: vec!["tpcb".into(), "select".into()],
     }
 }
@@ -50,17 +56,23 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         let mut rec = Recorder::new(keys.len());
         for n in 0..10 * (i + 1) {
             rec.record(
-                keys.key(0, 0),
+                keys.key(0, 0, 0),
                 Outcome::Committed,
                 1_000 + n * 100,
                 Some(50),
                 0,
             );
         }
-        rec.record(keys.key(0, 0), Outcome::ExpectedRollback, 900, Some(50), 0);
+        rec.record(
+            keys.key(0, 0, 0),
+            Outcome::ExpectedRollback,
+            900,
+            Some(50),
+            0,
+        );
         if i == 2 {
             rec.record(
-                keys.key(0, 1),
+                keys.key(0, 0, 1),
                 Outcome::Failed(ErrorClass::Deadlock),
                 0,
                 None,
@@ -75,18 +87,20 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
     let run = RunFacts {
         workload: "tpcb".into(),
         started_at: start,
-        measured: Duration::from_secs(3),
+        elapsed: Duration::from_secs(3),
         complete,
         rate_limited: true,
     };
     let server = vec![ServerDelta {
-        target: keys.targets[0].clone(),
+        target: keys.targets[0].label.clone(),
         dbname: "db".into(),
         xact_commit_delta: 63,
         xact_rollback_delta: 4,
+        client_committed: 63,
     }];
-    let summary = Summary::build(&run, &keys, &total, server);
-    let runtime = RuntimeInfo::new(plan(), HostFacts::collect(), Vec::new());
+    let run_plan = plan();
+    let summary = Summary::build(&run, &run_plan, &keys, &total, server);
+    let runtime = RuntimeInfo::new(run_plan, HostFacts::collect(), Vec::new());
     let staging = writer.staging_path().to_path_buf();
     let dir = writer.finish(&runtime, &summary).unwrap();
     assert!(
@@ -124,7 +138,7 @@ fn results_dir_reads_back() {
     assert_eq!(lines.next(), Some(results::intervals::HEADER));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 4, "3 tpcb rows and 1 select row:\n{csv}");
-    let counts: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[3], r[4])).collect();
+    let counts: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[8], r[9])).collect();
     assert_eq!(
         counts,
         [
@@ -159,7 +173,7 @@ fn results_dir_reads_back() {
         "latency counts committed and expected rollbacks"
     );
     let tag = decoded[0].tag.as_deref().unwrap();
-    assert_eq!(tag.rsplit_once('/').map(|(_, txn)| txn), Some("tpcb"));
+    assert_eq!(tag, "i1/run/tpcb/1/tpcb");
     let all = total.total().latency.unwrap();
     assert_eq!(
         decoded.iter().map(|e| e.histogram.len()).sum::<u64>(),
@@ -172,7 +186,7 @@ fn results_dir_reads_back() {
     let value: toml::Value = toml::from_str(&text).unwrap();
     assert_eq!(value["schema_version"].as_integer(), Some(1));
     assert_eq!(value["plan"]["seed"].as_integer(), Some(7));
-    assert!(value["plan"]["target"]
+    assert!(value["plan"]["groups"][0]["sets"][0]["oltp"]
         .as_str()
         .unwrap()
         .contains("u:********@"));

@@ -227,7 +227,11 @@ mod tests {
 
     #[test]
     fn the_workload_name_picks_the_default_script() {
-        for name in [WorkloadName::Tpcb, WorkloadName::SelectOnly, WorkloadName::SimpleUpdate] {
+        for name in [
+            WorkloadName::Tpcb,
+            WorkloadName::SelectOnly,
+            WorkloadName::SimpleUpdate,
+        ] {
             let w = Pgbench::new(name, 1);
             let mut rng = Rng::seed_from_u64(1);
             assert_eq!(w.txn_types()[w.draw_txn(&mut rng)], name.as_str());
