@@ -12,11 +12,12 @@ setup:
 build: setup
 	$(CARGO) build --release --locked
 
-# Start the managed `default` instance, load pgbench's tables at scale 10, run 20 s of TPC-B-like.
+# Start the managed `default` instance, load 4 databases (one per group) and run the `demo`
+# preset: 4 groups whose shares of one constant load shift every 10 s, polled as TPC-V does.
 demo: build
 	$(BIN) instance start default
-	$(BIN) prepare --workload tpcb --scale 10 --force
-	$(BIN) run --workload tpcb --clients 4 --duration 20s --progress 5s
+	$(BIN) prepare --preset demo --force
+	$(BIN) run --preset demo
 
 # Formatting, lints and all tests (unit + integration against real PostgreSQL).
 test: setup

@@ -113,6 +113,38 @@ class Bench:
               flush=True)
         return row
 
+    def elastic_ratio(self, clients):
+        """4 groups on 4 databases of the instance, shared pool, against the same clients on one
+        of those databases; then the same with --mix-log."""
+        groups = "".join(
+            f'[[group]]\nname = "G{i}"\nworkload = "select-only"\nscale = 10\ninstance = "bench"\n' for i in range(1, 5))
+        cfg = os.path.join(self.home, "elastic.toml")
+        with open(cfg, "w") as f:
+            f.write(f'clients = {clients}\npoll = "0"\nprogress = "0"\n{groups}'
+                    f'[[phase]]\nduration = "{self.args.duration}s"\nshares = {{ G1 = 25, G2 = 25, G3 = 25, G4 = 25 }}\n')
+        self.tb("prepare", cfg, "--force")
+        runs = {"one": [], "four": [], "four-log": []}
+        for r in range(self.args.rounds):
+            for name, args in [
+                ("one", ["-S", "--target", "instance:bench/g1_1", "-c", str(clients), "-T", str(self.args.duration), "-P", "0"]),
+                ("four", [cfg]),
+                ("four-log", [cfg, "--mix-log"]),
+            ]:
+                out = os.path.join(self.results_dir, f"{name}-{r}")
+                cpu = self.tb("run", *args, "--out", out)[2]
+                runs[name].append(self.summary_tps(out, cpu))
+        med = {k: (statistics.median(t for t, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
+        (one, one_cpu), (four, four_cpu), (log, log_cpu) = med["one"], med["four"], med["four-log"]
+        print(f"4 groups shared vs 1 target, select-only, {clients} clients: {four:.0f} vs {one:.0f} tps, ratio {four / one:.2f} "
+              f"(target >= 0.97); client CPU {four_cpu:.1f} vs {one_cpu:.1f} µs/txn")
+        print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.95); client CPU {log_cpu:.1f} µs/txn")
+
+    def summary_tps(self, out, cpu_s):
+        """(tps, client CPU µs per transaction) of a finished run."""
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        return s["totals"]["tps"], cpu_s * 1e6 / max(s["totals"]["total"], 1)
+
     def prepare_ratio(self, scale):
         t0 = time.monotonic()
         out, err, cpu_pg, _, wall_pg, rc = run_measured([self.pgbench, "-i", "-q", "-s", str(scale), self.dsn])
@@ -133,6 +165,7 @@ def main():
     ap.add_argument("--workloads", default="select-only,tpcb")
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--skip-1000", action="store_true")
+    ap.add_argument("--skip-elastic", action="store_true")
     args = ap.parse_args()
     b = Bench(args)
     try:
@@ -141,11 +174,14 @@ def main():
             b.prepare_ratio(50)
         b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
         print(f"\n{args.rounds} rounds of {args.duration} s, medians; client CPU = user+sys of the client process / transactions")
-        print("| workload      | clients | pgbench tps | tidebench tps | ratio | pgbench µs/txn | tidebench µs/txn | RSS MB |")
+        print("| workload | clients | pgbench tps | tidebench tps | ratio | pgbench µs/txn | tidebench µs/txn | tidebench RSS MB |")
         print("|---|---|---|---|---|---|---|---|")
         for w in args.workloads.split(","):
             for c in [int(x) for x in args.clients.split(",")]:
                 b.compare(w, c)
+        if not args.skip_elastic:
+            print()
+            b.elastic_ratio(4)
         if not args.skip_1000:
             r = b.run_tidebench("select-only", 1000, args.duration, "c1000")
             print(f"\n1,000 clients select-only: tidebench {r['tps']:.0f} tps, driver RSS {r['rss_mb']:.1f} MB (target <= 300 MB)")

@@ -200,7 +200,7 @@ pub struct PrepareArgs {
     /// Where to load: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
-    /// Parallel COPY connections [default: number of cores]
+    /// Parallel COPY connections [default: half the cores; 1 uses COPY FREEZE like pgbench -i]
     #[arg(short = 'j', long)]
     pub jobs: Option<u32>,
     /// Drop and reload tables that already exist

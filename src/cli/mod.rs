@@ -125,7 +125,7 @@ fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, C
     let jobs = match args.jobs {
         Some(0) => return Err(CliError::usage("jobs must be at least 1 (--jobs / -j)")),
         Some(j) => j,
-        None => cores(),
+        None => config::default_load_jobs(cores()),
     };
     let mut plans: Vec<config::PreparePlan> = Vec::new();
     for g in &run.groups {

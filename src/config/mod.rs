@@ -233,13 +233,19 @@ pub fn validate_run(
         Some(j) => j.min(most_clients.max(1)),
         None => cores.max(1).min(most_clients.max(1)),
     };
-    let progress = parse_setting("progress", raw.progress.as_deref(), defaults::PROGRESS)?;
     let poll_default = if groups.len() > 1 || phases.len() > 1 {
         defaults::POLL
     } else {
         "0s"
     };
     let poll = parse_setting("poll", raw.poll.as_deref(), poll_default)?;
+    // The polling block already shows the rate; the one-line progress is for simple runs.
+    let progress_default = if poll.is_zero() {
+        defaults::PROGRESS
+    } else {
+        "0s"
+    };
+    let progress = parse_setting("progress", raw.progress.as_deref(), progress_default)?;
     let interval = parse_setting("interval", raw.interval.as_deref(), defaults::INTERVAL)?;
     if interval < Duration::from_secs(1) || interval.subsec_nanos() != 0 {
         return Err(invalid(
@@ -401,7 +407,7 @@ pub fn validate_prepare(
             ))
         }
         Some(j) => j,
-        None => cores.max(1),
+        None => default_load_jobs(cores),
     };
     let target = match target {
         Some(t) => {
@@ -416,6 +422,13 @@ pub fn validate_prepare(
         jobs,
         force,
     })
+}
+
+/// COPY sessions when `--jobs` is not given: half the cores, since the server's backends need the
+/// other half. With one session the loader can use `COPY FREEZE` (as `pgbench -i` does), which
+/// on 2 cores beat two parallel sessions plus the vacuum that unfrozen rows then need.
+pub fn default_load_jobs(cores: u32) -> u32 {
+    (cores / 2).max(1)
 }
 
 fn parse_setting(key: &str, value: Option<&str>, default: &str) -> Result<Duration, ConfigError> {

@@ -33,9 +33,11 @@ impl Dim {
             "iteration" => Dim::Iteration,
             "phase" => Dim::Phase,
             "target" => Dim::Target,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "cannot group by '{other}'; choose from type, group, set, iteration, phase, target"
-            )),
+            ))
+            }
         })
     }
 

@@ -15,7 +15,8 @@ use super::summary::{round3, Stats};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupStats {
     pub group: String,
-    /// Percent the plan gave this group (shared mode; duration-weighted over measured phases).
+    /// Percent the plan gave this group (shared mode). Over several phases: each phase's share
+    /// weighted by that phase's transactions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configured_share: Option<f64>,
     /// Percent of the slice's transactions (committed + expected rollbacks + failed) it got.
@@ -112,24 +113,27 @@ pub fn groups(
             let slot = slot_where(keys, rec, |s, t, _| {
                 keys.segments[s].measured && keys.targets[t].group == g
             });
-            let configured =
-                (plan.mode == DriveMode::Shared && !measured_time.is_zero()).then(|| {
-                    let weighted: f64 = keys
-                        .segments
-                        .iter()
-                        .zip(durations)
-                        .filter(|(s, _)| s.measured)
-                        .map(|(s, d)| plan.phases[s.phase].groups[g].share * planned(s, *d))
-                        .sum();
-                    let time: f64 = keys
-                        .segments
-                        .iter()
-                        .zip(durations)
-                        .filter(|(s, _)| s.measured)
-                        .map(|(s, d)| planned(s, *d))
-                        .sum();
-                    round3(weighted / time)
-                });
+            // Each phase's share weighted by the transactions the phase saw: what the deck
+            // promised over this window (phases of different speed weigh differently).
+            let configured = (plan.mode == DriveMode::Shared).then(|| {
+                let mut weighted = 0.0;
+                let mut weight = 0.0;
+                for (si, seg) in keys.segments.iter().enumerate().filter(|(_, s)| s.measured) {
+                    let n = slot_where(keys, rec, |s, _, _| s == si).total() as f64;
+                    let w = if all > 0 {
+                        n
+                    } else {
+                        planned(seg, durations[si])
+                    };
+                    weighted += plan.phases[seg.phase].groups[g].share * w;
+                    weight += w;
+                }
+                if weight > 0.0 {
+                    round3(weighted / weight)
+                } else {
+                    0.0
+                }
+            });
             GroupStats {
                 group: keys.groups[g].clone(),
                 configured_share: configured,
