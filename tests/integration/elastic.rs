@@ -99,17 +99,16 @@ fn shared_mode_keeps_shares_per_phase_and_agrees_with_each_database() {
     assert_eq!(s["phases"].as_array().unwrap().len(), 2);
     assert_shares_hold(&s);
     assert_server_agrees(&s, 4);
-    let groups: Vec<f64> = s["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["configured_share"].as_f64().unwrap())
-        .collect();
-    assert_eq!(
-        groups,
-        vec![25.0, 25.0, 25.0, 25.0],
-        "duration-weighted configured shares"
-    );
+    // Over the window, each phase's share weighted by its transactions is what the deck promised.
+    for g in s["groups"].as_array().unwrap() {
+        let want = g["configured_share"].as_f64().unwrap();
+        let got = g["achieved_share"].as_f64().unwrap();
+        assert!(
+            (want - got).abs() <= 1.0,
+            "group {}: {got} vs {want}",
+            g["group"]
+        );
+    }
 
     // Every interval row belongs to one phase and lies inside it.
     let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
