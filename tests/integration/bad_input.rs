@@ -1,15 +1,6 @@
 //! Every bad input gives one clear message naming the fix, exit code 2, and no panic.
 
-use std::process::Output;
-
-use crate::support;
-
-fn tb(home: &support::TempHome, args: &[&str]) -> Output {
-    support::tidebench(home)
-        .args(args)
-        .output()
-        .expect("the tidebench binary runs")
-}
+use crate::support::{self, run_tidebench as tb};
 
 /// Runs and checks: exit 2, the message contains `needle`, no panic or backtrace.
 fn refuses(home: &support::TempHome, args: &[&str], needle: &str) {

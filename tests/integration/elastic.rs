@@ -6,22 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support;
-
-fn tb(home: &support::TempHome, args: &[&str]) -> Output {
-    support::tidebench(home)
-        .args(args)
-        .output()
-        .expect("the tidebench binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::support::{self, output_text as text, run_tidebench as tb};
 
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "{}", text(&o));

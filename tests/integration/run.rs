@@ -3,25 +3,9 @@
 //! incomplete results dir, and passwords never reach a file.
 
 use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::support;
-
-fn tb(home: &support::TempHome, args: &[&str]) -> Output {
-    support::tidebench(home)
-        .args(args)
-        .output()
-        .expect("the tidebench binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::support::{self, output_text as text, run_tidebench as tb};
 
 fn read_json(path: &Path) -> serde_json::Value {
     let raw = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -118,3 +118,20 @@ pub fn free_port() -> u16 {
 pub fn pgbench_path(inst: &Instance) -> std::path::PathBuf {
     inst.bin_dir().join("pgbench")
 }
+
+/// Runs the binary with `args` (TIDEBENCH_HOME set) and waits for it.
+pub fn run_tidebench(home: &TempHome, args: &[&str]) -> std::process::Output {
+    tidebench(home)
+        .args(args)
+        .output()
+        .expect("the tidebench binary runs")
+}
+
+/// stdout and stderr of a finished command, as one text for messages and searches.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
