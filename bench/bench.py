@@ -156,6 +156,25 @@ class Bench:
               f"tidebench {wall_tb:.1f} s wall ({cpu_tb:.2f} s client CPU), ratio tidebench/pgbench {wall_tb / wall_pg:.2f}")
 
 
+def report_bench(bin_path):
+    """Times `tidebench report` on a generated 2-hour, 40-target, 10-type results dir
+    (`report --synthetic`, a hidden flag): targets under 5 s and under 500 MB."""
+    work = tempfile.mkdtemp(prefix="tidebench-report-bench-")
+    try:
+        big = os.path.join(work, "large")
+        _, err, _, _, gen_wall, rc = run_measured([bin_path, "report", "--synthetic", big])
+        if rc != 0:
+            sys.exit(f"bench: generating the large results dir failed:\n{err}")
+        _, err, cpu, rss, wall, rc = run_measured([bin_path, "report", big])
+        if rc != 0:
+            sys.exit(f"bench: tidebench report failed:\n{err}")
+        rows = sum(1 for _ in open(os.path.join(big, "intervals.csv"))) - 1
+        print(f"report of a 2 h, 40-target run ({rows} interval rows, generated in {gen_wall:.1f} s): "
+              f"{wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:.0f} MB (targets < 5 s, < 500 MB)", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/tidebench")
@@ -166,7 +185,11 @@ def main():
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--skip-1000", action="store_true")
     ap.add_argument("--skip-elastic", action="store_true")
+    ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
     args = ap.parse_args()
+    report_bench(os.path.abspath(args.bin))
+    if args.report_only:
+        return
     b = Bench(args)
     try:
         b.setup()

@@ -34,6 +34,16 @@ if ! have_postgres || ! have_pgbench; then
   fi
 fi
 
+# The report test renders report.html in headless Chromium (Debian's `chromium` package); without
+# it that check is skipped with a note, so a missing package is a warning, not a failure.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  say "installing chromium (headless rendering check of report.html)"
+  if ! { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; then
+    say "warning: could not install chromium; the browser check of report.html will be skipped"
+  fi
+fi
+
 # PostgreSQL refuses to run as root: when we are root, managed instances run as `postgres`.
 if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
   say "creating the unprivileged system user 'postgres' for managed instances"

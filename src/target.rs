@@ -187,6 +187,35 @@ impl ResolvedTarget {
     }
 }
 
+impl ResolvedTarget {
+    /// The server this target lives on (host or socket dir, and port).
+    pub fn server_key(&self) -> (String, u16) {
+        let host = match &self.params.host {
+            pgwire::Host::Tcp(h) => h.clone(),
+            pgwire::Host::Unix(p) => p.display().to_string(),
+        };
+        (host, self.params.port)
+    }
+
+    /// A control session for reading statistics of this target's server, opened to a database
+    /// that none of `all` measures: its own transactions must never count in a measured one.
+    pub async fn connect_for_stats(
+        &self,
+        all: &[ResolvedTarget],
+    ) -> Result<tokio_postgres::Client, TargetError> {
+        let key = self.server_key();
+        let measured_postgres = all
+            .iter()
+            .any(|o| o.server_key() == key && o.params.dbname == "postgres");
+        self.connect_tokio_to(if measured_postgres {
+            "template1"
+        } else {
+            "postgres"
+        })
+        .await
+    }
+}
+
 /// One line for a tokio-postgres error, with the server's message when there is one.
 pub fn describe_pg_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {

@@ -45,8 +45,12 @@ pub enum Command {
     Instance(InstanceCommand),
     /// List the built-in run presets (use with `run --preset NAME`)
     Presets,
-    /// Re-aggregate a finished run from its results dir, or dump its mix log
+    /// Write DIR/report.html (charts, tables) from a results dir; or re-aggregate it (--by), or dump its mix log
     Report(ReportArgs),
+    /// Compare results dirs (or dirs of repeated runs) side by side; the first is the baseline
+    Compare(CompareArgs),
+    /// Run a workload's consistency checks on a target (TPC-C: conditions 1-4); exit 1 on failure
+    Check(CheckArgs),
 }
 
 const RUN_AFTER_HELP: &str = "\
@@ -56,7 +60,7 @@ Targets (--target):
   instance:NAME[/DBNAME]                   a managed instance (default: instance:default/tidebench)
 
 Results go to ./results/<UTC time>-<workload>/ (or --out): runtime.toml, summary.json,
-intervals.csv, latency.hlog. Ctrl-C stops within a second and still writes them (complete: false).
+intervals.csv, latency.hlog, system.csv. Ctrl-C stops within a second and still writes them (complete: false).
 
 Example config file (tidebench run bench.toml):
   workload = \"tpcb\"
@@ -92,7 +96,13 @@ pub struct RunArgs {
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
     #[arg(long)]
     pub mix_log: bool,
-    /// Workload: tpcb, select-only or simple-update
+    /// Sample host, instance, disk and PostgreSQL counters into system.csv every period, 0 to turn it off [default: 1s]
+    #[arg(long, allow_hyphen_values = true)]
+    pub sample: Option<String>,
+    /// Serve live counters in the Prometheus text format on HOST:PORT (a bare port means 127.0.0.1) during the run
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+    /// Workload: tpcb, select-only, simple-update or tpcc
     #[arg(short = 'w', long, value_enum)]
     pub workload: Option<WorkloadName>,
     /// Shorthand for --workload select-only (as pgbench -S)
@@ -169,6 +179,8 @@ impl RunArgs {
             deck_size: self.deck_size,
             poll: self.poll.clone(),
             mix_log: self.mix_log.then_some(true),
+            sample: self.sample.clone(),
+            prometheus: self.prometheus.clone(),
             phase_duration: self.phase_duration.clone(),
             ..RawRun::default()
         }
@@ -194,9 +206,12 @@ pub struct PrepareArgs {
     /// Workload whose tables to load (select-only and simple-update use tpcb's tables)
     #[arg(short = 'w', long, value_enum)]
     pub workload: Option<WorkloadName>,
-    /// Scale: 1 = 100,000 accounts, as pgbench -s [default: 1]
+    /// Scale: 1 = 100,000 accounts, as pgbench -s; TPC-C: warehouses [default: 1]
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
+    /// TPC-C's name for --scale: the number of warehouses
+    #[arg(long, conflicts_with = "scale")]
+    pub warehouses: Option<u32>,
     /// Where to load: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
@@ -212,15 +227,40 @@ pub struct PrepareArgs {
 pub struct ReportArgs {
     /// A results dir written by `tidebench run`
     pub dir: PathBuf,
-    /// Re-aggregate by any of: type, group, set, iteration, phase, target (comma-separated)
-    #[arg(long, value_delimiter = ',', default_value = "group,phase")]
-    pub by: Vec<String>,
+    /// Print a table re-aggregated by any of: type, group, set, iteration, phase, target
+    /// (comma-separated, e.g. group,phase) instead of writing report.html
+    #[arg(long, value_delimiter = ',')]
+    pub by: Option<Vec<String>>,
     /// Include ramp-up and ramp-down (unmeasured) rows
     #[arg(long)]
     pub all: bool,
     /// Print the merged per-transaction mix log as CSV instead (runs with --mix-log)
     #[arg(long)]
     pub mix_log: bool,
+    /// Generate a large made-up results dir at DIR (2 h, 40 targets, 10 types) to time the
+    /// reporter on (`make bench`)
+    #[arg(long, hide = true, conflicts_with_all = ["by", "mix_log", "all"])]
+    pub synthetic: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Workload whose checks to run (tpcc)
+    #[arg(short = 'w', long, value_enum)]
+    pub workload: WorkloadName,
+    /// Where to check: DSN or instance:NAME[/DB] [default: instance:default]
+    #[arg(long)]
+    pub target: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results dirs, or dirs holding several results dirs (repeated runs); the first is the baseline
+    #[arg(required = true, num_args = 2..)]
+    pub dirs: Vec<PathBuf>,
+    /// Also write the comparison as an HTML page to this file
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -52,6 +52,8 @@ fn dispatch(command: Command) -> Result<u8, CliError> {
             Ok(0)
         }
         Command::Report(args) => report(args),
+        Command::Compare(args) => compare(args),
+        Command::Check(args) => check(args, &home),
     }
 }
 
@@ -103,7 +105,7 @@ fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, C
     if !from_run {
         let plan = config::validate_prepare(
             args.workload,
-            args.scale,
+            args.scale.or(args.warehouses),
             args.target.as_deref(),
             args.jobs,
             args.force,
@@ -111,7 +113,11 @@ fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, C
         )?;
         return Ok(vec![plan]);
     }
-    if args.workload.is_some() || args.scale.is_some() || args.target.is_some() {
+    if args.workload.is_some()
+        || args.scale.is_some()
+        || args.warehouses.is_some()
+        || args.target.is_some()
+    {
         return Err(CliError::usage(
             "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
         ));
@@ -177,8 +183,18 @@ fn report(args: args::ReportArgs) -> Result<u8, CliError> {
         print!("{csv}");
         return Ok(0);
     }
-    let dims = args
-        .by
+    if args.synthetic {
+        let shape = crate::report::synthetic::Shape::LARGE;
+        let dir = crate::report::synthetic::generate(&args.dir, &shape).map_err(CliError::usage)?;
+        println!("{}", dir.display());
+        return Ok(0);
+    }
+    let Some(by) = args.by else {
+        let path = crate::report::html::write(&args.dir).map_err(CliError::usage)?;
+        println!("{}", path.display());
+        return Ok(0);
+    };
+    let dims = by
         .iter()
         .map(|d| crate::report::Dim::parse(d))
         .collect::<Result<Vec<_>, _>>()
@@ -186,4 +202,59 @@ fn report(args: args::ReportArgs) -> Result<u8, CliError> {
     let table = crate::report::aggregate(&args.dir, &dims, args.all).map_err(CliError::usage)?;
     print!("{table}");
     Ok(0)
+}
+
+fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
+    let sides = crate::report::compare::sides(&args.dirs).map_err(CliError::usage)?;
+    print!("{}", crate::report::compare::table(&sides));
+    if let Some(out) = &args.html {
+        std::fs::write(out, crate::report::compare::html(&sides))
+            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", out.display())))?;
+        println!("{}", out.display());
+    }
+    Ok(0)
+}
+
+/// `tidebench check`: the workload's consistency conditions on one target; exit 1 on a failure.
+fn check(args: args::CheckArgs, home: &Home) -> Result<u8, CliError> {
+    let spec = match args.target.as_deref() {
+        Some(t) => {
+            config::TargetSpec::parse(t).map_err(|m| CliError::usage(format!("target: {m}")))?
+        }
+        None => config::TargetSpec::default_instance(),
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        let target = crate::runner::resolve_target(&spec, home)
+            .await
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        let client = target
+            .connect_tokio()
+            .await
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        let outcomes = Workload::check(args.workload, &client)
+            .await
+            .ok_or_else(|| {
+                CliError::usage(format!(
+                    "workload {} has no consistency checks; `check` supports tpcc",
+                    args.workload.as_str()
+                ))
+            })?
+            .map_err(|e| CliError::usage(format!("check on '{}': {e}", target.label)))?;
+        print!("{}", crate::workload::tpcc::check::render(&outcomes));
+        let failed = outcomes.iter().filter(|o| !o.passed()).count();
+        if failed > 0 {
+            return Err(CliError::check_failed(format!(
+                "{failed} of {} consistency conditions failed on '{}'",
+                outcomes.len(),
+                target.label
+            )));
+        }
+        println!(
+            "all {} consistency conditions hold on '{}'",
+            outcomes.len(),
+            target.label
+        );
+        Ok(0)
+    })
 }

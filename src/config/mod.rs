@@ -66,6 +66,10 @@ pub struct RawRun {
     pub deck_size: Option<u32>,
     pub poll: Option<String>,
     pub mix_log: Option<bool>,
+    /// Sampling period of `system.csv`; 0 turns sampling off.
+    pub sample: Option<String>,
+    /// Address to serve live Prometheus metrics on (`HOST:PORT` or a port on loopback).
+    pub prometheus: Option<String>,
     /// Sets every phase's duration (presets are written for 12-minute phases).
     pub phase_duration: Option<String>,
     #[serde(default)]
@@ -107,6 +111,8 @@ impl RawRun {
             deck_size: over.deck_size.or(self.deck_size),
             poll: over.poll.or(self.poll),
             mix_log: over.mix_log.or(self.mix_log),
+            sample: over.sample.or(self.sample),
+            prometheus: over.prometheus.or(self.prometheus),
             phase_duration: over.phase_duration.or(self.phase_duration),
             group: if over.group.is_empty() {
                 self.group
@@ -130,6 +136,7 @@ pub mod defaults {
     pub const PROGRESS: &str = "5s";
     pub const INTERVAL: &str = "30s";
     pub const POLL: &str = "10s";
+    pub const SAMPLE: &str = "1s";
 }
 
 /// Where a run's file settings come from: a file on disk, a built-in preset, or nothing.
@@ -259,6 +266,12 @@ pub fn validate_run(
             )));
         }
     }
+    let sample = parse_setting("sample", raw.sample.as_deref(), defaults::SAMPLE)?;
+    if !sample.is_zero() && sample < Duration::from_millis(100) {
+        return Err(invalid(
+            "sample must be 0 (off) or at least 100ms (--sample)".into(),
+        ));
+    }
     let ramp_up = parse_setting("ramp_up", raw.ramp_up.as_deref(), "0s")?;
     let ramp_down = parse_setting("ramp_down", raw.ramp_down.as_deref(), "0s")?;
     for (key, d) in [("ramp_up", ramp_up), ("ramp_down", ramp_down)] {
@@ -323,6 +336,8 @@ pub fn validate_run(
         seed: raw.seed.unwrap_or(default_seed),
         deck_size: raw.deck_size,
         mix_log: raw.mix_log.unwrap_or(false),
+        sample,
+        prometheus: raw.prometheus,
         out: raw.out,
     })
 }

@@ -19,10 +19,22 @@ pub enum WorkloadName {
     SelectOnly,
     /// pgbench -N: TPC-B-like without the tellers and branches updates.
     SimpleUpdate,
+    /// TPC-C (DBT-2's workload): five transaction types over the nine TPC-C tables; its scale
+    /// is the warehouse count.
+    Tpcc,
 }
 
 /// pgbench's three scripts run on the same tables, so a pgbench group can mix them.
 const PGBENCH_TXNS: &[&str] = &["tpcb", "select-only", "simple-update"];
+
+/// TPC-C's transaction types, in the order `workload::tpcc` indexes them.
+const TPCC_TXNS: &[&str] = &[
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
 
 impl WorkloadName {
     pub fn as_str(self) -> &'static str {
@@ -30,19 +42,24 @@ impl WorkloadName {
             WorkloadName::Tpcb => "tpcb",
             WorkloadName::SelectOnly => "select-only",
             WorkloadName::SimpleUpdate => "simple-update",
+            WorkloadName::Tpcc => "tpcc",
         }
     }
 
     /// Every transaction type a group of this workload can run (what a phase's `mix` may name).
     /// The workload room uses the same names and indexes.
     pub fn txn_types(self) -> &'static [&'static str] {
-        PGBENCH_TXNS
+        match self {
+            WorkloadName::Tpcc => TPCC_TXNS,
+            _ => PGBENCH_TXNS,
+        }
     }
 
-    /// The transaction type run when no mix is given.
+    /// The transaction type run when no mix is given. TPC-C draws from its own per-client
+    /// deck instead, so its value is not used.
     pub fn default_txn(self) -> usize {
         match self {
-            WorkloadName::Tpcb => 0,
+            WorkloadName::Tpcb | WorkloadName::Tpcc => 0,
             WorkloadName::SelectOnly => 1,
             WorkloadName::SimpleUpdate => 2,
         }
@@ -50,7 +67,10 @@ impl WorkloadName {
 
     /// Workloads of one family share tables, so they may share a database.
     pub fn family(self) -> &'static str {
-        "pgbench"
+        match self {
+            WorkloadName::Tpcc => "tpcc",
+            _ => "pgbench",
+        }
     }
 }
 
@@ -167,8 +187,19 @@ pub struct RunPlan {
     pub deck_size: Option<u32>,
     /// Write every transaction to `mix-*.bin`.
     pub mix_log: bool,
+    /// Sampling period of `system.csv`; zero turns sampling off.
+    #[serde(with = "serde_duration", default = "default_sample")]
+    pub sample: Duration,
+    /// Serve live metrics in the Prometheus text format on this address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<String>,
     /// Results dir; `None` means `./results/<UTC timestamp>-<name>/`.
     pub out: Option<PathBuf>,
+}
+
+/// Plans written before sampling existed sampled nothing.
+fn default_sample() -> Duration {
+    Duration::ZERO
 }
 
 impl RunPlan {

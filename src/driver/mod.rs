@@ -46,6 +46,8 @@ pub struct DriverPlan {
     /// Per segment, each group's configured share (shared mode), for the polling block.
     pub shares: Vec<Option<Vec<f64>>>,
     pub keys: KeySpace,
+    /// Where to publish the totals every tick (for `--prometheus`).
+    pub live: Option<collector::LiveTotals>,
 }
 
 /// Clients connected and waiting for the start.
@@ -58,6 +60,7 @@ pub struct Connected {
     progress: Duration,
     poll: Duration,
     shares: Vec<Option<Vec<f64>>>,
+    live: Option<collector::LiveTotals>,
 }
 
 /// What a run measured.
@@ -118,6 +121,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         progress: plan.progress,
         poll: plan.poll,
         shares: plan.shares,
+        live: plan.live,
     };
     // Threads report readiness from their own runtimes; wait for them off this runtime's thread.
     let waited = tokio::task::spawn_blocking(move || {
@@ -180,7 +184,8 @@ impl Connected {
                 shares: self.shares,
             },
             sink,
-        );
+        )
+        .publish_to(self.live);
         let collected = collector.run(self.ticks).await;
         let threads = self.threads;
         let _ = tokio::task::spawn_blocking(move || {

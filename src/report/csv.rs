@@ -1,26 +1,6 @@
 //! A small RFC 4180 reader for the CSV files tidebench writes (fields quoted only when needed).
 
-/// Splits one line into fields, undoing quoting.
-pub fn split_line(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            (true, '"') => quoted = false,
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => fields.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
-}
+pub use crate::results::csv::split_line;
 
 /// Rows as maps from header name to value.
 pub struct Table {
@@ -57,18 +37,5 @@ impl Table {
             .iter()
             .position(|h| h == name)
             .ok_or_else(|| format!("no column '{name}'"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn undoes_quoting() {
-        assert_eq!(
-            split_line("a,\"b,c\",\"d\"\"e\","),
-            vec!["a", "b,c", "d\"e", ""]
-        );
     }
 }

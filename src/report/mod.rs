@@ -3,7 +3,13 @@
 //! merges the per-thread transaction logs into one CSV ordered by time.
 
 pub mod by;
+pub mod charts;
+pub mod compare;
 pub mod csv;
+pub mod html;
+pub mod load;
 pub mod mixlog;
+pub mod synthetic;
+pub mod system_view;
 
 pub use by::{aggregate, Dim};

@@ -122,9 +122,16 @@ pub struct HlogEntry {
 
 /// Decodes every interval entry of a log.
 pub fn parse(log: &[u8]) -> Result<Vec<HlogEntry>, String> {
+    let mut entries = Vec::new();
+    visit(log, |e| entries.push(e))?;
+    Ok(entries)
+}
+
+/// Decodes the entries one at a time, in order, handing each to `f`: a reader that merges as it
+/// goes holds one histogram at a time, not the whole log (a long run has ~100,000 entries).
+pub fn visit(log: &[u8], mut f: impl FnMut(HlogEntry)) -> Result<(), String> {
     use base64::Engine as _;
     let mut deserializer = Deserializer::new();
-    let mut entries = Vec::new();
     for item in IntervalLogIterator::new(log) {
         let entry = item.map_err(|e| format!("unreadable line ({e:?})"))?;
         let LogEntry::Interval(ilh) = entry else {
@@ -146,14 +153,14 @@ pub fn parse(log: &[u8]) -> Result<Vec<HlogEntry>, String> {
                     ilh.start_timestamp()
                 )
             })?;
-        entries.push(HlogEntry {
+        f(HlogEntry {
             tag: ilh.tag().map(|t| t.as_str().to_string()),
             start: ilh.start_timestamp(),
             length: ilh.duration(),
             histogram,
         });
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// Reads and decodes `latency.hlog` from a results dir.

@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use crate::metrics::{KeySpace, Recorder, Slot};
 
+pub use super::csv::csv_field;
 use super::summary::{micros_to_ms, round3, tps};
 
 pub const HEADER: &str = "interval_start_s,interval_length_s,iteration,phase,measured,group,set,\
@@ -134,15 +135,6 @@ pub fn push_row(out: &mut String, keys: &KeySpace, row: &Row) {
     out.push('\n');
 }
 
-/// A CSV field, quoted only when it must be.
-pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\"")).into()
-    } else {
-        text.into()
-    }
-}
-
 #[cfg(test)]
 pub mod tests {
     use super::*;
@@ -224,11 +216,5 @@ pub mod tests {
             rows(Duration::ZERO, Duration::from_secs(1), &keys, &rec),
             ""
         );
-    }
-
-    #[test]
-    fn quotes_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
     }
 }

@@ -11,6 +11,8 @@
 //!                  (columns: see `intervals`; appended and flushed every interval)
 //!   latency.hlog   HdrHistogram interval log, one latency histogram per row of intervals.csv
 //!                  (format: see `hlog`; appended and flushed every interval)
+//!   system.csv     host, instance, device and PostgreSQL counters sampled beside the run
+//!                  (format: see `system`; appended every sampling round, absent with --sample 0)
 //! ```
 //!
 //! Completeness is visible from the outside: everything is written under `<out>.partial/` and
@@ -19,10 +21,12 @@
 //! only `<out>.partial/`, which no reader mistakes for a finished run.
 
 pub mod breakdown;
+pub mod csv;
 pub mod hlog;
 pub mod intervals;
 pub mod runtime;
 pub mod summary;
+pub mod system;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -44,6 +48,7 @@ pub const SUMMARY_FILE: &str = "summary.json";
 pub const RUNTIME_FILE: &str = "runtime.toml";
 pub const INTERVALS_FILE: &str = "intervals.csv";
 pub const HLOG_FILE: &str = "latency.hlog";
+pub const SYSTEM_FILE: &str = "system.csv";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {

@@ -71,6 +71,20 @@ pub struct RuntimeInfo {
     /// One per target, in the plan's target order.
     #[serde(default)]
     pub servers: Vec<ServerFacts>,
+    /// Which block device holds each managed instance's data dir and WAL (from the sampler).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<InstanceDevices>,
+}
+
+/// Where a managed instance's files live, so IO per device reads as data vs WAL.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InstanceDevices {
+    pub instance: String,
+    /// Block device name (`vda`, `nvme0n1p2`, `dm-0`); absent when not on a block device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_device: Option<String>,
 }
 
 impl RuntimeInfo {
@@ -81,6 +95,7 @@ impl RuntimeInfo {
             plan,
             host,
             servers,
+            devices: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@
 //!   expected-rollback transactions only; `lag_ms` (start − scheduled start) appears only in
 //!   rate-limited runs. Either is absent when nothing was measured.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -180,6 +181,10 @@ pub struct Summary {
     pub target_names: Vec<TargetName>,
     /// Transaction types in index order (the mix log's type numbers index this list).
     pub txn_types: Vec<String>,
+    /// Committed transactions per minute of the measured window, per type over all targets
+    /// (TPC-C's NOTPM is `tpm["new_order"]`; expected rollbacks are not counted).
+    #[serde(default)]
+    pub tpm: BTreeMap<String, f64>,
 }
 
 /// A target's place in the plan.
@@ -214,7 +219,7 @@ impl Summary {
                 per_key.slots[t * keys.txn_types.len() + x].merge(slot);
             }
         }
-        let by_target_and_type = per_key
+        let by_target_and_type: Vec<TargetTypeStats> = per_key
             .slots
             .iter()
             .enumerate()
@@ -230,6 +235,7 @@ impl Summary {
                 }
             })
             .collect();
+        let tpm = per_minute(&by_target_and_type, measured_time);
         Summary {
             schema_version: SCHEMA_VERSION,
             tidebench_version: TIDEBENCH_VERSION.to_string(),
@@ -254,6 +260,7 @@ impl Summary {
                 })
                 .collect(),
             txn_types: keys.txn_types.clone(),
+            tpm,
         }
     }
 
@@ -286,6 +293,26 @@ impl Summary {
         }
         serde_json::from_value(value).map_err(|e| decode(e.to_string()))
     }
+}
+
+/// Committed transactions per minute by type name, 1 decimal; zero for an empty window.
+fn per_minute(rows: &[TargetTypeStats], window: Duration) -> BTreeMap<String, f64> {
+    let mut committed: BTreeMap<String, u64> = BTreeMap::new();
+    for r in rows {
+        *committed.entry(r.txn_type.clone()).or_default() += r.stats.committed;
+    }
+    let minutes = window.as_secs_f64() / 60.0;
+    committed
+        .into_iter()
+        .map(|(t, n)| {
+            let tpm = if minutes > 0.0 {
+                (n as f64 / minutes * 10.0).round() / 10.0
+            } else {
+                0.0
+            };
+            (t, tpm)
+        })
+        .collect()
 }
 
 /// Transactions per second over a window, 3 decimals; zero for an empty window.

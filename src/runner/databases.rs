@@ -38,14 +38,6 @@ pub struct Databases {
     servers: Vec<Server>,
 }
 
-fn host_key(t: &ResolvedTarget) -> (String, u16) {
-    let host = match &t.params.host {
-        pgwire::Host::Tcp(h) => h.clone(),
-        pgwire::Host::Unix(p) => p.display().to_string(),
-    };
-    (host, t.params.port)
-}
-
 impl Databases {
     /// Groups targets by database and opens one statistics session per server.
     pub async fn open(targets: &[ResolvedTarget]) -> Result<Databases, RunError> {
@@ -53,22 +45,11 @@ impl Databases {
         let mut server_keys: Vec<(String, u16)> = Vec::new();
         let mut servers: Vec<Server> = Vec::new();
         for (i, t) in targets.iter().enumerate() {
-            let key = host_key(t);
+            let key = t.server_key();
             let server = match server_keys.iter().position(|k| *k == key) {
                 Some(s) => s,
                 None => {
-                    // Read counters from a database no target measures.
-                    let measured: Vec<&str> = targets
-                        .iter()
-                        .filter(|o| host_key(o) == key)
-                        .map(|o| o.params.dbname.as_str())
-                        .collect();
-                    let stats_db = if measured.contains(&"postgres") {
-                        "template1"
-                    } else {
-                        "postgres"
-                    };
-                    let stats = t.connect_tokio_to(stats_db).await.map_err(setup)?;
+                    let stats = t.connect_for_stats(targets).await.map_err(setup)?;
                     server_keys.push(key);
                     servers.push(Server {
                         label: t.label.clone(),

@@ -4,7 +4,7 @@
 //! flags and exit codes).
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{timeline, DriveMode, RunPlan, TargetSpec};
 use crate::driver::layout::TargetSlot;
@@ -13,6 +13,8 @@ use crate::instance::Home;
 use crate::metrics::{KeySpace, TargetKey};
 use crate::results::{self, ResultsWriter, RunFacts, RuntimeInfo, Summary};
 use crate::sampler::host::HostFacts;
+use crate::sampler::prometheus::{self, Exporter};
+use crate::sampler::{LatestSamples, Sampler};
 use crate::target::{self, ResolvedTarget};
 use crate::workload::Workload;
 
@@ -42,6 +44,10 @@ pub struct RunOutcome {
 
 /// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir.
 pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, RunError> {
+    let prometheus_addr = match &plan.prometheus {
+        Some(a) => Some(prometheus::parse_addr(a).map_err(setup)?),
+        None => None,
+    };
     // Every (group, set) target, in plan order: this order is the target index everywhere.
     let mut specs: Vec<(usize, String, TargetSpec)> = Vec::new();
     for (g, group) in plan.groups.iter().enumerate() {
@@ -85,6 +91,16 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         scales.push(scale);
     }
     let server_facts = dbs.server_facts().await?;
+    let sampler = if plan.sample.is_zero() {
+        None
+    } else {
+        let instances = managed_instances(&specs, home)?;
+        Some(
+            Sampler::open(plan.sample, &resolved, &instances)
+                .await
+                .map_err(setup)?,
+        )
+    };
     dbs.settle_idle().await?;
 
     let workloads: Vec<Workload> = plan
@@ -164,6 +180,16 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         poll: plan.poll,
         shares,
         keys: keys.clone(),
+        live: prometheus_addr.map(|_| driver::collector::LiveTotals::default()),
+    };
+    let latest = LatestSamples::default();
+    let exporter = match (prometheus_addr, &driver_plan.live) {
+        (Some(addr), Some(live)) => Some(
+            Exporter::start(addr, keys.clone(), live.clone(), latest.clone())
+                .await
+                .map_err(setup)?,
+        ),
+        _ => None,
     };
     let connected = driver::connect(driver_plan, stop.clone())
         .await
@@ -180,17 +206,33 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         }
     };
     let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
+    let devices = sampler.as_ref().map(|s| s.devices().to_vec());
+    // The sampler's clock starts with the driver's, so `t_s` and interval offsets agree.
+    let sampling = match sampler.map(|s| s.start(writer.staging_path(), Instant::now(), latest)) {
+        Some(Ok(running)) => Some(running),
+        Some(Err(e)) => {
+            connected.abort().await;
+            return Err(setup(e));
+        }
+        None => None,
+    };
     let result = {
         let mut sink = |start: Duration, len: Duration, rec: &crate::metrics::Recorder| {
             writer
                 .write_interval(start, len, &keys, rec)
                 .map_err(|e| e.to_string())
         };
-        connected
-            .run(&stop, &mut sink, mixlog_dir)
-            .await
-            .map_err(setup)?
+        connected.run(&stop, &mut sink, mixlog_dir).await
     };
+    let sampled = match sampling {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    drop(exporter);
+    let mut result = result.map_err(setup)?;
+    if let Some(report) = sampled {
+        result.warnings.extend(report.warnings);
+    }
 
     let server = dbs.deltas(&before, &keys, &result.total).await;
     let facts = RunFacts {
@@ -205,13 +247,22 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
                 .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
     };
     let summary = Summary::build(&facts, &plan, &keys, &result.total, server);
-    let runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
+    let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
+    runtime.devices = devices.unwrap_or_default();
     let dir = writer.finish(&runtime, &summary).map_err(setup)?;
+    // The results are safe on disk by now: a report that cannot be drawn only warns.
+    let mut warnings = result.warnings;
+    if let Err(e) = crate::report::html::write(&dir) {
+        warnings.push(format!(
+            "report.html not written ({e}); retry with `tidebench report {}`",
+            dir.display()
+        ));
+    }
     Ok(RunOutcome {
         dir,
         summary,
         scales,
-        warnings: result.warnings,
+        warnings,
     })
 }
 
@@ -229,6 +280,22 @@ fn describe(plan: &RunPlan, targets: &usize) -> String {
         plan.jobs,
         crate::config::duration::format_duration(plan.total_duration())
     )
+}
+
+/// The managed instances behind the targets, once each, for the sampler.
+fn managed_instances(
+    specs: &[(usize, String, TargetSpec)],
+    home: &Home,
+) -> Result<Vec<crate::instance::Instance>, RunError> {
+    let mut out: Vec<crate::instance::Instance> = Vec::new();
+    for (_, _, spec) in specs {
+        if let TargetSpec::Instance { name, .. } = spec {
+            if !out.iter().any(|i| &i.name == name) {
+                out.push(crate::instance::find(home, name).map_err(setup)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Resolves a target on a blocking thread (it may start a managed instance).

@@ -1,4 +1,13 @@
 //! Samplers: host facts and PostgreSQL counters, read beside the driver, never on its threads.
+//! `run` is the loop writing `system.csv`; `prometheus` serves live counters during a run.
 
+pub mod cgroup;
+pub mod disk;
 pub mod host;
+pub mod host_stats;
+pub mod pg_counters;
+pub mod prometheus;
+pub mod run;
 pub mod server;
+
+pub use run::{LatestSamples, RunningSampler, Sampler, SamplerReport};

@@ -3,6 +3,7 @@
 //! (STYLE.md rule 5). Each transaction type has an index into [`Workload::txn_types`].
 
 pub mod pgbench;
+pub mod tpcc;
 
 use crate::config::{PreparePlan, WorkloadName};
 use crate::target::ResolvedTarget;
@@ -14,6 +15,7 @@ pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
 #[derive(Debug, Clone)]
 pub enum Workload {
     Pgbench(pgbench::Pgbench),
+    Tpcc(tpcc::Tpcc),
 }
 
 /// Random parameters of one transaction, drawn before the first try so retries replay them
@@ -21,6 +23,7 @@ pub enum Workload {
 #[derive(Debug, Clone)]
 pub enum TxnArgs {
     Pgbench(pgbench::Args),
+    Tpcc(tpcc::Args),
 }
 
 /// Which of a group's clients this is: TPC-C derives a client's home warehouse from it.
@@ -34,6 +37,7 @@ pub struct ClientSlot {
 #[derive(Debug, Clone)]
 pub enum ClientState {
     Stateless,
+    Tpcc(tpcc::Client),
 }
 
 /// How a transaction that did not fail ended.
@@ -60,14 +64,18 @@ pub enum WorkloadError {
 }
 
 impl Workload {
-    /// Builds the workload for data of `scale`.
+    /// Builds the workload for data of `scale` (TPC-C: warehouses).
     pub fn new(name: WorkloadName, scale: u32) -> Workload {
-        Workload::Pgbench(pgbench::Pgbench::new(name, scale))
+        match name {
+            WorkloadName::Tpcc => Workload::Tpcc(tpcc::Tpcc::new(scale)),
+            _ => Workload::Pgbench(pgbench::Pgbench::new(name, scale)),
+        }
     }
 
     pub fn name(&self) -> &'static str {
         match self {
             Workload::Pgbench(w) => w.name(),
+            Workload::Tpcc(_) => WorkloadName::Tpcc.as_str(),
         }
     }
 
@@ -75,28 +83,38 @@ impl Workload {
     pub fn txn_types(&self) -> &'static [&'static str] {
         match self {
             Workload::Pgbench(w) => w.txn_types(),
+            Workload::Tpcc(w) => w.txn_types(),
         }
     }
 
     /// A client's own state, made once per (client, group) before the run.
-    pub fn client_state(&self, _slot: ClientSlot) -> ClientState {
+    pub fn client_state(&self, slot: ClientSlot) -> ClientState {
         match self {
             Workload::Pgbench(_) => ClientState::Stateless,
+            Workload::Tpcc(w) => ClientState::Tpcc(w.client(slot)),
         }
     }
 
     /// Chooses the next transaction type with the workload's own mix (used when the phase
     /// gives none).
-    pub fn draw_txn(&self, _state: &mut ClientState, rng: &mut Rng) -> usize {
-        match self {
-            Workload::Pgbench(w) => w.draw_txn(rng),
+    pub fn draw_txn(&self, state: &mut ClientState, rng: &mut Rng) -> usize {
+        match (self, state) {
+            (Workload::Tpcc(w), ClientState::Tpcc(c)) => w.draw_txn(c, rng),
+            (Workload::Tpcc(_), _) => tpcc::NEW_ORDER,
+            (Workload::Pgbench(w), _) => w.draw_txn(rng),
         }
     }
 
     /// Draws the random parameters of one transaction.
-    pub fn draw_args(&self, txn: usize, _state: &mut ClientState, rng: &mut Rng) -> TxnArgs {
-        match self {
-            Workload::Pgbench(w) => TxnArgs::Pgbench(w.draw_args(txn, rng)),
+    pub fn draw_args(&self, txn: usize, state: &mut ClientState, rng: &mut Rng) -> TxnArgs {
+        match (self, state) {
+            (Workload::Pgbench(w), _) => TxnArgs::Pgbench(w.draw_args(txn, rng)),
+            (Workload::Tpcc(w), ClientState::Tpcc(c)) => TxnArgs::Tpcc(w.draw_args(txn, c, rng)),
+            // A state made by another workload: a terminal of warehouse 1, district 1.
+            (Workload::Tpcc(w), _) => {
+                let c = w.client(ClientSlot { index: 0, count: 1 });
+                TxnArgs::Tpcc(w.draw_args(txn, &c, rng))
+            }
         }
     }
 
@@ -111,6 +129,12 @@ impl Workload {
     ) -> Result<TxnEnd, pgwire::Error> {
         match (self, args) {
             (Workload::Pgbench(w), TxnArgs::Pgbench(a)) => w.execute(conn, protocol, txn, a).await,
+            (Workload::Tpcc(w), TxnArgs::Tpcc(a)) => w.execute(conn, protocol, a).await,
+            _ => Err(pgwire::Error {
+                kind: pgwire::ErrorKind::Protocol(
+                    "transaction arguments drawn by another workload".into(),
+                ),
+            }),
         }
     }
 
@@ -119,11 +143,28 @@ impl Workload {
         name: WorkloadName,
         client: &tokio_postgres::Client,
     ) -> Result<u32, WorkloadError> {
-        pgbench::check_ready(name, client).await
+        match name.family() {
+            "tpcc" => tpcc::check_ready(client).await,
+            _ => pgbench::check_ready(name, client).await,
+        }
     }
 
     /// Creates the schema and loads the data of `plan` into `target`.
     pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
-        pgbench::prepare(plan, target).await
+        match plan.workload.family() {
+            "tpcc" => tpcc::prepare(plan, target).await,
+            _ => pgbench::prepare(plan, target).await,
+        }
+    }
+
+    /// Runs the workload's consistency checks (`tidebench check`); `None` when it has none.
+    pub async fn check(
+        name: WorkloadName,
+        client: &tokio_postgres::Client,
+    ) -> Option<Result<Vec<tpcc::check::Outcome>, WorkloadError>> {
+        match name.family() {
+            "tpcc" => Some(tpcc::check(client).await),
+            _ => None,
+        }
     }
 }

@@ -300,7 +300,9 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
                     w.client_state(tidebench::workload::ClientSlot { index: 0, count: 1 });
                 let txn = w.draw_txn(&mut state, &mut rng);
                 let args = w.draw_args(txn, &mut state, &mut rng);
-                let tidebench::workload::TxnArgs::Pgbench(a) = args.clone();
+                let tidebench::workload::TxnArgs::Pgbench(a) = args.clone() else {
+                    panic!("a pgbench workload draws pgbench arguments")
+                };
                 let before = totals(&inst);
                 let end = w.execute(&mut conn, protocol, txn, &args).await;
                 assert_eq!(end.unwrap(), TxnEnd::Committed, "{name:?} on {protocol:?}");
@@ -316,7 +318,7 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
                     WorkloadName::SimpleUpdate => {
                         [before[0] + 1, before[1] + a.delta, before[2], before[3]]
                     }
-                    WorkloadName::SelectOnly => before,
+                    _ => before,
                 };
                 assert_eq!(after, expected, "{name:?} on {protocol:?} with {a:?}");
                 if name != WorkloadName::SelectOnly {

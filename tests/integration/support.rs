@@ -12,7 +12,10 @@ use std::process::Command;
 use tidebench::instance::{self, Home, Instance, InstanceOptions};
 
 /// Small, fast settings for test instances: no fsync, small shared memory, few connections.
-pub const TEST_SETTINGS: [(&str, &str); 5] = [
+/// Autovacuum is off because its workers' transactions count in `pg_stat_database.xact_commit`
+/// too, and the tests compare that count with the client's exactly.
+pub const TEST_SETTINGS: [(&str, &str); 6] = [
+    ("autovacuum", "off"),
     ("shared_buffers", "128MB"),
     ("fsync", "off"),
     ("synchronous_commit", "off"),

@@ -8,7 +8,7 @@
 
 mod copy;
 mod loader;
-mod progress;
+pub(crate) mod progress;
 pub mod schema;
 pub mod select_only;
 pub mod simple_update;

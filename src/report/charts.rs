@@ -1,0 +1,428 @@
+//! Charts of the HTML report, drawn by plotters' SVG backend into strings that the page
+//! inlines. Text becomes SVG `<text>` in a generic font family (plotters is built without its
+//! `ttf` feature), so the browser renders it with its own fonts and nothing is fetched.
+//!
+//! Readability with many series: callers keep the top few series and sum or average the rest
+//! into "other" ([`keep_top`]), and the legend has its own column beside the plot, so it never
+//! hides data.
+
+use std::collections::BTreeMap;
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+pub const WIDTH: u32 = 960;
+pub const HEIGHT: u32 = 360;
+const LEGEND_WIDTH: u32 = 200;
+/// Series beyond this many are combined into "other".
+pub const TOP: usize = 8;
+/// Points per line beyond which a series is averaged down (the chart is ~700 px wide).
+const MAX_POINTS: usize = 600;
+
+/// Colour-blind-friendly categorical colours (Okabe–Ito, then greys for "other").
+const PALETTE: [RGBColor; 9] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+    RGBColor(150, 150, 150),
+];
+
+fn color(i: usize, name: &str) -> RGBColor {
+    if name.starts_with("other (") {
+        PALETTE[8]
+    } else {
+        PALETTE[i % 8]
+    }
+}
+
+/// One named line: (x, y) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// How series beyond the top ones are folded into "other".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Amounts that add up (transactions, bytes per second).
+    Sum,
+    /// Levels that do not (percentages of one instance).
+    Mean,
+}
+
+/// The `n` series with the largest sum of y, in their original order, and the rest combined
+/// into one series named "other" (points with the same x are combined).
+pub fn keep_top(series: Vec<Series>, n: usize, combine: Combine) -> Vec<Series> {
+    if series.len() <= n + 1 {
+        return series;
+    }
+    let weight = |s: &Series| s.points.iter().map(|p| p.1).sum::<f64>();
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by(|a, b| weight(&series[*b]).total_cmp(&weight(&series[*a])));
+    let mut keep = vec![false; series.len()];
+    for i in order.into_iter().take(n) {
+        keep[i] = true;
+    }
+    let mut rest: BTreeMap<i64, (f64, f64, u32)> = BTreeMap::new();
+    let mut rest_count = 0;
+    let mut out = Vec::with_capacity(n + 1);
+    for (s, kept) in series.into_iter().zip(keep) {
+        if kept {
+            out.push(s);
+            continue;
+        }
+        rest_count += 1;
+        for (x, y) in s.points {
+            let e = rest
+                .entry((x * 1000.0).round() as i64)
+                .or_insert((x, 0.0, 0));
+            e.1 += y;
+            e.2 += 1;
+        }
+    }
+    let points = rest
+        .into_values()
+        .map(|(x, sum, k)| match combine {
+            Combine::Sum => (x, sum),
+            Combine::Mean => (x, sum / f64::from(k)),
+        })
+        .collect();
+    out.push(Series {
+        name: format!(
+            "other ({rest_count}, {})",
+            if combine == Combine::Sum {
+                "sum"
+            } else {
+                "mean"
+            }
+        ),
+        points,
+    });
+    out
+}
+
+/// Averages consecutive points so at most `max` remain (x of each average is its first x).
+pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
+    if points.len() <= max || max == 0 {
+        return points.to_vec();
+    }
+    let per = points.len().div_ceil(max);
+    points
+        .chunks(per)
+        .map(|c| (c[0].0, c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64))
+        .collect()
+}
+
+/// Seconds shown as minutes on long runs, so tick labels stay short.
+fn time_scale(x_max: f64) -> (f64, &'static str) {
+    if x_max > 1200.0 {
+        (60.0, "time since run start (min)")
+    } else {
+        (1.0, "time since run start (s)")
+    }
+}
+
+fn y_range(max: f64) -> std::ops::Range<f64> {
+    0.0..if max > 0.0 && max.is_finite() {
+        max * 1.08
+    } else {
+        1.0
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    format!("cannot draw a chart: {e}")
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draws the frame (title, axes, mesh), then lets `body` draw into it, then the legend column.
+#[allow(clippy::too_many_arguments)]
+fn frame(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    x_format: &dyn Fn(&f64) -> String,
+    legend: &[String],
+    body: &mut dyn FnMut(&mut Chart) -> Result<(), String>,
+) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let x = if x.end > x.start {
+            x
+        } else {
+            x.start..x.start + 1.0
+        };
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x, y)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .x_label_formatter(x_format)
+            .y_label_formatter(&|v| short_number(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(err)?;
+        body(&mut chart)?;
+        for (i, name) in legend.iter().enumerate() {
+            let y = 40 + 18 * i as i32;
+            let c = color(i, name);
+            key.draw(&Rectangle::new([(8, y), (22, y + 10)], c.filled()))
+                .map_err(err)?;
+            key.draw(&Text::new(
+                truncate(name, 26),
+                (28, y - 1),
+                ("sans-serif", 12),
+            ))
+            .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).chain(['…']).collect()
+    }
+}
+
+/// 1234567 as "1.23M": tick labels stay narrow whatever the unit.
+pub fn short_number(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn draw_edges(chart: &mut Chart, edges: &[f64], scale: f64, y_top: f64) -> Result<(), String> {
+    chart
+        .draw_series(edges.iter().map(|e| {
+            PathElement::new(
+                vec![(e / scale, 0.0), (e / scale, y_top)],
+                RGBColor(120, 120, 120).stroke_width(1),
+            )
+        }))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Lines over time (x in seconds since run start), with phase edges as grey verticals.
+pub fn time_lines(
+    title: &str,
+    y_label: &str,
+    series: &[Series],
+    edges: &[f64],
+) -> Result<String, String> {
+    let x_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let (scale, x_label) = time_scale(x_max);
+    let y = y_range(y_max);
+    let top = y.end;
+    let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    frame(
+        title,
+        x_label,
+        y_label,
+        0.0..x_max / scale,
+        y,
+        &|v| short_number(*v),
+        &names,
+        &mut |chart| {
+            draw_edges(chart, edges, scale, top)?;
+            for (i, s) in series.iter().enumerate() {
+                let pts = downsample(&s.points, MAX_POINTS);
+                chart
+                    .draw_series(LineSeries::new(
+                        pts.into_iter().map(|(x, y)| (x / scale, y)),
+                        color(i, &s.name).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Layers stacked over time: `layers[i].1[k]` is layer i's value at `x[k]` (seconds).
+pub fn stacked_time(
+    title: &str,
+    y_label: &str,
+    x: &[f64],
+    layers: &[Series],
+    edges: &[f64],
+) -> Result<String, String> {
+    let x_max = x.iter().copied().fold(0.0, f64::max);
+    let (scale, x_label) = time_scale(x_max);
+    // Cumulative tops, bottom layer first.
+    let mut tops: Vec<Vec<f64>> = Vec::with_capacity(layers.len());
+    for (i, layer) in layers.iter().enumerate() {
+        let below = if i == 0 { None } else { tops.get(i - 1) };
+        let row = (0..x.len())
+            .map(|k| {
+                let v = layer.points.get(k).map_or(0.0, |p| p.1);
+                v + below.map_or(0.0, |b| b[k])
+            })
+            .collect();
+        tops.push(row);
+    }
+    let y_max = tops
+        .last()
+        .map_or(0.0, |t| t.iter().copied().fold(0.0, f64::max));
+    let y = y_range(y_max);
+    let top = y.end;
+    let names: Vec<String> = layers.iter().map(|s| s.name.clone()).collect();
+    frame(
+        title,
+        x_label,
+        y_label,
+        0.0..x_max / scale,
+        y,
+        &|v| short_number(*v),
+        &names,
+        &mut |chart| {
+            // Highest layer first: each lower layer is painted over the one above it.
+            for (i, t) in tops.iter().enumerate().rev() {
+                let c = color(i, &layers[i].name);
+                let pts: Vec<(f64, f64)> = x.iter().zip(t).map(|(x, y)| (*x, *y)).collect();
+                let pts = downsample(&pts, MAX_POINTS);
+                chart
+                    .draw_series(
+                        AreaSeries::new(
+                            pts.into_iter().map(|(x, y)| (x / scale, y)),
+                            0.0,
+                            c.mix(0.85),
+                        )
+                        .border_style(c.stroke_width(1)),
+                    )
+                    .map_err(err)?;
+            }
+            draw_edges(chart, edges, scale, top)
+        },
+    )
+}
+
+/// Latency by percentile: x is the number of nines (0 = p0, 2 = p99, 3 = p99.9), y ms.
+pub fn percentile_curves(title: &str, series: &[Series]) -> Result<String, String> {
+    let x_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    let nines = |v: &f64| {
+        let p = 100.0 * (1.0 - 10f64.powf(-*v));
+        if p >= 99.0 {
+            format!("p{p:.2}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        } else {
+            format!("p{p:.0}")
+        }
+    };
+    frame(
+        title,
+        "percentile (log scale of 1 - q)",
+        "latency (ms)",
+        0.0..x_max.max(1.0),
+        y_range(y_max),
+        &nines,
+        &names,
+        &mut |chart| {
+            for (i, s) in series.iter().enumerate() {
+                chart
+                    .draw_series(LineSeries::new(
+                        s.points.iter().copied(),
+                        color(i, &s.name).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(name: &str, ys: &[f64]) -> Series {
+        Series {
+            name: name.into(),
+            points: ys.iter().enumerate().map(|(i, y)| (i as f64, *y)).collect(),
+        }
+    }
+
+    #[test]
+    fn keep_top_sums_the_rest() {
+        let all: Vec<Series> = (0..12)
+            .map(|i| s(&format!("g{i}"), &[i as f64; 3]))
+            .collect();
+        let top = keep_top(all, 8, Combine::Sum);
+        assert_eq!(top.len(), 9);
+        assert_eq!(top[0].name, "g4", "original order of the kept ones");
+        assert_eq!(top[8].name, "other (4, sum)");
+        assert_eq!(top[8].points[0], (0.0, 0.0 + 1.0 + 2.0 + 3.0));
+    }
+
+    #[test]
+    fn svg_has_size_text_and_no_fetch() {
+        let svg = time_lines(
+            "T",
+            "tps",
+            &[s("a", &[1.0, 2.0]), s("b", &[3.0, 1.0])],
+            &[1.0],
+        )
+        .unwrap();
+        assert!(svg.contains(&format!("width=\"{WIDTH}\"")), "{svg}");
+        assert!(svg.contains("<text"), "{svg}");
+        assert!(!svg.contains("<script") && !svg.contains("@import"));
+    }
+
+    #[test]
+    fn downsample_keeps_the_mean() {
+        let pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 1.0)).collect();
+        let d = downsample(&pts, 3);
+        assert!(d.len() <= 3);
+        assert!(d.iter().all(|p| p.1 == 1.0));
+    }
+}

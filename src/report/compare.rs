@@ -1,0 +1,265 @@
+//! `tidebench compare DIR...`: the headline numbers of two or more sides side by side, each
+//! with its ratio to the first side (the baseline). A side is one results dir, or an
+//! experiment dir holding several (repeated runs): then it shows the median and the min–max,
+//! and calls a difference "within noise" when the two sides' ranges overlap.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::html::esc;
+use super::load::{self, RunData};
+use super::system_view as sys;
+
+/// The rows of the comparison, in order: (name, unit, what it reads).
+const METRICS: [(&str, &str); 9] = [
+    ("throughput", "tps"),
+    ("latency p50", "ms"),
+    ("latency p95", "ms"),
+    ("latency p99", "ms"),
+    ("failed", "transactions"),
+    ("CPU productivity", "txn/CPU-s"),
+    ("host CPU steal", "%"),
+    ("checkpoints", "count"),
+    ("measured", "s"),
+];
+
+fn metrics_of(d: &RunData) -> [Option<f64>; 9] {
+    let t = &d.summary.totals;
+    let lat = t.latency_ms.as_ref();
+    [
+        Some(t.tps),
+        lat.map(|l| l.p50),
+        lat.map(|l| l.p95),
+        lat.map(|l| l.p99),
+        Some(t.failed as f64),
+        sys::productivity(d).last().and_then(|p| p.per_cpu_second()),
+        sys::steal_pct(d),
+        sys::checkpoints(d),
+        Some(d.summary.duration_s),
+    ]
+}
+
+/// One side: its name and each metric's values over its runs.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub name: String,
+    pub runs: usize,
+    /// [metric] → values of the runs that have it.
+    pub values: Vec<Vec<f64>>,
+}
+
+/// Median, min and max of a metric on one side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Side {
+    pub fn spread(&self, metric: usize) -> Option<Spread> {
+        let mut v = self.values.get(metric)?.clone();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        })
+    }
+}
+
+/// The results dirs a DIR stands for: itself, or its subdirs that hold a `summary.json`.
+pub fn runs_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    if dir.join(crate::results::SUMMARY_FILE).is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut runs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(crate::results::SUMMARY_FILE).is_file())
+        .collect();
+    runs.sort();
+    if runs.is_empty() {
+        return Err(format!(
+            "{} is neither a results dir nor a dir of results dirs (no summary.json found)",
+            dir.display()
+        ));
+    }
+    Ok(runs)
+}
+
+/// Reads every side.
+pub fn sides(dirs: &[PathBuf]) -> Result<Vec<Side>, String> {
+    if dirs.len() < 2 {
+        return Err("compare needs two or more results dirs; the first is the baseline".into());
+    }
+    let mut out = Vec::new();
+    for dir in dirs {
+        let runs = runs_in(dir)?;
+        let mut values = vec![Vec::new(); METRICS.len()];
+        for run in &runs {
+            let data = load::load(run)?;
+            for (i, v) in metrics_of(&data).into_iter().enumerate() {
+                if let Some(v) = v {
+                    values[i].push(v);
+                }
+            }
+        }
+        out.push(Side {
+            name: dir.display().to_string(),
+            runs: runs.len(),
+            values,
+        });
+    }
+    Ok(out)
+}
+
+/// One cell: value (median [min–max] for repeated runs), ratio to the baseline, noise mark.
+fn cell(sides: &[Side], side: usize, metric: usize) -> (String, String) {
+    let Some(s) = sides[side].spread(metric) else {
+        return ("-".into(), String::new());
+    };
+    let value = if sides[side].values[metric].len() > 1 {
+        format!("{} [{}–{}]", num(s.median), num(s.min), num(s.max))
+    } else {
+        num(s.median)
+    };
+    let ratio = match sides[0].spread(metric) {
+        Some(base) if base.median != 0.0 => {
+            let mut r = format!("{:.2}", s.median / base.median);
+            let repeated =
+                sides[0].values[metric].len() > 1 || sides[side].values[metric].len() > 1;
+            if side > 0 && repeated && s.min <= base.max && base.min <= s.max {
+                r.push_str(" (within noise)");
+            }
+            r
+        }
+        Some(_) if s.median == 0.0 => "1.00".into(),
+        _ => "-".into(),
+    };
+    (value, ratio)
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The terminal table.
+pub fn table(sides: &[Side]) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut head = vec!["metric".to_string()];
+    for (i, s) in sides.iter().enumerate() {
+        let role = if i == 0 { " (baseline)" } else { "" };
+        head.push(format!("[{}] {} run(s){role}", i + 1, s.runs));
+        head.push("ratio".into());
+    }
+    rows.push(head);
+    for (m, (name, unit)) in METRICS.iter().enumerate() {
+        let mut row = vec![format!("{name} ({unit})")];
+        for i in 0..sides.len() {
+            let (v, r) = cell(sides, i, m);
+            row.push(v);
+            row.push(r);
+        }
+        rows.push(row);
+    }
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (i, s) in sides.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {}", i + 1, s.name);
+    }
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (text, w))| {
+                if c == 0 {
+                    format!("{text:<w$}")
+                } else {
+                    format!("{text:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// The same as a self-contained HTML page.
+pub fn html(sides: &[Side]) -> String {
+    let mut p = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tidebench compare</title>\
+         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;\
+         padding:2px 8px;text-align:right}td:first-child{text-align:left}</style></head><body>\
+         <h1>tidebench compare</h1>\n<ol>",
+    );
+    for s in sides {
+        let _ = write!(p, "<li>{} ({} run(s))</li>", esc(&s.name), s.runs);
+    }
+    p.push_str("</ol>\n<table><tr><th>metric</th>");
+    for i in 0..sides.len() {
+        let _ = write!(p, "<th>[{}]</th><th>ratio to [1]</th>", i + 1);
+    }
+    p.push_str("</tr>\n");
+    for (m, (name, unit)) in METRICS.iter().enumerate() {
+        let _ = write!(p, "<tr><td>{} ({})</td>", esc(name), esc(unit));
+        for i in 0..sides.len() {
+            let (v, r) = cell(sides, i, m);
+            let _ = write!(p, "<td>{}</td><td>{}</td>", esc(&v), esc(&r));
+        }
+        p.push_str("</tr>\n");
+    }
+    p.push_str(
+        "</table>\n<p>Repeated runs show median [min–max]; \"within noise\" means the two ranges overlap.</p>\
+         </body></html>\n",
+    );
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(name: &str, tps: &[f64]) -> Side {
+        let mut values = vec![Vec::new(); METRICS.len()];
+        values[0] = tps.to_vec();
+        Side {
+            name: name.into(),
+            runs: tps.len(),
+            values,
+        }
+    }
+
+    #[test]
+    fn ratios_to_the_first_and_noise() {
+        let sides = [
+            side("a", &[100.0, 90.0, 110.0]),
+            side("b", &[105.0, 95.0, 120.0]),
+        ];
+        let t = table(&sides);
+        assert!(t.contains("1.00"), "{t}");
+        assert!(t.contains("1.05 (within noise)"), "{t}");
+        assert!(t.contains("100 [90–110]"), "{t}");
+        let apart = [side("a", &[100.0, 101.0]), side("b", &[200.0, 201.0])];
+        let t = table(&apart);
+        assert!(t.contains("2.00") && !t.contains("noise"), "{t}");
+    }
+}

@@ -1,0 +1,532 @@
+//! `report.html`: one self-contained page per results dir (inline SVG from `charts`, inline
+//! CSS, no script, nothing fetched), written at the end of every run and by `tidebench report
+//! DIR`. Sections, in order: [`SECTIONS`].
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::charts::{self, keep_top, Combine, Series, TOP};
+use super::load::{self, RunData};
+use super::system_view as sys;
+
+pub const REPORT_FILE: &str = "report.html";
+
+/// Section headings, in page order (tests hold the page to this).
+pub const SECTIONS: [&str; 9] = [
+    "Run at a glance",
+    "Throughput",
+    "Achieved vs configured share",
+    "Latency",
+    "CPU",
+    "Memory",
+    "Disk IO",
+    "Checkpoints and buffers",
+    "Failures",
+];
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1000px}\
+table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 8px;\
+text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
+.note{color:#666;font-style:italic}svg{display:block;margin:1em 0}nav a{margin-right:1em}";
+
+/// Reads `dir` and writes `dir/report.html`; returns its path.
+pub fn write(dir: &Path) -> Result<PathBuf, String> {
+    let data = load::load(dir)?;
+    let page = render(&data);
+    let path = dir.join(REPORT_FILE);
+    std::fs::write(&path, page).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Text safe inside HTML elements and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The page for one run.
+pub fn render(data: &RunData) -> String {
+    let mut p = String::new();
+    let title = format!(
+        "tidebench report: {} ({})",
+        data.summary.workload, data.summary.started_at
+    );
+    let _ = write!(
+        p,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+         <style>{STYLE}</style></head><body>\n<h1>{}</h1>\n<nav>",
+        esc(&title),
+        esc(&title)
+    );
+    for (i, s) in SECTIONS.iter().enumerate() {
+        let _ = write!(p, "<a href=\"#s{i}\">{}</a>", esc(s));
+    }
+    p.push_str("</nav>\n");
+    for note in &data.notes {
+        note_to(&mut p, note);
+    }
+    let sections: [fn(&RunData, &mut String); 9] = [
+        glance,
+        throughput,
+        shares,
+        latency,
+        cpu,
+        memory,
+        disk,
+        checkpoints,
+        failures,
+    ];
+    for (i, (name, body)) in SECTIONS.iter().zip(sections).enumerate() {
+        let _ = writeln!(p, "<h2 id=\"s{i}\">{}</h2>", esc(name));
+        body(data, &mut p);
+    }
+    p.push_str("</body></html>\n");
+    p
+}
+
+fn note_to(p: &mut String, text: &str) {
+    let _ = writeln!(p, "<p class=\"note\">{}</p>", esc(text));
+}
+
+fn chart_to(p: &mut String, svg: Result<String, String>) {
+    match svg {
+        Ok(svg) => {
+            p.push_str(&svg);
+            p.push('\n');
+        }
+        Err(e) => note_to(p, &e),
+    }
+}
+
+fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    p.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(p, "<th>{}</th>", esc(h));
+    }
+    p.push_str("</tr>\n");
+    for row in rows {
+        p.push_str("<tr>");
+        for c in row {
+            let _ = write!(p, "<td>{}</td>", esc(c));
+        }
+        p.push_str("</tr>\n");
+    }
+    p.push_str("</table>\n");
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.3}"))
+}
+
+fn glance(d: &RunData, p: &mut String) {
+    let s = &d.summary;
+    let lat = s.totals.latency_ms.as_ref();
+    let mut rows = vec![
+        vec!["workload".into(), s.workload.clone()],
+        vec![
+            "complete".into(),
+            if s.complete {
+                "yes".into()
+            } else {
+                "no: interrupted or a target failed".into()
+            },
+        ],
+        vec!["started (UTC)".into(), s.started_at.clone()],
+        vec![
+            "measured / elapsed".into(),
+            format!("{:.1} s / {:.1} s", s.duration_s, s.elapsed_s),
+        ],
+        vec![
+            "groups / targets".into(),
+            format!("{} / {}", s.groups.len(), s.target_names.len()),
+        ],
+        vec![
+            "transactions".into(),
+            format!(
+                "{} committed, {} expected rollbacks, {} failed, {} retries",
+                s.totals.committed, s.totals.expected_rollback, s.totals.failed, s.totals.retried
+            ),
+        ],
+        vec!["throughput".into(), format!("{:.1} tps", s.totals.tps)],
+        vec![
+            "latency p50 / p95 / p99".into(),
+            format!(
+                "{} / {} / {} ms",
+                ms(lat.map(|l| l.p50)),
+                ms(lat.map(|l| l.p95)),
+                ms(lat.map(|l| l.p99))
+            ),
+        ],
+    ];
+    if let Some(rt) = &d.runtime {
+        let h = &rt.host;
+        let facts = [
+            h.hostname.clone(),
+            h.cpu_model.clone(),
+            h.cpus_available.map(|c| format!("{c} CPUs available")),
+            h.memory_total_bytes
+                .map(|b| format!("{:.1} GiB RAM", b as f64 / (1u64 << 30) as f64)),
+            h.os.clone(),
+            h.kernel.clone().map(|k| format!("kernel {k}")),
+            h.hypervisor
+                .filter(|v| *v)
+                .map(|_| "under a hypervisor".into()),
+            h.container.clone().map(|c| format!("in {c}")),
+        ];
+        let facts: Vec<String> = facts.into_iter().flatten().collect();
+        rows.push(vec!["host".into(), facts.join(", ")]);
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for server in &rt.servers {
+            let keys = [
+                "shared_buffers",
+                "max_connections",
+                "work_mem",
+                "effective_cache_size",
+                "max_wal_size",
+                "checkpoint_timeout",
+                "synchronous_commit",
+                "fsync",
+                "huge_pages",
+            ];
+            let settings: Vec<String> = keys
+                .iter()
+                .filter_map(|k| server.settings.get(*k).map(|v| format!("{k}={v}")))
+                .collect();
+            let line = (
+                format!("PostgreSQL {}", server.server_version),
+                settings.join(", "),
+            );
+            if !seen.contains(&line) {
+                seen.push(line);
+            }
+        }
+        for (version, settings) in seen {
+            rows.push(vec![version, settings]);
+        }
+    }
+    if let Some(cost) = sys::sampling_cost(d) {
+        rows.push(vec!["sampling cost".into(), cost]);
+    }
+    table_to(p, &["", ""], &rows);
+    let phases: Vec<Vec<String>> = s
+        .phases
+        .iter()
+        .map(|ph| {
+            vec![
+                format!("i{} {}", ph.iteration, ph.phase),
+                format!("{:.1}", ph.start_s),
+                format!("{:.1}", ph.duration_s),
+                if ph.measured { "yes" } else { "no" }.into(),
+                format!("{:.1}", ph.stats.tps),
+            ]
+        })
+        .collect();
+    table_to(
+        p,
+        &["phase", "start (s)", "duration (s)", "measured", "tps"],
+        &phases,
+    );
+}
+
+fn no_series(d: &RunData, p: &mut String) -> bool {
+    if d.buckets.is_empty() {
+        note_to(p, "No interval rows to draw (see the notes above).");
+        return true;
+    }
+    false
+}
+
+fn throughput(d: &RunData, p: &mut String) {
+    if no_series(d, p) {
+        return;
+    }
+    let x: Vec<f64> = d.buckets.iter().map(|b| b.start_s).collect();
+    let layers: Vec<Series> = d
+        .groups
+        .iter()
+        .zip(&d.ok_by_group)
+        .map(|(g, counts)| Series {
+            name: g.clone(),
+            points: d
+                .buckets
+                .iter()
+                .zip(counts)
+                .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
+                .collect(),
+        })
+        .collect();
+    let layers = keep_top(layers, TOP, Combine::Sum);
+    let title = format!("Throughput by group ({} groups)", d.groups.len());
+    chart_to(
+        p,
+        charts::stacked_time(&title, "transactions/s", &x, &layers, &d.phase_edges()),
+    );
+    note_to(
+        p,
+        "Committed and expected-rollback transactions per second, stacked; grey verticals are phase edges.",
+    );
+}
+
+/// One row per group, two columns (configured, achieved) per measured phase: 40 groups stay
+/// 40 rows however many phases there are.
+fn shares(d: &RunData, p: &mut String) {
+    let phases: Vec<_> = d.summary.phases.iter().filter(|ph| ph.measured).collect();
+    if phases.is_empty() {
+        note_to(p, "No measured phase.");
+        return;
+    }
+    let mut head = vec!["group".to_string()];
+    for ph in &phases {
+        head.push(format!("i{} {} configured %", ph.iteration, ph.phase));
+        head.push(format!("i{} {} achieved %", ph.iteration, ph.phase));
+    }
+    let rows: Vec<Vec<String>> = d
+        .summary
+        .groups
+        .iter()
+        .map(|g| {
+            let mut row = vec![g.group.clone()];
+            for ph in &phases {
+                let got = ph.groups.iter().find(|x| x.group == g.group);
+                row.push(
+                    got.and_then(|x| x.configured_share)
+                        .map_or("-".into(), |c| format!("{c:.2}")),
+                );
+                row.push(got.map_or("-".into(), |x| format!("{:.2}", x.achieved_share)));
+            }
+            row
+        })
+        .collect();
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table_to(p, &head, &rows);
+}
+
+fn latency(d: &RunData, p: &mut String) {
+    if no_series(d, p) {
+        return;
+    }
+    let edges = d.phase_edges();
+    type Pick = fn(&load::Percentiles) -> f64;
+    let pick: [(&str, Pick); 3] = [("p50", |l| l.p50), ("p95", |l| l.p95), ("p99", |l| l.p99)];
+    for (name, f) in pick {
+        let series: Vec<Series> = d
+            .txn_types
+            .iter()
+            .zip(&d.latency)
+            .map(|(t, lat)| Series {
+                name: t.clone(),
+                points: d
+                    .buckets
+                    .iter()
+                    .zip(lat)
+                    .filter_map(|(b, l)| l.as_ref().map(|l| (b.start_s, f(l))))
+                    .collect(),
+            })
+            .collect();
+        let series = keep_top(series, TOP, Combine::Mean);
+        chart_to(
+            p,
+            charts::time_lines(
+                &format!("Latency {name} by transaction type"),
+                "latency (ms)",
+                &series,
+                &edges,
+            ),
+        );
+    }
+    let curves: Vec<Series> = d
+        .txn_types
+        .iter()
+        .zip(&d.dist)
+        .filter(|(_, h)| !h.is_empty())
+        .map(|(t, h)| Series {
+            name: t.clone(),
+            points: (0..=80)
+                .map(|i| {
+                    let nines = f64::from(i) * 0.05;
+                    let q = 1.0 - 10f64.powf(-nines);
+                    (nines, h.value_at_quantile(q) as f64 / 1000.0)
+                })
+                .collect(),
+        })
+        .collect();
+    let curves = keep_top(curves, TOP, Combine::Mean);
+    chart_to(
+        p,
+        charts::percentile_curves("Latency distribution over the measured window", &curves),
+    );
+    note_to(
+        p,
+        "Latency is end minus scheduled start of transactions that did not fail; percentiles are exact (merged histograms).",
+    );
+}
+
+fn no_system(d: &RunData, p: &mut String) -> bool {
+    if d.system.is_none() {
+        note_to(
+            p,
+            "This run has no system.csv (made without samplers, or by an older tidebench): left out.",
+        );
+        return true;
+    }
+    false
+}
+
+fn system_charts(
+    d: &RunData,
+    p: &mut String,
+    charts_of: Vec<(String, &'static str, Vec<Series>, Combine)>,
+) {
+    let edges = d.phase_edges();
+    for (title, y_label, series, combine) in charts_of {
+        if series.is_empty() {
+            note_to(p, &format!("{title}: not sampled in this run."));
+            continue;
+        }
+        let series = keep_top(series, TOP, combine);
+        chart_to(p, charts::time_lines(&title, y_label, &series, &edges));
+    }
+}
+
+fn cpu(d: &RunData, p: &mut String) {
+    if no_system(d, p) {
+        return;
+    }
+    system_charts(d, p, sys::cpu_charts(d));
+    let rows: Vec<Vec<String>> = sys::productivity(d)
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                r.transactions.to_string(),
+                format!("{:.2}", r.cpu_seconds),
+                r.per_cpu_second().map_or("-".into(), |v| format!("{v:.1}")),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        note_to(p, "CPU productivity: no instance CPU time was sampled.");
+    } else {
+        table_to(
+            p,
+            &[
+                "instance",
+                "transactions",
+                "CPU seconds",
+                "transactions per CPU-second",
+            ],
+            &rows,
+        );
+    }
+}
+
+fn memory(d: &RunData, p: &mut String) {
+    if !no_system(d, p) {
+        system_charts(d, p, sys::memory_charts(d));
+    }
+}
+
+fn disk(d: &RunData, p: &mut String) {
+    if !no_system(d, p) {
+        system_charts(d, p, sys::disk_charts(d));
+    }
+}
+
+fn checkpoints(d: &RunData, p: &mut String) {
+    if no_system(d, p) {
+        return;
+    }
+    let deltas = sys::server_deltas(d);
+    if deltas.is_empty() {
+        note_to(p, "No server counters were sampled.");
+        return;
+    }
+    let rows: Vec<Vec<String>> = deltas
+        .into_iter()
+        .map(|(server, values)| {
+            let mut row = vec![server];
+            row.extend(
+                values
+                    .iter()
+                    .map(|v| v.map_or("-".into(), |v| format!("{v:.0}"))),
+            );
+            row
+        })
+        .collect();
+    let mut head = vec!["server"];
+    head.extend(sys::SERVER_COUNTERS);
+    table_to(p, &head, &rows);
+    note_to(p, "Growth of each counter over the measured window.");
+}
+
+fn failures(d: &RunData, p: &mut String) {
+    if !d.buckets.is_empty() {
+        let series: Vec<Series> = d
+            .txn_types
+            .iter()
+            .zip(&d.failed_by_type)
+            .map(|(t, f)| Series {
+                name: t.clone(),
+                points: d
+                    .buckets
+                    .iter()
+                    .zip(f)
+                    .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
+                    .collect(),
+            })
+            .collect();
+        let series = keep_top(series, TOP, Combine::Sum);
+        chart_to(
+            p,
+            charts::time_lines(
+                "Failed transactions by type",
+                "failures/s",
+                &series,
+                &d.phase_edges(),
+            ),
+        );
+    }
+    let rows: Vec<Vec<String>> = d
+        .summary
+        .phases
+        .iter()
+        .map(|ph| {
+            let f = &ph.stats.failed_by_class;
+            let mut row = vec![format!("i{} {}", ph.iteration, ph.phase)];
+            row.extend(
+                [
+                    f.serialization,
+                    f.deadlock,
+                    f.connection,
+                    f.timeout,
+                    f.other,
+                    ph.stats.retried,
+                ]
+                .map(|n| n.to_string()),
+            );
+            row
+        })
+        .collect();
+    table_to(
+        p,
+        &[
+            "phase",
+            "serialization",
+            "deadlock",
+            "connection",
+            "timeout",
+            "other",
+            "retries",
+        ],
+        &rows,
+    );
+}

@@ -1,0 +1,365 @@
+//! Per managed instance: the CPU time, memory and faults of all its processes, so the report can
+//! show CPU per emulated VM over time and transactions per CPU-second.
+//!
+//! CPU comes from the instance's cgroup when it has one (v1 `cpuacct.usage`, v2 `cpu.stat`
+//! `usage_usec`): the kernel counts every process ever in it. Without a cgroup it comes from the
+//! process tree: the postmaster's own time plus `cutime`/`cstime` (the time of children it has
+//! reaped: backends that exited) plus the time of its live children. Memory: the proportional
+//! set size (`Pss` of `smaps_rollup`) summed over the tree, so `shared_buffers` counts once,
+//! not once per backend; and, with a cgroup, its `memory.stat` (usage, page cache, major
+//! faults) and its OOM kill count.
+
+use std::path::{Path, PathBuf};
+
+use crate::instance::{CgroupPaths, CgroupVersion, Instance};
+
+use super::run::Values;
+
+/// One process's line of `/proc/<pid>/stat`, the fields used here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcStat {
+    pub ppid: u32,
+    /// utime + stime, clock ticks.
+    pub ticks: u64,
+    /// cutime + cstime: reaped children, clock ticks.
+    pub child_ticks: u64,
+    pub majflt: u64,
+    pub cmajflt: u64,
+    /// Resident pages.
+    pub rss_pages: u64,
+}
+
+/// Parses `/proc/<pid>/stat`. The command name (field 2) may hold spaces and parentheses, so
+/// fields are counted from the last `)`.
+pub fn parse_proc_stat(text: &str) -> Option<ProcStat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // f[0] is field 3 (state): field n is f[n - 3].
+    let num = |n: usize| -> Option<u64> { f.get(n - 3)?.parse().ok() };
+    Some(ProcStat {
+        ppid: u32::try_from(num(4)?).ok()?,
+        majflt: num(12)?,
+        cmajflt: num(13)?,
+        ticks: num(14)? + num(15)?,
+        child_ticks: num(16)? + num(17)?,
+        rss_pages: num(24)?,
+    })
+}
+
+/// `Pss:` of `/proc/<pid>/smaps_rollup`, in bytes.
+pub fn parse_pss(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("Pss:"))?;
+    let kb: u64 = line["Pss:".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// `key value` lines (`memory.stat`, `cpu.stat`, `memory.events`, `memory.oom_control`).
+pub fn flat_key(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next() == Some(key)).then(|| w.next()?.parse().ok())?
+    })
+}
+
+/// What the tree of processes under a postmaster adds up to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeUsage {
+    pub ticks: u64,
+    pub majflt: u64,
+    pub rss_bytes: u64,
+}
+
+/// Sums the postmaster `root` and its direct children (PostgreSQL forks every backend and
+/// auxiliary process from the postmaster). `pss` gives a process's Pss when readable.
+pub fn tree_usage(
+    procs: &[(u32, ProcStat)],
+    root: u32,
+    page_size: u64,
+    pss: impl Fn(u32) -> Option<u64>,
+) -> Option<TreeUsage> {
+    let (_, top) = procs.iter().find(|(pid, _)| *pid == root)?;
+    let mut u = TreeUsage {
+        ticks: top.ticks + top.child_ticks,
+        majflt: top.majflt + top.cmajflt,
+        rss_bytes: pss(root).unwrap_or(top.rss_pages * page_size),
+    };
+    for (pid, p) in procs.iter().filter(|(_, p)| p.ppid == root) {
+        u.ticks += p.ticks;
+        u.majflt += p.majflt;
+        u.rss_bytes += pss(*pid).unwrap_or(p.rss_pages * page_size);
+    }
+    Some(u)
+}
+
+fn read_stat(pid: u32) -> Option<(u32, ProcStat)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some((pid, parse_proc_stat(&text)?))
+}
+
+/// `root` and its children: from `/proc/<root>/task/<root>/children` where the kernel has it
+/// (a few reads), else by reading every process's stat.
+fn tree_procs(root: u32) -> Vec<(u32, ProcStat)> {
+    if let Ok(text) = std::fs::read_to_string(format!("/proc/{root}/task/{root}/children")) {
+        return std::iter::once(root)
+            .chain(text.split_whitespace().filter_map(|w| w.parse().ok()))
+            .filter_map(read_stat)
+            .collect();
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| read_stat(e.ok()?.file_name().to_str()?.parse().ok()?))
+        .collect()
+}
+
+fn read_pss(pid: u32) -> Option<u64> {
+    parse_pss(&std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?)
+}
+
+fn sysconf(name: libc::c_int, fallback: u64) -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(name) };
+    u64::try_from(v).ok().filter(|v| *v > 0).unwrap_or(fallback)
+}
+
+/// One managed instance to sample.
+pub struct InstanceProbe {
+    pub source: String,
+    data_dir: PathBuf,
+    cgroup: Option<CgroupPaths>,
+    last_cpu_s: Option<f64>,
+}
+
+impl InstanceProbe {
+    pub fn new(inst: &Instance) -> InstanceProbe {
+        InstanceProbe {
+            source: format!("instance:{}", inst.name),
+            data_dir: inst.data_dir(),
+            cgroup: inst.cgroup_paths().cloned(),
+            last_cpu_s: None,
+        }
+    }
+}
+
+/// Samples every managed instance.
+pub struct InstanceReader {
+    probes: Vec<InstanceProbe>,
+    clk_tck: u64,
+    page_size: u64,
+}
+
+impl InstanceReader {
+    pub fn new(probes: Vec<InstanceProbe>) -> InstanceReader {
+        InstanceReader {
+            probes,
+            clk_tck: sysconf(libc::_SC_CLK_TCK, 100),
+            page_size: sysconf(libc::_SC_PAGESIZE, 4096),
+        }
+    }
+
+    /// Appends this round's `instance:<name>` rows; `dt_s` is the time since the last round.
+    pub fn sample(&mut self, dt_s: f64, out: &mut Values) {
+        for p in &mut self.probes {
+            let pid = read_postmaster_pid(&p.data_dir);
+            let tree =
+                pid.and_then(|pid| tree_usage(&tree_procs(pid), pid, self.page_size, read_pss));
+            let cg = p.cgroup.as_ref().map(read_cgroup).unwrap_or_default();
+            let cpu_s = cg
+                .cpu_seconds
+                .or_else(|| tree.map(|t| t.ticks as f64 / self.clk_tck as f64));
+            if let Some(cpu) = cpu_s {
+                out.push(&p.source, "cpu_seconds", cpu);
+                if let Some(last) = p.last_cpu_s.filter(|_| dt_s > 0.0) {
+                    out.push(&p.source, "cpu_pct", 100.0 * (cpu - last).max(0.0) / dt_s);
+                }
+                p.last_cpu_s = Some(cpu);
+            }
+            if let Some(t) = tree {
+                out.push(&p.source, "rss_bytes", t.rss_bytes as f64);
+            }
+            let faults = cg.major_faults.or(tree.map(|t| t.majflt));
+            let rows = [
+                ("mem_usage_bytes", cg.usage_bytes),
+                ("mem_cache_bytes", cg.cache_bytes),
+                ("major_faults", faults),
+                ("oom_events", cg.oom_kills),
+            ];
+            for (metric, v) in rows {
+                if let Some(v) = v {
+                    out.push(&p.source, metric, v as f64);
+                }
+            }
+        }
+    }
+}
+
+/// The first line of `postmaster.pid` (re-read each round: a restart changes it).
+fn read_postmaster_pid(data_dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
+    text.lines().next()?.trim().parse().ok()
+}
+
+/// What an instance's cgroup says; each value absent when its file cannot be read.
+#[derive(Debug, Default, PartialEq)]
+pub struct CgroupUsage {
+    pub cpu_seconds: Option<f64>,
+    pub usage_bytes: Option<u64>,
+    pub cache_bytes: Option<u64>,
+    pub major_faults: Option<u64>,
+    pub oom_kills: Option<u64>,
+}
+
+fn read_cgroup(paths: &CgroupPaths) -> CgroupUsage {
+    let read = |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).ok();
+    match paths.version {
+        CgroupVersion::V1 => cgroup_v1(
+            read(&paths.cpuacct, "cpuacct.usage").as_deref(),
+            read(&paths.memory, "memory.usage_in_bytes").as_deref(),
+            read(&paths.memory, "memory.stat").as_deref(),
+            read(&paths.memory, "memory.oom_control").as_deref(),
+        ),
+        CgroupVersion::V2 => cgroup_v2(
+            read(&paths.cpu, "cpu.stat").as_deref(),
+            read(&paths.memory, "memory.current").as_deref(),
+            read(&paths.memory, "memory.stat").as_deref(),
+            read(&paths.memory, "memory.events").as_deref(),
+        ),
+    }
+}
+
+fn first_number(text: Option<&str>) -> Option<u64> {
+    text?.split_whitespace().next()?.parse().ok()
+}
+
+/// v1: `cpuacct.usage` is nanoseconds; `memory.stat`'s `total_*` keys include child groups.
+pub fn cgroup_v1(
+    cpuacct_usage: Option<&str>,
+    usage_in_bytes: Option<&str>,
+    stat: Option<&str>,
+    oom_control: Option<&str>,
+) -> CgroupUsage {
+    let stat_key = |k: &str| {
+        let s = stat?;
+        flat_key(s, &format!("total_{k}")).or_else(|| flat_key(s, k))
+    };
+    CgroupUsage {
+        cpu_seconds: first_number(cpuacct_usage).map(|ns| ns as f64 / 1e9),
+        usage_bytes: first_number(usage_in_bytes),
+        cache_bytes: stat_key("cache"),
+        major_faults: stat_key("pgmajfault"),
+        // `oom_kill` appeared in Linux 4.13; older kernels only say `under_oom`.
+        oom_kills: oom_control.and_then(|t| flat_key(t, "oom_kill")),
+    }
+}
+
+/// v2: `cpu.stat` `usage_usec` is microseconds; page cache is `file` in `memory.stat`.
+pub fn cgroup_v2(
+    cpu_stat: Option<&str>,
+    current: Option<&str>,
+    stat: Option<&str>,
+    events: Option<&str>,
+) -> CgroupUsage {
+    CgroupUsage {
+        cpu_seconds: cpu_stat
+            .and_then(|t| flat_key(t, "usage_usec"))
+            .map(|us| us as f64 / 1e6),
+        usage_bytes: first_number(current),
+        cache_bytes: stat.and_then(|t| flat_key(t, "file")),
+        major_faults: stat.and_then(|t| flat_key(t, "pgmajfault")),
+        oom_kills: events.and_then(|t| flat_key(t, "oom_kill")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat_line(pid: u32, ppid: u32, utime: u64, stime: u64, cutime: u64, rss: u64) -> String {
+        format!(
+            "{pid} (postgres: a (b) c) S {ppid} 1 1 0 -1 4194560 100 0 3 1 {utime} {stime} \
+             {cutime} 0 20 0 1 0 1000 100000 {rss} 18446744073709551615 0 0 0"
+        )
+    }
+
+    #[test]
+    fn parses_proc_stat_with_parentheses_in_the_name() {
+        let s = parse_proc_stat(&stat_line(10, 1, 7, 3, 5, 250)).unwrap();
+        assert_eq!(
+            s,
+            ProcStat {
+                ppid: 1,
+                ticks: 10,
+                child_ticks: 5,
+                majflt: 3,
+                cmajflt: 1,
+                rss_pages: 250
+            }
+        );
+        assert!(parse_proc_stat("garbage").is_none());
+    }
+
+    #[test]
+    fn tree_sums_the_postmaster_and_its_children() {
+        let procs: Vec<(u32, ProcStat)> = [
+            (10, 1, 7, 3, 5, 100),
+            (11, 10, 20, 10, 0, 100),
+            (12, 10, 1, 1, 0, 100),
+            (13, 11, 1000, 0, 0, 100), // a grandchild: not PostgreSQL's, not counted
+            (14, 1, 1000, 0, 0, 100),
+        ]
+        .iter()
+        .map(|&(pid, ppid, u, s, c, r)| {
+            (
+                pid,
+                parse_proc_stat(&stat_line(pid, ppid, u, s, c, r)).unwrap(),
+            )
+        })
+        .collect();
+        let pss = |pid: u32| (pid == 10).then_some(1000);
+        let u = tree_usage(&procs, 10, 4096, pss).unwrap();
+        assert_eq!(u.ticks, 10 + 5 + 30 + 2);
+        assert_eq!(u.majflt, 3 * 3 + 1);
+        assert_eq!(u.rss_bytes, 1000 + 2 * 100 * 4096);
+        assert!(tree_usage(&procs, 99, 4096, pss).is_none());
+    }
+
+    #[test]
+    fn parses_pss_and_cgroup_files() {
+        assert_eq!(
+            parse_pss("55-7f ---p 0 00:00 0 [rollup]\nRss: 1800 kB\nPss: 332 kB\n"),
+            Some(332 * 1024)
+        );
+        let v1 = cgroup_v1(
+            Some("2500000000\n"),
+            Some("104857600\n"),
+            Some("cache 10\nrss 5\npgmajfault 1\ntotal_cache 20\ntotal_pgmajfault 7\n"),
+            Some("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"),
+        );
+        assert_eq!(
+            v1,
+            CgroupUsage {
+                cpu_seconds: Some(2.5),
+                usage_bytes: Some(104_857_600),
+                cache_bytes: Some(20),
+                major_faults: Some(7),
+                oom_kills: Some(2)
+            }
+        );
+        let v2 = cgroup_v2(
+            Some("usage_usec 1500000\nuser_usec 1000000\n"),
+            Some("4096\n"),
+            Some("anon 1\nfile 300\npgmajfault 4\n"),
+            Some("low 0\nhigh 0\nmax 1\noom 1\noom_kill 1\n"),
+        );
+        assert_eq!(v2.cpu_seconds, Some(1.5));
+        assert_eq!(
+            (v2.cache_bytes, v2.major_faults, v2.oom_kills),
+            (Some(300), Some(4), Some(1))
+        );
+        assert_eq!(cgroup_v1(None, None, None, None), CgroupUsage::default());
+    }
+}

@@ -1,0 +1,289 @@
+//! The sampling loop: every `--sample` period, on the main tokio runtime (never on a driver
+//! thread), read the host, the managed instances, the disks and the servers' counters, and
+//! append one round to `system.csv`.
+//!
+//! Its own cost is recorded with every round (`sampler` rows): the round's wall time, the CPU
+//! time tidebench spent reading `/proc` and formatting (measured with the thread's CPU clock
+//! around the synchronous part only: across an await, other tasks of the runtime would be
+//! counted too), and the wall time of the PostgreSQL queries.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::instance::Instance;
+use crate::results::runtime::InstanceDevices;
+use crate::results::system::SystemWriter;
+use crate::target::ResolvedTarget;
+
+use super::cgroup::{InstanceProbe, InstanceReader};
+use super::disk::{self, DiskReader};
+use super::host_stats::HostReader;
+use super::pg_counters::{self, ServerProbe};
+
+/// One round's values: (source, metric, value), in the order they were read.
+#[derive(Debug, Clone, Default)]
+pub struct Values {
+    pub rows: Vec<(String, &'static str, f64)>,
+}
+
+impl Values {
+    pub fn push(&mut self, source: &str, metric: &'static str, value: f64) {
+        self.rows.push((source.to_string(), metric, value));
+    }
+
+    /// The first value of `metric` from `source`.
+    pub fn get(&self, source: &str, metric: &str) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|(s, m, _)| s == source && *m == metric)
+            .map(|r| r.2)
+    }
+}
+
+/// The latest round, shared with live readers (the Prometheus endpoint).
+#[derive(Clone, Default)]
+pub struct LatestSamples(Arc<Mutex<Values>>);
+
+impl LatestSamples {
+    pub fn get(&self) -> Values {
+        match self.0.lock() {
+            Ok(v) => v.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set(&self, v: Values) {
+        match self.0.lock() {
+            Ok(mut g) => *g = v,
+            Err(poisoned) => *poisoned.into_inner() = v,
+        }
+    }
+}
+
+/// Everything to sample, opened before the run starts.
+pub struct Sampler {
+    every: Duration,
+    host: HostReader,
+    instances: InstanceReader,
+    disks: DiskReader,
+    servers: Vec<ServerProbe>,
+    devices: Vec<InstanceDevices>,
+}
+
+/// What sampling cost, for the end of the run.
+#[derive(Debug, Clone, Default)]
+pub struct SamplerReport {
+    pub rounds: u64,
+    /// CPU time of the synchronous part of all rounds.
+    pub cpu: Duration,
+    /// Longest round (wall time).
+    pub max_round: Duration,
+    pub warnings: Vec<String>,
+}
+
+impl Sampler {
+    /// Opens the servers' stats sessions and finds the instances' devices. `instances` are
+    /// the managed instances behind the targets (none for external targets).
+    pub async fn open(
+        every: Duration,
+        targets: &[ResolvedTarget],
+        instances: &[Instance],
+    ) -> Result<Sampler, String> {
+        let servers = pg_counters::open(targets).await?;
+        let devices: Vec<InstanceDevices> = instances
+            .iter()
+            .map(|i| InstanceDevices {
+                instance: i.name.clone(),
+                data_device: disk::device_of(&i.data_dir()),
+                wal_device: disk::device_of(&i.data_dir().join("pg_wal")),
+            })
+            .collect();
+        let extra: Vec<String> = devices
+            .iter()
+            .flat_map(|d| [d.data_device.clone(), d.wal_device.clone()])
+            .flatten()
+            .collect();
+        Ok(Sampler {
+            every,
+            host: HostReader::default(),
+            instances: InstanceReader::new(instances.iter().map(InstanceProbe::new).collect()),
+            disks: DiskReader::new(&extra),
+            servers,
+            devices,
+        })
+    }
+
+    /// Which device holds each instance's data dir and WAL (for `runtime.toml`).
+    pub fn devices(&self) -> &[InstanceDevices] {
+        &self.devices
+    }
+
+    /// Creates `system.csv` in `dir` and starts sampling: a first round at once, then every
+    /// period counted from `t0` (the run's start, the zero of `t_s`).
+    pub fn start(
+        self,
+        dir: &Path,
+        t0: Instant,
+        latest: LatestSamples,
+    ) -> Result<RunningSampler, String> {
+        let writer = SystemWriter::create(dir).map_err(|e| e.to_string())?;
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(self.run(writer, t0, latest, stopped));
+        Ok(RunningSampler { stop, task })
+    }
+
+    async fn run(
+        mut self,
+        mut writer: SystemWriter,
+        t0: Instant,
+        latest: LatestSamples,
+        mut stopped: oneshot::Receiver<()>,
+    ) -> SamplerReport {
+        let mut report = SamplerReport::default();
+        let mut ticker = tokio::time::interval_at(t0.into(), self.every);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut last: Option<Instant> = None;
+        let mut writing = true;
+        let mut failed_servers = vec![false; self.servers.len()];
+        loop {
+            let stop = tokio::select! {
+                _ = &mut stopped => true,
+                _ = ticker.tick() => false,
+            };
+            // The last round is taken at the stop, so cumulative counters cover the whole run.
+            let values = self
+                .round(&mut last, &mut report, &mut failed_servers)
+                .await;
+            if writing {
+                let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
+                let rows = values.rows.iter().map(|(s, m, v)| (s.as_str(), *m, *v));
+                if let Err(e) = writer.write_round(at, rows) {
+                    report
+                        .warnings
+                        .push(format!("sampling stopped writing system.csv: {e}"));
+                    writing = false;
+                }
+            }
+            latest.set(values);
+            if stop {
+                break;
+            }
+        }
+        if let Err(e) = writer.finish() {
+            report
+                .warnings
+                .push(format!("system.csv may be incomplete: {e}"));
+        }
+        report
+    }
+
+    async fn round(
+        &mut self,
+        last: &mut Option<Instant>,
+        report: &mut SamplerReport,
+        failed_servers: &mut [bool],
+    ) -> Values {
+        let began = Instant::now();
+        let dt_s = last.map_or(0.0, |l| began.saturating_duration_since(l).as_secs_f64());
+        *last = Some(began);
+        let cpu0 = thread_cpu();
+        let mut v = Values::default();
+        self.host.sample(dt_s, &mut v);
+        self.instances.sample(dt_s, &mut v);
+        self.disks.sample(dt_s, &mut v);
+        let cpu = thread_cpu().saturating_sub(cpu0);
+        let pg_began = Instant::now();
+        for (s, failed) in self.servers.iter_mut().zip(failed_servers.iter_mut()) {
+            match s.sample(&mut v).await {
+                Ok(()) => *failed = false,
+                Err(e) => {
+                    // Once per outage, not once per second.
+                    if !*failed {
+                        eprintln!("warning: sampler: {e}");
+                        report.warnings.push(e);
+                    }
+                    *failed = true;
+                }
+            }
+        }
+        let pg = pg_began.elapsed();
+        let round = began.elapsed();
+        report.rounds += 1;
+        report.cpu += cpu;
+        report.max_round = report.max_round.max(round);
+        v.push("sampler", "round_ms", ms(round));
+        v.push("sampler", "cpu_ms", ms(cpu));
+        v.push("sampler", "pg_ms", ms(pg));
+        v
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// A sampler running beside the driver.
+pub struct RunningSampler {
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<SamplerReport>,
+}
+
+impl RunningSampler {
+    /// Takes a last round, closes `system.csv` and reports what sampling cost.
+    pub async fn stop(self) -> SamplerReport {
+        let _ = self.stop.send(());
+        match self.task.await {
+            Ok(r) => r,
+            Err(e) => SamplerReport {
+                warnings: vec![format!("the sampler stopped abnormally: {e}")],
+                ..SamplerReport::default()
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn samples_the_host_into_system_csv() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sampler = Sampler::open(Duration::from_millis(100), &[], &[])
+            .await
+            .unwrap();
+        let latest = LatestSamples::default();
+        let running = sampler
+            .start(tmp.path(), Instant::now(), latest.clone())
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let report = running.stop().await;
+        assert!(report.rounds >= 3, "{report:?}");
+        let rows = crate::results::system::read(tmp.path()).unwrap().unwrap();
+        let has = |s: &str, m: &str| rows.iter().any(|r| r.source == s && r.metric == m);
+        assert!(has("host", "mem_used_bytes") && has("sampler", "cpu_ms"));
+        if cfg!(target_os = "linux") {
+            assert!(has("host", "cpu_user_pct"), "{rows:?}");
+        }
+        assert!(latest.get().get("sampler", "round_ms").is_some());
+    }
+}

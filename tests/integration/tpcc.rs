@@ -1,0 +1,362 @@
+//! TPC-C (issue 5) against real instances: the loader's rows and value rules, each
+//! transaction's effects, the 1% rollback as an expected rollback, `check` passing after a
+//! concurrent run and failing on a corrupted district, and TPC-C beside tpcb in an elastic run.
+
+use std::future::Future;
+use std::path::Path;
+use std::process::Output;
+
+use pgwire::{Connection, Protocol};
+use tidebench::config::WorkloadName;
+use tidebench::instance::{Instance, DEFAULT_DBNAME};
+use tidebench::workload::tpcc::{self, delivery, new_order, payment};
+use tidebench::workload::{ClientSlot, Rng, TxnArgs, TxnEnd, Workload};
+
+use crate::support::{self, output_text as text, psql, run_tidebench as tb};
+
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("build a tokio runtime")
+        .block_on(future)
+}
+
+fn prepare(home: &support::TempHome, inst: &str, warehouses: &str) {
+    let target = format!("instance:{inst}");
+    ok(tb(
+        home,
+        &[
+            "prepare",
+            "--workload",
+            "tpcc",
+            "--warehouses",
+            warehouses,
+            "--jobs",
+            "2",
+            "--target",
+            &target,
+        ],
+    ));
+}
+
+fn num(inst: &Instance, sql: &str) -> f64 {
+    let out = psql(inst, DEFAULT_DBNAME, sql);
+    out.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql} gave {out:?}"))
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "tc");
+    prepare(&home, "tc", "1");
+
+    // Cardinalities (clause 4.3.3.1).
+    for (table, rows) in [
+        ("warehouse", 1),
+        ("district", 10),
+        ("customer", 30_000),
+        ("history", 30_000),
+        ("orders", 30_000),
+        ("new_order", 9_000),
+        ("item", 100_000),
+        ("stock", 100_000),
+    ] {
+        assert_eq!(
+            num(&inst, &format!("select count(*) from {table}")),
+            f64::from(rows),
+            "{table}"
+        );
+    }
+    let lines = num(&inst, "select count(*) from order_line");
+    assert_eq!(lines, num(&inst, "select sum(o_ol_cnt) from orders"));
+    assert!((150_000.0..=450_000.0).contains(&lines), "{lines}");
+    assert_eq!(
+        psql(
+            &inst,
+            DEFAULT_DBNAME,
+            "select count(*), min(no_o_id), max(no_o_id) from new_order \
+             group by no_d_id order by 1 limit 1"
+        )
+        .trim(),
+        "900|2101|3000"
+    );
+    // C_LAST from the syllables; the first 1000 customers of a district take every name once.
+    assert_eq!(
+        num(
+            &inst,
+            "select count(*) from customer where c_last !~ \
+             '^(BAR|OUGHT|ABLE|PRI|PRES|ESE|ANTI|CALLY|ATION|EING){3}$'"
+        ),
+        0.0
+    );
+    assert_eq!(
+        num(
+            &inst,
+            "select count(distinct c_last) from customer where c_d_id = 1 and c_id <= 1000"
+        ),
+        1000.0
+    );
+    // About 10% ORIGINAL and 10% bad credit (5 sigma is well inside these bounds).
+    for sql in [
+        "select avg((i_data like '%ORIGINAL%')::int) from item",
+        "select avg((s_data like '%ORIGINAL%')::int) from stock",
+        "select avg((c_credit = 'BC')::int) from customer",
+    ] {
+        let share = num(&inst, sql);
+        assert!((0.09..=0.11).contains(&share), "{sql}: {share}");
+    }
+    // The stored load C obeys the delta rule with the run's C (clause 2.1.6.1).
+    let c_load = num(&inst, "select c_last_load from tpcc_meta") as i64;
+    assert!(tpcc::random::c_last_delta_ok(
+        c_load,
+        tpcc::random::C_LAST_RUN
+    ));
+
+    // No silent overwrite.
+    let again = tb(
+        &home,
+        &[
+            "prepare",
+            "--workload",
+            "tpcc",
+            "--warehouses",
+            "1",
+            "--target",
+            "instance:tc",
+        ],
+    );
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(text(&again).contains("--force"), "{}", text(&again));
+
+    transactions_have_their_effects(&inst);
+    ok(tb(
+        &home,
+        &["check", "--workload", "tpcc", "--target", "instance:tc"],
+    ));
+}
+
+fn transactions_have_their_effects(inst: &Instance) {
+    use rand::SeedableRng;
+
+    let w = Workload::new(WorkloadName::Tpcc, 1);
+    let mut state = w.client_state(ClientSlot { index: 0, count: 1 });
+    let mut rng = Rng::seed_from_u64(3);
+    let params = inst.connect_params(DEFAULT_DBNAME);
+    let run = |args: TxnArgs| {
+        block_on(async {
+            let mut conn = Connection::connect(&params).await.expect("connect");
+            let end = w.execute(&mut conn, Protocol::Prepared, 0, &args).await;
+            end.unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        })
+    };
+
+    // New-Order: d_next_o_id + 1, one order with 5-15 lines, one new_order row.
+    let TxnArgs::Tpcc(tpcc::Args::NewOrder(mut no)) =
+        w.draw_args(tpcc::NEW_ORDER, &mut state, &mut rng)
+    else {
+        panic!("not a new-order")
+    };
+    no.rollback = false;
+    let next = |d: i64| {
+        num(
+            inst,
+            &format!("select d_next_o_id from district where d_w_id = 1 and d_id = {d}"),
+        )
+    };
+    let before = next(no.d_id);
+    assert_eq!(
+        run(TxnArgs::Tpcc(tpcc::Args::NewOrder(no.clone()))),
+        TxnEnd::Committed
+    );
+    assert_eq!(next(no.d_id), before + 1.0);
+    let o = before as i64;
+    let n = num(
+        inst,
+        &format!(
+            "select count(*) from order_line where ol_w_id = 1 and ol_d_id = {} and ol_o_id = {o}",
+            no.d_id
+        ),
+    );
+    assert!((5.0..=15.0).contains(&n) && n as usize == no.lines.len());
+    assert_eq!(
+        num(
+            inst,
+            &format!(
+                "select count(*) from orders join new_order on (no_w_id, no_d_id, no_o_id) = \
+                 (o_w_id, o_d_id, o_id) where o_w_id = 1 and o_d_id = {} and o_id = {o} \
+                 and o_ol_cnt = {}",
+                no.d_id,
+                no.lines.len()
+            )
+        ),
+        1.0
+    );
+
+    // The 1% rollback: an expected rollback that leaves the district as it was.
+    no.rollback = true;
+    let before = next(no.d_id);
+    assert_eq!(
+        run(TxnArgs::Tpcc(tpcc::Args::NewOrder(no.clone()))),
+        TxnEnd::ExpectedRollback
+    );
+    assert_eq!(next(no.d_id), before);
+    assert_eq!(new_order::UNUSED_ITEM, 100_001);
+
+    // Payment: warehouse and district YTD grow by the amount, one history row more.
+    let pay = payment::Args {
+        w_id: 1,
+        d_id: 4,
+        c_w_id: 1,
+        c_d_id: 4,
+        customer: tpcc::CustomerKey::Last(tpcc::random::last_name(17)),
+        amount_cents: 12_345,
+    };
+    let ytd = || {
+        psql(
+            inst,
+            DEFAULT_DBNAME,
+            "select w_ytd, d_ytd, (select count(*) from history) from warehouse \
+             join district on d_w_id = w_id where d_id = 4",
+        )
+    };
+    assert_eq!(ytd().trim(), "300000.00|30000.00|30000");
+    assert_eq!(
+        run(TxnArgs::Tpcc(tpcc::Args::Payment(pay))),
+        TxnEnd::Committed
+    );
+    assert_eq!(ytd().trim(), "300123.45|30123.45|30001");
+
+    // Delivery: the oldest new_order of every district goes, with its carrier set.
+    let oldest = || {
+        psql(inst, DEFAULT_DBNAME, "select string_agg(m::text, ',' order by d) from (select no_d_id d, min(no_o_id) m from new_order group by 1) x")
+    };
+    assert_eq!(oldest().trim(), ["2101"; 10].join(","));
+    let dl = delivery::Args {
+        w_id: 1,
+        carrier_id: 7,
+    };
+    assert_eq!(
+        run(TxnArgs::Tpcc(tpcc::Args::Delivery(dl))),
+        TxnEnd::Committed
+    );
+    assert_eq!(oldest().trim(), ["2102"; 10].join(","));
+    assert_eq!(
+        num(
+            inst,
+            "select count(*) from orders where o_id = 2101 and o_carrier_id = 7"
+        ),
+        10.0
+    );
+    assert_eq!(
+        num(
+            inst,
+            "select count(*) from order_line where ol_o_id = 2101 and ol_delivery_d is null"
+        ),
+        0.0
+    );
+
+    // Order-Status and Stock-Level run (read-only).
+    for txn in [tpcc::ORDER_STATUS, tpcc::STOCK_LEVEL] {
+        let args = w.draw_args(txn, &mut state, &mut rng);
+        assert_eq!(run(args), TxnEnd::Committed);
+    }
+}
+
+#[test]
+fn tpcc_check_passes_after_a_concurrent_run_and_fails_on_a_corrupted_district() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "tk");
+    prepare(&home, "tk", "2");
+    let out = home.path().join("res");
+    let o = ok(tb(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcc",
+            "--target",
+            "instance:tk",
+            "-c",
+            "4",
+            "-T",
+            "6s",
+            "-P",
+            "0",
+            "--seed",
+            "5",
+            // Deadlocks and serialization failures are retried, as a TPC-C run would.
+            "--max-tries",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    assert!(text(&o).contains("NOTPM: "), "{}", text(&o));
+    let s = summary(&out);
+    assert!(s["tpm"]["new_order"].as_f64().unwrap() > 0.0, "{s}");
+    assert_eq!(s["totals"]["failed"], 0, "{}", s["totals"]);
+    for row in s["by_target_and_type"].as_array().unwrap() {
+        assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
+    }
+    let server = &s["server"][0];
+    assert_eq!(server["xact_commit_delta"], server["client_committed"]);
+
+    let check = ["check", "--workload", "tpcc", "--target", "instance:tk"];
+    ok(tb(&home, &check));
+    psql(
+        &inst,
+        DEFAULT_DBNAME,
+        "update district set d_next_o_id = d_next_o_id + 5 where d_w_id = 2 and d_id = 3",
+    );
+    let bad = tb(&home, &check);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+    assert!(text(&bad).contains("FAIL  2:"), "{}", text(&bad));
+    assert!(text(&bad).contains("w_id=2 d_id=3"), "{}", text(&bad));
+}
+
+#[test]
+fn tpcc_runs_as_one_group_beside_tpcb_in_a_two_phase_shared_run() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "te");
+    let cfg = "clients = 4\nseed = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n\
+        [[group]]\nname = \"C\"\nworkload = \"tpcc\"\nscale = 1\ninstance = \"te\"\n\
+        [[group]]\nname = \"B\"\nworkload = \"tpcb\"\nscale = 1\ninstance = \"te\"\n\
+        [[phase]]\nduration = \"2s\"\nshares = { C = 30, B = 70 }\n\
+        [[phase]]\nduration = \"2s\"\nshares = { C = 70, B = 30 }\n";
+    let cfg_path = home.path().join("mixed.toml");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    let cfg_path = cfg_path.to_str().unwrap();
+    ok(tb(&home, &["prepare", cfg_path]));
+    let out = home.path().join("res");
+    ok(tb(
+        &home,
+        &["run", cfg_path, "--out", out.to_str().unwrap()],
+    ));
+    let s = summary(&out);
+    for g in s["groups"].as_array().unwrap() {
+        let want = g["configured_share"].as_f64().unwrap();
+        let got = g["achieved_share"].as_f64().unwrap();
+        assert!((want - got).abs() <= 1.0, "{g}");
+    }
+    for d in s["server"].as_array().unwrap() {
+        assert_eq!(d["xact_commit_delta"], d["client_committed"], "{d}");
+    }
+    assert!(s["tpm"]["new_order"].as_f64().unwrap() > 0.0);
+    assert!(s["tpm"]["tpcb"].as_f64().unwrap() > 0.0);
+    ok(tb(
+        &home,
+        &["check", "--workload", "tpcc", "--target", "instance:te/c_1"],
+    ));
+}
