@@ -98,6 +98,10 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         );
     }
     let _ = writeln!(out, "results: {}", dir.display());
+    let report = dir.join(crate::report::html::REPORT_FILE);
+    if report.is_file() {
+        let _ = writeln!(out, "report:  {}", report.display());
+    }
     out
 }
 
