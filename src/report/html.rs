@@ -2,6 +2,7 @@
 //! CSS, no script, nothing fetched), written at the end of every run and by `tidebench report
 //! DIR`. Sections, in order: [`SECTIONS`].
 
+use crate::metrics::ErrorClass;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -494,6 +495,35 @@ fn failures(d: &RunData, p: &mut String) {
                 &d.phase_edges(),
             ),
         );
+    }
+    if !d.buckets.is_empty() && !d.failed_by_class.is_empty() {
+        let series: Vec<Series> = ErrorClass::ALL
+            .iter()
+            .zip(&d.failed_by_class)
+            .filter(|(_, f)| f.iter().any(|n| *n > 0))
+            .map(|(class, f)| Series {
+                name: class.name().to_string(),
+                points: d
+                    .buckets
+                    .iter()
+                    .zip(f)
+                    .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
+                    .collect(),
+            })
+            .collect();
+        if series.is_empty() {
+            note_to(p, "No transaction failed.");
+        } else {
+            chart_to(
+                p,
+                charts::time_lines(
+                    "Failed transactions by class",
+                    "failures/s",
+                    &series,
+                    &d.phase_edges(),
+                ),
+            );
+        }
     }
     let rows: Vec<Vec<String>> = d
         .summary

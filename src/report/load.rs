@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
-use crate::metrics::new_histogram;
+use crate::metrics::{new_histogram, ErrorClass};
 use crate::results::{hlog, RuntimeInfo, Summary, HLOG_FILE, INTERVALS_FILE};
 
 use super::csv::split_line;
@@ -61,6 +61,9 @@ pub struct RunData {
     pub ok_by_group: Vec<Vec<u64>>,
     /// Failed transactions, [type][bucket].
     pub failed_by_type: Vec<Vec<u64>>,
+    /// Failed transactions, [class][bucket] in `ErrorClass::ALL` order; empty for results dirs
+    /// written before `intervals.csv` had per-class columns.
+    pub failed_by_class: Vec<Vec<u64>>,
     /// [type][bucket]; `None` where the type had no successful transaction.
     pub latency: Vec<Vec<Option<Percentiles>>>,
     /// Latency (µs) of each type over the measured window.
@@ -130,6 +133,7 @@ pub fn load(dir: &Path) -> Result<RunData, String> {
         txn_types: Vec::new(),
         ok_by_group: Vec::new(),
         failed_by_type: Vec::new(),
+        failed_by_class: Vec::new(),
         latency: Vec::new(),
         dist: Vec::new(),
         system: None,
@@ -166,6 +170,8 @@ struct Columns {
     committed: usize,
     expected: usize,
     failed: usize,
+    /// The `failed_<class>` columns, when the file has them.
+    failed_class: Option<Vec<usize>>,
 }
 
 /// Per-bucket accumulators while streaming.
@@ -175,6 +181,7 @@ struct Acc {
     measured: bool,
     ok_by_group: Vec<u64>,
     failed_by_type: Vec<u64>,
+    failed_by_class: [u64; ErrorClass::ALL.len()],
     latency: Vec<Option<Percentiles>>,
 }
 
@@ -219,6 +226,10 @@ fn read_intervals(dir: &Path, data: &mut RunData) -> Result<(), String> {
         committed: col("committed")?,
         expected: col("expected_rollback")?,
         failed: col("failed")?,
+        failed_class: ErrorClass::ALL
+            .iter()
+            .map(|c| col(&format!("failed_{}", c.name())).ok())
+            .collect(),
     };
     let mut rows = lines.filter(|l| !l.is_empty()).enumerate();
     let mut buckets: BTreeMap<i64, Acc> = BTreeMap::new();
@@ -286,6 +297,11 @@ fn read_intervals(dir: &Path, data: &mut RunData) -> Result<(), String> {
         acc.measured = f[c.measured] == "true";
         *grow(&mut acc.ok_by_group, group) += num(c.committed) + num(c.expected);
         *grow(&mut acc.failed_by_type, txn) += num(c.failed);
+        if let Some(cols) = &c.failed_class {
+            for (slot, col) in acc.failed_by_class.iter_mut().zip(cols) {
+                *slot += num(*col);
+            }
+        }
         if !entry.histogram.is_empty() {
             let h = grow(&mut open, txn).get_or_insert_with(new_histogram);
             let _ = h.add(&entry.histogram);
@@ -308,6 +324,9 @@ fn read_intervals(dir: &Path, data: &mut RunData) -> Result<(), String> {
     let (groups, types) = (data.groups.len(), data.txn_types.len());
     data.ok_by_group = vec![Vec::with_capacity(buckets.len()); groups];
     data.failed_by_type = vec![Vec::with_capacity(buckets.len()); types];
+    if c.failed_class.is_some() {
+        data.failed_by_class = vec![Vec::with_capacity(buckets.len()); ErrorClass::ALL.len()];
+    }
     data.latency = vec![Vec::with_capacity(buckets.len()); types];
     for (at, acc) in buckets {
         data.buckets.push(Bucket {
@@ -317,6 +336,9 @@ fn read_intervals(dir: &Path, data: &mut RunData) -> Result<(), String> {
         });
         for (g, v) in data.ok_by_group.iter_mut().enumerate() {
             v.push(acc.ok_by_group.get(g).copied().unwrap_or(0));
+        }
+        for (k, v) in data.failed_by_class.iter_mut().enumerate() {
+            v.push(acc.failed_by_class[k]);
         }
         for t in 0..types {
             data.failed_by_type[t].push(acc.failed_by_type.get(t).copied().unwrap_or(0));

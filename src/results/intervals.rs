@@ -17,6 +17,7 @@
 //! | `retried` | extra tries after serialization failures or deadlocks; not part of `count` |
 //! | `tps` | `(committed + expected_rollback) / interval_length_s` |
 //! | `lat_mean_ms` … `lat_max_ms` | latency (end − scheduled start) of the transactions that did not fail; empty when all failed |
+//! | `failed_serialization` … `failed_other` | `failed` by class (serialization, deadlock, connection, timeout, other) |
 //!
 //! A transaction belongs to the phase it started in and to the interval it ended in (cut to
 //! its phase's end). RFC 4180 quoting applies to fields holding a comma, quote or line break.
@@ -32,7 +33,8 @@ use super::summary::{micros_to_ms, round3, tps};
 
 pub const HEADER: &str = "interval_start_s,interval_length_s,iteration,phase,measured,group,set,\
 target,txn_type,count,committed,expected_rollback,failed,retried,tps,lat_mean_ms,lat_p50_ms,\
-lat_p95_ms,lat_p99_ms,lat_max_ms";
+lat_p95_ms,lat_p99_ms,lat_max_ms,failed_serialization,failed_deadlock,failed_connection,failed_timeout,\
+failed_other";
 
 /// One row: a key with transactions, and its window (the interval cut to the key's phase).
 pub struct Row<'a> {
@@ -132,6 +134,9 @@ pub fn push_row(out: &mut String, keys: &KeySpace, row: &Row) {
         }
         None => out.push_str(",,,,,"),
     }
+    for n in slot.failed {
+        let _ = write!(out, ",{n}");
+    }
     out.push('\n');
 }
 
@@ -174,7 +179,10 @@ pub mod tests {
     #[test]
     fn header_is_stable() {
         // Readers (report, users' scripts) depend on these names and their order.
-        assert_eq!(HEADER.split(',').count(), 20);
+        assert_eq!(HEADER.split(',').count(), 25);
+        assert!(HEADER.ends_with(
+            ",failed_serialization,failed_deadlock,failed_connection,failed_timeout,failed_other"
+        ));
         assert!(HEADER.starts_with("interval_start_s,interval_length_s,iteration,phase,measured,group,set,target,txn_type,count,"));
     }
 
@@ -203,8 +211,8 @@ pub mod tests {
         let text = rows(Duration::from_secs(5), Duration::from_secs(10), &keys, &rec);
         assert_eq!(
             text,
-            "5.000,5.000,1,p1,true,A,1,instance:vm1/db,a,4,2,1,1,2,0.600,1.500,1.500,2.000,2.000,2.000\n\
-             10.000,5.000,1,p2,true,A,2,\"host=/tmp dbname=x,y\",b,1,0,0,1,0,0.000,,,,,\n"
+            "5.000,5.000,1,p1,true,A,1,instance:vm1/db,a,4,2,1,1,2,0.600,1.500,1.500,2.000,2.000,2.000,1,0,0,0,0\n\
+             10.000,5.000,1,p2,true,A,2,\"host=/tmp dbname=x,y\",b,1,0,0,1,0,0.000,,,,,,0,0,0,0,1\n"
         );
     }
 

@@ -254,6 +254,31 @@ fn a_target_that_dies_fails_its_share_and_the_run_ends_on_time() {
         "{s}"
     );
     assert_eq!(p2[1]["committed"].as_u64(), Some(0), "{s}");
+    // intervals.csv breaks the failures down by class, over time.
+    let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "failed_connection")
+        .unwrap();
+    let connection: u64 = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.rsplit(',')
+                .nth(header.len() - 1 - col)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(
+        connection,
+        s["totals"]["failed_by_class"]["connection"]
+            .as_u64()
+            .unwrap(),
+        "{csv}"
+    );
 }
 
 #[test]
