@@ -2,7 +2,7 @@
 //! (`tidebench report --synthetic DIR`, hidden; `make bench` calls it): 2 hours in 30 s
 //! intervals, 40 groups of one target each on 40 managed instances, 10 transaction types,
 //! 4 phases whose shares swing between the two halves of the groups, and a `system.csv`
-//! sampled every 5 s. It goes through the real writers (`ResultsWriter`, `Summary::build`),
+//! sampled every second (the default `--sample`). It goes through the real writers (`ResultsWriter`, `Summary::build`),
 //! so its files are exactly what a run writes. Not a benchmark result: nothing is measured.
 
 use std::fmt::Write as _;
@@ -40,7 +40,7 @@ impl Shape {
         phase_secs: 1800,
         interval_secs: 30,
         samples_per_row: 20,
-        sample_secs: 5,
+        sample_secs: 1,
     };
 }
 
