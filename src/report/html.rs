@@ -238,6 +238,19 @@ fn glance(d: &RunData, p: &mut String) {
     );
 }
 
+/// A per-bucket count as a rate (per second) over time.
+fn rate_series(d: &RunData, name: String, counts: &[u64]) -> Series {
+    Series {
+        name,
+        points: d
+            .buckets
+            .iter()
+            .zip(counts)
+            .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
+            .collect(),
+    }
+}
+
 fn no_series(d: &RunData, p: &mut String) -> bool {
     if d.buckets.is_empty() {
         note_to(p, "No interval rows to draw (see the notes above).");
@@ -255,15 +268,7 @@ fn throughput(d: &RunData, p: &mut String) {
         .groups
         .iter()
         .zip(&d.ok_by_group)
-        .map(|(g, counts)| Series {
-            name: g.clone(),
-            points: d
-                .buckets
-                .iter()
-                .zip(counts)
-                .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
-                .collect(),
-        })
+        .map(|(g, counts)| rate_series(d, g.clone(), counts))
         .collect();
     let layers = keep_top(layers, TOP, Combine::Sum);
     let title = format!("Throughput by group ({} groups)", d.groups.len());
@@ -475,15 +480,7 @@ fn failures(d: &RunData, p: &mut String) {
             .txn_types
             .iter()
             .zip(&d.failed_by_type)
-            .map(|(t, f)| Series {
-                name: t.clone(),
-                points: d
-                    .buckets
-                    .iter()
-                    .zip(f)
-                    .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
-                    .collect(),
-            })
+            .map(|(t, f)| rate_series(d, t.clone(), f))
             .collect();
         let series = keep_top(series, TOP, Combine::Sum);
         chart_to(
@@ -501,15 +498,7 @@ fn failures(d: &RunData, p: &mut String) {
             .iter()
             .zip(&d.failed_by_class)
             .filter(|(_, f)| f.iter().any(|n| *n > 0))
-            .map(|(class, f)| Series {
-                name: class.name().to_string(),
-                points: d
-                    .buckets
-                    .iter()
-                    .zip(f)
-                    .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
-                    .collect(),
-            })
+            .map(|(class, f)| rate_series(d, class.name().to_string(), f))
             .collect();
         if series.is_empty() {
             note_to(p, "No transaction failed.");

@@ -196,7 +196,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         .map_err(setup)?;
     // Each new session is one transaction at the server: wait until all are in the baseline.
     let before = dbs.baseline(&sessions).await;
-    eprintln!("{}", describe(&plan, &specs.len()));
+    eprintln!("{}", describe(&plan, specs.len()));
     let started_at = SystemTime::now();
     let mut writer = match ResultsWriter::create(&out_dir, started_at) {
         Ok(w) => w,
@@ -266,7 +266,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     })
 }
 
-fn describe(plan: &RunPlan, targets: &usize) -> String {
+fn describe(plan: &RunPlan, targets: usize) -> String {
     let clients = match plan.mode {
         DriveMode::Shared => format!("{} shared clients", plan.clients),
         DriveMode::Independent => "clients per group and phase".to_string(),
