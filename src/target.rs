@@ -118,6 +118,7 @@ pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
         password,
         dbname,
         application_name: "tidebench".to_string(),
+        options: cfg.get_options().unwrap_or_default().to_string(),
         connect_timeout,
     })
 }

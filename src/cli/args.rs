@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{ProtocolName, RawRun, RunSource, WorkloadName};
+use crate::config::{Isolation, ProtocolName, RawRun, RunSource, ThinkMode, WorkloadName};
 
 use super::instance_cmd::InstanceCommand;
 
@@ -105,6 +105,18 @@ pub struct RunArgs {
     /// Workload: tpcb, select-only, simple-update or tpcc
     #[arg(short = 'w', long, value_enum)]
     pub workload: Option<WorkloadName>,
+    /// Isolation level every session starts with [default: read-committed]
+    #[arg(long, value_enum)]
+    pub isolation: Option<Isolation>,
+    /// TPC-C keying and think times: zero (next transaction at once) or spec (clause 5.2.5, about 12 transactions a minute per client) [default: zero]
+    #[arg(long, value_enum)]
+    pub think: Option<ThinkMode>,
+    /// TPC-C: run the transactions as PL/pgSQL functions (installed by prepare) instead of client-side prepared SQL
+    #[arg(long)]
+    pub procedures: bool,
+    /// TPC-C: clients sharing one home warehouse before the next warehouse gets one (the spec has 10) [default: round-robin over warehouses]
+    #[arg(long, value_name = "N")]
+    pub clients_per_warehouse: Option<u32>,
     /// Shorthand for --workload select-only (as pgbench -S)
     #[arg(short = 'S', long = "select-only", conflicts_with_all = ["workload", "simple_update"])]
     pub select_only: bool,
@@ -182,6 +194,10 @@ impl RunArgs {
             sample: self.sample.clone(),
             prometheus: self.prometheus.clone(),
             phase_duration: self.phase_duration.clone(),
+            isolation: self.isolation,
+            think: self.think,
+            procedures: self.procedures.then_some(true),
+            clients_per_warehouse: self.clients_per_warehouse,
             ..RawRun::default()
         }
     }

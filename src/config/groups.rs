@@ -34,6 +34,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::duration::parse_duration;
+use super::options::{Isolation, RawOptions, ThinkMode};
 use super::plan::{GroupPlan, PhaseGroup, PhasePlan, SetPlan, WorkloadName};
 use super::target::{check_name, TargetSpec};
 use super::ConfigError;
@@ -52,6 +53,22 @@ pub struct RawGroup {
     pub target: Option<String>,
     #[serde(default)]
     pub set: Vec<Spanned<RawSet>>,
+    /// Overrides the run-level options for this group.
+    pub isolation: Option<Isolation>,
+    pub think: Option<ThinkMode>,
+    pub procedures: Option<bool>,
+    pub clients_per_warehouse: Option<u32>,
+}
+
+impl RawGroup {
+    fn options(&self) -> RawOptions {
+        RawOptions {
+            isolation: self.isolation,
+            think: self.think,
+            procedures: self.procedures,
+            clients_per_warehouse: self.clients_per_warehouse,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -90,8 +107,12 @@ impl Source<'_> {
     }
 }
 
-/// Validates `[[group]]` tables.
-pub fn groups(src: &Source, raw: &[Spanned<RawGroup>]) -> Result<Vec<GroupPlan>, ConfigError> {
+/// Validates `[[group]]` tables; `run_options` are the top level's, which groups inherit.
+pub fn groups(
+    src: &Source,
+    raw: &[Spanned<RawGroup>],
+    run_options: RawOptions,
+) -> Result<Vec<GroupPlan>, ConfigError> {
     let mut out: Vec<GroupPlan> = Vec::with_capacity(raw.len());
     for g in raw {
         let span = g.span();
@@ -167,12 +188,26 @@ pub fn groups(src: &Source, raw: &[Spanned<RawGroup>]) -> Result<Vec<GroupPlan>,
                 "group '{name}' has no sets; add `instance = \"default\"` (one database per set) or a [[group.set]] with oltp = \"DSN or instance:NAME/DB\""
             )));
         }
+        let options = g
+            .options()
+            .or(run_options.inherited_by(workload))
+            .validate(workload)
+            .map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
         out.push(GroupPlan {
             name,
             workload,
             scale: g.scale,
             sets,
+            options,
         });
+    }
+    let any_tpcc = out.iter().any(|g| g.workload == WorkloadName::Tpcc);
+    let sets_tpcc = run_options.inherited_by(WorkloadName::Tpcb) != run_options;
+    if sets_tpcc && !any_tpcc {
+        return Err(ConfigError::Invalid(format!(
+            "{}: think, procedures and clients_per_warehouse set TPC-C groups, and this run has none; remove them",
+            src.file
+        )));
     }
     check_shared_targets(src, raw, &out)?;
     Ok(out)

@@ -5,6 +5,7 @@
 
 pub mod duration;
 pub mod groups;
+pub mod options;
 pub mod plan;
 pub mod presets;
 pub mod target;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use options::{Isolation, ThinkMode, WorkloadOptions};
 pub use plan::{
     DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan,
     WorkloadName,
@@ -72,6 +74,14 @@ pub struct RawRun {
     pub prometheus: Option<String>,
     /// Sets every phase's duration (presets are written for 12-minute phases).
     pub phase_duration: Option<String>,
+    /// Every group's default isolation level.
+    pub isolation: Option<Isolation>,
+    /// TPC-C groups: keying and think times.
+    pub think: Option<ThinkMode>,
+    /// TPC-C groups: server-side PL/pgSQL transactions.
+    pub procedures: Option<bool>,
+    /// TPC-C groups: clients per home warehouse.
+    pub clients_per_warehouse: Option<u32>,
     #[serde(default)]
     pub group: Vec<Spanned<groups::RawGroup>>,
     #[serde(default)]
@@ -87,6 +97,16 @@ pub struct RawMeasure {
 }
 
 impl RawRun {
+    /// The run-level workload options (flags or the file's top level).
+    pub fn options(&self) -> options::RawOptions {
+        options::RawOptions {
+            isolation: self.isolation,
+            think: self.think,
+            procedures: self.procedures,
+            clients_per_warehouse: self.clients_per_warehouse,
+        }
+    }
+
     /// Values set in `over` win; the rest come from `self`. Groups and phases come only from files.
     pub fn overlay(self, over: RawRun) -> RawRun {
         RawRun {
@@ -114,6 +134,10 @@ impl RawRun {
             sample: over.sample.or(self.sample),
             prometheus: over.prometheus.or(self.prometheus),
             phase_duration: over.phase_duration.or(self.phase_duration),
+            isolation: over.isolation.or(self.isolation),
+            think: over.think.or(self.think),
+            procedures: over.procedures.or(self.procedures),
+            clients_per_warehouse: over.clients_per_warehouse.or(self.clients_per_warehouse),
             group: if over.group.is_empty() {
                 self.group
             } else {
@@ -212,7 +236,7 @@ pub fn validate_run(
                 src.file
             )));
         }
-        let g = groups::groups(src, &raw.group)?;
+        let g = groups::groups(src, &raw.group, raw.options())?;
         let p = groups::phases(src, &raw.phase, &g, shared, phase_duration)?;
         (g, p)
     };
@@ -374,10 +398,12 @@ fn single_group(
         Some(t) => TargetSpec::parse(t).map_err(|m| invalid(format!("target: {m}")))?,
         None => TargetSpec::default_instance(),
     };
+    let options = raw.options().validate(workload).map_err(invalid)?;
     let group = GroupPlan {
         name: workload.as_str().to_string(),
         workload,
         scale: raw.scale,
+        options,
         sets: vec![SetPlan {
             name: "1".into(),
             oltp: target,

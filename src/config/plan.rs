@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::duration::serde_duration;
+use super::options::WorkloadOptions;
 use super::target::TargetSpec;
 
 /// The built-in workloads. Names are the ones users type (`--workload select-only`).
@@ -119,6 +120,9 @@ pub struct GroupPlan {
     /// Scale to prepare; `None` at run time means read it from the data (as pgbench does).
     pub scale: Option<u32>,
     pub sets: Vec<SetPlan>,
+    /// Isolation and the workload's own settings (plans written before them used defaults).
+    #[serde(default)]
+    pub options: WorkloadOptions,
 }
 
 /// What one group gets in one phase.

@@ -162,6 +162,17 @@ impl Client {
             let args = g
                 .workload
                 .draw_args(txn, &mut self.states[group], &mut self.rng);
+            // A workload's keying time (TPC-C's terminal model) is not part of the response
+            // time: the clock starts when the keying ends.
+            let keying = g.workload.keying_time(txn);
+            let scheduled = if keying.is_zero() {
+                scheduled
+            } else {
+                if !self.pause_until(Instant::now() + keying).await || Instant::now() >= deadline {
+                    break;
+                }
+                Instant::now()
+            };
             let started = Instant::now();
             let (outcome, retries) = self.run_txn(local, group, txn, &args, deadline).await;
             let ended = Instant::now();
@@ -184,8 +195,8 @@ impl Client {
                     retries: retries.min(255) as u8,
                 });
             }
-            if !seg.pace.think.is_zero() && !self.pause_until(Instant::now() + seg.pace.think).await
-            {
+            let think = seg.pace.think + g.workload.think_time(txn, &mut self.rng);
+            if !think.is_zero() && !self.pause_until(Instant::now() + think).await {
                 break;
             }
         }

@@ -126,6 +126,7 @@ impl Instance {
             password: None,
             dbname: dbname.to_string(),
             application_name: "tidebench".to_string(),
+            options: String::new(),
             connect_timeout: std::time::Duration::from_secs(10),
         }
     }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::config::{timeline, DriveMode, RunPlan, TargetSpec};
+use crate::config::{timeline, DriveMode, Isolation, RunPlan, TargetSpec};
 use crate::driver::layout::TargetSlot;
 use crate::driver::{self, DriverPlan, Layout, Stop};
 use crate::instance::Home;
@@ -107,7 +107,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         .groups
         .iter()
         .zip(&scales)
-        .map(|(g, s)| Workload::new(g.workload, *s))
+        .map(|(g, s)| Workload::new(g.workload, *s, &g.options))
         .collect();
     let mut txn_types: Vec<String> = Vec::new();
     for w in &workloads {
@@ -137,7 +137,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         .zip(&resolved)
         .map(|((g, _, _), r)| TargetSlot {
             group: *g,
-            params: r.params.clone(),
+            params: with_isolation(&r.params, plan.groups[*g].options.isolation),
         })
         .collect();
     let labels = resolved.iter().map(|r| r.label.clone()).collect();
@@ -306,4 +306,18 @@ pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTa
         .await
         .map_err(setup)?
         .map_err(setup)
+}
+
+/// The driver's session parameters for a group: the target's own, plus the group's isolation
+/// as a session default (set at startup, so it costs no statement and no transaction).
+fn with_isolation(params: &pgwire::ConnectParams, isolation: Isolation) -> pgwire::ConnectParams {
+    let mut out = params.clone();
+    let ours = isolation.startup_options();
+    if !ours.is_empty() {
+        if !out.options.is_empty() {
+            out.options.push(' ');
+        }
+        out.options.push_str(&ours);
+    }
+    out
 }

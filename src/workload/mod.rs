@@ -5,7 +5,9 @@
 pub mod pgbench;
 pub mod tpcc;
 
-use crate::config::{PreparePlan, WorkloadName};
+use std::time::Duration;
+
+use crate::config::{PreparePlan, WorkloadName, WorkloadOptions};
 use crate::target::ResolvedTarget;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
@@ -64,11 +66,29 @@ pub enum WorkloadError {
 }
 
 impl Workload {
-    /// Builds the workload for data of `scale` (TPC-C: warehouses).
-    pub fn new(name: WorkloadName, scale: u32) -> Workload {
+    /// Builds the workload for data of `scale` (TPC-C: warehouses). Options a workload does
+    /// not have were refused by config; isolation is the session's, not the workload's.
+    pub fn new(name: WorkloadName, scale: u32, options: &WorkloadOptions) -> Workload {
         match name {
-            WorkloadName::Tpcc => Workload::Tpcc(tpcc::Tpcc::new(scale)),
+            WorkloadName::Tpcc => Workload::Tpcc(tpcc::Tpcc::new(scale, options)),
             _ => Workload::Pgbench(pgbench::Pgbench::new(name, scale)),
+        }
+    }
+
+    /// Pause before transaction type `txn` that is not part of its response time (TPC-C's
+    /// keying time); zero for most runs.
+    pub fn keying_time(&self, txn: usize) -> Duration {
+        match self {
+            Workload::Tpcc(w) => w.keying_time(txn),
+            Workload::Pgbench(_) => Duration::ZERO,
+        }
+    }
+
+    /// Pause after a transaction of type `txn` (TPC-C's think time), on top of a phase's think.
+    pub fn think_time(&self, txn: usize, rng: &mut Rng) -> Duration {
+        match self {
+            Workload::Tpcc(w) => w.think_time(txn, rng),
+            Workload::Pgbench(_) => Duration::ZERO,
         }
     }
 

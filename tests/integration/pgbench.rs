@@ -295,7 +295,7 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
                 WorkloadName::SimpleUpdate,
                 WorkloadName::SelectOnly,
             ] {
-                let w = Workload::new(name, 1);
+                let w = Workload::new(name, 1, &Default::default());
                 let mut state =
                     w.client_state(tidebench::workload::ClientSlot { index: 0, count: 1 });
                 let txn = w.draw_txn(&mut state, &mut rng);

@@ -277,6 +277,7 @@ fn pgwire_connect_gives_up_after_the_timeout() {
             password: None,
             dbname: "none".into(),
             application_name: String::new(),
+            options: String::new(),
             connect_timeout: Duration::from_millis(200),
         };
         let error = Connection::connect(&params).await.err().expect("timeout");

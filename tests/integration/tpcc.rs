@@ -150,7 +150,7 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
 fn transactions_have_their_effects(inst: &Instance) {
     use rand::SeedableRng;
 
-    let w = Workload::new(WorkloadName::Tpcc, 1);
+    let w = Workload::new(WorkloadName::Tpcc, 1, &Default::default());
     let mut state = w.client_state(ClientSlot { index: 0, count: 1 });
     let mut rng = Rng::seed_from_u64(3);
     let params = inst.connect_params(DEFAULT_DBNAME);

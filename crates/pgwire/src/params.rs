@@ -20,6 +20,9 @@ pub struct ConnectParams {
     pub password: Option<String>,
     pub dbname: String,
     pub application_name: String,
+    /// Command-line options for the server process (libpq's `options`, e.g.
+    /// `-c default_transaction_isolation=serializable`); empty sends none.
+    pub options: String,
     pub connect_timeout: Duration,
 }
 
@@ -32,6 +35,7 @@ impl std::fmt::Debug for ConnectParams {
             .field("password", &self.password.as_ref().map(|_| "********"))
             .field("dbname", &self.dbname)
             .field("application_name", &self.application_name)
+            .field("options", &self.options)
             .finish()
     }
 }

@@ -23,6 +23,9 @@ impl Connection {
         if !params.application_name.is_empty() {
             settings.push(("application_name", params.application_name.as_str()));
         }
+        if !params.options.is_empty() {
+            settings.push(("options", params.options.as_str()));
+        }
         frontend::startup_message(settings, &mut self.wbuf)
             .map_err(|e| Error::protocol(format!("cannot encode the startup message: {e}")))?;
         self.flush().await?;

@@ -9,7 +9,8 @@
 //! clause 5.2.4.2, which meets the minimums of clause 5.2.3 (P ≥ 43%, OS, D, SL ≥ 4% each;
 //! New-Order, the measured type, has no minimum and takes the rest). DBT-2's 45/43/4/4/4 is
 //! the same idea with a 100-card deck.
-//! Keying and think times are zero (the seed's "thinktime=zero").
+//! Keying and think times are zero by default (the seed's "thinktime=zero"); `--think spec`
+//! turns on the spec's (see [`terminal`]).
 //!
 //! Isolation: the session default (read committed). Rows whose read-then-write must not race
 //! are locked by the statement that changes them (`UPDATE ... RETURNING` on district,
@@ -28,11 +29,15 @@ pub mod order_status;
 pub mod payment;
 pub mod random;
 pub mod stock_level;
+pub mod terminal;
+
+use std::time::Duration;
 
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 
 use super::{ClientSlot, Rng, TxnEnd, WorkloadError};
+use crate::config::{ThinkMode, WorkloadOptions};
 use random::{nurand, C_ID_RUN, C_LAST_RUN};
 
 pub use loader::{check_ready, prepare};
@@ -69,6 +74,10 @@ pub const ITEMS: i64 = 100_000;
 #[derive(Debug, Clone)]
 pub struct Tpcc {
     pub warehouses: u32,
+    /// Keying and think times of the terminal model.
+    pub think: ThinkMode,
+    /// Clients per home warehouse (see [`terminal::home`]).
+    pub clients_per_warehouse: Option<u32>,
 }
 
 /// One client's terminal: home warehouse and district, and its mix deck.
@@ -98,9 +107,25 @@ pub enum Args {
 }
 
 impl Tpcc {
-    pub fn new(warehouses: u32) -> Tpcc {
+    pub fn new(warehouses: u32, options: &WorkloadOptions) -> Tpcc {
         Tpcc {
             warehouses: warehouses.max(1),
+            think: options.think,
+            clients_per_warehouse: options.clients_per_warehouse,
+        }
+    }
+
+    pub fn keying_time(&self, txn: usize) -> Duration {
+        match self.think {
+            ThinkMode::Spec => terminal::keying(txn),
+            ThinkMode::Zero => Duration::ZERO,
+        }
+    }
+
+    pub fn think_time(&self, txn: usize, rng: &mut Rng) -> Duration {
+        match self.think {
+            ThinkMode::Spec => terminal::think(txn, rng),
+            ThinkMode::Zero => Duration::ZERO,
         }
     }
 
@@ -108,17 +133,16 @@ impl Tpcc {
         TXN_TYPES
     }
 
-    /// Spreads clients over warehouses first, then over districts within a warehouse, so that
-    /// two clients of one warehouse have different Stock-Level districts.
+    /// A client's terminal: its home from [`terminal::home`] and a fresh deck.
     pub fn client(&self, slot: ClientSlot) -> Client {
-        let w = self.warehouses;
         let mut deck = Vec::with_capacity(23);
         for (txn, n) in DECK_COUNTS {
             deck.extend(std::iter::repeat(txn).take(n));
         }
+        let (w_id, d_id) = terminal::home(slot.index, self.warehouses, self.clients_per_warehouse);
         Client {
-            w_id: i64::from(slot.index % w + 1),
-            d_id: i64::from(slot.index / w) % DISTRICTS + 1,
+            w_id,
+            d_id,
             next: deck.len(),
             deck,
         }
@@ -215,7 +239,7 @@ mod tests {
 
     #[test]
     fn each_deck_of_23_meets_the_mix_minimums() {
-        let w = Tpcc::new(2);
+        let w = Tpcc::new(2, &WorkloadOptions::default());
         let mut c = w.client(ClientSlot { index: 3, count: 4 });
         assert_eq!((c.w_id, c.d_id), (2, 2));
         let mut rng = Rng::seed_from_u64(5);
@@ -239,13 +263,16 @@ mod tests {
 
     #[test]
     fn remote_warehouse_is_never_home() {
-        let w = Tpcc::new(3);
+        let w = Tpcc::new(3, &WorkloadOptions::default());
         let mut rng = Rng::seed_from_u64(1);
         for _ in 0..1000 {
             let r = w.remote_warehouse(2, &mut rng);
             assert!(r == 1 || r == 3);
         }
-        assert_eq!(Tpcc::new(1).remote_warehouse(1, &mut rng), 1);
+        assert_eq!(
+            Tpcc::new(1, &WorkloadOptions::default()).remote_warehouse(1, &mut rng),
+            1
+        );
     }
 
     #[test]
