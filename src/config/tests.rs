@@ -244,3 +244,59 @@ fn measure_window_selects_phases_across_iterations() {
     let e = err(&text.replace("count = 2", "count = 4"));
     assert!(e.contains("outside the run's 4 phases"), "{e}");
 }
+
+#[test]
+fn workload_options_reach_their_groups() {
+    let text = r#"
+think = "spec"
+isolation = "repeatable-read"
+[[group]]
+name = "A"
+workload = "tpcc"
+instance = "default"
+procedures = true
+clients_per_warehouse = 10
+[[group]]
+name = "B"
+workload = "tpcb"
+instance = "default"
+isolation = "serializable"
+[[phase]]
+duration = "10s"
+shares = { A = 50, B = 50 }
+"#;
+    let plan = from_text(text).unwrap();
+    let (a, b) = (&plan.groups[0].options, &plan.groups[1].options);
+    assert_eq!(
+        (a.think, a.isolation, a.procedures, a.clients_per_warehouse),
+        (ThinkMode::Spec, Isolation::RepeatableRead, true, Some(10))
+    );
+    // The top-level think reaches only the TPC-C group; B keeps its own isolation.
+    assert_eq!(
+        (b.think, b.isolation),
+        (ThinkMode::Zero, Isolation::Serializable)
+    );
+}
+
+#[test]
+fn tpcc_options_on_other_workloads_are_refused_with_the_line() {
+    let text = "[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"default\"\nprocedures = true\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n";
+    let e = err(text);
+    assert!(
+        e.starts_with("run.toml:1:") && e.contains("tpcc workload only"),
+        "{e}"
+    );
+    let e = err("think = \"spec\"\n[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"default\"\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n");
+    assert!(e.contains("has none"), "{e}");
+    let e = flags(RawRun {
+        workload: Some(WorkloadName::SelectOnly),
+        think: Some(ThinkMode::Spec),
+        ..RawRun::default()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--think spec") && e.contains("select-only"),
+        "{e}"
+    );
+}

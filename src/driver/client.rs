@@ -168,7 +168,8 @@ impl Client {
             let scheduled = if keying.is_zero() {
                 scheduled
             } else {
-                if !self.pause_until(Instant::now() + keying).await || Instant::now() >= deadline {
+                let until = (Instant::now() + keying).min(deadline);
+                if !self.pause_until(until).await || Instant::now() >= deadline {
                     break;
                 }
                 Instant::now()
@@ -196,7 +197,12 @@ impl Client {
                 });
             }
             let think = seg.pace.think + g.workload.think_time(txn, &mut self.rng);
-            if !think.is_zero() && !self.pause_until(Instant::now() + think).await {
+            // Pauses end at the deadline, so a long think time cannot hold the run open.
+            if !think.is_zero()
+                && !self
+                    .pause_until((Instant::now() + think).min(deadline))
+                    .await
+            {
                 break;
             }
         }

@@ -4,6 +4,7 @@
 mod bad_input;
 mod elastic;
 mod instance;
+mod options;
 mod pgbench;
 mod pgwire_conn;
 mod report;
