@@ -5,7 +5,8 @@ Both tools run against the same data on the same server in the same round, one a
 other (never at once: on 2 cores they would compete). Per point it prints the median over
 rounds of: tps of each tool, the ratio tidebench/pgbench, and client CPU per transaction
 (user+sys of the client process / transactions) of each. Also: driver RSS at 16 and 1,000
-clients, and `prepare --scale 50` against `pgbench -i -s 50`.
+clients, `prepare --scale 50` against `pgbench -i -s 50`, and TPC-C (the load of 4 warehouses,
+NOTPM and client CPU at 4 and 16 clients, client-side SQL against --procedures).
 
 Usage: python3 bench/bench.py [--bin target/release/tidebench] [--duration 8] [--rounds 3] [--quick]
 """
@@ -76,8 +77,10 @@ class Bench:
     def run_tidebench(self, workload, clients, duration, tag):
         out_dir = os.path.join(self.results_dir, f"{tag}-{time.monotonic_ns()}")
         jobs = str(min(os.cpu_count() or 1, clients))
+        # No sampling: pgbench samples nothing, and the comparison is of the drivers alone.
         _, err, cpu, rss, wall, rc = self.tb("run", "--workload", workload, "--target", self.target, "-c", str(clients),
-                                             "-j", jobs, "-T", str(duration), "-P", "0", "--out", out_dir, check=False)
+                                             "-j", jobs, "-T", str(duration), "-P", "0", "--sample", "0",
+                                             "--out", out_dir, check=False)
         if rc != 0:
             sys.exit(f"bench: tidebench run failed:\n{err}")
         with open(os.path.join(out_dir, "summary.json")) as f:
@@ -131,13 +134,47 @@ class Bench:
                 ("four-log", [cfg, "--mix-log"]),
             ]:
                 out = os.path.join(self.results_dir, f"{name}-{r}")
-                cpu = self.tb("run", *args, "--out", out)[2]
+                cpu = self.tb("run", *args, "--sample", "0", "--out", out)[2]
                 runs[name].append(self.summary_tps(out, cpu))
         med = {k: (statistics.median(t for t, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
         (one, one_cpu), (four, four_cpu), (log, log_cpu) = med["one"], med["four"], med["four-log"]
         print(f"4 groups shared vs 1 target, select-only, {clients} clients: {four:.0f} vs {one:.0f} tps, ratio {four / one:.2f} "
               f"(target >= 0.97); client CPU {four_cpu:.1f} vs {one_cpu:.1f} µs/txn")
         print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.95); client CPU {log_cpu:.1f} µs/txn")
+
+    def tpcc(self, warehouses, clients_list):
+        """TPC-C: the load of `warehouses` (wall and client CPU), then per client count the
+        client-side and the --procedures variant, alternating, zero think time, read committed:
+        NOTPM, total TPM and client CPU per transaction (user+sys of the process / transactions)."""
+        target = "instance:bench/tpcc"
+        _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpcc", "--warehouses", str(warehouses),
+                                        "--target", target, "--force")
+        print(f"\nTPC-C load of {warehouses} warehouses: {wall:.1f} s wall, {cpu:.2f} s client CPU "
+              f"(BenchBase on this machine kind: about 32 s wall, 12 s client CPU; targets < 16 s, < 3 s)", flush=True)
+        print(f"TPC-C, {warehouses} warehouses, read committed, zero think time; {self.args.rounds} rounds of "
+              f"{self.args.duration} s, medians")
+        print("| clients | variant | NOTPM | total TPM | client µs/txn | rollbacks % | failed |")
+        print("|---|---|---|---|---|---|---|")
+        for clients in clients_list:
+            runs = {"client-side SQL": [], "--procedures": []}
+            for r in range(self.args.rounds):
+                order = list(runs) if r % 2 == 0 else list(reversed(runs))
+                for variant in order:
+                    extra = ["--procedures"] if variant == "--procedures" else []
+                    out = os.path.join(self.results_dir, f"tpcc-{clients}-{r}-{len(extra)}")
+                    cpu = self.tb("run", "--workload", "tpcc", "--target", target, "-c", str(clients),
+                                  "-T", str(self.args.duration), "-P", "0", "--sample", "0", "--max-tries", "5",
+                                  *extra, "--out", out)[2]
+                    with open(os.path.join(out, "summary.json")) as f:
+                        s = json.load(f)
+                    t = s["totals"]
+                    runs[variant].append((s["tpm"].get("new_order", 0.0), sum(s["tpm"].values()),
+                                          cpu * 1e6 / max(t["total"], 1), 100.0 * t["expected_rollback"] / max(t["total"], 1),
+                                          t["failed"]))
+            for variant, rows in runs.items():
+                med = [statistics.median(x[i] for x in rows) for i in range(5)]
+                print(f"| {clients} | {variant} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.1f} | {med[3]:.2f} | {med[4]:.0f} |",
+                      flush=True)
 
     def summary_tps(self, out, cpu_s):
         """(tps, client CPU µs per transaction) of a finished run."""
@@ -185,6 +222,8 @@ def main():
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--skip-1000", action="store_true")
     ap.add_argument("--skip-elastic", action="store_true")
+    ap.add_argument("--skip-tpcc", action="store_true")
+    ap.add_argument("--tpcc-only", action="store_true", help="only the TPC-C load and runs")
     ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
     args = ap.parse_args()
     report_bench(os.path.abspath(args.bin))
@@ -193,6 +232,9 @@ def main():
     b = Bench(args)
     try:
         b.setup()
+        if args.tpcc_only:
+            b.tpcc(4, [4, 16])
+            return
         if not args.skip_prepare:
             b.prepare_ratio(50)
         b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
@@ -208,6 +250,8 @@ def main():
         if not args.skip_1000:
             r = b.run_tidebench("select-only", 1000, args.duration, "c1000")
             print(f"\n1,000 clients select-only: tidebench {r['tps']:.0f} tps, driver RSS {r['rss_mb']:.1f} MB (target <= 300 MB)")
+        if not args.skip_tpcc:
+            b.tpcc(4, [4, 16])
     finally:
         b.teardown()
 

@@ -89,7 +89,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         let verdict = match diff {
             0 => "agrees with".to_string(),
             // Other sessions and autovacuum's workers commit in the same database.
-            n => format!("{n:+} beside other sessions or autovacuum; tidebench committed"),
+            n => format!(
+                "{n:+} beside other sessions, autovacuum or parallel workers; tidebench committed"
+            ),
         };
         let _ = writeln!(
             out,
