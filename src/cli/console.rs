@@ -5,7 +5,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::presets::PRESETS;
-use crate::results::Summary;
+use crate::results::{IsolationLevels, RuleCheck, Summary};
+
+/// Terminal width the summary keeps to.
+const WIDTH: usize = 100;
 
 /// The end-of-run summary as lines of text.
 pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
@@ -44,9 +47,20 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     }
     let _ = writeln!(out, "tps: {:.1}", t.tps);
     if let Some(notpm) = s.tpm.get("new_order") {
-        // TPC-C's headline: new orders committed per minute, beside all types per minute.
+        // TPC-C's headline: new orders committed per minute, beside all types per minute, and
+        // the isolation level it was measured at (a TPC-C result is read with it).
         let total: f64 = s.tpm.values().sum();
-        let _ = writeln!(out, "NOTPM: {notpm:.1}  total TPM: {total:.1}");
+        let mut line = format!("NOTPM: {notpm:.1}  total TPM: {total:.1}");
+        match &s.isolation {
+            Some(IsolationLevels::All(level)) => {
+                let _ = write!(line, "  isolation: {level}");
+            }
+            Some(per_group) => {
+                let _ = write!(line, "\n{}", wrap("isolation: ", &per_group.describe()));
+            }
+            None => {}
+        }
+        let _ = writeln!(out, "{line}");
     }
     if let Some(l) = &t.latency_ms {
         let _ = writeln!(
@@ -61,6 +75,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
             "schedule lag ms: mean {:.3}  p95 {:.3}  max {:.3}",
             l.mean, l.p95, l.max
         );
+    }
+    if !s.type_rules.is_empty() {
+        out.push_str(&rules_table(&s.type_rules));
     }
     if s.groups.len() > 1 {
         let _ = writeln!(
@@ -107,6 +124,64 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     out
 }
 
+/// Per type: p90 against its limit and share of the mix against its minimum, each flagged when
+/// missed (e.g. "EXCEEDS 5 s", "below 43 %").
+fn rules_table(rules: &[RuleCheck]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<14} {:>12} {:>14} {:>8} {:>12}",
+        "type", "p90 ms", "p90 limit", "mix %", "mix minimum"
+    );
+    for r in rules {
+        let limit = r.p90_limit_ms.map_or("-".to_string(), |l| {
+            let l = crate::report::rules_view::limit_text(l);
+            if r.exceeded {
+                format!("EXCEEDS {l}")
+            } else {
+                format!("<= {l}")
+            }
+        });
+        let minimum = r.min_share_pct.map_or("-".to_string(), |m| {
+            if r.below_minimum {
+                format!("below {m} %")
+            } else {
+                format!(">= {m} %")
+            }
+        });
+        let name: String = r.txn_type.chars().take(14).collect();
+        let _ = writeln!(
+            out,
+            "{name:<14} {:>12} {limit:>14} {:>8.2} {minimum:>12}",
+            r.p90_ms.map_or("-".to_string(), |p| format!("{p:.3}")),
+            r.share_pct
+        );
+    }
+    out
+}
+
+/// `label` then the comma-separated `text`, broken at commas to stay within [`WIDTH`].
+fn wrap(label: &str, text: &str) -> String {
+    let mut out = String::from(label);
+    let mut line_len = label.len();
+    for (i, part) in text.split(", ").enumerate() {
+        let piece = if i == 0 {
+            part.to_string()
+        } else {
+            format!(", {part}")
+        };
+        if i > 0 && line_len + piece.len() > WIDTH {
+            out.push_str(",\n  ");
+            out.push_str(part);
+            line_len = 2 + part.len();
+        } else {
+            out.push_str(&piece);
+            line_len += piece.len();
+        }
+    }
+    out
+}
+
 /// `tidebench presets`: one line each.
 pub fn presets() -> String {
     let mut out = String::new();
@@ -115,4 +190,109 @@ pub fn presets() -> String {
     }
     out.push_str("\nrun one with `tidebench prepare --preset NAME` then `tidebench run --preset NAME [--phase-duration 10s]`\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::metrics::Recorder;
+    use crate::results::{GroupIsolation, RunFacts};
+
+    fn tpcc_summary() -> Summary {
+        // One group, two phases, as the key space.
+        let plan = crate::results::summary::tests::plan();
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let run = RunFacts {
+            workload: "tpcc".into(),
+            started_at: SystemTime::UNIX_EPOCH,
+            elapsed: Duration::from_secs(20),
+            complete: true,
+            rate_limited: false,
+            type_rules: Vec::new(),
+        };
+        let mut s = Summary::build(&run, &plan, &keys, &Recorder::new(keys.len()), Vec::new());
+        s.tpm = [
+            ("new_order".to_string(), 1234.5),
+            ("payment".into(), 1200.0),
+        ]
+        .into();
+        let rule = |name: &str, p90: f64, limit: f64, share: f64, min: Option<f64>| RuleCheck {
+            txn_type: name.into(),
+            p90_ms: Some(p90),
+            p90_limit_ms: Some(limit),
+            exceeded: p90 > limit,
+            share_pct: share,
+            min_share_pct: min,
+            below_minimum: min.is_some_and(|m| share < m),
+        };
+        s.type_rules = vec![
+            rule("new_order", 12.5, 5000.0, 50.0, None),
+            rule("payment", 8.25, 5000.0, 41.5, Some(43.0)),
+            rule("delivery", 6100.0, 5000.0, 4.5, Some(4.0)),
+            rule("stock_level", 30.0, 20000.0, 4.0, Some(4.0)),
+        ];
+        s
+    }
+
+    #[test]
+    fn tpcc_prints_notpm_with_isolation_and_flags_missed_rules() {
+        let s = tpcc_summary();
+        assert_eq!(
+            s.isolation,
+            Some(IsolationLevels::All("read committed".into())),
+            "the summary takes each group's isolation from the plan"
+        );
+        let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
+        assert!(
+            out.contains("NOTPM: 1234.5  total TPM: 2434.5  isolation: read committed\n"),
+            "{out}"
+        );
+        let line = |name: &str| {
+            out.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("{name}: {out}"))
+                .to_string()
+        };
+        assert!(line("type ").contains("p90 limit"), "{out}");
+        let no = line("new_order");
+        assert!(no.contains("12.500") && no.contains("<= 5 s"), "{out}");
+        assert!(!no.contains("EXCEEDS") && !no.contains("below"), "{out}");
+        assert!(line("payment").contains("below 43 %"), "{out}");
+        let d = line("delivery");
+        assert!(d.contains("EXCEEDS 5 s") && d.contains(">= 4 %"), "{out}");
+        assert!(line("stock_level").contains("<= 20 s"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+    }
+
+    #[test]
+    fn differing_isolation_is_listed_per_group_within_the_width() {
+        let mut s = tpcc_summary();
+        let groups: Vec<GroupIsolation> = (0..12)
+            .map(|i| GroupIsolation {
+                group: format!("group{i}"),
+                isolation: if i % 2 == 0 {
+                    "read committed"
+                } else {
+                    "serializable"
+                }
+                .into(),
+            })
+            .collect();
+        s.isolation = IsolationLevels::of(&groups);
+        let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
+        assert!(out.contains("NOTPM: 1234.5  total TPM: 2434.5\nisolation: group0 read committed, group1 serializable"), "{out}");
+        assert!(out.contains("group11 serializable"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+    }
+
+    #[test]
+    fn other_workloads_print_no_rules() {
+        let mut s = tpcc_summary();
+        s.tpm.clear();
+        s.type_rules.clear();
+        let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
+        assert!(!out.contains("NOTPM") && !out.contains("isolation") && !out.contains("p90"));
+    }
 }

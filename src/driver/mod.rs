@@ -45,6 +45,8 @@ pub struct DriverPlan {
     pub poll: Duration,
     /// Per segment, each group's configured share (shared mode), for the polling block.
     pub shares: Vec<Option<Vec<f64>>>,
+    /// The workload's headline per minute, for the polling block (TPC-C's NOTPM).
+    pub headline: Option<poll::PerMinute>,
     pub keys: KeySpace,
     /// Where to publish the totals every tick (for `--prometheus`).
     pub live: Option<collector::LiveTotals>,
@@ -60,6 +62,7 @@ pub struct Connected {
     progress: Duration,
     poll: Duration,
     shares: Vec<Option<Vec<f64>>>,
+    headline: Option<poll::PerMinute>,
     live: Option<collector::LiveTotals>,
 }
 
@@ -121,6 +124,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         progress: plan.progress,
         poll: plan.poll,
         shares: plan.shares,
+        headline: plan.headline,
         live: plan.live,
     };
     // Threads report readiness from their own runtimes; wait for them off this runtime's thread.
@@ -182,6 +186,7 @@ impl Connected {
             },
             poll::Poller {
                 shares: self.shares,
+                headline: self.headline,
             },
             sink,
         )

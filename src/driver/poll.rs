@@ -1,7 +1,9 @@
 //! Live polling in the format of the TPC-V reference kit (its Fig. 6): a block per transaction
 //! type (rate, response time, share, passes, failures), a block per group (share achieved
 //! against the phase's configured share, response time, failures), and the aggregate line
-//! `Iteration i Phase p Aggregate Txn Rate: x`. Groups wrap every 8 columns so the block stays
+//! `Iteration i Phase p Aggregate Txn Rate: x`, preceded by a workload's headline per minute
+//! when it has one (`NOTPM: x  total TPM: y`, committed transactions only, as in
+//! `summary.json`'s `tpm`). Groups wrap every 8 columns so the block stays
 //! within 100 columns even with 40 groups.
 
 use std::fmt::Write as _;
@@ -14,6 +16,16 @@ const GROUPS_PER_LINE: usize = 8;
 pub struct Poller {
     /// Per segment: each group's configured share in percent (shared mode only).
     pub shares: Vec<Option<Vec<f64>>>,
+    pub headline: Option<PerMinute>,
+}
+
+/// A transaction type whose committed transactions per minute the block prints under the
+/// workload's name for them (TPC-C's NOTPM), beside every type's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerMinute {
+    pub label: String,
+    /// Index into the key space's transaction types.
+    pub txn: usize,
 }
 
 impl Poller {
@@ -105,6 +117,17 @@ impl Poller {
             row("Fail Cnt :", &|g| by_group[g].failed_total().to_string());
         }
         let _ = writeln!(out, "-----");
+        if let Some(h) = self.headline.as_ref().filter(|h| h.txn < ntypes) {
+            let per_min = |n: u64| n as f64 * 60.0 / secs;
+            let all: u64 = by_type.iter().map(|s| s.committed).sum();
+            let _ = writeln!(
+                out,
+                "{}: {:.1}  total TPM: {:.1}",
+                h.label,
+                per_min(by_type[h.txn].committed),
+                per_min(all)
+            );
+        }
         let seg = &keys.segments[segment.min(keys.segments.len().saturating_sub(1))];
         let ok: u64 = by_type
             .iter()
@@ -143,8 +166,9 @@ mod tests {
             None,
             0,
         );
-        let p = Poller {
+        let mut p = Poller {
             shares: vec![None, Some(vec![100.0])],
+            headline: None,
         };
         let b = p.block(&keys, &rec, Duration::from_secs(10), 1);
         assert!(b.contains("Txn Rate") && b.contains("Pass Count"), "{b}");
@@ -158,5 +182,15 @@ mod tests {
             "{b}"
         );
         assert!(b.lines().all(|l| l.chars().count() <= 100), "{b}");
+        assert!(!b.contains("TPM"), "no headline without one: {b}");
+
+        p.headline = Some(PerMinute {
+            label: "NOTPM".into(),
+            txn: 0,
+        });
+        let b = p.block(&keys, &rec, Duration::from_secs(10), 1);
+        // 30 and 10 committed in 10 s: 180 and 240 per minute; the failure does not count.
+        assert!(b.contains("\nNOTPM: 180.0  total TPM: 240.0\n"), "{b}");
+        assert!(b.ends_with("Aggregate Txn Rate: 4.00\n"), "{b}");
     }
 }

@@ -8,16 +8,18 @@ use std::path::{Path, PathBuf};
 
 use super::charts::{self, keep_top, Combine, Series, TOP};
 use super::load::{self, RunData};
+use super::rules_view;
 use super::system_view as sys;
 
 pub const REPORT_FILE: &str = "report.html";
 
 /// Section headings, in page order (tests hold the page to this).
-pub const SECTIONS: [&str; 9] = [
+pub const SECTIONS: [&str; 10] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
     "Latency",
+    "Response-time limits and mix",
     "CPU",
     "Memory",
     "Disk IO",
@@ -28,7 +30,8 @@ pub const SECTIONS: [&str; 9] = [
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1000px}\
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 8px;\
 text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
-.note{color:#666;font-style:italic}svg{display:block;margin:1em 0}nav a{margin-right:1em}";
+.note{color:#666;font-style:italic}.flag{background:#fdd;color:#a00;font-weight:bold}\
+svg{display:block;margin:1em 0}nav a{margin-right:1em}";
 
 /// Reads `dir` and writes `dir/report.html`; returns its path.
 pub fn write(dir: &Path) -> Result<PathBuf, String> {
@@ -75,11 +78,12 @@ pub fn render(data: &RunData) -> String {
     for note in &data.notes {
         note_to(&mut p, note);
     }
-    let sections: [fn(&RunData, &mut String); 9] = [
+    let sections: [fn(&RunData, &mut String); 10] = [
         glance,
         throughput,
         shares,
         latency,
+        limits,
         cpu,
         memory,
         disk,
@@ -158,16 +162,30 @@ fn glance(d: &RunData, p: &mut String) {
             ),
         ],
         vec!["throughput".into(), format!("{:.1} tps", s.totals.tps)],
-        vec![
-            "latency p50 / p95 / p99".into(),
-            format!(
-                "{} / {} / {} ms",
-                ms(lat.map(|l| l.p50)),
-                ms(lat.map(|l| l.p95)),
-                ms(lat.map(|l| l.p99))
-            ),
-        ],
     ];
+    if let Some(notpm) = s.tpm.get("new_order") {
+        // A TPC-C result: its headline, and the isolation level it was measured at.
+        let total: f64 = s.tpm.values().sum();
+        rows.push(vec![
+            "NOTPM / total TPM".into(),
+            format!("{notpm:.1} / {total:.1}"),
+        ]);
+        rows.push(vec![
+            "isolation".into(),
+            s.isolation
+                .as_ref()
+                .map_or("not recorded".into(), |i| i.describe()),
+        ]);
+    }
+    rows.push(vec![
+        "latency p50 / p95 / p99".into(),
+        format!(
+            "{} / {} / {} ms",
+            ms(lat.map(|l| l.p50)),
+            ms(lat.map(|l| l.p95)),
+            ms(lat.map(|l| l.p99))
+        ),
+    ]);
     if let Some(rt) = &d.runtime {
         let h = &rt.host;
         let facts = [
@@ -374,6 +392,20 @@ fn latency(d: &RunData, p: &mut String) {
         p,
         "Latency is end minus scheduled start of transactions that did not fail; percentiles are exact (merged histograms).",
     );
+}
+
+/// Per type: p90 against the workload's limit, share of the mix against its minimum.
+fn limits(d: &RunData, p: &mut String) {
+    match rules_view::table(&d.summary.type_rules) {
+        Some(table) => {
+            p.push_str(&table);
+            note_to(p, rules_view::NOTE);
+        }
+        None => note_to(
+            p,
+            "This run's workloads state no response-time limits or mix minimums (TPC-C does).",
+        ),
+    }
 }
 
 fn no_system(d: &RunData, p: &mut String) -> bool {

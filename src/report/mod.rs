@@ -9,6 +9,7 @@ pub mod csv;
 pub mod html;
 pub mod load;
 pub mod mixlog;
+pub mod rules_view;
 pub mod synthetic;
 pub mod system_view;
 

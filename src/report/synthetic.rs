@@ -144,6 +144,7 @@ pub fn generate(dir: &Path, shape: &Shape) -> Result<PathBuf, String> {
         elapsed: end,
         complete: true,
         rate_limited: false,
+        type_rules: Vec::new(),
     };
     let summary = Summary::build(&facts, &plan, &keys, &total, Vec::new());
     let host = HostFacts {

@@ -5,8 +5,10 @@
 //! <out>/
 //!   runtime.toml   what ran: tidebench version, the full RunPlan (passwords redacted), the host,
 //!                  each server's version and settings             (RuntimeInfo, written at finish)
-//!   summary.json   totals over the measured window, per (target, transaction type), and the
-//!                  servers' own pg_stat_database deltas               (Summary, written at finish)
+//!   summary.json   totals over the measured window, per (target, transaction type), the
+//!                  workload's per-type limits against what was achieved, each group's
+//!                  isolation, and the servers' own pg_stat_database deltas
+//!                                                                     (Summary, written at finish)
 //!   intervals.csv  one row per (interval, target, transaction type) with transactions
 //!                  (columns: see `intervals`; appended and flushed every interval)
 //!   latency.hlog   HdrHistogram interval log, one latency histogram per row of intervals.csv
@@ -24,6 +26,7 @@ pub mod breakdown;
 pub mod csv;
 pub mod hlog;
 pub mod intervals;
+pub mod rules;
 pub mod runtime;
 pub mod summary;
 pub mod system;
@@ -32,6 +35,7 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 
 pub use breakdown::{GroupStats, PhaseStats};
+pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
 pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,

@@ -9,6 +9,11 @@
 //! - Latency is end − scheduled start in milliseconds (3 decimals), over committed and
 //!   expected-rollback transactions only; `lag_ms` (start − scheduled start) appears only in
 //!   rate-limited runs. Either is absent when nothing was measured.
+//! - `type_rules` holds the workload's per-type limits against what was achieved (see
+//!   `rules`); `isolation` is each group's level, one value when all agree.
+//!
+//! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`)
+//! default when absent, so older results dirs stay readable without a version bump.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,6 +23,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::breakdown::{self, GroupStats, PhaseStats};
+use super::rules::{self, GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
 use crate::config::{DriveMode, RunPlan};
 use crate::metrics::{ErrorClass, KeySpace, Recorder, Slot};
@@ -152,6 +158,8 @@ pub struct RunFacts {
     pub complete: bool,
     /// The run had a `--rate`, so lag was recorded and is reported.
     pub rate_limited: bool,
+    /// The workloads' rules per transaction type (empty for workloads without any).
+    pub type_rules: Vec<TypeRule>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -185,6 +193,13 @@ pub struct Summary {
     /// (TPC-C's NOTPM is `tpm["new_order"]`; expected rollbacks are not counted).
     #[serde(default)]
     pub tpm: BTreeMap<String, f64>,
+    /// Per transaction type the workload has a rule for: p90 against its limit, share of the
+    /// mix against its minimum (TPC-C).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub type_rules: Vec<RuleCheck>,
+    /// The isolation level the groups' sessions ran at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<IsolationLevels>,
 }
 
 /// A target's place in the plan.
@@ -236,6 +251,18 @@ impl Summary {
             })
             .collect();
         let tpm = per_minute(&by_target_and_type, measured_time);
+        let mut per_type = vec![Slot::default(); keys.txn_types.len()];
+        for (i, slot) in per_key.slots.iter().enumerate() {
+            per_type[i % keys.txn_types.len()].merge(slot);
+        }
+        let isolation: Vec<GroupIsolation> = plan
+            .groups
+            .iter()
+            .map(|g| GroupIsolation {
+                group: g.name.clone(),
+                isolation: g.options.isolation.as_sql().to_string(),
+            })
+            .collect();
         Summary {
             schema_version: SCHEMA_VERSION,
             tidebench_version: TIDEBENCH_VERSION.to_string(),
@@ -261,6 +288,8 @@ impl Summary {
                 .collect(),
             txn_types: keys.txn_types.clone(),
             tpm,
+            type_rules: rules::check(&run.type_rules, &keys.txn_types, &per_type),
+            isolation: IsolationLevels::of(&isolation),
         }
     }
 
@@ -334,7 +363,7 @@ pub fn round3(x: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use crate::metrics::Outcome;
 
@@ -368,6 +397,7 @@ mod tests {
             elapsed: Duration::from_secs(10),
             complete: true,
             rate_limited,
+            type_rules: Vec::new(),
         }
     }
 
@@ -506,6 +536,79 @@ mod tests {
                 .max,
             1.234
         );
+    }
+
+    #[test]
+    fn type_rules_use_the_measured_window_of_every_target() {
+        let mut k = keys();
+        // The second segment is a ramp: its slow transactions must not count.
+        k.segments[1].measured = false;
+        let mut rec = Recorder::new(k.len());
+        // Type a: 95 fast on one target, 5 slow on the other: p90 is fast when merged.
+        for _ in 0..95 {
+            rec.record(k.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+        }
+        for _ in 0..5 {
+            rec.record(k.key(0, 1, 0), Outcome::Committed, 9_000_000, None, 0);
+        }
+        for _ in 0..100 {
+            rec.record(k.key(1, 0, 0), Outcome::Committed, 9_000_000, None, 0);
+        }
+        // Type b: 3 of 103 completed (2.9 %) against 4 %, and 30 s against 20 s.
+        for _ in 0..3 {
+            rec.record(k.key(0, 1, 1), Outcome::Committed, 30_000_000, None, 0);
+        }
+        let mut facts = run(false);
+        facts.type_rules = vec![
+            TypeRule {
+                txn_type: "a".into(),
+                p90_limit: Some(Duration::from_secs(5)),
+                min_share_pct: None,
+            },
+            TypeRule {
+                txn_type: "b".into(),
+                p90_limit: Some(Duration::from_secs(20)),
+                min_share_pct: Some(4.0),
+            },
+        ];
+        let s = Summary::build(&facts, &plan(), &k, &rec, Vec::new());
+        let [a, b] = &s.type_rules[..] else {
+            panic!("{:?}", s.type_rules)
+        };
+        assert_eq!(
+            (a.p90_ms, a.exceeded, a.below_minimum),
+            (Some(1.0), false, false)
+        );
+        assert_eq!((a.share_pct, b.share_pct), (97.09, 2.91));
+        assert!(b.exceeded && b.below_minimum, "{b:?}");
+        assert_eq!(
+            s.isolation,
+            Some(IsolationLevels::All("read committed".into()))
+        );
+        let json = s.to_json().unwrap();
+        assert!(json.contains("\"isolation\": \"read committed\""), "{json}");
+        assert!(json.contains("\"p90_limit_ms\": 20000.0"), "{json}");
+    }
+
+    #[test]
+    fn summaries_written_before_type_rules_and_isolation_still_read() {
+        let k = keys();
+        let s = Summary::build(
+            &run(false),
+            &plan(),
+            &k,
+            &Recorder::new(k.len()),
+            Vec::new(),
+        );
+        let mut value: serde_json::Value = serde_json::from_str(&s.to_json().unwrap()).unwrap();
+        let obj = value.as_object_mut().unwrap();
+        for key in ["type_rules", "isolation", "tpm"] {
+            obj.remove(key);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SUMMARY_FILE), value.to_string()).unwrap();
+        let back = Summary::read(dir.path()).unwrap();
+        assert!(back.type_rules.is_empty() && back.isolation.is_none() && back.tpm.is_empty());
     }
 
     #[test]

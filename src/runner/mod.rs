@@ -117,6 +117,17 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
             }
         }
     }
+    // What the workloads' specifications demand of their types (the summary checks a type
+    // named by two groups once), and the first headline among them for the polling block.
+    let type_rules: Vec<results::TypeRule> =
+        workloads.iter().flat_map(Workload::type_rules).collect();
+    let headline = workloads.iter().find_map(|w| {
+        let h = w.headline()?;
+        Some(driver::poll::PerMinute {
+            label: h.label.to_string(),
+            txn: txn_types.iter().position(|t| t == h.txn_type)?,
+        })
+    });
     let segments = timeline::segments(&plan);
     let keys = KeySpace {
         segments: segments.clone(),
@@ -179,6 +190,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         progress: plan.progress,
         poll: plan.poll,
         shares,
+        headline,
         keys: keys.clone(),
         live: prometheus_addr.map(|_| driver::collector::LiveTotals::default()),
     };
@@ -245,6 +257,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
                 .phases
                 .iter()
                 .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
+        type_rules,
     };
     let summary = Summary::build(&facts, &plan, &keys, &result.total, server);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);

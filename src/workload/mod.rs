@@ -8,6 +8,7 @@ pub mod tpcc;
 use std::time::Duration;
 
 use crate::config::{PreparePlan, WorkloadName, WorkloadOptions};
+use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
@@ -48,6 +49,14 @@ pub enum TxnEnd {
     Committed,
     /// The workload rolled back on purpose (e.g. TPC-C New-Order's unused item): not a failure.
     ExpectedRollback,
+}
+
+/// A workload's headline throughput: committed transactions of one type per minute, under the
+/// name its specification gives it (TPC-C's NOTPM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headline {
+    pub label: &'static str,
+    pub txn_type: &'static str,
 }
 
 /// Why a target is not ready for a workload, or why preparing it failed.
@@ -104,6 +113,23 @@ impl Workload {
         match self {
             Workload::Pgbench(w) => w.txn_types(),
             Workload::Tpcc(w) => w.txn_types(),
+        }
+    }
+
+    /// What the workload's specification demands of each transaction type (a 90th-percentile
+    /// response-time limit, a minimum share of the mix); empty when it demands nothing.
+    pub fn type_rules(&self) -> Vec<TypeRule> {
+        match self {
+            Workload::Tpcc(_) => tpcc::rules::type_rules(),
+            Workload::Pgbench(_) => Vec::new(),
+        }
+    }
+
+    /// The type whose committed transactions per minute are the workload's headline, if any.
+    pub fn headline(&self) -> Option<Headline> {
+        match self {
+            Workload::Tpcc(_) => Some(tpcc::rules::HEADLINE),
+            Workload::Pgbench(_) => None,
         }
     }
 

@@ -8,11 +8,12 @@ use std::process::{Command, Output};
 
 use crate::support;
 
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
     "Latency",
+    "Response-time limits and mix",
     "CPU",
     "Memory",
     "Disk IO",

@@ -90,6 +90,7 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         elapsed: Duration::from_secs(3),
         complete,
         rate_limited: true,
+        type_rules: Vec::new(),
     };
     let server = vec![ServerDelta {
         target: keys.targets[0].label.clone(),
