@@ -2,6 +2,7 @@
 //! The driver sees only this enum and its methods; it never branches on a workload's name
 //! (STYLE.md rule 5). Each transaction type has an index into [`Workload::txn_types`].
 
+mod load_lock;
 pub mod pgbench;
 pub mod tpcc;
 

@@ -28,6 +28,7 @@ pub mod new_order;
 pub mod order_status;
 pub mod payment;
 pub mod random;
+mod rows;
 pub mod stock_level;
 pub mod terminal;
 
