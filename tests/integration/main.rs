@@ -12,3 +12,4 @@ mod run;
 mod sampler;
 mod support;
 mod tpcc;
+mod tpcc_procedures;

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Protocol};
-use tidebench::config::WorkloadName;
+use tidebench::config::{WorkloadName, WorkloadOptions};
 use tidebench::instance::{Instance, DEFAULT_DBNAME};
 use tidebench::workload::tpcc::{self, delivery, new_order, payment};
 use tidebench::workload::{ClientSlot, Rng, TxnArgs, TxnEnd, Workload};
@@ -100,17 +100,19 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
     assert_eq!(again.status.code(), Some(2), "{}", text(&again));
     assert!(text(&again).contains("--force"), "{}", text(&again));
 
-    transactions_have_their_effects(&inst);
+    transactions_have_their_effects(&inst, &WorkloadOptions::default());
     ok(tb(
         &home,
         &["check", "--workload", "tpcc", "--target", "instance:tc"],
     ));
 }
 
-fn transactions_have_their_effects(inst: &Instance) {
+/// Each transaction type's effects on a fresh 1-warehouse load, run client-side or, with
+/// `options.procedures`, through the functions: the two must not differ.
+pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOptions) {
     use rand::SeedableRng;
 
-    let w = Workload::new(WorkloadName::Tpcc, 1, &Default::default());
+    let w = Workload::new(WorkloadName::Tpcc, 1, options);
     let mut state = w.client_state(ClientSlot { index: 0, count: 1 });
     let mut rng = Rng::seed_from_u64(3);
     let params = inst.connect_params(DEFAULT_DBNAME);
@@ -424,4 +426,12 @@ fn tpcc_interrupted_load_leaves_nothing_that_looks_complete_and_needs_no_force()
     assert_eq!(num(&inst, public_tables), 10.0);
     assert_eq!(num(&inst, "select warehouses from tpcc_meta"), 1.0);
     assert_eq!(num(&inst, staging), 0.0);
+    assert_eq!(
+        num(
+            &inst,
+            "select count(*) from pg_proc where proname like 'tpcc\\_%' \
+             and pronamespace = 'public'::regnamespace"
+        ),
+        5.0
+    );
 }

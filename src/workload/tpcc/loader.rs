@@ -2,17 +2,21 @@
 //! tidebench's own ([`STAGING`]) and moved into the target schema (the session's
 //! `current_schema()`, normally `public`) only once complete.
 //!
-//! Steps: take the per-database load lock; refuse if TPC-C tables exist (unless `--force`);
-//! drop a staging schema left by an interrupted load
+//! Steps: take the per-database load lock; refuse if TPC-C tables exist (unless `--force`, or
+//! unless they are a complete load of the asked size lacking only the `--procedures`
+//! functions, which are then installed); drop a staging schema left by an interrupted load
 //! (it is ours, so that needs no `--force`) and create it afresh; fill the tables per clause
 //! 4.3.3.1 with text COPY ([`super::rows`]), one warehouse per loader session at a time over
 //! `--jobs` sessions; build the keys and indexes over the same number of sessions; ANALYZE;
 //! write `tpcc_meta` there. Last, in one transaction: drop the old tables (`--force`), move
 //! the ten tables with their indexes and statistics into the target schema (`ALTER TABLE ...
-//! SET SCHEMA`) and drop the empty staging schema.
+//! SET SCHEMA`), install the functions of `procedures.sql` there and drop the empty staging
+//! schema.
 //!
 //! Interrupted anywhere (error, Ctrl-C, crash), the target schema is as it was: runs find no
-//! `tpcc_meta` and say to prepare, and the next prepare needs no `--force`.
+//! `tpcc_meta` and say to prepare, and the next prepare needs no `--force`. The functions
+//! name their tables unqualified, resolved through the caller's search path, so they work
+//! on the moved tables.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -22,6 +26,7 @@ use futures_util::future::try_join_all;
 use rand::SeedableRng;
 use tokio_postgres::Client;
 
+use super::procedures;
 use super::random::{c_last_delta_ok, c_last_load, C_ID_RUN, C_LAST_RUN, OL_I_ID_RUN};
 use super::rows::{load_units, Shared, ORDERS_PER_DISTRICT};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
@@ -105,11 +110,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     let schema = target_schema(&control, target).await?;
     let existing = existing_tables(&control, target, &schema).await?;
     if !existing.is_empty() && !plan.force {
-        return Err(WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has TPC-C tables ({}); add `--force` to drop and reload them",
-            target.label,
-            existing.join(", ")
-        )));
+        return install_missing_functions(&control, target, warehouses, &existing).await;
     }
     let (create, indexes) = SCHEMA.split_once(INDEX_MARKER).unwrap_or((SCHEMA, ""));
     // The rest of the marker's line is its comment.
@@ -203,7 +204,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
 }
 
 /// The last step, one transaction: the old tables out (`--force`), the loaded ones into
-/// `schema`, staging gone. The
+/// `schema`, the functions installed (in `schema`, the session's first), staging gone. The
 /// schema is dropped without CASCADE: anything still in it is a bug to report, not to lose.
 fn move_sql(schema: &str, force: bool) -> String {
     let target = ident(schema);
@@ -218,8 +219,48 @@ fn move_sql(schema: &str, force: bool) -> String {
     for t in TABLES {
         sql.push_str(&format!("ALTER TABLE {STAGING}.{t} SET SCHEMA {target};\n"));
     }
-    sql.push_str(&format!("DROP SCHEMA {STAGING};\nCOMMIT;\n"));
+    sql.push_str(procedures::SQL);
+    sql.push_str(&format!("\nDROP SCHEMA {STAGING};\nCOMMIT;\n"));
     sql
+}
+
+/// With TPC-C tables already there and no `--force`: a complete load of the asked size that
+/// lacks the `--procedures` functions (prepared by an older tidebench) gets them, cheaply and
+/// without touching a row; anything else is refused.
+async fn install_missing_functions(
+    control: &Client,
+    target: &ResolvedTarget,
+    warehouses: u32,
+    existing: &[String],
+) -> Result<(), WorkloadError> {
+    let refuse = || {
+        WorkloadError::AlreadyPrepared(format!(
+            "target '{}' already has TPC-C tables ({}); add `--force` to drop and reload them",
+            target.label,
+            existing.join(", ")
+        ))
+    };
+    if check_ready(control, false).await.ok() != Some(warehouses) {
+        return Err(refuse());
+    }
+    let missing = procedures::missing_functions(control)
+        .await
+        .map_err(|e| db_error(target, "looking for the TPC-C functions", &e))?;
+    if missing.is_empty() {
+        return Err(refuse());
+    }
+    control
+        .batch_execute(procedures::SQL)
+        .await
+        .map_err(|e| db_error(target, "installing the TPC-C functions", &e))?;
+    eprintln!(
+        "target '{}' already has a complete TPC-C load of {warehouses} warehouses; installed \
+         the functions `--procedures` calls, which it lacked ({}), and left the tables as they \
+         were",
+        target.label,
+        missing.join(", ")
+    );
+    Ok(())
 }
 
 /// The schema unqualified names go to: where the tables end up.
@@ -289,8 +330,9 @@ async fn run_parallel(
     Ok(())
 }
 
-/// Checks that a complete TPC-C load is there and returns its warehouse count.
-pub async fn check_ready(client: &Client) -> Result<u32, WorkloadError> {
+/// Checks that a complete TPC-C load is there and returns its warehouse count; with
+/// `procedures`, also that the functions `--procedures` calls are installed.
+pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, WorkloadError> {
     const HOW: &str = "run `tidebench prepare --workload tpcc --warehouses W` first";
     let meta = client
         .query_opt("SELECT warehouses, c_last_load FROM tpcc_meta LIMIT 1", &[])
@@ -324,14 +366,32 @@ pub async fn check_ready(client: &Client) -> Result<u32, WorkloadError> {
              with `tidebench prepare --workload tpcc --warehouses {warehouses} --force`"
         )));
     }
-    u32::try_from(warehouses)
+    let warehouses = u32::try_from(warehouses)
         .ok()
         .filter(|&w| w > 0)
         .ok_or_else(|| {
             WorkloadError::NotPrepared(format!(
                 "tpcc_meta says {warehouses} warehouses; {HOW} (add `--force` to reload)"
             ))
-        })
+        })?;
+    if procedures {
+        let missing = procedures::missing_functions(client).await.map_err(|e| {
+            WorkloadError::Database(format!(
+                "looking for the TPC-C functions failed: {}",
+                describe_pg_error(&e)
+            ))
+        })?;
+        if !missing.is_empty() {
+            return Err(WorkloadError::NotPrepared(format!(
+                "--procedures calls PL/pgSQL functions this TPC-C load lacks ({}; it was \
+                 prepared by an older tidebench); run `tidebench prepare --workload tpcc \
+                 --warehouses {warehouses}` on this target to install them (the tables stay \
+                 as they are)",
+                missing.join(", ")
+            )));
+        }
+    }
+    Ok(warehouses)
 }
 
 #[cfg(test)]
