@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::config::WorkloadName;
+use crate::config::{WorkloadName, WorkloadOptions};
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts};
 use crate::sampler::server::{self, XactCounters};
@@ -25,6 +25,8 @@ struct Db {
     server: usize,
     targets: Vec<usize>,
     checked: Option<u32>,
+    /// The check included TPC-C's `--procedures` functions.
+    procedures_checked: bool,
     idle: XactCounters,
 }
 
@@ -69,6 +71,7 @@ impl Databases {
                     server,
                     targets: vec![i],
                     checked: None,
+                    procedures_checked: false,
                     idle: XactCounters::default(),
                 }),
             }
@@ -83,22 +86,27 @@ impl Databases {
             .unwrap_or(0)
     }
 
-    /// Checks the workload's data on target `t`'s database (once per database); returns its scale.
+    /// Checks the workload's data on target `t`'s database (once per database, and once more
+    /// for the first group there that calls TPC-C's functions); returns its scale.
     pub async fn check_ready(
         &mut self,
         t: usize,
         target: &ResolvedTarget,
         workload: WorkloadName,
+        options: &WorkloadOptions,
     ) -> Result<u32, RunError> {
         let d = self.db_of(t);
         if let Some(scale) = self.dbs[d].checked {
-            return Ok(scale);
+            if !options.procedures || self.dbs[d].procedures_checked {
+                return Ok(scale);
+            }
         }
         let control = target.connect_tokio().await.map_err(setup)?;
-        let scale = Workload::check_ready(workload, &control)
+        let scale = Workload::check_ready(workload, options, &control)
             .await
             .map_err(|e| setup(format!("target '{}': {e}", target.label)))?;
         self.dbs[d].checked = Some(scale);
+        self.dbs[d].procedures_checked |= options.procedures;
         Ok(scale)
     }
 

@@ -69,7 +69,9 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
             if *tg != g {
                 continue;
             }
-            let scale = dbs.check_ready(t, &resolved[t], group.workload).await?;
+            let scale = dbs
+                .check_ready(t, &resolved[t], group.workload, &group.options)
+                .await?;
             match found {
                 None => found = Some(scale),
                 Some(s) if s != scale => {

@@ -2,6 +2,7 @@
 //! The driver sees only this enum and its methods; it never branches on a workload's name
 //! (STYLE.md rule 5). Each transaction type has an index into [`Workload::txn_types`].
 
+mod load_lock;
 pub mod pgbench;
 pub mod tpcc;
 
@@ -184,13 +185,15 @@ impl Workload {
         }
     }
 
-    /// Checks that the target holds this workload's tables and returns the scale found there.
+    /// Checks that the target holds this workload's tables (and whatever else `options` need,
+    /// e.g. TPC-C's functions for `--procedures`) and returns the scale found there.
     pub async fn check_ready(
         name: WorkloadName,
+        options: &WorkloadOptions,
         client: &tokio_postgres::Client,
     ) -> Result<u32, WorkloadError> {
         match name.family() {
-            "tpcc" => tpcc::check_ready(client).await,
+            "tpcc" => tpcc::check_ready(client, options.procedures).await,
             _ => pgbench::check_ready(name, client).await,
         }
     }

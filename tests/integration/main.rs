@@ -13,3 +13,4 @@ mod run;
 mod sampler;
 mod support;
 mod tpcc;
+mod tpcc_procedures;

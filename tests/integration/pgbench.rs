@@ -59,7 +59,7 @@ fn pgbench(inst: &Instance, db: &str, args: &[&str]) {
 
 async fn check_ready(inst: &Instance, db: &str) -> Result<u32, WorkloadError> {
     let client = target(inst, db).connect_tokio().await.unwrap();
-    Workload::check_ready(WorkloadName::Tpcb, &client).await
+    Workload::check_ready(WorkloadName::Tpcb, &Default::default(), &client).await
 }
 
 /// Row counts and pgbench's row rules (bid from the key, zero balances, filler NULL in

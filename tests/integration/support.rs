@@ -138,3 +138,51 @@ pub fn output_text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// `o`, after asserting it exited 0 (its output is the failure message).
+pub fn ok(o: std::process::Output) -> std::process::Output {
+    assert!(o.status.success(), "{}", output_text(&o));
+    o
+}
+
+/// Runs `future` to completion on a fresh single-threaded runtime.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("build a tokio runtime")
+        .block_on(future)
+}
+
+/// `tidebench prepare --workload tpcc` of `warehouses` on instance `inst`, two jobs.
+pub fn prepare_tpcc(home: &TempHome, inst: &str, warehouses: &str) {
+    let target = format!("instance:{inst}");
+    ok(run_tidebench(
+        home,
+        &[
+            "prepare",
+            "--workload",
+            "tpcc",
+            "--warehouses",
+            warehouses,
+            "--jobs",
+            "2",
+            "--target",
+            &target,
+        ],
+    ));
+}
+
+/// The single number `sql` returns on the instance's default database.
+pub fn num(inst: &Instance, sql: &str) -> f64 {
+    let out = psql(inst, instance::DEFAULT_DBNAME, sql);
+    out.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql} gave {out:?}"))
+}
+
+/// A results dir's summary.json.
+pub fn summary(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("read summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}

@@ -1,60 +1,20 @@
 //! TPC-C (issue 5) against real instances: the loader's rows and value rules, each
 //! transaction's effects, the 1% rollback as an expected rollback, `check` passing after a
-//! concurrent run and failing on a corrupted district, and TPC-C beside tpcb in an elastic run.
+//! concurrent run and failing on a corrupted district, TPC-C beside tpcb in an elastic run, and
+//! an interrupted load that leaves nothing looking complete and needs no `--force` to redo.
 
-use std::future::Future;
-use std::path::Path;
-use std::process::Output;
+use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Protocol};
-use tidebench::config::WorkloadName;
+use tidebench::config::{WorkloadName, WorkloadOptions};
 use tidebench::instance::{Instance, DEFAULT_DBNAME};
 use tidebench::workload::tpcc::{self, delivery, new_order, payment};
 use tidebench::workload::{ClientSlot, Rng, TxnArgs, TxnEnd, Workload};
 
-use crate::support::{self, output_text as text, psql, run_tidebench as tb};
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}", text(&o));
-    o
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("build a tokio runtime")
-        .block_on(future)
-}
-
-fn prepare(home: &support::TempHome, inst: &str, warehouses: &str) {
-    let target = format!("instance:{inst}");
-    ok(tb(
-        home,
-        &[
-            "prepare",
-            "--workload",
-            "tpcc",
-            "--warehouses",
-            warehouses,
-            "--jobs",
-            "2",
-            "--target",
-            &target,
-        ],
-    ));
-}
-
-fn num(inst: &Instance, sql: &str) -> f64 {
-    let out = psql(inst, DEFAULT_DBNAME, sql);
-    out.trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{sql} gave {out:?}"))
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
+use crate::support::{
+    self, block_on, num, ok, output_text as text, prepare_tpcc as prepare, psql,
+    run_tidebench as tb, summary,
+};
 
 #[test]
 fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
@@ -140,27 +100,29 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
     assert_eq!(again.status.code(), Some(2), "{}", text(&again));
     assert!(text(&again).contains("--force"), "{}", text(&again));
 
-    transactions_have_their_effects(&inst);
+    transactions_have_their_effects(&inst, &WorkloadOptions::default());
     ok(tb(
         &home,
         &["check", "--workload", "tpcc", "--target", "instance:tc"],
     ));
 }
 
-fn transactions_have_their_effects(inst: &Instance) {
+/// Each transaction type's effects on a fresh 1-warehouse load, run client-side or, with
+/// `options.procedures`, through the functions: the two must not differ.
+pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOptions) {
     use rand::SeedableRng;
 
-    let w = Workload::new(WorkloadName::Tpcc, 1, &Default::default());
+    let w = Workload::new(WorkloadName::Tpcc, 1, options);
     let mut state = w.client_state(ClientSlot { index: 0, count: 1 });
     let mut rng = Rng::seed_from_u64(3);
     let params = inst.connect_params(DEFAULT_DBNAME);
-    let run = |args: TxnArgs| {
+    let try_run = |args: &TxnArgs| {
         block_on(async {
             let mut conn = Connection::connect(&params).await.expect("connect");
-            let end = w.execute(&mut conn, Protocol::Prepared, 0, &args).await;
-            end.unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            w.execute(&mut conn, Protocol::Prepared, 0, args).await
         })
     };
+    let run = |args: TxnArgs| try_run(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
 
     // New-Order: d_next_o_id + 1, one order with 5-15 lines, one new_order row.
     let TxnArgs::Tpcc(tpcc::Args::NewOrder(mut no)) =
@@ -214,6 +176,15 @@ fn transactions_have_their_effects(inst: &Instance) {
     assert_eq!(next(no.d_id), before);
     assert_eq!(new_order::UNUSED_ITEM, 100_001);
 
+    // A customer that is not there: missing data (SQLSTATE 02000, failed "other"), and the
+    // district's increment is undone with the rest.
+    no.rollback = false;
+    no.c_id = 3001;
+    let missing = try_run(&TxnArgs::Tpcc(tpcc::Args::NewOrder(no.clone())));
+    let e = missing.expect_err("a new-order for customer 3001 fails");
+    assert_eq!(e.sqlstate(), Some(b"02000"), "{e}");
+    assert_eq!(next(no.d_id), before);
+
     // Payment: warehouse and district YTD grow by the amount, one history row more.
     let pay = payment::Args {
         w_id: 1,
@@ -237,6 +208,29 @@ fn transactions_have_their_effects(inst: &Instance) {
         TxnEnd::Committed
     );
     assert_eq!(ytd().trim(), "300123.45|30123.45|30001");
+    // By last name: the middle one in C_FIRST order (clause 2.5.2.2) paid.
+    let middle = num(
+        inst,
+        &format!(
+            "select c_id from (select c_id, row_number() over (order by c_first) rn, \
+             count(*) over () cnt from customer where c_w_id = 1 and c_d_id = 4 \
+             and c_last = '{}') x where rn = (cnt + 1) / 2",
+            tpcc::random::last_name(17)
+        ),
+    );
+    assert_eq!(
+        psql(
+            inst,
+            DEFAULT_DBNAME,
+            &format!(
+                "select c_balance, c_payment_cnt, (select h_c_id from history \
+                 where h_amount = 123.45) from customer \
+                 where c_w_id = 1 and c_d_id = 4 and c_id = {middle}"
+            )
+        )
+        .trim(),
+        format!("-133.45|2|{middle}")
+    );
 
     // Delivery: the oldest new_order of every district goes, with its carrier set.
     let oldest = || {
@@ -417,4 +411,74 @@ fn tpcc_runs_as_one_group_beside_tpcb_in_a_two_phase_shared_run() {
         &home,
         &["check", "--workload", "tpcc", "--target", "instance:te/c_1"],
     ));
+}
+
+#[test]
+fn tpcc_interrupted_load_leaves_nothing_that_looks_complete_and_needs_no_force() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "ti");
+    let child = support::tidebench(&home)
+        .args(["prepare", "--workload", "tpcc", "--warehouses", "2"])
+        .args(["--jobs", "2", "--target", "instance:ti"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The staging tables' files grow as COPY writes, before any COPY commits.
+    let staged = "select coalesce(sum(pg_relation_size(c.oid)), 0) from pg_class c \
+                  join pg_namespace n on n.oid = c.relnamespace \
+                  where n.nspname = 'tidebench_staging' and c.relkind = 'r'";
+    let waiting = Instant::now();
+    while num(&inst, staged) < 1e6 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "the load wrote no staging rows in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+
+    let public_tables = "select count(*) from pg_tables where schemaname = 'public'";
+    assert_eq!(num(&inst, public_tables), 0.0);
+    let staging = "select count(*) from pg_namespace where nspname = 'tidebench_staging'";
+    assert_eq!(
+        num(&inst, staging),
+        1.0,
+        "the interrupted load's staging schema"
+    );
+    let run = tb(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcc",
+            "--target",
+            "instance:ti",
+            "-T",
+            "1s",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    assert!(
+        text(&run).contains("tidebench prepare --workload tpcc"),
+        "{}",
+        text(&run)
+    );
+
+    // The leftover staging schema is ours: a plain prepare replaces it, no --force needed.
+    prepare(&home, "ti", "1");
+    assert_eq!(num(&inst, public_tables), 10.0);
+    assert_eq!(num(&inst, "select warehouses from tpcc_meta"), 1.0);
+    assert_eq!(num(&inst, staging), 0.0);
+    assert_eq!(
+        num(
+            &inst,
+            "select count(*) from pg_proc where proname like 'tpcc\\_%' \
+             and pronamespace = 'public'::regnamespace"
+        ),
+        5.0
+    );
 }

@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::future::try_join_all;
@@ -31,14 +31,7 @@ use super::progress::Progress;
 use super::schema::{self, ACCOUNTS, ACCOUNTS_PER_SCALE, BRANCHES, TABLES, TELLERS};
 use crate::config::PreparePlan;
 use crate::target::{describe_pg_error, ResolvedTarget};
-use crate::workload::WorkloadError;
-
-/// Advisory lock held by the control session for the whole load, so that two `prepare`s of
-/// one database cannot drop each other's staging tables. An arbitrary constant.
-const LOAD_LOCK_KEY: i64 = 0x7469_6465_7067_6231;
-/// How long to wait for the lock: 25 tries 200 ms apart.
-const LOCK_TRIES: u32 = 25;
-const LOCK_RETRY: Duration = Duration::from_millis(200);
+use crate::workload::{load_lock, WorkloadError};
 
 /// Creates pgbench's tables at `plan.scale` in `target`, as `pgbench -i -s SCALE` would.
 pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
@@ -50,7 +43,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     }
     let started = Instant::now();
     let control = connect(target).await?;
-    lock(&control, target).await?;
+    load_lock::take(&control, target, "pgbench tables").await?;
 
     let existing = existing_tables(&control, target).await?;
     if !existing.is_empty() && !plan.force {
@@ -249,26 +242,6 @@ async fn run_each(
     }))
     .await
     .map(|_| ())
-}
-
-/// Takes the load lock, waiting a little: right after a Ctrl-C the interrupted load's
-/// session may still be on its way out, holding the lock for a moment.
-async fn lock(control: &Client, target: &ResolvedTarget) -> Result<(), WorkloadError> {
-    for _ in 0..LOCK_TRIES {
-        let row = control
-            .query_one("select pg_try_advisory_lock($1)", &[&LOAD_LOCK_KEY])
-            .await
-            .map_err(|e| db_error(target, "taking the load lock", &e))?;
-        if row.get::<_, bool>(0) {
-            return Ok(());
-        }
-        tokio::time::sleep(LOCK_RETRY).await;
-    }
-    Err(WorkloadError::Database(format!(
-        "target '{}': another `tidebench prepare` is loading pgbench tables into this \
-         database; wait for it to finish (or stop it) and retry",
-        target.label
-    )))
 }
 
 /// Which of pgbench's tables exist (as the search path resolves them, like pgbench).

@@ -1,38 +1,45 @@
-//! `prepare` for TPC-C: the nine tables of `schema.sql` filled per clause 4.3.3.1 with text
-//! COPY, one warehouse per loader session at a time over `--jobs` sessions (the item table is
-//! one more unit of work), then the keys and indexes over the same number of sessions, then
-//! ANALYZE, and last the `tpcc_meta` row that marks the load complete.
+//! `prepare` for TPC-C: the nine tables of `schema.sql` built in a staging schema of
+//! tidebench's own ([`STAGING`]) and moved into the target schema (the session's
+//! `current_schema()`, normally `public`) only once complete.
 //!
-//! Text COPY rather than binary: the rows are mostly strings (which binary COPY does not make
-//! cheaper to parse) and numerics (whose binary form is awkward to build).
+//! Steps: take the per-database load lock; refuse if TPC-C tables exist (unless `--force`, or
+//! unless they are a complete load of the asked size lacking only the `--procedures`
+//! functions, which are then installed); drop a staging schema left by an interrupted load
+//! (it is ours, so that needs no `--force`) and create it afresh; fill the tables per clause
+//! 4.3.3.1 with text COPY ([`super::rows`]), one warehouse per loader session at a time over
+//! `--jobs` sessions; build the keys and indexes over the same number of sessions; ANALYZE;
+//! write `tpcc_meta` there. Last, in one transaction: drop the old tables (`--force`), move
+//! the ten tables with their indexes and statistics into the target schema (`ALTER TABLE ...
+//! SET SCHEMA`), install the functions of `procedures.sql` there and drop the empty staging
+//! schema.
 //!
-//! Interrupted (error, Ctrl-C, crash), the tables stay without `tpcc_meta`: runs refuse them
-//! and the next prepare asks for `--force`, which drops and reloads.
+//! Interrupted anywhere (error, Ctrl-C, crash), the target schema is as it was: runs find no
+//! `tpcc_meta` and say to prepare, and the next prepare needs no `--force`. The functions
+//! name their tables unqualified, resolved through the caller's search path, so they work
+//! on the moved tables.
 
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use futures_util::future::try_join_all;
-use futures_util::SinkExt;
-use rand::seq::SliceRandom;
-use rand::{Rng as _, SeedableRng};
-use tokio_postgres::{Client, CopyInSink};
+use rand::SeedableRng;
+use tokio_postgres::Client;
 
-use super::random::{
-    c_last_delta_ok, c_last_load, nurand, push_astring, push_data, push_decimal, push_last_name,
-    push_nstring, push_zip, C_ID_RUN, C_LAST_RUN, OL_I_ID_RUN,
-};
+use super::procedures;
+use super::random::{c_last_delta_ok, c_last_load, C_ID_RUN, C_LAST_RUN, OL_I_ID_RUN};
+use super::rows::{load_units, Shared, ORDERS_PER_DISTRICT};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::config::PreparePlan;
 use crate::target::{describe_pg_error, ResolvedTarget};
 use crate::workload::pgbench::progress::Progress;
-use crate::workload::{Rng, WorkloadError};
+use crate::workload::{load_lock, Rng, WorkloadError};
 
 const SCHEMA: &str = include_str!("schema.sql");
 const INDEX_MARKER: &str = "-- @indexes";
+
+/// Where a load is built. Nothing reads it, and only a prepare holding the load lock drops it.
+pub const STAGING: &str = "tidebench_staging";
 
 /// Every table `prepare` creates; `tpcc_meta` last, as it is written last.
 pub const TABLES: [&str; 10] = [
@@ -48,13 +55,11 @@ pub const TABLES: [&str; 10] = [
     "tpcc_meta",
 ];
 
-/// Orders per district, and the first order id still in NEW-ORDER (clause 4.3.3.1).
-const ORDERS_PER_DISTRICT: i64 = 3000;
-const FIRST_NEW_ORDER: i64 = 2101;
-/// CopyData batch size, as pgbench's loader uses.
-const CHUNK_BYTES: usize = 256 * 1024;
-
-fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) -> WorkloadError {
+pub(super) fn db_error(
+    target: &ResolvedTarget,
+    what: &str,
+    e: &tokio_postgres::Error,
+) -> WorkloadError {
     WorkloadError::Database(format!(
         "{what} on target '{}': {}",
         target.label,
@@ -69,6 +74,28 @@ async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
         .map_err(|e| WorkloadError::Database(e.to_string()))
 }
 
+/// A session whose unqualified names are the staging schema's: the loaders' and index
+/// builders' COPY and DDL then read as they would on the target.
+pub(super) async fn connect_staging(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
+    let client = connect(target).await?;
+    client
+        .batch_execute(&format!("SET search_path TO {STAGING}"))
+        .await
+        .map_err(|e| db_error(target, "setting the staging search_path", &e))?;
+    Ok(client)
+}
+
+/// `sql` in one transaction on the control session, its unqualified names the staging
+/// schema's.
+fn in_staging(sql: &str) -> String {
+    format!("BEGIN;\nSET LOCAL search_path TO {STAGING};\n{sql}\nCOMMIT;")
+}
+
+/// `name` quoted as an SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// Creates and fills the TPC-C tables for `plan.scale` warehouses.
 pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
     let warehouses = plan.scale;
@@ -79,22 +106,26 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     }
     let started = Instant::now();
     let control = connect(target).await?;
-    let existing = existing_tables(&control, target).await?;
+    load_lock::take(&control, target, "TPC-C tables").await?;
+    let schema = target_schema(&control, target).await?;
+    let existing = existing_tables(&control, target, &schema).await?;
     if !existing.is_empty() && !plan.force {
-        return Err(WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has TPC-C tables ({}); add `--force` to drop and reload them",
-            target.label,
-            existing.join(", ")
-        )));
+        return install_missing_functions(&control, target, warehouses, &existing).await;
     }
     let (create, indexes) = SCHEMA.split_once(INDEX_MARKER).unwrap_or((SCHEMA, ""));
     // The rest of the marker's line is its comment.
     let indexes = indexes.split_once('\n').map_or("", |(_, rest)| rest);
-    let drop_old = format!("DROP TABLE IF EXISTS {} CASCADE;\n", TABLES.join(", "));
+    let fresh = format!(
+        "DROP SCHEMA IF EXISTS {STAGING} CASCADE;\n\
+         CREATE SCHEMA {STAGING};\n\
+         COMMENT ON SCHEMA {STAGING} IS 'tidebench prepare: a TPC-C load in progress, or \
+           one interrupted; the next prepare drops it';\n{}",
+        in_staging(create)
+    );
     control
-        .batch_execute(&format!("{drop_old}{create}"))
+        .batch_execute(&fresh)
         .await
-        .map_err(|e| db_error(target, "creating the TPC-C tables", &e))?;
+        .map_err(|e| db_error(target, "creating the TPC-C staging tables", &e))?;
     let now: String = control
         .query_one("SELECT localtimestamp(0)::text", &[])
         .await
@@ -155,9 +186,13 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
            VALUES ({warehouses}, {c_load}, {C_LAST_RUN}, {C_ID_RUN}, {OL_I_ID_RUN});"
     );
     control
-        .batch_execute(&meta)
+        .batch_execute(&in_staging(&meta))
         .await
         .map_err(|e| db_error(target, "writing tpcc_meta", &e))?;
+    control
+        .batch_execute(&move_sql(&schema, plan.force))
+        .await
+        .map_err(|e| db_error(target, "moving the loaded TPC-C tables into place", &e))?;
     drop(progress);
     eprintln!(
         "prepared TPC-C with {warehouses} warehouses in target '{}': {rows} rows in {:.2} s \
@@ -168,15 +203,95 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     Ok(())
 }
 
+/// The last step, one transaction: the old tables out (`--force`), the loaded ones into
+/// `schema`, the functions installed (in `schema`, the session's first), staging gone. The
+/// schema is dropped without CASCADE: anything still in it is a bug to report, not to lose.
+fn move_sql(schema: &str, force: bool) -> String {
+    let target = ident(schema);
+    let mut sql = String::from("BEGIN;\n");
+    if force {
+        let old: Vec<String> = TABLES.iter().map(|t| format!("{target}.{t}")).collect();
+        sql.push_str(&format!(
+            "DROP TABLE IF EXISTS {} CASCADE;\n",
+            old.join(", ")
+        ));
+    }
+    for t in TABLES {
+        sql.push_str(&format!("ALTER TABLE {STAGING}.{t} SET SCHEMA {target};\n"));
+    }
+    sql.push_str(procedures::SQL);
+    sql.push_str(&format!("\nDROP SCHEMA {STAGING};\nCOMMIT;\n"));
+    sql
+}
+
+/// With TPC-C tables already there and no `--force`: a complete load of the asked size that
+/// lacks the `--procedures` functions (prepared by an older tidebench) gets them, cheaply and
+/// without touching a row; anything else is refused.
+async fn install_missing_functions(
+    control: &Client,
+    target: &ResolvedTarget,
+    warehouses: u32,
+    existing: &[String],
+) -> Result<(), WorkloadError> {
+    let refuse = || {
+        WorkloadError::AlreadyPrepared(format!(
+            "target '{}' already has TPC-C tables ({}); add `--force` to drop and reload them",
+            target.label,
+            existing.join(", ")
+        ))
+    };
+    if check_ready(control, false).await.ok() != Some(warehouses) {
+        return Err(refuse());
+    }
+    let missing = procedures::missing_functions(control)
+        .await
+        .map_err(|e| db_error(target, "looking for the TPC-C functions", &e))?;
+    if missing.is_empty() {
+        return Err(refuse());
+    }
+    control
+        .batch_execute(procedures::SQL)
+        .await
+        .map_err(|e| db_error(target, "installing the TPC-C functions", &e))?;
+    eprintln!(
+        "target '{}' already has a complete TPC-C load of {warehouses} warehouses; installed \
+         the functions `--procedures` calls, which it lacked ({}), and left the tables as they \
+         were",
+        target.label,
+        missing.join(", ")
+    );
+    Ok(())
+}
+
+/// The schema unqualified names go to: where the tables end up.
+async fn target_schema(client: &Client, target: &ResolvedTarget) -> Result<String, WorkloadError> {
+    let schema: Option<String> = client
+        .query_one("SELECT current_schema()", &[])
+        .await
+        .map_err(|e| db_error(target, "reading current_schema()", &e))?
+        .get(0);
+    match schema {
+        Some(s) if s != STAGING => Ok(s),
+        _ => Err(WorkloadError::Database(format!(
+            "target '{}': the session's search_path names no schema to load into; set it to \
+             an existing schema (e.g. public) and retry",
+            target.label
+        ))),
+    }
+}
+
+/// Which of the TPC-C tables exist in `schema`.
 async fn existing_tables(
     client: &Client,
     target: &ResolvedTarget,
+    schema: &str,
 ) -> Result<Vec<String>, WorkloadError> {
     let names: Vec<&str> = TABLES.to_vec();
     Ok(client
         .query(
-            "SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL",
-            &[&names],
+            "SELECT t FROM unnest($1::text[]) AS t \
+             WHERE to_regclass(quote_ident($2) || '.' || quote_ident(t)) IS NOT NULL",
+            &[&names, &schema],
         )
         .await
         .map_err(|e| db_error(target, "looking for TPC-C tables", &e))?
@@ -185,7 +300,8 @@ async fn existing_tables(
         .collect())
 }
 
-/// Runs `statements` over up to `jobs` sessions, each taking the next one when done.
+/// Runs `statements` on the staging tables over up to `jobs` sessions, each taking the next
+/// one when done.
 async fn run_parallel(
     target: &ResolvedTarget,
     statements: Vec<String>,
@@ -197,7 +313,7 @@ async fn run_parallel(
     try_join_all((0..sessions).map(|_| {
         let (statements, next) = (Arc::clone(&statements), Arc::clone(&next));
         async move {
-            let client = connect(target).await?;
+            let client = connect_staging(target).await?;
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                 let Some(sql) = statements.get(i) else {
@@ -214,345 +330,9 @@ async fn run_parallel(
     Ok(())
 }
 
-/// What every loader session needs.
-struct Shared {
-    /// The load's timestamp (C_SINCE, O_ENTRY_D, ...), as SQL text.
-    now: String,
-    c_load: i64,
-    seed: u64,
-    counter: Arc<AtomicU64>,
-}
-
-/// One loader session: takes units until none is left; returns the rows it loaded.
-async fn load_units(
-    target: &ResolvedTarget,
-    next: Arc<AtomicU32>,
-    warehouses: u32,
-    shared: Shared,
-) -> Result<u64, WorkloadError> {
-    let client = connect(target).await?;
-    let mut rows = 0;
-    loop {
-        let unit = next.fetch_add(1, Ordering::Relaxed);
-        if unit > warehouses {
-            return Ok(rows);
-        }
-        let mut rng = Rng::seed_from_u64(shared.seed ^ u64::from(unit).wrapping_mul(0x9e37));
-        let mut load = Loader {
-            client: &client,
-            target,
-            shared: &shared,
-            rng: &mut rng,
-        };
-        rows += if unit == 0 {
-            load.items().await?
-        } else {
-            load.warehouse(i64::from(unit)).await?
-        };
-    }
-}
-
-/// One COPY in progress: rows are appended as text to `buf`, sent in ~256 KiB chunks.
-struct Copy<'a> {
-    sink: Pin<Box<CopyInSink<Bytes>>>,
-    buf: String,
-    rows: u64,
-    counter: &'a AtomicU64,
-    target: &'a ResolvedTarget,
-    what: String,
-}
-
-impl Copy<'_> {
-    /// Ends the current row; sends the buffer when it is full.
-    async fn end_row(&mut self) -> Result<(), WorkloadError> {
-        self.buf.pop(); // the trailing tab of the last field
-        self.buf.push('\n');
-        self.rows += 1;
-        if self.buf.len() >= CHUNK_BYTES {
-            self.send().await?;
-        }
-        Ok(())
-    }
-
-    async fn send(&mut self) -> Result<(), WorkloadError> {
-        let chunk = Bytes::from(std::mem::take(&mut self.buf).into_bytes());
-        self.buf.reserve(CHUNK_BYTES + 1024);
-        self.sink
-            .feed(chunk)
-            .await
-            .map_err(|e| db_error(self.target, &self.what, &e))?;
-        self.counter.fetch_add(self.rows, Ordering::Relaxed);
-        self.rows = 0;
-        Ok(())
-    }
-
-    async fn finish(mut self) -> Result<u64, WorkloadError> {
-        self.send().await?;
-        self.sink
-            .as_mut()
-            .finish()
-            .await
-            .map_err(|e| db_error(self.target, &self.what, &e))
-    }
-
-    /// Appends one field and its separator.
-    fn field(&mut self, v: impl std::fmt::Display) {
-        use std::fmt::Write as _;
-        let _ = write!(self.buf, "{v}\t");
-    }
-
-    fn null(&mut self) {
-        self.buf.push_str("\\N\t");
-    }
-
-    fn sep(&mut self) {
-        self.buf.push('\t');
-    }
-}
-
-struct Loader<'a> {
-    client: &'a Client,
-    target: &'a ResolvedTarget,
-    shared: &'a Shared,
-    rng: &'a mut Rng,
-}
-
-impl<'a> Loader<'a> {
-    async fn copy(&self, table: &str) -> Result<Copy<'a>, WorkloadError> {
-        let what = format!("loading {table}");
-        let sink = self
-            .client
-            .copy_in::<_, Bytes>(&format!("COPY {table} FROM STDIN"))
-            .await
-            .map_err(|e| db_error(self.target, &what, &e))?;
-        Ok(Copy {
-            sink: Box::pin(sink),
-            buf: String::with_capacity(CHUNK_BYTES + 1024),
-            rows: 0,
-            counter: &self.shared.counter,
-            target: self.target,
-            what,
-        })
-    }
-
-    /// ITEM: 100,000 rows (clause 4.3.3.1).
-    async fn items(&mut self) -> Result<u64, WorkloadError> {
-        let mut c = self.copy("item").await?;
-        for i_id in 1..=ITEMS {
-            c.field(i_id);
-            c.field(self.rng.gen_range(1..=10_000));
-            push_astring(&mut c.buf, self.rng, 14, 24);
-            c.sep();
-            push_decimal(&mut c.buf, self.rng, 100, 10_000, 2);
-            c.sep();
-            push_data(&mut c.buf, self.rng);
-            c.sep();
-            c.end_row().await?;
-        }
-        c.finish().await
-    }
-
-    /// Name, street 1 and 2, city, state, zip: the address of warehouses, districts and
-    /// customers (clause 4.3.3.1).
-    fn address(&mut self, c: &mut Copy<'_>, name: Option<(usize, usize)>) {
-        if let Some((lo, hi)) = name {
-            push_astring(&mut c.buf, self.rng, lo, hi);
-            c.sep();
-        }
-        for _ in 0..3 {
-            push_astring(&mut c.buf, self.rng, 10, 20);
-            c.sep();
-        }
-        push_astring(&mut c.buf, self.rng, 2, 2);
-        c.sep();
-        push_zip(&mut c.buf, self.rng);
-        c.sep();
-    }
-
-    /// Every row belonging to warehouse `w`.
-    async fn warehouse(&mut self, w: i64) -> Result<u64, WorkloadError> {
-        let mut rows = 0;
-        let mut c = self.copy("warehouse").await?;
-        c.field(w);
-        self.address(&mut c, Some((6, 10)));
-        push_decimal(&mut c.buf, self.rng, 0, 2000, 4);
-        c.sep();
-        c.field("300000.00");
-        c.end_row().await?;
-        rows += c.finish().await?;
-
-        let mut c = self.copy("district").await?;
-        for d in 1..=DISTRICTS {
-            c.field(d);
-            c.field(w);
-            self.address(&mut c, Some((6, 10)));
-            push_decimal(&mut c.buf, self.rng, 0, 2000, 4);
-            c.sep();
-            c.field("30000.00");
-            c.field(ORDERS_PER_DISTRICT + 1);
-            c.end_row().await?;
-        }
-        rows += c.finish().await?;
-        rows += self.stock(w).await?;
-        rows += self.customers(w).await?;
-        rows += self.orders(w).await?;
-        Ok(rows)
-    }
-
-    async fn stock(&mut self, w: i64) -> Result<u64, WorkloadError> {
-        let mut c = self.copy("stock").await?;
-        for i in 1..=ITEMS {
-            c.field(i);
-            c.field(w);
-            c.field(self.rng.gen_range(10..=100));
-            for _ in 0..10 {
-                push_astring(&mut c.buf, self.rng, 24, 24);
-                c.sep();
-            }
-            c.buf.push_str("0\t0\t0\t");
-            push_data(&mut c.buf, self.rng);
-            c.sep();
-            c.end_row().await?;
-        }
-        c.finish().await
-    }
-
-    /// CUSTOMER and HISTORY (one history row per customer).
-    async fn customers(&mut self, w: i64) -> Result<u64, WorkloadError> {
-        let now = self.shared.now.clone();
-        let mut c = self.copy("customer").await?;
-        for d in 1..=DISTRICTS {
-            for id in 1..=CUSTOMERS_PER_DISTRICT {
-                c.field(id);
-                c.field(d);
-                c.field(w);
-                push_astring(&mut c.buf, self.rng, 8, 16);
-                c.buf.push_str("\tOE\t");
-                // Clause 4.3.3.1: the first 1,000 customers take every name once, the rest
-                // NURand(255, 0, 999) with the load's C.
-                let num = if id <= 1000 {
-                    id - 1
-                } else {
-                    nurand(self.rng, 255, 0, 999, self.shared.c_load)
-                };
-                push_last_name(&mut c.buf, num);
-                c.sep();
-                self.address(&mut c, None);
-                push_nstring(&mut c.buf, self.rng, 16, 16);
-                c.sep();
-                c.field(&now);
-                c.field(if self.rng.gen_range(0..10) == 0 {
-                    "BC"
-                } else {
-                    "GC"
-                });
-                c.field("50000.00");
-                push_decimal(&mut c.buf, self.rng, 0, 5000, 4);
-                c.buf.push_str("\t-10.00\t10.00\t1\t0\t");
-                push_astring(&mut c.buf, self.rng, 300, 500);
-                c.sep();
-                c.end_row().await?;
-            }
-        }
-        let mut rows = c.finish().await?;
-
-        let mut c = self.copy("history").await?;
-        for d in 1..=DISTRICTS {
-            for id in 1..=CUSTOMERS_PER_DISTRICT {
-                c.field(id);
-                c.field(d);
-                c.field(w);
-                c.field(d);
-                c.field(w);
-                c.field(&now);
-                c.field("10.00");
-                push_astring(&mut c.buf, self.rng, 12, 24);
-                c.sep();
-                c.end_row().await?;
-            }
-        }
-        rows += c.finish().await?;
-        Ok(rows)
-    }
-
-    /// ORDER (customers in a random permutation), NEW-ORDER (the last 900 per district) and
-    /// ORDER-LINE (5-15 per order; delivered orders have a date and amount 0).
-    async fn orders(&mut self, w: i64) -> Result<u64, WorkloadError> {
-        let now = self.shared.now.clone();
-        let mut line_counts: Vec<i64> =
-            Vec::with_capacity((DISTRICTS * ORDERS_PER_DISTRICT) as usize);
-        let mut customers: Vec<i64> = (1..=CUSTOMERS_PER_DISTRICT).collect();
-        let mut c = self.copy("orders").await?;
-        for d in 1..=DISTRICTS {
-            customers.shuffle(self.rng);
-            for o in 1..=ORDERS_PER_DISTRICT {
-                let lines = self.rng.gen_range(5..=15);
-                line_counts.push(lines);
-                c.field(o);
-                c.field(d);
-                c.field(w);
-                c.field(customers[(o - 1) as usize]);
-                c.field(&now);
-                if o < FIRST_NEW_ORDER {
-                    c.field(self.rng.gen_range(1..=10));
-                } else {
-                    c.null();
-                }
-                c.field(lines);
-                c.field(1);
-                c.end_row().await?;
-            }
-        }
-        let mut rows = c.finish().await?;
-
-        let mut c = self.copy("new_order").await?;
-        for d in 1..=DISTRICTS {
-            for o in FIRST_NEW_ORDER..=ORDERS_PER_DISTRICT {
-                c.field(o);
-                c.field(d);
-                c.field(w);
-                c.end_row().await?;
-            }
-        }
-        rows += c.finish().await?;
-
-        let mut c = self.copy("order_line").await?;
-        let mut counts = line_counts.iter();
-        for d in 1..=DISTRICTS {
-            for o in 1..=ORDERS_PER_DISTRICT {
-                let n = counts.next().copied().unwrap_or(5);
-                for number in 1..=n {
-                    c.field(o);
-                    c.field(d);
-                    c.field(w);
-                    c.field(number);
-                    c.field(self.rng.gen_range(1..=ITEMS));
-                    c.field(w);
-                    if o < FIRST_NEW_ORDER {
-                        c.field(&now);
-                    } else {
-                        c.null();
-                    }
-                    c.field(5);
-                    if o < FIRST_NEW_ORDER {
-                        c.field("0.00");
-                    } else {
-                        push_decimal(&mut c.buf, self.rng, 1, 999_999, 2);
-                        c.sep();
-                    }
-                    push_astring(&mut c.buf, self.rng, 24, 24);
-                    c.sep();
-                    c.end_row().await?;
-                }
-            }
-        }
-        rows += c.finish().await?;
-        Ok(rows)
-    }
-}
-
-/// Checks that a complete TPC-C load is there and returns its warehouse count.
-pub async fn check_ready(client: &Client) -> Result<u32, WorkloadError> {
+/// Checks that a complete TPC-C load is there and returns its warehouse count; with
+/// `procedures`, also that the functions `--procedures` calls are installed.
+pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, WorkloadError> {
     const HOW: &str = "run `tidebench prepare --workload tpcc --warehouses W` first";
     let meta = client
         .query_opt("SELECT warehouses, c_last_load FROM tpcc_meta LIMIT 1", &[])
@@ -567,8 +347,7 @@ pub async fn check_ready(client: &Client) -> Result<u32, WorkloadError> {
         // An undefined table: no (complete) TPC-C load here.
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
             return Err(WorkloadError::NotPrepared(format!(
-                "target has no complete TPC-C load (no tpcc_meta table); {HOW} \
-                 (add `--force` if a load was interrupted)"
+                "target has no complete TPC-C load (no tpcc_meta table); {HOW}"
             )))
         }
         Err(e) => {
@@ -587,12 +366,56 @@ pub async fn check_ready(client: &Client) -> Result<u32, WorkloadError> {
              with `tidebench prepare --workload tpcc --warehouses {warehouses} --force`"
         )));
     }
-    u32::try_from(warehouses)
+    let warehouses = u32::try_from(warehouses)
         .ok()
         .filter(|&w| w > 0)
         .ok_or_else(|| {
             WorkloadError::NotPrepared(format!(
                 "tpcc_meta says {warehouses} warehouses; {HOW} (add `--force` to reload)"
             ))
-        })
+        })?;
+    if procedures {
+        let missing = procedures::missing_functions(client).await.map_err(|e| {
+            WorkloadError::Database(format!(
+                "looking for the TPC-C functions failed: {}",
+                describe_pg_error(&e)
+            ))
+        })?;
+        if !missing.is_empty() {
+            return Err(WorkloadError::NotPrepared(format!(
+                "--procedures calls PL/pgSQL functions this TPC-C load lacks ({}; it was \
+                 prepared by an older tidebench); run `tidebench prepare --workload tpcc \
+                 --warehouses {warehouses}` on this target to install them (the tables stay \
+                 as they are)",
+                missing.join(", ")
+            )));
+        }
+    }
+    Ok(warehouses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_move_drops_old_tables_only_when_forced() {
+        let plain = move_sql("public", false);
+        assert!(plain.starts_with("BEGIN;\nALTER TABLE tidebench_staging.warehouse SET SCHEMA"));
+        assert!(!plain.contains("DROP TABLE"));
+        assert_eq!(
+            plain.matches("SET SCHEMA \"public\";").count(),
+            TABLES.len()
+        );
+        assert!(plain.ends_with("DROP SCHEMA tidebench_staging;\nCOMMIT;\n"));
+        let forced = move_sql("public", true);
+        assert!(forced.starts_with("BEGIN;\nDROP TABLE IF EXISTS \"public\".warehouse, "));
+        assert!(forced.contains("\"public\".tpcc_meta CASCADE;\nALTER TABLE"));
+    }
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(ident("public"), "\"public\"");
+        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
+    }
 }

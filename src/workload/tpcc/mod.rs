@@ -1,5 +1,6 @@
 //! TPC-C (the DBT-2 workload of the consolidation study, issue 5): the nine tables, a parallel
-//! COPY loader, the five transactions with client-side prepared SQL, and the consistency
+//! COPY loader, the five transactions with client-side prepared SQL or, with `--procedures`,
+//! as calls of server-side PL/pgSQL functions (see [`procedures`]), and the consistency
 //! conditions of clause 3.3.2.
 //!
 //! Terminal model (clause 5.2): each client has a home warehouse (`slot.index % W + 1`) and,
@@ -27,8 +28,10 @@ mod loader;
 pub mod new_order;
 pub mod order_status;
 pub mod payment;
+pub mod procedures;
 pub mod random;
 pub mod rules;
+mod rows;
 pub mod stock_level;
 pub mod terminal;
 
@@ -79,6 +82,8 @@ pub struct Tpcc {
     pub think: ThinkMode,
     /// Clients per home warehouse (see [`terminal::home`]).
     pub clients_per_warehouse: Option<u32>,
+    /// Call the server-side functions instead of sending the SQL (`--procedures`).
+    pub procedures: bool,
 }
 
 /// One client's terminal: home warehouse and district, and its mix deck.
@@ -113,6 +118,7 @@ impl Tpcc {
             warehouses: warehouses.max(1),
             think: options.think,
             clients_per_warehouse: options.clients_per_warehouse,
+            procedures: options.procedures,
         }
     }
 
@@ -182,6 +188,9 @@ impl Tpcc {
         protocol: pgwire::Protocol,
         args: &Args,
     ) -> Result<TxnEnd, pgwire::Error> {
+        if self.procedures {
+            return procedures::run(conn, protocol, args).await;
+        }
         match args {
             Args::NewOrder(a) => new_order::run(conn, protocol, a).await,
             Args::Payment(a) => payment::run(conn, protocol, a).await,
@@ -292,6 +301,11 @@ mod tests {
             order_status::BY_LAST,
             delivery::DELIVER,
             stock_level::COUNT_LOW,
+            procedures::CALL_NEW_ORDER,
+            procedures::CALL_PAYMENT,
+            procedures::CALL_ORDER_STATUS,
+            procedures::CALL_DELIVERY,
+            procedures::CALL_STOCK_LEVEL,
         ];
         let mut names: Vec<&str> = all.iter().map(|s| s.name).collect();
         names.sort_unstable();

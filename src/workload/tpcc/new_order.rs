@@ -141,8 +141,19 @@ pub fn draw(w: &Tpcc, client: &Client, rng: &mut Rng) -> Args {
     }
 }
 
+impl Args {
+    /// The item of line `i` as sent: [`UNUSED_ITEM`] on the last line of a 1% rollback.
+    pub fn item_id(&self, i: usize) -> i64 {
+        if self.rollback && i + 1 == self.lines.len() {
+            UNUSED_ITEM
+        } else {
+            self.lines[i].i_id
+        }
+    }
+}
+
 /// Formats `values` as a PostgreSQL array literal, e.g. `{1,2,3}`.
-fn array<T: std::fmt::Display>(values: impl Iterator<Item = T>) -> String {
+pub(super) fn array<T: std::fmt::Display>(values: impl Iterator<Item = T>) -> String {
     let mut s = String::with_capacity(96);
     s.push('{');
     for (i, v) in values.enumerate() {
@@ -172,13 +183,7 @@ pub async fn run(
     a: &Args,
 ) -> Result<TxnEnd, pgwire::Error> {
     let n = a.lines.len();
-    let item_id = |i: usize| {
-        if a.rollback && i + 1 == n {
-            UNUSED_ITEM
-        } else {
-            a.lines[i].i_id
-        }
-    };
+    let item_id = |i: usize| a.item_id(i);
     let ids = array((0..n).map(item_id));
     conn.execute(protocol, &BEGIN, &[]).await?;
 

@@ -1,0 +1,368 @@
+//! The rows of a TPC-C load (clause 4.3.3.1) as text COPY: one loader session takes units of
+//! work until none is left, unit 0 being the item table and unit w every row of warehouse w.
+//!
+//! Text COPY rather than binary: the rows are mostly strings (which binary COPY does not make
+//! cheaper to parse) and numerics (whose binary form is awkward to build).
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::SinkExt;
+use rand::seq::SliceRandom;
+use rand::{Rng as _, SeedableRng};
+use tokio_postgres::{Client, CopyInSink};
+
+use super::loader::{connect_staging, db_error};
+use super::random::{
+    nurand, push_astring, push_data, push_decimal, push_last_name, push_nstring, push_zip,
+};
+use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
+use crate::target::ResolvedTarget;
+use crate::workload::{Rng, WorkloadError};
+
+/// Orders per district, and the first order id still in NEW-ORDER (clause 4.3.3.1).
+pub const ORDERS_PER_DISTRICT: i64 = 3000;
+const FIRST_NEW_ORDER: i64 = 2101;
+/// CopyData batch size, as pgbench's loader uses.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// What every loader session needs.
+pub struct Shared {
+    /// The load's timestamp (C_SINCE, O_ENTRY_D, ...), as SQL text.
+    pub now: String,
+    /// The load's C for C_LAST (clause 2.1.6).
+    pub c_load: i64,
+    pub seed: u64,
+    /// Rows sent so far, for the progress line.
+    pub counter: Arc<AtomicU64>,
+}
+
+/// One loader session: takes units until none is left; returns the rows it loaded.
+pub async fn load_units(
+    target: &ResolvedTarget,
+    next: Arc<AtomicU32>,
+    warehouses: u32,
+    shared: Shared,
+) -> Result<u64, WorkloadError> {
+    let client = connect_staging(target).await?;
+    let mut rows = 0;
+    loop {
+        let unit = next.fetch_add(1, Ordering::Relaxed);
+        if unit > warehouses {
+            return Ok(rows);
+        }
+        let mut rng = Rng::seed_from_u64(shared.seed ^ u64::from(unit).wrapping_mul(0x9e37));
+        let mut load = Loader {
+            client: &client,
+            target,
+            shared: &shared,
+            rng: &mut rng,
+        };
+        rows += if unit == 0 {
+            load.items().await?
+        } else {
+            load.warehouse(i64::from(unit)).await?
+        };
+    }
+}
+
+/// One COPY in progress: rows are appended as text to `buf`, sent in ~256 KiB chunks.
+struct Copy<'a> {
+    sink: Pin<Box<CopyInSink<Bytes>>>,
+    buf: String,
+    rows: u64,
+    counter: &'a AtomicU64,
+    target: &'a ResolvedTarget,
+    what: String,
+}
+
+impl Copy<'_> {
+    /// Ends the current row; sends the buffer when it is full.
+    async fn end_row(&mut self) -> Result<(), WorkloadError> {
+        self.buf.pop(); // the trailing tab of the last field
+        self.buf.push('\n');
+        self.rows += 1;
+        if self.buf.len() >= CHUNK_BYTES {
+            self.send().await?;
+        }
+        Ok(())
+    }
+
+    async fn send(&mut self) -> Result<(), WorkloadError> {
+        let chunk = Bytes::from(std::mem::take(&mut self.buf).into_bytes());
+        self.buf.reserve(CHUNK_BYTES + 1024);
+        self.sink
+            .feed(chunk)
+            .await
+            .map_err(|e| db_error(self.target, &self.what, &e))?;
+        self.counter.fetch_add(self.rows, Ordering::Relaxed);
+        self.rows = 0;
+        Ok(())
+    }
+
+    async fn finish(mut self) -> Result<u64, WorkloadError> {
+        self.send().await?;
+        self.sink
+            .as_mut()
+            .finish()
+            .await
+            .map_err(|e| db_error(self.target, &self.what, &e))
+    }
+
+    /// Appends one field and its separator.
+    fn field(&mut self, v: impl std::fmt::Display) {
+        use std::fmt::Write as _;
+        let _ = write!(self.buf, "{v}\t");
+    }
+
+    fn null(&mut self) {
+        self.buf.push_str("\\N\t");
+    }
+
+    fn sep(&mut self) {
+        self.buf.push('\t');
+    }
+}
+
+struct Loader<'a> {
+    client: &'a Client,
+    target: &'a ResolvedTarget,
+    shared: &'a Shared,
+    rng: &'a mut Rng,
+}
+
+impl<'a> Loader<'a> {
+    async fn copy(&self, table: &str) -> Result<Copy<'a>, WorkloadError> {
+        let what = format!("loading {table}");
+        let sink = self
+            .client
+            .copy_in::<_, Bytes>(&format!("COPY {table} FROM STDIN"))
+            .await
+            .map_err(|e| db_error(self.target, &what, &e))?;
+        Ok(Copy {
+            sink: Box::pin(sink),
+            buf: String::with_capacity(CHUNK_BYTES + 1024),
+            rows: 0,
+            counter: &self.shared.counter,
+            target: self.target,
+            what,
+        })
+    }
+
+    /// ITEM: 100,000 rows (clause 4.3.3.1).
+    async fn items(&mut self) -> Result<u64, WorkloadError> {
+        let mut c = self.copy("item").await?;
+        for i_id in 1..=ITEMS {
+            c.field(i_id);
+            c.field(self.rng.gen_range(1..=10_000));
+            push_astring(&mut c.buf, self.rng, 14, 24);
+            c.sep();
+            push_decimal(&mut c.buf, self.rng, 100, 10_000, 2);
+            c.sep();
+            push_data(&mut c.buf, self.rng);
+            c.sep();
+            c.end_row().await?;
+        }
+        c.finish().await
+    }
+
+    /// Name, street 1 and 2, city, state, zip: the address of warehouses, districts and
+    /// customers (clause 4.3.3.1).
+    fn address(&mut self, c: &mut Copy<'_>, name: Option<(usize, usize)>) {
+        if let Some((lo, hi)) = name {
+            push_astring(&mut c.buf, self.rng, lo, hi);
+            c.sep();
+        }
+        for _ in 0..3 {
+            push_astring(&mut c.buf, self.rng, 10, 20);
+            c.sep();
+        }
+        push_astring(&mut c.buf, self.rng, 2, 2);
+        c.sep();
+        push_zip(&mut c.buf, self.rng);
+        c.sep();
+    }
+
+    /// Every row belonging to warehouse `w`.
+    async fn warehouse(&mut self, w: i64) -> Result<u64, WorkloadError> {
+        let mut rows = 0;
+        let mut c = self.copy("warehouse").await?;
+        c.field(w);
+        self.address(&mut c, Some((6, 10)));
+        push_decimal(&mut c.buf, self.rng, 0, 2000, 4);
+        c.sep();
+        c.field("300000.00");
+        c.end_row().await?;
+        rows += c.finish().await?;
+
+        let mut c = self.copy("district").await?;
+        for d in 1..=DISTRICTS {
+            c.field(d);
+            c.field(w);
+            self.address(&mut c, Some((6, 10)));
+            push_decimal(&mut c.buf, self.rng, 0, 2000, 4);
+            c.sep();
+            c.field("30000.00");
+            c.field(ORDERS_PER_DISTRICT + 1);
+            c.end_row().await?;
+        }
+        rows += c.finish().await?;
+        rows += self.stock(w).await?;
+        rows += self.customers(w).await?;
+        rows += self.orders(w).await?;
+        Ok(rows)
+    }
+
+    async fn stock(&mut self, w: i64) -> Result<u64, WorkloadError> {
+        let mut c = self.copy("stock").await?;
+        for i in 1..=ITEMS {
+            c.field(i);
+            c.field(w);
+            c.field(self.rng.gen_range(10..=100));
+            for _ in 0..10 {
+                push_astring(&mut c.buf, self.rng, 24, 24);
+                c.sep();
+            }
+            c.buf.push_str("0\t0\t0\t");
+            push_data(&mut c.buf, self.rng);
+            c.sep();
+            c.end_row().await?;
+        }
+        c.finish().await
+    }
+
+    /// CUSTOMER and HISTORY (one history row per customer).
+    async fn customers(&mut self, w: i64) -> Result<u64, WorkloadError> {
+        let now = self.shared.now.clone();
+        let mut c = self.copy("customer").await?;
+        for d in 1..=DISTRICTS {
+            for id in 1..=CUSTOMERS_PER_DISTRICT {
+                c.field(id);
+                c.field(d);
+                c.field(w);
+                push_astring(&mut c.buf, self.rng, 8, 16);
+                c.buf.push_str("\tOE\t");
+                // Clause 4.3.3.1: the first 1,000 customers take every name once, the rest
+                // NURand(255, 0, 999) with the load's C.
+                let num = if id <= 1000 {
+                    id - 1
+                } else {
+                    nurand(self.rng, 255, 0, 999, self.shared.c_load)
+                };
+                push_last_name(&mut c.buf, num);
+                c.sep();
+                self.address(&mut c, None);
+                push_nstring(&mut c.buf, self.rng, 16, 16);
+                c.sep();
+                c.field(&now);
+                c.field(if self.rng.gen_range(0..10) == 0 {
+                    "BC"
+                } else {
+                    "GC"
+                });
+                c.field("50000.00");
+                push_decimal(&mut c.buf, self.rng, 0, 5000, 4);
+                c.buf.push_str("\t-10.00\t10.00\t1\t0\t");
+                push_astring(&mut c.buf, self.rng, 300, 500);
+                c.sep();
+                c.end_row().await?;
+            }
+        }
+        let mut rows = c.finish().await?;
+
+        let mut c = self.copy("history").await?;
+        for d in 1..=DISTRICTS {
+            for id in 1..=CUSTOMERS_PER_DISTRICT {
+                c.field(id);
+                c.field(d);
+                c.field(w);
+                c.field(d);
+                c.field(w);
+                c.field(&now);
+                c.field("10.00");
+                push_astring(&mut c.buf, self.rng, 12, 24);
+                c.sep();
+                c.end_row().await?;
+            }
+        }
+        rows += c.finish().await?;
+        Ok(rows)
+    }
+
+    /// ORDER (customers in a random permutation), NEW-ORDER (the last 900 per district) and
+    /// ORDER-LINE (5-15 per order; delivered orders have a date and amount 0).
+    async fn orders(&mut self, w: i64) -> Result<u64, WorkloadError> {
+        let now = self.shared.now.clone();
+        let mut line_counts: Vec<i64> =
+            Vec::with_capacity((DISTRICTS * ORDERS_PER_DISTRICT) as usize);
+        let mut customers: Vec<i64> = (1..=CUSTOMERS_PER_DISTRICT).collect();
+        let mut c = self.copy("orders").await?;
+        for d in 1..=DISTRICTS {
+            customers.shuffle(self.rng);
+            for o in 1..=ORDERS_PER_DISTRICT {
+                let lines = self.rng.gen_range(5..=15);
+                line_counts.push(lines);
+                c.field(o);
+                c.field(d);
+                c.field(w);
+                c.field(customers[(o - 1) as usize]);
+                c.field(&now);
+                if o < FIRST_NEW_ORDER {
+                    c.field(self.rng.gen_range(1..=10));
+                } else {
+                    c.null();
+                }
+                c.field(lines);
+                c.field(1);
+                c.end_row().await?;
+            }
+        }
+        let mut rows = c.finish().await?;
+
+        let mut c = self.copy("new_order").await?;
+        for d in 1..=DISTRICTS {
+            for o in FIRST_NEW_ORDER..=ORDERS_PER_DISTRICT {
+                c.field(o);
+                c.field(d);
+                c.field(w);
+                c.end_row().await?;
+            }
+        }
+        rows += c.finish().await?;
+
+        let mut c = self.copy("order_line").await?;
+        let mut counts = line_counts.iter();
+        for d in 1..=DISTRICTS {
+            for o in 1..=ORDERS_PER_DISTRICT {
+                let n = counts.next().copied().unwrap_or(5);
+                for number in 1..=n {
+                    c.field(o);
+                    c.field(d);
+                    c.field(w);
+                    c.field(number);
+                    c.field(self.rng.gen_range(1..=ITEMS));
+                    c.field(w);
+                    if o < FIRST_NEW_ORDER {
+                        c.field(&now);
+                    } else {
+                        c.null();
+                    }
+                    c.field(5);
+                    if o < FIRST_NEW_ORDER {
+                        c.field("0.00");
+                    } else {
+                        push_decimal(&mut c.buf, self.rng, 1, 999_999, 2);
+                        c.sep();
+                    }
+                    push_astring(&mut c.buf, self.rng, 24, 24);
+                    c.sep();
+                    c.end_row().await?;
+                }
+            }
+        }
+        rows += c.finish().await?;
+        Ok(rows)
+    }
+}
