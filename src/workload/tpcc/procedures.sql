@@ -241,14 +241,19 @@ $$;
 CREATE OR REPLACE FUNCTION tpcc_stock_level(p_w_id int, p_d_id int, p_threshold int)
 RETURNS int LANGUAGE plpgsql STABLE AS $$
 DECLARE
+    v_next int;
     v_low int;
 BEGIN
+    -- D_NEXT_O_ID first, so the order-line range is a known 20 orders wide when the count is
+    -- planned; joined, the planner may scan all of stock with parallel workers, and each
+    -- worker counts as a committed transaction in pg_stat_database.
+    SELECT d_next_o_id INTO v_next FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id;
     SELECT count(DISTINCT s.s_i_id) INTO v_low
-      FROM district d
-      JOIN order_line ol ON ol.ol_w_id = d.d_w_id AND ol.ol_d_id = d.d_id
-           AND ol.ol_o_id >= d.d_next_o_id - 20 AND ol.ol_o_id < d.d_next_o_id
-      JOIN stock s ON s.s_w_id = d.d_w_id AND s.s_i_id = ol.ol_i_id
-     WHERE d.d_w_id = p_w_id AND d.d_id = p_d_id AND s.s_quantity < p_threshold;
+      FROM order_line ol
+      JOIN stock s ON s.s_w_id = p_w_id AND s.s_i_id = ol.ol_i_id
+     WHERE ol.ol_w_id = p_w_id AND ol.ol_d_id = p_d_id
+       AND ol.ol_o_id >= v_next - 20 AND ol.ol_o_id < v_next
+       AND s.s_quantity < p_threshold;
     RETURN v_low;
 END
 $$;
