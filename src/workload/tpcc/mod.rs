@@ -30,8 +30,8 @@ pub mod order_status;
 pub mod payment;
 pub mod procedures;
 pub mod random;
-pub mod rules;
 mod rows;
+pub mod rules;
 pub mod stock_level;
 pub mod terminal;
 
