@@ -1,19 +1,7 @@
 //! Per-group workload options against real instances: `--isolation` reaches every session,
 //! and TPC-C's `--think spec` holds each client to the spec's keying and think times.
 
-use std::path::Path;
-
-use crate::support::{self, output_text as text, run_tidebench as tb};
-
-fn summary(dir: &Path) -> serde_json::Value {
-    let raw = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
-    serde_json::from_str(&raw).expect("summary.json is JSON")
-}
-
-fn ok(o: std::process::Output) -> std::process::Output {
-    assert!(o.status.success(), "{}", text(&o));
-    o
-}
+use crate::support::{self, ok, output_text as text, run_tidebench as tb, summary};
 
 /// TPC-B's branch update conflicts between concurrent clients at scale 1. Under read
 /// committed the second writer waits and goes on; under repeatable read it fails with a
@@ -77,18 +65,7 @@ fn isolation_flag_sets_the_level_of_every_session() {
 fn think_spec_paces_tpcc_clients_at_terminal_speed() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "think");
-    ok(tb(
-        &home,
-        &[
-            "prepare",
-            "--workload",
-            "tpcc",
-            "--warehouses",
-            "1",
-            "--target",
-            "instance:think",
-        ],
-    ));
+    support::prepare_tpcc(&home, "think", "1");
     let out = home.path().join("res-think");
     let o = ok(tb(
         &home,

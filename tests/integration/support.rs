@@ -186,3 +186,20 @@ pub fn summary(dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("summary.json")).expect("read summary.json");
     serde_json::from_str(&text).expect("summary.json is JSON")
 }
+
+/// A TPC-C run's summary had no failure, committed every type on every target, and the
+/// server's `xact_commit` moved by exactly the client's count (one TPC-C transaction is one
+/// server transaction).
+pub fn assert_clean_tpcc_run(s: &serde_json::Value) {
+    assert_eq!(s["totals"]["failed"], 0, "{}", s["totals"]);
+    for row in s["by_target_and_type"].as_array().unwrap() {
+        assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
+    }
+    for server in s["server"].as_array().unwrap() {
+        assert_eq!(
+            server["xact_commit_delta"], server["client_committed"],
+            "server vs client commits: {server}; totals {}",
+            s["totals"]
+        );
+    }
+}
