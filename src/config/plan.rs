@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::duration::serde_duration;
-use super::options::WorkloadOptions;
+use super::options::{Isolation, WorkloadOptions};
 use super::target::TargetSpec;
 
 /// The built-in workloads. Names are the ones users type (`--workload select-only`).
@@ -213,6 +213,25 @@ impl RunPlan {
             [g] => g.workload.as_str(),
             _ => "elastic",
         }
+    }
+
+    /// Advice on settings that are valid but probably not meant, printed before the run.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let strict = self
+            .groups
+            .iter()
+            .find(|g| g.options.isolation != Isolation::ReadCommitted);
+        if let (Some(g), 1) = (strict, self.max_tries) {
+            notes.push(format!(
+                "note: group '{}' runs at {}, where concurrent clients get serialization \
+                 failures; with --max-tries 1 they count as failed. Add e.g. --max-tries 10 to \
+                 retry them with the same parameters",
+                g.name,
+                g.options.isolation.as_sql()
+            ));
+        }
+        notes
     }
 
     /// Planned length of the whole run, ramps included.

@@ -300,3 +300,19 @@ fn tpcc_options_on_other_workloads_are_refused_with_the_line() {
         "{e}"
     );
 }
+
+#[test]
+fn a_strict_isolation_without_retries_gets_a_note() {
+    let raw = |tries| RawRun {
+        workload: Some(WorkloadName::Tpcc),
+        isolation: Some(Isolation::Serializable),
+        max_tries: tries,
+        ..RawRun::default()
+    };
+    let notes = flags(raw(None)).unwrap().notes();
+    assert!(
+        notes.len() == 1 && notes[0].contains("--max-tries"),
+        "{notes:?}"
+    );
+    assert!(flags(raw(Some(10))).unwrap().notes().is_empty());
+}

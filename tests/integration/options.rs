@@ -42,6 +42,11 @@ fn isolation_flag_sets_the_level_of_every_session() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(rc["totals"]["failed"], 0, "read committed never fails tpcb");
     let (o, rr) = run("repeatable-read");
+    assert!(
+        text(&o).contains("add e.g. --max-tries 10"),
+        "a stricter level without retries gets a note: {}",
+        text(&o)
+    );
     let serialization = rr["totals"]["failed_by_class"]["serialization"]
         .as_u64()
         .unwrap_or(0);
