@@ -43,7 +43,7 @@ fn isolation_flag_sets_the_level_of_every_session() {
     assert_eq!(rc["totals"]["failed"], 0, "read committed never fails tpcb");
     let (o, rr) = run("repeatable-read");
     assert!(
-        text(&o).contains("add e.g. --max-tries 10"),
+        text(&o).contains("--max-tries 10 to retry them"),
         "a stricter level without retries gets a note: {}",
         text(&o)
     );
