@@ -76,21 +76,23 @@ shares = { A = 5, B = 10, C = 65, D = 20 }
     },
     Preset {
         name: "consolidation-2db",
-        description: "vPostgres consolidation: two databases with complementary traffic, 30 vs 2 clients, swapped every 10 min, four periods",
+        description: "vPostgres consolidation: two TPC-C databases of 30 warehouses with complementary traffic, 30 vs 2 clients, swapped every 10 min, four periods",
         toml: r#"# Two databases with negatively correlated traffic (vPostgres consolidation study, Figure 6):
 # in each period one database gets 30 clients and the other 2, zero think time, then they swap.
+# As in the study, each is a DBT-2 (TPC-C) database of 30 warehouses, about 3 GB: prepare
+# takes a few minutes. `tidebench prepare --preset consolidation-2db` loads both.
 mode = "independent"
 
 [[group]]
 name = "DB_1"
-workload = "tpcb"
-scale = 1
+workload = "tpcc"
+scale = 30
 instance = "default"
 
 [[group]]
 name = "DB_2"
-workload = "tpcb"
-scale = 1
+workload = "tpcc"
+scale = 30
 instance = "default"
 
 [[phase]]
