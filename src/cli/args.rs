@@ -150,8 +150,8 @@ pub struct RunArgs {
     /// Reporting interval of intervals.csv and latency.hlog [default: 30s]
     #[arg(long, allow_hyphen_values = true)]
     pub interval: Option<String>,
-    /// Scale the data was prepared with [default: read from pgbench_branches]
-    #[arg(short = 's', long)]
+    /// Scale the data was prepared with; TPC-C: warehouses [default: read from the data]
+    #[arg(short = 's', long, visible_alias = "warehouses")]
     pub scale: Option<u32>,
     /// Random seed; the same seed gives the same transaction parameters [default: time-based]
     #[arg(long)]
