@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::duration::serde_duration;
-use super::options::{Isolation, WorkloadOptions};
+use super::options::{Isolation, ThinkMode, WorkloadOptions};
 use super::target::TargetSpec;
 
 /// The built-in workloads. Names are the ones users type (`--workload select-only`).
@@ -215,9 +215,23 @@ impl RunPlan {
         }
     }
 
-    /// Advice on settings that are valid but probably not meant, printed before the run.
-    pub fn notes(&self) -> Vec<String> {
+    /// Advice on settings that are valid but probably not meant, printed before the run;
+    /// `scales` holds each group's scale as found in its data.
+    pub fn notes(&self, scales: &[u32]) -> Vec<String> {
         let mut notes = Vec::new();
+        for (g, group) in self.groups.iter().enumerate() {
+            let warehouses = scales.get(g).copied().unwrap_or(1);
+            let clients = self.most_clients(g);
+            if group.options.think == ThinkMode::Spec && clients < 10 * warehouses {
+                notes.push(format!(
+                    "note: group '{}' paces its {clients} client(s) at the spec's terminal speed \
+                     (about 12 transactions a minute each); the spec drives {warehouses} \
+                     warehouse(s) with {} terminals",
+                    group.name,
+                    10 * warehouses
+                ));
+            }
+        }
         let strict = self
             .groups
             .iter()
@@ -232,6 +246,20 @@ impl RunPlan {
             ));
         }
         notes
+    }
+
+    /// The most clients group `g` has at once: the pool in shared mode, else its largest
+    /// phase count.
+    pub fn most_clients(&self, g: usize) -> u32 {
+        match self.mode {
+            DriveMode::Shared => self.clients,
+            DriveMode::Independent => self
+                .phases
+                .iter()
+                .map(|p| p.groups.get(g).map_or(0, |pg| pg.clients))
+                .max()
+                .unwrap_or(0),
+        }
     }
 
     /// Planned length of the whole run, ramps included.

@@ -309,10 +309,22 @@ fn a_strict_isolation_without_retries_gets_a_note() {
         max_tries: tries,
         ..RawRun::default()
     };
-    let notes = flags(raw(None)).unwrap().notes();
+    let notes = flags(raw(None)).unwrap().notes(&[1]);
     assert!(
         notes.len() == 1 && notes[0].contains("--max-tries"),
         "{notes:?}"
     );
-    assert!(flags(raw(Some(10))).unwrap().notes().is_empty());
+    assert!(flags(raw(Some(10))).unwrap().notes(&[1]).is_empty());
+    let spec = |clients| RawRun {
+        workload: Some(WorkloadName::Tpcc),
+        think: Some(ThinkMode::Spec),
+        clients: Some(clients),
+        ..RawRun::default()
+    };
+    let notes = flags(spec(8)).unwrap().notes(&[2]);
+    assert!(
+        notes.len() == 1 && notes[0].contains("20 terminals"),
+        "{notes:?}"
+    );
+    assert!(flags(spec(20)).unwrap().notes(&[2]).is_empty());
 }

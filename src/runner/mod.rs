@@ -211,7 +211,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     // Each new session is one transaction at the server: wait until all are in the baseline.
     let before = dbs.baseline(&sessions).await;
     eprintln!("{}", describe(&plan, specs.len()));
-    for note in plan.notes() {
+    for note in plan.notes(&scales) {
         eprintln!("{note}");
     }
     let started_at = SystemTime::now();

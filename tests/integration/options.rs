@@ -94,6 +94,11 @@ fn think_spec_paces_tpcc_clients_at_terminal_speed() {
             out.to_str().unwrap(),
         ],
     ));
+    assert!(
+        text(&o).contains("with 10 terminals"),
+        "3 spec-paced clients on 1 warehouse get a note: {}",
+        text(&o)
+    );
     let s = summary(&out);
     let done = s["totals"]["committed"].as_u64().unwrap()
         + s["totals"]["expected_rollback"].as_u64().unwrap_or(0);
