@@ -2,20 +2,10 @@
 //! when one target is slow), independent client counts per phase, server counts agreeing per
 //! database, a target that dies mid-run, re-aggregation and the mix log.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::support::{self, output_text as text, run_tidebench as tb};
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}", text(&o));
-    o
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
+use crate::support::{self, ok, output_text as text, run_tidebench as tb, summary};
 
 fn write(home: &support::TempHome, name: &str, body: &str) -> PathBuf {
     let p = home.path().join(name);

@@ -3,13 +3,12 @@
 //! right, wrong and missing password), a statement dropped half-way, and a session the server
 //! ends.
 
-use std::future::Future;
 use std::time::Duration;
 
 use pgwire::{ConnectParams, Connection, ErrorKind, Host, Param, Protocol, Statement, TxStatus};
 use tidebench::instance::{Instance, DEFAULT_DBNAME};
 
-use crate::support;
+use crate::support::{self, block_on};
 
 const ADD: Statement = Statement {
     name: "add",
@@ -29,15 +28,6 @@ const SLEEP: Statement = Statement {
 };
 
 const PROTOCOLS: [Protocol; 3] = [Protocol::Simple, Protocol::Extended, Protocol::Prepared];
-
-/// Runs a future on a current-thread runtime, as tidebench's client threads do.
-fn block_on<F: Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("build a tokio runtime")
-        .block_on(future)
-}
 
 fn tcp_params(instance: &Instance, user: &str, password: Option<&str>) -> ConnectParams {
     ConnectParams {

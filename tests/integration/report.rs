@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support;
+use crate::support::{self, ok};
 
 const SECTIONS: [&str; 10] = [
     "Run at a glance",
@@ -22,16 +22,6 @@ const SECTIONS: [&str; 10] = [
 ];
 
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-fn ok(o: Output) -> Output {
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
 
 fn tb(home: &support::TempHome, args: &[&str]) -> Output {
     ok(support::tidebench(home)
