@@ -18,6 +18,18 @@
 --   02000  (no data) a row the transaction needs is missing, as the client-side code reports
 --          it: counted as failed, class "other".
 
+-- Clauses 2.5.2.2 and 2.6.2.2: the customer named by last name is the one at position n/2
+-- rounded up of the district's customers of that name sorted by C_FIRST. Reads without
+-- locking, so Payment's lock order stays warehouse → district → customer. Null when none.
+CREATE OR REPLACE FUNCTION tpcc_customer_by_last(p_w_id int, p_d_id int, p_c_last text)
+RETURNS int LANGUAGE sql STABLE AS $$
+    SELECT x.c_id
+      FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS rn, count(*) OVER () AS cnt
+              FROM customer
+             WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last) x
+     WHERE x.rn = (x.cnt + 1) / 2
+$$;
+
 -- Clause 2.4.2.2. The arrays hold one element per order line, in line order. Returns O_ID.
 CREATE OR REPLACE FUNCTION tpcc_new_order(
     p_w_id int, p_d_id int, p_c_id int,
@@ -118,13 +130,7 @@ DECLARE
     v_paid int;
 BEGIN
     IF v_c_id IS NULL THEN
-        -- Reads without locking, so the lock order below stays warehouse → district → customer.
-        SELECT x.c_id INTO v_c_id
-          FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS rn,
-                       count(*) OVER () AS cnt
-                  FROM customer
-                 WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last) x
-         WHERE x.rn = (x.cnt + 1) / 2;
+        v_c_id := tpcc_customer_by_last(p_c_w_id, p_c_d_id, p_c_last);
     END IF;
     -- W_YTD and D_YTD grow by H_AMOUNT; C_BALANCE -= H_AMOUNT, C_YTD_PAYMENT += H_AMOUNT,
     -- C_PAYMENT_CNT += 1; for bad credit the ids and amount go in front of C_DATA, which keeps
@@ -179,12 +185,7 @@ DECLARE
     v_delivery_d timestamp[];
 BEGIN
     IF v_c_id IS NULL THEN
-        SELECT x.c_id INTO v_c_id
-          FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS rn,
-                       count(*) OVER () AS cnt
-                  FROM customer
-                 WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last) x
-         WHERE x.rn = (x.cnt + 1) / 2;
+        v_c_id := tpcc_customer_by_last(p_w_id, p_d_id, p_c_last);
     END IF;
     SELECT c_balance, c_first, c_middle, c_last INTO v_balance, v_first, v_middle, v_last
       FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
