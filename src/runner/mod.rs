@@ -339,3 +339,35 @@ fn with_isolation(params: &pgwire::ConnectParams, isolation: Isolation) -> pgwir
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isolation_joins_the_targets_own_startup_options() {
+        let mut params = pgwire::ConnectParams {
+            host: pgwire::Host::Tcp("db".into()),
+            port: 5432,
+            user: "u".into(),
+            password: None,
+            dbname: "d".into(),
+            application_name: "tidebench".into(),
+            options: String::new(),
+            connect_timeout: Duration::from_secs(1),
+        };
+        assert_eq!(
+            with_isolation(&params, Isolation::ReadCommitted).options,
+            ""
+        );
+        params.options = "-c work_mem=64MB".into();
+        assert_eq!(
+            with_isolation(&params, Isolation::Serializable).options,
+            "-c work_mem=64MB -c default_transaction_isolation=serializable"
+        );
+        assert_eq!(
+            with_isolation(&params, Isolation::ReadCommitted).options,
+            "-c work_mem=64MB"
+        );
+    }
+}
