@@ -264,9 +264,15 @@ fn rate_series(d: &RunData, name: String, counts: &[u64]) -> Series {
             .buckets
             .iter()
             .zip(counts)
-            .map(|(b, n)| (b.start_s, *n as f64 / b.length_s.max(0.001)))
+            .flat_map(|(b, n)| steps(b, *n as f64 / b.length_s.max(0.001)))
             .collect(),
     }
+}
+
+/// A bucket's value held from its start to its end: charts draw steps, and a run shorter than
+/// one interval still shows its one bucket as a line.
+fn steps(b: &load::Bucket, v: f64) -> [(f64, f64); 2] {
+    [(b.start_s, v), (b.start_s + b.length_s, v)]
 }
 
 fn no_series(d: &RunData, p: &mut String) -> bool {
@@ -281,7 +287,11 @@ fn throughput(d: &RunData, p: &mut String) {
     if no_series(d, p) {
         return;
     }
-    let x: Vec<f64> = d.buckets.iter().map(|b| b.start_s).collect();
+    let x: Vec<f64> = d
+        .buckets
+        .iter()
+        .flat_map(|b| steps(b, 0.0).map(|(x, _)| x))
+        .collect();
     let layers: Vec<Series> = d
         .groups
         .iter()
@@ -352,7 +362,8 @@ fn latency(d: &RunData, p: &mut String) {
                     .buckets
                     .iter()
                     .zip(lat)
-                    .filter_map(|(b, l)| l.as_ref().map(|l| (b.start_s, f(l))))
+                    .filter_map(|(b, l)| l.as_ref().map(|l| steps(b, f(l))))
+                    .flatten()
                     .collect(),
             })
             .collect();
@@ -580,4 +591,20 @@ fn failures(d: &RunData, p: &mut String) {
         ],
         &rows,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_is_drawn_from_its_start_to_its_end() {
+        let one = load::Bucket {
+            start_s: 0.0,
+            length_s: 5.0,
+            measured: true,
+        };
+        // A 5 s run with a 30 s interval has one bucket: it must still span the x axis.
+        assert_eq!(steps(&one, 7.0), [(0.0, 7.0), (5.0, 7.0)]);
+    }
 }
