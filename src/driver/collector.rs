@@ -268,7 +268,13 @@ impl<'k, 's> Collector<'k, 's> {
                 let window = TICK * (tick + 1 - s.progress_from) as u32;
                 eprintln!(
                     "{}",
-                    progress::line(TICK * (tick + 1) as u32, window, &s.progress_acc)
+                    progress::line(
+                        TICK * (tick + 1) as u32,
+                        window,
+                        &s.progress_acc,
+                        self.keys,
+                        self.poller.headline.as_ref()
+                    )
                 );
                 s.progress_acc.clear();
                 s.progress_from = tick + 1;
