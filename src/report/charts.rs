@@ -236,6 +236,31 @@ fn draw_edges(chart: &mut Chart, edges: &[f64], scale: f64, y_top: f64) -> Resul
     Ok(())
 }
 
+/// A chart over run time with a legend of `series`: x (seconds up to `max.0`) in a readable
+/// unit, y from 0 to a round number above `max.1`. `body` draws with the x scale and y top.
+fn time_frame(
+    title: &str,
+    y_label: &str,
+    max: (f64, f64),
+    series: &[Series],
+    body: &mut dyn FnMut(&mut Chart, f64, f64) -> Result<(), String>,
+) -> Result<String, String> {
+    let (scale, x_label) = time_scale(max.0);
+    let y = y_range(max.1);
+    let top = y.end;
+    let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    frame(
+        title,
+        x_label,
+        y_label,
+        0.0..max.0 / scale,
+        y,
+        &|v| short_number(*v),
+        &names,
+        &mut |chart| body(chart, scale, top),
+    )
+}
+
 /// Lines over time (x in seconds since run start), with phase edges as grey verticals.
 pub fn time_lines(
     title: &str,
@@ -251,19 +276,12 @@ pub fn time_lines(
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
-    let (scale, x_label) = time_scale(x_max);
-    let y = y_range(y_max);
-    let top = y.end;
-    let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
-    frame(
+    time_frame(
         title,
-        x_label,
         y_label,
-        0.0..x_max / scale,
-        y,
-        &|v| short_number(*v),
-        &names,
-        &mut |chart| {
+        (x_max, y_max),
+        series,
+        &mut |chart, scale, top| {
             draw_edges(chart, edges, scale, top)?;
             for (i, s) in series.iter().enumerate() {
                 let pts = downsample(&s.points, MAX_POINTS);
@@ -288,7 +306,6 @@ pub fn stacked_time(
     edges: &[f64],
 ) -> Result<String, String> {
     let x_max = x.iter().copied().fold(0.0, f64::max);
-    let (scale, x_label) = time_scale(x_max);
     // Cumulative tops, bottom layer first.
     let mut tops: Vec<Vec<f64>> = Vec::with_capacity(layers.len());
     for (i, layer) in layers.iter().enumerate() {
@@ -304,18 +321,12 @@ pub fn stacked_time(
     let y_max = tops
         .last()
         .map_or(0.0, |t| t.iter().copied().fold(0.0, f64::max));
-    let y = y_range(y_max);
-    let top = y.end;
-    let names: Vec<String> = layers.iter().map(|s| s.name.clone()).collect();
-    frame(
+    time_frame(
         title,
-        x_label,
         y_label,
-        0.0..x_max / scale,
-        y,
-        &|v| short_number(*v),
-        &names,
-        &mut |chart| {
+        (x_max, y_max),
+        layers,
+        &mut |chart, scale, top| {
             // Highest layer first: each lower layer is painted over the one above it.
             for (i, t) in tops.iter().enumerate().rev() {
                 let c = color(i, &layers[i].name);

@@ -6,17 +6,7 @@ use std::collections::BTreeMap;
 
 use super::charts::{Combine, Series};
 use super::load::{delta, mean_within, RunData};
-
-/// Server counters shown in the checkpoint table, in this order.
-pub const SERVER_COUNTERS: [&str; 7] = [
-    "checkpoints_timed",
-    "checkpoints_req",
-    "buffers_checkpoint",
-    "buffers_clean",
-    "buffers_backend",
-    "buffers_alloc",
-    "wal_bytes",
-];
+pub use crate::results::system::SERVER_COUNTERS;
 
 /// The instance a target runs on, for managed targets (`instance:NAME/DB`).
 pub fn instance_of(target: &str) -> Option<&str> {

@@ -36,6 +36,18 @@ use super::{ResultsError, SYSTEM_FILE};
 
 pub const HEADER: &str = "t_s,source,metric,value";
 
+/// The cumulative metrics of a `server:<label>` source, in the order the sampler reads them
+/// and the report shows them.
+pub const SERVER_COUNTERS: [&str; 7] = [
+    "checkpoints_timed",
+    "checkpoints_req",
+    "buffers_checkpoint",
+    "buffers_clean",
+    "buffers_backend",
+    "buffers_alloc",
+    "wal_bytes",
+];
+
 /// One value of one round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SystemRow {

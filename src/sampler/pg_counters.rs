@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use tokio_postgres::Client;
 
+use crate::results::system::SERVER_COUNTERS;
 use crate::target::{describe_pg_error, ResolvedTarget};
 
 use super::run::Values;
@@ -33,23 +34,13 @@ const DB_SQL: &str = "SELECT datname, xact_commit, xact_rollback, blks_hit, blks
 tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted, temp_bytes, deadlocks \
 FROM pg_stat_database WHERE datname = ANY($1::text[])";
 
-/// Server-wide columns, in the order of [`SERVER_SQL`].
-pub const SERVER_COLUMNS: [&str; 7] = [
-    "checkpoints_timed",
-    "checkpoints_req",
-    "buffers_checkpoint",
-    "buffers_clean",
-    "buffers_backend",
-    "buffers_alloc",
-    "wal_bytes",
-];
-
 /// The WAL position of a primary, or the replayed one of a standby (where
 /// `pg_current_wal_lsn()` is an error), as bytes since the start of WAL.
 const WAL_BYTES: &str = "(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
 ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn)::float8";
 
-/// PostgreSQL up to 16: checkpoint counters are in `pg_stat_bgwriter`.
+/// PostgreSQL up to 16: checkpoint counters are in `pg_stat_bgwriter`. Columns in
+/// [`SERVER_COUNTERS`] order.
 const SERVER_SQL: &str = "SELECT checkpoints_timed::float8, checkpoints_req::float8, \
 buffers_checkpoint::float8, buffers_clean::float8, buffers_backend::float8, \
 buffers_alloc::float8, ";
@@ -176,7 +167,7 @@ impl ServerProbe {
                     describe_pg_error(&e)
                 )
             })?;
-        for (i, metric) in SERVER_COLUMNS.iter().enumerate() {
+        for (i, metric) in SERVER_COUNTERS.iter().enumerate() {
             if let Ok(Some(v)) = row.try_get::<_, Option<f64>>(i) {
                 out.push(&self.source, metric, v);
             }

@@ -12,6 +12,7 @@ pub(crate) mod progress;
 pub mod schema;
 pub mod select_only;
 pub mod simple_update;
+mod sql;
 pub mod tpcb;
 
 use rand::Rng as _;

@@ -6,12 +6,12 @@
 
 use pgwire::{Connection, Param, Protocol, Statement};
 
-use super::Args;
+use super::{sql, Args};
 use crate::workload::TxnEnd;
 
 pub const SELECT_BALANCE: Statement = Statement {
     name: "pgb_so_select_balance",
-    sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1;",
+    sql: sql::SELECT_BALANCE,
 };
 
 /// Runs one transaction. Any error is returned as is.

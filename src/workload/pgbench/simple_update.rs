@@ -7,29 +7,28 @@
 
 use pgwire::{Connection, Param, Protocol, Statement};
 
-use super::Args;
+use super::{sql, Args};
 use crate::workload::TxnEnd;
 
 pub const BEGIN: Statement = Statement {
     name: "pgb_su_begin",
-    sql: "BEGIN;",
+    sql: sql::BEGIN,
 };
 pub const UPDATE_ACCOUNT: Statement = Statement {
     name: "pgb_su_update_account",
-    sql: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;",
+    sql: sql::UPDATE_ACCOUNT,
 };
 pub const SELECT_BALANCE: Statement = Statement {
     name: "pgb_su_select_balance",
-    sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1;",
+    sql: sql::SELECT_BALANCE,
 };
 pub const INSERT_HISTORY: Statement = Statement {
     name: "pgb_su_insert_history",
-    sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
-          VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP);",
+    sql: sql::INSERT_HISTORY,
 };
 pub const END: Statement = Statement {
     name: "pgb_su_end",
-    sql: "END;",
+    sql: sql::END,
 };
 
 /// Runs one transaction. Any error is returned as is: the driver rolls back.

@@ -22,6 +22,25 @@
 //! statements, or a single statement in its implicit transaction), so the run's committed
 //! count matches `pg_stat_database.xact_commit`.
 
+/// The customer id named by last name in warehouse `$w`, district `$d`: of the customers with
+/// that last name sorted by C_FIRST, the one at position n/2 rounded up (clauses 2.5.2.2 and
+/// 2.6.2.2). Arguments are the placeholders to use, e.g. `"$1"`.
+macro_rules! customer_by_last {
+    ($w:literal, $d:literal, $last:literal) => {
+        concat!(
+            "(SELECT x.c_id FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS rn, \
+               count(*) OVER () AS cnt FROM customer \
+               WHERE c_w_id = ",
+            $w,
+            " AND c_d_id = ",
+            $d,
+            " AND c_last = ",
+            $last,
+            "::text) x WHERE x.rn = (x.cnt + 1) / 2)"
+        )
+    };
+}
+
 pub mod check;
 pub mod delivery;
 mod loader;

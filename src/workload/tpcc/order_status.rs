@@ -11,7 +11,7 @@ use crate::workload::{Rng, TxnEnd};
 /// largest O_ID (O_ENTRY_D, O_CARRIER_ID) and its lines (OL_I_ID, OL_SUPPLY_W_ID,
 /// OL_QUANTITY, OL_AMOUNT, OL_DELIVERY_D).
 macro_rules! order_status_sql {
-    ($key:literal) => {
+    ($key:expr) => {
         concat!(
             "WITH c AS (SELECT c_id, c_balance, c_first, c_middle, c_last FROM customer \
                         WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = ",
@@ -35,12 +35,7 @@ pub const BY_ID: Statement = Statement {
 /// By last name: position n/2 rounded up in C_FIRST order (clause 2.6.2.2).
 pub const BY_LAST: Statement = Statement {
     name: "tpcc_os_by_last",
-    sql: order_status_sql!(
-        "(SELECT x.c_id FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS rn, \
-           count(*) OVER () AS cnt FROM customer \
-           WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3::text) x \
-         WHERE x.rn = (x.cnt + 1) / 2)"
-    ),
+    sql: order_status_sql!(customer_by_last!("$1", "$2", "$3")),
 };
 
 #[derive(Debug, Clone)]

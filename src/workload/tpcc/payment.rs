@@ -17,7 +17,7 @@ use crate::workload::{Rng, TxnEnd};
 /// for bad credit ("BC") C_ID, C_D_ID, C_W_ID, D_ID, W_ID and H_AMOUNT are put in front of
 /// C_DATA, which keeps its first 500 characters; H_DATA = W_NAME, 4 spaces, D_NAME.
 macro_rules! payment_sql {
-    ($key:literal) => {
+    ($key:expr) => {
         concat!(
             "WITH w AS (UPDATE warehouse SET w_ytd = w_ytd + $5 WHERE w_id = $1 \
                         RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip), \
@@ -49,12 +49,7 @@ pub const BY_ID: Statement = Statement {
 /// n/2 rounded up taken.
 pub const BY_LAST: Statement = Statement {
     name: "tpcc_pay_by_last",
-    sql: payment_sql!(
-        "(SELECT x.c_id FROM (SELECT c_id, row_number() OVER (ORDER BY c_first) AS rn, \
-           count(*) OVER () AS cnt FROM customer \
-           WHERE c_w_id = $3 AND c_d_id = $4 AND c_last = $6::text) x \
-         WHERE x.rn = (x.cnt + 1) / 2)"
-    ),
+    sql: payment_sql!(customer_by_last!("$3", "$4", "$6")),
 };
 
 #[derive(Debug, Clone)]
