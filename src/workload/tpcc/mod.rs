@@ -3,8 +3,8 @@
 //! as calls of server-side PL/pgSQL functions (see [`procedures`]), and the consistency
 //! conditions of clause 3.3.2.
 //!
-//! Terminal model (clause 5.2): each client has a home warehouse (`slot.index % W + 1`) and,
-//! for Stock-Level, a home district; it draws transaction types from its own deck of 23 cards,
+//! Terminal model (clause 5.2): each client has a home warehouse and, for Stock-Level, a home
+//! district ([`terminal::home`]); it draws transaction types from its own deck of 23 cards,
 //! 10 New-Order, 10 Payment, 1 Order-Status, 1 Delivery, 1 Stock-Level, reshuffled when used up.
 //! Every deck therefore gives 43.5% NO, 43.5% P and 4.3% each of the others: the deck of
 //! clause 5.2.4.2, which meets the minimums of clause 5.2.3 (P ≥ 43%, OS, D, SL ≥ 4% each;
@@ -13,7 +13,7 @@
 //! Keying and think times are zero by default (the seed's "thinktime=zero"); `--think spec`
 //! turns on the spec's (see [`terminal`]).
 //!
-//! Isolation: the session default (read committed). Rows whose read-then-write must not race
+//! Isolation: the session default (read committed unless `--isolation` says otherwise). Rows whose read-then-write must not race
 //! are locked by the statement that changes them (`UPDATE ... RETURNING` on district,
 //! warehouse, customer) or with `SELECT ... FOR UPDATE` in key order (stock), so concurrent
 //! clients keep conditions 1-4 and take row locks in one global order (no deadlock cycles).
