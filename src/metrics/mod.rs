@@ -4,6 +4,8 @@
 pub mod mixlog;
 pub mod outcome;
 pub mod recorder;
+pub mod rollup;
 
 pub use outcome::{ErrorClass, Outcome};
 pub use recorder::{new_histogram, KeySpace, Recorder, Slot, TargetKey};
+pub use rollup::KeyParts;
