@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::config::{Isolation, ProtocolName, RawRun, RunSource, ThinkMode, WorkloadName};
+use crate::config::{Isolation, OptionValues, ProtocolName, RawRun, RunSource, WorkloadName};
 
 use super::instance_cmd::InstanceCommand;
+use super::workload_args::{self, WorkloadFlags};
 
 const ABOUT: &str =
     "PostgreSQL benchmark kit for consolidation, virtualization and elastic multi-tenant load";
@@ -102,27 +103,12 @@ pub struct RunArgs {
     /// Serve live counters in the Prometheus text format on HOST:PORT (a bare port means 127.0.0.1) during the run
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
-    /// Workload: tpcb, select-only, simple-update or tpcc
-    #[arg(short = 'w', long, value_enum)]
-    pub workload: Option<WorkloadName>,
+    /// Workload (the list is the registry's)
+    #[arg(short = 'w', long)]
+    pub workload: Option<String>,
     /// Isolation level every session starts with [default: read-committed]
     #[arg(long, value_enum)]
     pub isolation: Option<Isolation>,
-    /// TPC-C keying and think times: zero (next transaction at once) or spec (clause 5.2.5, about 12 transactions a minute per client) [default: zero]
-    #[arg(long, value_enum)]
-    pub think: Option<ThinkMode>,
-    /// TPC-C: run the transactions as PL/pgSQL functions (installed by prepare) instead of client-side prepared SQL
-    #[arg(long)]
-    pub procedures: bool,
-    /// TPC-C: clients sharing one home warehouse before the next warehouse gets one (the spec has 10) [default: round-robin over warehouses]
-    #[arg(long, value_name = "N")]
-    pub clients_per_warehouse: Option<u32>,
-    /// Shorthand for --workload select-only (as pgbench -S)
-    #[arg(short = 'S', long = "select-only", conflicts_with_all = ["workload", "simple_update"])]
-    pub select_only: bool,
-    /// Shorthand for --workload simple-update (as pgbench -N)
-    #[arg(short = 'N', long = "simple-update", conflicts_with = "workload")]
-    pub simple_update: bool,
     /// Where to run: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
@@ -150,8 +136,8 @@ pub struct RunArgs {
     /// Reporting interval of intervals.csv and latency.hlog [default: 30s]
     #[arg(long, allow_hyphen_values = true)]
     pub interval: Option<String>,
-    /// Scale the data was prepared with; TPC-C: warehouses [default: read from the data]
-    #[arg(short = 's', long, visible_alias = "warehouses")]
+    /// Scale the data was prepared with [default: read from the data]
+    #[arg(short = 's', long)]
     pub scale: Option<u32>,
     /// Random seed; the same seed gives the same transaction parameters [default: time-based]
     #[arg(long)]
@@ -162,17 +148,12 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The flags as raw config, to be laid over the file's values.
-    pub fn to_raw(&self) -> RawRun {
-        let workload = if self.select_only {
-            Some(WorkloadName::SelectOnly)
-        } else if self.simple_update {
-            Some(WorkloadName::SimpleUpdate)
-        } else {
-            self.workload
-        };
+    /// The flags as raw config, to be laid over the file's values; `workload` holds the
+    /// workloads' own flags.
+    pub fn to_raw(&self, workload: &WorkloadFlags) -> RawRun {
+        let name = workload.shorthand.clone().or_else(|| self.workload.clone());
         RawRun {
-            workload,
+            workload: name.map(WorkloadName),
             scale: self.scale,
             target: self.target.clone(),
             clients: self.clients,
@@ -195,9 +176,7 @@ impl RunArgs {
             prometheus: self.prometheus.clone(),
             phase_duration: self.phase_duration.clone(),
             isolation: self.isolation,
-            think: self.think,
-            procedures: self.procedures.then_some(true),
-            clients_per_warehouse: self.clients_per_warehouse,
+            options: workload.options.clone(),
             ..RawRun::default()
         }
     }
@@ -219,15 +198,12 @@ pub struct PrepareArgs {
     /// A built-in run (see `tidebench presets`): prepare its groups
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
-    /// Workload whose tables to load (select-only and simple-update use tpcb's tables)
-    #[arg(short = 'w', long, value_enum)]
-    pub workload: Option<WorkloadName>,
-    /// Scale: 1 = 100,000 accounts, as pgbench -s; TPC-C: warehouses [default: 1]
+    /// Workload whose tables to load (workloads of one family, e.g. pgbench's scripts, share them)
+    #[arg(short = 'w', long)]
+    pub workload: Option<String>,
+    /// Scale: for pgbench's scripts 1 = 100,000 accounts, as pgbench -s [default: 1]
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
-    /// TPC-C's name for --scale: the number of warehouses
-    #[arg(long, conflicts_with = "scale")]
-    pub warehouses: Option<u32>,
     /// Where to load: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
@@ -261,9 +237,9 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Workload whose checks to run (tpcc)
-    #[arg(short = 'w', long, value_enum)]
-    pub workload: WorkloadName,
+    /// Workload whose checks to run
+    #[arg(short = 'w', long)]
+    pub workload: String,
     /// Where to check: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
@@ -279,19 +255,51 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
 }
 
+/// The command line with the workloads' own flags added from the registry.
+pub fn command() -> clap::Command {
+    workload_args::add(Cli::command())
+}
+
+/// Parses `args` (the program name first): the commands and the workloads' flags.
+pub fn parse_from<I, T>(args: I) -> Result<(Cli, WorkloadFlags), clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command().try_get_matches_from(args)?;
+    from_matches(&matches)
+}
+
+fn from_matches(matches: &ArgMatches) -> Result<(Cli, WorkloadFlags), clap::Error> {
+    let cli = Cli::from_arg_matches(matches)?;
+    let flags = match matches.subcommand() {
+        Some(("run", sub)) => workload_args::read(sub, true),
+        Some(("prepare", sub)) => workload_args::read(sub, false),
+        _ => WorkloadFlags {
+            shorthand: None,
+            options: OptionValues::new(),
+        },
+    };
+    Ok((cli, flags))
+}
+
+/// Parses the process's command line.
+pub fn parse() -> Result<(Cli, WorkloadFlags), clap::Error> {
+    from_matches(&command().try_get_matches()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {
-        Cli::command().debug_assert();
+        command().debug_assert();
     }
 
     #[test]
     fn pgbench_short_flags_parse() {
-        let cli = Cli::try_parse_from([
+        let (cli, flags) = parse_from([
             "tidebench",
             "run",
             "-S",
@@ -314,8 +322,8 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("not run")
         };
-        let raw = run.to_raw();
-        assert_eq!(raw.workload, Some(WorkloadName::SelectOnly));
+        let raw = run.to_raw(&flags);
+        assert_eq!(raw.workload, Some(WorkloadName::new("select-only")));
         assert_eq!(
             (raw.clients, raw.jobs, raw.scale),
             (Some(4), Some(2), Some(3))

@@ -2,37 +2,38 @@
 //! each command builds a Plan through `config` and hands it to the room that owns the work.
 
 pub mod args;
+pub mod check_view;
 pub mod console;
 pub mod error;
 pub mod instance_cmd;
+pub mod workload_args;
 
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use clap::Parser;
-
 pub use args::{Cli, Command};
 pub use error::CliError;
+pub use workload_args::WorkloadFlags;
 
 use crate::config;
 use crate::driver::Stop;
 use crate::instance::Home;
-use crate::workload::{Workload, WorkloadError};
+use crate::workload::{Registry, WorkloadError};
 
 /// Exit code of a run or prepare stopped by SIGINT/SIGTERM (results still written for a run).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Parses the command line, runs the command, and turns the result into an exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let (cli, flags) = match args::parse() {
+        Ok(parsed) => parsed,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { error::EXIT_USAGE } else { 0 });
         }
     };
-    match dispatch(cli.command) {
+    match dispatch(cli.command, &flags) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
@@ -41,11 +42,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn dispatch(command: Command) -> Result<u8, CliError> {
+fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
     let home = Home::from_env();
     match command {
-        Command::Run(args) => run(args, &home),
-        Command::Prepare(args) => prepare(args, &home),
+        Command::Run(args) => run(args, flags, &home),
+        Command::Prepare(args) => prepare(args, flags, &home),
         Command::Instance(cmd) => instance_cmd::run(cmd, &home).map(|()| 0),
         Command::Presets => {
             print!("{}", console::presets());
@@ -77,8 +78,14 @@ fn seed_from_clock() -> u64 {
         .unwrap_or(1)
 }
 
-fn run(args: args::RunArgs, home: &Home) -> Result<u8, CliError> {
-    let plan = config::build_run_plan(args.source(), args.to_raw(), cores(), seed_from_clock())?;
+fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
+    let plan = config::build_run_plan(
+        args.source(),
+        args.to_raw(flags),
+        cores(),
+        seed_from_clock(),
+        &Registry,
+    )?;
     let rt = runtime()?;
     let stop = Stop::new();
     rt.spawn(stop.clone().on_signals());
@@ -99,25 +106,27 @@ fn run(args: args::RunArgs, home: &Home) -> Result<u8, CliError> {
     })
 }
 
-/// Every distinct target of the plan, with the workload and scale to prepare there.
-fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, CliError> {
+/// Every distinct target of the plan (each role's database of every set), with the workload
+/// and scale to prepare there.
+fn prepare_plans(
+    args: &args::PrepareArgs,
+    flags: &WorkloadFlags,
+) -> Result<Vec<config::PreparePlan>, CliError> {
     let from_run = args.config.is_some() || args.preset.is_some();
+    let workload = flags.shorthand.as_deref().or(args.workload.as_deref());
     if !from_run {
         let plan = config::validate_prepare(
-            args.workload,
-            args.scale.or(args.warehouses),
+            workload,
+            args.scale,
             args.target.as_deref(),
             args.jobs,
             args.force,
             cores(),
+            &Registry,
         )?;
         return Ok(vec![plan]);
     }
-    if args.workload.is_some()
-        || args.scale.is_some()
-        || args.warehouses.is_some()
-        || args.target.is_some()
-    {
+    if workload.is_some() || args.scale.is_some() || args.target.is_some() {
         return Err(CliError::usage(
             "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
         ));
@@ -127,7 +136,7 @@ fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, C
         (None, Some(n)) => config::RunSource::Preset(n),
         (None, None) => config::RunSource::None,
     };
-    let run = config::build_run_plan(source, config::RawRun::default(), cores(), 1)?;
+    let run = config::build_run_plan(source, config::RawRun::default(), cores(), 1, &Registry)?;
     let jobs = match args.jobs {
         Some(0) => return Err(CliError::usage("jobs must be at least 1 (--jobs / -j)")),
         Some(j) => j,
@@ -136,23 +145,25 @@ fn prepare_plans(args: &args::PrepareArgs) -> Result<Vec<config::PreparePlan>, C
     let mut plans: Vec<config::PreparePlan> = Vec::new();
     for g in &run.groups {
         for set in &g.sets {
-            if plans.iter().any(|p| p.target == set.oltp) {
-                continue;
+            for (target, _) in set.distinct_targets() {
+                if plans.iter().any(|p| p.target == *target) {
+                    continue;
+                }
+                plans.push(config::PreparePlan {
+                    workload: g.workload.clone(),
+                    scale: g.scale.unwrap_or(1),
+                    target: target.clone(),
+                    jobs,
+                    force: args.force,
+                });
             }
-            plans.push(config::PreparePlan {
-                workload: g.workload,
-                scale: g.scale.unwrap_or(1),
-                target: set.oltp.clone(),
-                jobs,
-                force: args.force,
-            });
         }
     }
     Ok(plans)
 }
 
-fn prepare(args: args::PrepareArgs, home: &Home) -> Result<u8, CliError> {
-    let plans = prepare_plans(&args)?;
+fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
+    let plans = prepare_plans(&args, flags)?;
     let rt = runtime()?;
     let stop = Stop::new();
     rt.spawn(stop.clone().on_signals());
@@ -161,8 +172,9 @@ fn prepare(args: args::PrepareArgs, home: &Home) -> Result<u8, CliError> {
             let target = crate::runner::resolve_target(&plan.target, home)
                 .await
                 .map_err(|e| CliError::usage(e.to_string()))?;
+            let kind = Registry::kind(plan.workload.as_str()).map_err(CliError::usage)?;
             tokio::select! {
-                done = Workload::prepare(plan, &target) => match done {
+                done = kind.prepare(plan, &target) => match done {
                     Ok(()) => {}
                     Err(WorkloadError::Interrupted) => return Ok(EXIT_INTERRUPTED),
                     Err(e) => return Err(CliError::usage(format!("prepare on '{}': {e}", target.label))),
@@ -185,7 +197,8 @@ fn report(args: args::ReportArgs) -> Result<u8, CliError> {
     }
     if args.synthetic {
         let shape = crate::report::synthetic::Shape::LARGE;
-        let dir = crate::report::synthetic::generate(&args.dir, &shape).map_err(CliError::usage)?;
+        let dir = crate::report::synthetic::generate(&args.dir, &shape, &Registry)
+            .map_err(CliError::usage)?;
         println!("{}", dir.display());
         return Ok(0);
     }
@@ -223,6 +236,7 @@ fn check(args: args::CheckArgs, home: &Home) -> Result<u8, CliError> {
         }
         None => config::TargetSpec::default_instance(),
     };
+    let kind = Registry::kind(&args.workload).map_err(CliError::usage)?;
     let rt = runtime()?;
     rt.block_on(async {
         let target = crate::runner::resolve_target(&spec, home)
@@ -232,16 +246,22 @@ fn check(args: args::CheckArgs, home: &Home) -> Result<u8, CliError> {
             .connect_tokio()
             .await
             .map_err(|e| CliError::usage(e.to_string()))?;
-        let outcomes = Workload::check(args.workload, &client)
+        let Some(checks) = kind.check(&client) else {
+            let with: Vec<&str> = crate::workload::registry::WORKLOADS
+                .iter()
+                .filter(|k| k.check(&client).is_some())
+                .map(|k| k.name())
+                .collect();
+            return Err(CliError::usage(format!(
+                "workload {} has no consistency checks; `check` supports {}",
+                kind.name(),
+                with.join(", ")
+            )));
+        };
+        let outcomes = checks
             .await
-            .ok_or_else(|| {
-                CliError::usage(format!(
-                    "workload {} has no consistency checks; `check` supports tpcc",
-                    args.workload.as_str()
-                ))
-            })?
             .map_err(|e| CliError::usage(format!("check on '{}': {e}", target.label)))?;
-        print!("{}", crate::workload::tpcc::check::render(&outcomes));
+        print!("{}", check_view::render(&outcomes));
         let failed = outcomes.iter().filter(|o| !o.passed()).count();
         if failed > 0 {
             return Err(CliError::check_failed(format!(

@@ -18,7 +18,8 @@
 //! name = "B"
 //! workload = "select-only"
 //! [[group.set]]
-//! oltp = "postgresql://bench@db2/b"
+//! oltp = "postgresql://bench@db2/b"    # one target per role the workload declares
+//! # dss = "instance:vm_dss/b"          # (a single target serves every role)
 //!
 //! [[phase]]
 //! duration = "12m"
@@ -33,14 +34,16 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::catalog::{self, Catalog, OptionValues, WorkloadInfo};
 use super::duration::parse_duration;
-use super::options::{Isolation, RawOptions, ThinkMode};
+use super::options::{GroupOptions, Isolation};
 use super::plan::{GroupPlan, PhaseGroup, PhasePlan, SetPlan, WorkloadName};
 use super::target::{check_name, TargetSpec};
 use super::ConfigError;
 
+/// A `[[group]]` table. Keys that are not fields here are the workload's options (see
+/// `config::extra`), collected into `options`.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RawGroup {
     pub name: Spanned<String>,
     pub workload: Option<WorkloadName>,
@@ -51,31 +54,13 @@ pub struct RawGroup {
     pub sets: Option<u32>,
     /// A single set's target (shorthand for one `[[group.set]]`).
     pub target: Option<String>,
+    /// `[[group.set]]` tables: an optional `name`, and a target per role.
     #[serde(default)]
-    pub set: Vec<Spanned<RawSet>>,
-    /// Overrides the run-level options for this group.
+    pub set: Vec<Spanned<BTreeMap<String, String>>>,
+    /// Overrides the run-level isolation for this group.
     pub isolation: Option<Isolation>,
-    pub think: Option<ThinkMode>,
-    pub procedures: Option<bool>,
-    pub clients_per_warehouse: Option<u32>,
-}
-
-impl RawGroup {
-    fn options(&self) -> RawOptions {
-        RawOptions {
-            isolation: self.isolation,
-            think: self.think,
-            procedures: self.procedures,
-            clients_per_warehouse: self.clients_per_warehouse,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSet {
-    pub name: Option<String>,
-    pub oltp: String,
+    #[serde(skip)]
+    pub options: OptionValues,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -107,11 +92,14 @@ impl Source<'_> {
     }
 }
 
-/// Validates `[[group]]` tables; `run_options` are the top level's, which groups inherit.
+/// Validates `[[group]]` tables. `run_options` and `run_isolation` are the top level's,
+/// which groups inherit (a workload option only by groups whose workload declares it).
 pub fn groups(
     src: &Source,
     raw: &[Spanned<RawGroup>],
-    run_options: RawOptions,
+    run_options: &OptionValues,
+    run_isolation: Option<Isolation>,
+    catalog: &dyn Catalog,
 ) -> Result<Vec<GroupPlan>, ConfigError> {
     let mut out: Vec<GroupPlan> = Vec::with_capacity(raw.len());
     for g in raw {
@@ -125,74 +113,24 @@ pub fn groups(
                 format!("group '{name}' is defined twice; group names must be unique"),
             ));
         }
-        let workload = g.workload.ok_or_else(|| {
+        let fail = |m: String| src.error(span.clone(), format!("group '{name}': {m}"));
+        let workload = g.workload.clone().ok_or_else(|| {
             src.error(
                 span.clone(),
                 format!("group '{name}' has no workload; add e.g. workload = \"tpcb\""),
             )
         })?;
+        let info = catalog.get(workload.as_str()).map_err(fail)?;
         if g.scale == Some(0) {
-            return Err(src.error(
-                span.clone(),
-                format!("group '{name}': scale must be at least 1"),
-            ));
+            return Err(fail("scale must be at least 1".into()));
         }
-        let mut sets = Vec::new();
-        for (i, s) in g.set.iter().enumerate() {
-            let oltp = TargetSpec::parse(&s.get_ref().oltp)
-                .map_err(|m| src.error(s.span(), format!("group '{name}' set {}: {m}", i + 1)))?;
-            let set_name = s
-                .get_ref()
-                .name
-                .clone()
-                .unwrap_or_else(|| (i + 1).to_string());
-            sets.push(SetPlan {
-                name: set_name,
-                oltp,
-            });
-        }
-        if let Some(t) = &g.target {
-            let oltp = TargetSpec::parse(t)
-                .map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
-            sets.push(SetPlan {
-                name: (sets.len() + 1).to_string(),
-                oltp,
-            });
-        }
-        if let Some(instance) = &g.instance {
-            check_name("instance", instance)
-                .map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
-            let count = g.sets.unwrap_or(1);
-            if count == 0 {
-                return Err(src.error(
-                    span.clone(),
-                    format!("group '{name}': sets must be at least 1"),
-                ));
-            }
-            for i in 1..=count {
-                sets.push(SetPlan {
-                    name: i.to_string(),
-                    oltp: TargetSpec::Instance {
-                        name: instance.clone(),
-                        dbname: format!("{}_{i}", name.to_lowercase()),
-                    },
-                });
-            }
-        } else if g.sets.is_some() {
-            return Err(src.error(span.clone(), format!(
-                "group '{name}': `sets = N` needs `instance = \"NAME\"` to create the sets' databases on"
-            )));
-        }
-        if sets.is_empty() {
-            return Err(src.error(span.clone(), format!(
-                "group '{name}' has no sets; add `instance = \"default\"` (one database per set) or a [[group.set]] with oltp = \"DSN or instance:NAME/DB\""
-            )));
-        }
-        let options = g
-            .options()
-            .or(run_options.inherited_by(workload))
-            .validate(workload)
-            .map_err(|m| src.error(span.clone(), format!("group '{name}': {m}")))?;
+        let sets = sets(src, g, span.clone(), &name, info)?;
+        let mut given = catalog::inherited(info, run_options);
+        given.extend(g.options.clone());
+        let options = GroupOptions {
+            isolation: g.isolation.or(run_isolation).unwrap_or_default(),
+            workload: catalog::validate_options(catalog, info, &given).map_err(fail)?,
+        };
         out.push(GroupPlan {
             name,
             workload,
@@ -201,16 +139,120 @@ pub fn groups(
             options,
         });
     }
-    let any_tpcc = out.iter().any(|g| g.workload == WorkloadName::Tpcc);
-    let sets_tpcc = run_options.inherited_by(WorkloadName::Tpcb) != run_options;
-    if sets_tpcc && !any_tpcc {
-        return Err(ConfigError::Invalid(format!(
-            "{}: think, procedures and clients_per_warehouse set TPC-C groups, and this run has none; remove them",
-            src.file
+    for key in run_options.keys() {
+        let taken = out.iter().any(|g| {
+            catalog
+                .find(g.workload.as_str())
+                .is_some_and(|w| w.options().iter().any(|o| o.key == key))
+        });
+        if !taken {
+            return Err(ConfigError::Invalid(format!(
+                "{}: {key} sets {} groups, and this run has none; remove it",
+                src.file,
+                catalog.declaring(key).join(" and ")
+            )));
+        }
+    }
+    check_shared_targets(src, raw, &out, catalog)?;
+    Ok(out)
+}
+
+/// A group's sets, from `[[group.set]]` tables, `target = ...` and `instance = ...`.
+fn sets(
+    src: &Source,
+    g: &RawGroup,
+    span: std::ops::Range<usize>,
+    name: &str,
+    info: &dyn WorkloadInfo,
+) -> Result<Vec<SetPlan>, ConfigError> {
+    let roles = info.roles();
+    let every_role = |t: TargetSpec| -> BTreeMap<String, TargetSpec> {
+        roles.iter().map(|r| (r.to_string(), t.clone())).collect()
+    };
+    let mut sets = Vec::new();
+    for (i, s) in g.set.iter().enumerate() {
+        let fail = |m: String| src.error(s.span(), format!("group '{name}' set {}: {m}", i + 1));
+        let mut written = s.get_ref().clone();
+        let set_name = written
+            .remove("name")
+            .unwrap_or_else(|| (i + 1).to_string());
+        let mut targets = BTreeMap::new();
+        for (role, text) in &written {
+            if !roles.contains(&role.as_str()) {
+                return Err(fail(format!(
+                    "'{role}' is not a role of workload {} (its roles: {})",
+                    info.name(),
+                    roles.join(", ")
+                )));
+            }
+            targets.insert(role.clone(), TargetSpec::parse(text).map_err(fail)?);
+        }
+        let targets = match targets.len() {
+            0 => {
+                return Err(fail(format!(
+                    "no target; add e.g. {} = \"DSN or instance:NAME/DB\"",
+                    roles[0]
+                )))
+            }
+            1 => every_role(
+                targets
+                    .into_values()
+                    .next()
+                    .unwrap_or_else(TargetSpec::default_instance),
+            ),
+            n if n < roles.len() => {
+                let missing: Vec<&str> = roles
+                    .iter()
+                    .copied()
+                    .filter(|r| !targets.contains_key(*r))
+                    .collect();
+                return Err(fail(format!(
+                    "no target for role {}; give every role a target, or one target for all",
+                    missing.join(", ")
+                )));
+            }
+            _ => targets,
+        };
+        sets.push(SetPlan {
+            name: set_name,
+            targets,
+        });
+    }
+    let span_fail = |m: String| src.error(span.clone(), format!("group '{name}': {m}"));
+    if let Some(t) = &g.target {
+        let target = TargetSpec::parse(t).map_err(span_fail)?;
+        sets.push(SetPlan {
+            name: (sets.len() + 1).to_string(),
+            targets: every_role(target),
+        });
+    }
+    if let Some(instance) = &g.instance {
+        check_name("instance", instance).map_err(span_fail)?;
+        let count = g.sets.unwrap_or(1);
+        if count == 0 {
+            return Err(span_fail("sets must be at least 1".into()));
+        }
+        for i in 1..=count {
+            sets.push(SetPlan {
+                name: i.to_string(),
+                targets: every_role(TargetSpec::Instance {
+                    name: instance.clone(),
+                    dbname: format!("{}_{i}", name.to_lowercase()),
+                }),
+            });
+        }
+    } else if g.sets.is_some() {
+        return Err(span_fail(
+            "`sets = N` needs `instance = \"NAME\"` to create the sets' databases on".into(),
+        ));
+    }
+    if sets.is_empty() {
+        return Err(src.error(span, format!(
+            "group '{name}' has no sets; add `instance = \"default\"` (one database per set) or a [[group.set]] with {} = \"DSN or instance:NAME/DB\"",
+            roles[0]
         )));
     }
-    check_shared_targets(src, raw, &out)?;
-    Ok(out)
+    Ok(sets)
 }
 
 /// A database used by two sets must hold the same data: same workload family and scale.
@@ -218,22 +260,31 @@ fn check_shared_targets(
     src: &Source,
     raw: &[Spanned<RawGroup>],
     groups: &[GroupPlan],
+    catalog: &dyn Catalog,
 ) -> Result<(), ConfigError> {
+    let family = |g: &GroupPlan| {
+        catalog
+            .find(g.workload.as_str())
+            .map_or(g.workload.as_str(), |w| w.family())
+            .to_string()
+    };
     let mut seen: Vec<(&TargetSpec, usize)> = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         for s in &g.sets {
-            if let Some((_, other)) = seen.iter().find(|(t, _)| **t == s.oltp) {
+            for (target, _) in s.distinct_targets() {
+                let Some((_, other)) = seen.iter().find(|(t, _)| *t == target) else {
+                    seen.push((target, gi));
+                    continue;
+                };
                 let o = &groups[*other];
-                let clash = o.workload.family() != g.workload.family()
+                let clash = family(o) != family(g)
                     || (o.scale.is_some() && g.scale.is_some() && o.scale != g.scale);
                 if clash {
                     return Err(src.error(raw[gi].span(), format!(
                         "target {} is used by groups '{}' ({} scale {}) and '{}' ({} scale {}), which need different data; give each group its own database",
-                        s.oltp.redacted(), o.name, o.workload.as_str(), fmt_scale(o.scale), g.name, g.workload.as_str(), fmt_scale(g.scale)
+                        target.redacted(), o.name, o.workload, fmt_scale(o.scale), g.name, g.workload, fmt_scale(g.scale)
                     )));
                 }
-            } else {
-                seen.push((&s.oltp, gi));
             }
         }
     }
@@ -251,7 +302,16 @@ pub fn phases(
     groups: &[GroupPlan],
     shared: bool,
     phase_duration: Option<Duration>,
+    catalog: &dyn Catalog,
 ) -> Result<Vec<PhasePlan>, ConfigError> {
+    let type_names: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            catalog
+                .find(g.workload.as_str())
+                .map_or_else(Vec::new, |w| w.txn_type_names())
+        })
+        .collect();
     if raw.is_empty() {
         return Err(ConfigError::Invalid(format!(
             "{}: no [[phase]]; add at least one with a duration and {}",
@@ -321,7 +381,7 @@ pub fn phases(
             }
         }
         let mix = match &p.mix {
-            Some(m) => mix(src, m, groups, &name)?,
+            Some(m) => mix(src, m, &type_names, &name)?,
             None => vec![Vec::new(); groups.len()],
         };
         let mut pgs = Vec::with_capacity(groups.len());
@@ -391,21 +451,16 @@ fn per_group<T: Clone>(
 }
 
 /// A phase's mix, split per group: each group keeps the entries its workload can run.
+/// `type_names` holds each group's transaction type names.
 fn mix(
     src: &Source,
     m: &Spanned<BTreeMap<String, f64>>,
-    groups: &[GroupPlan],
+    type_names: &[Vec<String>],
     phase: &str,
 ) -> Result<Vec<Vec<(String, f64)>>, ConfigError> {
     for (txn, w) in m.get_ref() {
-        if !groups
-            .iter()
-            .any(|g| g.workload.txn_types().contains(&txn.as_str()))
-        {
-            let mut known: Vec<&str> = groups
-                .iter()
-                .flat_map(|g| g.workload.txn_types().iter().copied())
-                .collect();
+        if !type_names.iter().any(|names| names.contains(txn)) {
+            let mut known: Vec<&str> = type_names.iter().flatten().map(String::as_str).collect();
             known.sort_unstable();
             known.dedup();
             return Err(src.error(m.span(), format!(
@@ -420,12 +475,12 @@ fn mix(
             ));
         }
     }
-    Ok(groups
+    Ok(type_names
         .iter()
-        .map(|g| {
+        .map(|names| {
             m.get_ref()
                 .iter()
-                .filter(|(t, _)| g.workload.txn_types().contains(&t.as_str()))
+                .filter(|(t, _)| names.contains(t))
                 .map(|(t, w)| (t.clone(), *w))
                 .collect()
         })

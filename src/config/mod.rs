@@ -3,7 +3,9 @@
 //! [`PreparePlan`]. Flags and files meet in [`RawRun`], so `--clients 8 --duration 30s` and a file
 //! saying the same compile into the same Plan.
 
+pub mod catalog;
 pub mod duration;
+mod extra;
 pub mod groups;
 pub mod options;
 pub mod plan;
@@ -17,7 +19,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-pub use options::{Isolation, ThinkMode, WorkloadOptions};
+pub use catalog::{Catalog, OptionKind, OptionSpec, OptionValues, WorkloadInfo, DEFAULT_ROLE};
+pub use options::{GroupOptions, Isolation};
 pub use plan::{
     DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan,
     WorkloadName,
@@ -42,10 +45,10 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// Run settings before validation: every field optional. Deserialized from TOML (unknown keys
-/// are errors) and filled from command-line flags.
+/// Run settings before validation: every field optional. Deserialized from TOML and filled
+/// from command-line flags. Keys that are not fields here are a workload's options (see
+/// [`extra`]); any other key is an error.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RawRun {
     pub workload: Option<WorkloadName>,
     pub scale: Option<u32>,
@@ -76,12 +79,10 @@ pub struct RawRun {
     pub phase_duration: Option<String>,
     /// Every group's default isolation level.
     pub isolation: Option<Isolation>,
-    /// TPC-C groups: keying and think times.
-    pub think: Option<ThinkMode>,
-    /// TPC-C groups: server-side PL/pgSQL transactions.
-    pub procedures: Option<bool>,
-    /// TPC-C groups: clients per home warehouse.
-    pub clients_per_warehouse: Option<u32>,
+    /// Workload options for every group whose workload declares them (file: extra top-level
+    /// keys; command line: the workloads' own flags).
+    #[serde(skip)]
+    pub options: OptionValues,
     #[serde(default)]
     pub group: Vec<Spanned<groups::RawGroup>>,
     #[serde(default)]
@@ -97,16 +98,6 @@ pub struct RawMeasure {
 }
 
 impl RawRun {
-    /// The run-level workload options (flags or the file's top level).
-    pub fn options(&self) -> options::RawOptions {
-        options::RawOptions {
-            isolation: self.isolation,
-            think: self.think,
-            procedures: self.procedures,
-            clients_per_warehouse: self.clients_per_warehouse,
-        }
-    }
-
     /// Values set in `over` win; the rest come from `self`. Groups and phases come only from files.
     pub fn overlay(self, over: RawRun) -> RawRun {
         RawRun {
@@ -135,9 +126,11 @@ impl RawRun {
             prometheus: over.prometheus.or(self.prometheus),
             phase_duration: over.phase_duration.or(self.phase_duration),
             isolation: over.isolation.or(self.isolation),
-            think: over.think.or(self.think),
-            procedures: over.procedures.or(self.procedures),
-            clients_per_warehouse: over.clients_per_warehouse.or(self.clients_per_warehouse),
+            options: {
+                let mut options = self.options;
+                options.extend(over.options);
+                options
+            },
             group: if over.group.is_empty() {
                 self.group
             } else {
@@ -171,12 +164,13 @@ pub enum RunSource<'a> {
 }
 
 /// Reads the run file or preset (if any), lays the flags over it, and validates the result.
-/// `cores` decides the default number of driver threads.
+/// `cores` decides the default number of driver threads; `catalog` names the workloads.
 pub fn build_run_plan(
     source: RunSource,
     flags: RawRun,
     cores: u32,
     default_seed: u64,
+    catalog: &dyn Catalog,
 ) -> Result<RunPlan, ConfigError> {
     let (file, text) = match source {
         RunSource::None => (String::from("flags"), String::new()),
@@ -198,12 +192,23 @@ pub fn build_run_plan(
             (format!("preset {name}"), preset.toml.to_string())
         }
     };
-    let from_file: RawRun = parse_toml(&file, &text)?;
     let src = groups::Source {
         file: &file,
         text: &text,
     };
-    validate_run(&src, from_file.overlay(flags), cores, default_seed)
+    let from_file = parse_run_text(&src, catalog)?;
+    validate_run(&src, from_file.overlay(flags), cores, default_seed, catalog)
+}
+
+/// Parses a run file's text, workload options included.
+pub fn parse_run_text(src: &groups::Source, catalog: &dyn Catalog) -> Result<RawRun, ConfigError> {
+    let mut raw: RawRun = parse_toml(src.file, src.text)?;
+    let extra = extra::workload_options::<RawRun, groups::RawGroup>(src, catalog)?;
+    raw.options = extra.top;
+    for (g, options) in raw.group.iter_mut().zip(extra.groups) {
+        g.get_mut().options = options;
+    }
+    Ok(raw)
 }
 
 /// Validates raw run settings into a Plan; every message names the setting and the fix.
@@ -212,8 +217,8 @@ pub fn validate_run(
     raw: RawRun,
     cores: u32,
     default_seed: u64,
+    catalog: &dyn Catalog,
 ) -> Result<RunPlan, ConfigError> {
-    let invalid = |m: String| ConfigError::Invalid(m);
     let shared = raw.mode.unwrap_or(DriveMode::Shared) == DriveMode::Shared;
     let phase_duration = match raw.phase_duration.as_deref() {
         Some(t) => {
@@ -222,7 +227,7 @@ pub fn validate_run(
         None => None,
     };
     let (groups, phases) = if raw.group.is_empty() {
-        single_group(&raw, phase_duration)?
+        single_group(&raw, phase_duration, catalog)?
     } else {
         if raw.workload.is_some() || raw.target.is_some() || raw.scale.is_some() {
             return Err(invalid(format!(
@@ -236,8 +241,8 @@ pub fn validate_run(
                 src.file
             )));
         }
-        let g = groups::groups(src, &raw.group, raw.options())?;
-        let p = groups::phases(src, &raw.phase, &g, shared, phase_duration)?;
+        let g = groups::groups(src, &raw.group, &raw.options, raw.isolation, catalog)?;
+        let p = groups::phases(src, &raw.phase, &g, shared, phase_duration, catalog)?;
         (g, p)
     };
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
@@ -246,10 +251,76 @@ pub fn validate_run(
             "clients must be at least 1 (--clients / -c)".into(),
         ));
     }
+    let jobs = driver_threads(&raw, shared, clients, &phases, cores)?;
+    let cadence = cadence(&raw, groups.len() > 1 || phases.len() > 1)?;
+    if let Some(rate) = raw.rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(invalid(format!(
+                "rate {rate} is not a positive number of transactions per second (--rate / -R)"
+            )));
+        }
+        if !shared {
+            return Err(invalid("--rate is the shared pool's total; in independent mode give each group a rate per phase".into()));
+        }
+    }
+    let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
+    if max_tries == 0 {
+        return Err(invalid(
+            "max-tries must be at least 1 (1 = no retries)".into(),
+        ));
+    }
+    let iterations = raw.iterations.unwrap_or(1);
+    if iterations == 0 {
+        return Err(invalid("iterations must be at least 1".into()));
+    }
+    let (measure_first, measure_count) = measured_phases(raw.measure, phases.len(), iterations)?;
+    Ok(RunPlan {
+        mode: if shared {
+            DriveMode::Shared
+        } else {
+            DriveMode::Independent
+        },
+        groups,
+        phases,
+        iterations,
+        ramp_up: cadence.ramp_up,
+        ramp_down: cadence.ramp_down,
+        measure_first,
+        measure_count,
+        clients,
+        jobs,
+        protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
+        rate: raw.rate,
+        max_tries,
+        progress: cadence.progress,
+        poll: cadence.poll,
+        interval: cadence.interval,
+        seed: raw.seed.unwrap_or(default_seed),
+        deck_size: raw.deck_size,
+        mix_log: raw.mix_log.unwrap_or(false),
+        sample: cadence.sample,
+        prometheus: raw.prometheus,
+        out: raw.out,
+    })
+}
+
+fn invalid(message: String) -> ConfigError {
+    ConfigError::Invalid(message)
+}
+
+/// Driver threads: `--jobs`, or one per core, never more than the clients that can be active.
+fn driver_threads(
+    raw: &RawRun,
+    shared: bool,
+    clients: u32,
+    phases: &[PhasePlan],
+    cores: u32,
+) -> Result<u32, ConfigError> {
     let most_clients = if shared {
         clients
     } else {
-        (0..groups.len())
+        let groups = phases.first().map_or(0, |p| p.groups.len());
+        (0..groups)
             .map(|g| {
                 phases
                     .iter()
@@ -259,16 +330,25 @@ pub fn validate_run(
             })
             .sum()
     };
-    let jobs = match raw.jobs {
-        Some(0) => return Err(invalid("jobs must be at least 1 (--jobs / -j)".into())),
-        Some(j) => j.min(most_clients.max(1)),
-        None => cores.max(1).min(most_clients.max(1)),
-    };
-    let poll_default = if groups.len() > 1 || phases.len() > 1 {
-        defaults::POLL
-    } else {
-        "0s"
-    };
+    match raw.jobs {
+        Some(0) => Err(invalid("jobs must be at least 1 (--jobs / -j)".into())),
+        Some(j) => Ok(j.min(most_clients.max(1))),
+        None => Ok(cores.max(1).min(most_clients.max(1))),
+    }
+}
+
+/// The run's clocks: reporting, live output, sampling and ramps.
+struct Cadence {
+    progress: Duration,
+    poll: Duration,
+    interval: Duration,
+    sample: Duration,
+    ramp_up: Duration,
+    ramp_down: Duration,
+}
+
+fn cadence(raw: &RawRun, elastic: bool) -> Result<Cadence, ConfigError> {
+    let poll_default = if elastic { defaults::POLL } else { "0s" };
     let poll = parse_setting("poll", raw.poll.as_deref(), poll_default)?;
     // The polling block already shows the rate; the one-line progress is for simple runs.
     let progress_default = if poll.is_zero() {
@@ -303,78 +383,46 @@ pub fn validate_run(
             return Err(invalid(format!("{key} must be a whole number of seconds")));
         }
     }
-    if let Some(rate) = raw.rate {
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(invalid(format!(
-                "rate {rate} is not a positive number of transactions per second (--rate / -R)"
-            )));
-        }
-        if !shared {
-            return Err(invalid("--rate is the shared pool's total; in independent mode give each group a rate per phase".into()));
-        }
-    }
-    let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
-    if max_tries == 0 {
-        return Err(invalid(
-            "max-tries must be at least 1 (1 = no retries)".into(),
-        ));
-    }
-    let iterations = raw.iterations.unwrap_or(1);
-    if iterations == 0 {
-        return Err(invalid("iterations must be at least 1".into()));
-    }
-    let total_phases = iterations * phases.len() as u32;
-    let (measure_first, measure_count) = match raw.measure {
-        None => (1, total_phases),
-        Some(m) => {
-            if m.first == 0 || m.count == 0 || m.first + m.count - 1 > total_phases {
-                return Err(invalid(format!(
-                    "measure = {{ first = {}, count = {} }} is outside the run's {total_phases} phases ({} per iteration x {iterations}); phases count from 1",
-                    m.first, m.count, phases.len()
-                )));
-            }
-            (m.first, m.count)
-        }
-    };
-    Ok(RunPlan {
-        mode: if shared {
-            DriveMode::Shared
-        } else {
-            DriveMode::Independent
-        },
-        groups,
-        phases,
-        iterations,
-        ramp_up,
-        ramp_down,
-        measure_first,
-        measure_count,
-        clients,
-        jobs,
-        protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
-        rate: raw.rate,
-        max_tries,
+    Ok(Cadence {
         progress,
         poll,
         interval,
-        seed: raw.seed.unwrap_or(default_seed),
-        deck_size: raw.deck_size,
-        mix_log: raw.mix_log.unwrap_or(false),
         sample,
-        prometheus: raw.prometheus,
-        out: raw.out,
+        ramp_up,
+        ramp_down,
     })
+}
+
+/// The measured window `[first, first + count)` over all iterations' phases, counted from 1.
+fn measured_phases(
+    measure: Option<RawMeasure>,
+    phases: usize,
+    iterations: u32,
+) -> Result<(u32, u32), ConfigError> {
+    let total_phases = iterations * phases as u32;
+    let Some(m) = measure else {
+        return Ok((1, total_phases));
+    };
+    if m.first == 0 || m.count == 0 || m.first + m.count - 1 > total_phases {
+        return Err(invalid(format!(
+            "measure = {{ first = {}, count = {} }} is outside the run's {total_phases} phases ({phases} per iteration x {iterations}); phases count from 1",
+            m.first, m.count
+        )));
+    }
+    Ok((m.first, m.count))
 }
 
 /// The one group, one set, one phase of a flag-style run (`--workload tpcb --duration 30s`).
 fn single_group(
     raw: &RawRun,
     phase_duration: Option<Duration>,
+    catalog: &dyn Catalog,
 ) -> Result<(Vec<GroupPlan>, Vec<PhasePlan>), ConfigError> {
-    let invalid = |m: String| ConfigError::Invalid(m);
-    let workload = raw.workload.ok_or_else(|| {
-        invalid("no workload given; use --workload tpcb|select-only|simple-update, a run file with [[group]] tables, or --preset NAME".into())
+    let names: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
+    let workload = raw.workload.clone().ok_or_else(|| {
+        invalid(format!("no workload given; use --workload {}, a run file with [[group]] tables, or --preset NAME", names.join("|")))
     })?;
+    let info = catalog.get(workload.as_str()).map_err(invalid)?;
     if raw.scale == Some(0) {
         return Err(invalid("scale must be at least 1 (--scale / -s)".into()));
     }
@@ -398,16 +446,23 @@ fn single_group(
         Some(t) => TargetSpec::parse(t).map_err(|m| invalid(format!("target: {m}")))?,
         None => TargetSpec::default_instance(),
     };
-    let options = raw.options().validate(workload).map_err(invalid)?;
+    let options = GroupOptions {
+        isolation: raw.isolation.unwrap_or_default(),
+        workload: catalog::validate_options(catalog, info, &raw.options).map_err(invalid)?,
+    };
     let group = GroupPlan {
         name: workload.as_str().to_string(),
-        workload,
         scale: raw.scale,
         options,
         sets: vec![SetPlan {
             name: "1".into(),
-            oltp: target,
+            targets: info
+                .roles()
+                .iter()
+                .map(|r| (r.to_string(), target.clone()))
+                .collect(),
         }],
+        workload,
     };
     let phase = PhasePlan {
         name: "run".into(),
@@ -425,16 +480,22 @@ fn single_group(
 
 /// Validates `prepare` settings.
 pub fn validate_prepare(
-    workload: Option<WorkloadName>,
+    workload: Option<&str>,
     scale: Option<u32>,
     target: Option<&str>,
     jobs: Option<u32>,
     force: bool,
     cores: u32,
+    catalog: &dyn Catalog,
 ) -> Result<PreparePlan, ConfigError> {
     let workload = workload.ok_or_else(|| {
-        ConfigError::Invalid("no workload given; use --workload tpcb (select-only and simple-update use the same tables)".into())
+        let families: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
+        ConfigError::Invalid(format!(
+            "no workload given; use --workload NAME ({}; workloads of one family load the same tables)",
+            families.join(", ")
+        ))
     })?;
+    let workload = WorkloadName::new(catalog.get(workload).map_err(invalid)?.name());
     let scale = scale.unwrap_or(1);
     if scale == 0 {
         return Err(ConfigError::Invalid(

@@ -6,72 +6,31 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
 use super::duration::serde_duration;
-use super::options::{Isolation, ThinkMode, WorkloadOptions};
+use super::options::{GroupOptions, Isolation};
 use super::target::TargetSpec;
 
-/// The built-in workloads. Names are the ones users type (`--workload select-only`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadName {
-    /// pgbench's default TPC-B-like script (7 statements per transaction).
-    Tpcb,
-    /// pgbench -S: one primary-key lookup on pgbench_accounts.
-    SelectOnly,
-    /// pgbench -N: TPC-B-like without the tellers and branches updates.
-    SimpleUpdate,
-    /// TPC-C (DBT-2's workload): five transaction types over the nine TPC-C tables; its scale
-    /// is the warehouse count.
-    Tpcc,
-}
-
-/// pgbench's three scripts run on the same tables, so a pgbench group can mix them.
-const PGBENCH_TXNS: &[&str] = &["tpcb", "select-only", "simple-update"];
-
-/// TPC-C's transaction types, in the order `workload::tpcc` indexes them.
-const TPCC_TXNS: &[&str] = &[
-    "new_order",
-    "payment",
-    "order_status",
-    "delivery",
-    "stock_level",
-];
+/// A workload's name as users type it (`--workload select-only`); which names exist is the
+/// workload registry's business, checked through a [`Catalog`](super::Catalog).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WorkloadName(pub String);
 
 impl WorkloadName {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkloadName::Tpcb => "tpcb",
-            WorkloadName::SelectOnly => "select-only",
-            WorkloadName::SimpleUpdate => "simple-update",
-            WorkloadName::Tpcc => "tpcc",
-        }
+    pub fn new(name: impl Into<String>) -> WorkloadName {
+        WorkloadName(name.into())
     }
 
-    /// Every transaction type a group of this workload can run (what a phase's `mix` may name).
-    /// The workload room uses the same names and indexes.
-    pub fn txn_types(self) -> &'static [&'static str] {
-        match self {
-            WorkloadName::Tpcc => TPCC_TXNS,
-            _ => PGBENCH_TXNS,
-        }
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
+}
 
-    /// The transaction type run when no mix is given. TPC-C draws from its own per-client
-    /// deck instead, so its value is not used.
-    pub fn default_txn(self) -> usize {
-        match self {
-            WorkloadName::Tpcb | WorkloadName::Tpcc => 0,
-            WorkloadName::SelectOnly => 1,
-            WorkloadName::SimpleUpdate => 2,
-        }
-    }
-
-    /// Workloads of one family share tables, so they may share a database.
-    pub fn family(self) -> &'static str {
-        match self {
-            WorkloadName::Tpcc => "tpcc",
-            _ => "pgbench",
-        }
+impl std::fmt::Display for WorkloadName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -105,11 +64,33 @@ pub enum DriveMode {
     Independent,
 }
 
-/// One copy of a group's databases: the target of each role (for now only `oltp`).
+/// One copy of a group's databases: the target of each role its workload declares (`oltp`,
+/// `dss`, ...). A set written with a single target has that target under every role.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SetPlan {
     pub name: String,
-    pub oltp: TargetSpec,
+    /// Role name -> target; written flat (`oltp = "..."`) in `runtime.toml`.
+    #[serde(flatten)]
+    pub targets: BTreeMap<String, TargetSpec>,
+}
+
+impl SetPlan {
+    /// The target of `role`.
+    pub fn target(&self, role: &str) -> Option<&TargetSpec> {
+        self.targets.get(role)
+    }
+
+    /// The set's distinct targets, each with the roles it serves, in role order.
+    pub fn distinct_targets(&self) -> Vec<(&TargetSpec, Vec<&str>)> {
+        let mut out: Vec<(&TargetSpec, Vec<&str>)> = Vec::new();
+        for (role, spec) in &self.targets {
+            match out.iter_mut().find(|(t, _)| *t == spec) {
+                Some((_, roles)) => roles.push(role),
+                None => out.push((spec, vec![role])),
+            }
+        }
+        out
+    }
 }
 
 /// A group: its workload, the scale its data is prepared with, and its sets.
@@ -122,7 +103,7 @@ pub struct GroupPlan {
     pub sets: Vec<SetPlan>,
     /// Isolation and the workload's own settings (plans written before them used defaults).
     #[serde(default)]
-    pub options: WorkloadOptions,
+    pub options: GroupOptions,
 }
 
 /// What one group gets in one phase.
@@ -207,31 +188,18 @@ fn default_sample() -> Duration {
 }
 
 impl RunPlan {
-    /// The name used for the default results dir: the workload of a one-group run, else "mixed".
-    pub fn name(&self) -> &'static str {
+    /// The name used for the default results dir: the workload of a one-group run, else "elastic".
+    pub fn name(&self) -> &str {
         match self.groups.as_slice() {
             [g] => g.workload.as_str(),
             _ => "elastic",
         }
     }
 
-    /// Advice on settings that are valid but probably not meant, printed before the run;
-    /// `scales` holds each group's scale as found in its data.
-    pub fn notes(&self, scales: &[u32]) -> Vec<String> {
+    /// Advice on run settings that are valid but probably not meant, printed before the run
+    /// (a workload adds its own once its data's scale is known).
+    pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
-        for (g, group) in self.groups.iter().enumerate() {
-            let warehouses = scales.get(g).copied().unwrap_or(1);
-            let clients = self.most_clients(g);
-            if group.options.think == ThinkMode::Spec && clients < 10 * warehouses {
-                notes.push(format!(
-                    "note: group '{}' paces its {clients} client(s) at the spec's terminal speed \
-                     (about 12 transactions a minute each); the spec drives {warehouses} \
-                     warehouse(s) with {} terminals",
-                    group.name,
-                    10 * warehouses
-                ));
-            }
-        }
         let strict = self
             .groups
             .iter()

@@ -1,14 +1,19 @@
 //! Config validation: flags and files meet in one Plan; every error names where and how to fix.
 
 use super::*;
+use crate::workload::Registry;
 
 fn from_text(text: &str) -> Result<RunPlan, ConfigError> {
-    let raw: RawRun = parse_toml("run.toml", text)?;
     let src = groups::Source {
         file: "run.toml",
         text,
     };
-    validate_run(&src, raw, 2, 1)
+    let raw = parse_run_text(&src, &Registry)?;
+    validate_run(&src, raw, 2, 1, &Registry)
+}
+
+fn name(n: &str) -> Option<WorkloadName> {
+    Some(WorkloadName::new(n))
 }
 
 fn flags(raw: RawRun) -> Result<RunPlan, ConfigError> {
@@ -20,6 +25,7 @@ fn flags(raw: RawRun) -> Result<RunPlan, ConfigError> {
         raw,
         2,
         1,
+        &Registry,
     )
 }
 
@@ -32,7 +38,7 @@ fn flags_and_file_compile_to_the_same_plan() {
     let text = "workload = \"select-only\"\nclients = 8\nduration = \"10s\"\nseed = 7\n";
     let from_file = from_text(text).unwrap();
     let from_flags = flags(RawRun {
-        workload: Some(WorkloadName::SelectOnly),
+        workload: name("select-only"),
         clients: Some(8),
         duration: Some("10s".into()),
         seed: Some(7),
@@ -51,17 +57,40 @@ fn flags_and_file_compile_to_the_same_plan() {
 
 #[test]
 fn unknown_key_names_file_and_line() {
-    let e = parse_toml::<RawRun>("run.toml", "workload = \"tpcb\"\n\nclinets = 4\n")
-        .unwrap_err()
-        .to_string();
+    let e = err("workload = \"tpcb\"\n\nclinets = 4\n");
     assert!(e.starts_with("run.toml:3:"), "{e}");
     assert!(e.contains("clinets"), "{e}");
+    // Inside a group too, and a workload's option is not an unknown key.
+    let e = err("[[group]]\nname = \"A\"\nworkload = \"tpcc\"\ninstance = \"default\"\nprocedures = true\nsest = 2\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n");
+    assert!(e.starts_with("run.toml:6:") && e.contains("sest"), "{e}");
+}
+
+#[test]
+fn a_set_maps_roles_to_targets() {
+    let text = "[[group]]\nname = \"A\"\nworkload = \"probe\"\n[[group.set]]\noltp = \"instance:a/o\"\ndss = \"instance:b/d\"\n[[group.set]]\noltp = \"instance:a/both\"\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n";
+    let plan = from_text(text).unwrap();
+    let sets = &plan.groups[0].sets;
+    assert_eq!(
+        sets[0].targets["dss"],
+        TargetSpec::parse("instance:b/d").unwrap()
+    );
+    assert_eq!(sets[0].distinct_targets().len(), 2);
+    // A single target serves every role.
+    assert_eq!(sets[1].targets["dss"], sets[1].targets["oltp"]);
+    assert_eq!(sets[1].distinct_targets().len(), 1);
+    let e = err(&text.replace("dss = ", "olap = "));
+    assert!(
+        e.starts_with("run.toml:4:") && e.contains("'olap' is not a role"),
+        "{e}"
+    );
+    let e = err("[[group]]\nname = \"A\"\nworkload = \"tpcb\"\n[[group.set]]\noltp = \"instance:a/x\"\ndss = \"instance:a/y\"\n[[phase]]\nduration = \"1s\"\nshares = { A = 100 }\n");
+    assert!(e.contains("not a role of workload tpcb"), "{e}");
 }
 
 #[test]
 fn zero_and_negative_values_are_refused() {
     let base = RawRun {
-        workload: Some(WorkloadName::Tpcb),
+        workload: name("tpcb"),
         ..RawRun::default()
     };
     let e = flags(RawRun {
@@ -109,7 +138,7 @@ fn groups_sets_and_phases_compile() {
     assert_eq!(plan.groups.len(), 2);
     assert_eq!(plan.groups[1].sets.len(), 2);
     assert_eq!(
-        plan.groups[1].sets[1].oltp,
+        plan.groups[1].sets[1].targets["oltp"],
         TargetSpec::Instance {
             name: "default".into(),
             dbname: "b_2".into()
@@ -203,20 +232,33 @@ fn independent_mode_takes_clients_per_group() {
 #[test]
 fn presets_compile_and_scale_with_phase_duration() {
     for p in presets::PRESETS {
-        let plan = build_run_plan(RunSource::Preset(p.name), RawRun::default(), 2, 1)
-            .unwrap_or_else(|e| panic!("preset {}: {e}", p.name));
+        let plan = build_run_plan(
+            RunSource::Preset(p.name),
+            RawRun::default(),
+            2,
+            1,
+            &Registry,
+        )
+        .unwrap_or_else(|e| panic!("preset {}: {e}", p.name));
         assert!(!plan.phases.is_empty());
         let short = RawRun {
             phase_duration: Some("10s".into()),
             ..RawRun::default()
         };
-        let plan = build_run_plan(RunSource::Preset(p.name), short, 2, 1).unwrap();
+        let plan = build_run_plan(RunSource::Preset(p.name), short, 2, 1, &Registry).unwrap();
         assert!(plan
             .phases
             .iter()
             .all(|ph| ph.duration == Duration::from_secs(10)));
     }
-    let tpcv = build_run_plan(RunSource::Preset("tpcv-elastic"), RawRun::default(), 2, 1).unwrap();
+    let tpcv = build_run_plan(
+        RunSource::Preset("tpcv-elastic"),
+        RawRun::default(),
+        2,
+        1,
+        &Registry,
+    )
+    .unwrap();
     assert_eq!(tpcv.phases.len(), 10);
     for g in 0..4 {
         let avg: f64 = tpcv.phases.iter().map(|p| p.groups[g].share).sum::<f64>() / 10.0;
@@ -267,15 +309,24 @@ shares = { A = 50, B = 50 }
 "#;
     let plan = from_text(text).unwrap();
     let (a, b) = (&plan.groups[0].options, &plan.groups[1].options);
+    let tpcc = crate::workload::tpcc::Options::from_values(&a.workload);
     assert_eq!(
-        (a.think, a.isolation, a.procedures, a.clients_per_warehouse),
-        (ThinkMode::Spec, Isolation::RepeatableRead, true, Some(10))
+        (
+            tpcc.think,
+            a.isolation,
+            tpcc.procedures,
+            tpcc.clients_per_warehouse
+        ),
+        (
+            crate::workload::tpcc::ThinkMode::Spec,
+            Isolation::RepeatableRead,
+            true,
+            Some(10)
+        )
     );
     // The top-level think reaches only the TPC-C group; B keeps its own isolation.
-    assert_eq!(
-        (b.think, b.isolation),
-        (ThinkMode::Zero, Isolation::Serializable)
-    );
+    assert!(b.workload.is_empty(), "{:?}", b.workload);
+    assert_eq!(b.isolation, Isolation::Serializable);
 }
 
 #[test]
@@ -289,8 +340,8 @@ fn tpcc_options_on_other_workloads_are_refused_with_the_line() {
     let e = err("think = \"spec\"\n[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"default\"\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n");
     assert!(e.contains("has none"), "{e}");
     let e = flags(RawRun {
-        workload: Some(WorkloadName::SelectOnly),
-        think: Some(ThinkMode::Spec),
+        workload: name("select-only"),
+        options: [("think".to_string(), toml::Value::from("spec"))].into(),
         ..RawRun::default()
     })
     .unwrap_err()
@@ -304,27 +355,15 @@ fn tpcc_options_on_other_workloads_are_refused_with_the_line() {
 #[test]
 fn a_strict_isolation_without_retries_gets_a_note() {
     let raw = |tries| RawRun {
-        workload: Some(WorkloadName::Tpcc),
+        workload: name("tpcc"),
         isolation: Some(Isolation::Serializable),
         max_tries: tries,
         ..RawRun::default()
     };
-    let notes = flags(raw(None)).unwrap().notes(&[1]);
+    let notes = flags(raw(None)).unwrap().notes();
     assert!(
         notes.len() == 1 && notes[0].contains("--max-tries"),
         "{notes:?}"
     );
-    assert!(flags(raw(Some(10))).unwrap().notes(&[1]).is_empty());
-    let spec = |clients| RawRun {
-        workload: Some(WorkloadName::Tpcc),
-        think: Some(ThinkMode::Spec),
-        clients: Some(clients),
-        ..RawRun::default()
-    };
-    let notes = flags(spec(8)).unwrap().notes(&[2]);
-    assert!(
-        notes.len() == 1 && notes[0].contains("20 terminals"),
-        "{notes:?}"
-    );
-    assert!(flags(spec(20)).unwrap().notes(&[2]).is_empty());
+    assert!(flags(raw(Some(10))).unwrap().notes().is_empty());
 }

@@ -10,11 +10,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::metrics::rollup::KeyShape;
 use crate::metrics::{ErrorClass, Outcome, Recorder};
-use crate::workload::{ClientState, Rng, TxnArgs, TxnEnd};
+use crate::workload::{Rng, Terminal, TxnEnd};
 
 use super::deck::Deck;
-use super::layout::{ClientRole, Layout, Pace};
+use super::layout::{ClientAssignment, Layout, Pace};
 use super::schedule::Schedule;
 use super::session::Session;
 use super::stop::Stop;
@@ -25,8 +26,8 @@ pub struct ClientShared {
     pub layout: Layout,
     pub protocol: pgwire::Protocol,
     pub max_tries: u32,
-    /// Recorder key = (segment * targets + target) * txn_types + global txn.
-    pub txn_types: usize,
+    /// How (segment, target, type) make a recorder key.
+    pub keys: KeyShape,
     pub stop: Stop,
 }
 
@@ -34,12 +35,14 @@ pub struct ClientShared {
 pub struct Client {
     pub id: u32,
     pub shared: Arc<ClientShared>,
-    pub role: ClientRole,
+    pub role: ClientAssignment,
     /// Global target index of each session.
     targets: Vec<usize>,
+    /// Session index of each global target (`usize::MAX` where the client has none).
+    session_of: Vec<usize>,
     pub sessions: Vec<Session>,
-    /// Workload state per group (index = group).
-    states: Vec<ClientState>,
+    /// The workload's own state per group (index = group).
+    terminals: Vec<Box<dyn Terminal>>,
     rng: Rng,
     recorder: Rc<RefCell<Recorder>>,
     mixlog: Option<Rc<RefCell<MixLog>>>,
@@ -59,7 +62,7 @@ impl Client {
     pub fn new(
         id: u32,
         shared: Arc<ClientShared>,
-        role: ClientRole,
+        role: ClientAssignment,
         sessions: Vec<Session>,
         rng: Rng,
         recorder: Rc<RefCell<Recorder>>,
@@ -67,17 +70,22 @@ impl Client {
     ) -> Client {
         let layout = &shared.layout;
         let targets = layout.client_targets(&role);
-        let states = layout
+        let mut session_of = vec![usize::MAX; layout.targets.len()];
+        for (local, t) in targets.iter().enumerate() {
+            session_of[*t] = local;
+        }
+        let terminals = layout
             .groups
             .iter()
-            .map(|g| g.workload.client_state(role.slot))
+            .map(|g| Arc::clone(&g.workload).terminal(role.slot))
             .collect();
         Client {
             id,
             role,
             targets,
+            session_of,
             sessions,
-            states,
+            terminals,
             rng,
             recorder,
             mixlog,
@@ -92,7 +100,7 @@ impl Client {
             index,
             end: start + seg.end,
             active: layout.active(&self.role, seg.phase),
-            deck: layout.target_deck(&self.role, seg.phase),
+            deck: layout.set_deck(&self.role, seg.phase),
             mixes: (0..layout.groups.len())
                 .map(|g| layout.mix_deck(seg.phase, g))
                 .collect(),
@@ -151,17 +159,18 @@ impl Client {
             let Some(card) = seg.deck.draw(&mut self.rng) else {
                 continue;
             };
-            let local = card as usize;
-            let target = self.targets[local];
-            let group = layout.targets[target].group;
+            let set = &layout.sets[card as usize];
+            let group = set.group;
             let g = &layout.groups[group];
             let txn = match &mut seg.mixes[group] {
                 Some(deck) => deck.draw(&mut self.rng).map_or(0, usize::from),
-                None => g.workload.draw_txn(&mut self.states[group], &mut self.rng),
+                None => self.terminals[group].next_type(&mut self.rng),
             };
-            let args = g
-                .workload
-                .draw_args(txn, &mut self.states[group], &mut self.rng);
+            self.terminals[group].draw(txn, &mut self.rng);
+            // The set's target for the type's role, and this client's session to it.
+            let role = g.txn_role.get(txn).copied().unwrap_or(0);
+            let target = set.targets.get(role).copied().unwrap_or(set.targets[0]);
+            let local = self.session_of[target];
             // A workload's keying time (TPC-C's terminal model) is not part of the response
             // time: the clock starts when the keying ends.
             let keying = g.workload.keying_time(txn);
@@ -175,12 +184,12 @@ impl Client {
                 Instant::now()
             };
             let started = Instant::now();
-            let (outcome, retries) = self.run_txn(local, group, txn, &args, deadline).await;
+            let (outcome, retries) = self.run_txn(local, group, deadline).await;
             let ended = Instant::now();
             let latency_us = micros(ended - scheduled);
             let lag_us = schedule.as_ref().map(|_| micros(started - scheduled));
             let global_txn = g.txn_map.get(txn).copied().unwrap_or(0);
-            let key = (seg.index * layout.targets.len() + target) * shared.txn_types + global_txn;
+            let key = shared.keys.key(seg.index, target, global_txn);
             self.recorder
                 .borrow_mut()
                 .record(key, outcome, latency_us, lag_us, retries);
@@ -217,17 +226,10 @@ impl Client {
         }
     }
 
-    /// One transaction with its retries on session `local`: (outcome, extra tries).
-    async fn run_txn(
-        &mut self,
-        local: usize,
-        group: usize,
-        txn: usize,
-        args: &TxnArgs,
-        deadline: Instant,
-    ) -> (Outcome, u32) {
+    /// The transaction `group`'s terminal drew, with its retries on session `local`:
+    /// (outcome, extra tries).
+    async fn run_txn(&mut self, local: usize, group: usize, deadline: Instant) -> (Outcome, u32) {
         let shared = Arc::clone(&self.shared);
-        let workload = &shared.layout.groups[group].workload;
         let mut tries = 0u32;
         loop {
             tries += 1;
@@ -237,7 +239,7 @@ impl Client {
             let Some(conn) = self.sessions[local].conn.as_mut() else {
                 return (Outcome::Failed(ErrorClass::Connection), tries - 1);
             };
-            let err = match workload.execute(conn, shared.protocol, txn, args).await {
+            let err = match self.terminals[group].execute(conn, shared.protocol).await {
                 Ok(TxnEnd::Committed) => return (Outcome::Committed, tries - 1),
                 Ok(TxnEnd::ExpectedRollback) => return (Outcome::ExpectedRollback, tries - 1),
                 Err(e) => e,

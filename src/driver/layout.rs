@@ -1,8 +1,10 @@
 //! The layout of a run as the clients see it: which targets each client holds a session to,
-//! and, for each phase, whether it is active, which deck of targets it draws from, which mix
-//! deck per group, and its pace (rate, think time). Built once from the Plan, read by every
-//! client at each segment change; nothing here is touched per transaction.
+//! which target of a set serves each role, and, for each phase, whether a client is active,
+//! which deck of sets it draws from, which mix deck per group, and its pace (rate, think
+//! time). Built once from the Plan, read by every client at each segment change; per
+//! transaction only the set → role → target lookup is made, through plain vectors.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::timeline::Segment;
@@ -14,26 +16,59 @@ use super::deck::{card_counts, Deck};
 /// (card, copies) pairs of a deck.
 type Cards = Vec<(usize, u32)>;
 
-/// One (group, set) target.
+/// One database of a (group, set): a session target.
 #[derive(Debug, Clone)]
 pub struct TargetSlot {
     pub group: usize,
     pub params: pgwire::ConnectParams,
 }
 
-/// A group's workload and how its transaction types map to the run's type list.
+/// One set of a group: the target serving each of the group's roles.
+#[derive(Debug, Clone)]
+pub struct SetSlot {
+    pub group: usize,
+    /// Index into `Layout::targets`, per role in the order of `GroupSlot::roles`.
+    pub targets: Vec<usize>,
+}
+
+/// A group's workload, its roles, and how its transaction types map to the run's type list.
 #[derive(Debug, Clone)]
 pub struct GroupSlot {
-    pub workload: Workload,
+    pub workload: Arc<dyn Workload>,
     /// Global type index of each of the workload's transaction types.
     pub txn_map: Vec<usize>,
+    /// Role of each of the workload's transaction types: index into `roles`.
+    pub txn_role: Vec<usize>,
+    pub roles: Vec<String>,
+    /// Indexes into `Layout::sets`.
+    pub sets: Vec<usize>,
     /// Indexes into `Layout::targets`.
     pub targets: Vec<usize>,
 }
 
-/// What one client serves.
+impl GroupSlot {
+    /// The group's part of the plan: its workload and the roles its sets map to targets.
+    pub fn new(workload: Arc<dyn Workload>, roles: Vec<String>) -> GroupSlot {
+        let txn_role = workload
+            .txn_types()
+            .iter()
+            .map(|t| roles.iter().position(|r| *r == t.role).unwrap_or(0))
+            .collect();
+        GroupSlot {
+            workload,
+            txn_map: Vec::new(),
+            txn_role,
+            roles,
+            sets: Vec::new(),
+            targets: Vec::new(),
+        }
+    }
+}
+
+/// Which clients serve what: a group (independent mode) or all of them (shared mode), and the
+/// client's place among them.
 #[derive(Debug, Clone, Copy)]
-pub struct ClientRole {
+pub struct ClientAssignment {
     /// The group of an independent-mode client; None in shared mode (it serves all).
     pub group: Option<usize>,
     pub slot: ClientSlot,
@@ -51,56 +86,56 @@ pub struct Pace {
 pub struct Layout {
     pub mode: DriveMode,
     pub targets: Vec<TargetSlot>,
+    pub sets: Vec<SetSlot>,
     pub groups: Vec<GroupSlot>,
     pub segments: Vec<Segment>,
-    pub clients: Vec<ClientRole>,
+    pub clients: Vec<ClientAssignment>,
     /// Printable name of each target (password redacted).
     pub labels: Vec<String>,
     plan: RunPlan,
-    /// Shared mode: per phase, card counts over all targets.
+    /// Shared mode: per phase, card counts over all sets.
     shared_cards: Vec<Cards>,
     /// Per phase, per group: card counts over the group's transaction types (None = workload's own).
     mix_cards: Vec<Vec<Option<Cards>>>,
 }
 
 impl Layout {
-    /// `targets` holds each (group, set)'s connection parameters in plan order; `workloads`
-    /// one workload per group; `txn_types` the run's list of type names.
+    /// `targets` holds each distinct database of every (group, set) in plan order, `sets`
+    /// every (group, set) with its target per role; `groups` one slot per group; `txn_types`
+    /// the run's list of type names.
     pub fn new(
         plan: &RunPlan,
         segments: Vec<Segment>,
-        workloads: Vec<Workload>,
+        mut groups: Vec<GroupSlot>,
         targets: Vec<TargetSlot>,
+        sets: Vec<SetSlot>,
         labels: Vec<String>,
         txn_types: &[String],
     ) -> Result<Layout, String> {
-        let groups: Vec<GroupSlot> = workloads
-            .into_iter()
-            .enumerate()
-            .map(|(g, workload)| GroupSlot {
-                txn_map: workload
-                    .txn_types()
-                    .iter()
-                    .map(|t| txn_types.iter().position(|n| n == t).unwrap_or(0))
-                    .collect(),
-                targets: (0..targets.len())
-                    .filter(|t| targets[*t].group == g)
-                    .collect(),
-                workload,
-            })
-            .collect();
+        for (g, slot) in groups.iter_mut().enumerate() {
+            slot.txn_map = slot
+                .workload
+                .txn_types()
+                .iter()
+                .map(|t| txn_types.iter().position(|n| *n == t.name).unwrap_or(0))
+                .collect();
+            slot.sets = (0..sets.len()).filter(|s| sets[*s].group == g).collect();
+            slot.targets = (0..targets.len())
+                .filter(|t| targets[*t].group == g)
+                .collect();
+        }
         let mut shared_cards = Vec::new();
         let mut mix_cards = Vec::new();
         for phase in &plan.phases {
-            let weights: Vec<f64> = targets
+            let weights: Vec<f64> = sets
                 .iter()
-                .map(|t| phase.groups[t.group].share / groups[t.group].targets.len() as f64)
+                .map(|s| phase.groups[s.group].share / groups[s.group].sets.len() as f64)
                 .collect();
             let counts = if plan.mode == DriveMode::Shared {
                 card_counts(&weights, plan.deck_size)
                     .map_err(|e| format!("phase '{}': {e}", phase.name))?
             } else {
-                vec![0; targets.len()]
+                vec![0; sets.len()]
             };
             shared_cards.push(
                 counts
@@ -118,7 +153,7 @@ impl Layout {
                 let names = groups[g].workload.txn_types();
                 let mut weights = vec![0.0; names.len()];
                 for (name, w) in &pg.mix {
-                    if let Some(i) = names.iter().position(|n| n == name) {
+                    if let Some(i) = names.iter().position(|n| n.name == *name) {
                         weights[i] = *w;
                     }
                 }
@@ -136,7 +171,7 @@ impl Layout {
         }
         let clients = match plan.mode {
             DriveMode::Shared => (0..plan.clients)
-                .map(|i| ClientRole {
+                .map(|i| ClientAssignment {
                     group: None,
                     slot: ClientSlot {
                         index: i,
@@ -154,7 +189,7 @@ impl Layout {
                         .max()
                         .unwrap_or(0);
                     for i in 0..most {
-                        roles.push(ClientRole {
+                        roles.push(ClientAssignment {
                             group: Some(g),
                             slot: ClientSlot {
                                 index: i,
@@ -169,6 +204,7 @@ impl Layout {
         Ok(Layout {
             mode: plan.mode,
             targets,
+            sets,
             groups,
             segments,
             clients,
@@ -179,8 +215,9 @@ impl Layout {
         })
     }
 
-    /// Targets a client holds sessions to, by global index; card values index this list.
-    pub fn client_targets(&self, role: &ClientRole) -> Vec<usize> {
+    /// Targets a client holds sessions to (one per database of each set it can reach), by
+    /// global index.
+    pub fn client_targets(&self, role: &ClientAssignment) -> Vec<usize> {
         match role.group {
             Some(g) => self.groups[g].targets.clone(),
             None => (0..self.targets.len()).collect(),
@@ -199,21 +236,20 @@ impl Layout {
     }
 
     /// Whether the client runs transactions in `phase`.
-    pub fn active(&self, role: &ClientRole, phase: usize) -> bool {
+    pub fn active(&self, role: &ClientAssignment, phase: usize) -> bool {
         match role.group {
             Some(g) => role.slot.index < self.plan.phases[phase].groups[g].clients,
             None => true,
         }
     }
 
-    /// The client's deck of targets for `phase`; cards are positions in `client_targets`.
-    pub fn target_deck(&self, role: &ClientRole, phase: usize) -> Deck<u16> {
+    /// The client's deck of sets for `phase`; cards are global set indexes.
+    pub fn set_deck(&self, role: &ClientAssignment, phase: usize) -> Deck<u16> {
         match role.group {
             // Independent: the group's sets take equal turns.
             Some(g) => {
-                let counts: Vec<(u16, u32)> = (0..self.groups[g].targets.len())
-                    .map(|i| (i as u16, 1))
-                    .collect();
+                let counts: Vec<(u16, u32)> =
+                    self.groups[g].sets.iter().map(|s| (*s as u16, 1)).collect();
                 Deck::new(&counts)
             }
             None => {
@@ -234,7 +270,7 @@ impl Layout {
         })
     }
 
-    pub fn pace(&self, role: &ClientRole, phase: usize) -> Pace {
+    pub fn pace(&self, role: &ClientAssignment, phase: usize) -> Pace {
         match role.group {
             None => Pace {
                 rate: self
@@ -254,7 +290,7 @@ impl Layout {
     }
 
     /// Whether a client's pace is the same in every phase (so its schedule runs on unbroken).
-    pub fn pace_is_constant(&self, role: &ClientRole) -> bool {
+    pub fn pace_is_constant(&self, role: &ClientAssignment) -> bool {
         role.group.is_none()
     }
 }

@@ -87,7 +87,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         layout: plan.layout,
         protocol: plan.protocol,
         max_tries: plan.max_tries,
-        txn_types: plan.keys.txn_types.len(),
+        keys: plan.keys.shape(),
         stop,
     });
     let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;

@@ -44,13 +44,11 @@ impl KeySpace {
         self.len() == 0
     }
     pub fn key(&self, segment: usize, target: usize, txn: usize) -> usize {
-        (segment * self.targets.len() + target) * self.txn_types.len() + txn
+        self.shape().key(segment, target, txn)
     }
     /// (segment, target, txn) of a key.
     pub fn split(&self, key: usize) -> (usize, usize, usize) {
-        let types = self.txn_types.len().max(1);
-        let targets = self.targets.len().max(1);
-        (key / types / targets, (key / types) % targets, key % types)
+        self.shape().split(key)
     }
 }
 

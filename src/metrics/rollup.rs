@@ -4,6 +4,28 @@
 
 use super::{KeySpace, Recorder, Slot};
 
+/// The key arithmetic alone, small and `Copy` for the hot path: key = (segment × targets +
+/// target) × types + type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyShape {
+    pub targets: usize,
+    pub txn_types: usize,
+}
+
+impl KeyShape {
+    #[inline]
+    pub fn key(&self, segment: usize, target: usize, txn: usize) -> usize {
+        (segment * self.targets + target) * self.txn_types + txn
+    }
+
+    /// (segment, target, txn) of a key.
+    pub fn split(&self, key: usize) -> (usize, usize, usize) {
+        let types = self.txn_types.max(1);
+        let targets = self.targets.max(1);
+        (key / types / targets, (key / types) % targets, key % types)
+    }
+}
+
 /// What a recorder key stands for, with the target's group looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyParts {
@@ -14,6 +36,14 @@ pub struct KeyParts {
 }
 
 impl KeySpace {
+    /// The arithmetic of this key space.
+    pub fn shape(&self) -> KeyShape {
+        KeyShape {
+            targets: self.targets.len(),
+            txn_types: self.txn_types.len(),
+        }
+    }
+
     /// The parts of `key`.
     pub fn parts(&self, key: usize) -> KeyParts {
         let (segment, target, txn) = self.split(key);
@@ -26,7 +56,10 @@ impl KeySpace {
     }
 
     /// Every non-empty slot of `rec` with its key's parts.
-    pub fn slots<'a>(&'a self, rec: &'a Recorder) -> impl Iterator<Item = (KeyParts, &'a Slot)> + 'a {
+    pub fn slots<'a>(
+        &'a self,
+        rec: &'a Recorder,
+    ) -> impl Iterator<Item = (KeyParts, &'a Slot)> + 'a {
         rec.slots
             .iter()
             .enumerate()
@@ -90,7 +123,11 @@ mod tests {
         rec.record(keys.key(1, 1, 1), Outcome::Committed, 10, None, 0);
         rec.record(keys.key(1, 1, 0), Outcome::ExpectedRollback, 10, None, 0);
         let total = rec.total().total();
-        for rolled in [keys.by_type(&rec), keys.by_group(&rec), keys.by_segment(&rec)] {
+        for rolled in [
+            keys.by_type(&rec),
+            keys.by_group(&rec),
+            keys.by_segment(&rec),
+        ] {
             assert_eq!(rolled.iter().map(|s| s.total()).sum::<u64>(), total);
         }
         assert_eq!(keys.by_type(&rec)[0].total(), 2);

@@ -78,14 +78,19 @@ fn plan_toml(shape: &Shape) -> String {
 }
 
 /// Writes the generated run to `dir` (which must not exist); returns the final dir.
-pub fn generate(dir: &Path, shape: &Shape) -> Result<PathBuf, String> {
+/// `catalog` names the workloads the generated plan may use.
+pub fn generate(
+    dir: &Path,
+    shape: &Shape,
+    catalog: &dyn config::Catalog,
+) -> Result<PathBuf, String> {
     let text = plan_toml(shape);
     let raw: RawRun = config::parse_toml("synthetic", &text).map_err(|e| e.to_string())?;
     let src = Source {
         file: "synthetic",
         text: &text,
     };
-    let plan = config::validate_run(&src, raw, 2, 1).map_err(|e| e.to_string())?;
+    let plan = config::validate_run(&src, raw, 2, 1, catalog).map_err(|e| e.to_string())?;
     let segments = timeline::segments(&plan);
     let keys = KeySpace {
         segments: segments.clone(),
@@ -234,7 +239,7 @@ mod tests {
             samples_per_row: 3,
             sample_secs: 5,
         };
-        let out = generate(&dir.path().join("r"), &shape).unwrap();
+        let out = generate(&dir.path().join("r"), &shape, &crate::workload::Registry).unwrap();
         let data = super::super::load::load(&out).unwrap();
         assert!(data.notes.is_empty(), "{:?}", data.notes);
         assert_eq!(data.buckets.len(), 12);

@@ -124,7 +124,7 @@ mod tests {
 
     fn plan_with_password() -> RunPlan {
         let raw = crate::config::RawRun {
-            workload: Some(crate::config::WorkloadName::Tpcb),
+            workload: Some(crate::config::WorkloadName::new("tpcb")),
             target: Some("postgresql://u:SECRETPW@127.0.0.1/db".into()),
             seed: Some(42),
             ..Default::default()
@@ -133,7 +133,7 @@ mod tests {
             file: "t",
             text: "",
         };
-        crate::config::validate_run(&src, raw, 2, 1).unwrap()
+        crate::config::validate_run(&src, raw, 2, 1, &crate::workload::Registry).unwrap()
     }
 
     #[test]

@@ -374,7 +374,7 @@ pub mod tests {
     /// One group, two 10 s phases of 100 %, as `two_phase_keys`.
     pub fn plan() -> RunPlan {
         let raw = crate::config::RawRun {
-            workload: Some(crate::config::WorkloadName::Tpcb),
+            workload: Some(crate::config::WorkloadName::new("tpcb")),
             duration: Some("10s".into()),
             ..Default::default()
         };
@@ -382,7 +382,8 @@ pub mod tests {
             file: "t",
             text: "",
         };
-        let mut p = crate::config::validate_run(&src, raw, 1, 1).unwrap();
+        let mut p =
+            crate::config::validate_run(&src, raw, 1, 1, &crate::workload::Registry).unwrap();
         let mut second = p.phases[0].clone();
         second.name = "p2".into();
         p.phases[0].name = "p1".into();

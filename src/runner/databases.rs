@@ -5,12 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::config::{WorkloadName, WorkloadOptions};
+use crate::config::OptionValues;
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts};
 use crate::sampler::server::{self, XactCounters};
 use crate::target::ResolvedTarget;
-use crate::workload::Workload;
+use crate::workload::Kind;
 
 use super::{setup, RunError};
 
@@ -24,9 +24,8 @@ struct Db {
     dbname: String,
     server: usize,
     targets: Vec<usize>,
-    checked: Option<u32>,
-    /// The check included TPC-C's `--procedures` functions.
-    procedures_checked: bool,
+    /// The readiness checks passed here: (workload, its options) and the scale found.
+    checked: Vec<(String, OptionValues, u32)>,
     idle: XactCounters,
 }
 
@@ -70,8 +69,7 @@ impl Databases {
                     dbname: t.params.dbname.clone(),
                     server,
                     targets: vec![i],
-                    checked: None,
-                    procedures_checked: false,
+                    checked: Vec::new(),
                     idle: XactCounters::default(),
                 }),
             }
@@ -86,27 +84,32 @@ impl Databases {
             .unwrap_or(0)
     }
 
-    /// Checks the workload's data on target `t`'s database (once per database, and once more
-    /// for the first group there that calls TPC-C's functions); returns its scale.
+    /// Checks the workload's data on target `t`'s database, once per database and
+    /// (workload, options) pair (options may ask for more, e.g. TPC-C's functions); returns
+    /// its scale.
     pub async fn check_ready(
         &mut self,
         t: usize,
         target: &ResolvedTarget,
-        workload: WorkloadName,
-        options: &WorkloadOptions,
+        kind: &dyn Kind,
+        options: &OptionValues,
     ) -> Result<u32, RunError> {
         let d = self.db_of(t);
-        if let Some(scale) = self.dbs[d].checked {
-            if !options.procedures || self.dbs[d].procedures_checked {
-                return Ok(scale);
-            }
+        let done = self.dbs[d]
+            .checked
+            .iter()
+            .find(|(name, o, _)| name == kind.name() && o == options);
+        if let Some((_, _, scale)) = done {
+            return Ok(*scale);
         }
         let control = target.connect_tokio().await.map_err(setup)?;
-        let scale = Workload::check_ready(workload, options, &control)
+        let scale = kind
+            .check_ready(options, &control)
             .await
             .map_err(|e| setup(format!("target '{}': {e}", target.label)))?;
-        self.dbs[d].checked = Some(scale);
-        self.dbs[d].procedures_checked |= options.procedures;
+        self.dbs[d]
+            .checked
+            .push((kind.name().to_string(), options.clone(), scale));
         Ok(scale)
     }
 

@@ -6,8 +6,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
+use std::sync::Arc;
+
 use crate::config::{timeline, DriveMode, Isolation, RunPlan, TargetSpec};
-use crate::driver::layout::TargetSlot;
+use crate::driver::layout::{GroupSlot, SetSlot, TargetSlot};
 use crate::driver::{self, DriverPlan, Layout, Stop};
 use crate::instance::Home;
 use crate::metrics::{KeySpace, TargetKey};
@@ -16,7 +18,7 @@ use crate::sampler::host::HostFacts;
 use crate::sampler::prometheus::{self, Exporter};
 use crate::sampler::{LatestSamples, Sampler};
 use crate::target::{self, ResolvedTarget};
-use crate::workload::Workload;
+use crate::workload::{Kind, Registry, Workload};
 
 mod databases;
 
@@ -48,11 +50,32 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         Some(a) => Some(prometheus::parse_addr(a).map_err(setup)?),
         None => None,
     };
-    // Every (group, set) target, in plan order: this order is the target index everywhere.
+    let kinds: Vec<&'static dyn Kind> = plan
+        .groups
+        .iter()
+        .map(|g| Registry::kind(g.workload.as_str()).map_err(setup))
+        .collect::<Result<_, _>>()?;
+    // Every distinct database of every (group, set), in plan order: this order is the target
+    // index everywhere. Each set maps its workload's roles to these indexes.
     let mut specs: Vec<(usize, String, TargetSpec)> = Vec::new();
+    let mut sets: Vec<SetSlot> = Vec::new();
     for (g, group) in plan.groups.iter().enumerate() {
         for set in &group.sets {
-            specs.push((g, set.name.clone(), set.oltp.clone()));
+            let first = specs.len();
+            for (spec, _) in set.distinct_targets() {
+                specs.push((g, set.name.clone(), spec.clone()));
+            }
+            let targets = kinds[g]
+                .roles()
+                .iter()
+                .map(|role| {
+                    let spec = set.target(role);
+                    (first..specs.len())
+                        .find(|t| Some(&specs[*t].2) == spec)
+                        .unwrap_or(first)
+                })
+                .collect();
+            sets.push(SetSlot { group: g, targets });
         }
     }
     let mut resolved: Vec<ResolvedTarget> = Vec::with_capacity(specs.len());
@@ -70,7 +93,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
                 continue;
             }
             let scale = dbs
-                .check_ready(t, &resolved[t], group.workload, &group.options)
+                .check_ready(t, &resolved[t], kinds[g], &group.options.workload)
                 .await?;
             match found {
                 None => found = Some(scale),
@@ -105,31 +128,39 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     };
     dbs.settle_idle().await?;
 
-    let workloads: Vec<Workload> = plan
+    let workloads: Vec<Arc<dyn Workload>> = plan
         .groups
         .iter()
+        .zip(&kinds)
         .zip(&scales)
-        .map(|(g, s)| Workload::new(g.workload, *s, &g.options))
-        .collect();
+        .map(|((g, kind), scale)| {
+            kind.build(*scale, &g.options.workload)
+                .map_err(|e| setup(format!("group '{}': {e}", g.name)))
+        })
+        .collect::<Result<_, _>>()?;
     let mut txn_types: Vec<String> = Vec::new();
     for w in &workloads {
         for t in w.txn_types() {
-            if !txn_types.iter().any(|x| x == t) {
-                txn_types.push(t.to_string());
+            if !txn_types.contains(&t.name) {
+                txn_types.push(t.name.clone());
             }
         }
     }
     // What the workloads' specifications demand of their types (the summary checks a type
     // named by two groups once), and the first headline among them for the polling block.
     let type_rules: Vec<results::TypeRule> =
-        workloads.iter().flat_map(Workload::type_rules).collect();
+        workloads.iter().flat_map(|w| w.type_rules()).collect();
     let headline = workloads.iter().find_map(|w| {
         let h = w.headline()?;
         Some(driver::poll::PerMinute {
-            label: h.label.to_string(),
-            txn: txn_types.iter().position(|t| t == h.txn_type)?,
+            txn: txn_types.iter().position(|t| *t == h.txn_type)?,
+            label: h.label,
         })
     });
+    let mut notes = plan.notes();
+    for (g, (group, w)) in plan.groups.iter().zip(&workloads).enumerate() {
+        notes.extend(w.notes(&group.name, plan.most_clients(g)));
+    }
     let segments = timeline::segments(&plan);
     let keys = KeySpace {
         segments: segments.clone(),
@@ -154,11 +185,17 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         })
         .collect();
     let labels = resolved.iter().map(|r| r.label.clone()).collect();
+    let groups = workloads
+        .into_iter()
+        .zip(&kinds)
+        .map(|(w, k)| GroupSlot::new(w, k.roles().iter().map(|r| r.to_string()).collect()))
+        .collect();
     let layout = Layout::new(
         &plan,
         segments.clone(),
-        workloads,
+        groups,
         slots,
+        sets,
         labels,
         &txn_types,
     )
@@ -211,7 +248,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     // Each new session is one transaction at the server: wait until all are in the baseline.
     let before = dbs.baseline(&sessions).await;
     eprintln!("{}", describe(&plan, specs.len()));
-    for note in plan.notes(&scales) {
+    for note in &notes {
         eprintln!("{note}");
     }
     let started_at = SystemTime::now();

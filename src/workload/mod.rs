@@ -1,47 +1,50 @@
-//! Workloads: one folder per benchmark with its schema, loader, transactions and checks.
-//! The driver sees only this enum and its methods; it never branches on a workload's name
-//! (STYLE.md rule 5). Each transaction type has an index into [`Workload::txn_types`].
+//! Workloads as plug-ins: one folder per benchmark (schema, loader, one file per transaction,
+//! checks) and one line in [`registry`]. Nothing outside this room names a workload or a
+//! transaction type; the rest of tidebench sees three traits:
+//!
+//! - [`Kind`] (with [`WorkloadInfo`], what config validates against): a workload before its
+//!   data is known — its name, options, roles, `prepare`, readiness and consistency checks,
+//!   and [`Kind::build`] once the data's scale is read.
+//! - [`Workload`]: a workload ready to run on data of a known scale — its transaction types
+//!   (owned names, each with the role it runs on), pauses, headline metric, spec rules, notes.
+//! - [`Terminal`]: one client's own state (e.g. TPC-C's home warehouse and mix deck), which
+//!   draws a transaction's random inputs once and executes them as often as retries need.
+//!
+//! Dispatch is dynamic (`dyn`): one virtual call and one boxed future per transaction, which
+//! `make bench` shows costs nothing measurable beside a round trip to the server.
 
 mod load_lock;
 pub mod pgbench;
+pub mod probe;
+pub mod registry;
 pub mod tpcc;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{PreparePlan, WorkloadName, WorkloadOptions};
+use crate::config::PreparePlan;
+pub use crate::config::{OptionValues, WorkloadInfo};
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
+
+pub use registry::Registry;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
 pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
 
-/// A workload ready to run against data of a known scale.
-#[derive(Debug, Clone)]
-pub enum Workload {
-    Pgbench(pgbench::Pgbench),
-    Tpcc(tpcc::Tpcc),
-}
+/// A future of the workload room: run on the caller's thread, never sent across threads.
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
-/// Random parameters of one transaction, drawn before the first try so retries replay them
-/// (pgbench 15 semantics).
-#[derive(Debug, Clone)]
-pub enum TxnArgs {
-    Pgbench(pgbench::Args),
-    Tpcc(tpcc::Args),
-}
+/// One transaction's execution: its end, or the error that ended it.
+pub type TxnFuture<'a> = Pending<'a, Result<TxnEnd, pgwire::Error>>;
 
 /// Which of a group's clients this is: TPC-C derives a client's home warehouse from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientSlot {
     pub index: u32,
     pub count: u32,
-}
-
-/// What a workload keeps per client between transactions (e.g. TPC-C's own mix deck).
-#[derive(Debug, Clone)]
-pub enum ClientState {
-    Stateless,
-    Tpcc(tpcc::Client),
 }
 
 /// How a transaction that did not fail ended.
@@ -52,12 +55,44 @@ pub enum TxnEnd {
     ExpectedRollback,
 }
 
+/// A transaction type: its name (as results and `mix` tables write it) and the role of the
+/// set's target it runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnType {
+    pub name: String,
+    pub role: String,
+}
+
+impl TxnType {
+    pub fn new(name: impl Into<String>, role: impl Into<String>) -> TxnType {
+        TxnType {
+            name: name.into(),
+            role: role.into(),
+        }
+    }
+}
+
 /// A workload's headline throughput: committed transactions of one type per minute, under the
 /// name its specification gives it (TPC-C's NOTPM).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Headline {
-    pub label: &'static str,
-    pub txn_type: &'static str,
+    pub label: String,
+    pub txn_type: String,
+}
+
+/// The verdict on one consistency condition of `tidebench check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOutcome {
+    pub name: String,
+    /// Rows breaking the condition (all of them counted, the first few described).
+    pub offending: u64,
+    pub examples: Vec<String>,
+}
+
+impl CheckOutcome {
+    pub fn passed(&self) -> bool {
+        self.offending == 0
+    }
 }
 
 /// Why a target is not ready for a workload, or why preparing it failed.
@@ -75,145 +110,98 @@ pub enum WorkloadError {
     Interrupted,
 }
 
-impl Workload {
-    /// Builds the workload for data of `scale` (TPC-C: warehouses). Options a workload does
-    /// not have were refused by config; isolation is the session's, not the workload's.
-    pub fn new(name: WorkloadName, scale: u32, options: &WorkloadOptions) -> Workload {
-        match name {
-            WorkloadName::Tpcc => Workload::Tpcc(tpcc::Tpcc::new(scale, options)),
-            _ => Workload::Pgbench(pgbench::Pgbench::new(name, scale)),
-        }
+/// Lets a `&dyn Kind` be used where config wants a `&dyn WorkloadInfo`.
+pub trait AsInfo {
+    fn info(&self) -> &dyn WorkloadInfo;
+}
+
+impl<T: WorkloadInfo> AsInfo for T {
+    fn info(&self) -> &dyn WorkloadInfo {
+        self
+    }
+}
+
+/// A workload before its data is known: what `prepare`, `check` and a run's readiness check
+/// call, and the factory of the [`Workload`] a run drives.
+pub trait Kind: WorkloadInfo + AsInfo {
+    /// Checks that `client`'s database holds this workload's data (and whatever the resolved
+    /// `options` need, e.g. TPC-C's functions for `procedures`); returns the scale found.
+    fn check_ready<'a>(
+        &'a self,
+        options: &'a OptionValues,
+        client: &'a tokio_postgres::Client,
+    ) -> Pending<'a, Result<u32, WorkloadError>>;
+
+    /// Creates the schema and loads the data of `plan` into `target`.
+    fn prepare<'a>(
+        &'a self,
+        plan: &'a PreparePlan,
+        target: &'a ResolvedTarget,
+    ) -> Pending<'a, Result<(), WorkloadError>>;
+
+    /// The consistency conditions of `tidebench check`; `None` when the workload has none.
+    fn check<'a>(
+        &'a self,
+        _client: &'a tokio_postgres::Client,
+    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>> {
+        None
     }
 
+    /// The workload for data of `scale` with resolved `options`.
+    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String>;
+}
+
+/// A workload ready to run on data of a known scale. Shared by every driver thread.
+pub trait Workload: Send + Sync + std::fmt::Debug {
+    /// The transaction types; a type's index is its id in every other call.
+    fn txn_types(&self) -> &[TxnType];
+
+    /// A client's own state, made once per (client, group) on the client's driver thread.
+    fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal>;
+
     /// Pause before transaction type `txn` that is not part of its response time (TPC-C's
-    /// keying time); zero for most runs.
-    pub fn keying_time(&self, txn: usize) -> Duration {
-        match self {
-            Workload::Tpcc(w) => w.keying_time(txn),
-            Workload::Pgbench(_) => Duration::ZERO,
-        }
+    /// keying time).
+    fn keying_time(&self, _txn: usize) -> Duration {
+        Duration::ZERO
     }
 
     /// Pause after a transaction of type `txn` (TPC-C's think time), on top of a phase's think.
-    pub fn think_time(&self, txn: usize, rng: &mut Rng) -> Duration {
-        match self {
-            Workload::Tpcc(w) => w.think_time(txn, rng),
-            Workload::Pgbench(_) => Duration::ZERO,
-        }
+    fn think_time(&self, _txn: usize, _rng: &mut Rng) -> Duration {
+        Duration::ZERO
     }
 
-    pub fn name(&self) -> &'static str {
-        match self {
-            Workload::Pgbench(w) => w.name(),
-            Workload::Tpcc(_) => WorkloadName::Tpcc.as_str(),
-        }
-    }
-
-    /// Names of the transaction types; a type's index is its id everywhere else.
-    pub fn txn_types(&self) -> &'static [&'static str] {
-        match self {
-            Workload::Pgbench(w) => w.txn_types(),
-            Workload::Tpcc(w) => w.txn_types(),
-        }
+    /// The type whose committed transactions per minute are the workload's headline, if any.
+    fn headline(&self) -> Option<Headline> {
+        None
     }
 
     /// What the workload's specification demands of each transaction type (a 90th-percentile
     /// response-time limit, a minimum share of the mix); empty when it demands nothing.
-    pub fn type_rules(&self) -> Vec<TypeRule> {
-        match self {
-            Workload::Tpcc(_) => tpcc::rules::type_rules(),
-            Workload::Pgbench(_) => Vec::new(),
-        }
+    fn type_rules(&self) -> Vec<TypeRule> {
+        Vec::new()
     }
 
-    /// The type whose committed transactions per minute are the workload's headline, if any.
-    pub fn headline(&self) -> Option<Headline> {
-        match self {
-            Workload::Tpcc(_) => Some(tpcc::rules::HEADLINE),
-            Workload::Pgbench(_) => None,
-        }
+    /// Advice before a run of group `group` with at most `clients` clients (valid settings
+    /// that are probably not meant).
+    fn notes(&self, _group: &str, _clients: u32) -> Vec<String> {
+        Vec::new()
     }
+}
 
-    /// A client's own state, made once per (client, group) before the run.
-    pub fn client_state(&self, slot: ClientSlot) -> ClientState {
-        match self {
-            Workload::Pgbench(_) => ClientState::Stateless,
-            Workload::Tpcc(w) => ClientState::Tpcc(w.client(slot)),
-        }
-    }
+/// One client's state for one group's workload. It lives on its client's driver thread.
+pub trait Terminal {
+    /// The next transaction type by the workload's own mix (used when a phase gives none).
+    fn next_type(&mut self, rng: &mut Rng) -> usize;
 
-    /// Chooses the next transaction type with the workload's own mix (used when the phase
-    /// gives none).
-    pub fn draw_txn(&self, state: &mut ClientState, rng: &mut Rng) -> usize {
-        match (self, state) {
-            (Workload::Tpcc(w), ClientState::Tpcc(c)) => w.draw_txn(c, rng),
-            (Workload::Tpcc(_), _) => tpcc::NEW_ORDER,
-            (Workload::Pgbench(w), _) => w.draw_txn(rng),
-        }
-    }
+    /// Draws the random inputs of a transaction of type `txn`, kept for [`Terminal::execute`]
+    /// so retries replay them (pgbench 15 semantics).
+    fn draw(&mut self, txn: usize, rng: &mut Rng);
 
-    /// Draws the random parameters of one transaction.
-    pub fn draw_args(&self, txn: usize, state: &mut ClientState, rng: &mut Rng) -> TxnArgs {
-        match (self, state) {
-            (Workload::Pgbench(w), _) => TxnArgs::Pgbench(w.draw_args(txn, rng)),
-            (Workload::Tpcc(w), ClientState::Tpcc(c)) => TxnArgs::Tpcc(w.draw_args(txn, c, rng)),
-            // A state made by another workload: a terminal of warehouse 1, district 1.
-            (Workload::Tpcc(w), _) => {
-                let c = w.client(ClientSlot { index: 0, count: 1 });
-                TxnArgs::Tpcc(w.draw_args(txn, &c, rng))
-            }
-        }
-    }
-
-    /// Runs one transaction. On `Err` the session may be inside a failed transaction block:
-    /// the caller rolls back (or reconnects) before the next try.
-    pub async fn execute(
-        &self,
-        conn: &mut pgwire::Connection,
+    /// Runs the drawn transaction once. On `Err` the session may be inside a failed
+    /// transaction block: the caller rolls back (or reconnects) before the next try.
+    fn execute<'a>(
+        &'a self,
+        conn: &'a mut pgwire::Connection,
         protocol: pgwire::Protocol,
-        txn: usize,
-        args: &TxnArgs,
-    ) -> Result<TxnEnd, pgwire::Error> {
-        match (self, args) {
-            (Workload::Pgbench(w), TxnArgs::Pgbench(a)) => w.execute(conn, protocol, txn, a).await,
-            (Workload::Tpcc(w), TxnArgs::Tpcc(a)) => w.execute(conn, protocol, a).await,
-            _ => Err(pgwire::Error {
-                kind: pgwire::ErrorKind::Protocol(
-                    "transaction arguments drawn by another workload".into(),
-                ),
-            }),
-        }
-    }
-
-    /// Checks that the target holds this workload's tables (and whatever else `options` need,
-    /// e.g. TPC-C's functions for `--procedures`) and returns the scale found there.
-    pub async fn check_ready(
-        name: WorkloadName,
-        options: &WorkloadOptions,
-        client: &tokio_postgres::Client,
-    ) -> Result<u32, WorkloadError> {
-        match name.family() {
-            "tpcc" => tpcc::check_ready(client, options.procedures).await,
-            _ => pgbench::check_ready(name, client).await,
-        }
-    }
-
-    /// Creates the schema and loads the data of `plan` into `target`.
-    pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
-        match plan.workload.family() {
-            "tpcc" => tpcc::prepare(plan, target).await,
-            _ => pgbench::prepare(plan, target).await,
-        }
-    }
-
-    /// Runs the workload's consistency checks (`tidebench check`); `None` when it has none.
-    pub async fn check(
-        name: WorkloadName,
-        client: &tokio_postgres::Client,
-    ) -> Option<Result<Vec<tpcc::check::Outcome>, WorkloadError>> {
-        match name.family() {
-            "tpcc" => Some(tpcc::check(client).await),
-            _ => None,
-        }
-    }
+    ) -> TxnFuture<'a>;
 }

@@ -10,7 +10,8 @@ use rand::SeedableRng;
 use tidebench::config::{PreparePlan, TargetSpec, WorkloadName};
 use tidebench::instance::Instance;
 use tidebench::target::ResolvedTarget;
-use tidebench::workload::{TxnEnd, Workload, WorkloadError};
+use tidebench::workload::pgbench::{self, Pgbench};
+use tidebench::workload::{Kind, TxnEnd, WorkloadError};
 
 use crate::support::{psql, start_instance, temp_home};
 
@@ -23,7 +24,7 @@ fn target(inst: &Instance, db: &str) -> ResolvedTarget {
 
 fn plan(inst: &Instance, db: &str, scale: u32, jobs: u32, force: bool) -> PreparePlan {
     PreparePlan {
-        workload: WorkloadName::Tpcb,
+        workload: WorkloadName::new("tpcb"),
         scale,
         target: TargetSpec::parse(&format!("instance:{}/{db}", inst.name)).unwrap(),
         jobs,
@@ -59,7 +60,9 @@ fn pgbench(inst: &Instance, db: &str, args: &[&str]) {
 
 async fn check_ready(inst: &Instance, db: &str) -> Result<u32, WorkloadError> {
     let client = target(inst, db).connect_tokio().await.unwrap();
-    Workload::check_ready(WorkloadName::Tpcb, &Default::default(), &client).await
+    pgbench::TPCB
+        .check_ready(&Default::default(), &client)
+        .await
 }
 
 /// Row counts and pgbench's row rules (bid from the key, zero balances, filler NULL in
@@ -90,7 +93,8 @@ async fn prepare_loads_pgbench_rows_that_pgbench_runs_on() {
     let inst = start_instance(&home, "pgb-rows");
     create_db(&inst, "tb");
 
-    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
+    pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
         .await
         .unwrap();
 
@@ -150,7 +154,8 @@ async fn schema_and_rows_match_pgbench_init_and_check_ready_accepts_pgbench_data
     create_db(&inst, "ref");
     create_db(&inst, "tb");
     pgbench(&inst, "ref", &["-i", "-q", "-s", "2"]);
-    Workload::prepare(&plan(&inst, "tb", 2, 3, false), &target(&inst, "tb"))
+    pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 2, 3, false), &target(&inst, "tb"))
         .await
         .unwrap();
 
@@ -186,11 +191,15 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
     let t = target(&inst, "tb");
 
     // One job: the COPY FREEZE path.
-    Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t)
+    pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 1, 1, false), &t)
         .await
         .unwrap();
     assert_eq!(sql(&inst, "tb", ALL_VISIBLE), "100000|t");
-    match Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t).await {
+    match pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 1, 1, false), &t)
+        .await
+    {
         Err(WorkloadError::AlreadyPrepared(m)) => assert!(m.contains("--force"), "{m}"),
         other => panic!("expected AlreadyPrepared, got {other:?}"),
     }
@@ -202,7 +211,8 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
         "update pgbench_accounts set abalance = 7 where aid = 1;
          create table pgbench_accounts__loading (junk int)",
     );
-    Workload::prepare(&plan(&inst, "tb", 2, 3, true), &t)
+    pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 2, 3, true), &t)
         .await
         .unwrap();
     assert_eq!(
@@ -233,7 +243,7 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
     // Dropping the future is what Ctrl-C does to a running prepare.
     let cut = tokio::time::timeout(
         Duration::from_millis(150),
-        Workload::prepare(&plan(&inst, "tb", 5, 2, false), &t),
+        pgbench::TPCB.prepare(&plan(&inst, "tb", 5, 2, false), &t),
     )
     .await;
     assert!(cut.is_err(), "scale 5 should take longer than 150 ms");
@@ -252,7 +262,8 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
     ));
 
     // No --force needed: only staging tables were left, and they are cleaned up.
-    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &t)
+    pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 1, 2, false), &t)
         .await
         .unwrap();
     assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
@@ -275,7 +286,8 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
     let home = temp_home();
     let inst = start_instance(&home, "pgb-wire");
     create_db(&inst, "tb");
-    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
+    pgbench::TPCB
+        .prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
         .await
         .unwrap();
     let mut conn = pgwire::Connection::connect(&inst.connect_params("tb"))
@@ -290,38 +302,34 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
     ] {
         // Twice each, so Prepared reuses its statements.
         for _ in 0..2 {
-            for name in [
-                WorkloadName::Tpcb,
-                WorkloadName::SimpleUpdate,
-                WorkloadName::SelectOnly,
+            for script in [
+                pgbench::TPCB_TXN,
+                pgbench::SIMPLE_UPDATE_TXN,
+                pgbench::SELECT_ONLY_TXN,
             ] {
-                let w = Workload::new(name, 1, &Default::default());
-                let mut state =
-                    w.client_state(tidebench::workload::ClientSlot { index: 0, count: 1 });
-                let txn = w.draw_txn(&mut state, &mut rng);
-                let args = w.draw_args(txn, &mut state, &mut rng);
-                let tidebench::workload::TxnArgs::Pgbench(a) = args.clone() else {
-                    panic!("a pgbench workload draws pgbench arguments")
-                };
+                let w = Pgbench::new(script, 1);
+                let name = w.name();
+                let txn = w.draw_txn(&mut rng);
+                let a = w.draw_args(txn, &mut rng);
                 let before = totals(&inst);
-                let end = w.execute(&mut conn, protocol, txn, &args).await;
+                let end = w.execute(&mut conn, protocol, txn, &a).await;
                 assert_eq!(end.unwrap(), TxnEnd::Committed, "{name:?} on {protocol:?}");
                 assert_eq!(conn.tx_status(), pgwire::TxStatus::Idle);
                 let after = totals(&inst);
-                let expected = match name {
-                    WorkloadName::Tpcb => [
+                let expected = match script {
+                    pgbench::TPCB_TXN => [
                         before[0] + 1,
                         before[1] + a.delta,
                         before[2] + a.delta,
                         before[3] + a.delta,
                     ],
-                    WorkloadName::SimpleUpdate => {
+                    pgbench::SIMPLE_UPDATE_TXN => {
                         [before[0] + 1, before[1] + a.delta, before[2], before[3]]
                     }
                     _ => before,
                 };
                 assert_eq!(after, expected, "{name:?} on {protocol:?} with {a:?}");
-                if name != WorkloadName::SelectOnly {
+                if script != pgbench::SELECT_ONLY_TXN {
                     // The history row carries the drawn values, as pgbench's INSERT does.
                     let q = format!(
                         "select count(*) from pgbench_history where tid = {} and bid = {} and aid = {} and delta = {}",

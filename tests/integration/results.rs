@@ -14,7 +14,7 @@ const DSN_WITH_PASSWORD: &str = "postgresql://u:SECRETPW@127.0.0.1/db";
 
 fn plan() -> RunPlan {
     let raw = RawRun {
-        workload: Some(WorkloadName::Tpcb),
+        workload: Some(WorkloadName::new("tpcb")),
         target: Some(DSN_WITH_PASSWORD.into()),
         clients: Some(2),
         duration: Some("3s".into()),
@@ -28,7 +28,7 @@ fn plan() -> RunPlan {
         file: "t",
         text: "",
     };
-    tidebench::config::validate_run(&src, raw, 1, 1).unwrap()
+    tidebench::config::validate_run(&src, raw, 1, 1, &tidebench::workload::Registry).unwrap()
 }
 
 fn keys() -> KeySpace {

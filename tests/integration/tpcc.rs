@@ -6,10 +6,10 @@
 use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Protocol};
-use tidebench::config::{WorkloadName, WorkloadOptions};
 use tidebench::instance::{Instance, DEFAULT_DBNAME};
 use tidebench::workload::tpcc::{self, delivery, new_order, payment, procedures};
-use tidebench::workload::{ClientSlot, Rng, TxnArgs, TxnEnd, Workload};
+use tidebench::workload::tpcc::{Options, Tpcc};
+use tidebench::workload::{ClientSlot, Rng, TxnEnd};
 
 use crate::support::{
     self, block_on, num, ok, output_text as text, prepare_tpcc as prepare, psql,
@@ -100,7 +100,7 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
     assert_eq!(again.status.code(), Some(2), "{}", text(&again));
     assert!(text(&again).contains("--force"), "{}", text(&again));
 
-    transactions_have_their_effects(&inst, &WorkloadOptions::default());
+    transactions_have_their_effects(&inst, &Options::default());
     ok(tb(
         &home,
         &["check", "--workload", "tpcc", "--target", "instance:tc"],
@@ -109,25 +109,23 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
 
 /// Each transaction type's effects on a fresh 1-warehouse load, run client-side or, with
 /// `options.procedures`, through the functions: the two must not differ.
-pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOptions) {
+pub fn transactions_have_their_effects(inst: &Instance, options: &Options) {
     use rand::SeedableRng;
 
-    let w = Workload::new(WorkloadName::Tpcc, 1, options);
-    let mut state = w.client_state(ClientSlot { index: 0, count: 1 });
+    let w = Tpcc::new(1, options);
+    let state = w.client(ClientSlot { index: 0, count: 1 });
     let mut rng = Rng::seed_from_u64(3);
     let params = inst.connect_params(DEFAULT_DBNAME);
-    let try_run = |args: &TxnArgs| {
+    let try_run = |args: &tpcc::Args| {
         block_on(async {
             let mut conn = Connection::connect(&params).await.expect("connect");
-            w.execute(&mut conn, Protocol::Prepared, 0, args).await
+            w.execute(&mut conn, Protocol::Prepared, args).await
         })
     };
-    let run = |args: TxnArgs| try_run(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    let run = |args: tpcc::Args| try_run(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
 
     // New-Order: d_next_o_id + 1, one order with 5-15 lines, one new_order row.
-    let TxnArgs::Tpcc(tpcc::Args::NewOrder(mut no)) =
-        w.draw_args(tpcc::NEW_ORDER, &mut state, &mut rng)
-    else {
+    let tpcc::Args::NewOrder(mut no) = w.draw_args(tpcc::NEW_ORDER, &state, &mut rng) else {
         panic!("not a new-order")
     };
     no.rollback = false;
@@ -138,10 +136,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOption
         )
     };
     let before = next(no.d_id);
-    assert_eq!(
-        run(TxnArgs::Tpcc(tpcc::Args::NewOrder(no.clone()))),
-        TxnEnd::Committed
-    );
+    assert_eq!(run(tpcc::Args::NewOrder(no.clone())), TxnEnd::Committed);
     assert_eq!(next(no.d_id), before + 1.0);
     let o = before as i64;
     let n = num(
@@ -170,7 +165,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOption
     no.rollback = true;
     let before = next(no.d_id);
     assert_eq!(
-        run(TxnArgs::Tpcc(tpcc::Args::NewOrder(no.clone()))),
+        run(tpcc::Args::NewOrder(no.clone())),
         TxnEnd::ExpectedRollback
     );
     assert_eq!(next(no.d_id), before);
@@ -180,7 +175,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOption
     // district's increment is undone with the rest.
     no.rollback = false;
     no.c_id = 3001;
-    let missing = try_run(&TxnArgs::Tpcc(tpcc::Args::NewOrder(no.clone())));
+    let missing = try_run(&tpcc::Args::NewOrder(no.clone()));
     let e = missing.expect_err("a new-order for customer 3001 fails");
     assert_eq!(e.sqlstate(), Some(b"02000"), "{e}");
     assert_eq!(next(no.d_id), before);
@@ -203,10 +198,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOption
         )
     };
     assert_eq!(ytd().trim(), "300000.00|30000.00|30000");
-    assert_eq!(
-        run(TxnArgs::Tpcc(tpcc::Args::Payment(pay))),
-        TxnEnd::Committed
-    );
+    assert_eq!(run(tpcc::Args::Payment(pay)), TxnEnd::Committed);
     assert_eq!(ytd().trim(), "300123.45|30123.45|30001");
     // By last name: the middle one in C_FIRST order (clause 2.5.2.2) paid.
     let middle = num(
@@ -241,10 +233,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOption
         w_id: 1,
         carrier_id: 7,
     };
-    assert_eq!(
-        run(TxnArgs::Tpcc(tpcc::Args::Delivery(dl))),
-        TxnEnd::Committed
-    );
+    assert_eq!(run(tpcc::Args::Delivery(dl)), TxnEnd::Committed);
     assert_eq!(oldest().trim(), ["2102"; 10].join(","));
     assert_eq!(
         num(
@@ -263,7 +252,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &WorkloadOption
 
     // Order-Status and Stock-Level run (read-only).
     for txn in [tpcc::ORDER_STATUS, tpcc::STOCK_LEVEL] {
-        let args = w.draw_args(txn, &mut state, &mut rng);
+        let args = w.draw_args(txn, &state, &mut rng);
         assert_eq!(run(args), TxnEnd::Committed);
     }
 }

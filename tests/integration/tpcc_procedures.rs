@@ -3,8 +3,8 @@
 //! concurrent run that passes `check` with the server's commit count equal to the client's,
 //! and a load without the functions refused with the fix that prepare then applies.
 
-use tidebench::config::WorkloadOptions;
 use tidebench::instance::{InstanceOptions, DEFAULT_DBNAME};
+use tidebench::workload::tpcc::Options;
 
 use crate::support::{
     self, num, ok, output_text as text, prepare_tpcc as prepare, psql, run_tidebench as tb, summary,
@@ -21,9 +21,9 @@ fn tpcc_procedures_match_the_client_side_transactions_and_the_server_count() {
     };
     let inst = support::start_with(&home, "tp", track);
     prepare(&home, "tp", "1");
-    let procedures = WorkloadOptions {
+    let procedures = Options {
         procedures: true,
-        ..WorkloadOptions::default()
+        ..Options::default()
     };
     transactions_have_their_effects(&inst, &procedures);
 

@@ -8,6 +8,7 @@
 
 mod copy;
 mod loader;
+mod plugin;
 pub(crate) mod progress;
 pub mod schema;
 pub mod select_only;
@@ -17,22 +18,26 @@ pub mod tpcb;
 
 use rand::Rng as _;
 
-use crate::config::WorkloadName;
-
-use super::{Rng, TxnEnd, WorkloadError};
+use super::{Rng, TxnEnd, TxnType, WorkloadError};
 use schema::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TABLES, TELLERS_PER_SCALE};
 
 pub use loader::prepare;
+pub use plugin::{Script, SELECT_ONLY, SIMPLE_UPDATE, TPCB};
 
-/// Indexes of the scripts in `WorkloadName::txn_types` (tpcb is 0).
-const SELECT_ONLY: usize = 1;
-const SIMPLE_UPDATE: usize = 2;
+/// The three scripts, which run on the same tables, so any pgbench group can mix them; a
+/// script's index here is its transaction type id.
+pub const SCRIPTS: [&str; 3] = ["tpcb", "select-only", "simple-update"];
+pub const TPCB_TXN: usize = 0;
+pub const SELECT_ONLY_TXN: usize = 1;
+pub const SIMPLE_UPDATE_TXN: usize = 2;
 
 /// One pgbench script at a known scale.
 #[derive(Debug, Clone)]
 pub struct Pgbench {
-    pub name: WorkloadName,
+    /// The script run when no mix is given: index into [`SCRIPTS`].
+    pub script: usize,
     pub scale: u32,
+    types: Vec<TxnType>,
     /// Upper bounds of pgbench's draws: `100000 * :scale`, `1 * :scale`, `10 * :scale`.
     naccounts: i64,
     nbranches: i64,
@@ -50,12 +55,16 @@ pub struct Args {
 }
 
 impl Pgbench {
-    pub fn new(name: WorkloadName, scale: u32) -> Pgbench {
+    pub fn new(script: usize, scale: u32) -> Pgbench {
         // Scale 0 would make every draw range empty; validation rejects it, this keeps draws sane.
         let scale = i64::from(scale.max(1));
         Pgbench {
-            name,
+            script: script.min(SCRIPTS.len() - 1),
             scale: scale as u32,
+            types: SCRIPTS
+                .iter()
+                .map(|s| TxnType::new(*s, crate::config::DEFAULT_ROLE))
+                .collect(),
             naccounts: ACCOUNTS_PER_SCALE * scale,
             nbranches: BRANCHES_PER_SCALE * scale,
             ntellers: TELLERS_PER_SCALE * scale,
@@ -63,26 +72,19 @@ impl Pgbench {
     }
 
     pub fn name(&self) -> &'static str {
-        self.name.as_str()
-    }
-
-    /// All three scripts run on the same tables, so any pgbench group can mix them; the
-    /// workload's name picks the one run when no mix is given. Indexes follow
-    /// `WorkloadName::txn_types`.
-    pub fn txn_types(&self) -> &'static [&'static str] {
-        self.name.txn_types()
+        SCRIPTS[self.script]
     }
 
     /// Without a mix, always the workload's own script.
     pub fn draw_txn(&self, _rng: &mut Rng) -> usize {
-        self.name.default_txn()
+        self.script
     }
 
     /// The script's `\set` lines, in pgbench's order: `aid`, `bid`, `tid`, `delta`, each
     /// uniform and inclusive like pgbench's `random(lb, ub)`.
     pub fn draw_args(&self, txn: usize, rng: &mut Rng) -> Args {
         let aid = rng.gen_range(1..=self.naccounts);
-        if txn == SELECT_ONLY {
+        if txn == SELECT_ONLY_TXN {
             return Args {
                 aid,
                 bid: 0,
@@ -106,8 +108,8 @@ impl Pgbench {
         args: &Args,
     ) -> Result<TxnEnd, pgwire::Error> {
         match txn {
-            SELECT_ONLY => select_only::run(conn, protocol, args).await,
-            SIMPLE_UPDATE => simple_update::run(conn, protocol, args).await,
+            SELECT_ONLY_TXN => select_only::run(conn, protocol, args).await,
+            SIMPLE_UPDATE_TXN => simple_update::run(conn, protocol, args).await,
             _ => tpcb::run(conn, protocol, args).await,
         }
     }
@@ -115,10 +117,7 @@ impl Pgbench {
 
 /// Checks that the four tables exist and returns the scale, which is, as for pgbench,
 /// `count(*)` of pgbench_branches (the same tables serve all three scripts).
-pub async fn check_ready(
-    _name: WorkloadName,
-    client: &tokio_postgres::Client,
-) -> Result<u32, WorkloadError> {
+pub async fn check_ready(client: &tokio_postgres::Client) -> Result<u32, WorkloadError> {
     const HOW: &str =
         "run `tidebench prepare --workload tpcb --scale N` (or `pgbench -i -s N`) first";
     let db = |e: tokio_postgres::Error| {
@@ -171,8 +170,8 @@ mod tests {
 
     use super::*;
 
-    fn draws(name: WorkloadName, scale: u32, n: usize) -> Vec<Args> {
-        let w = Pgbench::new(name, scale);
+    fn draws(script: usize, scale: u32, n: usize) -> Vec<Args> {
+        let w = Pgbench::new(script, scale);
         let mut rng = Rng::seed_from_u64(42);
         (0..n)
             .map(|_| w.draw_args(w.draw_txn(&mut rng), &mut rng))
@@ -181,7 +180,7 @@ mod tests {
 
     #[test]
     fn tpcb_draws_stay_in_pgbench_ranges_and_reach_both_ends() {
-        let a = draws(WorkloadName::Tpcb, 2, 200_000);
+        let a = draws(TPCB_TXN, 2, 200_000);
         assert!(a.iter().all(|x| (1..=200_000).contains(&x.aid)));
         assert!(a.iter().all(|x| (1..=2).contains(&x.bid)));
         assert!(a.iter().all(|x| (1..=20).contains(&x.tid)));
@@ -198,7 +197,7 @@ mod tests {
 
     #[test]
     fn draws_are_roughly_uniform() {
-        let a = draws(WorkloadName::SimpleUpdate, 1, 100_000);
+        let a = draws(SIMPLE_UPDATE_TXN, 1, 100_000);
         let mut per_teller = [0u32; 10];
         for x in &a {
             per_teller[(x.tid - 1) as usize] += 1;
@@ -212,7 +211,7 @@ mod tests {
 
     #[test]
     fn select_only_draws_only_aid() {
-        let a = draws(WorkloadName::SelectOnly, 3, 1000);
+        let a = draws(SELECT_ONLY_TXN, 3, 1000);
         assert!(a
             .iter()
             .all(|x| (1..=300_000).contains(&x.aid) && x.bid == 0 && x.tid == 0 && x.delta == 0));
@@ -220,22 +219,15 @@ mod tests {
 
     #[test]
     fn same_seed_same_draws() {
-        assert_eq!(
-            draws(WorkloadName::Tpcb, 5, 100),
-            draws(WorkloadName::Tpcb, 5, 100)
-        );
+        assert_eq!(draws(TPCB_TXN, 5, 100), draws(TPCB_TXN, 5, 100));
     }
 
     #[test]
     fn the_workload_name_picks_the_default_script() {
-        for name in [
-            WorkloadName::Tpcb,
-            WorkloadName::SelectOnly,
-            WorkloadName::SimpleUpdate,
-        ] {
-            let w = Pgbench::new(name, 1);
+        for script in [TPCB_TXN, SELECT_ONLY_TXN, SIMPLE_UPDATE_TXN] {
+            let w = Pgbench::new(script, 1);
             let mut rng = Rng::seed_from_u64(1);
-            assert_eq!(w.txn_types()[w.draw_txn(&mut rng)], name.as_str());
+            assert_eq!(SCRIPTS[w.draw_txn(&mut rng)], w.name());
         }
     }
 

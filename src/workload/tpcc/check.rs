@@ -4,7 +4,7 @@
 use tokio_postgres::Client;
 
 use crate::target::describe_pg_error;
-use crate::workload::WorkloadError;
+use crate::workload::{CheckOutcome as Outcome, WorkloadError};
 
 /// Offending rows shown per condition; the count of all of them is reported too.
 const SHOWN: usize = 10;
@@ -56,21 +56,6 @@ const CONDITIONS: [Condition; 4] = [
     },
 ];
 
-/// The verdict on one condition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    pub name: &'static str,
-    /// Rows breaking the condition (all of them counted, the first few described).
-    pub offending: u64,
-    pub examples: Vec<String>,
-}
-
-impl Outcome {
-    pub fn passed(&self) -> bool {
-        self.offending == 0
-    }
-}
-
 /// Runs the four conditions in one repeatable-read snapshot, so a run still going elsewhere
 /// cannot make them disagree with each other.
 pub async fn run(client: &Client) -> Result<Vec<Outcome>, WorkloadError> {
@@ -93,7 +78,7 @@ pub async fn run(client: &Client) -> Result<Vec<Outcome>, WorkloadError> {
             )
         })?;
         out.push(Outcome {
-            name: c.name,
+            name: c.name.to_string(),
             offending: rows.len() as u64,
             examples: rows.iter().take(SHOWN).map(|r| r.get(0)).collect(),
         });
@@ -103,54 +88,4 @@ pub async fn run(client: &Client) -> Result<Vec<Outcome>, WorkloadError> {
         .await
         .map_err(|e| db("ending the check transaction", e))?;
     Ok(out)
-}
-
-/// The report printed by `tidebench check`: one line per condition, offending rows indented.
-pub fn render(outcomes: &[Outcome]) -> String {
-    let mut s = String::new();
-    for o in outcomes {
-        if o.passed() {
-            s.push_str(&format!("PASS  {}\n", o.name));
-            continue;
-        }
-        s.push_str(&format!(
-            "FAIL  {} ({} offending rows)\n",
-            o.name, o.offending
-        ));
-        for e in &o.examples {
-            s.push_str(&format!("      {e}\n"));
-        }
-        if o.offending > o.examples.len() as u64 {
-            s.push_str(&format!(
-                "      ... and {} more\n",
-                o.offending - o.examples.len() as u64
-            ));
-        }
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn render_lists_failures_with_their_rows() {
-        let out = render(&[
-            Outcome {
-                name: "one",
-                offending: 0,
-                examples: vec![],
-            },
-            Outcome {
-                name: "two",
-                offending: 12,
-                examples: vec!["w_id=1".into()],
-            },
-        ]);
-        assert_eq!(
-            out,
-            "PASS  one\nFAIL  two (12 offending rows)\n      w_id=1\n      ... and 11 more\n"
-        );
-    }
 }

@@ -47,6 +47,7 @@ mod loader;
 pub mod new_order;
 pub mod order_status;
 pub mod payment;
+mod plugin;
 pub mod procedures;
 pub mod random;
 mod rows;
@@ -59,13 +60,13 @@ use std::time::Duration;
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 
-use super::{ClientSlot, Rng, TxnEnd, WorkloadError};
-use crate::config::{ThinkMode, WorkloadOptions};
+use super::{CheckOutcome, ClientSlot, Rng, TxnEnd, TxnType, WorkloadError};
 use random::{nurand, C_ID_RUN, C_LAST_RUN};
 
 pub use loader::{check_ready, prepare};
+pub use plugin::{Options, ThinkMode, TPCC};
 
-/// Indexes of the types in `WorkloadName::Tpcc.txn_types()`.
+/// Indexes of the types in [`TXN_TYPES`].
 pub const NEW_ORDER: usize = 0;
 pub const PAYMENT: usize = 1;
 pub const ORDER_STATUS: usize = 2;
@@ -96,6 +97,7 @@ pub const ITEMS: i64 = 100_000;
 /// TPC-C on `warehouses` warehouses.
 #[derive(Debug, Clone)]
 pub struct Tpcc {
+    types: Vec<TxnType>,
     pub warehouses: u32,
     /// Keying and think times of the terminal model.
     pub think: ThinkMode,
@@ -132,8 +134,12 @@ pub enum Args {
 }
 
 impl Tpcc {
-    pub fn new(warehouses: u32, options: &WorkloadOptions) -> Tpcc {
+    pub fn new(warehouses: u32, options: &Options) -> Tpcc {
         Tpcc {
+            types: TXN_TYPES
+                .iter()
+                .map(|t| TxnType::new(*t, crate::config::DEFAULT_ROLE))
+                .collect(),
             warehouses: warehouses.max(1),
             think: options.think,
             clients_per_warehouse: options.clients_per_warehouse,
@@ -153,10 +159,6 @@ impl Tpcc {
             ThinkMode::Spec => terminal::think(txn, rng),
             ThinkMode::Zero => Duration::ZERO,
         }
-    }
-
-    pub fn txn_types(&self) -> &'static [&'static str] {
-        TXN_TYPES
     }
 
     /// A client's terminal: its home from [`terminal::home`] and a fresh deck.
@@ -256,7 +258,7 @@ fn missing(what: String) -> pgwire::Error {
 }
 
 /// Consistency conditions 1-4 (clause 3.3.2.1-4) on the target of `client`.
-pub async fn check(client: &tokio_postgres::Client) -> Result<Vec<check::Outcome>, WorkloadError> {
+pub async fn check(client: &tokio_postgres::Client) -> Result<Vec<CheckOutcome>, WorkloadError> {
     check::run(client).await
 }
 
@@ -268,7 +270,7 @@ mod tests {
 
     #[test]
     fn each_deck_of_23_meets_the_mix_minimums() {
-        let w = Tpcc::new(2, &WorkloadOptions::default());
+        let w = Tpcc::new(2, &Options::default());
         let mut c = w.client(ClientSlot { index: 3, count: 4 });
         assert_eq!((c.w_id, c.d_id), (2, 2));
         let mut rng = Rng::seed_from_u64(5);
@@ -284,22 +286,21 @@ mod tests {
     }
 
     #[test]
-    fn type_names_match_the_plan() {
-        assert_eq!(crate::config::WorkloadName::Tpcc.txn_types(), TXN_TYPES);
+    fn type_names_are_the_specs() {
         assert_eq!(TXN_TYPES[NEW_ORDER], "new_order");
         assert_eq!(TXN_TYPES[STOCK_LEVEL], "stock_level");
     }
 
     #[test]
     fn remote_warehouse_is_never_home() {
-        let w = Tpcc::new(3, &WorkloadOptions::default());
+        let w = Tpcc::new(3, &Options::default());
         let mut rng = Rng::seed_from_u64(1);
         for _ in 0..1000 {
             let r = w.remote_warehouse(2, &mut rng);
             assert!(r == 1 || r == 3);
         }
         assert_eq!(
-            Tpcc::new(1, &WorkloadOptions::default()).remote_warehouse(1, &mut rng),
+            Tpcc::new(1, &Options::default()).remote_warehouse(1, &mut rng),
             1
         );
     }

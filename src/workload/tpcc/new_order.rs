@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn draws_follow_clause_2_4_1() {
-        let w = Tpcc::new(4, &crate::config::WorkloadOptions::default());
+        let w = Tpcc::new(4, &crate::workload::tpcc::Options::default());
         let c = w.client(ClientSlot { index: 0, count: 1 });
         let mut rng = Rng::seed_from_u64(11);
         let (mut rollbacks, mut remote, mut lines) = (0, 0, 0);

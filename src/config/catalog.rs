@@ -1,0 +1,184 @@
+//! What configuration knows about workloads, without importing them: each workload describes
+//! itself through [`WorkloadInfo`] (name, data family, roles, its own options and their
+//! validation, transaction type names), and the caller hands config a [`Catalog`] of them.
+//! So `config` validates `workload = "tpcc"`, `procedures = true` or a phase's `mix` without
+//! naming any workload, and a new workload needs no line here.
+
+use std::collections::BTreeMap;
+
+/// A workload's own option values by key (`procedures = true`), as written or resolved.
+pub type OptionValues = BTreeMap<String, toml::Value>;
+
+/// The role a set's single target plays when a workload declares only one.
+pub const DEFAULT_ROLE: &str = "oltp";
+
+/// The kind of value an option takes; config checks it before the workload sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// `true`/`false`; on the command line a flag without value.
+    Flag,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// A whole number, at least 1.
+    Count,
+}
+
+/// One option a workload declares: its key in run files (also `--key-with-dashes` on the
+/// command line), the kind of value, and a help line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionSpec {
+    pub key: &'static str,
+    pub kind: OptionKind,
+    pub help: &'static str,
+}
+
+impl OptionSpec {
+    /// The command-line flag: the key with dashes.
+    pub fn flag(&self) -> String {
+        self.key.replace('_', "-")
+    }
+
+    /// How the option is written, for messages: `think = "spec" (--think spec)`.
+    pub fn written(&self, value: &toml::Value) -> String {
+        match (self.kind, value) {
+            (OptionKind::Flag, _) => format!("{} (--{})", self.key, self.flag()),
+            (_, toml::Value::String(s)) => {
+                format!("{} = \"{s}\" (--{} {s})", self.key, self.flag())
+            }
+            (_, v) => format!("{} = {v} (--{} {v})", self.key, self.flag()),
+        }
+    }
+
+    /// Checks a value's type; the message names the option and what it takes.
+    pub fn check(&self, value: &toml::Value) -> Result<(), String> {
+        let ok = match (self.kind, value) {
+            (OptionKind::Flag, toml::Value::Boolean(_)) => true,
+            (OptionKind::Choice(words), toml::Value::String(s)) => words.contains(&s.as_str()),
+            (OptionKind::Count, toml::Value::Integer(n)) => *n >= 1 && *n <= i64::from(u32::MAX),
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(match self.kind {
+            OptionKind::Flag => format!("{} takes true or false, not {value}", self.key),
+            OptionKind::Choice(words) => format!(
+                "{} takes one of {}, not {value}",
+                self.key,
+                words.join(", ")
+            ),
+            OptionKind::Count => format!(
+                "{} must be a whole number of at least 1, not {value}",
+                self.key
+            ),
+        })
+    }
+}
+
+/// A workload as configuration sees it.
+pub trait WorkloadInfo: Sync {
+    /// The name users type (`--workload tpcc`).
+    fn name(&self) -> &'static str;
+    /// One line for `--help` and listings.
+    fn about(&self) -> &'static str;
+    /// Workloads of one family use the same tables, so they may share a database and one
+    /// group's phase mix may name another's transaction types.
+    fn family(&self) -> &'static str {
+        self.name()
+    }
+    /// What the workload calls its scale (TPC-C: "warehouses"), accepted as `--NAME` too.
+    fn scale_name(&self) -> Option<&'static str> {
+        None
+    }
+    /// A pgbench-style short flag that selects this workload (`-S` for select-only).
+    fn shorthand(&self) -> Option<char> {
+        None
+    }
+    /// The roles a set's targets play for this workload; its transaction types each run on one.
+    fn roles(&self) -> &'static [&'static str] {
+        &[DEFAULT_ROLE]
+    }
+    /// The options the workload takes beyond the generic ones.
+    fn options(&self) -> &'static [OptionSpec] {
+        &[]
+    }
+    /// Checks the combination of `given` options (each already of the right kind) and returns
+    /// them with the workload's defaults filled in, as the run will use them.
+    fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
+        Ok(given.clone())
+    }
+    /// The names of the transaction types a phase's `mix` may give weights to.
+    fn txn_type_names(&self) -> Vec<String>;
+}
+
+/// The workloads configuration may name.
+pub trait Catalog {
+    fn find(&self, name: &str) -> Option<&dyn WorkloadInfo>;
+    fn all(&self) -> Vec<&dyn WorkloadInfo>;
+
+    /// The workload called `name`, or a message listing the ones there are.
+    fn get(&self, name: &str) -> Result<&dyn WorkloadInfo, String> {
+        self.find(name).ok_or_else(|| {
+            format!(
+                "unknown workload '{name}'; choose from {}",
+                self.all()
+                    .iter()
+                    .map(|w| w.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+
+    /// The workloads declaring option `key`, by name.
+    fn declaring(&self, key: &str) -> Vec<&'static str> {
+        self.all()
+            .into_iter()
+            .filter(|w| w.options().iter().any(|o| o.key == key))
+            .map(|w| w.name())
+            .collect()
+    }
+
+    /// The spec of option `key` as the first workload declaring it has it.
+    fn option_spec(&self, key: &str) -> Option<OptionSpec> {
+        self.all()
+            .into_iter()
+            .find_map(|w| w.options().iter().find(|o| o.key == key).copied())
+    }
+}
+
+/// Checks `given` against what `workload` declares and lets the workload resolve them. The
+/// message names the option, which workloads take it, and the fix.
+pub fn validate_options(
+    catalog: &dyn Catalog,
+    workload: &dyn WorkloadInfo,
+    given: &OptionValues,
+) -> Result<OptionValues, String> {
+    for (key, value) in given {
+        match workload.options().iter().find(|o| o.key == key) {
+            Some(spec) => spec.check(value)?,
+            None => {
+                let owners = catalog.declaring(key);
+                let Some(spec) = catalog.option_spec(key) else {
+                    return Err(format!("unknown key '{key}'"));
+                };
+                return Err(format!(
+                    "{} applies to the {} workload{} only, not {}; remove it",
+                    spec.written(value),
+                    owners.join(", "),
+                    if owners.len() > 1 { "s" } else { "" },
+                    workload.name()
+                ));
+            }
+        }
+    }
+    workload.resolve_options(given)
+}
+
+/// The run-level options a group of `workload` inherits: the ones it declares.
+pub fn inherited(workload: &dyn WorkloadInfo, run: &OptionValues) -> OptionValues {
+    run.iter()
+        .filter(|(k, _)| workload.options().iter().any(|o| o.key == k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
