@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::timeline::Segment;
-use crate::config::{DriveMode, RunPlan};
+use crate::config::{DriveMode, RunPlan, TargetSpec};
 use crate::workload::{ClientSlot, Workload};
 
 use super::deck::{card_counts, Deck};
@@ -21,6 +21,45 @@ type Cards = Vec<(usize, u32)>;
 pub struct TargetSlot {
     pub group: usize,
     pub params: pgwire::ConnectParams,
+}
+
+/// A database the plan names, before it is resolved: its group, its set, and the spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedTarget {
+    pub group: usize,
+    pub set: String,
+    pub spec: TargetSpec,
+}
+
+/// Every distinct database of every (group, set) of `plan`, in plan order (this order is the
+/// target index everywhere), and every set with the target of each of its group's `roles`.
+pub fn plan_targets(plan: &RunPlan, roles: &[Vec<String>]) -> (Vec<PlannedTarget>, Vec<SetSlot>) {
+    let mut targets: Vec<PlannedTarget> = Vec::new();
+    let mut sets = Vec::new();
+    for (g, group) in plan.groups.iter().enumerate() {
+        for set in &group.sets {
+            let first = targets.len();
+            for (spec, _) in set.distinct_targets() {
+                targets.push(PlannedTarget {
+                    group: g,
+                    set: set.name.clone(),
+                    spec: spec.clone(),
+                });
+            }
+            let of_role = |role: &String| {
+                let spec = set.target(role);
+                (first..targets.len())
+                    .find(|t| Some(&targets[*t].spec) == spec)
+                    .unwrap_or(first)
+            };
+            let roles = roles.get(g).map_or(&[][..], |r| r.as_slice());
+            sets.push(SetSlot {
+                group: g,
+                targets: roles.iter().map(of_role).collect(),
+            });
+        }
+    }
+    (targets, sets)
 }
 
 /// One set of a group: the target serving each of the group's roles.
@@ -292,5 +331,149 @@ impl Layout {
     /// Whether a client's pace is the same in every phase (so its schedule runs on unbroken).
     pub fn pace_is_constant(&self, role: &ClientAssignment) -> bool {
         role.group.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::config::groups::Source;
+    use crate::workload::{Registry, Rng};
+
+    /// The layout of a run file, with every target at a made-up address.
+    fn layout_of(text: &str) -> Layout {
+        let src = Source {
+            file: "t.toml",
+            text,
+        };
+        let raw = crate::config::parse_run_text(&src, &Registry).unwrap();
+        let plan = crate::config::validate_run(&src, raw, 2, 1, &Registry).unwrap();
+        let kinds: Vec<_> = plan
+            .groups
+            .iter()
+            .map(|g| Registry::kind(g.workload.as_str()).unwrap())
+            .collect();
+        let roles: Vec<Vec<String>> = kinds
+            .iter()
+            .map(|k| k.roles().iter().map(|r| r.to_string()).collect())
+            .collect();
+        let (planned, sets) = plan_targets(&plan, &roles);
+        let targets: Vec<TargetSlot> = planned
+            .iter()
+            .map(|t| TargetSlot {
+                group: t.group,
+                params: pgwire::ConnectParams {
+                    host: pgwire::Host::Tcp("db".into()),
+                    port: 5432,
+                    user: "u".into(),
+                    password: None,
+                    dbname: t.spec.redacted(),
+                    application_name: "t".into(),
+                    options: String::new(),
+                    connect_timeout: Duration::from_secs(1),
+                },
+            })
+            .collect();
+        let labels = planned.iter().map(|t| t.spec.redacted()).collect();
+        let groups: Vec<GroupSlot> = kinds
+            .iter()
+            .zip(&plan.groups)
+            .zip(roles)
+            .map(|((k, g), r)| GroupSlot::new(k.build(1, &g.options.workload).unwrap(), r))
+            .collect();
+        let mut types: Vec<String> = Vec::new();
+        for g in &groups {
+            for t in g.workload.txn_types() {
+                if !types.contains(&t.name) {
+                    types.push(t.name.clone());
+                }
+            }
+        }
+        let segments = crate::config::timeline::segments(&plan);
+        Layout::new(&plan, segments, groups, targets, sets, labels, &types).unwrap()
+    }
+
+    const TWO_ROLES: &str = "clients = 3\n\
+        [[group]]\nname = \"P\"\nworkload = \"probe\"\n\
+        [[group.set]]\noltp = \"instance:a/o1\"\ndss = \"instance:a/d1\"\n\
+        [[group.set]]\noltp = \"instance:a/both\"\n\
+        [[group]]\nname = \"T\"\nworkload = \"tpcb\"\ntarget = \"instance:a/t\"\n\
+        [[phase]]\nduration = \"2s\"\nshares = { P = 60, T = 40 }\n\
+        [[phase]]\nduration = \"2s\"\nshares = { P = 0, T = 100 }\n";
+
+    #[test]
+    fn sets_map_each_role_to_one_of_their_databases() {
+        let l = layout_of(TWO_ROLES);
+        let names: Vec<&str> = l.targets.iter().map(|t| t.params.dbname.as_str()).collect();
+        // Set 1's two databases (roles in name order: dss, oltp), set 2's one, T's one.
+        assert_eq!(
+            names,
+            [
+                "instance:a/d1",
+                "instance:a/o1",
+                "instance:a/both",
+                "instance:a/t"
+            ]
+        );
+        let p = &l.groups[0];
+        assert_eq!(p.roles, ["oltp", "dss"]);
+        assert_eq!(p.txn_role, [0, 1]);
+        // Set 1: oltp -> o1 (1), dss -> d1 (0); set 2 serves both roles from one database.
+        assert_eq!(l.sets[0].targets, [1, 0]);
+        assert_eq!(l.sets[1].targets, [2, 2]);
+        assert_eq!(l.sets[2].targets, [3]);
+        assert_eq!(
+            (p.sets.clone(), l.groups[1].sets.clone()),
+            (vec![0, 1], vec![2])
+        );
+        // A shared-mode client holds one session per database: every target, once.
+        assert_eq!(l.sessions_per_target(), [3, 3, 3, 3]);
+    }
+
+    #[test]
+    fn shared_decks_hold_the_shares_per_set_and_phase() {
+        let l = layout_of(TWO_ROLES);
+        let client = l.clients[0];
+        let mut rng = Rng::seed_from_u64(3);
+        for (phase, want) in [(0, [30, 30, 40]), (1, [0, 0, 100])] {
+            let mut deck = l.set_deck(&client, phase);
+            let mut got = [0u32; 3];
+            for _ in 0..deck.len() * 2 {
+                got[usize::from(deck.draw(&mut rng).unwrap())] += 1;
+            }
+            let total: u32 = got.iter().sum();
+            let pct: Vec<u32> = got.iter().map(|n| n * 100 / total).collect();
+            assert_eq!(pct, want, "phase {phase}");
+        }
+    }
+
+    #[test]
+    fn independent_clients_serve_their_group_and_follow_its_counts() {
+        let l = layout_of(
+            "mode = \"independent\"\n\
+             [[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"i\"\nsets = 2\n\
+             [[group]]\nname = \"B\"\nworkload = \"tpcb\"\ninstance = \"i\"\n\
+             [[phase]]\nduration = \"1s\"\nclients = { A = 2, B = 1 }\nrate = { A = 10 }\n\
+             [[phase]]\nduration = \"1s\"\nclients = { A = 1, B = 1 }\nthink = { B = \"5ms\" }\n",
+        );
+        let groups: Vec<Option<usize>> = l.clients.iter().map(|c| c.group).collect();
+        assert_eq!(groups, [Some(0), Some(0), Some(1)]);
+        let second_a = l.clients[1];
+        assert!(l.active(&second_a, 0) && !l.active(&second_a, 1));
+        assert_eq!(l.client_targets(&second_a), [0, 1]);
+        assert_eq!(l.client_targets(&l.clients[2]), [2]);
+        // A's rate is spread over its active clients; B thinks in phase 2.
+        assert_eq!(l.pace(&second_a, 0).rate, Some(5.0));
+        assert_eq!(l.pace(&l.clients[2], 1).think, Duration::from_millis(5));
+        // Independent decks: the group's sets take equal turns.
+        let mut deck = l.set_deck(&second_a, 0);
+        let mut rng = Rng::seed_from_u64(1);
+        let mut drawn: Vec<u16> = (0..2).map(|_| deck.draw(&mut rng).unwrap()).collect();
+        drawn.sort_unstable();
+        assert_eq!(drawn, [0, 1]);
     }
 }

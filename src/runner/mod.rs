@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use std::sync::Arc;
 
 use crate::config::{timeline, DriveMode, Isolation, RunPlan, TargetSpec};
-use crate::driver::layout::{GroupSlot, SetSlot, TargetSlot};
+use crate::driver::layout::{self, GroupSlot, TargetSlot};
 use crate::driver::{self, DriverPlan, Layout, Stop};
 use crate::instance::Home;
 use crate::metrics::{KeySpace, TargetKey};
@@ -55,29 +55,15 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         .iter()
         .map(|g| Registry::kind(g.workload.as_str()).map_err(setup))
         .collect::<Result<_, _>>()?;
-    // Every distinct database of every (group, set), in plan order: this order is the target
-    // index everywhere. Each set maps its workload's roles to these indexes.
-    let mut specs: Vec<(usize, String, TargetSpec)> = Vec::new();
-    let mut sets: Vec<SetSlot> = Vec::new();
-    for (g, group) in plan.groups.iter().enumerate() {
-        for set in &group.sets {
-            let first = specs.len();
-            for (spec, _) in set.distinct_targets() {
-                specs.push((g, set.name.clone(), spec.clone()));
-            }
-            let targets = kinds[g]
-                .roles()
-                .iter()
-                .map(|role| {
-                    let spec = set.target(role);
-                    (first..specs.len())
-                        .find(|t| Some(&specs[*t].2) == spec)
-                        .unwrap_or(first)
-                })
-                .collect();
-            sets.push(SetSlot { group: g, targets });
-        }
-    }
+    let roles: Vec<Vec<String>> = kinds
+        .iter()
+        .map(|k| k.roles().iter().map(|r| r.to_string()).collect())
+        .collect();
+    let (planned, sets) = layout::plan_targets(&plan, &roles);
+    let specs: Vec<(usize, String, TargetSpec)> = planned
+        .into_iter()
+        .map(|t| (t.group, t.set, t.spec))
+        .collect();
     let mut resolved: Vec<ResolvedTarget> = Vec::with_capacity(specs.len());
     for (_, _, spec) in &specs {
         resolved.push(resolve_target(spec, home).await?);
@@ -187,8 +173,8 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     let labels = resolved.iter().map(|r| r.label.clone()).collect();
     let groups = workloads
         .into_iter()
-        .zip(&kinds)
-        .map(|(w, k)| GroupSlot::new(w, k.roles().iter().map(|r| r.to_string()).collect()))
+        .zip(roles)
+        .map(|(w, r)| GroupSlot::new(w, r))
         .collect();
     let layout = Layout::new(
         &plan,

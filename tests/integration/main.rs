@@ -9,6 +9,7 @@ mod pgbench;
 mod pgwire_conn;
 mod report;
 mod results;
+mod roles;
 mod run;
 mod sampler;
 mod support;
