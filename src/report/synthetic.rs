@@ -98,6 +98,7 @@ pub fn generate(dir: &Path, shape: &Shape) -> Result<PathBuf, String> {
             .collect(),
         groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
         txn_types: (0..shape.txn_types).map(|t| format!("txn{t}")).collect(),
+        txn_roles: vec!["oltp".to_string(); shape.txn_types],
     };
     let started_at = SystemTime::now();
     let mut writer = ResultsWriter::create(dir, started_at).map_err(|e| e.to_string())?;
@@ -145,6 +146,7 @@ pub fn generate(dir: &Path, shape: &Shape) -> Result<PathBuf, String> {
         complete: true,
         rate_limited: false,
         type_rules: Vec::new(),
+        headline: None,
     };
     let summary = Summary::build(&facts, &plan, &keys, &total, Vec::new());
     let host = HostFacts {

@@ -24,6 +24,7 @@
 
 pub mod breakdown;
 pub mod csv;
+pub mod headline;
 pub mod hlog;
 pub mod intervals;
 pub mod rules;
@@ -34,7 +35,8 @@ pub mod writer;
 
 use std::path::{Path, PathBuf};
 
-pub use breakdown::{GroupStats, PhaseStats};
+pub use breakdown::{GroupStats, PhaseStats, RoleStats};
+pub use headline::{Headline, HeadlineRate};
 pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
 pub use summary::{

@@ -123,6 +123,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     // named by two groups once), and the first headline among them for the polling block.
     let type_rules: Vec<results::TypeRule> =
         workloads.iter().flat_map(Workload::type_rules).collect();
+    let run_headline = workloads.iter().find_map(Workload::headline);
     let headline = workloads.iter().find_map(|w| {
         let h = w.headline()?;
         Some(driver::poll::PerMinute {
@@ -144,6 +145,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
             .collect(),
         groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
         txn_types: txn_types.clone(),
+        txn_roles: vec!["oltp".to_string(); txn_types.len()],
     };
     let slots: Vec<TargetSlot> = specs
         .iter()
@@ -194,7 +196,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         shares,
         headline,
         keys: keys.clone(),
-        live: prometheus_addr.map(|_| driver::collector::LiveTotals::default()),
+        live: prometheus_addr.map(|_| crate::metrics::live::LiveTotals::default()),
     };
     let latest = LatestSamples::default();
     let exporter = match (prometheus_addr, &driver_plan.live) {
@@ -263,6 +265,10 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
                 .iter()
                 .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
         type_rules,
+        headline: run_headline.map(|h| results::Headline {
+            label: h.label.to_string(),
+            txn_type: h.txn_type.to_string(),
+        }),
     };
     let summary = Summary::build(&facts, &plan, &keys, &result.total, server);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
