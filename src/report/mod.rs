@@ -5,7 +5,6 @@
 pub mod by;
 pub mod charts;
 pub mod compare;
-pub mod csv;
 pub mod html;
 pub mod load;
 pub mod mixlog;
