@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::charts::{self, keep_top, Combine, Series, TOP};
 use super::load::{self, RunData};
-use super::rules_view;
 use super::system_view as sys;
+use super::{roles_view, rules_view};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -236,6 +236,9 @@ fn glance(d: &RunData, p: &mut String) {
         rows.push(vec!["sampling cost".into(), cost]);
     }
     table_to(p, &["", ""], &rows);
+    if let Some(table) = roles_view::table(&s.by_role) {
+        p.push_str(&table);
+    }
     let phases: Vec<Vec<String>> = s
         .phases
         .iter()

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod html;
 pub mod load;
 pub mod mixlog;
+pub mod roles_view;
 pub mod rules_view;
 pub mod synthetic;
 pub mod system_view;

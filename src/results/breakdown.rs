@@ -206,3 +206,59 @@ pub fn roles(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use crate::metrics::{Outcome, Recorder};
+    use crate::results::summary::tests::plan;
+    use crate::results::{Headline, RunFacts, Summary, SUMMARY_FILE};
+
+    #[test]
+    fn roles_and_the_headline_reach_summary_json_and_old_files_still_read() {
+        let mut keys = crate::results::intervals::tests::two_phase_keys();
+        keys.txn_roles = vec!["oltp".into(), "dss".into()];
+        let mut rec = Recorder::new(keys.len());
+        for _ in 0..6 {
+            rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+        }
+        rec.record(keys.key(1, 1, 1), Outcome::Committed, 9_000, None, 0);
+        let facts = RunFacts {
+            workload: "t".into(),
+            started_at: SystemTime::UNIX_EPOCH,
+            elapsed: std::time::Duration::from_secs(20),
+            complete: true,
+            rate_limited: false,
+            type_rules: Vec::new(),
+            headline: Some(Headline {
+                label: "NOTPM".into(),
+                txn_type: "a".into(),
+            }),
+        };
+        let s = Summary::build(&facts, &plan(), &keys, &rec, Vec::new());
+        let roles: Vec<(&str, u64)> = s
+            .by_role
+            .iter()
+            .map(|r| (r.role.as_str(), r.stats.committed))
+            .collect();
+        assert_eq!(roles, [("oltp", 6), ("dss", 1)]);
+        assert_eq!(s.by_target_and_type[1].role, "dss");
+        let h = s.headline.as_ref().unwrap();
+        // 6 committed over the 20 s measured window.
+        assert_eq!((h.label.as_str(), h.per_minute), ("NOTPM", 18.0));
+
+        let mut value: serde_json::Value = serde_json::from_str(&s.to_json().unwrap()).unwrap();
+        let obj = value.as_object_mut().unwrap();
+        obj.remove("by_role");
+        obj.remove("headline");
+        for row in obj["by_target_and_type"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("role");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SUMMARY_FILE), value.to_string()).unwrap();
+        let back = Summary::read(dir.path()).unwrap();
+        assert!(back.by_role.is_empty() && back.headline.is_none());
+        assert!(back.by_target_and_type.iter().all(|r| r.role == "oltp"));
+    }
+}

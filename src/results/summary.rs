@@ -12,8 +12,13 @@
 //! - `type_rules` holds the workload's per-type limits against what was achieved (see
 //!   `rules`); `isolation` is each group's level, one value when all agree.
 //!
-//! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`)
-//! default when absent, so older results dirs stay readable without a version bump.
+//! - `headline` is the workload's own headline rate (TPC-C's NOTPM) when it has one;
+//!   `by_role` holds the measured window per role (always written, one row for a single-role
+//!   run), and each `by_target_and_type` row names its type's `role`.
+//!
+//! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`,
+//! `headline`, `by_role`, `role`) default when absent (`role` to `oltp`), so older results
+//! dirs stay readable without a version bump.
 
 use std::collections::BTreeMap;
 use std::path::Path;
