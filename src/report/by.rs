@@ -10,7 +10,7 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 
 use crate::metrics::new_histogram;
-use crate::results::read::{IntervalRow, ResultsDir};
+use crate::results::read::{IntervalRow, IntervalRows};
 
 /// A dimension to group by, named as on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,11 +80,10 @@ struct Acc {
 
 /// The re-aggregated table as text. `all` keeps ramp-up/down rows.
 pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> {
-    let run = ResultsDir::open(dir).map_err(|e| e.to_string())?;
     let mut groups: BTreeMap<Vec<String>, Acc> = BTreeMap::new();
     let mut total = 0u64;
     let ms = |s: f64| (s * 1000.0).round() as i64;
-    for row in run.interval_rows().map_err(|e| e.to_string())? {
+    for row in IntervalRows::open(dir).map_err(|e| e.to_string())? {
         let row = row.map_err(|e| e.to_string())?;
         if !all && !row.measured {
             continue;
@@ -164,4 +163,25 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
         let _ = writeln!(out, "{}", line(&cells));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_by_role_without_a_summary() {
+        let tmp = tempfile::tempdir().unwrap();
+        crate::results::read::tests::write_dir(tmp.path());
+        // A killed run's `.partial` dir has rows but no summary.json.
+        std::fs::remove_file(tmp.path().join(crate::results::SUMMARY_FILE)).unwrap();
+        let table = aggregate(tmp.path(), &[Dim::parse("role").unwrap()], true).unwrap();
+        let roles: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(roles, ["dss", "oltp"], "{table}");
+        assert!(Dim::parse("nope").unwrap_err().contains("role"));
+    }
 }

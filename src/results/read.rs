@@ -150,7 +150,9 @@ pub struct IntervalRows {
 }
 
 impl IntervalRows {
-    fn open(dir: &Path) -> Result<IntervalRows, ResultsError> {
+    /// The rows of the results dir `dir` without reading its summary: `report --by` also
+    /// reads the `.partial` dir a killed run left, which has none.
+    pub fn open(dir: &Path) -> Result<IntervalRows, ResultsError> {
         let path = dir.join(INTERVALS_FILE);
         let file = File::open(&path).map_err(ResultsError::io("read", &path))?;
         let log_path = dir.join(HLOG_FILE);
@@ -397,7 +399,7 @@ pub fn parse_system(text: &str) -> Result<Vec<SystemSeries>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
@@ -406,7 +408,7 @@ mod tests {
     use crate::results::{intervals, RunFacts, SUMMARY_FILE};
 
     /// A results dir with two rows (types a on `oltp`, b on `dss`); returns its CSV text.
-    fn write_dir(dir: &Path) -> String {
+    pub fn write_dir(dir: &Path) -> String {
         let mut keys = intervals::tests::two_phase_keys();
         keys.txn_roles = vec!["oltp".into(), "dss".into()];
         let mut rec = Recorder::new(keys.len());
