@@ -219,7 +219,7 @@ pub struct PrepareArgs {
 pub struct ReportArgs {
     /// A results dir written by `tidebench run`
     pub dir: PathBuf,
-    /// Print a table re-aggregated by any of: type, group, set, iteration, phase, target
+    /// Print a table re-aggregated by any of: type, group, set, role, iteration, phase, target
     /// (comma-separated, e.g. group,phase) instead of writing report.html
     #[arg(long, value_delimiter = ',')]
     pub by: Option<Vec<String>>,

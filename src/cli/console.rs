@@ -46,11 +46,11 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         );
     }
     let _ = writeln!(out, "tps: {:.1}", t.tps);
-    if let Some(notpm) = s.tpm.get("new_order") {
-        // TPC-C's headline: new orders committed per minute, beside all types per minute, and
-        // the isolation level it was measured at (a TPC-C result is read with it).
+    if let Some(h) = &s.headline {
+        // The workload's headline (TPC-C's NOTPM), beside all types per minute, and the
+        // isolation level it was measured at (a TPC-C result is read with it).
         let total: f64 = s.tpm.values().sum();
-        let mut line = format!("NOTPM: {notpm:.1}  total TPM: {total:.1}");
+        let mut line = format!("{}: {:.1}  total TPM: {total:.1}", h.label, h.per_minute);
         match &s.isolation {
             Some(IsolationLevels::All(level)) => {
                 let _ = write!(line, "  isolation: {level}");
@@ -211,6 +211,7 @@ mod tests {
             complete: true,
             rate_limited: false,
             type_rules: Vec::new(),
+            headline: None,
         };
         let mut s = Summary::build(&run, &plan, &keys, &Recorder::new(keys.len()), Vec::new());
         s.tpm = [
@@ -218,6 +219,11 @@ mod tests {
             ("payment".into(), 1200.0),
         ]
         .into();
+        s.headline = Some(crate::results::HeadlineRate {
+            label: "NOTPM".into(),
+            txn_type: "new_order".into(),
+            per_minute: 1234.5,
+        });
         let rule = |name: &str, p90: f64, limit: f64, share: f64, min: Option<f64>| RuleCheck {
             txn_type: name.into(),
             p90_ms: Some(p90),
@@ -291,6 +297,7 @@ mod tests {
     fn other_workloads_print_no_rules() {
         let mut s = tpcc_summary();
         s.tpm.clear();
+        s.headline = None;
         s.type_rules.clear();
         let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
         assert!(!out.contains("NOTPM") && !out.contains("isolation") && !out.contains("p90"));

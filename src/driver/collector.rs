@@ -5,12 +5,12 @@
 //! that last tick, so interval rows never reach past their phase.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use crate::metrics::{ErrorClass, KeySpace, Recorder};
+pub use crate::metrics::live::LiveTotals;
+use crate::metrics::{KeySpace, Recorder};
 
 use super::poll::Poller;
 use super::progress;
@@ -27,52 +27,6 @@ pub struct Cadence {
 
 /// Called with (interval start offset, interval length, what it holds).
 pub type IntervalSink<'a> = dyn FnMut(Duration, Duration, &Recorder) -> Result<(), String> + 'a;
-
-/// The run's counters so far, for live readers (the Prometheus endpoint). The collector
-/// replaces them once per tick, never per transaction, so the lock is never contended by clients.
-#[derive(Clone, Default)]
-pub struct LiveTotals(Arc<Mutex<LiveSnapshot>>);
-
-/// Counters per key (the run's [`KeySpace`]), ramps included, as of `elapsed`.
-#[derive(Debug, Clone, Default)]
-pub struct LiveSnapshot {
-    pub elapsed: Duration,
-    pub slots: Vec<LiveSlot>,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LiveSlot {
-    pub committed: u64,
-    pub expected_rollback: u64,
-    pub failed: [u64; ErrorClass::ALL.len()],
-    pub retried: u64,
-}
-
-impl LiveTotals {
-    pub fn snapshot(&self) -> LiveSnapshot {
-        match self.0.lock() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    fn publish(&self, elapsed: Duration, total: &Recorder) {
-        let mut g = match self.0.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        g.elapsed = elapsed;
-        g.slots.resize(total.slots.len(), LiveSlot::default());
-        for (live, s) in g.slots.iter_mut().zip(&total.slots) {
-            *live = LiveSlot {
-                committed: s.committed,
-                expected_rollback: s.expected_rollback,
-                failed: s.failed,
-                retried: s.retried,
-            };
-        }
-    }
-}
 
 pub struct Collected {
     pub total: Recorder,

@@ -113,6 +113,7 @@ mod tests {
             }],
             groups: vec!["g".into()],
             txn_types: vec!["new_order".into()],
+            txn_roles: vec!["oltp".into()],
         }
     }
 }

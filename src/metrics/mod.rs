@@ -1,6 +1,7 @@
 //! Metrics: recorders that clients write without locks, merged on each tick into interval and
 //! run totals. Formats for humans live elsewhere (`results`, the progress line).
 
+pub mod live;
 pub mod mixlog;
 pub mod outcome;
 pub mod recorder;
@@ -8,4 +9,4 @@ pub mod rollup;
 
 pub use outcome::{ErrorClass, Outcome};
 pub use recorder::{new_histogram, KeySpace, Recorder, Slot, TargetKey};
-pub use rollup::KeyParts;
+pub use rollup::{KeyParts, DEFAULT_ROLE};

@@ -34,6 +34,8 @@ pub struct KeySpace {
     pub targets: Vec<TargetKey>,
     pub groups: Vec<String>,
     pub txn_types: Vec<String>,
+    /// The role (`oltp`, `dss`, ...) each transaction type runs on, index of `txn_types`.
+    pub txn_roles: Vec<String>,
 }
 
 impl KeySpace {

@@ -26,6 +26,9 @@ impl KeyShape {
     }
 }
 
+/// The role of a transaction type when nothing names one (results written before roles).
+pub use crate::config::DEFAULT_ROLE;
+
 /// What a recorder key stands for, with the target's group looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyParts {
@@ -109,6 +112,43 @@ impl KeySpace {
     pub fn by_segment(&self, rec: &Recorder) -> Vec<Slot> {
         self.roll_up(rec, self.segments.len(), |p| Some(p.segment))
     }
+
+    /// The role a transaction type runs on; `oltp` for a type the key space names no role for
+    /// (every type ran on one role before roles existed).
+    pub fn role_of(&self, txn: usize) -> &str {
+        self.txn_roles.get(txn).map_or(DEFAULT_ROLE, String::as_str)
+    }
+
+    /// The roles of the run's types, distinct, in the order the types name them.
+    pub fn roles(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for t in 0..self.txn_types.len() {
+            let role = self.role_of(t);
+            if !out.contains(&role) {
+                out.push(role);
+            }
+        }
+        out
+    }
+
+    /// Per transaction type, the index of its role in [`KeySpace::roles`].
+    pub fn role_index(&self) -> Vec<usize> {
+        let roles = self.roles();
+        (0..self.txn_types.len())
+            .map(|t| {
+                roles
+                    .iter()
+                    .position(|r| *r == self.role_of(t))
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// Per role, in the order of [`KeySpace::roles`].
+    pub fn by_role(&self, rec: &Recorder) -> Vec<Slot> {
+        let index = self.role_index();
+        self.roll_up(rec, self.roles().len(), |p| index.get(p.txn).copied())
+    }
 }
 
 #[cfg(test)]
@@ -134,5 +174,20 @@ mod tests {
         let p = keys.parts(keys.key(1, 1, 0));
         assert_eq!((p.segment, p.target, p.txn), (1, 1, 0));
         assert_eq!(keys.sum_where(&rec, |p| p.segment == 1).total(), 2);
+    }
+
+    #[test]
+    fn roles_roll_up_by_the_role_of_each_type() {
+        let mut keys = crate::results::intervals::tests::two_phase_keys();
+        keys.txn_roles = vec!["oltp".into(), "dss".into()];
+        let mut rec = Recorder::new(keys.len());
+        rec.record(keys.key(0, 0, 0), Outcome::Committed, 10, None, 0);
+        rec.record(keys.key(1, 1, 1), Outcome::Committed, 10, None, 0);
+        rec.record(keys.key(1, 0, 1), Outcome::Committed, 10, None, 0);
+        assert_eq!(keys.roles(), ["oltp", "dss"]);
+        let by = keys.by_role(&rec);
+        assert_eq!((by[0].total(), by[1].total()), (1, 2));
+        keys.txn_roles.clear();
+        assert_eq!(keys.roles(), ["oltp"], "no roles named: every type is oltp");
     }
 }

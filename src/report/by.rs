@@ -1,6 +1,7 @@
-//! `tidebench report DIR --by group,phase`: sums the rows of `intervals.csv` that share the
-//! chosen dimensions and merges their latency histograms from `latency.hlog` (whose n-th entry
-//! belongs to the n-th row), so percentiles are exact, not averages of percentiles.
+//! `tidebench report DIR --by group,phase`: sums the interval rows that share the chosen
+//! dimensions and merges their latency histograms (read through `results::read`, which pairs
+//! each row of `intervals.csv` with its `latency.hlog` entry), so percentiles are exact, not
+//! averages of percentiles. Rows are streamed, so only one accumulator per output line is held.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,9 +10,7 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 
 use crate::metrics::new_histogram;
-use crate::results::{hlog, INTERVALS_FILE};
-
-use super::csv::Table;
+use crate::results::read::{IntervalRow, IntervalRows};
 
 /// A dimension to group by, named as on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +21,7 @@ pub enum Dim {
     Iteration,
     Phase,
     Target,
+    Role,
 }
 
 impl Dim {
@@ -33,9 +33,10 @@ impl Dim {
             "iteration" => Dim::Iteration,
             "phase" => Dim::Phase,
             "target" => Dim::Target,
+            "role" => Dim::Role,
             other => {
                 return Err(format!(
-                "cannot group by '{other}'; choose from type, group, set, iteration, phase, target"
+                "cannot group by '{other}'; choose from type, group, set, iteration, phase, target, role"
             ))
             }
         })
@@ -49,6 +50,19 @@ impl Dim {
             Dim::Iteration => "iteration",
             Dim::Phase => "phase",
             Dim::Target => "target",
+            Dim::Role => "role",
+        }
+    }
+
+    fn value(self, row: &IntervalRow) -> String {
+        match self {
+            Dim::Type => row.txn_type.clone(),
+            Dim::Group => row.group.clone(),
+            Dim::Set => row.set.clone(),
+            Dim::Iteration => row.iteration.to_string(),
+            Dim::Phase => row.phase.clone(),
+            Dim::Target => row.target.clone(),
+            Dim::Role => row.role.clone(),
         }
     }
 }
@@ -59,68 +73,35 @@ struct Acc {
     committed: u64,
     expected_rollback: u64,
     failed: u64,
-    /// Distinct (start, length) windows, so time is counted once per window.
-    windows: BTreeMap<(String, String), f64>,
+    /// Distinct (start, length) windows in ms, so time is counted once per window.
+    windows: BTreeMap<(i64, i64), f64>,
     latency: Option<Histogram<u64>>,
 }
 
 /// The re-aggregated table as text. `all` keeps ramp-up/down rows.
 pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> {
-    let path = dir.join(INTERVALS_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let table = Table::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let entries = hlog::read(dir).map_err(|e| e.to_string())?;
-    if entries.len() != table.rows.len() {
-        return Err(format!(
-            "{} has {} rows but latency.hlog {} entries; the results dir is damaged",
-            path.display(),
-            table.rows.len(),
-            entries.len()
-        ));
-    }
-    let col = |n: &str| {
-        table
-            .column(n)
-            .map_err(|e| format!("{}: {e}", path.display()))
-    };
-    let dim_cols: Vec<usize> = dims
-        .iter()
-        .map(|d| col(d.column()))
-        .collect::<Result<_, _>>()?;
-    let (c_count, c_comm, c_exp, c_fail) = (
-        col("count")?,
-        col("committed")?,
-        col("expected_rollback")?,
-        col("failed")?,
-    );
-    let (c_start, c_len, c_measured) = (
-        col("interval_start_s")?,
-        col("interval_length_s")?,
-        col("measured")?,
-    );
-    let num = |s: &str| s.parse::<u64>().unwrap_or(0);
     let mut groups: BTreeMap<Vec<String>, Acc> = BTreeMap::new();
     let mut total = 0u64;
-    for (row, entry) in table.rows.iter().zip(entries) {
-        if !all && row[c_measured] != "true" {
+    let ms = |s: f64| (s * 1000.0).round() as i64;
+    for row in IntervalRows::open(dir).map_err(|e| e.to_string())? {
+        let row = row.map_err(|e| e.to_string())?;
+        if !all && !row.measured {
             continue;
         }
-        let key: Vec<String> = dim_cols.iter().map(|c| row[*c].clone()).collect();
+        let key: Vec<String> = dims.iter().map(|d| d.value(&row)).collect();
         let acc = groups.entry(key).or_default();
-        acc.count += num(&row[c_count]);
-        acc.committed += num(&row[c_comm]);
-        acc.expected_rollback += num(&row[c_exp]);
-        acc.failed += num(&row[c_fail]);
-        total += num(&row[c_count]);
-        let len = row[c_len].parse::<f64>().unwrap_or(0.0);
+        acc.count += row.count;
+        acc.committed += row.committed;
+        acc.expected_rollback += row.expected_rollback;
+        acc.failed += row.failed;
+        total += row.count;
         acc.windows
-            .insert((row[c_start].clone(), row[c_len].clone()), len);
-        if !entry.histogram.is_empty() {
+            .insert((ms(row.start_s), ms(row.length_s)), row.length_s);
+        if !row.latency.is_empty() {
             let _ = acc
                 .latency
                 .get_or_insert_with(new_histogram)
-                .add(&entry.histogram);
+                .add(&row.latency);
         }
     }
     let mut out = String::new();
@@ -182,4 +163,25 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
         let _ = writeln!(out, "{}", line(&cells));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_by_role_without_a_summary() {
+        let tmp = tempfile::tempdir().unwrap();
+        crate::results::read::tests::write_dir(tmp.path());
+        // A killed run's `.partial` dir has rows but no summary.json.
+        std::fs::remove_file(tmp.path().join(crate::results::SUMMARY_FILE)).unwrap();
+        let table = aggregate(tmp.path(), &[Dim::parse("role").unwrap()], true).unwrap();
+        let roles: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(roles, ["dss", "oltp"], "{table}");
+        assert!(Dim::parse("nope").unwrap_err().contains("role"));
+    }
 }

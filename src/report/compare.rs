@@ -108,7 +108,7 @@ pub fn sides(dirs: &[PathBuf]) -> Result<Vec<Side>, String> {
         let runs = runs_in(dir)?;
         let mut values = vec![Vec::new(); METRICS.len()];
         for run in &runs {
-            let data = load::load(run)?;
+            let data = load::load_totals(run)?;
             for (i, v) in metrics_of(&data).into_iter().enumerate() {
                 if let Some(v) = v {
                     values[i].push(v);

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::charts::{self, keep_top, Combine, Series, TOP};
 use super::load::{self, RunData};
-use super::rules_view;
 use super::system_view as sys;
+use super::{roles_view, rules_view};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -163,12 +163,12 @@ fn glance(d: &RunData, p: &mut String) {
         ],
         vec!["throughput".into(), format!("{:.1} tps", s.totals.tps)],
     ];
-    if let Some(notpm) = s.tpm.get("new_order") {
-        // A TPC-C result: its headline, and the isolation level it was measured at.
+    if let Some(h) = &s.headline {
+        // The workload's headline (TPC-C's NOTPM), and the isolation level it was measured at.
         let total: f64 = s.tpm.values().sum();
         rows.push(vec![
-            "NOTPM / total TPM".into(),
-            format!("{notpm:.1} / {total:.1}"),
+            format!("{} / total TPM", h.label),
+            format!("{:.1} / {total:.1}", h.per_minute),
         ]);
         rows.push(vec![
             "isolation".into(),
@@ -236,6 +236,9 @@ fn glance(d: &RunData, p: &mut String) {
         rows.push(vec!["sampling cost".into(), cost]);
     }
     table_to(p, &["", ""], &rows);
+    if let Some(table) = roles_view::table(&s.by_role) {
+        p.push_str(&table);
+    }
     let phases: Vec<Vec<String>> = s
         .phases
         .iter()

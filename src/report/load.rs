@@ -1,23 +1,22 @@
-//! Reads a results dir into what the HTML report and `compare` draw: the summary and runtime
-//! facts as written, `intervals.csv` + `latency.hlog` folded into time buckets, and
-//! `system.csv` (when the run had samplers) as one series per (source, metric).
+//! Reads a results dir (through `results::read`, the one reader) into what the HTML report and
+//! `compare` draw: the summary and runtime facts as written, the interval rows with their
+//! latency histograms folded into time buckets, and `system.csv` (when the run had samplers)
+//! as one series per (source, metric).
 //!
-//! Memory stays flat on long runs: CSV rows and log entries are streamed side by side (the
-//! n-th log entry belongs to the n-th row) and latency histograms are merged per bucket and
-//! dropped when the next bucket starts, so a 2-hour, 40-target run needs a few dozen MB.
+//! Memory stays flat on long runs: the reader streams rows with their histograms one at a
+//! time, and they are merged per bucket and dropped when the next bucket starts, so a 2-hour,
+//! 40-target run needs a few dozen MB.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
 use crate::metrics::{new_histogram, ErrorClass};
-use crate::results::{hlog, RuntimeInfo, Summary, HLOG_FILE, INTERVALS_FILE};
-
-use super::csv::split_line;
-
-/// Written by the samplers; absent in runs made without them.
-pub const SYSTEM_FILE: &str = "system.csv";
+pub use crate::results::read::{parse_system, SystemSeries};
+use crate::results::read::{IntervalRows, ResultsDir};
+pub use crate::results::SYSTEM_FILE;
+use crate::results::{RuntimeInfo, Summary};
 
 /// One time bucket: the rows of `intervals.csv` that share a window start. A phase edge
 /// inside an interval makes two buckets, so a bucket never mixes phases.
@@ -34,15 +33,6 @@ pub struct Percentiles {
     pub p50: f64,
     pub p95: f64,
     pub p99: f64,
-}
-
-/// One sampled series of `system.csv`.
-#[derive(Debug, Clone)]
-pub struct SystemSeries {
-    pub source: String,
-    pub metric: String,
-    /// (seconds since run start, value), in file order.
-    pub points: Vec<(f64, f64)>,
 }
 
 /// Everything the report draws, read once.
@@ -114,18 +104,47 @@ impl RunData {
 /// Reads a results dir. Only `summary.json` is required; what else is missing or damaged is
 /// left out and named in `notes`.
 pub fn load(dir: &Path) -> Result<RunData, String> {
-    let summary = Summary::read(dir).map_err(|e| e.to_string())?;
+    read(dir, true)
+}
+
+/// As [`load`] without the interval rows (no buckets, no latency series): what `compare`
+/// needs, the summary and `system.csv`, without streaming every histogram of a long run.
+pub fn load_totals(dir: &Path) -> Result<RunData, String> {
+    read(dir, false)
+}
+
+fn read(dir: &Path, with_intervals: bool) -> Result<RunData, String> {
+    let run = ResultsDir::open(dir).map_err(|e| e.to_string())?;
     let mut notes = Vec::new();
-    let runtime = match RuntimeInfo::read(dir) {
+    let runtime = match run.runtime() {
         Ok(r) => Some(r),
         Err(e) => {
             notes.push(format!("run facts left out: {e}"));
             None
         }
     };
+    // The two big files are independent: read system.csv on a second thread while the
+    // interval rows and their histograms are merged here (a 2-hour, 40-target run has
+    // ~100k histograms and ~4M samples).
+    let (intervals, system) = std::thread::scope(|scope| {
+        let system = scope.spawn(|| run.system());
+        let intervals = with_intervals.then(|| {
+            run.interval_rows()
+                .map_err(|e| e.to_string())
+                .and_then(fold_intervals)
+        });
+        let system = system.join().unwrap_or_else(|_| {
+            Err(crate::results::ResultsError::Decode {
+                file: SYSTEM_FILE,
+                path: dir.join(SYSTEM_FILE),
+                message: "the reading thread failed".into(),
+            })
+        });
+        (intervals, system)
+    });
     let mut data = RunData {
         dir: dir.to_path_buf(),
-        summary,
+        summary: run.into_summary(),
         runtime,
         notes,
         buckets: Vec::new(),
@@ -138,33 +157,14 @@ pub fn load(dir: &Path) -> Result<RunData, String> {
         dist: Vec::new(),
         system: None,
     };
-    // The two big files are independent: read system.csv on a second thread while the
-    // interval rows and their histograms are merged here (a 2-hour, 40-target run has
-    // ~100k histograms and ~4M samples).
-    let system_path = dir.join(SYSTEM_FILE);
-    let (intervals, system) = std::thread::scope(|scope| {
-        let system = scope.spawn(|| {
-            system_path.exists().then(|| {
-                std::fs::read_to_string(&system_path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|text| parse_system(&text))
-            })
-        });
-        let intervals = read_intervals(dir, &mut data);
-        let system = system
-            .join()
-            .unwrap_or_else(|_| Some(Err("the reading thread failed".to_string())));
-        (intervals, system)
-    });
-    if let Err(e) = intervals {
-        data.notes.push(format!("time series left out: {e}"));
+    match intervals {
+        Some(Ok(series)) => series.into_run(&mut data),
+        Some(Err(e)) => data.notes.push(format!("time series left out: {e}")),
+        None => {}
     }
     match system {
-        Some(Ok(series)) => data.system = Some(series),
-        Some(Err(e)) => data
-            .notes
-            .push(format!("{} left out: {e}", system_path.display())),
-        None => {}
+        Ok(series) => data.system = series,
+        Err(e) => data.notes.push(format!("{} left out: {e}", SYSTEM_FILE)),
     }
     Ok(data)
 }
@@ -172,19 +172,6 @@ pub fn load(dir: &Path) -> Result<RunData, String> {
 /// Bucket start in whole milliseconds, so equal starts compare equal.
 fn millis(s: f64) -> i64 {
     (s * 1000.0).round() as i64
-}
-
-struct Columns {
-    start: usize,
-    length: usize,
-    measured: usize,
-    group: usize,
-    txn: usize,
-    committed: usize,
-    expected: usize,
-    failed: usize,
-    /// The `failed_<class>` columns, when the file has them.
-    failed_class: Option<Vec<usize>>,
 }
 
 /// Per-bucket accumulators while streaming.
@@ -215,213 +202,118 @@ fn grow<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
     &mut v[i]
 }
 
-fn read_intervals(dir: &Path, data: &mut RunData) -> Result<(), String> {
-    let path = dir.join(INTERVALS_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let hlog_path = dir.join(HLOG_FILE);
-    let log = std::fs::read(&hlog_path)
-        .map_err(|e| format!("cannot read {}: {e}", hlog_path.display()))?;
-    let mut lines = text.lines();
-    let header = split_line(lines.next().ok_or("intervals.csv is empty")?);
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| format!("{}: no column '{name}'", path.display()))
+/// The interval rows folded into buckets, before they are laid out as series.
+struct Folded {
+    buckets: BTreeMap<i64, Acc>,
+    groups: Vec<String>,
+    txn_types: Vec<String>,
+    has_classes: bool,
+    dist: Vec<Option<Histogram<u64>>>,
+}
+
+/// Closes bucket `at`: the percentiles of its per-type histograms, which then join the
+/// measured distribution (when the bucket is measured) and are dropped.
+fn close(at: i64, open: &mut [Option<Histogram<u64>>], f: &mut Folded) {
+    let acc = f.buckets.entry(at).or_default();
+    for (t, h) in open.iter_mut().enumerate() {
+        let Some(h) = h.take().filter(|h| !h.is_empty()) else {
+            continue;
+        };
+        let ms = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        *grow(&mut acc.latency, t) = Some(Percentiles {
+            p50: ms(0.50),
+            p95: ms(0.95),
+            p99: ms(0.99),
+        });
+        if acc.measured {
+            let d = grow(&mut f.dist, t).get_or_insert_with(new_histogram);
+            // Same bounds on both sides, so adding cannot fail.
+            let _ = d.add(&h);
+        }
+    }
+}
+
+fn fold_intervals(rows: IntervalRows) -> Result<Folded, String> {
+    let mut f = Folded {
+        buckets: BTreeMap::new(),
+        groups: Vec::new(),
+        txn_types: Vec::new(),
+        has_classes: rows.has_failed_by_class(),
+        dist: Vec::new(),
     };
-    let c = Columns {
-        start: col("interval_start_s")?,
-        length: col("interval_length_s")?,
-        measured: col("measured")?,
-        group: col("group")?,
-        txn: col("txn_type")?,
-        committed: col("committed")?,
-        expected: col("expected_rollback")?,
-        failed: col("failed")?,
-        failed_class: ErrorClass::ALL
-            .iter()
-            .map(|c| col(&format!("failed_{}", c.name())).ok())
-            .collect(),
-    };
-    let mut rows = lines.filter(|l| !l.is_empty()).enumerate();
-    let mut buckets: BTreeMap<i64, Acc> = BTreeMap::new();
     // The bucket whose histograms are being merged, and its per-type histograms.
     let mut current: Option<i64> = None;
     let mut open: Vec<Option<Histogram<u64>>> = Vec::new();
-    let mut dist: Vec<Option<Histogram<u64>>> = Vec::new();
-    let mut error: Option<String> = None;
-    let mut entries = 0usize;
-    let close = |at: i64,
-                 open: &mut Vec<Option<Histogram<u64>>>,
-                 dist: &mut Vec<Option<Histogram<u64>>>,
-                 buckets: &mut BTreeMap<i64, Acc>| {
-        let acc = buckets.entry(at).or_default();
-        for (t, h) in open.iter_mut().enumerate() {
-            let Some(h) = h.take().filter(|h| !h.is_empty()) else {
-                continue;
-            };
-            let ms = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
-            *grow(&mut acc.latency, t) = Some(Percentiles {
-                p50: ms(0.50),
-                p95: ms(0.95),
-                p99: ms(0.99),
-            });
-            if acc.measured {
-                let d = grow(dist, t).get_or_insert_with(new_histogram);
-                // Same bounds on both sides, so adding cannot fail.
-                let _ = d.add(&h);
-            }
-        }
-    };
-    hlog::visit(&log, |entry| {
-        entries += 1;
-        if error.is_some() {
-            return;
-        }
-        let Some((n, line)) = rows.next() else {
-            error = Some("latency.hlog has more entries than intervals.csv has rows".into());
-            return;
-        };
-        let f = split_line(line);
-        if f.len() != header.len() {
-            error = Some(format!(
-                "{} line {}: {} fields, the header has {}",
-                path.display(),
-                n + 2,
-                f.len(),
-                header.len()
-            ));
-            return;
-        }
-        let num = |i: usize| f[i].parse::<u64>().unwrap_or(0);
-        let start_s = f[c.start].parse::<f64>().unwrap_or(0.0);
-        let at = millis(start_s);
+    for row in rows {
+        let row = row.map_err(|e| e.to_string())?;
+        let at = millis(row.start_s);
         if current != Some(at) {
             if let Some(prev) = current {
-                close(prev, &mut open, &mut dist, &mut buckets);
+                close(prev, &mut open, &mut f);
             }
             current = Some(at);
         }
-        let group = index_of(&mut data.groups, &f[c.group]);
-        let txn = index_of(&mut data.txn_types, &f[c.txn]);
-        let acc = buckets.entry(at).or_default();
-        acc.length_s = acc.length_s.max(f[c.length].parse::<f64>().unwrap_or(0.0));
-        acc.measured = f[c.measured] == "true";
-        *grow(&mut acc.ok_by_group, group) += num(c.committed) + num(c.expected);
-        *grow(&mut acc.failed_by_type, txn) += num(c.failed);
-        if let Some(cols) = &c.failed_class {
-            for (slot, col) in acc.failed_by_class.iter_mut().zip(cols) {
-                *slot += num(*col);
+        let group = index_of(&mut f.groups, &row.group);
+        let txn = index_of(&mut f.txn_types, &row.txn_type);
+        let acc = f.buckets.entry(at).or_default();
+        acc.length_s = acc.length_s.max(row.length_s);
+        acc.measured = row.measured;
+        *grow(&mut acc.ok_by_group, group) += row.committed + row.expected_rollback;
+        *grow(&mut acc.failed_by_type, txn) += row.failed;
+        if let Some(by) = row.failed_by_class {
+            for (slot, n) in acc.failed_by_class.iter_mut().zip(by) {
+                *slot += n;
             }
         }
-        if !entry.histogram.is_empty() {
+        if !row.latency.is_empty() {
             let h = grow(&mut open, txn).get_or_insert_with(new_histogram);
-            let _ = h.add(&entry.histogram);
+            let _ = h.add(&row.latency);
         }
-    })?;
-    if let Some(e) = error {
-        return Err(e);
     }
     if let Some(prev) = current {
-        close(prev, &mut open, &mut dist, &mut buckets);
+        close(prev, &mut open, &mut f);
     }
-    let leftover = rows.count();
-    if leftover > 0 {
-        return Err(format!(
-            "{} has {} rows but latency.hlog {entries} entries; the results dir is damaged",
-            path.display(),
-            entries + leftover
-        ));
-    }
-    let (groups, types) = (data.groups.len(), data.txn_types.len());
-    data.ok_by_group = vec![Vec::with_capacity(buckets.len()); groups];
-    data.failed_by_type = vec![Vec::with_capacity(buckets.len()); types];
-    if c.failed_class.is_some() {
-        data.failed_by_class = vec![Vec::with_capacity(buckets.len()); ErrorClass::ALL.len()];
-    }
-    data.latency = vec![Vec::with_capacity(buckets.len()); types];
-    for (at, acc) in buckets {
-        data.buckets.push(Bucket {
-            start_s: at as f64 / 1000.0,
-            length_s: acc.length_s,
-            measured: acc.measured,
-        });
-        for (g, v) in data.ok_by_group.iter_mut().enumerate() {
-            v.push(acc.ok_by_group.get(g).copied().unwrap_or(0));
-        }
-        for (k, v) in data.failed_by_class.iter_mut().enumerate() {
-            v.push(acc.failed_by_class[k]);
-        }
-        for t in 0..types {
-            data.failed_by_type[t].push(acc.failed_by_type.get(t).copied().unwrap_or(0));
-            data.latency[t].push(acc.latency.get(t).copied().flatten());
-        }
-    }
-    data.dist = dist
-        .into_iter()
-        .chain(std::iter::repeat_with(|| None))
-        .take(types)
-        .map(|h| h.unwrap_or_else(new_histogram))
-        .collect();
-    Ok(())
+    Ok(f)
 }
 
-/// Parses `system.csv` (`t_s,source,metric,value`) into one series per (source, metric).
-pub fn parse_system(text: &str) -> Result<Vec<SystemSeries>, String> {
-    let mut lines = text.lines();
-    let header = split_line(lines.next().ok_or("the file is empty")?);
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| format!("no column '{name}'"))
-    };
-    let (ct, cs, cm, cv) = (col("t_s")?, col("source")?, col("metric")?, col("value")?);
-    let width = header.len();
-    let mut index: HashMap<String, HashMap<String, usize>> = HashMap::new();
-    let mut series: Vec<SystemSeries> = Vec::new();
-    for (n, line) in lines.enumerate() {
-        if line.is_empty() {
-            continue;
+impl Folded {
+    /// Lays the buckets out as the report's series.
+    fn into_run(self, data: &mut RunData) {
+        let n = self.buckets.len();
+        let (groups, types) = (self.groups.len(), self.txn_types.len());
+        data.groups = self.groups;
+        data.txn_types = self.txn_types;
+        data.ok_by_group = vec![Vec::with_capacity(n); groups];
+        data.failed_by_type = vec![Vec::with_capacity(n); types];
+        if self.has_classes {
+            data.failed_by_class = vec![Vec::with_capacity(n); ErrorClass::ALL.len()];
         }
-        // Most lines hold no quotes: split them without allocating a String per field.
-        let owned: Vec<String>;
-        let f: Vec<&str> = if line.contains('"') {
-            owned = split_line(line);
-            owned.iter().map(String::as_str).collect()
-        } else {
-            line.split(',').collect()
-        };
-        if f.len() != width {
-            return Err(format!(
-                "line {} has {} fields, the header {width}",
-                n + 2,
-                f.len()
-            ));
-        }
-        let (Ok(t), Ok(v)) = (f[ct].parse::<f64>(), f[cv].parse::<f64>()) else {
-            continue;
-        };
-        let by_metric = match index.get_mut(f[cs]) {
-            Some(m) => m,
-            None => index.entry(f[cs].to_string()).or_default(),
-        };
-        let i = match by_metric.get(f[cm]) {
-            Some(i) => *i,
-            None => {
-                series.push(SystemSeries {
-                    source: f[cs].to_string(),
-                    metric: f[cm].to_string(),
-                    points: Vec::new(),
-                });
-                by_metric.insert(f[cm].to_string(), series.len() - 1);
-                series.len() - 1
+        data.latency = vec![Vec::with_capacity(n); types];
+        for (at, acc) in self.buckets {
+            data.buckets.push(Bucket {
+                start_s: at as f64 / 1000.0,
+                length_s: acc.length_s,
+                measured: acc.measured,
+            });
+            for (g, v) in data.ok_by_group.iter_mut().enumerate() {
+                v.push(acc.ok_by_group.get(g).copied().unwrap_or(0));
             }
-        };
-        series[i].points.push((t, v));
+            for (k, v) in data.failed_by_class.iter_mut().enumerate() {
+                v.push(acc.failed_by_class[k]);
+            }
+            for t in 0..types {
+                data.failed_by_type[t].push(acc.failed_by_type.get(t).copied().unwrap_or(0));
+                data.latency[t].push(acc.latency.get(t).copied().flatten());
+            }
+        }
+        data.dist = self
+            .dist
+            .into_iter()
+            .chain(std::iter::repeat_with(|| None))
+            .take(types)
+            .map(|h| h.unwrap_or_else(new_histogram))
+            .collect();
     }
-    Ok(series)
 }
 
 /// The value of a cumulative series at time `t`: the last sample at or before it (the first

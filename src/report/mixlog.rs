@@ -5,11 +5,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::metrics::mixlog::{self, MixRecord};
-use crate::results::Summary;
+use crate::results::ResultsDir;
 
 /// The merged log as CSV text.
 pub fn merged_csv(dir: &Path) -> Result<String, String> {
-    let summary = Summary::read(dir).map_err(|e| e.to_string())?;
+    let summary = ResultsDir::open(dir)
+        .map_err(|e| e.to_string())?
+        .into_summary();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -5,10 +5,10 @@
 pub mod by;
 pub mod charts;
 pub mod compare;
-pub mod csv;
 pub mod html;
 pub mod load;
 pub mod mixlog;
+pub mod roles_view;
 pub mod rules_view;
 pub mod synthetic;
 pub mod system_view;

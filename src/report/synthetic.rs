@@ -103,6 +103,7 @@ pub fn generate(
             .collect(),
         groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
         txn_types: (0..shape.txn_types).map(|t| format!("txn{t}")).collect(),
+        txn_roles: vec!["oltp".to_string(); shape.txn_types],
     };
     let started_at = SystemTime::now();
     let mut writer = ResultsWriter::create(dir, started_at).map_err(|e| e.to_string())?;
@@ -150,6 +151,7 @@ pub fn generate(
         complete: true,
         rate_limited: false,
         type_rules: Vec::new(),
+        headline: None,
     };
     let summary = Summary::build(&facts, &plan, &keys, &total, Vec::new());
     let host = HostFacts {

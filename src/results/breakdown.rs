@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DriveMode, RunPlan};
-use crate::metrics::{KeySpace, Recorder, Slot};
+use crate::metrics::{KeySpace, Recorder};
 
 use super::summary::{round3, Stats};
 
@@ -42,6 +42,14 @@ pub struct PhaseStats {
     pub groups: Vec<GroupStats>,
 }
 
+/// One role's transactions over the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleStats {
+    pub role: String,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
 /// The seconds each segment actually ran, given the run lasted `elapsed`.
 pub fn segment_durations(keys: &KeySpace, elapsed: Duration) -> Vec<Duration> {
     let last = keys.segments.len().saturating_sub(1);
@@ -57,25 +65,6 @@ pub fn segment_durations(keys: &KeySpace, elapsed: Duration) -> Vec<Duration> {
             end.saturating_sub(s.start)
         })
         .collect()
-}
-
-/// Sum of the slots whose (segment, target, txn) pass `keep`.
-pub fn slot_where(
-    keys: &KeySpace,
-    rec: &Recorder,
-    keep: impl Fn(usize, usize, usize) -> bool,
-) -> Slot {
-    let mut out = Slot::default();
-    for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
-        if slot.total() == 0 {
-            continue;
-        }
-        let (s, t, x) = keys.split(key);
-        if keep(s, t, x) {
-            out.merge(slot);
-        }
-    }
-    out
 }
 
 /// A segment's planned seconds, or fewer if the run was cut short: the weight of its
@@ -107,19 +96,23 @@ pub fn groups(
         .filter(|(s, _)| s.measured)
         .map(|(_, d)| *d)
         .sum();
-    let all = slot_where(keys, rec, |s, _, _| keys.segments[s].measured).total();
-    (0..keys.groups.len())
-        .map(|g| {
-            let slot = slot_where(keys, rec, |s, t, _| {
-                keys.segments[s].measured && keys.targets[t].group == g
-            });
+    let measured = |segment: usize| keys.segments.get(segment).is_some_and(|s| s.measured);
+    let per_group = keys.roll_up(rec, keys.groups.len(), |p| {
+        measured(p.segment).then_some(p.group)
+    });
+    let per_segment = keys.by_segment(rec);
+    let all: u64 = per_group.iter().map(|s| s.total()).sum();
+    per_group
+        .iter()
+        .enumerate()
+        .map(|(g, slot)| {
             // Each phase's share weighted by the transactions the phase saw: what the deck
             // promised over this window (phases of different speed weigh differently).
             let configured = (plan.mode == DriveMode::Shared).then(|| {
                 let mut weighted = 0.0;
                 let mut weight = 0.0;
                 for (si, seg) in keys.segments.iter().enumerate().filter(|(_, s)| s.measured) {
-                    let n = slot_where(keys, rec, |s, _, _| s == si).total() as f64;
+                    let n = per_segment[si].total() as f64;
                     let w = if all > 0 {
                         n
                     } else {
@@ -139,7 +132,7 @@ pub fn groups(
                 configured_share: configured,
                 achieved_share: share(slot.total(), all),
                 clients: None,
-                stats: Stats::from_slot(&slot, measured_time, rate_limited),
+                stats: Stats::from_slot(slot, measured_time, rate_limited),
             }
         })
         .collect()
@@ -153,23 +146,28 @@ pub fn phases(
     durations: &[Duration],
     rate_limited: bool,
 ) -> Vec<PhaseStats> {
+    let per_segment = keys.by_segment(rec);
+    let groups_n = keys.groups.len();
+    // One pass over the recorder for every (segment, group) cell.
+    let cells = keys.roll_up(rec, keys.segments.len() * groups_n, |p| {
+        Some(p.segment * groups_n + p.group)
+    });
     keys.segments
         .iter()
         .enumerate()
         .map(|(si, seg)| {
             let d = durations.get(si).copied().unwrap_or_default();
-            let whole = slot_where(keys, rec, |s, _, _| s == si);
-            let groups = (0..keys.groups.len())
+            let whole = &per_segment[si];
+            let groups = (0..groups_n)
                 .map(|g| {
-                    let slot =
-                        slot_where(keys, rec, |s, t, _| s == si && keys.targets[t].group == g);
+                    let slot = &cells[si * groups_n + g];
                     let pg = &plan.phases[seg.phase].groups[g];
                     GroupStats {
                         group: keys.groups[g].clone(),
                         configured_share: (plan.mode == DriveMode::Shared).then_some(pg.share),
                         achieved_share: share(slot.total(), whole.total()),
                         clients: (plan.mode == DriveMode::Independent).then_some(pg.clients),
-                        stats: Stats::from_slot(&slot, d, rate_limited),
+                        stats: Stats::from_slot(slot, d, rate_limited),
                     }
                 })
                 .collect();
@@ -179,9 +177,88 @@ pub fn phases(
                 measured: seg.measured,
                 start_s: round3(seg.start.as_secs_f64()),
                 duration_s: round3(d.as_secs_f64()),
-                stats: Stats::from_slot(&whole, d, rate_limited),
+                stats: Stats::from_slot(whole, d, rate_limited),
                 groups,
             }
         })
         .collect()
+}
+
+/// Per role over the measured window, in the order of [`KeySpace::roles`].
+pub fn roles(
+    keys: &KeySpace,
+    rec: &Recorder,
+    measured_time: Duration,
+    rate_limited: bool,
+) -> Vec<RoleStats> {
+    let roles = keys.roles();
+    let index = keys.role_index();
+    let measured = |segment: usize| keys.segments.get(segment).is_some_and(|s| s.measured);
+    let per_role = keys.roll_up(rec, roles.len(), |p| {
+        measured(p.segment).then(|| index.get(p.txn).copied())?
+    });
+    roles
+        .iter()
+        .zip(&per_role)
+        .map(|(role, slot)| RoleStats {
+            role: role.to_string(),
+            stats: Stats::from_slot(slot, measured_time, rate_limited),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use crate::metrics::{Outcome, Recorder};
+    use crate::results::summary::tests::plan;
+    use crate::results::{Headline, RunFacts, Summary, SUMMARY_FILE};
+
+    #[test]
+    fn roles_and_the_headline_reach_summary_json_and_old_files_still_read() {
+        let mut keys = crate::results::intervals::tests::two_phase_keys();
+        keys.txn_roles = vec!["oltp".into(), "dss".into()];
+        let mut rec = Recorder::new(keys.len());
+        for _ in 0..6 {
+            rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+        }
+        rec.record(keys.key(1, 1, 1), Outcome::Committed, 9_000, None, 0);
+        let facts = RunFacts {
+            workload: "t".into(),
+            started_at: SystemTime::UNIX_EPOCH,
+            elapsed: std::time::Duration::from_secs(20),
+            complete: true,
+            rate_limited: false,
+            type_rules: Vec::new(),
+            headline: Some(Headline {
+                label: "NOTPM".into(),
+                txn_type: "a".into(),
+            }),
+        };
+        let s = Summary::build(&facts, &plan(), &keys, &rec, Vec::new());
+        let roles: Vec<(&str, u64)> = s
+            .by_role
+            .iter()
+            .map(|r| (r.role.as_str(), r.stats.committed))
+            .collect();
+        assert_eq!(roles, [("oltp", 6), ("dss", 1)]);
+        assert_eq!(s.by_target_and_type[1].role, "dss");
+        let h = s.headline.as_ref().unwrap();
+        // 6 committed over the 20 s measured window.
+        assert_eq!((h.label.as_str(), h.per_minute), ("NOTPM", 18.0));
+
+        let mut value: serde_json::Value = serde_json::from_str(&s.to_json().unwrap()).unwrap();
+        let obj = value.as_object_mut().unwrap();
+        obj.remove("by_role");
+        obj.remove("headline");
+        for row in obj["by_target_and_type"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("role");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SUMMARY_FILE), value.to_string()).unwrap();
+        let back = Summary::read(dir.path()).unwrap();
+        assert!(back.by_role.is_empty() && back.headline.is_none());
+        assert!(back.by_target_and_type.iter().all(|r| r.role == "oltp"));
+    }
 }

@@ -12,13 +12,11 @@
 //!   line breaks) are written as `_`.
 //! - A comment line names tidebench's schema version.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use hdrhistogram::serialization::interval_log::{
-    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
-};
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
@@ -122,45 +120,109 @@ pub struct HlogEntry {
 
 /// Decodes every interval entry of a log.
 pub fn parse(log: &[u8]) -> Result<Vec<HlogEntry>, String> {
-    let mut entries = Vec::new();
-    visit(log, |e| entries.push(e))?;
-    Ok(entries)
+    Entries::new(log).collect()
 }
 
 /// Decodes the entries one at a time, in order, handing each to `f`: a reader that merges as it
 /// goes holds one histogram at a time, not the whole log (a long run has ~100,000 entries).
 pub fn visit(log: &[u8], mut f: impl FnMut(HlogEntry)) -> Result<(), String> {
-    use base64::Engine as _;
-    let mut deserializer = Deserializer::new();
-    for item in IntervalLogIterator::new(log) {
-        let entry = item.map_err(|e| format!("unreadable line ({e:?})"))?;
-        let LogEntry::Interval(ilh) = entry else {
-            continue;
-        };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(ilh.encoded_histogram())
-            .map_err(|e| {
-                format!(
-                    "histogram at {:?} is not base64 ({e})",
-                    ilh.start_timestamp()
-                )
-            })?;
-        let histogram = deserializer
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| {
-                format!(
-                    "histogram at {:?} does not decode ({e:?})",
-                    ilh.start_timestamp()
-                )
-            })?;
-        f(HlogEntry {
-            tag: ilh.tag().map(|t| t.as_str().to_string()),
-            start: ilh.start_timestamp(),
-            length: ilh.duration(),
-            histogram,
-        });
+    for entry in Entries::new(log) {
+        f(entry?);
     }
     Ok(())
+}
+
+/// The interval entries of a log read line by line from `input`, decoded one at a time, so a
+/// reader holds one line and one histogram, never the whole log. Comment lines (`#...`) and
+/// the legend are skipped; an entry is `[Tag=<tag>,]<start>,<length>,<max>,<base64>`.
+pub struct Entries<R: BufRead> {
+    input: R,
+    line: String,
+    line_no: usize,
+    deserializer: Deserializer,
+    done: bool,
+}
+
+impl<R: BufRead> Entries<R> {
+    pub fn new(input: R) -> Entries<R> {
+        Entries {
+            input,
+            line: String::new(),
+            line_no: 0,
+            deserializer: Deserializer::new(),
+            done: false,
+        }
+    }
+
+    fn decode(&mut self) -> Result<HlogEntry, String> {
+        use base64::Engine as _;
+        let at = self.line_no;
+        let text = self.line.trim_end();
+        let (tag, rest) = match text.strip_prefix("Tag=") {
+            Some(t) => match t.split_once(',') {
+                Some((tag, rest)) => (Some(tag.to_string()), rest),
+                None => return Err(format!("line {at}: a tag without an entry")),
+            },
+            None => (None, text),
+        };
+        let f: Vec<&str> = rest.split(',').collect();
+        let [start, length, _max, encoded] = f.as_slice() else {
+            return Err(format!(
+                "line {at}: expected 4 fields after the tag, found {}",
+                f.len()
+            ));
+        };
+        let secs = |s: &str, what: &str| {
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| format!("line {at}: {what} '{s}' is not a number of seconds"))
+        };
+        let (start, length) = (secs(start, "start")?, secs(length, "length")?);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| format!("line {at}: histogram is not base64 ({e})"))?;
+        let histogram = self
+            .deserializer
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("line {at}: histogram does not decode ({e:?})"))?;
+        Ok(HlogEntry {
+            tag,
+            start,
+            length,
+            histogram,
+        })
+    }
+}
+
+impl<R: BufRead> Iterator for Entries<R> {
+    type Item = Result<HlogEntry, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.line.clear();
+            self.line_no += 1;
+            match self.input.read_line(&mut self.line) {
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    let t = self.line.trim_start();
+                    if t.trim_end().is_empty() || t.starts_with('#') || t.starts_with('"') {
+                        continue;
+                    }
+                    let entry = self.decode();
+                    // After a damaged line nothing that follows can be trusted to line up.
+                    self.done = entry.is_err();
+                    return Some(entry);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(format!("line {}: {e}", self.line_no)));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Reads and decodes `latency.hlog` from a results dir.
@@ -224,5 +286,8 @@ mod tests {
             0,
             "all failed: an empty histogram keeps rows aligned"
         );
+        let damaged = [&log[..log.len() - 10], b"\n"].concat();
+        let err = parse(&damaged).unwrap_err();
+        assert!(err.contains("line"), "{err}");
     }
 }

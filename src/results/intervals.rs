@@ -18,7 +18,11 @@
 //! | `tps` | `(committed + expected_rollback) / interval_length_s` |
 //! | `lat_mean_ms` … `lat_max_ms` | latency (end − scheduled start) of the transactions that did not fail; empty when all failed |
 //! | `failed_serialization` … `failed_other` | `failed` by class (serialization, deadlock, connection, timeout, other) |
+//! | `role` | the role of the set the type ran on (`oltp`, `dss`, ...) |
 //!
+//! `role` came last, after schema version 1 was first written: appended so that scripts
+//! reading columns by position keep working, and without a version bump because readers find
+//! columns by name and take a file without it as all `oltp` (the only role there was).
 //! A transaction belongs to the phase it started in and to the interval it ended in (cut to
 //! its phase's end). RFC 4180 quoting applies to fields holding a comma, quote or line break.
 //! The schema version of this file is the results dir's (`summary.json`, `runtime.toml`).
@@ -34,7 +38,7 @@ use super::summary::{micros_to_ms, round3, tps};
 pub const HEADER: &str = "interval_start_s,interval_length_s,iteration,phase,measured,group,set,\
 target,txn_type,count,committed,expected_rollback,failed,retried,tps,lat_mean_ms,lat_p50_ms,\
 lat_p95_ms,lat_p99_ms,lat_max_ms,failed_serialization,failed_deadlock,failed_connection,failed_timeout,\
-failed_other";
+failed_other,role";
 
 /// One row: a key with transactions, and its window (the interval cut to the key's phase).
 pub struct Row<'a> {
@@ -51,16 +55,13 @@ pub struct Row<'a> {
 pub fn rows_of<'a>(
     start: Duration,
     length: Duration,
-    keys: &KeySpace,
+    keys: &'a KeySpace,
     rec: &'a Recorder,
 ) -> Vec<Row<'a>> {
     let last = keys.segments.len().saturating_sub(1);
     let mut out = Vec::new();
-    for (key, slot) in rec.slots.iter().enumerate().take(keys.len()) {
-        if slot.total() == 0 {
-            continue;
-        }
-        let (segment, target, txn) = keys.split(key);
+    for (parts, slot) in keys.slots(rec) {
+        let (segment, target, txn) = (parts.segment, parts.target, parts.txn);
         let Some(seg) = keys.segments.get(segment) else {
             continue;
         };
@@ -137,7 +138,7 @@ pub fn push_row(out: &mut String, keys: &KeySpace, row: &Row) {
     for n in slot.failed {
         let _ = write!(out, ",{n}");
     }
-    out.push('\n');
+    let _ = writeln!(out, ",{}", csv_field(keys.role_of(row.txn)));
 }
 
 #[cfg(test)]
@@ -173,15 +174,16 @@ pub mod tests {
             ],
             groups: vec!["A".into()],
             txn_types: vec!["a".into(), "b".into()],
+            txn_roles: vec!["oltp".into(), "oltp".into()],
         }
     }
 
     #[test]
     fn header_is_stable() {
         // Readers (report, users' scripts) depend on these names and their order.
-        assert_eq!(HEADER.split(',').count(), 25);
+        assert_eq!(HEADER.split(',').count(), 26);
         assert!(HEADER.ends_with(
-            ",failed_serialization,failed_deadlock,failed_connection,failed_timeout,failed_other"
+            ",failed_serialization,failed_deadlock,failed_connection,failed_timeout,failed_other,role"
         ));
         assert!(HEADER.starts_with("interval_start_s,interval_length_s,iteration,phase,measured,group,set,target,txn_type,count,"));
     }
@@ -211,8 +213,8 @@ pub mod tests {
         let text = rows(Duration::from_secs(5), Duration::from_secs(10), &keys, &rec);
         assert_eq!(
             text,
-            "5.000,5.000,1,p1,true,A,1,instance:vm1/db,a,4,2,1,1,2,0.600,1.500,1.500,2.000,2.000,2.000,1,0,0,0,0\n\
-             10.000,5.000,1,p2,true,A,2,\"host=/tmp dbname=x,y\",b,1,0,0,1,0,0.000,,,,,,0,0,0,0,1\n"
+            "5.000,5.000,1,p1,true,A,1,instance:vm1/db,a,4,2,1,1,2,0.600,1.500,1.500,2.000,2.000,2.000,1,0,0,0,0,oltp\n\
+             10.000,5.000,1,p2,true,A,2,\"host=/tmp dbname=x,y\",b,1,0,0,1,0,0.000,,,,,,0,0,0,0,1,oltp\n"
         );
     }
 

@@ -1,5 +1,5 @@
 //! Results dirs: the on-disk record of one run, and the only thing `report` and the experiments
-//! read back. Every file carries a schema version ([`SCHEMA_VERSION`]).
+//! read back, through [`read::ResultsDir`]. Every file carries a schema version ([`SCHEMA_VERSION`]).
 //!
 //! ```text
 //! <out>/
@@ -24,8 +24,10 @@
 
 pub mod breakdown;
 pub mod csv;
+pub mod headline;
 pub mod hlog;
 pub mod intervals;
+pub mod read;
 pub mod rules;
 pub mod runtime;
 pub mod summary;
@@ -34,7 +36,9 @@ pub mod writer;
 
 use std::path::{Path, PathBuf};
 
-pub use breakdown::{GroupStats, PhaseStats};
+pub use breakdown::{GroupStats, PhaseStats, RoleStats};
+pub use headline::{Headline, HeadlineRate};
+pub use read::{IntervalRow, IntervalRows, ResultsDir, SystemSeries};
 pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
 pub use summary::{

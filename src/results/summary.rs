@@ -12,8 +12,13 @@
 //! - `type_rules` holds the workload's per-type limits against what was achieved (see
 //!   `rules`); `isolation` is each group's level, one value when all agree.
 //!
-//! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`)
-//! default when absent, so older results dirs stay readable without a version bump.
+//! - `headline` is the workload's own headline rate (TPC-C's NOTPM) when it has one;
+//!   `by_role` holds the measured window per role (always written, one row for a single-role
+//!   run), and each `by_target_and_type` row names its type's `role`.
+//!
+//! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`,
+//! `headline`, `by_role`, `role`) default when absent (`role` to `oltp`), so older results
+//! dirs stay readable without a version bump.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,11 +27,12 @@ use std::time::{Duration, SystemTime};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::breakdown::{self, GroupStats, PhaseStats};
+use super::breakdown::{self, GroupStats, PhaseStats, RoleStats};
+use super::headline::{self, Headline, HeadlineRate};
 use super::rules::{self, GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
 use crate::config::{DriveMode, RunPlan};
-use crate::metrics::{ErrorClass, KeySpace, Recorder, Slot};
+use crate::metrics::{ErrorClass, KeySpace, Recorder, Slot, DEFAULT_ROLE};
 
 /// Latency distribution in milliseconds, 3 decimals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,8 +134,15 @@ pub struct TargetTypeStats {
     pub set: String,
     pub target: String,
     pub txn_type: String,
+    /// The role of the set the type ran on.
+    #[serde(default = "default_role")]
+    pub role: String,
     #[serde(flatten)]
     pub stats: Stats,
+}
+
+fn default_role() -> String {
+    DEFAULT_ROLE.to_string()
 }
 
 /// The server's own view of the whole run (ramps included): `pg_stat_database` deltas of one
@@ -160,6 +173,8 @@ pub struct RunFacts {
     pub rate_limited: bool,
     /// The workloads' rules per transaction type (empty for workloads without any).
     pub type_rules: Vec<TypeRule>,
+    /// The workload's headline rate (TPC-C's NOTPM), when it has one.
+    pub headline: Option<Headline>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -190,7 +205,7 @@ pub struct Summary {
     /// Transaction types in index order (the mix log's type numbers index this list).
     pub txn_types: Vec<String>,
     /// Committed transactions per minute of the measured window, per type over all targets
-    /// (TPC-C's NOTPM is `tpm["new_order"]`; expected rollbacks are not counted).
+    /// (expected rollbacks are not counted); `headline` names the one the workload reports.
     #[serde(default)]
     pub tpm: BTreeMap<String, f64>,
     /// Per transaction type the workload has a rule for: p90 against its limit, share of the
@@ -200,6 +215,14 @@ pub struct Summary {
     /// The isolation level the groups' sessions ran at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<IsolationLevels>,
+    /// The workload's headline over the measured window (TPC-C's NOTPM); absent for workloads
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<HeadlineRate>,
+    /// Measured window, per role the run's types ran on, in the order the types name them.
+    /// Always written (one row when every type ran on `oltp`); empty in older files.
+    #[serde(default)]
+    pub by_role: Vec<RoleStats>,
 }
 
 /// A target's place in the plan.
@@ -227,33 +250,32 @@ impl Summary {
             .filter(|(s, _)| s.measured)
             .map(|(_, d)| *d)
             .sum();
-        let mut per_key = Recorder::new(keys.targets.len() * keys.txn_types.len());
-        for (key, slot) in total.slots.iter().enumerate().take(keys.len()) {
-            let (s, t, x) = keys.split(key);
-            if keys.segments[s].measured && slot.total() > 0 {
-                per_key.slots[t * keys.txn_types.len() + x].merge(slot);
-            }
-        }
+        let types = keys.txn_types.len();
+        let measured = |segment: usize| keys.segments.get(segment).is_some_and(|s| s.measured);
+        let per_key = keys.roll_up(total, keys.targets.len() * types, |p| {
+            measured(p.segment).then_some(p.target * types + p.txn)
+        });
         let by_target_and_type: Vec<TargetTypeStats> = per_key
-            .slots
             .iter()
             .enumerate()
             .filter(|(_, slot)| slot.total() > 0)
             .map(|(i, slot)| {
-                let target = &keys.targets[i / keys.txn_types.len()];
+                let target = &keys.targets[i / types];
                 TargetTypeStats {
                     group: keys.groups[target.group].clone(),
                     set: target.set.clone(),
                     target: target.label.clone(),
-                    txn_type: keys.txn_types[i % keys.txn_types.len()].clone(),
+                    txn_type: keys.txn_types[i % types].clone(),
+                    role: keys.role_of(i % types).to_string(),
                     stats: Stats::from_slot(slot, measured_time, run.rate_limited),
                 }
             })
             .collect();
-        let tpm = per_minute(&by_target_and_type, measured_time);
-        let mut per_type = vec![Slot::default(); keys.txn_types.len()];
-        for (i, slot) in per_key.slots.iter().enumerate() {
-            per_type[i % keys.txn_types.len()].merge(slot);
+        let tpm = headline::per_minute(&by_target_and_type, measured_time);
+        let per_type = keys.roll_up(total, types, |p| measured(p.segment).then_some(p.txn));
+        let mut all = Slot::default();
+        for slot in &per_type {
+            all.merge(slot);
         }
         let isolation: Vec<GroupIsolation> = plan
             .groups
@@ -272,7 +294,7 @@ impl Summary {
             duration_s: round3(measured_time.as_secs_f64()),
             elapsed_s: round3(run.elapsed.as_secs_f64()),
             started_at: super::utc_rfc3339(run.started_at),
-            totals: Stats::from_slot(&per_key.total(), measured_time, run.rate_limited),
+            totals: Stats::from_slot(&all, measured_time, run.rate_limited),
             by_target_and_type,
             groups: breakdown::groups(plan, keys, total, &durations, run.rate_limited),
             phases: breakdown::phases(plan, keys, total, &durations, run.rate_limited),
@@ -287,9 +309,11 @@ impl Summary {
                 })
                 .collect(),
             txn_types: keys.txn_types.clone(),
+            headline: run.headline.as_ref().map(|h| HeadlineRate::of(h, &tpm)),
             tpm,
             type_rules: rules::check(&run.type_rules, &keys.txn_types, &per_type),
             isolation: IsolationLevels::of(&isolation),
+            by_role: breakdown::roles(keys, total, measured_time, run.rate_limited),
         }
     }
 
@@ -322,26 +346,6 @@ impl Summary {
         }
         serde_json::from_value(value).map_err(|e| decode(e.to_string()))
     }
-}
-
-/// Committed transactions per minute by type name, 1 decimal; zero for an empty window.
-fn per_minute(rows: &[TargetTypeStats], window: Duration) -> BTreeMap<String, f64> {
-    let mut committed: BTreeMap<String, u64> = BTreeMap::new();
-    for r in rows {
-        *committed.entry(r.txn_type.clone()).or_default() += r.stats.committed;
-    }
-    let minutes = window.as_secs_f64() / 60.0;
-    committed
-        .into_iter()
-        .map(|(t, n)| {
-            let tpm = if minutes > 0.0 {
-                (n as f64 / minutes * 10.0).round() / 10.0
-            } else {
-                0.0
-            };
-            (t, tpm)
-        })
-        .collect()
 }
 
 /// Transactions per second over a window, 3 decimals; zero for an empty window.
@@ -399,6 +403,7 @@ pub mod tests {
             complete: true,
             rate_limited,
             type_rules: Vec::new(),
+            headline: None,
         }
     }
 

@@ -10,8 +10,11 @@
 //!   database, label with passwords redacted), `server:<label>` (a PostgreSQL server, named by
 //!   the label of its first target), `sampler` (the sampler itself).
 //! - `metric`: snake_case, unit in the name. Rates (`_per_s`, `_pct`) are over the time since
-//!   the previous round, so the first round has none; counters marked cumulative are the
-//!   values as read (subtract two rows for a window).
+//!   the previous round, so the first round has none, nor has the round taken at the run's
+//!   stop when it comes less than half a period after the one before; counters marked
+//!   cumulative are the values as read (subtract two rows for a window). An instance's
+//!   `cpu_seconds` and `rss_bytes` are left out of a round in which its processes kept
+//!   starting or exiting while they were read (as when a run's clients disconnect).
 //!
 //! | source | metrics |
 //! |---|---|

@@ -125,10 +125,12 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         })
         .collect::<Result<_, _>>()?;
     let mut txn_types: Vec<String> = Vec::new();
+    let mut txn_roles: Vec<String> = Vec::new();
     for w in &workloads {
         for t in w.txn_types() {
             if !txn_types.contains(&t.name) {
                 txn_types.push(t.name.clone());
+                txn_roles.push(t.role.clone());
             }
         }
     }
@@ -136,6 +138,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     // named by two groups once), and the first headline among them for the polling block.
     let type_rules: Vec<results::TypeRule> =
         workloads.iter().flat_map(|w| w.type_rules()).collect();
+    let run_headline = workloads.iter().find_map(|w| w.headline());
     let headline = workloads.iter().find_map(|w| {
         let h = w.headline()?;
         Some(driver::poll::PerMinute {
@@ -161,6 +164,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
             .collect(),
         groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
         txn_types: txn_types.clone(),
+        txn_roles,
     };
     let slots: Vec<TargetSlot> = specs
         .iter()
@@ -217,7 +221,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         shares,
         headline,
         keys: keys.clone(),
-        live: prometheus_addr.map(|_| driver::collector::LiveTotals::default()),
+        live: prometheus_addr.map(|_| crate::metrics::live::LiveTotals::default()),
     };
     let latest = LatestSamples::default();
     let exporter = match (prometheus_addr, &driver_plan.live) {
@@ -286,6 +290,10 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
                 .iter()
                 .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
         type_rules,
+        headline: run_headline.map(|h| results::Headline {
+            label: h.label,
+            txn_type: h.txn_type,
+        }),
     };
     let summary = Summary::build(&facts, &plan, &keys, &result.total, server);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);

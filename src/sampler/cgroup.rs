@@ -100,20 +100,56 @@ fn read_stat(pid: u32) -> Option<(u32, ProcStat)> {
     Some((pid, parse_proc_stat(&text)?))
 }
 
-/// `root` and its children: from `/proc/<root>/task/<root>/children` where the kernel has it
-/// (a few reads), else by reading every process's stat.
-fn tree_procs(root: u32) -> Vec<(u32, ProcStat)> {
-    if let Ok(text) = std::fs::read_to_string(format!("/proc/{root}/task/{root}/children")) {
-        return std::iter::once(root)
-            .chain(text.split_whitespace().filter_map(|w| w.parse().ok()))
+/// The pids of `root`'s children: from `/proc/<root>/task/<root>/children` where the kernel
+/// has it (one read), else by reading every process's stat. Sorted.
+fn child_pids(root: u32) -> Vec<u32> {
+    let mut pids: Vec<u32> =
+        match std::fs::read_to_string(format!("/proc/{root}/task/{root}/children")) {
+            Ok(text) => text
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect(),
+            Err(_) => std::fs::read_dir("/proc")
+                .map(|dir| {
+                    dir.filter_map(|e| read_stat(e.ok()?.file_name().to_str()?.parse().ok()?))
+                        .filter(|(_, s)| s.ppid == root)
+                        .map(|(pid, _)| pid)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+    pids.sort_unstable();
+    pids
+}
+
+/// How often a tree walk is retried while backends come and go.
+const TREE_TRIES: usize = 3;
+
+/// The tree's usage, read while no process joined or left it; `None` when it kept changing.
+///
+/// A walk is a series of reads, and PostgreSQL forks and reaps backends all the time (all at
+/// once when a run's clients disconnect). A backend reaped between the reads moves its CPU
+/// time into the postmaster's `cutime` after or before it was counted (counted twice or not
+/// at all, so the next round's rate jumps), and one that exits hands its share of shared
+/// memory to the others' `Pss`, so the sum grows far beyond what the instance holds. The walk
+/// is kept only when the children before and after it are the same processes.
+fn stable_tree_usage(
+    root: u32,
+    page_size: u64,
+    pss: impl Fn(u32) -> Option<u64>,
+) -> Option<TreeUsage> {
+    for _ in 0..TREE_TRIES {
+        let before = child_pids(root);
+        let procs: Vec<(u32, ProcStat)> = std::iter::once(root)
+            .chain(before.iter().copied())
             .filter_map(read_stat)
             .collect();
+        let usage = tree_usage(&procs, root, page_size, &pss);
+        if procs.len() == before.len() + 1 && child_pids(root) == before {
+            return usage;
+        }
     }
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| read_stat(e.ok()?.file_name().to_str()?.parse().ok()?))
-        .collect()
+    None
 }
 
 fn read_pss(pid: u32) -> Option<u64> {
@@ -132,6 +168,8 @@ pub struct InstanceProbe {
     data_dir: PathBuf,
     cgroup: Option<CgroupPaths>,
     last_cpu_s: Option<f64>,
+    /// Seconds since `last_cpu_s` was read (rounds without a reading add up).
+    since_cpu_s: f64,
 }
 
 impl InstanceProbe {
@@ -141,6 +179,7 @@ impl InstanceProbe {
             data_dir: inst.data_dir(),
             cgroup: inst.cgroup_paths().cloned(),
             last_cpu_s: None,
+            since_cpu_s: 0.0,
         }
     }
 }
@@ -161,22 +200,25 @@ impl InstanceReader {
         }
     }
 
-    /// Appends this round's `instance:<name>` rows; `dt_s` is the time since the last round.
+    /// Appends this round's `instance:<name>` rows; `dt_s` is the time since the last round,
+    /// zero for a round that reports no rates (the first, and a short last one).
     pub fn sample(&mut self, dt_s: f64, out: &mut Values) {
         for p in &mut self.probes {
             let pid = read_postmaster_pid(&p.data_dir);
-            let tree =
-                pid.and_then(|pid| tree_usage(&tree_procs(pid), pid, self.page_size, read_pss));
+            let tree = pid.and_then(|pid| stable_tree_usage(pid, self.page_size, read_pss));
             let cg = p.cgroup.as_ref().map(read_cgroup).unwrap_or_default();
             let cpu_s = cg
                 .cpu_seconds
                 .or_else(|| tree.map(|t| t.ticks as f64 / self.clk_tck as f64));
+            p.since_cpu_s += dt_s;
             if let Some(cpu) = cpu_s {
                 out.push(&p.source, "cpu_seconds", cpu);
-                if let Some(last) = p.last_cpu_s.filter(|_| dt_s > 0.0) {
-                    out.push(&p.source, "cpu_pct", 100.0 * (cpu - last).max(0.0) / dt_s);
+                let last = p.last_cpu_s.filter(|_| dt_s > 0.0);
+                if let Some(pct) = last.and_then(|last| cpu_pct(last, cpu, p.since_cpu_s)) {
+                    out.push(&p.source, "cpu_pct", pct);
                 }
                 p.last_cpu_s = Some(cpu);
+                p.since_cpu_s = 0.0;
             }
             if let Some(t) = tree {
                 out.push(&p.source, "rss_bytes", t.rss_bytes as f64);
@@ -195,6 +237,12 @@ impl InstanceReader {
             }
         }
     }
+}
+
+/// CPU percent (100 = one core) between two cumulative readings `window_s` apart; `None`
+/// without a window. A counter that went back (an instance restarted) counts as idle.
+pub fn cpu_pct(last_s: f64, now_s: f64, window_s: f64) -> Option<f64> {
+    (window_s > 0.0).then(|| 100.0 * (now_s - last_s).max(0.0) / window_s)
 }
 
 /// The first line of `postmaster.pid` (re-read each round: a restart changes it).
@@ -325,6 +373,19 @@ mod tests {
         assert_eq!(u.majflt, 3 * 3 + 1);
         assert_eq!(u.rss_bytes, 1000 + 2 * 100 * 4096);
         assert!(tree_usage(&procs, 99, 4096, pss).is_none());
+    }
+
+    #[test]
+    fn cpu_percent_is_over_the_time_since_the_last_reading() {
+        assert_eq!(cpu_pct(1.0, 1.5, 1.0), Some(50.0));
+        // Two rounds without a reading: the window is both, not the last one alone.
+        assert_eq!(cpu_pct(1.0, 2.0, 2.0), Some(50.0));
+        assert_eq!(
+            cpu_pct(2.0, 1.0, 1.0),
+            Some(0.0),
+            "a restart is not negative"
+        );
+        assert_eq!(cpu_pct(1.0, 2.0, 0.0), None);
     }
 
     #[test]

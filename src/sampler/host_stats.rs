@@ -109,7 +109,8 @@ impl HostReader {
     pub fn sample(&mut self, dt_s: f64, out: &mut Values) {
         let stat = std::fs::read_to_string("/proc/stat").ok();
         let now = stat.as_deref().and_then(parse_stat);
-        if let (Some(now), Some(prev)) = (now, self.last) {
+        // No window, no rates: shares of a few clock ticks would be noise.
+        if let (Some(now), Some(prev), true) = (now, self.last, dt_s > 0.0) {
             cpu_rows(prev, now, dt_s, out);
         }
         if now.is_some() {

@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::driver::collector::{LiveSnapshot, LiveTotals};
+use crate::metrics::live::{LiveSnapshot, LiveTotals};
 use crate::metrics::{ErrorClass, KeySpace};
 
 use super::run::{LatestSamples, Values};
@@ -142,9 +142,8 @@ impl Scrape<'_> {
 pub fn transactions(keys: &KeySpace, snap: &LiveSnapshot) -> String {
     let mut by: BTreeMap<(usize, usize), [u64; 3 + ErrorClass::ALL.len()]> = BTreeMap::new();
     for (key, s) in snap.slots.iter().enumerate().take(keys.len()) {
-        let (_, target, txn) = keys.split(key);
-        let group = keys.targets.get(target).map_or(0, |t| t.group);
-        let e = by.entry((group, txn)).or_default();
+        let p = keys.parts(key);
+        let e = by.entry((p.group, p.txn)).or_default();
         e[0] += s.committed;
         e[1] += s.expected_rollback;
         e[2] += s.retried;
@@ -247,7 +246,7 @@ fn escape(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::collector::LiveSlot;
+    use crate::metrics::live::LiveSlot;
     use crate::metrics::TargetKey;
 
     fn keys() -> KeySpace {
@@ -269,6 +268,7 @@ mod tests {
             targets: vec![target(0), target(0), target(1)],
             groups: vec!["g\"1".into(), "g2".into()],
             txn_types: vec!["tpcb".into()],
+            txn_roles: vec!["oltp".into()],
         }
     }
 

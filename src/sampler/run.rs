@@ -153,9 +153,12 @@ impl Sampler {
                 _ = &mut stopped => true,
                 _ = ticker.tick() => false,
             };
-            // The last round is taken at the stop, so cumulative counters cover the whole run.
+            // The last round is taken at the stop, so cumulative counters cover the whole run;
+            // it usually comes a few ms after a regular round, and rates over such a sliver
+            // (a few clock ticks of CPU, a handful of IOs) are noise, so it reports none.
+            let rates = !stop || has_rate_window(last.map(|l| l.elapsed()), self.every);
             let values = self
-                .round(&mut last, &mut report, &mut failed_servers)
+                .round(&mut last, rates, &mut report, &mut failed_servers)
                 .await;
             if writing {
                 let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
@@ -180,14 +183,19 @@ impl Sampler {
         report
     }
 
+    /// One round; without `rates` the readers report cumulative values and gauges only.
     async fn round(
         &mut self,
         last: &mut Option<Instant>,
+        rates: bool,
         report: &mut SamplerReport,
         failed_servers: &mut [bool],
     ) -> Values {
         let began = Instant::now();
-        let dt_s = last.map_or(0.0, |l| began.saturating_duration_since(l).as_secs_f64());
+        let dt_s = match last {
+            Some(l) if rates => began.saturating_duration_since(*l).as_secs_f64(),
+            _ => 0.0,
+        };
         *last = Some(began);
         let cpu0 = thread_cpu();
         let mut v = Values::default();
@@ -219,6 +227,12 @@ impl Sampler {
         v.push("sampler", "pg_ms", ms(pg));
         v
     }
+}
+
+/// A round `since` the previous one is long enough to report rates over: at least half a
+/// sampling period (regular rounds are a whole period apart).
+fn has_rate_window(since: Option<Duration>, every: Duration) -> bool {
+    since.is_some_and(|d| d >= every / 2)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -264,6 +278,15 @@ impl RunningSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sliver_of_a_round_reports_no_rates() {
+        let every = Duration::from_secs(1);
+        assert!(has_rate_window(Some(Duration::from_millis(990)), every));
+        assert!(has_rate_window(Some(Duration::from_millis(500)), every));
+        assert!(!has_rate_window(Some(Duration::from_millis(39)), every));
+        assert!(!has_rate_window(None, every));
+    }
 
     #[tokio::test]
     async fn samples_the_host_into_system_csv() {

@@ -127,6 +127,18 @@ fn report_html_after_a_run_regenerates_renders_and_compares() {
     // --by still prints a table.
     let o = tb(&home, &["report", first.to_str().unwrap(), "--by", "group"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("p95_ms"));
+    // --by role: every type of these workloads runs on the oltp role.
+    let o = tb(
+        &home,
+        &["report", first.to_str().unwrap(), "--by", "role,group"],
+    );
+    let by_role = String::from_utf8_lossy(&o.stdout).to_string();
+    let rows: Vec<&str> = by_role.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{by_role}");
+    assert!(
+        rows.iter().all(|l| l.trim_start().starts_with("oltp")),
+        "{by_role}"
+    );
 
     render_in_chromium(&report, sizes.len());
 

@@ -41,6 +41,7 @@ fn keys() -> KeySpace {
         }],
         groups: vec!["tpcb".into()],
         txn_types: vec!["tpcb".into(), "select".into()],
+        txn_roles: vec!["oltp".into(), "oltp".into()],
     }
 }
 
@@ -91,6 +92,7 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         complete,
         rate_limited: true,
         type_rules: Vec::new(),
+        headline: None,
     };
     let server = vec![ServerDelta {
         target: keys.targets[0].label.clone(),

@@ -48,6 +48,32 @@ fn each_type_runs_on_its_roles_database_and_both_databases_agree() {
         assert_eq!(d["xact_commit_delta"], d["client_committed"], "{d}");
         assert!(d["client_committed"].as_i64().unwrap() > 0, "{d}");
     }
+    // Per role: the dss role holds dss_probe's count alone; the rest ran on oltp.
+    let by_role = s["by_role"].as_array().unwrap();
+    let count = |role: &str| {
+        by_role
+            .iter()
+            .find(|r| r["role"] == role)
+            .map(|r| r["committed"].as_u64().unwrap())
+            .unwrap_or(0)
+    };
+    let dss_rows: u64 = rows
+        .iter()
+        .filter(|r| r["txn_type"] == "dss_probe")
+        .map(|r| r["committed"].as_u64().unwrap())
+        .sum();
+    assert!(dss_rows > 0 && count("dss") == dss_rows, "{by_role:?}");
+    assert_eq!(
+        count("oltp") + count("dss"),
+        s["totals"]["committed"].as_u64().unwrap()
+    );
+    let by = ok(tb(
+        &home,
+        &["report", out.to_str().unwrap(), "--by", "role"],
+    ));
+    let table = String::from_utf8_lossy(&by.stdout);
+    assert!(table.contains("dss") && table.contains("oltp"), "{table}");
+
     // The shares of the (group, set) deck hold with a set of two databases.
     for g in s["groups"].as_array().unwrap() {
         let got = g["achieved_share"].as_f64().unwrap();

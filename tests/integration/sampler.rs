@@ -210,3 +210,81 @@ fn sample_zero_writes_no_system_csv() {
     assert!(o.status.success(), "run failed: {}", text(&o));
     assert!(system::read(&out).unwrap().is_none());
 }
+
+/// The last sampling round is taken at the stop, while the run's clients disconnect and a few
+/// ms after a regular round: its rates were computed over that sliver (CPU at several hundred
+/// percent, disk reads jumping) and its memory summed while backends exited (shared memory
+/// counted again and again). Every sample, the last included, must stay in range.
+#[test]
+fn the_last_sample_of_a_run_is_in_range() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "smplast");
+    prepare(&home, "instance:smplast");
+    let out = home.path().join("res-smplast");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            "instance:smplast",
+            "-c",
+            "8",
+            "-T",
+            "3",
+            "--sample",
+            "500ms",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "run failed: {}", text(&o));
+    let rows = rows(&out);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cpu = values(&rows, "instance:smplast", "cpu_pct");
+    assert!(cpu.len() >= 4, "500 ms rounds over 3 s: {cpu:?}");
+    assert!(
+        cpu.iter().all(|p| *p <= 100.0 * cores),
+        "an instance cannot use more than {cores} cores: {cpu:?}"
+    );
+    // The cause, not only the symptom: no rate over less than half a sampling period.
+    let mut rounds: Vec<f64> = rows.iter().map(|r| r.t_s).collect();
+    rounds.dedup();
+    for pair in rounds.windows(2) {
+        let rates: Vec<&SystemRow> = rows
+            .iter()
+            .filter(|r| r.t_s == pair[1])
+            .filter(|r| r.metric.ends_with("_pct") || r.metric.ends_with("_per_s"))
+            .collect();
+        assert!(
+            pair[1] - pair[0] >= 0.25 || rates.is_empty(),
+            "rates over {:.3} s at t = {}: {rates:?}",
+            pair[1] - pair[0],
+            pair[1]
+        );
+    }
+    let mut rss = values(&rows, "instance:smplast", "rss_bytes");
+    let last = *rss.last().expect("rss_bytes rows");
+    rss.sort_by(f64::total_cmp);
+    let median = rss[rss.len() / 2];
+    assert!(
+        last <= 2.0 * median,
+        "last rss {last} is more than twice the median {median}: {rss:?}"
+    );
+    let t_last = rows.iter().map(|r| r.t_s).fold(0.0, f64::max);
+    let last_reads: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.t_s == t_last && r.metric == "read_bytes_per_s")
+        .map(|r| r.value)
+        .collect();
+    let peak_before = rows
+        .iter()
+        .filter(|r| r.t_s < t_last && r.metric == "read_bytes_per_s")
+        .map(|r| r.value)
+        .fold(0.0, f64::max);
+    assert!(
+        last_reads.iter().all(|v| *v <= peak_before.max(1e6)),
+        "the last round's disk reads jump: {last_reads:?} after a peak of {peak_before}"
+    );
+}
