@@ -14,7 +14,7 @@ use crate::metrics::{ErrorClass, KeySpace, Recorder};
 
 use super::poll::Poller;
 use super::progress;
-use super::shard::{TickReport, TICK};
+use super::thread::{TickReport, TICK};
 
 /// How often the collector reports: intervals to the sink, progress lines, polling blocks
 /// (zero turns the last two off).
@@ -84,7 +84,7 @@ pub struct Collected {
 
 pub struct Collector<'k, 's> {
     keys: &'k KeySpace,
-    shards: usize,
+    threads: usize,
     start: Instant,
     duration_ticks: u64,
     interval_ticks: u64,
@@ -104,7 +104,7 @@ fn whole_ticks(d: Duration) -> u64 {
 impl<'k, 's> Collector<'k, 's> {
     pub fn new(
         keys: &'k KeySpace,
-        shards: usize,
+        threads: usize,
         start: Instant,
         cadence: Cadence,
         poller: Poller,
@@ -116,7 +116,7 @@ impl<'k, 's> Collector<'k, 's> {
             .map_or(Duration::from_secs(1), |s| s.end);
         Collector {
             keys,
-            shards,
+            threads,
             start,
             duration_ticks: whole_ticks(end).max(1),
             interval_ticks: whole_ticks(cadence.interval).max(1),
@@ -146,8 +146,8 @@ impl<'k, 's> Collector<'k, 's> {
     ) -> Result<Collected, String> {
         let keys = self.keys.len();
         let mut pending: BTreeMap<u64, Recorder> = BTreeMap::new();
-        let mut reported: Vec<Option<u64>> = vec![None; self.shards];
-        let mut done = vec![false; self.shards];
+        let mut reported: Vec<Option<u64>> = vec![None; self.threads];
+        let mut done = vec![false; self.threads];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
         let mut warnings = Vec::new();
@@ -157,11 +157,11 @@ impl<'k, 's> Collector<'k, 's> {
                 .entry(rep.tick)
                 .or_insert_with(|| Recorder::new(keys))
                 .merge(&rep.recorder);
-            if let Some(slot) = reported.get_mut(rep.shard) {
+            if let Some(slot) = reported.get_mut(rep.thread) {
                 *slot = Some(slot.map_or(rep.tick, |t| t.max(rep.tick)));
             }
             if let Some(end) = rep.finished {
-                if let Some(d) = done.get_mut(rep.shard) {
+                if let Some(d) = done.get_mut(rep.thread) {
                     *d = true;
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
@@ -169,7 +169,7 @@ impl<'k, 's> Collector<'k, 's> {
                 if let Some(e) = end.mixlog_error {
                     warnings.push(format!(
                         "the mix log of driver thread {} is incomplete: {e}",
-                        rep.shard
+                        rep.thread
                     ));
                 }
             }

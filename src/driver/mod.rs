@@ -1,4 +1,4 @@
-//! The driver: client tasks sharded over single-threaded runtimes (one OS thread each, like
+//! The driver: client tasks spread over single-threaded runtimes (one OS thread each, like
 //! pgbench's `-j`), a per-thread tick that hands recorders to the collector, the stop signal.
 //! It runs whatever [`Workload`](crate::workload::Workload)s the layout holds and never looks
 //! at which ones they are.
@@ -14,7 +14,7 @@ pub mod poll;
 pub mod progress;
 pub mod schedule;
 pub mod session;
-pub mod shard;
+pub mod thread;
 pub mod stop;
 
 use std::path::PathBuf;
@@ -31,7 +31,7 @@ pub use layout::Layout;
 pub use stop::Stop;
 
 use client::ClientShared;
-use shard::{ShardSpec, StartSignal, TickReport};
+use thread::{ThreadSpec, StartSignal, TickReport};
 
 /// What the driver needs to know; built from a `RunPlan` by the caller.
 pub struct DriverPlan {
@@ -101,16 +101,16 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
             .filter(|c| *c as usize % jobs == index)
             .collect();
         let (start_tx, start_rx) = oneshot::channel();
-        let spec = ShardSpec {
+        let spec = ThreadSpec {
             index,
             clients: ids,
             shared: Arc::clone(&shared),
             keys: plan.keys.len(),
             seed: plan.seed,
         };
-        let thread = shard::spawn(spec, ready_tx.clone(), start_rx, tick_tx.clone())
+        let handle = thread::spawn(spec, ready_tx.clone(), start_rx, tick_tx.clone())
             .map_err(|e| format!("cannot start a driver thread: {e}"))?;
-        threads.push(thread);
+        threads.push(handle);
         starts.push(start_tx);
     }
     drop(ready_tx);
