@@ -26,7 +26,10 @@ impl KeySpace {
     }
 
     /// Every non-empty slot of `rec` with its key's parts.
-    pub fn slots<'a>(&'a self, rec: &'a Recorder) -> impl Iterator<Item = (KeyParts, &'a Slot)> + 'a {
+    pub fn slots<'a>(
+        &'a self,
+        rec: &'a Recorder,
+    ) -> impl Iterator<Item = (KeyParts, &'a Slot)> + 'a {
         rec.slots
             .iter()
             .enumerate()
@@ -90,7 +93,11 @@ mod tests {
         rec.record(keys.key(1, 1, 1), Outcome::Committed, 10, None, 0);
         rec.record(keys.key(1, 1, 0), Outcome::ExpectedRollback, 10, None, 0);
         let total = rec.total().total();
-        for rolled in [keys.by_type(&rec), keys.by_group(&rec), keys.by_segment(&rec)] {
+        for rolled in [
+            keys.by_type(&rec),
+            keys.by_group(&rec),
+            keys.by_segment(&rec),
+        ] {
             assert_eq!(rolled.iter().map(|s| s.total()).sum::<u64>(), total);
         }
         assert_eq!(keys.by_type(&rec)[0].total(), 2);
