@@ -5,8 +5,10 @@ pub mod args;
 pub mod console;
 pub mod error;
 pub mod instance_cmd;
+pub mod terminal;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
@@ -16,6 +18,7 @@ pub use error::CliError;
 
 use crate::config;
 use crate::driver::Stop;
+use crate::event::Sink;
 use crate::instance::Home;
 use crate::workload::{Workload, WorkloadError};
 
@@ -81,9 +84,10 @@ fn run(args: args::RunArgs, home: &Home) -> Result<u8, CliError> {
     let plan = config::build_run_plan(args.source(), args.to_raw(), cores(), seed_from_clock())?;
     let rt = runtime()?;
     let stop = Stop::new();
-    rt.spawn(stop.clone().on_signals());
+    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
     let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop.clone()))
+        .block_on(crate::runner::run(plan, home, stop.clone(), events))
         .map_err(|e| CliError::usage(e.to_string()))?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
@@ -155,7 +159,8 @@ fn prepare(args: args::PrepareArgs, home: &Home) -> Result<u8, CliError> {
     let plans = prepare_plans(&args)?;
     let rt = runtime()?;
     let stop = Stop::new();
-    rt.spawn(stop.clone().on_signals());
+    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
     rt.block_on(async {
         for plan in &plans {
             let target = crate::runner::resolve_target(&plan.target, home)

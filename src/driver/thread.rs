@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::event::{Event, Sink};
 use crate::metrics::mixlog::MixLog;
 use crate::metrics::Recorder;
 use crate::workload::Rng;
@@ -56,6 +57,7 @@ pub struct ThreadSpec {
     pub shared: Arc<ClientShared>,
     pub keys: usize,
     pub seed: u64,
+    pub events: Arc<dyn Sink>,
 }
 
 /// Starts the thread. It connects its clients' sessions and reports on `ready`; then waits for
@@ -139,7 +141,10 @@ async fn run_thread(
         Some((path, start_ns)) => match MixLog::create(&path, start_ns, spec.index as u32) {
             Ok(log) => Some(Rc::new(RefCell::new(log))),
             Err(e) => {
-                eprintln!("warning: cannot write the mix log {}: {e}", path.display());
+                spec.events.send(Event::Warning(format!(
+                    "cannot write the mix log {}: {e}",
+                    path.display()
+                )));
                 None
             }
         },
