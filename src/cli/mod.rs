@@ -167,7 +167,7 @@ fn prepare(args: args::PrepareArgs, home: &Home) -> Result<u8, CliError> {
                 .await
                 .map_err(|e| CliError::usage(e.to_string()))?;
             tokio::select! {
-                done = Workload::prepare(plan, &target) => match done {
+                done = Workload::prepare(plan, &target, &events) => match done {
                     Ok(()) => {}
                     Err(WorkloadError::Interrupted) => return Ok(EXIT_INTERRUPTED),
                     Err(e) => return Err(CliError::usage(format!("prepare on '{}': {e}", target.label))),

@@ -6,9 +6,11 @@ mod load_lock;
 pub mod pgbench;
 pub mod tpcc;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{PreparePlan, WorkloadName, WorkloadOptions};
+use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 
@@ -198,11 +200,16 @@ impl Workload {
         }
     }
 
-    /// Creates the schema and loads the data of `plan` into `target`.
-    pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
+    /// Creates the schema and loads the data of `plan` into `target`; load progress and the
+    /// summary go to `events`.
+    pub async fn prepare(
+        plan: &PreparePlan,
+        target: &ResolvedTarget,
+        events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
         match plan.workload.family() {
-            "tpcc" => tpcc::prepare(plan, target).await,
-            _ => pgbench::prepare(plan, target).await,
+            "tpcc" => tpcc::prepare(plan, target, events).await,
+            _ => pgbench::prepare(plan, target, events).await,
         }
     }
 

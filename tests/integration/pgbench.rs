@@ -4,15 +4,22 @@
 //! three scripts run through pgwire.
 
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::SeedableRng;
 use tidebench::config::{PreparePlan, TargetSpec, WorkloadName};
+use tidebench::event::{Event, Recorded, Sink};
 use tidebench::instance::Instance;
 use tidebench::target::ResolvedTarget;
 use tidebench::workload::{TxnEnd, Workload, WorkloadError};
 
 use crate::support::{psql, start_instance, temp_home};
+
+/// A sink for loads whose events the test does not read.
+fn quiet() -> Arc<dyn Sink> {
+    Recorded::new()
+}
 
 fn target(inst: &Instance, db: &str) -> ResolvedTarget {
     ResolvedTarget {
@@ -90,9 +97,39 @@ async fn prepare_loads_pgbench_rows_that_pgbench_runs_on() {
     let inst = start_instance(&home, "pgb-rows");
     create_db(&inst, "tb");
 
-    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
-        .await
-        .unwrap();
+    let recorded = Recorded::new();
+    let events: Arc<dyn Sink> = recorded.clone();
+    Workload::prepare(
+        &plan(&inst, "tb", 1, 2, false),
+        &target(&inst, "tb"),
+        &events,
+    )
+    .await
+    .unwrap();
+    // The load told its story as events, nothing printed: start, steps, stop, summary.
+    let events = recorded.events();
+    assert!(
+        matches!(
+            events.first(),
+            Some(Event::LoadStarted { total: 100_011, .. })
+        ),
+        "{events:?}"
+    );
+    let steps: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::LoadStep(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, ["vacuum analyze ...", "creating primary keys ..."]);
+    match events.as_slice() {
+        [.., Event::LoadStopped, Event::LoadFinished(s)] => {
+            assert_eq!((s.rows, s.what.as_str()), (100_011, "pgbench scale 1"));
+            assert_eq!(s.steps.len(), 3, "{s:?}");
+        }
+        other => panic!("a load ends with LoadStopped, LoadFinished: {other:?}"),
+    }
 
     assert_eq!(
         sql(&inst, "tb", ROW_RULES),
@@ -150,9 +187,13 @@ async fn schema_and_rows_match_pgbench_init_and_check_ready_accepts_pgbench_data
     create_db(&inst, "ref");
     create_db(&inst, "tb");
     pgbench(&inst, "ref", &["-i", "-q", "-s", "2"]);
-    Workload::prepare(&plan(&inst, "tb", 2, 3, false), &target(&inst, "tb"))
-        .await
-        .unwrap();
+    Workload::prepare(
+        &plan(&inst, "tb", 2, 3, false),
+        &target(&inst, "tb"),
+        &quiet(),
+    )
+    .await
+    .unwrap();
 
     let expected = sql(&inst, "ref", SCHEMA);
     assert!(expected.contains("pgbench_accounts_pkey"), "{expected}");
@@ -186,11 +227,11 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
     let t = target(&inst, "tb");
 
     // One job: the COPY FREEZE path.
-    Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t)
+    Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t, &quiet())
         .await
         .unwrap();
     assert_eq!(sql(&inst, "tb", ALL_VISIBLE), "100000|t");
-    match Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t).await {
+    match Workload::prepare(&plan(&inst, "tb", 1, 1, false), &t, &quiet()).await {
         Err(WorkloadError::AlreadyPrepared(m)) => assert!(m.contains("--force"), "{m}"),
         other => panic!("expected AlreadyPrepared, got {other:?}"),
     }
@@ -202,7 +243,7 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
         "update pgbench_accounts set abalance = 7 where aid = 1;
          create table pgbench_accounts__loading (junk int)",
     );
-    Workload::prepare(&plan(&inst, "tb", 2, 3, true), &t)
+    Workload::prepare(&plan(&inst, "tb", 2, 3, true), &t, &quiet())
         .await
         .unwrap();
     assert_eq!(
@@ -233,7 +274,7 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
     // Dropping the future is what Ctrl-C does to a running prepare.
     let cut = tokio::time::timeout(
         Duration::from_millis(150),
-        Workload::prepare(&plan(&inst, "tb", 5, 2, false), &t),
+        Workload::prepare(&plan(&inst, "tb", 5, 2, false), &t, &quiet()),
     )
     .await;
     assert!(cut.is_err(), "scale 5 should take longer than 150 ms");
@@ -252,7 +293,7 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
     ));
 
     // No --force needed: only staging tables were left, and they are cleaned up.
-    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &t)
+    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &t, &quiet())
         .await
         .unwrap();
     assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
@@ -275,9 +316,13 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
     let home = temp_home();
     let inst = start_instance(&home, "pgb-wire");
     create_db(&inst, "tb");
-    Workload::prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
-        .await
-        .unwrap();
+    Workload::prepare(
+        &plan(&inst, "tb", 1, 2, false),
+        &target(&inst, "tb"),
+        &quiet(),
+    )
+    .await
+    .unwrap();
     let mut conn = pgwire::Connection::connect(&inst.connect_params("tb"))
         .await
         .unwrap();
