@@ -52,7 +52,10 @@ impl Sink for Terminal {
                 eprintln!("\ninterrupted: stopping clients and writing results (complete: false)")
             }
             Event::LoadFinished(s) => eprintln!("{}", load_summary(&s)),
-            load => self.load_event(load),
+            load @ (Event::LoadStarted { .. }
+            | Event::LoadProgress(_)
+            | Event::LoadStep(_)
+            | Event::LoadStopped) => self.load_event(load),
         }
     }
 }

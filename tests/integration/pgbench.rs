@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use tidebench::config::{PreparePlan, TargetSpec, WorkloadName};
-use tidebench::event::{Event, Recorded, Sink};
+use tidebench::event::{Discard, Event, Recorded, Sink};
 use tidebench::instance::Instance;
 use tidebench::target::ResolvedTarget;
 use tidebench::workload::{TxnEnd, Workload, WorkloadError};
@@ -18,7 +18,7 @@ use crate::support::{psql, start_instance, temp_home};
 
 /// A sink for loads whose events the test does not read.
 fn quiet() -> Arc<dyn Sink> {
-    Recorded::new()
+    Arc::new(Discard)
 }
 
 fn target(inst: &Instance, db: &str) -> ResolvedTarget {
