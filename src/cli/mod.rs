@@ -6,9 +6,11 @@ pub mod check_view;
 pub mod console;
 pub mod error;
 pub mod instance_cmd;
+pub mod terminal;
 pub mod workload_args;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use args::{Cli, Command};
@@ -17,6 +19,7 @@ pub use workload_args::WorkloadFlags;
 
 use crate::config;
 use crate::driver::Stop;
+use crate::event::Sink;
 use crate::instance::Home;
 use crate::workload::{Registry, WorkloadError};
 
@@ -88,9 +91,10 @@ fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
     )?;
     let rt = runtime()?;
     let stop = Stop::new();
-    rt.spawn(stop.clone().on_signals());
+    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
     let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop.clone()))
+        .block_on(crate::runner::run(plan, home, stop.clone(), events))
         .map_err(|e| CliError::usage(e.to_string()))?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
@@ -166,7 +170,8 @@ fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Resul
     let plans = prepare_plans(&args, flags)?;
     let rt = runtime()?;
     let stop = Stop::new();
-    rt.spawn(stop.clone().on_signals());
+    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
     rt.block_on(async {
         for plan in &plans {
             let target = crate::runner::resolve_target(&plan.target, home)
@@ -174,7 +179,7 @@ fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Resul
                 .map_err(|e| CliError::usage(e.to_string()))?;
             let kind = Registry::kind(plan.workload.as_str()).map_err(CliError::usage)?;
             tokio::select! {
-                done = kind.prepare(plan, &target) => match done {
+                done = kind.prepare(plan, &target, &events) => match done {
                     Ok(()) => {}
                     Err(WorkloadError::Interrupted) => return Ok(EXIT_INTERRUPTED),
                     Err(e) => return Err(CliError::usage(format!("prepare on '{}': {e}", target.label))),

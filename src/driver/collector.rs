@@ -3,18 +3,23 @@
 //! the run total. Intervals are aligned to the run's start. A transaction belongs to the phase
 //! it started in: one that ends after its phase's last tick is folded into the interval holding
 //! that last tick, so interval rows never reach past their phase.
+//!
+//! What it has to say live (progress lines, polling blocks, phase edges) goes to the run's
+//! event sink as numbers; the terminal, if that is the sink, writes the text.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use crate::event::{Event, PhaseEdge, Sink};
 pub use crate::metrics::live::LiveTotals;
 use crate::metrics::{KeySpace, Recorder};
 
 use super::poll::Poller;
 use super::progress;
-use super::shard::{TickReport, TICK};
+use super::thread::{TickReport, TICK};
 
 /// How often the collector reports: intervals to the sink, progress lines, polling blocks
 /// (zero turns the last two off).
@@ -38,7 +43,7 @@ pub struct Collected {
 
 pub struct Collector<'k, 's> {
     keys: &'k KeySpace,
-    shards: usize,
+    threads: usize,
     start: Instant,
     duration_ticks: u64,
     interval_ticks: u64,
@@ -48,6 +53,7 @@ pub struct Collector<'k, 's> {
     /// Per segment, the last tick inside it.
     segment_last_tick: Vec<u64>,
     sink: &'s mut IntervalSink<'s>,
+    events: Arc<dyn Sink>,
     live: Option<LiveTotals>,
 }
 
@@ -58,11 +64,12 @@ fn whole_ticks(d: Duration) -> u64 {
 impl<'k, 's> Collector<'k, 's> {
     pub fn new(
         keys: &'k KeySpace,
-        shards: usize,
+        threads: usize,
         start: Instant,
         cadence: Cadence,
         poller: Poller,
         sink: &'s mut IntervalSink<'s>,
+        events: Arc<dyn Sink>,
     ) -> Collector<'k, 's> {
         let end = keys
             .segments
@@ -70,7 +77,7 @@ impl<'k, 's> Collector<'k, 's> {
             .map_or(Duration::from_secs(1), |s| s.end);
         Collector {
             keys,
-            shards,
+            threads,
             start,
             duration_ticks: whole_ticks(end).max(1),
             interval_ticks: whole_ticks(cadence.interval).max(1),
@@ -83,6 +90,7 @@ impl<'k, 's> Collector<'k, 's> {
                 .map(|s| whole_ticks(s.end).saturating_sub(1))
                 .collect(),
             sink,
+            events,
             live: None,
         }
     }
@@ -100,8 +108,8 @@ impl<'k, 's> Collector<'k, 's> {
     ) -> Result<Collected, String> {
         let keys = self.keys.len();
         let mut pending: BTreeMap<u64, Recorder> = BTreeMap::new();
-        let mut reported: Vec<Option<u64>> = vec![None; self.shards];
-        let mut done = vec![false; self.shards];
+        let mut reported: Vec<Option<u64>> = vec![None; self.threads];
+        let mut done = vec![false; self.threads];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
         let mut warnings = Vec::new();
@@ -111,11 +119,11 @@ impl<'k, 's> Collector<'k, 's> {
                 .entry(rep.tick)
                 .or_insert_with(|| Recorder::new(keys))
                 .merge(&rep.recorder);
-            if let Some(slot) = reported.get_mut(rep.shard) {
+            if let Some(slot) = reported.get_mut(rep.thread) {
                 *slot = Some(slot.map_or(rep.tick, |t| t.max(rep.tick)));
             }
             if let Some(end) = rep.finished {
-                if let Some(d) = done.get_mut(rep.shard) {
+                if let Some(d) = done.get_mut(rep.thread) {
                     *d = true;
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
@@ -123,7 +131,7 @@ impl<'k, 's> Collector<'k, 's> {
                 if let Some(e) = end.mixlog_error {
                     warnings.push(format!(
                         "the mix log of driver thread {} is incomplete: {e}",
-                        rep.shard
+                        rep.thread
                     ));
                 }
             }
@@ -173,14 +181,13 @@ impl<'k, 's> Collector<'k, 's> {
         if interval > s.interval {
             // Transactions of a phase that ended before this tick go to that phase's last
             // interval, which is still open here (they are at most a few ticks late).
-            let per_segment = self.keys.targets.len() * self.keys.txn_types.len();
-            for (key, slot) in rec.slots.iter().enumerate() {
-                if slot.total() == 0 || per_segment == 0 {
+            for (key, slot) in rec.slots.iter().enumerate().take(self.keys.len()) {
+                if slot.total() == 0 {
                     continue;
                 }
                 let last = self
                     .segment_last_tick
-                    .get(key / per_segment)
+                    .get(self.keys.parts(key).segment)
                     .copied()
                     .unwrap_or(u64::MAX);
                 if last < tick && self.interval_of(last) <= s.interval {
@@ -214,22 +221,37 @@ impl<'k, 's> Collector<'k, 's> {
         Ok(())
     }
 
-    /// The progress line and the polling block, each over its own window.
+    /// The phase edge, the progress line and the polling block, each over its own window.
     fn live(&mut self, s: &mut Folding, tick: u64, rec: &Recorder) {
+        let at = TICK * tick as u32;
+        let segment = self
+            .keys
+            .segments
+            .iter()
+            .position(|g| at < g.end)
+            .unwrap_or(0);
+        if s.segment != Some(segment) {
+            s.segment = Some(segment);
+            if let Some(g) = self.keys.segments.get(segment) {
+                self.events.send(Event::PhaseEdge(PhaseEdge {
+                    iteration: g.iteration,
+                    phase: g.label.clone(),
+                    measured: g.measured,
+                    at: g.start,
+                }));
+            }
+        }
         if self.progress_ticks > 0 {
             s.progress_acc.merge(rec);
             if tick + 1 >= s.progress_from + self.progress_ticks {
                 let window = TICK * (tick + 1 - s.progress_from) as u32;
-                eprintln!(
-                    "{}",
-                    progress::line(
-                        TICK * (tick + 1) as u32,
-                        window,
-                        &s.progress_acc,
-                        self.keys,
-                        self.poller.headline.as_ref()
-                    )
-                );
+                self.events.send(Event::Progress(progress::line(
+                    TICK * (tick + 1) as u32,
+                    window,
+                    &s.progress_acc,
+                    self.keys,
+                    self.poller.headline.as_ref(),
+                )));
                 s.progress_acc.clear();
                 s.progress_from = tick + 1;
             }
@@ -238,17 +260,12 @@ impl<'k, 's> Collector<'k, 's> {
             s.poll_acc.merge(rec);
             if tick + 1 >= s.poll_from + self.poll_ticks {
                 let window = TICK * (tick + 1 - s.poll_from) as u32;
-                let at = TICK * tick as u32;
-                let segment = self
-                    .keys
-                    .segments
-                    .iter()
-                    .position(|g| at < g.end)
-                    .unwrap_or(0);
-                eprint!(
-                    "{}",
-                    self.poller.block(self.keys, &s.poll_acc, window, segment)
-                );
+                self.events.send(Event::Poll(self.poller.block(
+                    self.keys,
+                    &s.poll_acc,
+                    window,
+                    segment,
+                )));
                 s.poll_acc.clear();
                 s.poll_from = tick + 1;
             }
@@ -266,6 +283,8 @@ struct Folding {
     progress_from: u64,
     poll_acc: Recorder,
     poll_from: u64,
+    /// The segment of the last tick shown live, for phase edges.
+    segment: Option<usize>,
     total: Recorder,
 }
 
@@ -279,7 +298,114 @@ impl Folding {
             progress_from: 0,
             poll_acc: Recorder::new(keys),
             poll_from: 0,
+            segment: None,
             total: Recorder::new(keys),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::thread::ThreadEnd;
+    use crate::event::{Event, Recorded};
+    use crate::metrics::Outcome;
+
+    /// One driver thread's 20 ticks over two 10 s phases, through the real collector: the
+    /// progress lines, polling blocks and phase edges arrive as events, nothing is printed.
+    #[tokio::test]
+    async fn sends_progress_poll_and_phase_edges_to_the_sink() {
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let start = Instant::now();
+        let (tx, rx) = mpsc::unbounded_channel();
+        for tick in 0..20u64 {
+            let mut rec = Recorder::new(keys.len());
+            let segment = (tick / 10) as usize;
+            for _ in 0..3 {
+                rec.record(keys.key(segment, 0, 0), Outcome::Committed, 1_000, None, 0);
+            }
+            let finished = (tick == 19).then(|| ThreadEnd {
+                at: start + Duration::from_secs(20),
+                reconnects: 0,
+                mixlog_error: None,
+            });
+            let report = TickReport {
+                thread: 0,
+                tick,
+                recorder: rec,
+                finished,
+            };
+            tx.send(report).unwrap();
+        }
+        drop(tx);
+        let recorded = Recorded::new();
+        let mut intervals = 0;
+        let mut sink = |_: Duration, _: Duration, _: &Recorder| {
+            intervals += 1;
+            Ok(())
+        };
+        let cadence = Cadence {
+            interval: Duration::from_secs(10),
+            progress: Duration::from_secs(5),
+            poll: Duration::from_secs(10),
+        };
+        let poller = Poller {
+            shares: vec![Some(vec![100.0]), Some(vec![100.0])],
+            headline: None,
+        };
+        let collected = Collector::new(
+            &keys,
+            1,
+            start,
+            cadence,
+            poller,
+            &mut sink,
+            recorded.clone(),
+        )
+        .run(rx)
+        .await
+        .unwrap();
+        assert_eq!(collected.total.total().committed, 60);
+
+        let events = recorded.events();
+        let progress: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Progress(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(progress.len(), 4, "{events:?}");
+        assert_eq!(progress[0].elapsed, Duration::from_secs(5));
+        assert!((progress[0].tps - 3.0).abs() < 1e-9, "{:?}", progress[0]);
+        assert_eq!((progress[0].failed, progress[0].retried), (0, 0));
+
+        let polls: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Poll(b) => Some(b),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(polls.len(), 2, "{events:?}");
+        assert_eq!(
+            polls.iter().map(|b| b.phase.as_str()).collect::<Vec<_>>(),
+            ["p1", "p2"]
+        );
+        assert_eq!(polls[0].types.len(), 1);
+        assert_eq!(polls[0].types[0].passed, 30);
+        assert_eq!(polls[1].groups[0].target_pct, Some(100.0));
+
+        let edges: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::PhaseEdge(p) => Some((p.phase.as_str(), p.at)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            edges,
+            [("p1", Duration::ZERO), ("p2", Duration::from_secs(10))]
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! The driver: client tasks sharded over single-threaded runtimes (one OS thread each, like
+//! The driver: client tasks spread over single-threaded runtimes (one OS thread each, like
 //! pgbench's `-j`), a per-thread tick that hands recorders to the collector, the stop signal.
 //! It runs whatever [`Workload`](crate::workload::Workload)s the layout holds and never looks
 //! at which ones they are.
@@ -14,8 +14,8 @@ pub mod poll;
 pub mod progress;
 pub mod schedule;
 pub mod session;
-pub mod shard;
 pub mod stop;
+pub mod thread;
 
 use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::event::Sink;
 use crate::metrics::{KeySpace, Recorder};
 
 pub use collector::IntervalSink;
@@ -31,7 +32,7 @@ pub use layout::Layout;
 pub use stop::Stop;
 
 use client::ClientShared;
-use shard::{ShardSpec, StartSignal, TickReport};
+use thread::{StartSignal, ThreadSpec, TickReport};
 
 /// What the driver needs to know; built from a `RunPlan` by the caller.
 pub struct DriverPlan {
@@ -50,6 +51,8 @@ pub struct DriverPlan {
     pub keys: KeySpace,
     /// Where to publish the totals every tick (for `--prometheus`).
     pub live: Option<collector::LiveTotals>,
+    /// Where progress lines, polling blocks, phase edges and warnings go.
+    pub events: Arc<dyn Sink>,
 }
 
 /// Clients connected and waiting for the start.
@@ -64,6 +67,7 @@ pub struct Connected {
     shares: Vec<Option<Vec<f64>>>,
     headline: Option<poll::PerMinute>,
     live: Option<collector::LiveTotals>,
+    events: Arc<dyn Sink>,
 }
 
 /// What a run measured.
@@ -101,16 +105,17 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
             .filter(|c| *c as usize % jobs == index)
             .collect();
         let (start_tx, start_rx) = oneshot::channel();
-        let spec = ShardSpec {
+        let spec = ThreadSpec {
             index,
             clients: ids,
             shared: Arc::clone(&shared),
             keys: plan.keys.len(),
             seed: plan.seed,
+            events: Arc::clone(&plan.events),
         };
-        let thread = shard::spawn(spec, ready_tx.clone(), start_rx, tick_tx.clone())
+        let handle = thread::spawn(spec, ready_tx.clone(), start_rx, tick_tx.clone())
             .map_err(|e| format!("cannot start a driver thread: {e}"))?;
-        threads.push(thread);
+        threads.push(handle);
         starts.push(start_tx);
     }
     drop(ready_tx);
@@ -126,6 +131,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         shares: plan.shares,
         headline: plan.headline,
         live: plan.live,
+        events: plan.events,
     };
     // Threads report readiness from their own runtimes; wait for them off this runtime's thread.
     let waited = tokio::task::spawn_blocking(move || {
@@ -189,6 +195,7 @@ impl Connected {
                 headline: self.headline,
             },
             sink,
+            self.events,
         )
         .publish_to(self.live);
         let collected = collector.run(self.ticks).await;

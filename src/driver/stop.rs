@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use crate::event::{Event, Sink};
+
 #[derive(Clone)]
 pub struct Stop {
     flag: Arc<AtomicBool>,
@@ -44,8 +46,9 @@ impl Stop {
         let _ = rx.wait_for(|stopped| *stopped).await;
     }
 
-    /// Triggers the stop on SIGINT or SIGTERM. Runs on the caller's runtime until the stop.
-    pub async fn on_signals(self) {
+    /// Triggers the stop on SIGINT or SIGTERM, telling `events` first. Runs on the caller's
+    /// runtime until the stop.
+    pub async fn on_signals(self, events: Arc<dyn Sink>) {
         use tokio::signal::unix::{signal, SignalKind};
         let (Ok(mut int), Ok(mut term)) = (
             signal(SignalKind::interrupt()),
@@ -58,7 +61,7 @@ impl Stop {
             _ = term.recv() => {}
             _ = self.wait() => return,
         }
-        eprintln!("\ninterrupted: stopping clients and writing results (complete: false)");
+        events.send(Event::Interrupted);
         self.trigger();
     }
 }

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::config::OptionValues;
+use crate::event::{Event, Sink};
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts};
 use crate::sampler::server::{self, XactCounters};
@@ -155,12 +156,14 @@ impl Databases {
     }
 
     /// After the clients closed their sessions: each database's deltas since `before`, beside
-    /// what tidebench committed there.
+    /// what tidebench committed there. A database whose counters cannot be read is left out,
+    /// with a warning to `events`.
     pub async fn deltas(
         &self,
         before: &[XactCounters],
         keys: &KeySpace,
         total: &Recorder,
+        events: &dyn Sink,
     ) -> Vec<ServerDelta> {
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
@@ -172,10 +175,10 @@ impl Databases {
                     delta.client_committed = committed_on(keys, total, &d.targets) as i64;
                     out.push(delta);
                 }
-                Err(e) => eprintln!(
-                    "warning: could not read the counters of {} after the run: {e}",
+                Err(e) => events.send(Event::Warning(format!(
+                    "could not read the counters of {} after the run: {e}",
                     d.label
-                ),
+                ))),
             }
         }
         out
@@ -184,14 +187,8 @@ impl Databases {
 
 /// Transactions committed on any of `targets`, over the whole run.
 fn committed_on(keys: &KeySpace, total: &Recorder, targets: &[usize]) -> u64 {
-    total
-        .slots
-        .iter()
-        .enumerate()
-        .take(keys.len())
-        .filter(|(key, _)| targets.contains(&keys.split(*key).1))
-        .map(|(_, s)| s.committed)
-        .sum()
+    keys.sum_where(total, |p| targets.contains(&p.target))
+        .committed
 }
 
 /// Waits (bounded) until no tidebench session is connected to `dbname`, so every session's

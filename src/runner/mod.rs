@@ -4,13 +4,13 @@
 //! flags and exit codes).
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
-
 use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{timeline, DriveMode, Isolation, RunPlan, TargetSpec};
 use crate::driver::layout::{self, GroupSlot, TargetSlot};
 use crate::driver::{self, DriverPlan, Layout, Stop};
+use crate::event::{Event, RunDescription, Sink};
 use crate::instance::Home;
 use crate::metrics::{KeySpace, TargetKey};
 use crate::results::{self, ResultsWriter, RunFacts, RuntimeInfo, Summary};
@@ -44,8 +44,14 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir.
-pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, RunError> {
+/// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir. What the
+/// run has to say while it works goes to `events`.
+pub async fn run(
+    plan: RunPlan,
+    home: &Home,
+    stop: Stop,
+    events: Arc<dyn Sink>,
+) -> Result<RunOutcome, RunError> {
     let prometheus_addr = match &plan.prometheus {
         Some(a) => Some(prometheus::parse_addr(a).map_err(setup)?),
         None => None,
@@ -94,10 +100,10 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         }
         let scale = found.unwrap_or(1);
         if let Some(asked) = group.scale.filter(|a| *a != scale) {
-            eprintln!(
-                "warning: group '{}' asks for scale {asked}, but its data has scale {scale}; using {scale}",
+            events.send(Event::Warning(format!(
+                "group '{}' asks for scale {asked}, but its data has scale {scale}; using {scale}",
                 group.name
-            );
+            )));
         }
         scales.push(scale);
     }
@@ -222,6 +228,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         headline,
         keys: keys.clone(),
         live: prometheus_addr.map(|_| crate::metrics::live::LiveTotals::default()),
+        events: Arc::clone(&events),
     };
     let latest = LatestSamples::default();
     let exporter = match (prometheus_addr, &driver_plan.live) {
@@ -237,9 +244,9 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         .map_err(setup)?;
     // Each new session is one transaction at the server: wait until all are in the baseline.
     let before = dbs.baseline(&sessions).await;
-    eprintln!("{}", describe(&plan, specs.len()));
-    for note in &notes {
-        eprintln!("{note}");
+    events.send(Event::RunStarting(describe(&plan, specs.len())));
+    for note in notes {
+        events.send(Event::Note(note));
     }
     let started_at = SystemTime::now();
     let mut writer = match ResultsWriter::create(&out_dir, started_at) {
@@ -252,7 +259,14 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
     let devices = sampler.as_ref().map(|s| s.devices().to_vec());
     // The sampler's clock starts with the driver's, so `t_s` and interval offsets agree.
-    let sampling = match sampler.map(|s| s.start(writer.staging_path(), Instant::now(), latest)) {
+    let sampling = match sampler.map(|s| {
+        s.start(
+            writer.staging_path(),
+            Instant::now(),
+            latest,
+            Arc::clone(&events),
+        )
+    }) {
         Some(Ok(running)) => Some(running),
         Some(Err(e)) => {
             connected.abort().await;
@@ -278,7 +292,7 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
         result.warnings.extend(report.warnings);
     }
 
-    let server = dbs.deltas(&before, &keys, &result.total).await;
+    let server = dbs.deltas(&before, &keys, &result.total, &*events).await;
     let facts = RunFacts {
         workload: plan.name().to_string(),
         started_at,
@@ -315,20 +329,17 @@ pub async fn run(plan: RunPlan, home: &Home, stop: Stop) -> Result<RunOutcome, R
     })
 }
 
-fn describe(plan: &RunPlan, targets: usize) -> String {
-    let clients = match plan.mode {
-        DriveMode::Shared => format!("{} shared clients", plan.clients),
-        DriveMode::Independent => "clients per group and phase".to_string(),
-    };
-    format!(
-        "running {}: {} group(s), {targets} target(s), {} phase(s) x {} iteration(s), {clients}, {} threads, {}",
-        plan.name(),
-        plan.groups.len(),
-        plan.phases.len(),
-        plan.iterations,
-        plan.jobs,
-        crate::config::duration::format_duration(plan.total_duration())
-    )
+fn describe(plan: &RunPlan, targets: usize) -> RunDescription {
+    RunDescription {
+        name: plan.name().to_string(),
+        groups: plan.groups.len(),
+        targets,
+        phases: plan.phases.len(),
+        iterations: plan.iterations,
+        shared_clients: (plan.mode == DriveMode::Shared).then_some(plan.clients),
+        threads: plan.jobs,
+        duration: plan.total_duration(),
+    }
 }
 
 /// The managed instances behind the targets, once each, for the sampler.

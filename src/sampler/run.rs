@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use crate::event::{Event, Sink};
 use crate::instance::Instance;
 use crate::results::runtime::InstanceDevices;
 use crate::results::system::SystemWriter;
@@ -122,16 +123,18 @@ impl Sampler {
     }
 
     /// Creates `system.csv` in `dir` and starts sampling: a first round at once, then every
-    /// period counted from `t0` (the run's start, the zero of `t_s`).
+    /// period counted from `t0` (the run's start, the zero of `t_s`). A server that stops
+    /// answering is a warning to `events` at once (and in the report at the end).
     pub fn start(
         self,
         dir: &Path,
         t0: Instant,
         latest: LatestSamples,
+        events: Arc<dyn Sink>,
     ) -> Result<RunningSampler, String> {
         let writer = SystemWriter::create(dir).map_err(|e| e.to_string())?;
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(self.run(writer, t0, latest, stopped));
+        let task = tokio::spawn(self.run(writer, t0, latest, stopped, events));
         Ok(RunningSampler { stop, task })
     }
 
@@ -141,6 +144,7 @@ impl Sampler {
         t0: Instant,
         latest: LatestSamples,
         mut stopped: oneshot::Receiver<()>,
+        events: Arc<dyn Sink>,
     ) -> SamplerReport {
         let mut report = SamplerReport::default();
         let mut ticker = tokio::time::interval_at(t0.into(), self.every);
@@ -158,7 +162,7 @@ impl Sampler {
             // (a few clock ticks of CPU, a handful of IOs) are noise, so it reports none.
             let rates = !stop || has_rate_window(last.map(|l| l.elapsed()), self.every);
             let values = self
-                .round(&mut last, rates, &mut report, &mut failed_servers)
+                .round(&mut last, rates, &mut report, &mut failed_servers, &*events)
                 .await;
             if writing {
                 let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
@@ -190,6 +194,7 @@ impl Sampler {
         rates: bool,
         report: &mut SamplerReport,
         failed_servers: &mut [bool],
+        events: &dyn Sink,
     ) -> Values {
         let began = Instant::now();
         let dt_s = match last {
@@ -210,7 +215,7 @@ impl Sampler {
                 Err(e) => {
                     // Once per outage, not once per second.
                     if !*failed {
-                        eprintln!("warning: sampler: {e}");
+                        events.send(Event::Warning(format!("sampler: {e}")));
                         report.warnings.push(e);
                     }
                     *failed = true;
@@ -296,7 +301,12 @@ mod tests {
             .unwrap();
         let latest = LatestSamples::default();
         let running = sampler
-            .start(tmp.path(), Instant::now(), latest.clone())
+            .start(
+                tmp.path(),
+                Instant::now(),
+                latest.clone(),
+                crate::event::Recorded::new(),
+            )
             .unwrap();
         tokio::time::sleep(Duration::from_millis(350)).await;
         let report = running.stop().await;

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use crate::config::PreparePlan;
 pub use crate::config::{OptionValues, WorkloadInfo};
+use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 
@@ -132,11 +133,13 @@ pub trait Kind: WorkloadInfo + AsInfo {
         client: &'a tokio_postgres::Client,
     ) -> Pending<'a, Result<u32, WorkloadError>>;
 
-    /// Creates the schema and loads the data of `plan` into `target`.
+    /// Creates the schema and loads the data of `plan` into `target`; load progress and the
+    /// summary go to `events`.
     fn prepare<'a>(
         &'a self,
         plan: &'a PreparePlan,
         target: &'a ResolvedTarget,
+        events: &'a Arc<dyn Sink>,
     ) -> Pending<'a, Result<(), WorkloadError>>;
 
     /// The consistency conditions of `tidebench check`; `None` when the workload has none.

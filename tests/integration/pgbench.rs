@@ -4,16 +4,23 @@
 //! three scripts run through pgwire.
 
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::SeedableRng;
 use tidebench::config::{PreparePlan, TargetSpec, WorkloadName};
+use tidebench::event::{Discard, Event, Recorded, Sink};
 use tidebench::instance::Instance;
 use tidebench::target::ResolvedTarget;
 use tidebench::workload::pgbench::{self, Pgbench};
 use tidebench::workload::{Kind, TxnEnd, WorkloadError};
 
 use crate::support::{psql, start_instance, temp_home};
+
+/// A sink for loads whose events the test does not read.
+fn quiet() -> Arc<dyn Sink> {
+    Arc::new(Discard)
+}
 
 fn target(inst: &Instance, db: &str) -> ResolvedTarget {
     ResolvedTarget {
@@ -93,10 +100,40 @@ async fn prepare_loads_pgbench_rows_that_pgbench_runs_on() {
     let inst = start_instance(&home, "pgb-rows");
     create_db(&inst, "tb");
 
+    let recorded = Recorded::new();
+    let events: Arc<dyn Sink> = recorded.clone();
     pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
+        .prepare(
+            &plan(&inst, "tb", 1, 2, false),
+            &target(&inst, "tb"),
+            &events,
+        )
         .await
         .unwrap();
+    // The load told its story as events, nothing printed: start, steps, stop, summary.
+    let events = recorded.events();
+    assert!(
+        matches!(
+            events.first(),
+            Some(Event::LoadStarted { total: 100_011, .. })
+        ),
+        "{events:?}"
+    );
+    let steps: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::LoadStep(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, ["vacuum analyze ...", "creating primary keys ..."]);
+    match events.as_slice() {
+        [.., Event::LoadStopped, Event::LoadFinished(s)] => {
+            assert_eq!((s.rows, s.what.as_str()), (100_011, "pgbench scale 1"));
+            assert_eq!(s.steps.len(), 3, "{s:?}");
+        }
+        other => panic!("a load ends with LoadStopped, LoadFinished: {other:?}"),
+    }
 
     assert_eq!(
         sql(&inst, "tb", ROW_RULES),
@@ -155,7 +192,11 @@ async fn schema_and_rows_match_pgbench_init_and_check_ready_accepts_pgbench_data
     create_db(&inst, "tb");
     pgbench(&inst, "ref", &["-i", "-q", "-s", "2"]);
     pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 2, 3, false), &target(&inst, "tb"))
+        .prepare(
+            &plan(&inst, "tb", 2, 3, false),
+            &target(&inst, "tb"),
+            &quiet(),
+        )
         .await
         .unwrap();
 
@@ -192,12 +233,12 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
 
     // One job: the COPY FREEZE path.
     pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 1, 1, false), &t)
+        .prepare(&plan(&inst, "tb", 1, 1, false), &t, &quiet())
         .await
         .unwrap();
     assert_eq!(sql(&inst, "tb", ALL_VISIBLE), "100000|t");
     match pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 1, 1, false), &t)
+        .prepare(&plan(&inst, "tb", 1, 1, false), &t, &quiet())
         .await
     {
         Err(WorkloadError::AlreadyPrepared(m)) => assert!(m.contains("--force"), "{m}"),
@@ -212,7 +253,7 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
          create table pgbench_accounts__loading (junk int)",
     );
     pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 2, 3, true), &t)
+        .prepare(&plan(&inst, "tb", 2, 3, true), &t, &quiet())
         .await
         .unwrap();
     assert_eq!(
@@ -243,7 +284,7 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
     // Dropping the future is what Ctrl-C does to a running prepare.
     let cut = tokio::time::timeout(
         Duration::from_millis(150),
-        pgbench::TPCB.prepare(&plan(&inst, "tb", 5, 2, false), &t),
+        pgbench::TPCB.prepare(&plan(&inst, "tb", 5, 2, false), &t, &quiet()),
     )
     .await;
     assert!(cut.is_err(), "scale 5 should take longer than 150 ms");
@@ -263,7 +304,7 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
 
     // No --force needed: only staging tables were left, and they are cleaned up.
     pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 1, 2, false), &t)
+        .prepare(&plan(&inst, "tb", 1, 2, false), &t, &quiet())
         .await
         .unwrap();
     assert_eq!(sql(&inst, "tb", STAGING_LEFT), "0");
@@ -287,7 +328,11 @@ async fn each_script_runs_through_pgwire_on_every_protocol() {
     let inst = start_instance(&home, "pgb-wire");
     create_db(&inst, "tb");
     pgbench::TPCB
-        .prepare(&plan(&inst, "tb", 1, 2, false), &target(&inst, "tb"))
+        .prepare(
+            &plan(&inst, "tb", 1, 2, false),
+            &target(&inst, "tb"),
+            &quiet(),
+        )
         .await
         .unwrap();
     let mut conn = pgwire::Connection::connect(&inst.connect_params("tb"))

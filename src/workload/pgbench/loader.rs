@@ -30,11 +30,17 @@ use super::copy::{self, AccountRows};
 use super::progress::Progress;
 use super::schema::{self, ACCOUNTS, ACCOUNTS_PER_SCALE, BRANCHES, TABLES, TELLERS};
 use crate::config::PreparePlan;
+use crate::event::{Event, LoadSummary, Sink};
 use crate::target::{describe_pg_error, ResolvedTarget};
 use crate::workload::{load_lock, WorkloadError};
 
-/// Creates pgbench's tables at `plan.scale` in `target`, as `pgbench -i -s SCALE` would.
-pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
+/// Creates pgbench's tables at `plan.scale` in `target`, as `pgbench -i -s SCALE` would;
+/// progress and the summary go to `events`.
+pub async fn prepare(
+    plan: &PreparePlan,
+    target: &ResolvedTarget,
+    events: &Arc<dyn Sink>,
+) -> Result<(), WorkloadError> {
     let scale = plan.scale;
     if scale == 0 {
         return Err(WorkloadError::Database(
@@ -62,9 +68,13 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
 
     let tellers = schema::TELLERS_PER_SCALE * i64::from(scale);
     let branches = schema::BRANCHES_PER_SCALE * i64::from(scale);
-    let mut progress = Progress::start("pgbench tables", (accounts + tellers + branches) as u64);
+    let mut progress = Progress::start(
+        "pgbench tables",
+        (accounts + tellers + branches) as u64,
+        Arc::clone(events),
+    );
     let rows = load_rows(&control, target, scale, ranges, progress.counter()).await?;
-    let copy_secs = started.elapsed().as_secs_f64();
+    let copy = started.elapsed();
 
     progress.phase("vacuum analyze ...");
     let t = Instant::now();
@@ -75,7 +85,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
             .map(|t| format!("vacuum analyze {}", t.staging_name())),
     )
     .await?;
-    let vacuum_secs = t.elapsed().as_secs_f64();
+    let vacuum = t.elapsed();
 
     progress.phase("creating primary keys ...");
     let t = Instant::now();
@@ -84,7 +94,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
         TABLES.iter().filter_map(|t| t.add_staging_pkey_sql()),
     )
     .await?;
-    let pkey_secs = t.elapsed().as_secs_f64();
+    let pkeys = t.elapsed();
 
     run(
         &control,
@@ -94,12 +104,17 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     )
     .await?;
     drop(progress);
-    eprintln!(
-        "prepared pgbench scale {scale} in target '{}': {rows} rows in {:.2} s \
-         (copy {copy_secs:.2} s, vacuum {vacuum_secs:.2} s, primary keys {pkey_secs:.2} s)",
-        target.label,
-        started.elapsed().as_secs_f64()
-    );
+    events.send(Event::LoadFinished(LoadSummary {
+        what: format!("pgbench scale {scale}"),
+        target: target.label.clone(),
+        rows,
+        elapsed: started.elapsed(),
+        steps: vec![
+            ("copy".into(), copy),
+            ("vacuum".into(), vacuum),
+            ("primary keys".into(), pkeys),
+        ],
+    }));
     Ok(())
 }
 

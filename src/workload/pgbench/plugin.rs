@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
+use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
     ClientSlot, Kind, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
@@ -66,8 +67,9 @@ impl Kind for Script {
         &'a self,
         plan: &'a PreparePlan,
         target: &'a ResolvedTarget,
+        events: &'a Arc<dyn Sink>,
     ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(super::prepare(plan, target))
+        Box::pin(super::prepare(plan, target, events))
     }
 
     fn build(&self, scale: u32, _options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

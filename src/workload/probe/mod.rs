@@ -9,6 +9,7 @@ use std::sync::Arc;
 use pgwire::Statement;
 
 use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
+use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
     ClientSlot, Kind, Pending, Rng, Terminal, TxnEnd, TxnFuture, TxnType, Workload, WorkloadError,
@@ -69,6 +70,7 @@ impl Kind for ProbeKind {
         &'a self,
         _plan: &'a PreparePlan,
         target: &'a ResolvedTarget,
+        _events: &'a Arc<dyn Sink>,
     ) -> Pending<'a, Result<(), WorkloadError>> {
         Box::pin(async move {
             let client = target

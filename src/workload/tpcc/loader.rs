@@ -31,6 +31,7 @@ use super::random::{c_last_delta_ok, c_last_load, C_ID_RUN, C_LAST_RUN, OL_I_ID_
 use super::rows::{load_units, Shared, ORDERS_PER_DISTRICT};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::config::PreparePlan;
+use crate::event::{Event, LoadSummary, Sink};
 use crate::target::{describe_pg_error, ResolvedTarget};
 use crate::workload::pgbench::progress::Progress;
 use crate::workload::{load_lock, Rng, WorkloadError};
@@ -96,8 +97,13 @@ fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// Creates and fills the TPC-C tables for `plan.scale` warehouses.
-pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), WorkloadError> {
+/// Creates and fills the TPC-C tables for `plan.scale` warehouses; progress and the summary
+/// go to `events`.
+pub async fn prepare(
+    plan: &PreparePlan,
+    target: &ResolvedTarget,
+    events: &Arc<dyn Sink>,
+) -> Result<(), WorkloadError> {
     let warehouses = plan.scale;
     if warehouses == 0 {
         return Err(WorkloadError::Database(
@@ -110,7 +116,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     let schema = target_schema(&control, target).await?;
     let existing = existing_tables(&control, target, &schema).await?;
     if !existing.is_empty() && !plan.force {
-        return install_missing_functions(&control, target, warehouses, &existing).await;
+        return install_missing_functions(&control, target, warehouses, &existing, &**events).await;
     }
     let (create, indexes) = SCHEMA.split_once(INDEX_MARKER).unwrap_or((SCHEMA, ""));
     // The rest of the marker's line is its comment.
@@ -144,6 +150,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     let mut progress = Progress::start(
         "TPC-C tables",
         ITEMS as u64 + u64::from(warehouses) * per_warehouse,
+        Arc::clone(events),
     );
     // Unit 0 is the item table, unit w the rows of warehouse w.
     let next = Arc::new(AtomicU32::new(0));
@@ -162,7 +169,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
         )
     };
     let rows: u64 = try_join_all((0..jobs).map(job)).await?.iter().sum();
-    let copy_secs = started.elapsed().as_secs_f64();
+    let copy = started.elapsed();
 
     progress.phase("creating primary keys and indexes ...");
     let t = Instant::now();
@@ -176,7 +183,7 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
     progress.phase("analyze ...");
     let analyze = TABLES[..9].iter().map(|t| format!("ANALYZE {t}")).collect();
     run_parallel(target, analyze, plan.jobs).await?;
-    let index_secs = t.elapsed().as_secs_f64();
+    let indexes = t.elapsed();
 
     let meta = format!(
         "CREATE TABLE tpcc_meta (warehouses int NOT NULL, c_last_load int NOT NULL, \
@@ -194,12 +201,16 @@ pub async fn prepare(plan: &PreparePlan, target: &ResolvedTarget) -> Result<(), 
         .await
         .map_err(|e| db_error(target, "moving the loaded TPC-C tables into place", &e))?;
     drop(progress);
-    eprintln!(
-        "prepared TPC-C with {warehouses} warehouses in target '{}': {rows} rows in {:.2} s \
-         (copy {copy_secs:.2} s, keys, indexes and analyze {index_secs:.2} s)",
-        target.label,
-        started.elapsed().as_secs_f64()
-    );
+    events.send(Event::LoadFinished(LoadSummary {
+        what: format!("TPC-C with {warehouses} warehouses"),
+        target: target.label.clone(),
+        rows,
+        elapsed: started.elapsed(),
+        steps: vec![
+            ("copy".into(), copy),
+            ("keys, indexes and analyze".into(), indexes),
+        ],
+    }));
     Ok(())
 }
 
@@ -232,6 +243,7 @@ async fn install_missing_functions(
     target: &ResolvedTarget,
     warehouses: u32,
     existing: &[String],
+    events: &dyn Sink,
 ) -> Result<(), WorkloadError> {
     let refuse = || {
         WorkloadError::AlreadyPrepared(format!(
@@ -253,13 +265,13 @@ async fn install_missing_functions(
         .batch_execute(procedures::SQL)
         .await
         .map_err(|e| db_error(target, "installing the TPC-C functions", &e))?;
-    eprintln!(
+    events.send(Event::Note(format!(
         "target '{}' already has a complete TPC-C load of {warehouses} warehouses; installed \
          the functions `--procedures` calls, which it lacked ({}), and left the tables as they \
          were",
         target.label,
         missing.join(", ")
-    );
+    )));
     Ok(())
 }
 

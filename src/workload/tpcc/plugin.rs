@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
+use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 use crate::workload::{
@@ -135,8 +136,9 @@ impl Kind for TpccKind {
         &'a self,
         plan: &'a PreparePlan,
         target: &'a ResolvedTarget,
+        events: &'a Arc<dyn Sink>,
     ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(super::prepare(plan, target))
+        Box::pin(super::prepare(plan, target, events))
     }
 
     fn check<'a>(

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::event::{Event, Sink};
 use crate::metrics::mixlog::MixLog;
 use crate::metrics::Recorder;
 use crate::workload::Rng;
@@ -27,15 +28,15 @@ pub const STOP_GRACE: Duration = Duration::from_millis(800);
 
 /// What a driver thread reports: everything recorded since its previous report.
 pub struct TickReport {
-    pub shard: usize,
+    pub thread: usize,
     /// Index of the tick the data belongs to (elapsed whole seconds at the swap, minus one).
     pub tick: u64,
     pub recorder: Recorder,
-    /// Set on the shard's last report.
-    pub finished: Option<ShardEnd>,
+    /// Set on the thread's last report.
+    pub finished: Option<ThreadEnd>,
 }
 
-pub struct ShardEnd {
+pub struct ThreadEnd {
     pub at: Instant,
     pub reconnects: u64,
     /// The mix log's write error, if writing it failed.
@@ -49,19 +50,20 @@ pub struct StartSignal {
 }
 
 /// The plan of one driver thread.
-pub struct ShardSpec {
+pub struct ThreadSpec {
     pub index: usize,
     /// Ids of this thread's clients (index into the layout's client list; seeds derive from them).
     pub clients: Vec<u32>,
     pub shared: Arc<ClientShared>,
     pub keys: usize,
     pub seed: u64,
+    pub events: Arc<dyn Sink>,
 }
 
 /// Starts the thread. It connects its clients' sessions and reports on `ready`; then waits for
 /// the start on `start` (dropped sender = abort) and runs until the end or the stop.
 pub fn spawn(
-    spec: ShardSpec,
+    spec: ThreadSpec,
     ready: std_mpsc::Sender<Result<(), String>>,
     start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
@@ -80,12 +82,12 @@ pub fn spawn(
                 }
             };
             let local = tokio::task::LocalSet::new();
-            local.block_on(&rt, run_shard(spec, ready, start, ticks));
+            local.block_on(&rt, run_thread(spec, ready, start, ticks));
         })
 }
 
 /// Opens every session of the thread's clients, in client order.
-async fn connect_all(spec: &ShardSpec) -> Result<Vec<Vec<Session>>, String> {
+async fn connect_all(spec: &ThreadSpec) -> Result<Vec<Vec<Session>>, String> {
     let layout = &spec.shared.layout;
     let mut all = Vec::with_capacity(spec.clients.len());
     for id in &spec.clients {
@@ -103,7 +105,7 @@ async fn connect_all(spec: &ShardSpec) -> Result<Vec<Vec<Session>>, String> {
     Ok(all)
 }
 
-fn layout_label(spec: &ShardSpec, target: usize) -> String {
+fn layout_label(spec: &ThreadSpec, target: usize) -> String {
     spec.shared
         .layout
         .labels
@@ -112,8 +114,8 @@ fn layout_label(spec: &ShardSpec, target: usize) -> String {
         .unwrap_or_else(|| target.to_string())
 }
 
-async fn run_shard(
-    spec: ShardSpec,
+async fn run_thread(
+    spec: ThreadSpec,
     ready: std_mpsc::Sender<Result<(), String>>,
     start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
@@ -139,7 +141,10 @@ async fn run_shard(
         Some((path, start_ns)) => match MixLog::create(&path, start_ns, spec.index as u32) {
             Ok(log) => Some(Rc::new(RefCell::new(log))),
             Err(e) => {
-                eprintln!("warning: cannot write the mix log {}: {e}", path.display());
+                spec.events.send(Event::Warning(format!(
+                    "cannot write the mix log {}: {e}",
+                    path.display()
+                )));
                 None
             }
         },
@@ -206,10 +211,10 @@ async fn run_shard(
     let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
     let tick = end.saturating_duration_since(start).as_secs();
     let _ = ticks.send(TickReport {
-        shard: spec.index,
+        thread: spec.index,
         tick,
         recorder: rest,
-        finished: Some(ShardEnd {
+        finished: Some(ThreadEnd {
             at: end,
             reconnects,
             mixlog_error,
@@ -219,7 +224,7 @@ async fn run_shard(
 
 /// Every tick, hands what was recorded to the collector and starts a fresh recorder.
 async fn tick_loop(
-    shard: usize,
+    thread: usize,
     start: Instant,
     keys: usize,
     recorder: Rc<RefCell<Recorder>>,
@@ -236,7 +241,7 @@ async fn tick_loop(
             log.borrow_mut().flush();
         }
         let report = TickReport {
-            shard,
+            thread,
             tick: elapsed.saturating_sub(1),
             recorder: taken,
             finished: None,

@@ -1,0 +1,176 @@
+//! The terminal's texts, built from the driver's and loaders' numbers: the same lines the
+//! progress and polling code printed before they became events.
+
+use std::time::Duration;
+
+use super::*;
+use crate::driver::poll::{PerMinute, Poller};
+use crate::driver::progress::line;
+use crate::metrics::{ErrorClass, KeySpace, Outcome, Recorder};
+
+#[test]
+fn shows_rate_latency_and_failures() {
+    let mut r = Recorder::new(1);
+    for _ in 0..10 {
+        r.record(0, Outcome::Committed, 2000, None, 0);
+    }
+    r.record(0, Outcome::Failed(ErrorClass::Deadlock), 0, None, 1);
+    let keys = one_type_keys();
+    let l = progress_line(&line(
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        &r,
+        &keys,
+        None,
+    ));
+    assert_eq!(
+        l,
+        "progress: 10.0 s, 2.0 tps, lat 2.000 ms p95 2.000 ms, 1 failed, 1 retried"
+    );
+    let notpm = PerMinute {
+        label: "NOTPM".into(),
+        txn: 0,
+    };
+    let l = progress_line(&line(
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        &r,
+        &keys,
+        Some(&notpm),
+    ));
+    assert!(
+        l.starts_with("progress: 10.0 s, 2.0 tps, NOTPM 120, lat"),
+        "{l}"
+    );
+}
+
+fn one_type_keys() -> KeySpace {
+    KeySpace {
+        segments: vec![crate::config::timeline::Segment {
+            kind: crate::config::timeline::SegmentKind::Phase,
+            phase: 0,
+            iteration: 1,
+            label: "run".into(),
+            measured: true,
+            start: Duration::ZERO,
+            end: Duration::from_secs(10),
+        }],
+        targets: vec![crate::metrics::TargetKey {
+            label: "t".into(),
+            group: 0,
+            set: "1".into(),
+        }],
+        groups: vec!["g".into()],
+        txn_types: vec!["new_order".into()],
+        txn_roles: vec!["oltp".into()],
+    }
+}
+
+#[test]
+fn block_has_type_group_and_aggregate_lines_within_100_columns() {
+    let keys = crate::results::intervals::tests::two_phase_keys();
+    let mut rec = Recorder::new(keys.len());
+    for _ in 0..30 {
+        rec.record(keys.key(1, 0, 0), Outcome::Committed, 1_000, None, 0);
+    }
+    for _ in 0..10 {
+        rec.record(keys.key(1, 1, 1), Outcome::Committed, 3_000, None, 0);
+    }
+    rec.record(
+        keys.key(1, 1, 1),
+        Outcome::Failed(ErrorClass::Deadlock),
+        0,
+        None,
+        0,
+    );
+    let mut p = Poller {
+        shares: vec![None, Some(vec![100.0])],
+        headline: None,
+    };
+    let b = poll_block(&p.block(&keys, &rec, Duration::from_secs(10), 1));
+    assert!(b.contains("Txn Rate") && b.contains("Pass Count"), "{b}");
+    assert!(
+        b.lines().any(|l| l.starts_with("a ") && l.contains("3.00")),
+        "{b}"
+    );
+    assert!(b.contains("Target % :"), "{b}");
+    assert!(
+        b.ends_with("Iteration 1 Phase p2 Aggregate Txn Rate: 4.00\n"),
+        "{b}"
+    );
+    assert!(b.lines().all(|l| l.chars().count() <= 100), "{b}");
+    assert!(!b.contains("TPM"), "no headline without one: {b}");
+    let other_phase = poll_block(&p.block(&keys, &rec, Duration::from_secs(10), 0));
+    assert!(!other_phase.contains("Target % :"), "{other_phase}");
+
+    p.headline = Some(PerMinute {
+        label: "NOTPM".into(),
+        txn: 0,
+    });
+    let b = poll_block(&p.block(&keys, &rec, Duration::from_secs(10), 1));
+    // 30 and 10 committed in 10 s: 180 and 240 per minute; the failure does not count.
+    assert!(b.contains("\nNOTPM: 180.0  total TPM: 240.0\n"), "{b}");
+    assert!(b.ends_with("Aggregate Txn Rate: 4.00\n"), "{b}");
+}
+
+#[test]
+fn plain_line_reports_rate_and_eta() {
+    let progress = |done, total, elapsed| LoadProgress {
+        what: "pgbench_accounts".into(),
+        done,
+        total,
+        elapsed,
+    };
+    let l = load_line(&progress(500, 1000, Duration::from_secs(5)));
+    assert_eq!(
+        l,
+        "loading pgbench_accounts: 500/1000 rows (50%), 100 rows/s, ETA 5 s"
+    );
+    assert!(load_line(&progress(0, 10, Duration::ZERO)).ends_with("ETA unknown"));
+}
+
+#[test]
+fn load_summary_lists_steps_in_order() {
+    let s = LoadSummary {
+        what: "pgbench scale 2".into(),
+        target: "tb".into(),
+        rows: 200_012,
+        elapsed: Duration::from_millis(3_500),
+        steps: vec![
+            ("copy".into(), Duration::from_secs(2)),
+            ("vacuum".into(), Duration::from_millis(1_250)),
+            ("primary keys".into(), Duration::from_millis(250)),
+        ],
+    };
+    assert_eq!(
+        load_summary(&s),
+        "prepared pgbench scale 2 in target 'tb': 200012 rows in 3.50 s \
+         (copy 2.00 s, vacuum 1.25 s, primary keys 0.25 s)"
+    );
+}
+
+#[test]
+fn run_description_reads_as_before() {
+    let d = RunDescription {
+        name: "tpcb".into(),
+        groups: 2,
+        targets: 3,
+        phases: 4,
+        iterations: 1,
+        shared_clients: Some(8),
+        threads: 2,
+        duration: Duration::from_secs(60),
+    };
+    assert!(
+        describe(&d).starts_with(
+            "running tpcb: 2 group(s), 3 target(s), 4 phase(s) x 1 iteration(s), 8 shared clients, 2 threads, "
+        ),
+        "{}",
+        describe(&d)
+    );
+    let d = RunDescription {
+        shared_clients: None,
+        ..d
+    };
+    assert!(describe(&d).contains(", clients per group and phase, "));
+}

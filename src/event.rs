@@ -1,0 +1,223 @@
+//! What a run or a load has to say while it works, as typed values sent to a [`Sink`]: the
+//! runner's description and notes, warnings, the driver's progress lines and polling blocks,
+//! phase edges, the interruption, and a loader's progress. Nothing below `cli` prints: the
+//! terminal is one sink (`cli::terminal`), [`Recorded`] another (tests, experiments that run
+//! quietly and read what happened afterwards).
+//!
+//! Events carry numbers, not text, so a sink decides how (or whether) to show them. This room
+//! imports nothing from the others, so any of them may send.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One thing a run or a load reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The run is about to start its clients.
+    RunStarting(RunDescription),
+    /// Something the user should know about the plan (e.g. a rule of the workload's spec).
+    Note(String),
+    /// A problem that does not stop the work (shown as `warning: ...`).
+    Warning(String),
+    /// The live progress line (pgbench's `-P`).
+    Progress(ProgressLine),
+    /// The live polling block (the TPC-V reference kit's Fig. 6).
+    Poll(PollBlock),
+    /// The measured clock entered another segment (phase, ramp) of the timeline.
+    PhaseEdge(PhaseEdge),
+    /// Ctrl-C or SIGTERM: clients stop and what was measured is written.
+    Interrupted,
+    /// A loader starts counting rows.
+    LoadStarted { what: String, total: u64 },
+    /// Rows loaded so far, sent a few times a second while rows are loaded.
+    LoadProgress(LoadProgress),
+    /// The row count is over; the loader does `what` next (vacuum, keys, ...).
+    LoadStep(String),
+    /// The loader stopped counting: done, failed or interrupted.
+    LoadStopped,
+    /// A load completed.
+    LoadFinished(LoadSummary),
+}
+
+/// What the run is about to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDescription {
+    pub name: String,
+    pub groups: usize,
+    pub targets: usize,
+    pub phases: usize,
+    pub iterations: u32,
+    /// `Some(n)`: `n` clients shared by every group; `None`: clients per group and phase.
+    pub shared_clients: Option<u32>,
+    pub threads: u32,
+    pub duration: Duration,
+}
+
+/// One progress line: the window of `window` that ended `elapsed` after the start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressLine {
+    pub elapsed: Duration,
+    pub window: Duration,
+    /// Committed and expected rollbacks per second.
+    pub tps: f64,
+    /// The workload's headline (e.g. TPC-C's NOTPM) per minute, when it has one.
+    pub headline: Option<Rate>,
+    /// Latency in ms; `None` when nothing finished in the window.
+    pub latency: Option<Latency>,
+    /// Mean schedule lag in ms, when transactions were scheduled (rate limit).
+    pub lag_ms: Option<f64>,
+    pub failed: u64,
+    pub retried: u64,
+}
+
+/// A named rate (label, value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rate {
+    pub label: String,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    pub mean_ms: f64,
+    pub p95_ms: f64,
+}
+
+/// One polling block over a window that ended in segment (`iteration`, `phase`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollBlock {
+    pub iteration: u32,
+    /// The segment's label (phase name, or ramp).
+    pub phase: String,
+    pub window: Duration,
+    /// The transaction types that ran in the window, in key-space order.
+    pub types: Vec<TypeRow>,
+    /// Every group, in plan order.
+    pub groups: Vec<GroupRow>,
+    /// The workload's headline per minute (committed only) and all committed per minute.
+    pub headline: Option<HeadlineRates>,
+    /// Committed and expected rollbacks per second, over all types.
+    pub aggregate_rate: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeRow {
+    pub name: String,
+    /// Passed (committed and expected rollbacks) per second.
+    pub rate: f64,
+    /// Mean response time in seconds.
+    pub resp_s: f64,
+    /// Share of all the window's transactions, in percent.
+    pub pct: f64,
+    pub passed: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRow {
+    pub name: String,
+    /// Share of all the window's transactions, in percent.
+    pub pct: f64,
+    /// The phase's configured share in percent (shared mode only).
+    pub target_pct: Option<f64>,
+    /// Mean response time in seconds.
+    pub resp_s: f64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadlineRates {
+    pub label: String,
+    pub per_minute: f64,
+    pub total_per_minute: f64,
+}
+
+/// The segment the run entered at `at` (offset from the start).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseEdge {
+    pub iteration: u32,
+    pub phase: String,
+    pub measured: bool,
+    pub at: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadProgress {
+    pub what: String,
+    pub done: u64,
+    pub total: u64,
+    /// Since the row count started.
+    pub elapsed: Duration,
+}
+
+/// What a completed load did: `what` (e.g. "pgbench scale 10") into `target`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSummary {
+    pub what: String,
+    pub target: String,
+    pub rows: u64,
+    pub elapsed: Duration,
+    /// Time per step, in order (copy, vacuum, keys, ...).
+    pub steps: Vec<(String, Duration)>,
+}
+
+/// Where events go. Sends come from the runner, the collector, driver threads and spawned
+/// tasks alike, hence `Send + Sync`; a sink must not block for long (the collector waits).
+pub trait Sink: Send + Sync {
+    fn send(&self, event: Event);
+}
+
+/// A sink that keeps every event, in order, and shows nothing.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    events: Mutex<Vec<Event>>,
+}
+
+impl Recorded {
+    pub fn new() -> Arc<Recorded> {
+        Arc::new(Recorded::default())
+    }
+
+    /// The events so far.
+    pub fn events(&self) -> Vec<Event> {
+        match self.events.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl Sink for Recorded {
+    fn send(&self, event: Event) {
+        // A panic elsewhere while holding the lock leaves a usable Vec: keep recording.
+        match self.events.lock() {
+            Ok(mut g) => g.push(event),
+            Err(poisoned) => poisoned.into_inner().push(event),
+        }
+    }
+}
+
+/// A sink that drops everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Discard;
+
+impl Sink for Discard {
+    fn send(&self, _event: Event) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_keeps_events_in_order() {
+        let r = Recorded::new();
+        let sink: Arc<dyn Sink> = r.clone();
+        sink.send(Event::Note("a".into()));
+        sink.send(Event::Interrupted);
+        assert_eq!(
+            r.events(),
+            vec![Event::Note("a".into()), Event::Interrupted]
+        );
+    }
+}
