@@ -13,7 +13,8 @@ use crate::sampler::server::{self, XactCounters};
 use crate::target::ResolvedTarget;
 use crate::workload::Kind;
 
-use super::{setup, RunError};
+use super::RunError;
+use crate::workload::WorkloadError;
 
 /// How long to wait for the servers' statistics to settle before and after the run.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,7 +52,10 @@ impl Databases {
             let server = match server_keys.iter().position(|k| *k == key) {
                 Some(s) => s,
                 None => {
-                    let stats = t.connect_for_stats(targets).await.map_err(setup)?;
+                    let stats = t
+                        .connect_for_stats(targets)
+                        .await
+                        .map_err(|e| RunError::Target(e.to_string()))?;
                     server_keys.push(key);
                     servers.push(Server {
                         label: t.label.clone(),
@@ -103,11 +107,19 @@ impl Databases {
         if let Some((_, _, scale)) = done {
             return Ok(*scale);
         }
-        let control = target.connect_tokio().await.map_err(setup)?;
-        let scale = kind
-            .check_ready(options, &control)
+        let control = target
+            .connect_tokio()
             .await
-            .map_err(|e| setup(format!("target '{}': {e}", target.label)))?;
+            .map_err(|e| RunError::Target(e.to_string()))?;
+        let scale = kind.check_ready(options, &control).await.map_err(|e| {
+            let message = format!("target '{}': {e}", target.label);
+            match e {
+                WorkloadError::NotPrepared(_) | WorkloadError::AlreadyPrepared(_) => {
+                    RunError::NotPrepared(message)
+                }
+                _ => RunError::Target(message),
+            }
+        })?;
         self.dbs[d]
             .checked
             .push((kind.name().to_string(), options.clone(), scale));
@@ -121,7 +133,7 @@ impl Databases {
             out.push(
                 ServerFacts::collect(&s.stats, &s.label)
                     .await
-                    .map_err(setup)?,
+                    .map_err(|e| RunError::Target(e.to_string()))?,
             );
         }
         Ok(out)
@@ -135,7 +147,7 @@ impl Databases {
             self.dbs[d].idle =
                 server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
                     .await
-                    .map_err(setup)?;
+                    .map_err(|e| RunError::Target(e.to_string()))?;
         }
         Ok(())
     }

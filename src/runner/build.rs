@@ -1,0 +1,200 @@
+//! Stage 3 of a run: the workloads for the data found, the run's transaction types (with the
+//! role each runs on) and key space, what the workloads' specifications demand, notes for the
+//! user, and the driver's layout of sessions, sets and decks.
+
+use std::sync::Arc;
+
+use crate::config::{timeline, DriveMode, Isolation, RunPlan};
+use crate::driver::layout::{GroupSlot, Layout, TargetSlot};
+use crate::driver::poll::PerMinute;
+use crate::metrics::{KeySpace, TargetKey};
+use crate::results::{Headline, TypeRule};
+use crate::workload::Workload;
+
+use super::targets::Targets;
+use super::RunError;
+
+/// What the drive and the results need besides the layout, which goes to the driver.
+pub struct Frame {
+    pub keys: KeySpace,
+    pub type_rules: Vec<TypeRule>,
+    /// The first group's headline with one (TPC-C's NOTPM), for the summary.
+    pub headline: Option<Headline>,
+    /// The same, as the driver's live output counts it.
+    pub live_headline: Option<PerMinute>,
+    /// Per segment, each group's configured share (shared mode), for the polling block.
+    pub shares: Vec<Option<Vec<f64>>>,
+    pub notes: Vec<String>,
+}
+
+/// Stage 3: the driver's layout, and the run's frame.
+pub fn build(
+    plan: &RunPlan,
+    targets: &Targets,
+    scales: &[u32],
+) -> Result<(Layout, Frame), RunError> {
+    let workloads: Vec<Arc<dyn Workload>> = plan
+        .groups
+        .iter()
+        .zip(&targets.kinds)
+        .zip(scales)
+        .map(|((g, kind), scale)| {
+            kind.build(*scale, &g.options.workload)
+                .map_err(|e| RunError::Config(format!("group '{}': {e}", g.name)))
+        })
+        .collect::<Result<_, _>>()?;
+    let keys = key_space(plan, targets, &workloads);
+    // What the workloads' specifications demand of their types (the summary checks a type
+    // named by two groups once), and the first headline among them.
+    let type_rules = workloads.iter().flat_map(|w| w.type_rules()).collect();
+    let headline = workloads.iter().find_map(|w| w.headline());
+    let live_headline = headline.as_ref().and_then(|h| {
+        Some(PerMinute {
+            txn: keys.txn_types.iter().position(|t| *t == h.txn_type)?,
+            label: h.label.clone(),
+        })
+    });
+    let mut notes = plan.notes();
+    for (g, (group, w)) in plan.groups.iter().zip(&workloads).enumerate() {
+        notes.extend(w.notes(&group.name, plan.most_clients(g)));
+    }
+    let layout = layout(plan, targets, workloads, &keys)?;
+    let frame = Frame {
+        type_rules,
+        headline: headline.map(|h| Headline {
+            label: h.label,
+            txn_type: h.txn_type,
+        }),
+        live_headline,
+        shares: shares(plan, &keys),
+        notes,
+        keys,
+    };
+    Ok((layout, frame))
+}
+
+/// The names behind recorder keys: segments, targets, groups, and every workload's types
+/// (a name two groups share is one type, on the role its first group gives it).
+fn key_space(plan: &RunPlan, targets: &Targets, workloads: &[Arc<dyn Workload>]) -> KeySpace {
+    let mut txn_types: Vec<String> = Vec::new();
+    let mut txn_roles: Vec<String> = Vec::new();
+    for t in workloads.iter().flat_map(|w| w.txn_types()) {
+        if !txn_types.contains(&t.name) {
+            txn_types.push(t.name.clone());
+            txn_roles.push(t.role.clone());
+        }
+    }
+    KeySpace {
+        segments: timeline::segments(plan),
+        targets: targets
+            .planned
+            .iter()
+            .zip(&targets.resolved)
+            .map(|(p, r)| TargetKey {
+                label: r.label.clone(),
+                group: p.group,
+                set: p.set.clone(),
+            })
+            .collect(),
+        groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
+        txn_types,
+        txn_roles,
+    }
+}
+
+fn layout(
+    plan: &RunPlan,
+    targets: &Targets,
+    workloads: Vec<Arc<dyn Workload>>,
+    keys: &KeySpace,
+) -> Result<Layout, RunError> {
+    let slots: Vec<TargetSlot> = targets
+        .planned
+        .iter()
+        .zip(&targets.resolved)
+        .map(|(p, r)| TargetSlot {
+            group: p.group,
+            params: with_isolation(&r.params, plan.groups[p.group].options.isolation),
+        })
+        .collect();
+    let labels = targets.resolved.iter().map(|r| r.label.clone()).collect();
+    let groups = workloads
+        .into_iter()
+        .zip(&targets.roles)
+        .map(|(w, r)| GroupSlot::new(w, r.clone()))
+        .collect();
+    Layout::new(
+        plan,
+        keys.segments.clone(),
+        groups,
+        slots,
+        targets.sets.clone(),
+        labels,
+        &keys.txn_types,
+    )
+    .map_err(RunError::Config)
+}
+
+/// Per segment, each group's configured share in shared mode.
+fn shares(plan: &RunPlan, keys: &KeySpace) -> Vec<Option<Vec<f64>>> {
+    keys.segments
+        .iter()
+        .map(|s| {
+            (plan.mode == DriveMode::Shared).then(|| {
+                plan.phases[s.phase]
+                    .groups
+                    .iter()
+                    .map(|g| g.share)
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+/// The driver's session parameters for a group: the target's own, plus the group's isolation
+/// as a session default (set at startup, so it costs no statement and no transaction).
+fn with_isolation(params: &pgwire::ConnectParams, isolation: Isolation) -> pgwire::ConnectParams {
+    let mut out = params.clone();
+    let ours = isolation.startup_options();
+    if !ours.is_empty() {
+        if !out.options.is_empty() {
+            out.options.push(' ');
+        }
+        out.options.push_str(&ours);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn isolation_joins_the_targets_own_startup_options() {
+        let mut params = pgwire::ConnectParams {
+            host: pgwire::Host::Tcp("db".into()),
+            port: 5432,
+            user: "u".into(),
+            password: None,
+            dbname: "d".into(),
+            application_name: "tidebench".into(),
+            options: String::new(),
+            connect_timeout: Duration::from_secs(1),
+        };
+        assert_eq!(
+            with_isolation(&params, Isolation::ReadCommitted).options,
+            ""
+        );
+        params.options = "-c work_mem=64MB".into();
+        assert_eq!(
+            with_isolation(&params, Isolation::Serializable).options,
+            "-c work_mem=64MB -c default_transaction_isolation=serializable"
+        );
+        assert_eq!(
+            with_isolation(&params, Isolation::ReadCommitted).options,
+            "-c work_mem=64MB"
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! Stages 4 and 5 of a run: connect every client's sessions, read each database's baseline
+//! once they are all counted, then drive the clients while the interval writer, the samplers
+//! and the Prometheus endpoint run beside them.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::config::{DriveMode, RunPlan};
+use crate::driver::{self, Connected, DriverPlan, DriverResult, Layout, Stop};
+use crate::event::{Event, RunDescription, Sink};
+use crate::metrics::live::LiveTotals;
+use crate::metrics::{KeySpace, Recorder};
+use crate::results::runtime::InstanceDevices;
+use crate::results::{self, ResultsWriter};
+use crate::sampler::prometheus::Exporter;
+use crate::sampler::server::XactCounters;
+use crate::sampler::{LatestSamples, Sampler};
+
+use super::build::Frame;
+use super::databases::Databases;
+use super::RunError;
+
+/// A run driven to its end (or its stop), its results not yet written.
+pub struct Driven {
+    pub result: DriverResult,
+    /// Each database's counters before the first transaction.
+    pub before: Vec<XactCounters>,
+    pub writer: ResultsWriter,
+    pub started_at: SystemTime,
+    pub devices: Vec<InstanceDevices>,
+}
+
+/// The clients connected and the baseline read, ready to start on one clock.
+struct Ready {
+    connected: Connected,
+    before: Vec<XactCounters>,
+    exporter: Option<Exporter>,
+    latest: LatestSamples,
+    out_dir: PathBuf,
+}
+
+/// Where the drive reports and what it may be stopped by.
+pub struct Surroundings<'a> {
+    pub dbs: &'a Databases,
+    pub sampler: Option<Sampler>,
+    pub prometheus: Option<SocketAddr>,
+    pub stop: &'a Stop,
+    pub events: &'a Arc<dyn Sink>,
+}
+
+/// Stages 4 and 5.
+pub async fn drive(
+    plan: &RunPlan,
+    layout: Layout,
+    frame: &Frame,
+    with: Surroundings<'_>,
+) -> Result<Driven, RunError> {
+    let ready = connect(plan, layout, frame, &with).await?;
+    let events = with.events;
+    events.send(Event::RunStarting(describe(plan, frame.keys.targets.len())));
+    for note in &frame.notes {
+        events.send(Event::Note(note.clone()));
+    }
+    run_clients(plan, ready, &frame.keys, with.sampler, with.stop, events).await
+}
+
+/// Stage 4: checks the results dir is free, opens every session, starts the Prometheus
+/// endpoint, and waits until each database's counters include the sessions' own commits.
+async fn connect(
+    plan: &RunPlan,
+    layout: Layout,
+    frame: &Frame,
+    with: &Surroundings<'_>,
+) -> Result<Ready, RunError> {
+    let out_dir = plan
+        .out
+        .clone()
+        .unwrap_or_else(|| results::default_dir(plan.name()));
+    ResultsWriter::ensure_free(&out_dir).map_err(|e| RunError::Results(e.to_string()))?;
+    let keys = &frame.keys;
+    let sessions = layout.sessions_per_target();
+    let live = with.prometheus.map(|_| LiveTotals::default());
+    let latest = LatestSamples::default();
+    let exporter = match (with.prometheus, &live) {
+        (Some(addr), Some(live)) => Some(
+            Exporter::start(addr, keys.clone(), live.clone(), latest.clone())
+                .await
+                .map_err(RunError::Config)?,
+        ),
+        _ => None,
+    };
+    let driver_plan = DriverPlan {
+        layout,
+        protocol: plan.protocol.wire(),
+        max_tries: plan.max_tries,
+        jobs: plan.jobs,
+        seed: plan.seed,
+        interval: plan.interval,
+        progress: plan.progress,
+        poll: plan.poll,
+        shares: frame.shares.clone(),
+        headline: frame.live_headline.clone(),
+        keys: keys.clone(),
+        live,
+        events: Arc::clone(with.events),
+    };
+    let connected = driver::connect(driver_plan, with.stop.clone())
+        .await
+        .map_err(RunError::Target)?;
+    // Each new session is one transaction at the server: wait until all are in the baseline.
+    let before = with.dbs.baseline(&sessions).await;
+    Ok(Ready {
+        connected,
+        before,
+        exporter,
+        latest,
+        out_dir,
+    })
+}
+
+/// Stage 5: starts the clients, the samplers and the interval writer on one clock, and waits
+/// for the end or the stop.
+async fn run_clients(
+    plan: &RunPlan,
+    ready: Ready,
+    keys: &KeySpace,
+    sampler: Option<Sampler>,
+    stop: &Stop,
+    events: &Arc<dyn Sink>,
+) -> Result<Driven, RunError> {
+    let Ready {
+        connected,
+        before,
+        exporter,
+        latest,
+        out_dir,
+    } = ready;
+    let started_at = SystemTime::now();
+    let mut writer = match ResultsWriter::create(&out_dir, started_at) {
+        Ok(w) => w,
+        Err(e) => {
+            connected.abort().await;
+            return Err(RunError::Results(e.to_string()));
+        }
+    };
+    let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
+    let devices = sampler
+        .as_ref()
+        .map_or_else(Vec::new, |s| s.devices().to_vec());
+    // The sampler's clock starts with the driver's, so `t_s` and interval offsets agree.
+    let staging = writer.staging_path().to_path_buf();
+    let sampling =
+        match sampler.map(|s| s.start(&staging, Instant::now(), latest, Arc::clone(events))) {
+            Some(Ok(running)) => Some(running),
+            Some(Err(e)) => {
+                connected.abort().await;
+                return Err(RunError::Results(e));
+            }
+            None => None,
+        };
+    let result = {
+        let mut sink = |start: Duration, len: Duration, rec: &Recorder| {
+            writer
+                .write_interval(start, len, keys, rec)
+                .map_err(|e| e.to_string())
+        };
+        connected.run(stop, &mut sink, mixlog_dir).await
+    };
+    let sampled = match sampling {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    drop(exporter);
+    let mut result = result.map_err(RunError::Results)?;
+    if let Some(report) = sampled {
+        result.warnings.extend(report.warnings);
+    }
+    Ok(Driven {
+        result,
+        before,
+        writer,
+        started_at,
+        devices,
+    })
+}
+
+fn describe(plan: &RunPlan, targets: usize) -> RunDescription {
+    RunDescription {
+        name: plan.name().to_string(),
+        groups: plan.groups.len(),
+        targets,
+        phases: plan.phases.len(),
+        iterations: plan.iterations,
+        shared_clients: (plan.mode == DriveMode::Shared).then_some(plan.clients),
+        threads: plan.jobs,
+        duration: plan.total_duration(),
+    }
+}

@@ -1,0 +1,66 @@
+//! Stage 6 of a run: read each database's counters once every session has closed, build the
+//! summary beside them, write the results dir (renamed into place only now), then draw
+//! `report.html` from the files.
+
+use crate::config::RunPlan;
+use crate::event::Sink;
+use crate::results::{RunFacts, RuntimeInfo, ServerFacts, Summary};
+use crate::sampler::host::HostFacts;
+
+use super::build::Frame;
+use super::databases::Databases;
+use super::drive::Driven;
+use super::{RunError, RunOutcome};
+
+pub async fn finish(
+    plan: &RunPlan,
+    frame: Frame,
+    driven: Driven,
+    dbs: &Databases,
+    server_facts: Vec<ServerFacts>,
+    events: &dyn Sink,
+) -> Result<RunOutcome, RunError> {
+    let Driven {
+        result,
+        before,
+        writer,
+        started_at,
+        devices,
+    } = driven;
+    let server = dbs
+        .deltas(&before, &frame.keys, &result.total, events)
+        .await;
+    let facts = RunFacts {
+        workload: plan.name().to_string(),
+        started_at,
+        elapsed: result.elapsed,
+        complete: result.complete,
+        rate_limited: plan.rate.is_some()
+            || plan
+                .phases
+                .iter()
+                .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
+        type_rules: frame.type_rules,
+        headline: frame.headline,
+    };
+    let summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
+    let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
+    runtime.devices = devices;
+    let dir = writer
+        .finish(&runtime, &summary)
+        .map_err(|e| RunError::Results(e.to_string()))?;
+    // The results are safe on disk by now: a report that cannot be drawn only warns.
+    let mut warnings = result.warnings;
+    if let Err(e) = crate::report::html::write(&dir) {
+        warnings.push(format!(
+            "report.html not written ({e}); retry with `tidebench report {}`",
+            dir.display()
+        ));
+    }
+    Ok(RunOutcome {
+        dir,
+        summary,
+        scales: Vec::new(),
+        warnings,
+    })
+}

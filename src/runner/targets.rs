@@ -1,0 +1,134 @@
+//! Stages 1 and 2 of a run: resolve every database the plan names (starting managed instances
+//! on demand), then check that each holds its group's workload data, which decides each
+//! group's scale, as pgbench reads it from its tables.
+
+use crate::config::{RunPlan, TargetSpec};
+use crate::driver::layout::{self, PlannedTarget, SetSlot};
+use crate::event::{Event, Sink};
+use crate::instance::{Home, Instance};
+use crate::sampler::Sampler;
+use crate::target::{self, ResolvedTarget};
+use crate::workload::{Kind, Registry};
+
+use super::databases::Databases;
+use super::RunError;
+
+/// The run's databases: planned (group, set, spec), resolved, and each set's target per role.
+pub struct Targets {
+    /// Each group's workload.
+    pub kinds: Vec<&'static dyn Kind>,
+    /// Each group's roles, in its workload's order.
+    pub roles: Vec<Vec<String>>,
+    /// Every distinct database of every set, in plan order (the target index everywhere).
+    pub planned: Vec<PlannedTarget>,
+    pub resolved: Vec<ResolvedTarget>,
+    pub sets: Vec<SetSlot>,
+}
+
+/// Stage 1: finds each group's workload and resolves every database of every set.
+pub async fn resolve(plan: &RunPlan, home: &Home) -> Result<Targets, RunError> {
+    let kinds: Vec<&'static dyn Kind> = plan
+        .groups
+        .iter()
+        .map(|g| Registry::kind(g.workload.as_str()).map_err(RunError::Config))
+        .collect::<Result<_, _>>()?;
+    let roles: Vec<Vec<String>> = kinds
+        .iter()
+        .map(|k| k.roles().iter().map(|r| r.to_string()).collect())
+        .collect();
+    let (planned, sets) = layout::plan_targets(plan, &roles);
+    let mut resolved = Vec::with_capacity(planned.len());
+    for t in &planned {
+        resolved.push(resolve_target(&t.spec, home).await?);
+    }
+    Ok(Targets {
+        kinds,
+        roles,
+        planned,
+        resolved,
+        sets,
+    })
+}
+
+/// Stage 2: checks every database's data (once per database and workload) and returns each
+/// group's scale; the sets of a group must agree.
+pub async fn check_ready(
+    plan: &RunPlan,
+    targets: &Targets,
+    dbs: &mut Databases,
+    events: &dyn Sink,
+) -> Result<Vec<u32>, RunError> {
+    let mut scales = Vec::with_capacity(plan.groups.len());
+    for (g, group) in plan.groups.iter().enumerate() {
+        let mut found = None;
+        for (t, planned) in targets.planned.iter().enumerate() {
+            if planned.group != g {
+                continue;
+            }
+            let resolved = &targets.resolved[t];
+            let kind = targets.kinds[g];
+            let scale = dbs
+                .check_ready(t, resolved, kind, &group.options.workload)
+                .await?;
+            match found {
+                Some(s) if s != scale => {
+                    return Err(RunError::NotPrepared(format!(
+                        "group '{}': its sets hold data of different scales ({s} and {scale}); prepare them alike with `tidebench prepare`",
+                        group.name
+                    )))
+                }
+                _ => found = Some(scale),
+            }
+        }
+        let scale = found.unwrap_or(1);
+        if let Some(asked) = group.scale.filter(|a| *a != scale) {
+            events.send(Event::Warning(format!(
+                "group '{}' asks for scale {asked}, but its data has scale {scale}; using {scale}",
+                group.name
+            )));
+        }
+        scales.push(scale);
+    }
+    Ok(scales)
+}
+
+/// The samplers of `system.csv` over the run's servers and managed instances, unless
+/// sampling is off.
+pub async fn sampler(
+    plan: &RunPlan,
+    targets: &Targets,
+    home: &Home,
+) -> Result<Option<Sampler>, RunError> {
+    if plan.sample.is_zero() {
+        return Ok(None);
+    }
+    let instances = managed_instances(&targets.planned, home)?;
+    Sampler::open(plan.sample, &targets.resolved, &instances)
+        .await
+        .map(Some)
+        .map_err(RunError::Target)
+}
+
+/// The managed instances behind the targets, once each, for the sampler.
+fn managed_instances(planned: &[PlannedTarget], home: &Home) -> Result<Vec<Instance>, RunError> {
+    let mut out: Vec<Instance> = Vec::new();
+    for t in planned {
+        if let TargetSpec::Instance { name, .. } = &t.spec {
+            if !out.iter().any(|i| &i.name == name) {
+                let found = crate::instance::find(home, name);
+                out.push(found.map_err(|e| RunError::Target(e.to_string()))?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Resolves a target on a blocking thread (it may start a managed instance).
+pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, RunError> {
+    let spec = spec.clone();
+    let home = home.clone();
+    tokio::task::spawn_blocking(move || target::resolve(&spec, &home))
+        .await
+        .map_err(|e| RunError::Setup(e.to_string()))?
+        .map_err(|e| RunError::Target(e.to_string()))
+}
