@@ -311,6 +311,90 @@ mod tests {
     use crate::event::{Event, Recorded};
     use crate::metrics::Outcome;
 
+    /// Runs one thread's `ticks` (tick, segment, transactions) through the collector with
+    /// `interval`; returns each interval's (start s, length s, committed per segment).
+    async fn intervals_of(ticks: &[(u64, usize, u64)], interval: u64) -> Vec<(u64, u64, [u64; 2])> {
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let start = Instant::now();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let last = ticks.iter().map(|t| t.0).max().unwrap_or(0);
+        for tick in 0..=last {
+            let mut rec = Recorder::new(keys.len());
+            for (_, segment, n) in ticks.iter().filter(|t| t.0 == tick) {
+                for _ in 0..*n {
+                    rec.record(keys.key(*segment, 0, 0), Outcome::Committed, 1_000, None, 0);
+                }
+            }
+            let finished = (tick == last).then(|| ThreadEnd {
+                at: start + Duration::from_secs(last + 1),
+                reconnects: 0,
+                mixlog_error: None,
+            });
+            let report = TickReport {
+                thread: 0,
+                tick,
+                recorder: rec,
+                finished,
+            };
+            tx.send(report).unwrap();
+        }
+        drop(tx);
+        let mut out = Vec::new();
+        let mut sink = |at: Duration, len: Duration, rec: &Recorder| {
+            let per_segment = [0, 1].map(|s| keys.sum_where(rec, |p| p.segment == s).committed);
+            out.push((at.as_secs(), len.as_secs(), per_segment));
+            Ok(())
+        };
+        let cadence = Cadence {
+            interval: Duration::from_secs(interval),
+            progress: Duration::ZERO,
+            poll: Duration::ZERO,
+        };
+        let poller = Poller {
+            shares: vec![None, None],
+            headline: None,
+        };
+        let sink_events: Arc<dyn Sink> = Arc::new(crate::event::Discard);
+        Collector::new(&keys, 1, start, cadence, poller, &mut sink, sink_events)
+            .run(rx)
+            .await
+            .unwrap();
+        out
+    }
+
+    /// A transaction of phase 1 (which ends at 10 s) reported at tick 12 belongs to the
+    /// interval holding phase 1's last tick ([8, 12) s), not to [12, 16): interval rows never
+    /// reach past their phase, and nothing is lost.
+    #[tokio::test]
+    async fn late_transactions_are_routed_to_their_phases_last_interval() {
+        let mut ticks: Vec<(u64, usize, u64)> =
+            (0..16).map(|t| (t, usize::from(t >= 10), 1)).collect();
+        ticks.push((12, 0, 5));
+        let rows = intervals_of(&ticks, 4).await;
+        let starts: Vec<u64> = rows.iter().map(|r| r.0).collect();
+        assert_eq!(starts, [0, 4, 8, 12], "{rows:?}");
+        // [8, 12): ticks 8, 9 of phase 1, plus the 5 late ones; ticks 10, 11 of phase 2.
+        assert_eq!(rows[2].2, [2 + 5, 2], "{rows:?}");
+        // [12, 16): phase 2 only.
+        assert_eq!(rows[3].2, [0, 4], "{rows:?}");
+        let total: u64 = rows.iter().map(|r| r.2[0] + r.2[1]).sum();
+        assert_eq!(total, 16 + 5);
+    }
+
+    /// Once the phase's last interval is written, a later straggler stays in its own tick's
+    /// interval rather than being dropped.
+    #[tokio::test]
+    async fn stragglers_after_their_phases_interval_closed_are_kept() {
+        let mut ticks: Vec<(u64, usize, u64)> =
+            (0..20).map(|t| (t, usize::from(t >= 10), 1)).collect();
+        ticks.push((17, 0, 3));
+        let rows = intervals_of(&ticks, 4).await;
+        assert_eq!(rows[2].2, [2, 2], "{rows:?}");
+        assert_eq!(rows[4].2, [3, 4], "{rows:?}");
+        let total: u64 = rows.iter().map(|r| r.2[0] + r.2[1]).sum();
+        assert_eq!(total, 20 + 3);
+    }
+
     /// One driver thread's 20 ticks over two 10 s phases, through the real collector: the
     /// progress lines, polling blocks and phase edges arrive as events, nothing is printed.
     #[tokio::test]

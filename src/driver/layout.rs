@@ -166,80 +166,18 @@ impl Layout {
         let mut shared_cards = Vec::new();
         let mut mix_cards = Vec::new();
         for phase in &plan.phases {
-            let weights: Vec<f64> = sets
-                .iter()
-                .map(|s| phase.groups[s.group].share / groups[s.group].sets.len() as f64)
-                .collect();
-            let counts = if plan.mode == DriveMode::Shared {
-                card_counts(&weights, plan.deck_size)
-                    .map_err(|e| format!("phase '{}': {e}", phase.name))?
-            } else {
-                vec![0; sets.len()]
-            };
-            shared_cards.push(
-                counts
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, n)| *n > 0)
-                    .collect(),
-            );
+            shared_cards.push(set_cards(plan, phase, &sets, &groups)?);
             let mut per_group = Vec::new();
             for (g, pg) in phase.groups.iter().enumerate() {
-                if pg.mix.is_empty() {
-                    per_group.push(None);
-                    continue;
-                }
-                let names = groups[g].workload.txn_types();
-                let mut weights = vec![0.0; names.len()];
-                for (name, w) in &pg.mix {
-                    if let Some(i) = names.iter().position(|n| n.name == *name) {
-                        weights[i] = *w;
-                    }
-                }
-                let counts = card_counts(&weights, None)
-                    .map_err(|e| format!("phase '{}' mix for group {}: {e}", phase.name, g + 1))?;
-                per_group.push(Some(
-                    counts
-                        .into_iter()
-                        .enumerate()
-                        .filter(|(_, n)| *n > 0)
-                        .collect(),
-                ));
+                per_group.push(
+                    mix_cards_of(&groups[g], pg).map_err(|e| {
+                        format!("phase '{}' mix for group {}: {e}", phase.name, g + 1)
+                    })?,
+                );
             }
             mix_cards.push(per_group);
         }
-        let clients = match plan.mode {
-            DriveMode::Shared => (0..plan.clients)
-                .map(|i| ClientAssignment {
-                    group: None,
-                    slot: ClientSlot {
-                        index: i,
-                        count: plan.clients,
-                    },
-                })
-                .collect(),
-            DriveMode::Independent => {
-                let mut roles = Vec::new();
-                for g in 0..groups.len() {
-                    let most = plan
-                        .phases
-                        .iter()
-                        .map(|p| p.groups[g].clients)
-                        .max()
-                        .unwrap_or(0);
-                    for i in 0..most {
-                        roles.push(ClientAssignment {
-                            group: Some(g),
-                            slot: ClientSlot {
-                                index: i,
-                                count: most,
-                            },
-                        });
-                    }
-                }
-                roles
-            }
-        };
+        let clients = assignments(plan, groups.len());
         Ok(Layout {
             mode: plan.mode,
             targets,
@@ -331,6 +269,71 @@ impl Layout {
     /// Whether a client's pace is the same in every phase (so its schedule runs on unbroken).
     pub fn pace_is_constant(&self, role: &ClientAssignment) -> bool {
         role.group.is_none()
+    }
+}
+
+/// A phase's shared-mode deck: cards over all sets, each group's share split evenly over its
+/// sets. Empty in independent mode.
+fn set_cards(
+    plan: &RunPlan,
+    phase: &crate::config::PhasePlan,
+    sets: &[SetSlot],
+    groups: &[GroupSlot],
+) -> Result<Cards, String> {
+    if plan.mode != DriveMode::Shared {
+        return Ok(Vec::new());
+    }
+    let weights: Vec<f64> = sets
+        .iter()
+        .map(|s| phase.groups[s.group].share / groups[s.group].sets.len() as f64)
+        .collect();
+    let counts = card_counts(&weights, plan.deck_size)
+        .map_err(|e| format!("phase '{}': {e}", phase.name))?;
+    Ok(nonzero(counts))
+}
+
+/// A group's mix deck for a phase over its workload's types; `None` = the workload's own mix.
+fn mix_cards_of(
+    group: &GroupSlot,
+    phase: &crate::config::PhaseGroup,
+) -> Result<Option<Cards>, String> {
+    if phase.mix.is_empty() {
+        return Ok(None);
+    }
+    let names = group.workload.txn_types();
+    let mut weights = vec![0.0; names.len()];
+    for (name, w) in &phase.mix {
+        if let Some(i) = names.iter().position(|n| n.name == *name) {
+            weights[i] = *w;
+        }
+    }
+    Ok(Some(nonzero(card_counts(&weights, None)?)))
+}
+
+fn nonzero(counts: Vec<u32>) -> Cards {
+    counts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// The clients: the shared pool, or each group's most clients over its phases.
+fn assignments(plan: &RunPlan, groups: usize) -> Vec<ClientAssignment> {
+    let seat = |group, index, count| ClientAssignment {
+        group,
+        slot: ClientSlot { index, count },
+    };
+    match plan.mode {
+        DriveMode::Shared => (0..plan.clients)
+            .map(|i| seat(None, i, plan.clients))
+            .collect(),
+        DriveMode::Independent => (0..groups)
+            .flat_map(|g| {
+                let most = plan.most_clients(g);
+                (0..most).map(move |i| seat(Some(g), i, most))
+            })
+            .collect(),
     }
 }
 
