@@ -311,20 +311,15 @@ mod tests {
     use crate::event::{Event, Recorded};
     use crate::metrics::Outcome;
 
-    /// Runs one thread's `ticks` (tick, segment, transactions) through the collector with
-    /// `interval`; returns each interval's (start s, length s, committed per segment).
-    async fn intervals_of(ticks: &[(u64, usize, u64)], interval: u64) -> Vec<(u64, u64, [u64; 2])> {
-        let keys = crate::results::intervals::tests::two_phase_keys();
-        let start = Instant::now();
+    /// One driver thread's reports of ticks 0..=`last`, each tick's recorder made by `record`;
+    /// the thread finishes with the last tick, one second after it began.
+    fn one_thread(
+        start: Instant,
+        last: u64,
+        mut record: impl FnMut(u64) -> Recorder,
+    ) -> mpsc::UnboundedReceiver<TickReport> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let last = ticks.iter().map(|t| t.0).max().unwrap_or(0);
         for tick in 0..=last {
-            let mut rec = Recorder::new(keys.len());
-            for (_, segment, n) in ticks.iter().filter(|t| t.0 == tick) {
-                for _ in 0..*n {
-                    rec.record(keys.key(*segment, 0, 0), Outcome::Committed, 1_000, None, 0);
-                }
-            }
             let finished = (tick == last).then(|| ThreadEnd {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
@@ -333,12 +328,29 @@ mod tests {
             let report = TickReport {
                 thread: 0,
                 tick,
-                recorder: rec,
+                recorder: record(tick),
                 finished,
             };
-            tx.send(report).unwrap();
+            let _ = tx.send(report);
         }
-        drop(tx);
+        rx
+    }
+
+    /// Runs one thread's `ticks` (tick, segment, transactions) through the collector with
+    /// `interval`; returns each interval's (start s, length s, committed per segment).
+    async fn intervals_of(ticks: &[(u64, usize, u64)], interval: u64) -> Vec<(u64, u64, [u64; 2])> {
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let start = Instant::now();
+        let last = ticks.iter().map(|t| t.0).max().unwrap_or(0);
+        let rx = one_thread(start, last, |tick| {
+            let mut rec = Recorder::new(keys.len());
+            for (_, segment, n) in ticks.iter().filter(|t| t.0 == tick) {
+                for _ in 0..*n {
+                    rec.record(keys.key(*segment, 0, 0), Outcome::Committed, 1_000, None, 0);
+                }
+            }
+            rec
+        });
         let mut out = Vec::new();
         let mut sink = |at: Duration, len: Duration, rec: &Recorder| {
             let per_segment = [0, 1].map(|s| keys.sum_where(rec, |p| p.segment == s).committed);
@@ -401,27 +413,14 @@ mod tests {
     async fn sends_progress_poll_and_phase_edges_to_the_sink() {
         let keys = crate::results::intervals::tests::two_phase_keys();
         let start = Instant::now();
-        let (tx, rx) = mpsc::unbounded_channel();
-        for tick in 0..20u64 {
+        let rx = one_thread(start, 19, |tick| {
             let mut rec = Recorder::new(keys.len());
             let segment = (tick / 10) as usize;
             for _ in 0..3 {
                 rec.record(keys.key(segment, 0, 0), Outcome::Committed, 1_000, None, 0);
             }
-            let finished = (tick == 19).then(|| ThreadEnd {
-                at: start + Duration::from_secs(20),
-                reconnects: 0,
-                mixlog_error: None,
-            });
-            let report = TickReport {
-                thread: 0,
-                tick,
-                recorder: rec,
-                finished,
-            };
-            tx.send(report).unwrap();
-        }
-        drop(tx);
+            rec
+        });
         let recorded = Recorded::new();
         let mut intervals = 0;
         let mut sink = |_: Duration, _: Duration, _: &Recorder| {
