@@ -121,7 +121,9 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
         .help_heading(HEADING);
     match o.kind {
         OptionKind::Flag => arg.action(ArgAction::SetTrue),
-        OptionKind::Choice(words) => arg.value_parser(PossibleValuesParser::new(words)),
+        OptionKind::Choice(words) => arg
+            .value_name(o.key.to_uppercase())
+            .value_parser(PossibleValuesParser::new(words)),
         OptionKind::Count => arg
             .value_name("N")
             .value_parser(clap::value_parser!(u32).range(1..)),
