@@ -5,15 +5,35 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::presets::PRESETS;
-use crate::results::{IsolationLevels, RuleCheck, Summary};
+use crate::results::{GroupStats, IsolationLevels, RuleCheck, ServerDelta, Stats, Summary};
 
 /// Terminal width the summary keeps to.
 const WIDTH: usize = 100;
 
 /// The end-of-run summary as lines of text.
 pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
-    let t = &s.totals;
     let mut out = String::new();
+    totals_to(&mut out, s, scales);
+    if let Some(line) = headline_line(s) {
+        let _ = writeln!(out, "{line}");
+    }
+    latency_to(&mut out, &s.totals);
+    if !s.type_rules.is_empty() {
+        out.push_str(&rules_table(&s.type_rules));
+    }
+    if s.groups.len() > 1 {
+        out.push_str(&groups_table(&s.groups));
+    }
+    for d in &s.server {
+        out.push_str(&server_line(d));
+    }
+    paths_to(&mut out, dir);
+    out
+}
+
+/// The run's identity, how long it measured, and its transaction counts and rate.
+fn totals_to(out: &mut String, s: &Summary, scales: &[u32]) {
+    let t = &s.totals;
     let state = if s.complete {
         "complete"
     } else {
@@ -46,22 +66,30 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         );
     }
     let _ = writeln!(out, "tps: {:.1}", t.tps);
-    if let Some(h) = &s.headline {
-        // The workload's headline (TPC-C's NOTPM), beside all types per minute, and the
-        // isolation level it was measured at (a TPC-C result is read with it).
-        let total: f64 = s.tpm.values().sum();
-        let mut line = format!("{}: {:.1}  total TPM: {total:.1}", h.label, h.per_minute);
-        match &s.isolation {
-            Some(IsolationLevels::All(level)) => {
-                let _ = write!(line, "  isolation: {level}");
-            }
-            Some(per_group) => {
-                let _ = write!(line, "\n{}", wrap("isolation: ", &per_group.describe()));
-            }
-            None => {}
+}
+
+/// The workload's headline rate with total TPM and isolation, if the workload has a headline.
+fn headline_line(s: &Summary) -> Option<String> {
+    let h = s.headline.as_ref()?;
+    // The workload's headline (TPC-C's NOTPM), beside all types per minute, and the
+    // isolation level it was measured at (a TPC-C result is read with it).
+    let total: f64 = s.tpm.values().sum();
+    let mut line = format!("{}: {:.1}  total TPM: {total:.1}", h.label, h.per_minute);
+    match &s.isolation {
+        Some(IsolationLevels::All(level)) => {
+            let _ = write!(line, "  isolation: {level}");
         }
-        let _ = writeln!(out, "{line}");
+        // Levels differing per group would overrun one line: they get lines of their own.
+        Some(per_group) => {
+            let _ = write!(line, "\n{}", wrap("isolation: ", &per_group.describe()));
+        }
+        None => {}
     }
+    Some(line)
+}
+
+/// Latency and schedule-lag percentiles, each line only when the run recorded it.
+fn latency_to(out: &mut String, t: &Stats) {
     if let Some(l) = &t.latency_ms {
         let _ = writeln!(
             out,
@@ -76,52 +104,57 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
             l.mean, l.p95, l.max
         );
     }
-    if !s.type_rules.is_empty() {
-        out.push_str(&rules_table(&s.type_rules));
-    }
-    if s.groups.len() > 1 {
+}
+
+/// Per group: achieved against configured share of the load, tps and p95.
+fn groups_table(groups: &[GroupStats]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:>10} {:>10} {:>10} {:>10}",
+        "group", "share %", "target %", "tps", "p95 ms"
+    );
+    for g in groups {
         let _ = writeln!(
             out,
-            "{:<12} {:>10} {:>10} {:>10} {:>10}",
-            "group", "share %", "target %", "tps", "p95 ms"
-        );
-        for g in &s.groups {
-            let _ = writeln!(
-                out,
-                "{:<12} {:>10.2} {:>10} {:>10.1} {:>10}",
-                g.group,
-                g.achieved_share,
-                g.configured_share
-                    .map_or("-".to_string(), |c| format!("{c:.2}")),
-                g.stats.tps,
-                g.stats
-                    .latency_ms
-                    .as_ref()
-                    .map_or("-".to_string(), |l| format!("{:.3}", l.p95))
-            );
-        }
-    }
-    for d in &s.server {
-        let diff = d.xact_commit_delta - d.client_committed;
-        let verdict = match diff {
-            0 => "agrees with".to_string(),
-            // Other sessions and autovacuum's workers commit in the same database.
-            n => format!(
-                "{n:+} beside other sessions, autovacuum or parallel workers; tidebench committed"
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "server: {} xact_commit +{} ({verdict} {} over the run)",
-            d.dbname, d.xact_commit_delta, d.client_committed
+            "{:<12} {:>10.2} {:>10} {:>10.1} {:>10}",
+            g.group,
+            g.achieved_share,
+            g.configured_share
+                .map_or("-".to_string(), |c| format!("{c:.2}")),
+            g.stats.tps,
+            g.stats
+                .latency_ms
+                .as_ref()
+                .map_or("-".to_string(), |l| format!("{:.3}", l.p95))
         );
     }
+    out
+}
+
+/// One database's server-side commit count, checked against what tidebench committed there.
+fn server_line(d: &ServerDelta) -> String {
+    let diff = d.xact_commit_delta - d.client_committed;
+    let verdict = match diff {
+        0 => "agrees with".to_string(),
+        // Other sessions and autovacuum's workers commit in the same database.
+        n => format!(
+            "{n:+} beside other sessions, autovacuum or parallel workers; tidebench committed"
+        ),
+    };
+    format!(
+        "server: {} xact_commit +{} ({verdict} {} over the run)\n",
+        d.dbname, d.xact_commit_delta, d.client_committed
+    )
+}
+
+/// Where the results went, and the HTML report when one was written there.
+fn paths_to(out: &mut String, dir: &Path) {
     let _ = writeln!(out, "results: {}", dir.display());
     let report = dir.join(crate::report::html::REPORT_FILE);
     if report.is_file() {
         let _ = writeln!(out, "report:  {}", report.display());
     }
-    out
 }
 
 /// Per type: p90 against its limit and share of the mix against its minimum, each flagged when

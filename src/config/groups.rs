@@ -29,17 +29,18 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::catalog::{self, Catalog, OptionValues, WorkloadInfo};
-use super::duration::parse_duration;
 use super::options::{GroupOptions, Isolation};
-use super::plan::{GroupPlan, PhaseGroup, PhasePlan, SetPlan, WorkloadName};
+use super::plan::{GroupPlan, SetPlan, WorkloadName};
 use super::target::{check_name, TargetSpec};
 use super::ConfigError;
+
+mod phase;
+pub use phase::phases;
 
 /// A `[[group]]` table. Keys that are not fields here are the workload's options (see
 /// `config::extra`), collected into `options`.
@@ -166,64 +167,95 @@ fn sets(
     info: &dyn WorkloadInfo,
 ) -> Result<Vec<SetPlan>, ConfigError> {
     let roles = info.roles();
-    let every_role = |t: TargetSpec| -> BTreeMap<String, TargetSpec> {
-        roles.iter().map(|r| (r.to_string(), t.clone())).collect()
-    };
     let mut sets = Vec::new();
     for (i, s) in g.set.iter().enumerate() {
-        let fail = |m: String| src.error(s.span(), format!("group '{name}' set {}: {m}", i + 1));
-        let mut written = s.get_ref().clone();
-        let set_name = written
-            .remove("name")
-            .unwrap_or_else(|| (i + 1).to_string());
-        let mut targets = BTreeMap::new();
-        for (role, text) in &written {
-            if !roles.contains(&role.as_str()) {
-                return Err(fail(format!(
-                    "'{role}' is not a role of workload {} (its roles: {})",
-                    info.name(),
-                    roles.join(", ")
-                )));
-            }
-            targets.insert(role.clone(), TargetSpec::parse(text).map_err(fail)?);
-        }
-        let targets = match targets.len() {
-            0 => {
-                return Err(fail(format!(
-                    "no target; add e.g. {} = \"DSN or instance:NAME/DB\"",
-                    roles[0]
-                )))
-            }
-            1 => every_role(
-                targets
-                    .into_values()
-                    .next()
-                    .unwrap_or_else(TargetSpec::default_instance),
-            ),
-            n if n < roles.len() => {
-                let missing: Vec<&str> = roles
-                    .iter()
-                    .copied()
-                    .filter(|r| !targets.contains_key(*r))
-                    .collect();
-                return Err(fail(format!(
-                    "no target for role {}; give every role a target, or one target for all",
-                    missing.join(", ")
-                )));
-            }
-            _ => targets,
-        };
-        sets.push(SetPlan {
-            name: set_name,
-            targets,
-        });
+        sets.push(written_set(src, s, i, name, info)?);
     }
+    shorthand_sets(src, g, &span, name, roles, &mut sets)?;
+    if sets.is_empty() {
+        return Err(src.error(span, format!(
+            "group '{name}' has no sets; add `instance = \"default\"` (one database per set) or a [[group.set]] with {} = \"DSN or instance:NAME/DB\"",
+            roles[0]
+        )));
+    }
+    Ok(sets)
+}
+
+/// The `i`th (from 0) `[[group.set]]` table of group `name`: its name and a target per role.
+fn written_set(
+    src: &Source,
+    s: &Spanned<BTreeMap<String, String>>,
+    i: usize,
+    name: &str,
+    info: &dyn WorkloadInfo,
+) -> Result<SetPlan, ConfigError> {
+    let roles = info.roles();
+    let fail = |m: String| src.error(s.span(), format!("group '{name}' set {}: {m}", i + 1));
+    let mut written = s.get_ref().clone();
+    let set_name = written
+        .remove("name")
+        .unwrap_or_else(|| (i + 1).to_string());
+    let mut targets = BTreeMap::new();
+    for (role, text) in &written {
+        if !roles.contains(&role.as_str()) {
+            return Err(fail(format!(
+                "'{role}' is not a role of workload {} (its roles: {})",
+                info.name(),
+                roles.join(", ")
+            )));
+        }
+        targets.insert(role.clone(), TargetSpec::parse(text).map_err(fail)?);
+    }
+    let targets = match targets.len() {
+        0 => {
+            return Err(fail(format!(
+                "no target; add e.g. {} = \"DSN or instance:NAME/DB\"",
+                roles[0]
+            )))
+        }
+        // One target with no role to say otherwise serves them all.
+        1 => every_role(
+            roles,
+            targets
+                .into_values()
+                .next()
+                .unwrap_or_else(TargetSpec::default_instance),
+        ),
+        n if n < roles.len() => {
+            let missing: Vec<&str> = roles
+                .iter()
+                .copied()
+                .filter(|r| !targets.contains_key(*r))
+                .collect();
+            return Err(fail(format!(
+                "no target for role {}; give every role a target, or one target for all",
+                missing.join(", ")
+            )));
+        }
+        _ => targets,
+    };
+    Ok(SetPlan {
+        name: set_name,
+        targets,
+    })
+}
+
+/// Appends to `sets` the sets written as `target = ...` (one) and `instance = ...` with
+/// `sets = N` (N databases, `<group>_1`...), numbered after those already there.
+fn shorthand_sets(
+    src: &Source,
+    g: &RawGroup,
+    span: &std::ops::Range<usize>,
+    name: &str,
+    roles: &[&str],
+    sets: &mut Vec<SetPlan>,
+) -> Result<(), ConfigError> {
     let span_fail = |m: String| src.error(span.clone(), format!("group '{name}': {m}"));
     if let Some(t) = &g.target {
         let target = TargetSpec::parse(t).map_err(span_fail)?;
         sets.push(SetPlan {
             name: (sets.len() + 1).to_string(),
-            targets: every_role(target),
+            targets: every_role(roles, target),
         });
     }
     if let Some(instance) = &g.instance {
@@ -235,10 +267,13 @@ fn sets(
         for i in 1..=count {
             sets.push(SetPlan {
                 name: i.to_string(),
-                targets: every_role(TargetSpec::Instance {
-                    name: instance.clone(),
-                    dbname: format!("{}_{i}", name.to_lowercase()),
-                }),
+                targets: every_role(
+                    roles,
+                    TargetSpec::Instance {
+                        name: instance.clone(),
+                        dbname: format!("{}_{i}", name.to_lowercase()),
+                    },
+                ),
             });
         }
     } else if g.sets.is_some() {
@@ -246,13 +281,12 @@ fn sets(
             "`sets = N` needs `instance = \"NAME\"` to create the sets' databases on".into(),
         ));
     }
-    if sets.is_empty() {
-        return Err(src.error(span, format!(
-            "group '{name}' has no sets; add `instance = \"default\"` (one database per set) or a [[group.set]] with {} = \"DSN or instance:NAME/DB\"",
-            roles[0]
-        )));
-    }
-    Ok(sets)
+    Ok(())
+}
+
+/// The same target for each of the workload's `roles`.
+fn every_role(roles: &[&str], t: TargetSpec) -> BTreeMap<String, TargetSpec> {
+    roles.iter().map(|r| (r.to_string(), t.clone())).collect()
 }
 
 /// A database used by two sets must hold the same data: same workload family and scale.
@@ -293,196 +327,4 @@ fn check_shared_targets(
 
 fn fmt_scale(s: Option<u32>) -> String {
     s.map_or_else(|| "any".to_string(), |s| s.to_string())
-}
-
-/// Validates `[[phase]]` tables against the groups. `shared` selects which per-group keys apply.
-pub fn phases(
-    src: &Source,
-    raw: &[Spanned<RawPhase>],
-    groups: &[GroupPlan],
-    shared: bool,
-    phase_duration: Option<Duration>,
-    catalog: &dyn Catalog,
-) -> Result<Vec<PhasePlan>, ConfigError> {
-    let type_names: Vec<Vec<String>> = groups
-        .iter()
-        .map(|g| {
-            catalog
-                .find(g.workload.as_str())
-                .map_or_else(Vec::new, |w| w.txn_type_names())
-        })
-        .collect();
-    if raw.is_empty() {
-        return Err(ConfigError::Invalid(format!(
-            "{}: no [[phase]]; add at least one with a duration and {}",
-            src.file,
-            if shared { "shares" } else { "clients" }
-        )));
-    }
-    let mut out = Vec::with_capacity(raw.len());
-    for (pi, p) in raw.iter().enumerate() {
-        let span = p.span();
-        let p = p.get_ref();
-        let name = p.name.clone().unwrap_or_else(|| format!("p{}", pi + 1));
-        let duration = match (phase_duration, &p.duration) {
-            (Some(d), _) => d,
-            (None, Some(text)) => parse_duration(text)
-                .map_err(|m| src.error(span.clone(), format!("phase '{name}' duration: {m}")))?,
-            (None, None) => {
-                return Err(src.error(
-                    span.clone(),
-                    format!("phase '{name}' has no duration; add e.g. duration = \"10m\""),
-                ))
-            }
-        };
-        if duration < Duration::from_secs(1) || duration.subsec_nanos() != 0 {
-            return Err(src.error(
-                span.clone(),
-                format!("phase '{name}': duration must be a whole number of seconds, at least 1s"),
-            ));
-        }
-        let shares = per_group(src, &p.shares, groups, &name, "shares")?;
-        let clients = per_group(src, &p.clients, groups, &name, "clients")?;
-        let rates = per_group(src, &p.rate, groups, &name, "rate")?;
-        let thinks = per_group(src, &p.think, groups, &name, "think")?;
-        if shared {
-            let Some(sh) = &p.shares else {
-                return Err(src.error(span.clone(), format!("phase '{name}' has no shares; shared mode needs e.g. shares = {{ {} = 100 }}", groups[0].name)));
-            };
-            let sum: f64 = shares.iter().flatten().sum();
-            if (sum - 100.0).abs() > 0.01 {
-                return Err(src.error(
-                    sh.span(),
-                    format!("phase '{name}': shares sum to {sum}, not 100"),
-                ));
-            }
-            if shares.iter().flatten().any(|s| *s < 0.0) {
-                return Err(src.error(
-                    sh.span(),
-                    format!("phase '{name}': shares cannot be negative"),
-                ));
-            }
-            for key in ["clients", "rate", "think"] {
-                let present = match key {
-                    "clients" => p.clients.is_some(),
-                    "rate" => p.rate.is_some(),
-                    _ => p.think.is_some(),
-                };
-                if present {
-                    return Err(src.error(span.clone(), format!("phase '{name}': `{key}` per group applies to mode = \"independent\"; shared mode uses shares")));
-                }
-            }
-        } else {
-            if p.clients.is_none() {
-                return Err(src.error(span.clone(), format!("phase '{name}' has no clients; independent mode needs e.g. clients = {{ {} = 8 }}", groups[0].name)));
-            }
-            if p.shares.is_some() {
-                return Err(src.error(span.clone(), format!("phase '{name}': shares apply to mode = \"shared\"; independent mode uses clients per group")));
-            }
-        }
-        let mix = match &p.mix {
-            Some(m) => mix(src, m, &type_names, &name)?,
-            None => vec![Vec::new(); groups.len()],
-        };
-        let mut pgs = Vec::with_capacity(groups.len());
-        for (gi, g) in groups.iter().enumerate() {
-            let think = match &thinks[gi] {
-                Some(t) => parse_duration(t).map_err(|m| {
-                    src.error(
-                        span.clone(),
-                        format!("phase '{name}' think of '{}': {m}", g.name),
-                    )
-                })?,
-                None => Duration::ZERO,
-            };
-            if let Some(r) = rates[gi] {
-                if !(r.is_finite() && r > 0.0) {
-                    return Err(src.error(span.clone(), format!("phase '{name}': rate of '{}' must be a positive number of transactions per second", g.name)));
-                }
-            }
-            pgs.push(PhaseGroup {
-                share: shares[gi].unwrap_or(0.0),
-                clients: clients[gi].unwrap_or(0),
-                think,
-                rate: rates[gi],
-                mix: mix[gi].clone(),
-            });
-        }
-        out.push(PhasePlan {
-            name,
-            duration,
-            groups: pgs,
-        });
-    }
-    if !shared && out.iter().all(|p| p.groups.iter().all(|g| g.clients == 0)) {
-        return Err(ConfigError::Invalid(format!(
-            "{}: no phase gives any group a client",
-            src.file
-        )));
-    }
-    Ok(out)
-}
-
-/// Values of a `{ GROUP = value }` table in group order; unknown group names are errors.
-fn per_group<T: Clone>(
-    src: &Source,
-    table: &Option<Spanned<BTreeMap<String, T>>>,
-    groups: &[GroupPlan],
-    phase: &str,
-    key: &str,
-) -> Result<Vec<Option<T>>, ConfigError> {
-    let mut out = vec![None; groups.len()];
-    if let Some(t) = table {
-        for (name, v) in t.get_ref() {
-            let Some(i) = groups.iter().position(|g| &g.name == name) else {
-                let known: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
-                return Err(src.error(
-                    t.span(),
-                    format!(
-                        "phase '{phase}' {key} names unknown group '{name}'; groups are: {}",
-                        known.join(", ")
-                    ),
-                ));
-            };
-            out[i] = Some(v.clone());
-        }
-    }
-    Ok(out)
-}
-
-/// A phase's mix, split per group: each group keeps the entries its workload can run.
-/// `type_names` holds each group's transaction type names.
-fn mix(
-    src: &Source,
-    m: &Spanned<BTreeMap<String, f64>>,
-    type_names: &[Vec<String>],
-    phase: &str,
-) -> Result<Vec<Vec<(String, f64)>>, ConfigError> {
-    for (txn, w) in m.get_ref() {
-        if !type_names.iter().any(|names| names.contains(txn)) {
-            let mut known: Vec<&str> = type_names.iter().flatten().map(String::as_str).collect();
-            known.sort_unstable();
-            known.dedup();
-            return Err(src.error(m.span(), format!(
-                "phase '{phase}' mix names unknown transaction '{txn}'; the groups' workloads have: {}",
-                known.join(", ")
-            )));
-        }
-        if !(w.is_finite() && *w >= 0.0) {
-            return Err(src.error(
-                m.span(),
-                format!("phase '{phase}' mix: weight of '{txn}' must be zero or positive"),
-            ));
-        }
-    }
-    Ok(type_names
-        .iter()
-        .map(|names| {
-            m.get_ref()
-                .iter()
-                .filter(|(t, _)| names.contains(t))
-                .map(|(t, w)| (t.clone(), *w))
-                .collect()
-        })
-        .collect())
 }

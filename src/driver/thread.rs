@@ -20,6 +20,7 @@ use crate::workload::Rng;
 
 use super::client::{Client, ClientShared};
 use super::session::Session;
+use super::stop::Stop;
 
 /// The collector's tick length: progress and intervals are whole multiples of it.
 pub const TICK: Duration = Duration::from_secs(1);
@@ -114,17 +115,64 @@ fn layout_label(spec: &ThreadSpec, target: usize) -> String {
         .unwrap_or_else(|| target.to_string())
 }
 
+/// The thread's whole life: connect, report ready, await the start, drive the clients until
+/// they end or are cut off, then send the last report.
 async fn run_thread(
     spec: ThreadSpec,
     ready: std_mpsc::Sender<Result<(), String>>,
     start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) {
-    let sessions = match connect_all(&spec).await {
+    let Some((sessions, signal)) = connect_and_await_start(&spec, ready, start).await else {
+        return;
+    };
+    let start = signal.at;
+    let mixlog = open_mixlog(&spec, signal.mixlog);
+    let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
+    let ticker = tokio::task::spawn_local(tick_loop(
+        spec.index,
+        start,
+        spec.keys,
+        Rc::clone(&recorder),
+        mixlog.clone(),
+        ticks.clone(),
+    ));
+    let handles = spawn_clients(&spec, sessions, start, &recorder, &mixlog);
+    let finished = await_clients(&spec.shared.stop, handles).await;
+    let end = Instant::now();
+    ticker.abort();
+    let mut reconnects = 0;
+    for c in finished {
+        reconnects += c.close().await;
+    }
+    let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
+    // The ticker is gone: what was recorded since its last swap goes in this final report.
+    let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
+    let tick = end.saturating_duration_since(start).as_secs();
+    let _ = ticks.send(TickReport {
+        thread: spec.index,
+        tick,
+        recorder: rest,
+        finished: Some(ThreadEnd {
+            at: end,
+            reconnects,
+            mixlog_error,
+        }),
+    });
+}
+
+/// Connects the sessions and reports on `ready`, then awaits the start signal; `None` when
+/// connecting failed (reported) or the run was aborted before the start (sessions closed).
+async fn connect_and_await_start(
+    spec: &ThreadSpec,
+    ready: std_mpsc::Sender<Result<(), String>>,
+    start: oneshot::Receiver<StartSignal>,
+) -> Option<(Vec<Vec<Session>>, StartSignal)> {
+    let sessions = match connect_all(spec).await {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
-            return;
+            return None;
         }
     };
     let _ = ready.send(Ok(()));
@@ -134,10 +182,15 @@ async fn run_thread(
                 s.close().await;
             }
         }
-        return;
+        return None;
     };
-    let start = signal.at;
-    let mixlog = match signal.mixlog {
+    Some((sessions, signal))
+}
+
+/// Opens this thread's mix log when the run writes one; a failure to create it is a warning,
+/// and the run goes on without it.
+fn open_mixlog(spec: &ThreadSpec, mixlog: Option<(PathBuf, u64)>) -> Option<Rc<RefCell<MixLog>>> {
+    match mixlog {
         Some((path, start_ns)) => match MixLog::create(&path, start_ns, spec.index as u32) {
             Ok(log) => Some(Rc::new(RefCell::new(log))),
             Err(e) => {
@@ -149,17 +202,18 @@ async fn run_thread(
             }
         },
         None => None,
-    };
-    let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
-    let ticker = tokio::task::spawn_local(tick_loop(
-        spec.index,
-        start,
-        spec.keys,
-        Rc::clone(&recorder),
-        mixlog.clone(),
-        ticks.clone(),
-    ));
+    }
+}
 
+/// Starts one local task per client, each with its sessions and its own seeded generator,
+/// all writing the thread's recorder and mix log.
+fn spawn_clients(
+    spec: &ThreadSpec,
+    sessions: Vec<Vec<Session>>,
+    start: Instant,
+    recorder: &Rc<RefCell<Recorder>>,
+    mixlog: &Option<Rc<RefCell<MixLog>>>,
+) -> Vec<tokio::task::JoinHandle<Client>> {
     let mut handles = Vec::with_capacity(sessions.len());
     for (id, sessions) in spec.clients.iter().zip(sessions) {
         let role = spec.shared.layout.clients[*id as usize];
@@ -169,14 +223,20 @@ async fn run_thread(
             role,
             sessions,
             Rng::seed_from_u64(client_seed(spec.seed, *id)),
-            Rc::clone(&recorder),
+            Rc::clone(recorder),
             mixlog.clone(),
         );
         handles.push(tokio::task::spawn_local(client.run(start)));
     }
+    handles
+}
 
-    // Wait for the clients; after a stop, give in-flight transactions a short grace, then cut.
-    let stop = spec.shared.stop.clone();
+/// Waits for the clients, in order, and returns those that finished; after a stop, in-flight
+/// transactions get [`STOP_GRACE`], then every client still running is aborted.
+async fn await_clients(
+    stop: &Stop,
+    mut handles: Vec<tokio::task::JoinHandle<Client>>,
+) -> Vec<Client> {
     let cut = async {
         stop.wait().await;
         tokio::time::sleep(STOP_GRACE).await;
@@ -201,25 +261,7 @@ async fn run_thread(
             }
         }
     }
-    let end = Instant::now();
-    ticker.abort();
-    let mut reconnects = 0;
-    for c in finished {
-        reconnects += c.close().await;
-    }
-    let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
-    let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
-    let tick = end.saturating_duration_since(start).as_secs();
-    let _ = ticks.send(TickReport {
-        thread: spec.index,
-        tick,
-        recorder: rest,
-        finished: Some(ThreadEnd {
-            at: end,
-            reconnects,
-            mixlog_error,
-        }),
-    });
+    finished
 }
 
 /// Every tick, hands what was recorded to the collector and starts a fresh recorder.

@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 
 use super::charts::{self, keep_top, Combine, Series, TOP};
 use super::load::{self, RunData};
+use super::rules_view;
 use super::system_view as sys;
-use super::{roles_view, rules_view};
+
+mod glance;
+use glance::glance;
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -130,133 +133,6 @@ fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
 
 fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.3}"))
-}
-
-fn glance(d: &RunData, p: &mut String) {
-    let s = &d.summary;
-    let lat = s.totals.latency_ms.as_ref();
-    let mut rows = vec![
-        vec!["workload".into(), s.workload.clone()],
-        vec![
-            "complete".into(),
-            if s.complete {
-                "yes".into()
-            } else {
-                "no: interrupted or a target failed".into()
-            },
-        ],
-        vec!["started (UTC)".into(), s.started_at.clone()],
-        vec![
-            "measured / elapsed".into(),
-            format!("{:.1} s / {:.1} s", s.duration_s, s.elapsed_s),
-        ],
-        vec![
-            "groups / targets".into(),
-            format!("{} / {}", s.groups.len(), s.target_names.len()),
-        ],
-        vec![
-            "transactions".into(),
-            format!(
-                "{} committed, {} expected rollbacks, {} failed, {} retries",
-                s.totals.committed, s.totals.expected_rollback, s.totals.failed, s.totals.retried
-            ),
-        ],
-        vec!["throughput".into(), format!("{:.1} tps", s.totals.tps)],
-    ];
-    if let Some(h) = &s.headline {
-        // The workload's headline (TPC-C's NOTPM), and the isolation level it was measured at.
-        let total: f64 = s.tpm.values().sum();
-        rows.push(vec![
-            format!("{} / total TPM", h.label),
-            format!("{:.1} / {total:.1}", h.per_minute),
-        ]);
-        rows.push(vec![
-            "isolation".into(),
-            s.isolation
-                .as_ref()
-                .map_or("not recorded".into(), |i| i.describe()),
-        ]);
-    }
-    rows.push(vec![
-        "latency p50 / p95 / p99".into(),
-        format!(
-            "{} / {} / {} ms",
-            ms(lat.map(|l| l.p50)),
-            ms(lat.map(|l| l.p95)),
-            ms(lat.map(|l| l.p99))
-        ),
-    ]);
-    if let Some(rt) = &d.runtime {
-        let h = &rt.host;
-        let facts = [
-            h.hostname.clone(),
-            h.cpu_model.clone(),
-            h.cpus_available.map(|c| format!("{c} CPUs available")),
-            h.memory_total_bytes
-                .map(|b| format!("{:.1} GiB RAM", b as f64 / (1u64 << 30) as f64)),
-            h.os.clone(),
-            h.kernel.clone().map(|k| format!("kernel {k}")),
-            h.hypervisor
-                .filter(|v| *v)
-                .map(|_| "under a hypervisor".into()),
-            h.container.clone().map(|c| format!("in {c}")),
-        ];
-        let facts: Vec<String> = facts.into_iter().flatten().collect();
-        rows.push(vec!["host".into(), facts.join(", ")]);
-        let mut seen: Vec<(String, String)> = Vec::new();
-        for server in &rt.servers {
-            let keys = [
-                "shared_buffers",
-                "max_connections",
-                "work_mem",
-                "effective_cache_size",
-                "max_wal_size",
-                "checkpoint_timeout",
-                "synchronous_commit",
-                "fsync",
-                "huge_pages",
-            ];
-            let settings: Vec<String> = keys
-                .iter()
-                .filter_map(|k| server.settings.get(*k).map(|v| format!("{k}={v}")))
-                .collect();
-            let line = (
-                format!("PostgreSQL {}", server.server_version),
-                settings.join(", "),
-            );
-            if !seen.contains(&line) {
-                seen.push(line);
-            }
-        }
-        for (version, settings) in seen {
-            rows.push(vec![version, settings]);
-        }
-    }
-    if let Some(cost) = sys::sampling_cost(d) {
-        rows.push(vec!["sampling cost".into(), cost]);
-    }
-    table_to(p, &["", ""], &rows);
-    if let Some(table) = roles_view::table(&s.by_role) {
-        p.push_str(&table);
-    }
-    let phases: Vec<Vec<String>> = s
-        .phases
-        .iter()
-        .map(|ph| {
-            vec![
-                format!("i{} {}", ph.iteration, ph.phase),
-                format!("{:.1}", ph.start_s),
-                format!("{:.1}", ph.duration_s),
-                if ph.measured { "yes" } else { "no" }.into(),
-                format!("{:.1}", ph.stats.tps),
-            ]
-        })
-        .collect();
-    table_to(
-        p,
-        &["phase", "start (s)", "duration (s)", "measured", "tps"],
-        &phases,
-    );
 }
 
 /// A per-bucket count as a rate (per second) over time.
