@@ -6,9 +6,12 @@
 //! - [`rng`]: counter-based draws, every value a function of (seed, stream, entity id, field);
 //! - [`scale`]: the knobs (customers in load units, trade days, scale factor), their
 //!   validation, row counts, the initial trade-id space, tiers and accounts per customer;
+//! - [`names`]: person, company, broker and street names, ticker symbols and tax ids from our
+//!   own syllable tables, unique where the transactions look them up;
 //!
 //! Still to come: the schema, the loader, the market emulator and the transactions. EGen's
 //! code and data lists are not used (tpce.md §6, License): every list here is our own.
 
+pub mod names;
 pub mod rng;
 pub mod scale;
