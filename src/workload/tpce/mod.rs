@@ -8,10 +8,13 @@
 //!   validation, row counts, the initial trade-id space, tiers and accounts per customer;
 //! - [`names`]: person, company, broker and street names, ticker symbols and tax ids from our
 //!   own syllable tables, unique where the transactions look them up;
+//! - [`price`]: the $20–30 triangle-wave price curve per security and the times limit and
+//!   stop orders fire;
 //!
 //! Still to come: the schema, the loader, the market emulator and the transactions. EGen's
 //! code and data lists are not used (tpce.md §6, License): every list here is our own.
 
 pub mod names;
+pub mod price;
 pub mod rng;
 pub mod scale;
