@@ -10,10 +10,13 @@
 //!   own syllable tables, unique where the transactions look them up;
 //! - [`price`]: the $20–30 triangle-wave price curve per security and the times limit and
 //!   stop orders fire;
+//! - [`customer`]: a customer's tier, names, tax id, accounts (CA_ID range), each account's
+//!   broker and permitted executors.
 //!
 //! Still to come: the schema, the loader, the market emulator and the transactions. EGen's
 //! code and data lists are not used (tpce.md §6, License): every list here is our own.
 
+pub mod customer;
 pub mod names;
 pub mod price;
 pub mod rng;
