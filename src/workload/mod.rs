@@ -18,6 +18,7 @@ pub mod pgbench;
 pub mod probe;
 pub mod registry;
 pub mod tpcc;
+pub mod tpce;
 
 use std::future::Future;
 use std::pin::Pin;
