@@ -227,7 +227,6 @@ pub fn presets() -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, SystemTime};
 
     use super::*;
     use crate::metrics::Recorder;
@@ -239,12 +238,7 @@ mod tests {
         let keys = crate::results::intervals::tests::two_phase_keys();
         let run = RunFacts {
             workload: "tpcc".into(),
-            started_at: SystemTime::UNIX_EPOCH,
-            elapsed: Duration::from_secs(20),
-            complete: true,
-            rate_limited: false,
-            type_rules: Vec::new(),
-            headline: None,
+            ..crate::results::summary::tests::two_phase_facts()
         };
         let mut s = Summary::build(&run, &plan, &keys, &Recorder::new(keys.len()), Vec::new());
         s.tpm = [

@@ -209,10 +209,9 @@ pub fn roles(
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
 
     use crate::metrics::{Outcome, Recorder};
-    use crate::results::summary::tests::plan;
+    use crate::results::summary::tests::{plan, two_phase_facts};
     use crate::results::{Headline, RunFacts, Summary, SUMMARY_FILE};
 
     #[test]
@@ -225,16 +224,11 @@ mod tests {
         }
         rec.record(keys.key(1, 1, 1), Outcome::Committed, 9_000, None, 0);
         let facts = RunFacts {
-            workload: "t".into(),
-            started_at: SystemTime::UNIX_EPOCH,
-            elapsed: std::time::Duration::from_secs(20),
-            complete: true,
-            rate_limited: false,
-            type_rules: Vec::new(),
             headline: Some(Headline {
                 label: "NOTPM".into(),
                 txn_type: "a".into(),
             }),
+            ..two_phase_facts()
         };
         let s = Summary::build(&facts, &plan(), &keys, &rec, Vec::new());
         let roles: Vec<(&str, u64)> = s

@@ -407,7 +407,7 @@ pub mod tests {
     use super::*;
     use crate::metrics::{Outcome, Recorder};
     use crate::results::hlog::HlogWriter;
-    use crate::results::{intervals, RunFacts, SUMMARY_FILE};
+    use crate::results::{intervals, SUMMARY_FILE};
 
     /// A results dir with two rows (types a on `oltp`, b on `dss`); returns its CSV text.
     pub fn write_dir(dir: &Path) -> String {
@@ -427,15 +427,7 @@ pub mod tests {
         let mut log = HlogWriter::begin(Vec::new(), SystemTime::UNIX_EPOCH).unwrap();
         log.write_interval(start, len, &keys, &rec).unwrap();
         std::fs::write(dir.join(HLOG_FILE), log.into_inner()).unwrap();
-        let facts = RunFacts {
-            workload: "t".into(),
-            started_at: SystemTime::UNIX_EPOCH,
-            elapsed: Duration::from_secs(20),
-            complete: true,
-            rate_limited: false,
-            type_rules: Vec::new(),
-            headline: None,
-        };
+        let facts = crate::results::summary::tests::two_phase_facts();
         let plan = crate::results::summary::tests::plan();
         let summary = Summary::build(&facts, &plan, &keys, &rec, Vec::new());
         std::fs::write(dir.join(SUMMARY_FILE), summary.to_json().unwrap()).unwrap();

@@ -375,6 +375,19 @@ pub mod tests {
         crate::results::intervals::tests::two_phase_keys()
     }
 
+    /// A complete 20 s run over [`plan`]'s two phases, with no rules and no headline.
+    pub fn two_phase_facts() -> RunFacts {
+        RunFacts {
+            workload: "t".into(),
+            started_at: SystemTime::UNIX_EPOCH,
+            elapsed: Duration::from_secs(20),
+            complete: true,
+            rate_limited: false,
+            type_rules: Vec::new(),
+            headline: None,
+        }
+    }
+
     /// One group, two 10 s phases of 100 %, as `two_phase_keys`.
     pub fn plan() -> RunPlan {
         let raw = crate::config::RawRun {

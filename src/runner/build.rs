@@ -61,10 +61,7 @@ pub fn build(
     let layout = layout(plan, targets, workloads, &keys)?;
     let frame = Frame {
         type_rules,
-        headline: headline.map(|h| Headline {
-            label: h.label,
-            txn_type: h.txn_type,
-        }),
+        headline,
         live_headline,
         shares: shares(plan, &keys),
         notes,

@@ -28,6 +28,9 @@ use std::time::Duration;
 use crate::config::PreparePlan;
 pub use crate::config::{OptionValues, WorkloadInfo};
 use crate::event::Sink;
+/// A workload's headline throughput: committed transactions of one type per minute, under the
+/// name its specification gives it (TPC-C's NOTPM); the results carry it as is.
+pub use crate::results::Headline;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 
@@ -72,14 +75,6 @@ impl TxnType {
             role: role.into(),
         }
     }
-}
-
-/// A workload's headline throughput: committed transactions of one type per minute, under the
-/// name its specification gives it (TPC-C's NOTPM).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Headline {
-    pub label: String,
-    pub txn_type: String,
 }
 
 /// The verdict on one consistency condition of `tidebench check`.
