@@ -129,6 +129,62 @@ pub fn permitted(seed: u64, ca_id: u64) -> Vec<u64> {
     people
 }
 
+/// Tax status of account `ca_id` (CA_TAX_ST): 0 non-taxable (20 %), 1 taxable with
+/// withholding (50 %), 2 taxable (30 %) (tpce.md §6). Trade-Result taxes profitable sells of
+/// accounts whose status is not 0.
+pub fn account_tax_status(seed: u64, ca_id: u64) -> u8 {
+    match Entity::new(seed, Tag::AccountInfo, ca_id).percent(0) {
+        1..=20 => 0,
+        21..=70 => 1,
+        _ => 2,
+    }
+}
+
+/// The two tax rates of customer `c_id` (CUSTOMER_TAXRATE) as indexes into
+/// [`super::gen::catalog::taxrate`]: one country rate and one division rate.
+pub fn customer_taxrates(seed: u64, c_id: u64) -> [usize; 2] {
+    use super::gen::catalog::{COUNTRY_TAXRATES, DIVISION_TAXRATES};
+    let e = Entity::new(seed, Tag::CustomerInfo, c_id);
+    // Most customers live in the first few countries, as a real brokerage's would.
+    let country = if e.chance(0, 80) {
+        e.range(1, 0, 3)
+    } else {
+        e.range(1, 4, COUNTRY_TAXRATES as i64 - 1)
+    };
+    let division = COUNTRY_TAXRATES as i64 + e.range(2, 0, DIVISION_TAXRATES as i64 - 1);
+    [country as usize, division as usize]
+}
+
+/// The bounds of the number of securities an account trades, by tier: at most 18
+/// (tpce.md §2.5, "Securities per account: bounded by tier …, max 18").
+fn security_bounds(tier: Tier) -> (i64, i64) {
+    match tier {
+        Tier::One => (6, 10),
+        Tier::Two => (7, 14),
+        Tier::Three => (10, 18),
+    }
+}
+
+/// The securities (indexes, from 1) account `ca_id` trades, distinct, among `securities` in
+/// all: the initial trades buy and sell only these, and a run's Trade-Order picks among them,
+/// so sells mostly find a holding (tpce.md §6 item 3).
+pub fn account_securities(seed: u64, ca_id: u64, securities: u64) -> Vec<u64> {
+    let (c_id, _) = account_slot(ca_id);
+    let (lo, hi) = security_bounds(tier(seed, c_id));
+    let e = Entity::new(seed, Tag::Holding, ca_id);
+    let n = (e.range(0, lo, hi) as u64).min(securities);
+    let mut out: Vec<u64> = Vec::with_capacity(n as usize);
+    let mut field = 1;
+    while (out.len() as u64) < n {
+        let s = e.range(field, 1, securities as i64) as u64;
+        field += 1;
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;

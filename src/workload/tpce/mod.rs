@@ -17,6 +17,8 @@
 //! code and data lists are not used (tpce.md §6, License): every list here is our own.
 
 pub mod customer;
+pub mod gen;
+pub mod inputs;
 pub mod names;
 pub mod price;
 pub mod rng;

@@ -28,6 +28,17 @@ pub enum Tag {
     CompanyName = 12,
     Symbol = 13,
     BrokerName = 14,
+    /// Which securities an account trades.
+    Holding = 15,
+    /// The simulated initial trades.
+    Trade = 16,
+    /// DAILY_MARKET, FINANCIAL and other market rows.
+    Market = 17,
+    News = 18,
+    /// Account attributes other than the broker (tax status, balance, name).
+    AccountInfo = 19,
+    /// Customer attributes other than names (birth date, phones, tax rates, address).
+    CustomerInfo = 20,
 }
 
 /// SplitMix64's output function (Steele, Lea, Flood 2014): a bijection on u64 whose output
