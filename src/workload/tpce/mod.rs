@@ -18,6 +18,7 @@
 
 pub mod customer;
 pub mod gen;
+pub mod txn;
 pub mod inputs;
 pub mod names;
 pub mod price;

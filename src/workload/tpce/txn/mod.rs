@@ -1,0 +1,80 @@
+//! The ten SUT transactions of `tpce` (tpce.md §3): the customer emulator's eight, which a
+//! client's deck draws, and Trade-Result and Market-Feed, which the market exchange emulator
+//! (issue 12) calls with explicit inputs.
+//!
+//! Every transaction module has the same shape:
+//!
+//! - `Args`: the transaction's inputs, drawn once and replayed on retry;
+//! - `draw(inputs, rng) -> Args` for the customer types (tpce.md §3.2's input rules), while
+//!   Trade-Result and Market-Feed take their inputs from the caller;
+//! - `run(conn, protocol, args, procedures) -> Result<Outcome, pgwire::Error>`: one server
+//!   transaction at the isolation level of §3.1 (read committed for the reads, repeatable read
+//!   for Trade-Order, Trade-Update and Market-Feed, serializable for Trade-Result), either as
+//!   client-side prepared SQL or, with `procedures`, as a call of the PL/pgSQL function that
+//!   `prepare` installs (`procedures/*.sql`). Both back ends return the same rows.
+//!
+//! Serialization failures and deadlocks (40001/40P01) come back as errors; the driver retries
+//! them with the same `Args` under `--max-tries`.
+
+pub mod broker_volume;
+pub mod customer_position;
+pub mod history;
+pub mod market_feed;
+pub mod market_watch;
+pub mod security_detail;
+pub mod trade_lookup;
+pub mod trade_order;
+pub mod trade_result;
+pub mod trade_status;
+pub mod trade_update;
+
+use crate::workload::TxnEnd;
+
+/// How a transaction ended and what it returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub end: TxnEnd,
+    /// The rows the transaction's frames returned, as each module's doc defines them (e.g.
+    /// Trade-Status: the trades listed, at most 50); tests compare it with the data.
+    pub rows: u64,
+    /// Orders for the market exchange emulator: the order a committed Trade-Order submitted,
+    /// or the requests a Market-Feed triggered.
+    pub orders: Vec<Order>,
+}
+
+impl Outcome {
+    pub fn committed(rows: u64) -> Outcome {
+        Outcome {
+            end: TxnEnd::Committed,
+            rows,
+            orders: Vec::new(),
+        }
+    }
+}
+
+/// An order handed to the market: what the emulator needs to schedule its Trade-Result or
+/// arm its trigger (tpce.md §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Order {
+    pub t_id: i64,
+    pub symbol: String,
+    /// Trade type id (TMB, TMS, TSL, TLS, TLB).
+    pub tt_id: String,
+    pub qty: i64,
+    /// Bid (limit) price in cents; for a market order the price it was estimated at.
+    pub bid_cents: i64,
+    /// True when the order waits for its price (status PNDG, a TRADE_REQUEST row).
+    pub pending: bool,
+}
+
+/// The error for data a transaction needs and did not find: counted as failed ("other"),
+/// never as a rollback.
+pub fn missing(what: String) -> pgwire::Error {
+    pgwire::Error {
+        kind: pgwire::ErrorKind::Db {
+            sqlstate: *b"02000",
+            severity: "ERROR".into(),
+            message: what,
+        },
+    }
+}
