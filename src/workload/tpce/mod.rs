@@ -18,9 +18,9 @@
 
 pub mod customer;
 pub mod gen;
-pub mod txn;
 pub mod inputs;
 pub mod names;
 pub mod price;
 pub mod rng;
 pub mod scale;
+pub mod txn;

@@ -129,6 +129,20 @@ impl MarketMs {
     }
 }
 
+/// When the initial trades stop being submitted: `trade_days` trading days after the start.
+/// Orders still open then complete within the 15 minutes after (tpce.md §6, "15 extra minutes
+/// are appended for orders pending at the end"), so a run's market time starts at
+/// [`run_start`].
+pub fn initial_trades_end(trade_days: u32) -> MarketMs {
+    MarketMs(i64::from(trade_days) * TRADE_DAY_MS)
+}
+
+/// The market time a run starts at: the end of the initial trades plus the 15 minutes in
+/// which their last orders complete.
+pub fn run_start(trade_days: u32) -> MarketMs {
+    initial_trades_end(trade_days).plus_ms(15 * 60_000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,6 +75,39 @@ pub fn trade_index(k: u64, lu: u64, lus: u64) -> u64 {
     k * lus + lu
 }
 
+/// Securities per load unit beyond one common issue per company: these companies (every other
+/// one of the unit's first 370) also have a preferred issue, so 500 companies list 685
+/// securities (tpce.md §2.3).
+const PREFERRED_PER_LU: u64 = SECURITIES_PER_LU - COMPANIES_PER_LU;
+
+/// The company (CO_ID) and issue (S_ISSUE) of security index `s_id`: a unit's first 500
+/// securities are its companies' common stock, the other 185 preferred stock of every other
+/// company.
+pub fn security_company(s_id: u64) -> (u64, &'static str) {
+    let i = s_id - 1;
+    let (lu, k) = (i / SECURITIES_PER_LU, i % SECURITIES_PER_LU);
+    let first = lu * COMPANIES_PER_LU + 1;
+    if k < COMPANIES_PER_LU {
+        (first + k, "COMMON")
+    } else {
+        (first + (k - COMPANIES_PER_LU) * 2, "PREF_A")
+    }
+}
+
+/// The inverse of [`security_company`]: the security index of `(co_id, issue)`, if listed.
+pub fn security_of(co_id: u64, issue: &str) -> Option<u64> {
+    let c = co_id.checked_sub(1)?;
+    let (lu, k) = (c / COMPANIES_PER_LU, c % COMPANIES_PER_LU);
+    let first = lu * SECURITIES_PER_LU + 1;
+    match issue {
+        "COMMON" => Some(first + k),
+        "PREF_A" if k % 2 == 0 && k / 2 < PREFERRED_PER_LU => {
+            Some(first + COMPANIES_PER_LU + k / 2)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +120,19 @@ mod tests {
         assert_eq!(company_address(500), 1504);
         assert_eq!(customer_address(1001), 1505);
         assert_eq!(company_address(501), 2505);
+    }
+
+    #[test]
+    fn securities_map_to_companies_of_their_unit_and_back() {
+        let mut preferred = 0;
+        for s in 1..=2 * SECURITIES_PER_LU {
+            let (co, issue) = security_company(s);
+            assert_eq!((co - 1) / COMPANIES_PER_LU, (s - 1) / SECURITIES_PER_LU);
+            assert_eq!(security_of(co, issue), Some(s), "{s}");
+            preferred += u64::from(issue == "PREF_A");
+        }
+        assert_eq!(preferred, 2 * PREFERRED_PER_LU);
+        assert_eq!(security_of(2, "PREF_A"), None);
     }
 
     #[test]

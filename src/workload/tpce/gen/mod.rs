@@ -137,6 +137,28 @@ impl Table {
     }
 }
 
+/// The number of columns of `table` in `schema.sql`: tests compare every generated row with it.
+pub fn columns(table: Table) -> usize {
+    let schema = include_str!("../schema.sql");
+    let create = format!("CREATE TABLE {} (", table.name());
+    let body = schema
+        .split_once(&create)
+        .and_then(|(_, rest)| rest.split_once("\n);"))
+        .map_or("", |(body, _)| body);
+    body.lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+/// Asserts that every row of `batch` has the column count of its table (for tests).
+pub fn assert_rows_fit_schema(batch: &Batch) {
+    for (table, text) in &batch.tables {
+        let want = columns(*table);
+        for line in text.lines() {
+            let got = line.split('\t').count();
+            assert_eq!(got, want, "{}: {line}", table.name());
+        }
+    }
+}
+
 /// A piece of load work: a loader session takes one, generates its batches and COPYs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -363,6 +385,13 @@ mod tests {
         assert_eq!(b.rows(), 2);
         assert_eq!(fixed_text(7, 2), "0.07");
         assert_eq!(fixed_text(-300, 2), "-3.00");
+    }
+
+    #[test]
+    fn column_counts_come_from_the_schema() {
+        assert_eq!(columns(Table::Trade), 15);
+        assert_eq!(columns(Table::Sector), 2);
+        assert_eq!(columns(Table::Customer), 24);
     }
 
     #[test]
