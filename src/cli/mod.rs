@@ -17,7 +17,7 @@ pub use args::{Cli, Command};
 pub use error::CliError;
 pub use workload_args::WorkloadFlags;
 
-use crate::config;
+use crate::config::{self, Catalog as _};
 use crate::driver::Stop;
 use crate::event::Sink;
 use crate::instance::Home;
@@ -125,14 +125,19 @@ fn prepare_plans(
             args.target.as_deref(),
             args.jobs,
             args.force,
+            &flags.options,
             cores(),
             &Registry,
         )?;
         return Ok(vec![plan]);
     }
-    if workload.is_some() || args.scale.is_some() || args.target.is_some() {
+    if workload.is_some()
+        || args.scale.is_some()
+        || args.target.is_some()
+        || !flags.options.is_empty()
+    {
         return Err(CliError::usage(
-            "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
+            "--workload, --scale, --target and workload options prepare one target; a run file or preset names its own groups and options",
         ));
     }
     let source = match (&args.config, &args.preset) {
@@ -153,12 +158,14 @@ fn prepare_plans(
                 if plans.iter().any(|p| p.target == *target) {
                     continue;
                 }
+                let info = Registry.get(g.workload.as_str()).map_err(CliError::usage)?;
                 plans.push(config::PreparePlan {
                     workload: g.workload.clone(),
                     scale: g.scale.unwrap_or(1),
                     target: target.clone(),
                     jobs,
                     force: args.force,
+                    options: config::load_options(info, &g.options.workload),
                 });
             }
         }

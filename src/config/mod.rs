@@ -485,6 +485,7 @@ pub fn validate_prepare(
     target: Option<&str>,
     jobs: Option<u32>,
     force: bool,
+    options: &OptionValues,
     cores: u32,
     catalog: &dyn Catalog,
 ) -> Result<PreparePlan, ConfigError> {
@@ -495,7 +496,12 @@ pub fn validate_prepare(
             families.join(", ")
         ))
     })?;
-    let workload = WorkloadName::new(catalog.get(workload).map_err(invalid)?.name());
+    let info = catalog.get(workload).map_err(invalid)?;
+    let options = load_options(
+        info,
+        &catalog::validate_options(catalog, info, options).map_err(invalid)?,
+    );
+    let workload = WorkloadName::new(info.name());
     let scale = scale.unwrap_or(1);
     if scale == 0 {
         return Err(ConfigError::Invalid(
@@ -523,7 +529,22 @@ pub fn validate_prepare(
         target,
         jobs,
         force,
+        options,
     })
+}
+
+/// The options of `resolved` that `workload`'s data depends on: what a load records.
+pub fn load_options(workload: &dyn WorkloadInfo, resolved: &OptionValues) -> OptionValues {
+    resolved
+        .iter()
+        .filter(|(k, _)| {
+            workload
+                .options()
+                .iter()
+                .any(|o| o.load && o.key == k.as_str())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// COPY sessions when `--jobs` is not given: half the cores, since the server's backends need the
