@@ -119,16 +119,15 @@ fn prepare_plans(
     let from_run = args.config.is_some() || args.preset.is_some();
     let workload = flags.shorthand.as_deref().or(args.workload.as_deref());
     if !from_run {
-        let plan = config::validate_prepare(
+        let request = config::PrepareRequest {
             workload,
-            args.scale,
-            args.target.as_deref(),
-            args.jobs,
-            args.force,
-            &flags.options,
-            cores(),
-            &Registry,
-        )?;
+            scale: args.scale,
+            target: args.target.as_deref(),
+            jobs: args.jobs,
+            force: args.force,
+            options: flags.options.clone(),
+        };
+        let plan = config::validate_prepare(&request, cores(), &Registry)?;
         return Ok(vec![plan]);
     }
     if workload.is_some()

@@ -478,17 +478,32 @@ fn single_group(
     Ok((vec![group], vec![phase]))
 }
 
+/// `prepare`'s settings as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct PrepareRequest<'a> {
+    pub workload: Option<&'a str>,
+    pub scale: Option<u32>,
+    pub target: Option<&'a str>,
+    pub jobs: Option<u32>,
+    pub force: bool,
+    /// Workload options the data depends on (`--trade-days`).
+    pub options: OptionValues,
+}
+
 /// Validates `prepare` settings.
 pub fn validate_prepare(
-    workload: Option<&str>,
-    scale: Option<u32>,
-    target: Option<&str>,
-    jobs: Option<u32>,
-    force: bool,
-    options: &OptionValues,
+    request: &PrepareRequest,
     cores: u32,
     catalog: &dyn Catalog,
 ) -> Result<PreparePlan, ConfigError> {
+    let PrepareRequest {
+        workload,
+        scale,
+        target,
+        jobs,
+        force,
+        ref options,
+    } = *request;
     let workload = workload.ok_or_else(|| {
         let families: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
         ConfigError::Invalid(format!(
