@@ -17,6 +17,7 @@ mod load_lock;
 pub mod pgbench;
 pub mod probe;
 pub mod registry;
+pub mod staging;
 pub mod tpcc;
 pub mod tpce;
 
