@@ -36,7 +36,8 @@ pub fn table(rules: &[RuleCheck]) -> Option<String> {
         let p90 = r.p90_ms.map_or("-".into(), |v| format!("{v:.3}"));
         let limit = r.p90_limit_ms.map_or("-".into(), |l| {
             let word = if r.exceeded { "EXCEEDS" } else { "&le;" };
-            format!("{word} {}", esc(&limit_text(l)))
+            let mark = if r.limit_unverified { "?" } else { "" };
+            format!("{word} {}{mark}", esc(&limit_text(l)))
         });
         let minimum = r.min_share_pct.map_or("-".into(), |m| {
             let word = if r.below_minimum { "below" } else { "&ge;" };
@@ -51,6 +52,9 @@ pub fn table(rules: &[RuleCheck]) -> Option<String> {
         );
     }
     p.push_str("</table>\n");
+    if rules.iter().any(|r| r.limit_unverified) {
+        let _ = writeln!(p, "<p>{}</p>", esc(crate::results::rules::UNVERIFIED_NOTE));
+    }
     Some(p)
 }
 

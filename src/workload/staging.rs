@@ -190,6 +190,39 @@ pub async fn run_parallel(
     Ok(())
 }
 
+/// CopyData message size, as pgbench's loader uses.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// COPYs `text` (rows in COPY's text format) into `table` on `client`.
+pub async fn copy_text(
+    client: &Client,
+    target: &ResolvedTarget,
+    table: &str,
+    text: String,
+) -> Result<u64, WorkloadError> {
+    use futures_util::SinkExt;
+
+    let what = format!("loading {table}");
+    let sink = client
+        .copy_in::<_, bytes::Bytes>(&format!("COPY {table} FROM STDIN"))
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    let mut sink = Box::pin(sink);
+    let all = bytes::Bytes::from(text.into_bytes());
+    let mut at = 0;
+    while at < all.len() {
+        let end = (at + CHUNK_BYTES).min(all.len());
+        sink.feed(all.slice(at..end))
+            .await
+            .map_err(|e| db_error(target, &what, &e))?;
+        at = end;
+    }
+    sink.as_mut()
+        .finish()
+        .await
+        .map_err(|e| db_error(target, &what, &e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
