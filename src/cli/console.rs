@@ -266,6 +266,7 @@ mod tests {
             share_pct: share,
             min_share_pct: min,
             below_minimum: min.is_some_and(|m| share < m),
+            limit_unverified: false,
         };
         s.type_rules = vec![
             rule("new_order", 12.5, 5000.0, 50.0, None),

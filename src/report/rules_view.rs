@@ -71,7 +71,18 @@ mod tests {
             share_pct: if below { 2.5 } else { 45.0 },
             min_share_pct: Some(43.0),
             below_minimum: below,
+            limit_unverified: false,
         }
+    }
+
+    #[test]
+    fn unverified_limits_are_marked_and_explained() {
+        let mut r = check("trade_status", false, false);
+        assert!(!table(&[r.clone()]).unwrap().contains('?'));
+        r.limit_unverified = true;
+        let html = table(&[r]).unwrap();
+        assert!(html.contains("5 s?"), "{html}");
+        assert!(html.contains("not verified"), "{html}");
     }
 
     #[test]
