@@ -20,6 +20,7 @@ pub mod customer;
 pub mod gen;
 pub mod inputs;
 pub mod loader;
+pub mod mix;
 pub mod names;
 pub mod price;
 pub mod procedures;
