@@ -13,7 +13,7 @@
 //!
 //! Trades are spread over the units round-robin ([`crate::workload::tpce::gen::ids`]), so T_IDs
 //! are in submission order over the whole database while each unit simulates only its own
-//! customers, whose accounts only trade with each other's unit's brokers.
+//! customers, whose accounts all have brokers of the same unit.
 
 mod book;
 pub mod lots;

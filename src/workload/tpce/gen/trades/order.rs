@@ -208,6 +208,8 @@ pub fn draw(seed: u64, scale: &Scale, index: u64, book: &mut impl Book) -> Loade
 pub struct Direct {
     seed: u64,
     securities: u64,
+    /// The last account whose securities were computed, and those securities.
+    held_by: u64,
     held: Vec<u64>,
     people: Vec<u64>,
 }
@@ -217,6 +219,7 @@ impl Direct {
         Direct {
             seed,
             securities: scale.securities(),
+            held_by: 0,
             held: Vec::new(),
             people: Vec::new(),
         }
@@ -229,7 +232,10 @@ impl Book for Direct {
     }
 
     fn securities(&mut self, ca_id: u64) -> &[u64] {
-        self.held = account_securities(self.seed, ca_id, self.securities);
+        if self.held_by != ca_id {
+            self.held = account_securities(self.seed, ca_id, self.securities);
+            self.held_by = ca_id;
+        }
         &self.held
     }
 
@@ -239,7 +245,7 @@ impl Book for Direct {
     }
 
     fn curve(&mut self, ca_id: u64, slot: usize) -> Curve {
-        let s_id = account_securities(self.seed, ca_id, self.securities)[slot];
+        let s_id = self.securities(ca_id)[slot];
         Curve::for_security(self.seed, s_id)
     }
 }
