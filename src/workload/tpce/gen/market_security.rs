@@ -179,7 +179,8 @@ pub fn dividend(seed: u64, s_id: u64) -> i64 {
 }
 
 /// LAST_TRADE of security `s_id`: the price curve at the run's start and at the start of
-/// that trading day, and the shares traded since the open.
+/// that trading day, and the shares traded since the open. The run starts 15 minutes into
+/// the day, exactly one 900 s period of the curve, so the two prices are equal.
 pub fn last_trade(seed: u64, scale: &Scale, s_id: u64) -> LastTrade {
     let curve = Curve::for_security(seed, s_id);
     let dts = clock::run_start(scale.trade_days());
