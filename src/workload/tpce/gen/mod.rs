@@ -16,6 +16,10 @@ pub mod customers;
 pub mod fixed;
 pub mod ids;
 pub mod market;
+pub mod market_company;
+pub mod market_financial;
+pub mod market_news;
+pub mod market_security;
 pub mod trades;
 
 use std::fmt::Write as _;
