@@ -16,3 +16,4 @@ mod support;
 mod tpcc;
 mod tpcc_procedures;
 mod tpce;
+mod tpce_check_fixture;

@@ -16,6 +16,7 @@
 //! Still to come: the schema, the loader, the market emulator and the transactions. EGen's
 //! code and data lists are not used (tpce.md §6, License): every list here is our own.
 
+pub mod check;
 pub mod customer;
 pub mod gen;
 pub mod inputs;

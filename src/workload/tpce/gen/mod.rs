@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod clock;
 pub mod customers;
+pub mod customers_profile;
 pub mod fixed;
 pub mod ids;
 pub mod market;
