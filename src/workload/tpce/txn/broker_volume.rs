@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn the_function_runs_the_statement() {
-        assert_function_runs(FUNCTION, VOLUME.sql);
+        assert_function_runs(FUNCTION, VOLUME.sql, "b.b_name, sum(");
         assert!(CALL.sql.contains("tpce_broker_volume("));
     }
 }

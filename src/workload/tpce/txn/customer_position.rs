@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn the_function_runs_the_statement() {
-        assert_function_runs(FUNCTION, POSITION.sql);
+        assert_function_runs(FUNCTION, POSITION.sql, "c.c_id, c.c_st_id");
         // The counts `run` reads: accounts at column 23, history rows at 25.
         let cols = output_columns(POSITION.sql, "c.c_id, c.c_st_id");
         assert!(cols[23].ends_with("AS accounts"), "{}", cols[23]);

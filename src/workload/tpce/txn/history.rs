@@ -76,7 +76,8 @@ pub fn end_time(inputs: &Inputs) -> MarketMs {
     run_start(inputs.scale().trade_days())
 }
 
-/// The index of the share `percent` falls in: `pick(37, &[30, 30, 30, 10])` is 1.
+/// The index of the share `percent` (1..=100) falls in: `share_index(37, &[30, 30, 30, 10])`
+/// is 1.
 pub fn share_index(percent: u32, shares: &[u32]) -> usize {
     let mut upto = 0;
     for (i, share) in shares.iter().enumerate() {
@@ -204,9 +205,10 @@ pub(crate) mod tests {
 
     pub(crate) const READS_SQL: &str = include_str!("../procedures/reads.sql");
 
-    /// Asserts that `reads.sql` defines `function` (a `name(types)` signature) and that its
-    /// body holds `sql`.
-    pub(crate) fn assert_function_runs(function: &str, sql: &str) {
+    /// Asserts that `reads.sql` defines `function` (a `name(types)` signature), that its body
+    /// holds `sql`, and that its result columns are the statement's, by name and in order
+    /// (`first` is the text of the statement's first output column).
+    pub(crate) fn assert_function_runs(function: &str, sql: &str, first: &str) {
         let (name, _) = function.split_once('(').unwrap();
         let all = squeezed(READS_SQL);
         let head = format!("CREATE OR REPLACE FUNCTION {function}");
@@ -220,6 +222,23 @@ pub(crate) mod tests {
             "{name} does not run its client-side statement:\n{}",
             squeezed(sql)
         );
+        let declared: Vec<&str> = body
+            .split_once("RETURNS TABLE ( ")
+            .and_then(|(_, rest)| rest.split_once(" ) LANGUAGE"))
+            .map(|(cols, _)| {
+                cols.split(", ")
+                    .filter_map(|c| c.split(' ').next())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let returned: Vec<String> = output_columns(sql, first)
+            .iter()
+            .map(|c| match c.rsplit_once(" AS ") {
+                Some((_, alias)) => alias.to_string(),
+                None => c.rsplit('.').next().unwrap_or(c).to_string(),
+            })
+            .collect();
+        assert_eq!(declared, returned, "{name}: result columns");
     }
 
     /// The output columns of the outer SELECT of `sql`, which starts at the last occurrence of

@@ -260,6 +260,6 @@ mod tests {
 
     #[test]
     fn the_function_runs_the_statement() {
-        assert_function_runs(FUNCTION, WATCH.sql);
+        assert_function_runs(FUNCTION, WATCH.sql, "count(*) AS priced");
     }
 }

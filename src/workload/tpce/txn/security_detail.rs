@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn the_function_runs_the_statement() {
-        assert_function_runs(FUNCTION, DETAIL.sql);
+        assert_function_runs(FUNCTION, DETAIL.sql, "s.s_name, co.co_id");
         let cols = output_columns(DETAIL.sql, "s.s_name, co.co_id");
         assert_eq!(cols.len(), 45);
         for (col, name) in COUNT_COLUMNS.iter().zip(["financials", "days", "news"]) {

@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn the_function_runs_the_statement() {
-        assert_function_runs(FUNCTION, STATUS.sql);
+        assert_function_runs(FUNCTION, STATUS.sql, "c.c_l_name, c.c_f_name");
         let cols = output_columns(STATUS.sql, "c.c_l_name, c.c_f_name");
         assert_eq!(cols[T_ID_COLUMN], "t.t_id");
         assert!(STATUS.sql.contains(&format!("LIMIT {MAX_TRADES})")));

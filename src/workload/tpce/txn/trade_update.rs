@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn the_functions_run_the_statements() {
         for (function, stmt) in FUNCTIONS.iter().zip([&BY_ID, &BY_ACCOUNT, &BY_SYMBOL]) {
-            assert_function_runs(function, stmt.sql);
+            assert_function_runs(function, stmt.sql, "t.t_id, t.t_ca_id");
             // Rows are locked in key order before they change.
             assert!(stmt.sql.contains("FOR UPDATE), u AS (UPDATE"));
         }
