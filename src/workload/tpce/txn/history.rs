@@ -7,7 +7,7 @@
 //! - [`trade_ids`]: 20 distinct loaded trade ids, NU(A = 65535, s = 7) over the loaded ids;
 //! - [`start_time`]: a start of market time, NU(A = 4095, s = 16), backed off from the end of
 //!   the initial trades by 32 h (frame 2), 200 min (frame 3) or 500 min (Trade-Lookup frame 4);
-//! - [`end_time`]: the completion of the last initial trade, the end of every window;
+//! - [`end_time`]: the end of every window, when the last initial trades have completed;
 //! - `listed_trades!`: the SQL that lists trades with their settlement, cash transaction and
 //!   first three history rows, optionally after an update of the same statement.
 

@@ -20,7 +20,7 @@ use crate::workload::Rng;
 
 /// DAILY_MARKET rows asked for (tpce.md §3.2).
 pub const DAYS: (i64, i64) = (5, 20);
-/// Percent of calls that read the news body.
+/// Share of calls that read the news body (1 %, tpce.md §3.2).
 pub const LOB_SHARE: f64 = 0.01;
 
 pub const BEGIN: Statement = Statement {
