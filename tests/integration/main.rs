@@ -15,3 +15,4 @@ mod sampler;
 mod support;
 mod tpcc;
 mod tpcc_procedures;
+mod tpce_trades_fixture;
