@@ -20,6 +20,8 @@ use tidebench::workload::TxnEnd;
 
 use crate::support::{self, block_on, psql};
 
+mod busy;
+
 const SCHEMA: &str = include_str!("../../src/workload/tpce/schema.sql");
 const PROCEDURES: &str = include_str!("../../src/workload/tpce/procedures/trades.sql");
 
@@ -27,6 +29,15 @@ const PROCEDURES: &str = include_str!("../../src/workload/tpce/procedures/trades
 const ALMA: (i64, &str, &str, &str, i64) = (1, "Alma", "Kestrel", "AK-0000-0000-0001", 2);
 const BREN: (i64, &str, &str, &str, i64) = (2, "Bren", "Holt", "BH-0000-0000-0002", 1);
 const CAL: (i64, &str, &str, &str, i64) = (3, "Cal", "Dunn", "CD-0000-0000-0003", 3);
+
+/// The schema, the trade-id sequence, the functions and the fixture's rows.
+fn setup_sql() -> String {
+    format!(
+        "{SCHEMA}\nCREATE SEQUENCE t_id_seq START 1000000;\n{PROCEDURES}\n{}{}",
+        fixed_rows(),
+        hand_rows()
+    )
+}
 
 /// TRADE_TYPE, STATUS_TYPE, CHARGE and COMMISSION_RATE from the catalog the loader uses.
 fn fixed_rows() -> String {
@@ -519,11 +530,7 @@ fn settled_commits(inst: &Instance, db: &str, want: Option<i64>) -> i64 {
 fn tpce_trade_flow_on_a_fixture_matches_on_both_back_ends() {
     let home = support::temp_home();
     let inst = support::start_instance(&home, "tpcetr");
-    let setup = format!(
-        "{SCHEMA}\nCREATE SEQUENCE t_id_seq START 1000000;\n{PROCEDURES}\n{}{}",
-        fixed_rows(),
-        hand_rows()
-    );
+    let setup = setup_sql();
     let backends = [
         ("fx_prepared", false, Protocol::Prepared),
         ("fx_simple", false, Protocol::Simple),
@@ -534,6 +541,14 @@ fn tpce_trade_flow_on_a_fixture_matches_on_both_back_ends() {
     for (db, procedures, protocol) in backends {
         psql(&inst, DEFAULT_DBNAME, &format!("CREATE DATABASE {db}"));
         psql(&inst, db, &setup);
+        for f in [
+            trade_order::FUNCTION,
+            trade_result::FUNCTION,
+            market_feed::FUNCTION,
+        ] {
+            let sql = format!("SELECT to_regprocedure('{f}') IS NOT NULL");
+            assert_eq!(psql(&inst, db, &sql), "t", "{f}");
+        }
         let before = settled_commits(&inst, db, None);
         let (committed, rolled_back, reads) = block_on(async {
             let conn = Connection::connect(&inst.connect_params(db)).await.unwrap();

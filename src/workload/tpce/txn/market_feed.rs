@@ -139,3 +139,45 @@ pub async fn run(
         orders,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{trade_order, trade_result};
+    use super::*;
+
+    #[test]
+    fn statement_names_are_unique_and_prefixed() {
+        let all = [
+            BEGIN,
+            FEED,
+            COMMIT,
+            CALL,
+            trade_order::BEGIN,
+            trade_order::READ,
+            trade_order::INSERT,
+            trade_order::COMMIT,
+            trade_order::ROLLBACK,
+            trade_order::CALL,
+            trade_result::BEGIN,
+            trade_result::READ,
+            trade_result::WRITE,
+            trade_result::COMMIT,
+            trade_result::CALL,
+        ];
+        let mut names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert!(names.iter().all(|n| n.starts_with("tpce_")));
+    }
+
+    #[test]
+    fn every_function_is_defined_in_trades_sql() {
+        let sql = include_str!("../procedures/trades.sql");
+        for f in [FUNCTION, trade_order::FUNCTION, trade_result::FUNCTION] {
+            let name = f.split('(').next().unwrap_or_default();
+            let create = format!("CREATE OR REPLACE FUNCTION {name}(");
+            assert!(sql.contains(&create), "{create}");
+        }
+    }
+}

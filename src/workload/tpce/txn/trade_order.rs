@@ -23,6 +23,7 @@
 //! order a commit submits. A missing account, security, LAST_TRADE, CHARGE or COMMISSION_RATE
 //! row is a [`missing`] error.
 
+mod call;
 mod draw;
 
 pub use draw::{draw, SecurityKey};
@@ -188,7 +189,7 @@ pub async fn run_with_estimate(
 ) -> Result<(Outcome, Option<Estimate>), pgwire::Error> {
     conn.execute(protocol, &BEGIN, &[]).await?;
     let entered = if procedures {
-        call(conn, protocol, args).await?
+        call::call(conn, protocol, args).await?
     } else {
         enter(conn, protocol, args).await?
     };
@@ -356,58 +357,5 @@ async fn enter(
         bid_cents: requested,
         pending: !is_market,
         estimate,
-    }))
-}
-
-/// Frames 1–4 as `tpce_trade_order`; `None` when it reports an unauthorized executor.
-async fn call(
-    conn: &mut Connection,
-    protocol: Protocol,
-    a: &Args,
-) -> Result<Option<Entered>, pgwire::Error> {
-    let bad = |what: &str| missing(format!("trade-order on account {}: {what}", a.ca_id));
-    let [symbol, co_name, issue] = security_params(&a.security);
-    let limit = a.limit_cents.map(money);
-    let r = conn
-        .execute(
-            protocol,
-            &CALL,
-            &[
-                Param::Int(a.ca_id),
-                Param::Text(&a.exec_f_name),
-                Param::Text(&a.exec_l_name),
-                Param::Text(&a.exec_tax_id),
-                symbol,
-                co_name,
-                issue,
-                Param::Text(a.tt_id),
-                Param::Int(a.qty),
-                limit.as_deref().map_or(Param::Null, Param::Text),
-                Param::Text(bool_text(a.is_lifo)),
-                Param::Text(bool_text(!a.is_margin)),
-            ],
-        )
-        .await?;
-    if r.get_str(0, 0) == Some("unauthorized") {
-        return Ok(None);
-    }
-    let money_at = |col: usize| r.get_str(0, col).and_then(cents);
-    let value = |col: usize| money_at(col).ok_or_else(|| bad("the function returned no estimate"));
-    Ok(Some(Entered {
-        t_id: r
-            .get_i64(0, 1)
-            .ok_or_else(|| bad("the function returned no trade"))?,
-        symbol: r.get_str(0, 2).unwrap_or_default().to_string(),
-        bid_cents: value(3)?,
-        pending: r.get_str(0, 0) == Some("PNDG"),
-        estimate: Estimate {
-            lots: r.get_i64(0, 4).unwrap_or(0) as u64,
-            buy_value_cents: value(5)?,
-            sell_value_cents: value(6)?,
-            tax_cents: value(7)?,
-            commission_cents: value(8)?,
-            charge_cents: value(9)?,
-            assets_cents: money_at(10),
-        },
     }))
 }
