@@ -273,8 +273,8 @@ where
 fn from_matches(matches: &ArgMatches) -> Result<(Cli, WorkloadFlags), clap::Error> {
     let cli = Cli::from_arg_matches(matches)?;
     let flags = match matches.subcommand() {
-        Some(("run", sub)) => workload_args::read(sub, true),
-        Some(("prepare", sub)) => workload_args::read(sub, false),
+        Some(("run", sub)) => workload_args::read(sub, true, false),
+        Some(("prepare", sub)) => workload_args::read(sub, true, true),
         _ => WorkloadFlags {
             shorthand: None,
             options: OptionValues::new(),

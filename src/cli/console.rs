@@ -168,7 +168,10 @@ fn rules_table(rules: &[RuleCheck]) -> String {
     );
     for r in rules {
         let limit = r.p90_limit_ms.map_or("-".to_string(), |l| {
-            let l = crate::report::rules_view::limit_text(l);
+            let mut l = crate::report::rules_view::limit_text(l);
+            if r.limit_unverified {
+                l.push('?');
+            }
             if r.exceeded {
                 format!("EXCEEDS {l}")
             } else {
@@ -189,6 +192,10 @@ fn rules_table(rules: &[RuleCheck]) -> String {
             r.p90_ms.map_or("-".to_string(), |p| format!("{p:.3}")),
             r.share_pct
         );
+    }
+    if rules.iter().any(|r| r.limit_unverified) {
+        out.push_str(crate::results::rules::UNVERIFIED_NOTE);
+        out.push('\n');
     }
     out
 }
@@ -259,6 +266,7 @@ mod tests {
             share_pct: share,
             min_share_pct: min,
             below_minimum: min.is_some_and(|m| share < m),
+            limit_unverified: false,
         };
         s.type_rules = vec![
             rule("new_order", 12.5, 5000.0, 50.0, None),

@@ -17,7 +17,7 @@ pub use args::{Cli, Command};
 pub use error::CliError;
 pub use workload_args::WorkloadFlags;
 
-use crate::config;
+use crate::config::{self, Catalog as _};
 use crate::driver::Stop;
 use crate::event::Sink;
 use crate::instance::Home;
@@ -119,20 +119,24 @@ fn prepare_plans(
     let from_run = args.config.is_some() || args.preset.is_some();
     let workload = flags.shorthand.as_deref().or(args.workload.as_deref());
     if !from_run {
-        let plan = config::validate_prepare(
+        let request = config::PrepareRequest {
             workload,
-            args.scale,
-            args.target.as_deref(),
-            args.jobs,
-            args.force,
-            cores(),
-            &Registry,
-        )?;
+            scale: args.scale,
+            target: args.target.as_deref(),
+            jobs: args.jobs,
+            force: args.force,
+            options: flags.options.clone(),
+        };
+        let plan = config::validate_prepare(&request, cores(), &Registry)?;
         return Ok(vec![plan]);
     }
-    if workload.is_some() || args.scale.is_some() || args.target.is_some() {
+    if workload.is_some()
+        || args.scale.is_some()
+        || args.target.is_some()
+        || !flags.options.is_empty()
+    {
         return Err(CliError::usage(
-            "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
+            "--workload, --scale, --target and workload options prepare one target; a run file or preset names its own groups and options",
         ));
     }
     let source = match (&args.config, &args.preset) {
@@ -153,12 +157,14 @@ fn prepare_plans(
                 if plans.iter().any(|p| p.target == *target) {
                     continue;
                 }
+                let info = Registry.get(g.workload.as_str()).map_err(CliError::usage)?;
                 plans.push(config::PreparePlan {
                     workload: g.workload.clone(),
                     scale: g.scale.unwrap_or(1),
                     target: target.clone(),
                     jobs,
                     force: args.force,
+                    options: config::load_options(info, &g.options.workload),
                 });
             }
         }

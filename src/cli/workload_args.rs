@@ -22,8 +22,8 @@ const HEADING: &str = "Workload options";
 
 /// Adds the workloads' flags to `run`, `prepare` and `check`.
 pub fn add(cli: Command) -> Command {
-    cli.mut_subcommand("run", |c| options(workloads(c)))
-        .mut_subcommand("prepare", workloads)
+    cli.mut_subcommand("run", |c| options(workloads(c), false))
+        .mut_subcommand("prepare", |c| options(workloads(c), true))
         .mut_subcommand("check", |c| {
             let names: Vec<&str> = Registry::names();
             c.mut_arg("workload", |a| {
@@ -93,12 +93,13 @@ fn shorthand_id(workload: &str) -> String {
     format!("workload_shorthand_{workload}")
 }
 
-/// Every option some workload declares, once, under the "Workload options" heading.
-fn options(mut c: Command) -> Command {
+/// Every option some workload declares (only those the data depends on when `load_only`),
+/// once, under the "Workload options" heading.
+fn options(mut c: Command, load_only: bool) -> Command {
     let mut seen: Vec<&str> = Vec::new();
     for k in WORKLOADS {
         for o in k.options() {
-            if seen.contains(&o.key) {
+            if seen.contains(&o.key) || (load_only && !o.load) {
                 continue;
             }
             seen.push(o.key);
@@ -130,8 +131,9 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
     }
 }
 
-/// The workloads' flags in a parsed `run` (`with_options`) or `prepare`.
-pub fn read(m: &ArgMatches, with_options: bool) -> WorkloadFlags {
+/// The workloads' flags in a parsed `run` or `prepare` (`load_only`: the options the data
+/// depends on), or none (`with_options` false).
+pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlags {
     let shorthand = WORKLOADS
         .iter()
         .filter(|k| k.shorthand().is_some())
@@ -141,7 +143,7 @@ pub fn read(m: &ArgMatches, with_options: bool) -> WorkloadFlags {
     if with_options {
         for k in WORKLOADS {
             for o in k.options() {
-                if options.contains_key(o.key) {
+                if options.contains_key(o.key) || (load_only && !o.load) {
                     continue;
                 }
                 let value: Option<toml::Value> = match o.kind {

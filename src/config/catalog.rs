@@ -30,6 +30,9 @@ pub struct OptionSpec {
     pub key: &'static str,
     pub kind: OptionKind,
     pub help: &'static str,
+    /// The data depends on it: `prepare` takes it too, and a run with another value than the
+    /// load's is refused (TPC-E's initial trade days).
+    pub load: bool,
 }
 
 impl OptionSpec {

@@ -478,16 +478,32 @@ fn single_group(
     Ok((vec![group], vec![phase]))
 }
 
+/// `prepare`'s settings as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct PrepareRequest<'a> {
+    pub workload: Option<&'a str>,
+    pub scale: Option<u32>,
+    pub target: Option<&'a str>,
+    pub jobs: Option<u32>,
+    pub force: bool,
+    /// Workload options the data depends on (`--trade-days`).
+    pub options: OptionValues,
+}
+
 /// Validates `prepare` settings.
 pub fn validate_prepare(
-    workload: Option<&str>,
-    scale: Option<u32>,
-    target: Option<&str>,
-    jobs: Option<u32>,
-    force: bool,
+    request: &PrepareRequest,
     cores: u32,
     catalog: &dyn Catalog,
 ) -> Result<PreparePlan, ConfigError> {
+    let PrepareRequest {
+        workload,
+        scale,
+        target,
+        jobs,
+        force,
+        ref options,
+    } = *request;
     let workload = workload.ok_or_else(|| {
         let families: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
         ConfigError::Invalid(format!(
@@ -495,7 +511,12 @@ pub fn validate_prepare(
             families.join(", ")
         ))
     })?;
-    let workload = WorkloadName::new(catalog.get(workload).map_err(invalid)?.name());
+    let info = catalog.get(workload).map_err(invalid)?;
+    let options = load_options(
+        info,
+        &catalog::validate_options(catalog, info, options).map_err(invalid)?,
+    );
+    let workload = WorkloadName::new(info.name());
     let scale = scale.unwrap_or(1);
     if scale == 0 {
         return Err(ConfigError::Invalid(
@@ -523,7 +544,22 @@ pub fn validate_prepare(
         target,
         jobs,
         force,
+        options,
     })
+}
+
+/// The options of `resolved` that `workload`'s data depends on: what a load records.
+pub fn load_options(workload: &dyn WorkloadInfo, resolved: &OptionValues) -> OptionValues {
+    resolved
+        .iter()
+        .filter(|(k, _)| {
+            workload
+                .options()
+                .iter()
+                .any(|o| o.load && o.key == k.as_str())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// COPY sessions when `--jobs` is not given: half the cores, since the server's backends need the

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
+use super::catalog::OptionValues;
 use super::duration::serde_duration;
 use super::options::{GroupOptions, Isolation};
 use super::target::TargetSpec;
@@ -247,4 +248,6 @@ pub struct PreparePlan {
     pub jobs: u32,
     /// Drop and reload existing tables.
     pub force: bool,
+    /// The workload's options the data depends on (resolved, defaults filled in).
+    pub options: OptionValues,
 }

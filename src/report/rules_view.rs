@@ -36,7 +36,8 @@ pub fn table(rules: &[RuleCheck]) -> Option<String> {
         let p90 = r.p90_ms.map_or("-".into(), |v| format!("{v:.3}"));
         let limit = r.p90_limit_ms.map_or("-".into(), |l| {
             let word = if r.exceeded { "EXCEEDS" } else { "&le;" };
-            format!("{word} {}", esc(&limit_text(l)))
+            let mark = if r.limit_unverified { "?" } else { "" };
+            format!("{word} {}{mark}", esc(&limit_text(l)))
         });
         let minimum = r.min_share_pct.map_or("-".into(), |m| {
             let word = if r.below_minimum { "below" } else { "&ge;" };
@@ -51,6 +52,9 @@ pub fn table(rules: &[RuleCheck]) -> Option<String> {
         );
     }
     p.push_str("</table>\n");
+    if rules.iter().any(|r| r.limit_unverified) {
+        let _ = writeln!(p, "<p>{}</p>", esc(crate::results::rules::UNVERIFIED_NOTE));
+    }
     Some(p)
 }
 
@@ -67,7 +71,18 @@ mod tests {
             share_pct: if below { 2.5 } else { 45.0 },
             min_share_pct: Some(43.0),
             below_minimum: below,
+            limit_unverified: false,
         }
+    }
+
+    #[test]
+    fn unverified_limits_are_marked_and_explained() {
+        let mut r = check("trade_status", false, false);
+        assert!(!table(&[r.clone()]).unwrap().contains('?'));
+        r.limit_unverified = true;
+        let html = table(&[r]).unwrap();
+        assert!(html.contains("5 s?"), "{html}");
+        assert!(html.contains("not verified"), "{html}");
     }
 
     #[test]

@@ -580,11 +580,13 @@ pub mod tests {
         let mut facts = run(false);
         facts.type_rules = vec![
             TypeRule {
+                limit_unverified: false,
                 txn_type: "a".into(),
                 p90_limit: Some(Duration::from_secs(5)),
                 min_share_pct: None,
             },
             TypeRule {
+                limit_unverified: false,
                 txn_type: "b".into(),
                 p90_limit: Some(Duration::from_secs(20)),
                 min_share_pct: Some(4.0),

@@ -9,7 +9,7 @@ use crate::driver::layout::{GroupSlot, Layout, TargetSlot};
 use crate::driver::poll::PerMinute;
 use crate::metrics::{KeySpace, TargetKey};
 use crate::results::{Headline, TypeRule};
-use crate::workload::Workload;
+use crate::workload::{Loaded, Workload};
 
 use super::targets::Targets;
 use super::RunError;
@@ -31,15 +31,17 @@ pub struct Frame {
 pub fn build(
     plan: &RunPlan,
     targets: &Targets,
-    scales: &[u32],
+    readies: &[Loaded],
 ) -> Result<(Layout, Frame), RunError> {
     let workloads: Vec<Arc<dyn Workload>> = plan
         .groups
         .iter()
         .zip(&targets.kinds)
-        .zip(scales)
-        .map(|((g, kind), scale)| {
-            kind.build(*scale, &g.options.workload)
+        .zip(readies)
+        .map(|((g, kind), ready)| {
+            let mut options = g.options.workload.clone();
+            options.extend(ready.facts.clone());
+            kind.build(ready.scale, &options)
                 .map_err(|e| RunError::Config(format!("group '{}': {e}", g.name)))
         })
         .collect::<Result<_, _>>()?;

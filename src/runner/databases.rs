@@ -11,7 +11,7 @@ use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts};
 use crate::sampler::server::{self, XactCounters};
 use crate::target::ResolvedTarget;
-use crate::workload::Kind;
+use crate::workload::{Kind, Loaded};
 
 use super::RunError;
 use crate::workload::WorkloadError;
@@ -27,7 +27,7 @@ struct Db {
     server: usize,
     targets: Vec<usize>,
     /// The readiness checks passed here: (workload, its options) and the scale found.
-    checked: Vec<(String, OptionValues, u32)>,
+    checked: Vec<(String, OptionValues, Loaded)>,
     idle: XactCounters,
 }
 
@@ -98,20 +98,20 @@ impl Databases {
         target: &ResolvedTarget,
         kind: &dyn Kind,
         options: &OptionValues,
-    ) -> Result<u32, RunError> {
+    ) -> Result<Loaded, RunError> {
         let d = self.db_of(t);
         let done = self.dbs[d]
             .checked
             .iter()
             .find(|(name, o, _)| name == kind.name() && o == options);
-        if let Some((_, _, scale)) = done {
-            return Ok(*scale);
+        if let Some((_, _, ready)) = done {
+            return Ok(ready.clone());
         }
         let control = target
             .connect_tokio()
             .await
             .map_err(|e| RunError::Target(e.to_string()))?;
-        let scale = kind.check_ready(options, &control).await.map_err(|e| {
+        let ready = kind.check_ready(options, &control).await.map_err(|e| {
             let message = format!("target '{}': {e}", target.label);
             match e {
                 WorkloadError::NotPrepared(_) | WorkloadError::AlreadyPrepared(_) => {
@@ -122,8 +122,8 @@ impl Databases {
         })?;
         self.dbs[d]
             .checked
-            .push((kind.name().to_string(), options.clone(), scale));
-        Ok(scale)
+            .push((kind.name().to_string(), options.clone(), ready.clone()));
+        Ok(ready)
     }
 
     /// Version and key settings of each server.

@@ -69,11 +69,12 @@ pub async fn run(
     };
     let targets = targets::resolve(&plan, home).await?;
     let mut dbs = Databases::open(&targets.resolved).await?;
-    let scales = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;
+    let readies = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;
+    let scales: Vec<u32> = readies.iter().map(|r| r.scale).collect();
     let server_facts = dbs.server_facts().await?;
     let sampler = targets::sampler(&plan, &targets, home).await?;
     dbs.settle_idle().await?;
-    let (layout, frame) = build::build(&plan, &targets, &scales)?;
+    let (layout, frame) = build::build(&plan, &targets, &readies)?;
     let with = drive::Surroundings {
         dbs: &dbs,
         sampler,

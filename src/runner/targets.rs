@@ -8,7 +8,7 @@ use crate::event::{Event, Sink};
 use crate::instance::{Home, Instance};
 use crate::sampler::Sampler;
 use crate::target::{self, ResolvedTarget};
-use crate::workload::{Kind, Registry};
+use crate::workload::{Kind, Loaded, Registry};
 
 use super::databases::Databases;
 use super::RunError;
@@ -50,46 +50,56 @@ pub async fn resolve(plan: &RunPlan, home: &Home) -> Result<Targets, RunError> {
     })
 }
 
-/// Stage 2: checks every database's data (once per database and workload) and returns each
-/// group's scale; the sets of a group must agree.
+/// Stage 2: checks every database's data (once per database and workload) and returns what
+/// each group's data holds (scale and load facts); the sets of a group must agree.
 pub async fn check_ready(
     plan: &RunPlan,
     targets: &Targets,
     dbs: &mut Databases,
     events: &dyn Sink,
-) -> Result<Vec<u32>, RunError> {
-    let mut scales = Vec::with_capacity(plan.groups.len());
+) -> Result<Vec<Loaded>, RunError> {
+    let mut readies = Vec::with_capacity(plan.groups.len());
     for (g, group) in plan.groups.iter().enumerate() {
-        let mut found = None;
+        let mut found: Option<Loaded> = None;
         for (t, planned) in targets.planned.iter().enumerate() {
             if planned.group != g {
                 continue;
             }
             let resolved = &targets.resolved[t];
             let kind = targets.kinds[g];
-            let scale = dbs
+            let ready = dbs
                 .check_ready(t, resolved, kind, &group.options.workload)
                 .await?;
-            match found {
-                Some(s) if s != scale => {
+            match &found {
+                Some(f) if *f != ready => {
                     return Err(RunError::NotPrepared(format!(
-                        "group '{}': its sets hold data of different scales ({s} and {scale}); prepare them alike with `tidebench prepare`",
-                        group.name
+                        "group '{}': its sets hold data of different loads (scale {} and {}); prepare them alike with `tidebench prepare`",
+                        group.name, f.scale, ready.scale
                     )))
                 }
-                _ => found = Some(scale),
+                _ => found = Some(ready),
             }
         }
-        let scale = found.unwrap_or(1);
+        let ready = found.unwrap_or_else(|| Loaded::scale(1));
+        let scale = ready.scale;
         if let Some(asked) = group.scale.filter(|a| *a != scale) {
+            let kind = targets.kinds[g];
+            let name = kind.scale_name().unwrap_or("scale");
+            if kind.refuses_other_scale() {
+                return Err(RunError::NotPrepared(format!(
+                    "group '{}' asks for {name} {asked}, but its data was loaded with {name} {scale}; run with --{name} {scale} (or leave it out), or load again with `tidebench prepare --workload {} --{name} {asked} --force`",
+                    group.name,
+                    kind.name()
+                )));
+            }
             events.send(Event::Warning(format!(
                 "group '{}' asks for scale {asked}, but its data has scale {scale}; using {scale}",
                 group.name
             )));
         }
-        scales.push(scale);
+        readies.push(ready);
     }
-    Ok(scales)
+    Ok(readies)
 }
 
 /// The samplers of `system.csv` over the run's servers and managed instances, unless

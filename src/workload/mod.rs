@@ -17,6 +17,7 @@ mod load_lock;
 pub mod pgbench;
 pub mod probe;
 pub mod registry;
+pub mod staging;
 pub mod tpcc;
 pub mod tpce;
 
@@ -92,6 +93,25 @@ impl CheckOutcome {
     }
 }
 
+/// What a readiness check found in a database: the data's scale and the facts of its load a
+/// run must use (e.g. tpce's trade days and generator seed, which the driver needs to draw
+/// inputs that exist); the runner merges `facts` into the options [`Kind::build`] gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub scale: u32,
+    pub facts: OptionValues,
+}
+
+impl Loaded {
+    /// Data of `scale` with nothing else a run needs to know.
+    pub fn scale(scale: u32) -> Loaded {
+        Loaded {
+            scale,
+            facts: OptionValues::new(),
+        }
+    }
+}
+
 /// Why a target is not ready for a workload, or why preparing it failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
@@ -122,12 +142,20 @@ impl<T: WorkloadInfo> AsInfo for T {
 /// call, and the factory of the [`Workload`] a run drives.
 pub trait Kind: WorkloadInfo + AsInfo {
     /// Checks that `client`'s database holds this workload's data (and whatever the resolved
-    /// `options` need, e.g. TPC-C's functions for `procedures`); returns the scale found.
+    /// `options` need, e.g. TPC-C's functions for `procedures`, or tpce's trade days agreeing
+    /// with the load's); returns the scale and facts found.
     fn check_ready<'a>(
         &'a self,
         options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<u32, WorkloadError>>;
+    ) -> Pending<'a, Result<Loaded, WorkloadError>>;
+
+    /// True when a run must not go on over data of another scale than it asks for (tpce: the
+    /// driver's inputs depend on the customer count); otherwise the data's scale is used with a
+    /// warning.
+    fn refuses_other_scale(&self) -> bool {
+        false
+    }
 
     /// Creates the schema and loads the data of `plan` into `target`; load progress and the
     /// summary go to `events`.

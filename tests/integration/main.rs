@@ -15,4 +15,5 @@ mod sampler;
 mod support;
 mod tpcc;
 mod tpcc_procedures;
+mod tpce;
 mod tpce_trades_fixture;

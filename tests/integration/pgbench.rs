@@ -36,6 +36,7 @@ fn plan(inst: &Instance, db: &str, scale: u32, jobs: u32, force: bool) -> Prepar
         target: TargetSpec::parse(&format!("instance:{}/{db}", inst.name)).unwrap(),
         jobs,
         force,
+        options: Default::default(),
     }
 }
 
@@ -70,6 +71,7 @@ async fn check_ready(inst: &Instance, db: &str) -> Result<u32, WorkloadError> {
     pgbench::TPCB
         .check_ready(&Default::default(), &client)
         .await
+        .map(|loaded| loaded.scale)
 }
 
 /// Row counts and pgbench's row rules (bid from the key, zero balances, filler NULL in

@@ -8,7 +8,7 @@ use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    ClientSlot, Kind, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
+    ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
 use super::{Args, Pgbench, SCRIPTS, SELECT_ONLY_TXN, SIMPLE_UPDATE_TXN, TPCB_TXN};
@@ -59,8 +59,8 @@ impl Kind for Script {
         &'a self,
         _options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<u32, WorkloadError>> {
-        Box::pin(super::check_ready(client))
+    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
+        Box::pin(async move { super::check_ready(client).await.map(Loaded::scale) })
     }
 
     fn prepare<'a>(

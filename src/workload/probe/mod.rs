@@ -12,7 +12,8 @@ use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    ClientSlot, Kind, Pending, Rng, Terminal, TxnEnd, TxnFuture, TxnType, Workload, WorkloadError,
+    ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnEnd, TxnFuture, TxnType, Workload,
+    WorkloadError,
 };
 
 /// The roles, and one transaction type per role, in the same order.
@@ -53,7 +54,7 @@ impl Kind for ProbeKind {
         &'a self,
         _options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<u32, WorkloadError>> {
+    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         Box::pin(async move {
             client.simple_query("SELECT 1").await.map_err(|e| {
                 WorkloadError::Database(format!(
@@ -61,7 +62,7 @@ impl Kind for ProbeKind {
                     crate::target::describe_pg_error(&e)
                 ))
             })?;
-            Ok(1)
+            Ok(Loaded::scale(1))
         })
     }
 

@@ -1,5 +1,5 @@
 //! `prepare` for TPC-C: the nine tables of `schema.sql` built in a staging schema of
-//! tidebench's own ([`STAGING`]) and moved into the target schema (the session's
+//! tidebench's own ([`crate::workload::staging::STAGING`]) and moved into the target schema (the session's
 //! `current_schema()`, normally `public`) only once complete.
 //!
 //! Steps: take the per-database load lock; refuse if TPC-C tables exist (unless `--force`, or
@@ -18,7 +18,7 @@
 //! name their tables unqualified, resolved through the caller's search path, so they work
 //! on the moved tables.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -34,13 +34,13 @@ use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::{describe_pg_error, ResolvedTarget};
 use crate::workload::pgbench::progress::Progress;
+use crate::workload::staging::{
+    connect, create_fresh, db_error, existing_tables, in_staging, move_sql, run_parallel,
+    split_schema, target_schema,
+};
 use crate::workload::{load_lock, Rng, WorkloadError};
 
 const SCHEMA: &str = include_str!("schema.sql");
-const INDEX_MARKER: &str = "-- @indexes";
-
-/// Where a load is built. Nothing reads it, and only a prepare holding the load lock drops it.
-pub const STAGING: &str = "tidebench_staging";
 
 /// Every table `prepare` creates; `tpcc_meta` last, as it is written last.
 pub const TABLES: [&str; 10] = [
@@ -55,47 +55,6 @@ pub const TABLES: [&str; 10] = [
     "stock",
     "tpcc_meta",
 ];
-
-pub(super) fn db_error(
-    target: &ResolvedTarget,
-    what: &str,
-    e: &tokio_postgres::Error,
-) -> WorkloadError {
-    WorkloadError::Database(format!(
-        "{what} on target '{}': {}",
-        target.label,
-        describe_pg_error(e)
-    ))
-}
-
-async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
-    target
-        .connect_tokio()
-        .await
-        .map_err(|e| WorkloadError::Database(e.to_string()))
-}
-
-/// A session whose unqualified names are the staging schema's: the loaders' and index
-/// builders' COPY and DDL then read as they would on the target.
-pub(super) async fn connect_staging(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
-    let client = connect(target).await?;
-    client
-        .batch_execute(&format!("SET search_path TO {STAGING}"))
-        .await
-        .map_err(|e| db_error(target, "setting the staging search_path", &e))?;
-    Ok(client)
-}
-
-/// `sql` in one transaction on the control session, its unqualified names the staging
-/// schema's.
-fn in_staging(sql: &str) -> String {
-    format!("BEGIN;\nSET LOCAL search_path TO {STAGING};\n{sql}\nCOMMIT;")
-}
-
-/// `name` quoted as an SQL identifier.
-fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
 
 /// Creates and fills the TPC-C tables for `plan.scale` warehouses; progress and the summary
 /// go to `events`.
@@ -114,24 +73,12 @@ pub async fn prepare(
     let control = connect(target).await?;
     load_lock::take(&control, target, "TPC-C tables").await?;
     let schema = target_schema(&control, target).await?;
-    let existing = existing_tables(&control, target, &schema).await?;
+    let existing = existing_tables(&control, target, &schema, &TABLES).await?;
     if !existing.is_empty() && !plan.force {
         return install_missing_functions(&control, target, warehouses, &existing, &**events).await;
     }
-    let (create, indexes) = SCHEMA.split_once(INDEX_MARKER).unwrap_or((SCHEMA, ""));
-    // The rest of the marker's line is its comment.
-    let indexes = indexes.split_once('\n').map_or("", |(_, rest)| rest);
-    let fresh = format!(
-        "DROP SCHEMA IF EXISTS {STAGING} CASCADE;\n\
-         CREATE SCHEMA {STAGING};\n\
-         COMMENT ON SCHEMA {STAGING} IS 'tidebench prepare: a TPC-C load in progress, or \
-           one interrupted; the next prepare drops it';\n{}",
-        in_staging(create)
-    );
-    control
-        .batch_execute(&fresh)
-        .await
-        .map_err(|e| db_error(target, "creating the TPC-C staging tables", &e))?;
+    let (create, statements) = split_schema(SCHEMA);
+    create_fresh(&control, target, create, "TPC-C").await?;
     let now: String = control
         .query_one("SELECT localtimestamp(0)::text", &[])
         .await
@@ -173,12 +120,6 @@ pub async fn prepare(
 
     progress.phase("creating primary keys and indexes ...");
     let t = Instant::now();
-    let statements: Vec<String> = indexes
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("--"))
-        .map(String::from)
-        .collect();
     run_parallel(target, statements, plan.jobs).await?;
     progress.phase("analyze ...");
     let analyze = TABLES[..9].iter().map(|t| format!("ANALYZE {t}")).collect();
@@ -197,7 +138,7 @@ pub async fn prepare(
         .await
         .map_err(|e| db_error(target, "writing tpcc_meta", &e))?;
     control
-        .batch_execute(&move_sql(&schema, plan.force))
+        .batch_execute(&move_sql(&TABLES, &schema, plan.force, procedures::SQL))
         .await
         .map_err(|e| db_error(target, "moving the loaded TPC-C tables into place", &e))?;
     drop(progress);
@@ -212,27 +153,6 @@ pub async fn prepare(
         ],
     }));
     Ok(())
-}
-
-/// The last step, one transaction: the old tables out (`--force`), the loaded ones into
-/// `schema`, the functions installed (in `schema`, the session's first), staging gone. The
-/// schema is dropped without CASCADE: anything still in it is a bug to report, not to lose.
-fn move_sql(schema: &str, force: bool) -> String {
-    let target = ident(schema);
-    let mut sql = String::from("BEGIN;\n");
-    if force {
-        let old: Vec<String> = TABLES.iter().map(|t| format!("{target}.{t}")).collect();
-        sql.push_str(&format!(
-            "DROP TABLE IF EXISTS {} CASCADE;\n",
-            old.join(", ")
-        ));
-    }
-    for t in TABLES {
-        sql.push_str(&format!("ALTER TABLE {STAGING}.{t} SET SCHEMA {target};\n"));
-    }
-    sql.push_str(procedures::SQL);
-    sql.push_str(&format!("\nDROP SCHEMA {STAGING};\nCOMMIT;\n"));
-    sql
 }
 
 /// With TPC-C tables already there and no `--force`: a complete load of the asked size that
@@ -272,73 +192,6 @@ async fn install_missing_functions(
         target.label,
         missing.join(", ")
     )));
-    Ok(())
-}
-
-/// The schema unqualified names go to: where the tables end up.
-async fn target_schema(client: &Client, target: &ResolvedTarget) -> Result<String, WorkloadError> {
-    let schema: Option<String> = client
-        .query_one("SELECT current_schema()", &[])
-        .await
-        .map_err(|e| db_error(target, "reading current_schema()", &e))?
-        .get(0);
-    match schema {
-        Some(s) if s != STAGING => Ok(s),
-        _ => Err(WorkloadError::Database(format!(
-            "target '{}': the session's search_path names no schema to load into; set it to \
-             an existing schema (e.g. public) and retry",
-            target.label
-        ))),
-    }
-}
-
-/// Which of the TPC-C tables exist in `schema`.
-async fn existing_tables(
-    client: &Client,
-    target: &ResolvedTarget,
-    schema: &str,
-) -> Result<Vec<String>, WorkloadError> {
-    let names: Vec<&str> = TABLES.to_vec();
-    Ok(client
-        .query(
-            "SELECT t FROM unnest($1::text[]) AS t \
-             WHERE to_regclass(quote_ident($2) || '.' || quote_ident(t)) IS NOT NULL",
-            &[&names, &schema],
-        )
-        .await
-        .map_err(|e| db_error(target, "looking for TPC-C tables", &e))?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
-}
-
-/// Runs `statements` on the staging tables over up to `jobs` sessions, each taking the next
-/// one when done.
-async fn run_parallel(
-    target: &ResolvedTarget,
-    statements: Vec<String>,
-    jobs: u32,
-) -> Result<(), WorkloadError> {
-    let statements = Arc::new(statements);
-    let next = Arc::new(AtomicU32::new(0));
-    let sessions = (jobs.max(1) as usize).min(statements.len());
-    try_join_all((0..sessions).map(|_| {
-        let (statements, next) = (Arc::clone(&statements), Arc::clone(&next));
-        async move {
-            let client = connect_staging(target).await?;
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                let Some(sql) = statements.get(i) else {
-                    return Ok::<(), WorkloadError>(());
-                };
-                client
-                    .batch_execute(sql)
-                    .await
-                    .map_err(|e| db_error(target, sql, &e))?;
-            }
-        }
-    }))
-    .await?;
     Ok(())
 }
 
@@ -404,30 +257,4 @@ pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, Workl
         }
     }
     Ok(warehouses)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_move_drops_old_tables_only_when_forced() {
-        let plain = move_sql("public", false);
-        assert!(plain.starts_with("BEGIN;\nALTER TABLE tidebench_staging.warehouse SET SCHEMA"));
-        assert!(!plain.contains("DROP TABLE"));
-        assert_eq!(
-            plain.matches("SET SCHEMA \"public\";").count(),
-            TABLES.len()
-        );
-        assert!(plain.ends_with("DROP SCHEMA tidebench_staging;\nCOMMIT;\n"));
-        let forced = move_sql("public", true);
-        assert!(forced.starts_with("BEGIN;\nDROP TABLE IF EXISTS \"public\".warehouse, "));
-        assert!(forced.contains("\"public\".tpcc_meta CASCADE;\nALTER TABLE"));
-    }
-
-    #[test]
-    fn identifiers_are_quoted() {
-        assert_eq!(ident("public"), "\"public\"");
-        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
-    }
 }

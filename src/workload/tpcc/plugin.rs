@@ -10,8 +10,8 @@ use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    CheckOutcome, ClientSlot, Headline, Kind, Pending, Rng, Terminal, TxnFuture, TxnType, Workload,
-    WorkloadError,
+    CheckOutcome, ClientSlot, Headline, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType,
+    Workload, WorkloadError,
 };
 
 use super::{Args, Client, Tpcc, NEW_ORDER, TXN_TYPES};
@@ -45,18 +45,21 @@ const OPTIONS: &[OptionSpec] = &[
         kind: OptionKind::Choice(&["zero", "spec"]),
         help: "keying and think times: zero (next transaction at once) or spec (clause 5.2.5, \
                about 12 transactions a minute per client) [default: zero]",
+        load: false,
     },
     OptionSpec {
         key: "procedures",
         kind: OptionKind::Flag,
         help: "run the transactions as PL/pgSQL functions (installed by prepare) instead of \
                client-side prepared SQL",
+        load: false,
     },
     OptionSpec {
         key: "clients_per_warehouse",
         kind: OptionKind::Count,
         help: "clients sharing one home warehouse before the next warehouse gets one (the spec \
                has 10) [default: round-robin over warehouses]",
+        load: false,
     },
 ];
 
@@ -127,9 +130,13 @@ impl Kind for TpccKind {
         &'a self,
         options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<u32, WorkloadError>> {
+    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         let procedures = Options::from_values(options).procedures;
-        Box::pin(super::check_ready(client, procedures))
+        Box::pin(async move {
+            super::check_ready(client, procedures)
+                .await
+                .map(Loaded::scale)
+        })
     }
 
     fn prepare<'a>(

@@ -14,12 +14,12 @@ use rand::seq::SliceRandom;
 use rand::{Rng as _, SeedableRng};
 use tokio_postgres::{Client, CopyInSink};
 
-use super::loader::{connect_staging, db_error};
 use super::random::{
     nurand, push_astring, push_data, push_decimal, push_last_name, push_nstring, push_zip,
 };
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::target::ResolvedTarget;
+use crate::workload::staging::{connect_staging, db_error};
 use crate::workload::{Rng, WorkloadError};
 
 /// Orders per district, and the first order id still in NEW-ORDER (clause 4.3.3.1).

@@ -38,6 +38,7 @@ pub fn type_rules() -> Vec<TypeRule> {
             txn_type: TXN_TYPES[t].to_string(),
             p90_limit: P90_LIMITS.iter().find(|(x, _)| *x == t).map(|(_, d)| *d),
             min_share_pct: MIN_SHARES.iter().find(|(x, _)| *x == t).map(|(_, m)| *m),
+            limit_unverified: false,
         })
         .collect()
 }

@@ -64,10 +64,12 @@ impl Inputs {
     pub fn customer(&self, rng: &mut Rng) -> u64 {
         let lu = rng.gen_range(0..self.scale.load_units());
         let band = rng.gen_range(1..=PICK_RANGE);
-        let (from, to) = match band {
-            ..=TIER_ONE_UP_TO => TIER_PLACES[0],
-            ..=TIER_TWO_UP_TO => TIER_PLACES[1],
-            _ => TIER_PLACES[2],
+        let (from, to) = if band <= TIER_ONE_UP_TO {
+            TIER_PLACES[0]
+        } else if band <= TIER_TWO_UP_TO {
+            TIER_PLACES[1]
+        } else {
+            TIER_PLACES[2]
         };
         let skew: f64 = rng.gen::<f64>().sqrt();
         let place = from + ((skew * (to - from) as f64) as u64).min(to - from - 1);

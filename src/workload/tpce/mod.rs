@@ -19,8 +19,11 @@
 pub mod customer;
 pub mod gen;
 pub mod inputs;
+pub mod loader;
+pub mod mix;
 pub mod names;
 pub mod price;
+pub mod procedures;
 pub mod rng;
 pub mod scale;
 pub mod txn;
