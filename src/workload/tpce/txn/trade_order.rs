@@ -4,7 +4,7 @@
 //! ACCOUNT_PERMISSION (no row: an unauthorized executor, rolled back as TPC-E's frame 5 does,
 //! an expected rollback); frame 3 resolves the security by symbol or by company name and
 //! issue, reads its LAST_TRADE price and estimates the order: buy and sell value over the lots
-//! it would close (LIFO or FIFO, [`lots::settle`]'s walk), tax (as Trade-Result will charge
+//! it would close (LIFO or FIFO, [`settle`]'s walk), tax (as Trade-Result will charge
 //! it: a taxable account's sell closing long lots at a gain), commission and charge, and for
 //! a margin order the account's assets; frame 4 inserts TRADE (t_id from `t_id_seq`, SBMT for
 //! a market order, PNDG for a limit or stop order), TRADE_HISTORY and, for limit orders,
