@@ -17,3 +17,4 @@ mod tpcc;
 mod tpcc_procedures;
 mod tpce;
 mod tpce_check_fixture;
+mod tpce_trades_fixture;

@@ -1,0 +1,61 @@
+//! Trade-Order's `procedures` back end: frames 1–4 as one call of `tpce_trade_order`
+//! (`procedures/trades.sql`), whose returned row becomes what the client-side frames produce.
+
+use pgwire::{Connection, Param, Protocol};
+
+use super::{bool_text, security_params, Args, Entered, Estimate, CALL};
+use crate::workload::tpce::txn::missing;
+use crate::workload::tpce::txn::trade_result::money::{cents, money};
+
+/// Frames 1–4 as `tpce_trade_order`; `None` when it reports an unauthorized executor.
+pub(super) async fn call(
+    conn: &mut Connection,
+    protocol: Protocol,
+    a: &Args,
+) -> Result<Option<Entered>, pgwire::Error> {
+    let bad = |what: &str| missing(format!("trade-order on account {}: {what}", a.ca_id));
+    let [symbol, co_name, issue] = security_params(&a.security);
+    let limit = a.limit_cents.map(money);
+    let r = conn
+        .execute(
+            protocol,
+            &CALL,
+            &[
+                Param::Int(a.ca_id),
+                Param::Text(&a.exec_f_name),
+                Param::Text(&a.exec_l_name),
+                Param::Text(&a.exec_tax_id),
+                symbol,
+                co_name,
+                issue,
+                Param::Text(a.tt_id),
+                Param::Int(a.qty),
+                limit.as_deref().map_or(Param::Null, Param::Text),
+                Param::Text(bool_text(a.is_lifo)),
+                Param::Text(bool_text(!a.is_margin)),
+            ],
+        )
+        .await?;
+    if r.get_str(0, 0) == Some("unauthorized") {
+        return Ok(None);
+    }
+    let money_at = |col: usize| r.get_str(0, col).and_then(cents);
+    let value = |col: usize| money_at(col).ok_or_else(|| bad("the function returned no estimate"));
+    Ok(Some(Entered {
+        t_id: r
+            .get_i64(0, 1)
+            .ok_or_else(|| bad("the function returned no trade"))?,
+        symbol: r.get_str(0, 2).unwrap_or_default().to_string(),
+        bid_cents: value(3)?,
+        pending: r.get_str(0, 0) == Some("PNDG"),
+        estimate: Estimate {
+            lots: r.get_i64(0, 4).unwrap_or(0) as u64,
+            buy_value_cents: value(5)?,
+            sell_value_cents: value(6)?,
+            tax_cents: value(7)?,
+            commission_cents: value(8)?,
+            charge_cents: value(9)?,
+            assets_cents: money_at(10),
+        },
+    }))
+}
