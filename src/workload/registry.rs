@@ -4,7 +4,7 @@
 
 use crate::config::{Catalog, WorkloadInfo};
 
-use super::{pgbench, probe, tpcc, Kind};
+use super::{pgbench, probe, tpcc, tpce, Kind};
 
 /// The workloads, in the order `--help` lists them.
 pub static WORKLOADS: &[&dyn Kind] = &[
@@ -12,6 +12,7 @@ pub static WORKLOADS: &[&dyn Kind] = &[
     &pgbench::SELECT_ONLY,
     &pgbench::SIMPLE_UPDATE,
     &tpcc::TPCC,
+    &tpce::TPCE,
     &probe::PROBE,
 ];
 

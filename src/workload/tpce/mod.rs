@@ -1,20 +1,21 @@
-//! TPC-E-like workload `tpce` (issue 11), being built: not yet in the registry, so nothing can
-//! load or run it. What exists so far is the deterministic data generator core, pure functions
-//! that the loader and the driver will share so both compute the same rows without a database
-//! round trip (tpce.md §6 "What the run-time generator must reproduce", §9):
+//! TPC-E-like brokerage workload `tpce` (issue 11; the TPC-V kit's workload, seed 004): the 33
+//! tables, a deterministic generator by load unit, a parallel loader, the ten SUT transactions
+//! with client-side SQL or PL/pgSQL, the customer emulator's mix and the consistency check.
+//! Facts and sources are in tpce.md; EGen's code and data lists are not used (tpce.md §6,
+//! License): every list and algorithm here is our own.
 //!
-//! - [`rng`]: counter-based draws, every value a function of (seed, stream, entity id, field);
-//! - [`scale`]: the knobs (customers in load units, trade days, scale factor), their
-//!   validation, row counts, the initial trade-id space, tiers and accounts per customer;
-//! - [`names`]: person, company, broker and street names, ticker symbols and tax ids from our
-//!   own syllable tables, unique where the transactions look them up;
-//! - [`price`]: the $20–30 triangle-wave price curve per security and the times limit and
-//!   stop orders fire;
-//! - [`customer`]: a customer's tier, names, tax id, accounts (CA_ID range), each account's
-//!   broker and permitted executors.
+//! - [`rng`], [`scale`], [`names`], [`price`], [`customer`]: pure functions of (seed, ids)
+//!   that the loader and the driver share, so both compute the same attributes without a
+//!   database round trip (tpce.md §6 "What the run-time generator must reproduce");
+//! - [`gen`]: the rows of each unit of load work as COPY text, the simulated initial market
+//!   among them; [`loader`]: `prepare`, `tpce_meta` and readiness;
+//! - [`inputs`] and [`mix`]: the run-time input generator and the 890-card deck per client;
+//! - [`txn`]: the transactions, [`procedures`]: their PL/pgSQL back end;
+//! - [`check`]: the consistency conditions of `tidebench check`;
+//! - `plugin`: the registered workload.
 //!
-//! Still to come: the schema, the loader, the market emulator and the transactions. EGen's
-//! code and data lists are not used (tpce.md §6, License): every list here is our own.
+//! Still to come (issue 12): the market exchange emulator that turns Trade-Orders into
+//! Trade-Results and Market-Feeds, Data-Maintenance, Trade-Cleanup and the oltp/dss routing.
 
 pub mod check;
 pub mod customer;
@@ -23,8 +24,11 @@ pub mod inputs;
 pub mod loader;
 pub mod mix;
 pub mod names;
+mod plugin;
 pub mod price;
 pub mod procedures;
 pub mod rng;
 pub mod scale;
 pub mod txn;
+
+pub use plugin::{Args, Tpce, TpceKind, TPCE};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::inputs::Inputs;
 use super::loader::{self, FACT_SEED, FACT_TRADE_DAYS};
-use super::mix::{Deck, CE_TYPES, TRADE_LOOKUP, TRADE_ORDER, TRADE_STATUS, TRADE_UPDATE};
+use super::mix::{Deck, CE_TYPES, TRADE_LOOKUP, TRADE_ORDER, TRADE_STATUS};
 use super::scale::{Scale, DEFAULT_SCALE_FACTOR};
 use super::txn::{self, Outcome};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
@@ -154,9 +154,7 @@ impl Tpce {
                 Args::CustomerPosition(txn::customer_position::draw(i, rng))
             }
             super::mix::MARKET_WATCH => Args::MarketWatch(txn::market_watch::draw(i, rng)),
-            super::mix::SECURITY_DETAIL => {
-                Args::SecurityDetail(txn::security_detail::draw(i, rng))
-            }
+            super::mix::SECURITY_DETAIL => Args::SecurityDetail(txn::security_detail::draw(i, rng)),
             TRADE_LOOKUP => Args::TradeLookup(txn::trade_lookup::draw(i, rng)),
             TRADE_ORDER => Args::TradeOrder(txn::trade_order::draw(i, rng)),
             TRADE_STATUS => Args::TradeStatus(txn::trade_status::draw(i, rng)),
@@ -266,6 +264,7 @@ impl Terminal for TpceTerminal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::tpce::mix::TRADE_UPDATE;
 
     #[test]
     fn limits_are_marked_unverified_and_trade_days_is_a_load_option() {

@@ -5,7 +5,11 @@
 use tokio_postgres::Client;
 
 /// Both files, as `prepare` runs them.
-pub const SQL: &str = "";
+pub const SQL: &str = concat!(
+    include_str!("procedures/reads.sql"),
+    "\n",
+    include_str!("procedures/trades.sql")
+);
 
 /// The functions the SQL defines: every `CREATE OR REPLACE FUNCTION name(`.
 pub fn function_names() -> Vec<&'static str> {
