@@ -334,7 +334,7 @@ fn tpcc_options_on_other_workloads_are_refused_with_the_line() {
     let text = "[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"default\"\nprocedures = true\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n";
     let e = err(text);
     assert!(
-        e.starts_with("run.toml:1:") && e.contains("tpcc workload only"),
+        e.starts_with("run.toml:1:") && e.contains("the tpcc, tpce workloads only, not tpcb"),
         "{e}"
     );
     let e = err("think = \"spec\"\n[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"default\"\n[[phase]]\nduration = \"10s\"\nshares = { A = 100 }\n");
