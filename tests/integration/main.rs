@@ -18,3 +18,4 @@ mod tpcc_procedures;
 mod tpce;
 mod tpce_check_fixture;
 mod tpce_trades_fixture;
+mod tpce_txns;
