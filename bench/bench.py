@@ -5,8 +5,10 @@ Both tools run against the same data on the same server in the same round, one a
 other (never at once: on 2 cores they would compete). Per point it prints the median over
 rounds of: tps of each tool, the ratio tidebench/pgbench, and client CPU per transaction
 (user+sys of the client process / transactions) of each. Also: driver RSS at 16 and 1,000
-clients, `prepare --scale 50` against `pgbench -i -s 50`, and TPC-C (the load of 4 warehouses,
-NOTPM and client CPU at 4 and 16 clients, client-side SQL against --procedures).
+clients, `prepare --scale 50` against `pgbench -i -s 50`, TPC-C (the load of 4 warehouses,
+NOTPM and client CPU at 4 and 16 clients, client-side SQL against --procedures), and tpce (the
+load of 1 and 4 load units at 10 trade days, tps and client CPU at 4 and 16 clients, client-side
+SQL against --procedures).
 
 Usage: python3 bench/bench.py [--bin target/release/tidebench] [--duration 8] [--rounds 3] [--quick]
 """
@@ -176,6 +178,37 @@ class Bench:
                 print(f"| {clients} | {variant} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.1f} | {med[3]:.2f} | {med[4]:.0f} |",
                       flush=True)
 
+    def tpce(self, load_units, clients_list, trade_days=10):
+        """tpce: per load-unit count the load (wall, client CPU, rows from the summary line), then
+        per client count the client-side and the --procedures variant, alternating: tps of the
+        customer types, client CPU per transaction, Trade-Order rollbacks and failures."""
+        print(f"\ntpce, {trade_days} trade days, read committed reads (per-type isolation), "
+              f"{self.args.rounds} rounds of {self.args.duration} s, medians")
+        print("| LUs | load s wall | load client CPU s | clients | variant | tps | client µs/txn | rollbacks % | failed |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for lus in load_units:
+            target = f"instance:bench/tpce{lus}"
+            _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpce", "--customers", str(lus * 1000),
+                                            "--trade-days", str(trade_days), "--target", target, "--force")
+            for clients in clients_list:
+                runs = {"client-side SQL": [], "--procedures": []}
+                for r in range(self.args.rounds):
+                    order = list(runs) if r % 2 == 0 else list(reversed(runs))
+                    for variant in order:
+                        extra = ["--procedures"] if variant == "--procedures" else []
+                        out = os.path.join(self.results_dir, f"tpce-{lus}-{clients}-{r}-{len(extra)}")
+                        run_cpu = self.tb("run", "--workload", "tpce", "--target", target, "-c", str(clients),
+                                          "-T", str(self.args.duration), "-P", "0", "--sample", "0",
+                                          "--max-tries", "5", *extra, "--out", out)[2]
+                        with open(os.path.join(out, "summary.json")) as f:
+                            t = json.load(f)["totals"]
+                        runs[variant].append((t["tps"], run_cpu * 1e6 / max(t["total"], 1),
+                                              100.0 * t["expected_rollback"] / max(t["total"], 1), t["failed"]))
+                for variant, rows in runs.items():
+                    med = [statistics.median(x[i] for x in rows) for i in range(4)]
+                    print(f"| {lus} | {wall:.1f} | {cpu:.2f} | {clients} | {variant} | {med[0]:.0f} | {med[1]:.1f} "
+                          f"| {med[2]:.2f} | {med[3]:.0f} |", flush=True)
+
     def summary_tps(self, out, cpu_s):
         """(tps, client CPU µs per transaction) of a finished run."""
         with open(os.path.join(out, "summary.json")) as f:
@@ -224,6 +257,8 @@ def main():
     ap.add_argument("--skip-elastic", action="store_true")
     ap.add_argument("--skip-tpcc", action="store_true")
     ap.add_argument("--tpcc-only", action="store_true", help="only the TPC-C load and runs")
+    ap.add_argument("--skip-tpce", action="store_true")
+    ap.add_argument("--tpce-only", action="store_true", help="only the tpce loads and runs")
     ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
     args = ap.parse_args()
     report_bench(os.path.abspath(args.bin))
@@ -234,6 +269,9 @@ def main():
         b.setup()
         if args.tpcc_only:
             b.tpcc(4, [4, 16])
+            return
+        if args.tpce_only:
+            b.tpce([1, 4], [4, 16])
             return
         if not args.skip_prepare:
             b.prepare_ratio(50)
@@ -252,6 +290,8 @@ def main():
             print(f"\n1,000 clients select-only: tidebench {r['tps']:.0f} tps, driver RSS {r['rss_mb']:.1f} MB (target <= 300 MB)")
         if not args.skip_tpcc:
             b.tpcc(4, [4, 16])
+        if not args.skip_tpce:
+            b.tpce([1, 4], [4, 16])
     finally:
         b.teardown()
 
