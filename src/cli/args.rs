@@ -201,7 +201,7 @@ pub struct PrepareArgs {
     /// Workload whose tables to load (workloads of one family, e.g. pgbench's scripts, share them)
     #[arg(short = 'w', long)]
     pub workload: Option<String>,
-    /// Scale: for pgbench's scripts 1 = 100,000 accounts, as pgbench -s [default: 1]
+    /// Scale: for pgbench's scripts 1 = 100,000 accounts, as pgbench -s [default: 1; tpce: 1000]
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
     /// Where to load: DSN or instance:NAME[/DB] [default: instance:default]

@@ -160,7 +160,7 @@ fn prepare_plans(
                 let info = Registry.get(g.workload.as_str()).map_err(CliError::usage)?;
                 plans.push(config::PreparePlan {
                     workload: g.workload.clone(),
-                    scale: g.scale.unwrap_or(1),
+                    scale: g.scale.unwrap_or(info.default_scale()),
                     target: target.clone(),
                     jobs,
                     force: args.force,

@@ -93,6 +93,10 @@ pub trait WorkloadInfo: Sync {
     fn scale_name(&self) -> Option<&'static str> {
         None
     }
+    /// The scale `prepare` loads when none is given (tpce: one load unit, 1,000 customers).
+    fn default_scale(&self) -> u32 {
+        1
+    }
     /// A pgbench-style short flag that selects this workload (`-S` for select-only).
     fn shorthand(&self) -> Option<char> {
         None

@@ -517,7 +517,7 @@ pub fn validate_prepare(
         &catalog::validate_options(catalog, info, options).map_err(invalid)?,
     );
     let workload = WorkloadName::new(info.name());
-    let scale = scale.unwrap_or(1);
+    let scale = scale.unwrap_or(info.default_scale());
     if scale == 0 {
         return Err(ConfigError::Invalid(
             "scale must be at least 1 (--scale / -s)".into(),

@@ -23,9 +23,9 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "trade_days",
         kind: OptionKind::Count,
-        help: "initial trade history in 8-hour trading days, 576,000 trades per 1,000 \
-               customers and day / 28.8 (the spec has 300) [prepare default: 10; a run uses \
-               the load's and refuses another]",
+        help: "initial trade history in 8-hour trading days, 57,600 trades per 1,000 \
+               customers and day (the spec has 300) [prepare default: 10; a run uses the \
+               load's and refuses another]",
         load: true,
     },
     OptionSpec {
@@ -62,6 +62,9 @@ impl WorkloadInfo for TpceKind {
     }
     fn scale_name(&self) -> Option<&'static str> {
         Some("customers")
+    }
+    fn default_scale(&self) -> u32 {
+        super::scale::CUSTOMERS_PER_LU as u32
     }
     fn options(&self) -> &'static [OptionSpec] {
         OPTIONS
