@@ -236,10 +236,7 @@ fn tpce_transactions_return_their_rows_on_both_back_ends_and_keep_check_passing(
     );
     assert!(printed.contains("not verified"), "{printed}");
     let s = support::summary(&out);
-    assert!(
-        s["totals"]["committed"].as_u64().unwrap_or(0) > 0,
-        "{s}"
-    );
+    assert!(s["totals"]["committed"].as_u64().unwrap_or(0) > 0, "{s}");
     ok(tb(
         &home,
         &["check", "--workload", "tpce", "--target", "instance:tx"],

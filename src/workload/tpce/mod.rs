@@ -10,6 +10,8 @@
 //! - [`gen`]: the rows of each unit of load work as COPY text, the simulated initial market
 //!   among them; [`loader`]: `prepare`, `tpce_meta` and readiness;
 //! - [`inputs`] and [`mix`]: the run-time input generator and the 890-card deck per client;
+//! - [`rules`]: the lot and money rules of a completed trade, which the simulated initial
+//!   market and the transactions share;
 //! - [`txn`]: the transactions, [`procedures`]: their PL/pgSQL back end;
 //! - [`check`]: the consistency conditions of `tidebench check`;
 //! - `plugin`: the registered workload.
@@ -28,6 +30,7 @@ mod plugin;
 pub mod price;
 pub mod procedures;
 pub mod rng;
+pub mod rules;
 pub mod scale;
 pub mod txn;
 

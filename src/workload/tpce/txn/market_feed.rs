@@ -22,7 +22,7 @@
 
 use pgwire::{Connection, Param, Protocol, Statement};
 
-use super::trade_result::money::{cents, money};
+use super::numeric::{cents, money};
 use super::trade_result::{array, text_array};
 use super::{missing, Order, Outcome};
 use crate::workload::TxnEnd;

@@ -15,12 +15,16 @@
 //!
 //! Serialization failures and deadlocks (40001/40P01) come back as errors; the driver retries
 //! them with the same `Args` under `--max-tries`.
+//!
+//! Money and prices travel as numeric text ([`numeric`]); the trade rules Trade-Result and
+//! Trade-Order apply are the loader's too ([`crate::workload::tpce::rules`]).
 
 pub mod broker_volume;
 pub mod customer_position;
 pub mod history;
 pub mod market_feed;
 pub mod market_watch;
+pub mod numeric;
 pub mod security_detail;
 pub mod trade_lookup;
 pub mod trade_order;

@@ -4,14 +4,14 @@
 //! ACCOUNT_PERMISSION (no row: an unauthorized executor, rolled back as TPC-E's frame 5 does,
 //! an expected rollback); frame 3 resolves the security by symbol or by company name and
 //! issue, reads its LAST_TRADE price and estimates the order: buy and sell value over the lots
-//! it would close (LIFO or FIFO, [`settle`]'s walk), tax (as Trade-Result will charge
-//! it: a taxable account's sell closing long lots at a gain), commission and charge, and for
-//! a margin order the account's assets; frame 4 inserts TRADE (t_id from `t_id_seq`, SBMT for
-//! a market order, PNDG for a limit or stop order), TRADE_HISTORY and, for limit orders,
-//! TRADE_REQUEST; then frame 5 rolls back the 1 % drawn to (`roll_it_back`) or frame 6
-//! commits and the order goes to the market emulator. A sell need not be covered: selling
-//! what the account does not hold opens a short at Trade-Result. One server transaction at
-//! repeatable read (tpce.md §3.1).
+//! it would close (LIFO or FIFO, [`rules::lots::settle`]'s walk), tax (as Trade-Result will
+//! charge it, [`rules::money::settle`]: a taxable account's sell closing long lots at a gain),
+//! commission and charge, and for a margin order the account's assets; frame 4 inserts TRADE
+//! (t_id from `t_id_seq`, SBMT for a market order, PNDG for a limit or stop order),
+//! TRADE_HISTORY and, for limit orders, TRADE_REQUEST; then frame 5 rolls back the 1 % drawn
+//! to (`roll_it_back`) or frame 6 commits and the order goes to the market emulator. A sell
+//! need not be covered: selling what the account does not hold opens a short at
+//! Trade-Result. One server transaction at repeatable read (tpce.md §3.1).
 //!
 //! Client side, four round trips: BEGIN; one read of frames 1–3 (the frames' reads in one
 //! statement, with one row per lot the estimate walks); one insert of frame 4; COMMIT or
@@ -30,9 +30,9 @@ pub use draw::{draw, SecurityKey};
 
 use pgwire::{Connection, Param, Protocol, Statement};
 
-use super::trade_result::lots::{settle, Lot};
-use super::trade_result::money::{cents, commission_cents, money, parse_fixed, tax_cents};
+use super::numeric::{cents, money, parse_fixed};
 use super::{missing, Order, Outcome};
+use crate::workload::tpce::rules::{self, lots::Lot, money::Terms};
 use crate::workload::TxnEnd;
 
 pub const BEGIN: Statement = Statement {
@@ -287,12 +287,14 @@ async fn enter(
     let market_price = fixed(6, 2).ok_or_else(|| bad(&format!("no LAST_TRADE of {symbol}")))?;
     let is_sell = r.get_str(0, 7) == Some("t");
     let is_market = r.get_str(0, 8) == Some("t");
-    let charge = fixed(9, 2).ok_or_else(|| bad("no CHARGE row for its type and tier"))?;
-    let rate = fixed(10, 2).ok_or_else(|| bad("no COMMISSION_RATE row for the order"))?;
-    let tax_rate = fixed(11, 5).unwrap_or(0);
+    let terms = Terms {
+        charge: fixed(9, 2).ok_or_else(|| bad("no CHARGE row for its type and tier"))?,
+        commission_rate: fixed(10, 2).ok_or_else(|| bad("no COMMISSION_RATE row for the order"))?,
+        tax_status: r.get_i64(0, 1).unwrap_or(0),
+        tax_rate: fixed(11, 5).unwrap_or(0),
+    };
     let assets = fixed(12, 2);
     let broker = r.get_i64(0, 0).ok_or_else(|| bad("no broker"))?;
-    let tax_status = r.get_i64(0, 1).unwrap_or(0);
     let lots: Vec<Lot> = (0..r.rows())
         .filter_map(|row| {
             Some(Lot {
@@ -307,25 +309,22 @@ async fn enter(
         Some(limit) if !is_market => limit,
         _ => market_price,
     };
-    let walk = settle(&lots, is_sell, a.qty, requested, 0);
+    let walk = rules::lots::settle(&lots, is_sell, a.qty, requested, 0);
+    let paid = rules::money::settle(is_sell, a.qty, requested, &terms, walk.gain_cents);
     let estimate = Estimate {
         lots: walk.lots_closed() as u64,
         buy_value_cents: walk.buy_value_cents,
         sell_value_cents: walk.sell_value_cents,
-        tax_cents: if tax_status != 0 {
-            tax_cents(walk.gain_cents, tax_rate)
-        } else {
-            0
-        },
-        commission_cents: commission_cents(rate, a.qty, requested),
-        charge_cents: charge,
+        tax_cents: paid.tax,
+        commission_cents: paid.commission,
+        charge_cents: paid.charge,
         assets_cents: if a.is_margin { assets } else { None },
     };
     let status = if is_market { "SBMT" } else { "PNDG" };
     let (bid, comm, chrg) = (
         money(requested),
         money(estimate.commission_cents),
-        money(charge),
+        money(estimate.charge_cents),
     );
     let exec_name = format!("{} {}", a.exec_f_name, a.exec_l_name);
     let inserted = conn

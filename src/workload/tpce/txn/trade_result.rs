@@ -7,16 +7,16 @@
 //!
 //! The rules (shared with the loader's trade simulation, which must agree exactly):
 //!
-//! - lots ([`lots`]): a sell closes long lots, a buy covers short lots, newest first when the
-//!   trade is LIFO (h_dts desc, h_t_id desc), oldest first otherwise; the rest opens a lot
-//!   whose id is the trade's, at the trade price and completion time. One HOLDING_HISTORY row
-//!   per lot touched. HOLDING_SUMMARY is kept only for held pairs: its row goes when the
-//!   quantity reaches 0, and hs_qty stays Σ h_qty;
-//! - money ([`money`]): charge = CHARGE for (type, tier); commission = round(cr_rate / 100 ×
-//!   qty × price, 2) with cr_rate for (tier, type, the security's exchange, the band holding
-//!   qty); tax, for accounts with ca_tax_st ≠ 0, = round(gain × Σ tx_rate, 2) when the long
-//!   lots a sell closes gained; se_amt = ±qty × price − charge − commission, minus the tax
-//!   when ca_tax_st = 1; due two days after completion; 'Cash Account' or 'Margin'.
+//! - lots ([`rules::lots`]): a sell closes long lots, a buy covers short lots, newest first
+//!   when the trade is LIFO (h_dts desc, h_t_id desc), oldest first otherwise; the rest opens
+//!   a lot whose id is the trade's, at the trade price and completion time. One
+//!   HOLDING_HISTORY row per lot touched. HOLDING_SUMMARY is kept only for held pairs: its row
+//!   goes when the quantity reaches 0, and hs_qty stays Σ h_qty;
+//! - money ([`rules::money`]): charge = CHARGE for (type, tier); commission = round(cr_rate /
+//!   100 × qty × price, 2) with cr_rate for (tier, type, the security's exchange, the band
+//!   holding qty); tax, for accounts with ca_tax_st ≠ 0, = round(gain × Σ tx_rate, 2) when
+//!   the long lots a sell closes gained; se_amt = ±qty × price − charge − commission, minus
+//!   the tax when ca_tax_st = 1; due two days after completion; 'Cash Account' or 'Margin'.
 //!
 //! Client side, four round trips: BEGIN; one read (frames 1–4: the trade, its type, account,
 //! customer tier, security, charge, commission rate, tax rates, holding summary and the lots
@@ -29,16 +29,13 @@
 //! new lot included). A trade id that is not SBMT (missing, pending or already completed) is a
 //! [`missing`] error.
 
-pub mod lots;
-pub mod money;
-
 use std::fmt::Write as _;
 
 use pgwire::{Connection, Param, Protocol, Statement};
 
+use super::numeric::{cents, money, parse_fixed};
 use super::{missing, Outcome};
-use lots::{settle, Lot};
-use money::{cents, commission_cents, money, parse_fixed, settlement_cents, tax_cents};
+use crate::workload::tpce::rules::{self, lots::Lot, money::Terms};
 
 pub const BEGIN: Statement = Statement {
     name: "tpce_tr_begin",
@@ -148,11 +145,8 @@ struct Trade {
     type_name: String,
     is_sell: bool,
     broker: i64,
-    tax_status: i64,
     security_name: String,
-    charge_cents: i64,
-    rate_hundredths: i64,
-    tax_rate_e5: i64,
+    terms: Terms,
     held: i64,
 }
 
@@ -206,12 +200,14 @@ async fn complete(
             type_name: text(5),
             is_sell: r.get_str(0, 6) == Some("t"),
             broker: r.get_i64(0, 7).ok_or_else(|| bad("no broker"))?,
-            tax_status: r.get_i64(0, 8).unwrap_or(0),
             security_name: text(9),
-            charge_cents: fixed(10, 2).ok_or_else(|| bad("no CHARGE row for its type and tier"))?,
-            rate_hundredths: fixed(11, 2)
-                .ok_or_else(|| bad("no COMMISSION_RATE row for its tier, type and exchange"))?,
-            tax_rate_e5: fixed(12, 5).unwrap_or(0),
+            terms: Terms {
+                charge: fixed(10, 2).ok_or_else(|| bad("no CHARGE row for its type and tier"))?,
+                commission_rate: fixed(11, 2)
+                    .ok_or_else(|| bad("no COMMISSION_RATE row for its tier, type and exchange"))?,
+                tax_status: r.get_i64(0, 8).unwrap_or(0),
+                tax_rate: fixed(12, 5).unwrap_or(0),
+            },
             held: r.get_i64(0, 13).unwrap_or(0),
         };
         let mut lots = Vec::with_capacity(r.rows());
@@ -231,22 +227,14 @@ async fn complete(
         (trade, lots)
     };
 
-    let settled = settle(&lots, trade.is_sell, trade.qty, args.price_cents, args.t_id);
+    let settled = rules::lots::settle(&lots, trade.is_sell, trade.qty, args.price_cents, args.t_id);
     let signed_qty = if trade.is_sell { -trade.qty } else { trade.qty };
-    let tax = if trade.tax_status != 0 {
-        tax_cents(settled.gain_cents, trade.tax_rate_e5)
-    } else {
-        0
-    };
-    let commission = commission_cents(trade.rate_hundredths, trade.qty, args.price_cents);
-    let amount = settlement_cents(
+    let paid = rules::money::settle(
         trade.is_sell,
         trade.qty,
         args.price_cents,
-        trade.charge_cents,
-        commission,
-        tax,
-        trade.tax_status,
+        &trade.terms,
+        settled.gain_cents,
     );
     let shrunk = settled
         .changes
@@ -260,10 +248,10 @@ async fn complete(
     let hh_before = array(settled.changes.iter().map(|c| c.before));
     let hh_after = array(settled.changes.iter().map(|c| c.after));
     let (charge, comm, tax, amount) = (
-        money(trade.charge_cents),
-        money(commission),
-        money(tax),
-        money(amount),
+        money(paid.charge),
+        money(paid.commission),
+        money(paid.tax),
+        money(paid.settlement),
     );
     let ct_name = format!(
         "{} {} shares of {}",

@@ -11,13 +11,15 @@ use crate::workload::tpce::customer::{
     account_broker, account_securities, account_slot, account_tax_status, customer_taxrates,
     permitted, Customer,
 };
-use crate::workload::tpce::gen::catalog::{security_exchange, taxrate, TAXRATES};
+use crate::workload::tpce::gen::catalog::{
+    charge_cents, commission_band, commission_rate, security_exchange, taxrate, TAXRATES,
+};
 use crate::workload::tpce::gen::ids::{brokers_of, customers_of, security_company};
 use crate::workload::tpce::names::{company_name, symbol};
 use crate::workload::tpce::price::Curve;
+use crate::workload::tpce::rules::money::Terms;
 use crate::workload::tpce::scale::{Scale, CUSTOMERS_PER_LU};
 
-use super::money::AccountTerms;
 use super::order::Book;
 
 /// A customer of the unit.
@@ -28,6 +30,31 @@ pub struct CustomerFacts {
     pub accounts: u64,
     /// The index in [`UnitBook::accounts`] of the customer's first account.
     first_account: usize,
+}
+
+/// The facts of an account that price its trades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountTerms {
+    /// The owner's tier, 1–3.
+    pub tier: u8,
+    /// CA_TAX_ST: 0 not taxable, 1 taxable with withholding, 2 taxable.
+    pub tax_status: u8,
+    /// Σ TX_RATE of the owner's CUSTOMER_TAXRATE rows, in units of 1/100,000.
+    pub tax_rate: i64,
+}
+
+impl AccountTerms {
+    /// The terms of a trade of type `tt` (index into the catalog's trade types) for `qty`
+    /// shares on exchange `exchange` (index into its exchanges): the catalog's charge and
+    /// commission rate, the values Trade-Result reads from CHARGE and COMMISSION_RATE.
+    pub fn for_trade(&self, tt: usize, qty: i64, exchange: usize) -> Terms {
+        Terms {
+            charge: charge_cents(tt, self.tier),
+            commission_rate: commission_rate(self.tier, tt, exchange, commission_band(qty)),
+            tax_status: i64::from(self.tax_status),
+            tax_rate: self.tax_rate,
+        }
+    }
 }
 
 /// An account of the unit.
@@ -166,6 +193,7 @@ impl Book for UnitBook {
 mod tests {
     use super::*;
     use crate::workload::tpce::customer::account_exists;
+    use crate::workload::tpce::gen::catalog::{TLB, TMS, TRADE_TYPES};
     use crate::workload::tpce::scale::accounts;
 
     #[test]
@@ -201,5 +229,22 @@ mod tests {
         let (co, issue) = security_company(3);
         let s = SecurityFacts::new(6, 3);
         assert_eq!(s.name, format!("{} {issue}", company_name(6, co)));
+    }
+
+    #[test]
+    fn trade_terms_come_from_the_catalog() {
+        let tt = |id: &str| TRADE_TYPES.iter().position(|t| t.id == id).unwrap();
+        let account = AccountTerms {
+            tier: 2,
+            tax_status: 1,
+            tax_rate: 20_000,
+        };
+        for (tt, qty, ex) in [(tt(TMS), 400, 0), (tt(TLB), 100, 3)] {
+            let terms = account.for_trade(tt, qty, ex);
+            assert_eq!(terms.charge, charge_cents(tt, 2));
+            let rate = commission_rate(2, tt, ex, commission_band(qty));
+            assert_eq!(terms.commission_rate, rate);
+            assert_eq!((terms.tax_status, terms.tax_rate), (1, 20_000));
+        }
     }
 }

@@ -1,34 +1,28 @@
-//! Holding lots of one (account, security): how a completed trade closes and opens them, by
-//! the rules the simulation shares with Trade-Result (tpce.md §3.2 Trade-Result frame 2):
-//! a sell closes long lots, a buy covers short lots, newest first for a LIFO trade and oldest
-//! first otherwise, and what is left opens a new lot (short for a sell) whose id is the
-//! trade's. All lots of a pair are on one side, since a trade only opens a lot after closing
-//! every lot of the other side.
+//! The open lots of one (account, security) pair in the simulated market, and how a completed
+//! trade changes them by the rule it shares with Trade-Result ([`rules::lots`]).
 //!
 //! Trades complete in (completion time, t_id) order, so a new lot always sorts after the
-//! existing ones by (h_dts, h_t_id): the queue stays in that order by appending, LIFO takes
-//! from its back and FIFO from its front, as `ORDER BY h_dts, h_t_id` would.
+//! existing ones by (h_dts, h_t_id): the queue stays in that order by appending, a LIFO trade
+//! walks it from the back and a FIFO one from the front, as `ORDER BY h_dts, h_t_id` would.
+//! A pair's lots are all on one side, so the lots a trade closes or shrinks are the ones at the
+//! end it walks from, in its order.
 
 use std::collections::VecDeque;
 
 use crate::workload::tpce::gen::clock::MarketMs;
+use crate::workload::tpce::rules::{self, lots::Lot, lots::Settled};
 
-/// One HOLDING row.
+/// One HOLDING row: a lot and when it opened (H_DTS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lot {
-    /// H_T_ID: the trade that opened it.
-    pub t_id: u64,
+pub struct Holding {
+    pub lot: Lot,
     pub dts: MarketMs,
-    /// H_PRICE in cents.
-    pub price: i64,
-    /// H_QTY, negative for a short lot.
-    pub qty: i64,
 }
 
 /// A completed trade as it meets the lots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fill {
-    pub t_id: u64,
+    pub t_id: i64,
     pub dts: MarketMs,
     pub price: i64,
     pub qty: i64,
@@ -36,71 +30,68 @@ pub struct Fill {
     pub lifo: bool,
 }
 
-/// Applies `fill` to `lots`, calling `touched(lot id, before, after)` for every lot it changes
-/// or opens, in order (a HOLDING_HISTORY row each). Returns the sell's gain in cents over the
-/// long lots it closed, Σ (price − h_price) × closed qty; 0 for a buy.
-pub fn apply(lots: &mut VecDeque<Lot>, fill: &Fill, mut touched: impl FnMut(u64, i64, i64)) -> i64 {
-    let mut needed = fill.qty;
-    let mut gain = 0;
-    while needed > 0 {
-        let lot = if fill.lifo {
+/// Applies `fill` to the pair's `lots` and returns what it did: the lots touched, in order (a
+/// HOLDING_HISTORY row each), and the sell's gain over the long lots it closed.
+pub fn apply(lots: &mut VecDeque<Holding>, fill: &Fill) -> Settled {
+    let (mut oldest_first, mut newest_first) = (lots.iter(), lots.iter().rev());
+    let order: &mut dyn Iterator<Item = &Holding> = if fill.lifo {
+        &mut newest_first
+    } else {
+        &mut oldest_first
+    };
+    let settled = rules::lots::settle(
+        order.map(|h| &h.lot),
+        fill.sell,
+        fill.qty,
+        fill.price,
+        fill.t_id,
+    );
+    for change in &settled.changes {
+        if change.before == 0 {
+            lots.push_back(Holding {
+                lot: Lot {
+                    id: change.id,
+                    qty: change.after,
+                    price_cents: fill.price,
+                },
+                dts: fill.dts,
+            });
+            continue;
+        }
+        let end = if fill.lifo {
             lots.back_mut()
         } else {
             lots.front_mut()
         };
-        let Some(lot) = lot else { break };
-        // A sell closes long lots, a buy short ones; lots of the trade's own side stay.
-        if (fill.sell && lot.qty <= 0) || (!fill.sell && lot.qty >= 0) {
-            break;
-        }
-        let take = lot.qty.abs().min(needed);
-        let before = lot.qty;
-        let after = if fill.sell {
-            before - take
+        let Some(held) = end else { break };
+        debug_assert_eq!(
+            held.lot.id, change.id,
+            "lots are closed from the walked end"
+        );
+        if change.after != 0 {
+            held.lot.qty = change.after;
+        } else if fill.lifo {
+            lots.pop_back();
         } else {
-            before + take
-        };
-        touched(lot.t_id, before, after);
-        if fill.sell {
-            gain += (fill.price - lot.price) * take;
-        }
-        needed -= take;
-        if after == 0 {
-            if fill.lifo {
-                lots.pop_back();
-            } else {
-                lots.pop_front();
-            }
-        } else {
-            lot.qty = after;
+            lots.pop_front();
         }
     }
-    if needed > 0 {
-        let qty = if fill.sell { -needed } else { needed };
-        touched(fill.t_id, 0, qty);
-        lots.push_back(Lot {
-            t_id: fill.t_id,
-            dts: fill.dts,
-            price: fill.price,
-            qty,
-        });
-    }
-    gain
+    settled
 }
 
 /// HS_QTY: the sum of the lots' quantities.
-pub fn total(lots: &VecDeque<Lot>) -> i64 {
-    lots.iter().map(|l| l.qty).sum()
+pub fn total(lots: &VecDeque<Holding>) -> i64 {
+    lots.iter().map(|h| h.lot.qty).sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fill(t_id: u64, qty: i64, price: i64, sell: bool, lifo: bool) -> Fill {
+    fn fill(t_id: i64, qty: i64, price: i64, sell: bool, lifo: bool) -> Fill {
         Fill {
             t_id,
-            dts: MarketMs(t_id as i64 * 10),
+            dts: MarketMs(t_id * 10),
             price,
             qty,
             sell,
@@ -108,15 +99,14 @@ mod tests {
         }
     }
 
-    fn run(lots: &mut VecDeque<Lot>, f: Fill) -> (i64, Vec<(u64, i64, i64)>) {
-        let mut rows = Vec::new();
-        let gain = apply(lots, &f, |lot, before, after| {
-            rows.push((lot, before, after))
-        });
-        (gain, rows)
+    fn run(lots: &mut VecDeque<Holding>, f: Fill) -> (i64, Vec<(i64, i64, i64)>) {
+        let settled = apply(lots, &f);
+        let rows = settled.changes.iter();
+        let rows = rows.map(|c| (c.id, c.before, c.after)).collect();
+        (settled.gain_cents, rows)
     }
 
-    fn open_longs() -> VecDeque<Lot> {
+    fn open_longs() -> VecDeque<Holding> {
         let mut lots = VecDeque::new();
         run(&mut lots, fill(1, 100, 2_000, false, false));
         run(&mut lots, fill(2, 200, 2_100, false, false));
@@ -127,10 +117,10 @@ mod tests {
     #[test]
     fn buys_open_long_lots_in_time_order() {
         let lots = open_longs();
-        let ids: Vec<u64> = lots.iter().map(|l| l.t_id).collect();
+        let ids: Vec<i64> = lots.iter().map(|h| h.lot.id).collect();
         assert_eq!(ids, [1, 2, 3]);
         assert_eq!(total(&lots), 700);
-        assert_eq!(lots[1].price, 2_100);
+        assert_eq!(lots[1].lot.price_cents, 2_100);
         assert_eq!(lots[1].dts, MarketMs(20));
     }
 
@@ -141,7 +131,7 @@ mod tests {
         assert_eq!(rows, [(1, 100, 0), (2, 200, 100)]);
         assert_eq!(gain, 100 * 500 + 100 * 400);
         assert_eq!(total(&lots), 500);
-        assert_eq!(lots.front().map(|l| (l.t_id, l.qty)), Some((2, 100)));
+        assert_eq!(lots.front().map(|h| (h.lot.id, h.lot.qty)), Some((2, 100)));
     }
 
     #[test]

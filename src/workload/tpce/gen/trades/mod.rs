@@ -8,7 +8,8 @@
 //! - [`order`]: one loaded trade's order and execution, a pure function of (seed, scale, trade
 //!   number), also used to find a loaded trade's account and symbol without the database
 //!   ([`loaded_trade`]);
-//! - [`lots`] and [`money`]: the holding and settlement rules shared with Trade-Result;
+//! - [`lots`]: a pair's open lots, changed by the lot rule shared with Trade-Result
+//!   ([`crate::workload::tpce::rules`], with the money rule);
 //! - `book`: the unit's per-account facts, computed once; `sim`: the market; `rows`: COPY rows.
 //!
 //! Trades are spread over the units round-robin ([`crate::workload::tpce::gen::ids`]), so T_IDs
@@ -17,7 +18,6 @@
 
 mod book;
 pub mod lots;
-pub mod money;
 pub mod order;
 mod rows;
 mod sim;

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use crate::workload::tpce::gen::catalog::{ACTV, CMPT, PNDG, SBMT};
 use crate::workload::tpce::gen::{Batch, Table};
 
-use super::lots::Lot;
-use super::money::Money;
+use crate::workload::tpce::rules::money::Money;
+
+use super::lots::Holding;
 use super::order::LoadedTrade;
 
 /// SETTLEMENT.se_cash_type of a cash and a margin trade.
@@ -80,25 +81,25 @@ pub fn completed_trade(
     }
 }
 
-pub fn holding_history(batch: &mut Batch, lot: u64, t_id: u64, before: i64, after: i64) {
+pub fn holding_history(batch: &mut Batch, lot: i64, t_id: u64, before: i64, after: i64) {
     batch
         .row(Table::HoldingHistory)
-        .int(lot as i64)
+        .int(lot)
         .int(t_id as i64)
         .int(before)
         .int(after)
         .end();
 }
 
-pub fn holding(batch: &mut Batch, ca_id: u64, symbol: &str, lot: &Lot) {
+pub fn holding(batch: &mut Batch, ca_id: u64, symbol: &str, held: &Holding) {
     batch
         .row(Table::Holding)
-        .int(lot.t_id as i64)
+        .int(held.lot.id)
         .int(ca_id as i64)
         .text(symbol)
-        .ts(lot.dts)
-        .cents(lot.price)
-        .int(lot.qty)
+        .ts(held.dts)
+        .cents(held.lot.price_cents)
+        .int(held.lot.qty)
         .end();
 }
 

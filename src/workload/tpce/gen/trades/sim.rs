@@ -13,11 +13,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::workload::tpce::gen::ids::trade_index;
 use crate::workload::tpce::gen::{Batch, BATCH_BYTES};
 use crate::workload::tpce::names::broker_name;
+use crate::workload::tpce::rules::money;
 use crate::workload::tpce::scale::Scale;
 
 use super::book::UnitBook;
-use super::lots::{self, Fill, Lot};
-use super::money::settle;
+use super::lots::{self, Fill, Holding};
 use super::order::{draw, submitted_at, LoadedTrade};
 use super::rows;
 
@@ -70,7 +70,7 @@ pub struct Sim {
     trades: u64,
     pending: BinaryHeap<Pending>,
     /// Open lots by account (index in the book) and security slot.
-    lots: Vec<Vec<VecDeque<Lot>>>,
+    lots: Vec<Vec<VecDeque<Holding>>>,
     /// Completed trades and their commission in cents, by broker of the unit.
     broker_trades: Vec<u64>,
     broker_commission: Vec<i64>,
@@ -132,27 +132,29 @@ impl Sim {
         let account = &self.book.accounts[at];
         let security = &self.book.securities[account.local[t.slot]];
         let fill = Fill {
-            t_id: t.t_id,
+            t_id: t.t_id as i64,
             dts: t.completed,
             price: t.price,
             qty: t.qty,
             sell: t.is_sell(),
             lifo: t.lifo,
         };
-        let gain = lots::apply(&mut self.lots[at][t.slot], &fill, |lot, before, after| {
-            rows::holding_history(batch, lot, t.t_id, before, after);
-        });
-        let money = settle(t, &account.terms, security.exchange, gain);
+        let settled = lots::apply(&mut self.lots[at][t.slot], &fill);
+        for c in &settled.changes {
+            rows::holding_history(batch, c.id, t.t_id, c.before, c.after);
+        }
+        let terms = account.terms.for_trade(t.tt, t.qty, security.exchange);
+        let paid = money::settle(t.is_sell(), t.qty, t.price, &terms, settled.gain_cents);
         let executor = &self.book.customer(t.executor).name;
         rows::completed_trade(
             batch,
             t,
-            &money,
+            &paid,
             (&security.symbol, &security.name, executor),
             &mut self.scratch,
         );
         self.broker_trades[account.broker] += 1;
-        self.broker_commission[account.broker] += money.commission;
+        self.broker_commission[account.broker] += paid.commission;
     }
 
     /// Writes (and frees) the open lots of the account at index `at` and their summaries.
@@ -163,8 +165,8 @@ impl Sim {
                 continue;
             }
             let symbol = &self.book.securities[account.local[slot]].symbol;
-            for lot in lots.iter() {
-                rows::holding(batch, account.ca_id, symbol, lot);
+            for held in lots.iter() {
+                rows::holding(batch, account.ca_id, symbol, held);
             }
             rows::holding_summary(batch, account.ca_id, symbol, lots::total(lots));
             *lots = VecDeque::new();

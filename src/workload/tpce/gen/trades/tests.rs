@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::OnceLock;
 
-use super::money::{commission, round_div};
 use super::*;
 use crate::workload::tpce::customer::{
     account_broker, account_slot, account_tax_status, customer_taxrates,
@@ -16,6 +15,7 @@ use crate::workload::tpce::gen::clock::{run_start, Day};
 use crate::workload::tpce::gen::ids::{security_company, trade_index};
 use crate::workload::tpce::gen::{assert_rows_fit_schema, Table, BATCH_BYTES};
 use crate::workload::tpce::names::{broker_name, company_name, symbol};
+use crate::workload::tpce::rules::money::{commission_cents, round_div};
 use crate::workload::tpce::scale::{tier, trade_id, ABORT_TRADE_EVERY};
 
 /// A unit's rows, table by table, as the batches brought them.
@@ -238,7 +238,7 @@ fn money_follows_the_trade_result_rules() {
         assert_eq!(cents(r[11]), charge_cents(t.tt, c_tier));
         let ex = security_exchange(SEED, t.s_id);
         let rate = commission_rate(c_tier, t.tt, ex, commission_band(qty));
-        assert_eq!(cents(r[12]), commission(rate, qty, price));
+        assert_eq!(cents(r[12]), commission_cents(rate, qty, price));
         let gain = gains.get(r[0]).copied().unwrap_or(0);
         let tax = if status != 0 && t.is_sell() && gain > 0 {
             round_div(i128::from(gain) * i128::from(tax_rate(t.c_id)), 100_000)

@@ -5,7 +5,7 @@ use pgwire::{Connection, Param, Protocol};
 
 use super::{bool_text, security_params, Args, Entered, Estimate, CALL};
 use crate::workload::tpce::txn::missing;
-use crate::workload::tpce::txn::trade_result::money::{cents, money};
+use crate::workload::tpce::txn::numeric::{cents, money};
 
 /// Frames 1–4 as `tpce_trade_order`; `None` when it reports an unauthorized executor.
 pub(super) async fn call(

@@ -1,12 +1,15 @@
-//! What a trade does to the lots of its (account, security) pair: the rule the loader's trade
-//! simulation and Trade-Result share, and the walk Trade-Order's frame 3 makes to estimate a
-//! trade's value.
+//! What a trade does to the lots of its (account, security) pair (tpce.md §3.2 Trade-Result
+//! frame 2): the rule the loader's simulated market and Trade-Result share, and the walk
+//! Trade-Order's frame 3 makes to estimate a trade's value.
 //!
 //! A sell closes long lots (positive quantity) and a buy covers short lots (negative), in the
 //! order the caller gives them: newest first for a LIFO trade (h_dts desc, h_t_id desc),
 //! oldest first otherwise. What the closing lots cannot absorb opens a new lot, short for a
 //! sell and long for a buy, whose id is the trade's. Every lot touched, the new one included,
 //! is one HOLDING_HISTORY row with its quantity before and after.
+//!
+//! All lots of a pair are on one side, since a trade only opens a lot once it has closed every
+//! lot of the other side; lots of the trade's own side are passed over all the same.
 
 /// An open lot (a HOLDING row): quantity positive for a long lot, negative for a short one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +53,13 @@ impl Settled {
 
 /// Applies a trade of `qty` shares at `price_cents` to `lots` (in closing order; lots of the
 /// wrong sign are passed over). `t_id` names the new lot, if one opens.
-pub fn settle(lots: &[Lot], is_sell: bool, qty: i64, price_cents: i64, t_id: i64) -> Settled {
+pub fn settle<'a>(
+    lots: impl IntoIterator<Item = &'a Lot>,
+    is_sell: bool,
+    qty: i64,
+    price_cents: i64,
+    t_id: i64,
+) -> Settled {
     let mut out = Settled::default();
     let mut needed = qty;
     for lot in lots {
