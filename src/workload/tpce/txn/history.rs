@@ -13,7 +13,10 @@
 
 use std::fmt::Write as _;
 
+use pgwire::{Connection, Param, Protocol, Statement};
 use rand::Rng as _;
+
+use super::missing;
 
 use crate::workload::tpce::gen::clock::{initial_trades_end, run_start, MarketMs};
 use crate::workload::tpce::inputs::Inputs;
@@ -184,6 +187,80 @@ macro_rules! listed_by_symbol {
     };
 }
 pub(crate) use listed_by_symbol;
+
+/// Frames 1–3 that Trade-Lookup and Trade-Update share: listed trades by id, an account's or a
+/// security's trades in a time window.
+pub enum Frame<'a> {
+    Trades(&'a [i64]),
+    Account {
+        ca_id: i64,
+        start: MarketMs,
+        end: MarketMs,
+    },
+    Symbol {
+        symbol: &'a str,
+        start: MarketMs,
+        end: MarketMs,
+    },
+}
+
+/// A transaction's statement per shared frame: (client-side, procedure call).
+pub struct FrameStatements {
+    pub by_id: (&'static Statement, &'static Statement),
+    pub by_account: (&'static Statement, &'static Statement),
+    pub by_symbol: (&'static Statement, &'static Statement),
+}
+
+/// Runs one shared frame inside the caller's transaction; returns the rows listed. Frame 1
+/// must find all its pre-loaded trades: fewer rolls back and is an error (`what` names the
+/// transaction), counted as failed.
+pub async fn run_frame(
+    conn: &mut Connection,
+    protocol: Protocol,
+    frame: &Frame<'_>,
+    statements: &FrameStatements,
+    procedures: bool,
+    what: &str,
+) -> Result<usize, pgwire::Error> {
+    let pick = |(client, call): (&'static Statement, &'static Statement)| {
+        if procedures {
+            call
+        } else {
+            client
+        }
+    };
+    match frame {
+        Frame::Trades(ids) => {
+            let list = id_array(ids);
+            let stmt = pick(statements.by_id);
+            let found = conn
+                .execute(protocol, stmt, &[Param::Text(&list)])
+                .await?
+                .rows();
+            if found < ids.len() {
+                // Not a commit: the run counts it as failed, and nothing changed stays.
+                conn.simple_query("ROLLBACK").await?;
+                return Err(missing(format!(
+                    "{what}: {found} of the {} loaded trades {list} found",
+                    ids.len()
+                )));
+            }
+            Ok(found)
+        }
+        Frame::Account { ca_id, start, end } => {
+            let (start, end) = (start.text(), end.text());
+            let params = [Param::Int(*ca_id), Param::Text(&start), Param::Text(&end)];
+            let stmt = pick(statements.by_account);
+            Ok(conn.execute(protocol, stmt, &params).await?.rows())
+        }
+        Frame::Symbol { symbol, start, end } => {
+            let (start, end) = (start.text(), end.text());
+            let params = [Param::Text(symbol), Param::Text(&start), Param::Text(&end)];
+            let stmt = pick(statements.by_symbol);
+            Ok(conn.execute(protocol, stmt, &params).await?.rows())
+        }
+    }
+}
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -18,11 +18,11 @@ use pgwire::{Connection, Param, Protocol, Statement};
 use rand::Rng as _;
 
 use super::history::{
-    end_time, id_array, listed_by_account, listed_by_id, listed_by_symbol, listed_trades,
-    share_index, start_time, trade_ids, ACCOUNT_BACK_OFF_MS, HOLDING_BACK_OFF_MS,
-    SYMBOL_BACK_OFF_MS,
+    end_time, listed_by_account, listed_by_id, listed_by_symbol, listed_trades, share_index,
+    start_time, trade_ids, ACCOUNT_BACK_OFF_MS, HOLDING_BACK_OFF_MS, SYMBOL_BACK_OFF_MS,
 };
-use super::{missing, Outcome};
+use super::history::{run_frame, Frame, FrameStatements};
+use super::Outcome;
 use crate::workload::tpce::gen::clock::MarketMs;
 use crate::workload::tpce::inputs::Inputs;
 use crate::workload::tpce::names::symbol;
@@ -152,48 +152,65 @@ pub async fn run(
     args: &Args,
     procedures: bool,
 ) -> Result<Outcome, pgwire::Error> {
-    let pick = |client: &'static Statement, call: &'static Statement| {
-        if procedures {
-            call
-        } else {
-            client
-        }
+    let statements = FrameStatements {
+        by_id: (&BY_ID, &CALL_BY_ID),
+        by_account: (&BY_ACCOUNT, &CALL_BY_ACCOUNT),
+        by_symbol: (&BY_SYMBOL, &CALL_BY_SYMBOL),
     };
     conn.execute(protocol, &BEGIN, &[]).await?;
     let rows = match args {
         Args::Trades(ids) => {
-            let list = id_array(ids);
-            let stmt = pick(&BY_ID, &CALL_BY_ID);
-            let found = conn
-                .execute(protocol, stmt, &[Param::Text(&list)])
-                .await?
-                .rows();
-            if found < ids.len() {
-                // Not a commit: the run counts it as failed.
-                conn.simple_query("ROLLBACK").await?;
-                return Err(missing(format!(
-                    "trade-lookup: {found} of the {} loaded trades {list} found",
-                    ids.len()
-                )));
-            }
-            found
+            let frame = Frame::Trades(ids);
+            run_frame(
+                conn,
+                protocol,
+                &frame,
+                &statements,
+                procedures,
+                "trade-lookup",
+            )
+            .await?
         }
         Args::Account { ca_id, start, end } => {
-            let (start, end) = (start.text(), end.text());
-            let params = [Param::Int(*ca_id), Param::Text(&start), Param::Text(&end)];
-            let stmt = pick(&BY_ACCOUNT, &CALL_BY_ACCOUNT);
-            conn.execute(protocol, stmt, &params).await?.rows()
+            let frame = Frame::Account {
+                ca_id: *ca_id,
+                start: *start,
+                end: *end,
+            };
+            run_frame(
+                conn,
+                protocol,
+                &frame,
+                &statements,
+                procedures,
+                "trade-lookup",
+            )
+            .await?
         }
         Args::Symbol { symbol, start, end } => {
-            let (start, end) = (start.text(), end.text());
-            let params = [Param::Text(symbol), Param::Text(&start), Param::Text(&end)];
-            let stmt = pick(&BY_SYMBOL, &CALL_BY_SYMBOL);
-            conn.execute(protocol, stmt, &params).await?.rows()
+            let frame = Frame::Symbol {
+                symbol,
+                start: *start,
+                end: *end,
+            };
+            run_frame(
+                conn,
+                protocol,
+                &frame,
+                &statements,
+                procedures,
+                "trade-lookup",
+            )
+            .await?
         }
         Args::HoldingHistory { ca_id, start } => {
             let start = start.text();
             let params = [Param::Int(*ca_id), Param::Text(&start)];
-            let stmt = pick(&HOLDING_HISTORY, &CALL_HOLDING_HISTORY);
+            let stmt = if procedures {
+                &CALL_HOLDING_HISTORY
+            } else {
+                &HOLDING_HISTORY
+            };
             let r = conn.execute(protocol, stmt, &params).await?;
             (0..r.rows())
                 .filter(|&row| !r.is_null(row, HH_COLUMN))
