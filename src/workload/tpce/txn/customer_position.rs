@@ -15,7 +15,7 @@
 use pgwire::{Connection, Param, Protocol, Statement};
 use rand::Rng as _;
 
-use super::{missing, Outcome};
+use super::{abandon, Outcome};
 use crate::workload::tpce::inputs::Inputs;
 use crate::workload::tpce::names::tax_id;
 use crate::workload::tpce::scale::accounts;
@@ -120,12 +120,11 @@ pub async fn run(
         (r.rows() > 0).then(|| r.get_i64(0, 23).unwrap_or(0) + r.get_i64(0, 25).unwrap_or(0))
     };
     let Some(rows) = found else {
-        // Not a commit: the run counts it as failed.
-        conn.simple_query("ROLLBACK").await?;
-        return Err(missing(format!(
-            "customer-position: no customer {:?}",
-            args.customer
-        )));
+        return Err(abandon(
+            conn,
+            format!("customer-position: no customer {:?}", args.customer),
+        )
+        .await);
     };
     conn.execute(protocol, &COMMIT, &[]).await?;
     Ok(Outcome::committed(rows as u64))

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use pgwire::{Connection, Param, Protocol, Statement};
 use rand::Rng as _;
 
-use super::missing;
+use super::abandon;
 
 use crate::workload::tpce::gen::clock::{initial_trades_end, run_start, MarketMs};
 use crate::workload::tpce::inputs::Inputs;
@@ -238,12 +238,14 @@ pub async fn run_frame(
                 .await?
                 .rows();
             if found < ids.len() {
-                // Not a commit: the run counts it as failed, and nothing changed stays.
-                conn.simple_query("ROLLBACK").await?;
-                return Err(missing(format!(
-                    "{what}: {found} of the {} loaded trades {list} found",
-                    ids.len()
-                )));
+                return Err(abandon(
+                    conn,
+                    format!(
+                        "{what}: {found} of the {} loaded trades {list} found",
+                        ids.len()
+                    ),
+                )
+                .await);
             }
             Ok(found)
         }

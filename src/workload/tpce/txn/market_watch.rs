@@ -16,7 +16,7 @@ use pgwire::{Connection, Param, Protocol, Statement};
 use rand::Rng as _;
 
 use super::history::nu;
-use super::{missing, Outcome};
+use super::{abandon, Outcome};
 use crate::workload::tpce::gen::catalog::{industry, INDUSTRIES};
 use crate::workload::tpce::gen::clock::Day;
 use crate::workload::tpce::inputs::Inputs;
@@ -160,11 +160,11 @@ pub async fn run(
         .get_i64(0, 0)
         .unwrap_or(0);
     if let (0, List::WatchList(c_id)) = (priced, &args.list) {
-        // Not a commit: the run counts it as failed.
-        conn.simple_query("ROLLBACK").await?;
-        return Err(missing(format!(
-            "market-watch: the watch list of customer {c_id} prices no security on {day}"
-        )));
+        return Err(abandon(
+            conn,
+            format!("market-watch: the watch list of customer {c_id} prices no security on {day}"),
+        )
+        .await);
     }
     conn.execute(protocol, &COMMIT, &[]).await?;
     Ok(Outcome::committed(priced as u64))

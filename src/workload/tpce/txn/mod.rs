@@ -71,6 +71,16 @@ pub struct Order {
     pub pending: bool,
 }
 
+/// Ends a transaction that found no data it needs: rolls it back (not a commit, so the run
+/// counts it as failed and the server agrees) and returns the [`missing`] error naming `what`,
+/// or the rollback's own error if the session failed.
+pub async fn abandon(conn: &mut pgwire::Connection, what: String) -> pgwire::Error {
+    match conn.simple_query("ROLLBACK").await {
+        Ok(_) => missing(what),
+        Err(e) => e,
+    }
+}
+
 /// The error for data a transaction needs and did not find: counted as failed ("other"),
 /// never as a rollback.
 pub fn missing(what: String) -> pgwire::Error {

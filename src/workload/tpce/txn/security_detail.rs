@@ -11,7 +11,7 @@
 use pgwire::{Connection, Param, Protocol, Statement};
 use rand::Rng as _;
 
-use super::{missing, Outcome};
+use super::{abandon, Outcome};
 use crate::workload::tpce::gen::clock::Day;
 use crate::workload::tpce::inputs::Inputs;
 use crate::workload::tpce::names::symbol;
@@ -147,12 +147,14 @@ pub async fn run(
         })
     };
     let Some(rows) = rows else {
-        // Not a commit: the run counts it as failed.
-        conn.simple_query("ROLLBACK").await?;
-        return Err(missing(format!(
-            "security-detail: no security {} (or its company, exchange or addresses)",
-            args.symbol
-        )));
+        return Err(abandon(
+            conn,
+            format!(
+                "security-detail: no security {} (or its company, exchange or addresses)",
+                args.symbol
+            ),
+        )
+        .await);
     };
     conn.execute(protocol, &COMMIT, &[]).await?;
     Ok(Outcome::committed(rows as u64))

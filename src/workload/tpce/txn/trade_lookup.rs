@@ -146,66 +146,45 @@ pub fn draw(inputs: &Inputs, rng: &mut Rng) -> Args {
     }
 }
 
+/// The statements of the frames Trade-Lookup shares with Trade-Update.
+const SHARED: FrameStatements = FrameStatements {
+    by_id: (&BY_ID, &CALL_BY_ID),
+    by_account: (&BY_ACCOUNT, &CALL_BY_ACCOUNT),
+    by_symbol: (&BY_SYMBOL, &CALL_BY_SYMBOL),
+};
+
+impl Args {
+    /// Frames 1–3 as the shared [`Frame`]; frame 4's account and start time otherwise.
+    fn split(&self) -> Result<Frame<'_>, (i64, MarketMs)> {
+        Ok(match self {
+            Args::Trades(ids) => Frame::Trades(ids),
+            Args::Account { ca_id, start, end } => Frame::Account {
+                ca_id: *ca_id,
+                start: *start,
+                end: *end,
+            },
+            Args::Symbol { symbol, start, end } => Frame::Symbol {
+                symbol,
+                start: *start,
+                end: *end,
+            },
+            Args::HoldingHistory { ca_id, start } => return Err((*ca_id, *start)),
+        })
+    }
+}
+
 pub async fn run(
     conn: &mut Connection,
     protocol: Protocol,
     args: &Args,
     procedures: bool,
 ) -> Result<Outcome, pgwire::Error> {
-    let statements = FrameStatements {
-        by_id: (&BY_ID, &CALL_BY_ID),
-        by_account: (&BY_ACCOUNT, &CALL_BY_ACCOUNT),
-        by_symbol: (&BY_SYMBOL, &CALL_BY_SYMBOL),
-    };
     conn.execute(protocol, &BEGIN, &[]).await?;
-    let rows = match args {
-        Args::Trades(ids) => {
-            let frame = Frame::Trades(ids);
-            run_frame(
-                conn,
-                protocol,
-                &frame,
-                &statements,
-                procedures,
-                "trade-lookup",
-            )
-            .await?
-        }
-        Args::Account { ca_id, start, end } => {
-            let frame = Frame::Account {
-                ca_id: *ca_id,
-                start: *start,
-                end: *end,
-            };
-            run_frame(
-                conn,
-                protocol,
-                &frame,
-                &statements,
-                procedures,
-                "trade-lookup",
-            )
-            .await?
-        }
-        Args::Symbol { symbol, start, end } => {
-            let frame = Frame::Symbol {
-                symbol,
-                start: *start,
-                end: *end,
-            };
-            run_frame(
-                conn,
-                protocol,
-                &frame,
-                &statements,
-                procedures,
-                "trade-lookup",
-            )
-            .await?
-        }
-        Args::HoldingHistory { ca_id, start } => {
+    let rows = match args.split() {
+        Ok(frame) => run_frame(conn, protocol, &frame, &SHARED, procedures, "trade-lookup").await?,
+        Err((ca_id, start)) => {
             let start = start.text();
-            let params = [Param::Int(*ca_id), Param::Text(&start)];
+            let params = [Param::Int(ca_id), Param::Text(&start)];
             let stmt = if procedures {
                 &CALL_HOLDING_HISTORY
             } else {

@@ -8,7 +8,7 @@
 
 use pgwire::{Connection, Param, Protocol, Statement};
 
-use super::{missing, Outcome};
+use super::{abandon, Outcome};
 use crate::workload::tpce::inputs::Inputs;
 use crate::workload::Rng;
 
@@ -83,12 +83,14 @@ pub async fn run(
         (r.rows() > 0, trades as u64)
     };
     if !found {
-        // Not a commit: the run counts it as failed.
-        conn.simple_query("ROLLBACK").await?;
-        return Err(missing(format!(
-            "trade-status: no account {} with its customer and broker",
-            args.ca_id
-        )));
+        return Err(abandon(
+            conn,
+            format!(
+                "trade-status: no account {} with its customer and broker",
+                args.ca_id
+            ),
+        )
+        .await);
     }
     conn.execute(protocol, &COMMIT, &[]).await?;
     Ok(Outcome::committed(trades))

@@ -165,17 +165,19 @@ pub fn draw(inputs: &Inputs, rng: &mut Rng) -> Args {
     }
 }
 
+/// The statements of the frames Trade-Update shares with Trade-Lookup.
+const SHARED: FrameStatements = FrameStatements {
+    by_id: (&BY_ID, &CALL_BY_ID),
+    by_account: (&BY_ACCOUNT, &CALL_BY_ACCOUNT),
+    by_symbol: (&BY_SYMBOL, &CALL_BY_SYMBOL),
+};
+
 pub async fn run(
     conn: &mut Connection,
     protocol: Protocol,
     args: &Args,
     procedures: bool,
 ) -> Result<Outcome, pgwire::Error> {
-    let statements = FrameStatements {
-        by_id: (&BY_ID, &CALL_BY_ID),
-        by_account: (&BY_ACCOUNT, &CALL_BY_ACCOUNT),
-        by_symbol: (&BY_SYMBOL, &CALL_BY_SYMBOL),
-    };
     let frame = match args {
         Args::Trades(ids) => Frame::Trades(ids),
         Args::Account { ca_id, start, end } => Frame::Account {
@@ -190,15 +192,7 @@ pub async fn run(
         },
     };
     conn.execute(protocol, &BEGIN, &[]).await?;
-    let rows = run_frame(
-        conn,
-        protocol,
-        &frame,
-        &statements,
-        procedures,
-        "trade-update",
-    )
-    .await?;
+    let rows = run_frame(conn, protocol, &frame, &SHARED, procedures, "trade-update").await?;
     conn.execute(protocol, &COMMIT, &[]).await?;
     Ok(Outcome::committed(rows as u64))
 }
