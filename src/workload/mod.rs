@@ -61,19 +61,32 @@ pub enum TxnEnd {
     ExpectedRollback,
 }
 
-/// A transaction type: its name (as results and `mix` tables write it) and the role of the
-/// set's target it runs on.
+/// A transaction type: its name (as results and `mix` tables write it), the role of the
+/// set's target it runs on, and who issues it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnType {
     pub name: String,
     pub role: String,
+    /// Issued by the workload's [`Emulator`] (TPC-E's Trade-Result, Market-Feed,
+    /// Data-Maintenance, Trade-Cleanup), never drawn from a deck: outside the mix shares.
+    pub emulated: bool,
 }
 
 impl TxnType {
+    /// A type clients draw from their decks.
     pub fn new(name: impl Into<String>, role: impl Into<String>) -> TxnType {
         TxnType {
             name: name.into(),
             role: role.into(),
+            emulated: false,
+        }
+    }
+
+    /// A type only the workload's emulator issues.
+    pub fn emulated(name: impl Into<String>, role: impl Into<String>) -> TxnType {
+        TxnType {
+            emulated: true,
+            ..TxnType::new(name, role)
         }
     }
 }
