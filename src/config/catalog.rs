@@ -21,6 +21,9 @@ pub enum OptionKind {
     Choice(&'static [&'static str]),
     /// A whole number, at least 1.
     Count,
+    /// A list of distinct words out of these (possibly empty); on the command line
+    /// comma-separated.
+    Names(&'static [&'static str]),
 }
 
 /// One option a workload declares: its key in run files (also `--key-with-dashes` on the
@@ -48,6 +51,15 @@ impl OptionSpec {
             (_, toml::Value::String(s)) => {
                 format!("{} = \"{s}\" (--{} {s})", self.key, self.flag())
             }
+            (_, toml::Value::Array(items)) => {
+                let words: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+                format!(
+                    "{} = {value} (--{} {})",
+                    self.key,
+                    self.flag(),
+                    words.join(",")
+                )
+            }
             (_, v) => format!("{} = {v} (--{} {v})", self.key, self.flag()),
         }
     }
@@ -58,6 +70,12 @@ impl OptionSpec {
             (OptionKind::Flag, toml::Value::Boolean(_)) => true,
             (OptionKind::Choice(words), toml::Value::String(s)) => words.contains(&s.as_str()),
             (OptionKind::Count, toml::Value::Integer(n)) => *n >= 1 && *n <= i64::from(u32::MAX),
+            (OptionKind::Names(words), toml::Value::Array(items)) => {
+                let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+                names.len() == items.len()
+                    && names.iter().all(|n| words.contains(n))
+                    && (1..names.len()).all(|i| !names[..i].contains(&names[i]))
+            }
             _ => false,
         };
         if ok {
@@ -73,6 +91,11 @@ impl OptionSpec {
             OptionKind::Count => format!(
                 "{} must be a whole number of at least 1, not {value}",
                 self.key
+            ),
+            OptionKind::Names(words) => format!(
+                "{} takes a list of distinct names out of {}, not {value}",
+                self.key,
+                words.join(", ")
             ),
         })
     }

@@ -1,9 +1,15 @@
 //! One client: a loop that owns its sessions, in the spirit of pgbench's client state machine:
-//! find the segment → (sleep while inactive) → schedule → draw a target card and a transaction
-//! card → start → (statement ⇄ wait)* → end; on error roll back, then retry with the same
-//! parameters (serialization failure, deadlock) up to `max_tries`, or count the failure by
-//! class and go on. A lost session is reopened with capped backoff; while a target is down its
-//! cards count as `connection` failures, so one dead target never stalls the run.
+//! find the segment → (sleep while inactive) → serve a due emulator job if there is one →
+//! schedule → draw a target card and a transaction card → start → (statement ⇄ wait)* → end;
+//! on error roll back, then retry with the same parameters (serialization failure, deadlock) up
+//! to `max_tries`, or count the failure by class and go on. A lost session is reopened with
+//! capped backoff; while a target is down its cards count as `connection` failures, so one dead
+//! target never stalls the run.
+//!
+//! Emulated work (a workload's [`Emulator`] per set, e.g. TPC-E's market) is served by the
+//! clients that reach the set, between their own transactions: first, before any card, the jobs
+//! that must end before the customers start (Trade-Cleanup); then, before each card, a job that
+//! has fallen due. The decks are not touched, so the drawn types keep their shares exactly.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -12,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::metrics::rollup::KeyShape;
 use crate::metrics::{ErrorClass, Outcome, Recorder};
-use crate::workload::{Rng, Terminal, TxnEnd};
+use crate::workload::{Emulator, Job, Rng, Terminal, TxnEnd};
 
 use super::deck::Deck;
 use super::layout::{ClientAssignment, Layout, Pace};
@@ -41,11 +47,36 @@ pub struct Client {
     /// Session index of each global target (`usize::MAX` where the client has none).
     session_of: Vec<usize>,
     pub sessions: Vec<Session>,
+    /// Sets whose emulators this client serves.
+    served: Vec<usize>,
     /// The workload's own state per group (index = group).
     terminals: Vec<Box<dyn Terminal>>,
     rng: Rng,
     recorder: Rc<RefCell<Recorder>>,
     mixlog: Option<Rc<RefCell<MixLog>>>,
+}
+
+/// What one try runs: the transaction a group's terminal drew (on a set whose emulator, if any,
+/// gets what it produces), or an emulator's job.
+#[derive(Clone, Copy)]
+enum Work<'w> {
+    Drawn {
+        group: usize,
+        emulator: Option<&'w dyn Emulator>,
+    },
+    Emulated {
+        emulator: &'w dyn Emulator,
+        job: &'w Job,
+    },
+}
+
+/// When a transaction was due, started and ended, for its record.
+struct Timing {
+    scheduled: Instant,
+    started: Instant,
+    ended: Instant,
+    /// Whether it had a schedule to lag behind (a rate, or an emulator's due time).
+    lagged: bool,
 }
 
 /// The client's settings for the segment it is in.
@@ -79,9 +110,11 @@ impl Client {
             .iter()
             .map(|g| Arc::clone(&g.workload).terminal(role.slot))
             .collect();
+        let served = layout.served_sets(&role);
         Client {
             id,
             role,
+            served,
             targets,
             session_of,
             sessions,
@@ -117,6 +150,9 @@ impl Client {
         };
         let deadline = start + last.end;
         let mut seg = self.enter(0, start);
+        if !self.serve_startup(start, deadline).await {
+            return self;
+        }
         let mut schedule: Option<Schedule> = seg.pace.rate.map(|r| Schedule::new(start, r));
         loop {
             let now = Instant::now();
@@ -141,6 +177,10 @@ impl Client {
                 if !self.pause_until(seg.end).await {
                     break;
                 }
+                continue;
+            }
+            if let Some((set, job)) = self.take_due(now) {
+                self.run_job(set, job, seg.index, start, deadline).await;
                 continue;
             }
             let scheduled = match &mut schedule {
@@ -168,8 +208,7 @@ impl Client {
             };
             self.terminals[group].draw(txn, &mut self.rng);
             // The set's target for the type's role, and this client's session to it.
-            let role = g.txn_role.get(txn).copied().unwrap_or(0);
-            let target = set.targets.get(role).copied().unwrap_or(set.targets[0]);
+            let target = set.target_for(g, txn);
             let local = self.session_of[target];
             // A workload's keying time (TPC-C's terminal model) is not part of the response
             // time: the clock starts when the keying ends.
@@ -184,27 +223,21 @@ impl Client {
                 Instant::now()
             };
             let started = Instant::now();
-            let (outcome, retries) = self.run_txn(local, group, deadline).await;
-            let ended = Instant::now();
-            let latency_us = micros(ended - scheduled);
-            let lag_us = schedule.as_ref().map(|_| micros(started - scheduled));
+            let work = Work::Drawn {
+                group,
+                emulator: set.emulator.as_deref(),
+            };
+            let (outcome, retries) = self.run_txn(local, work, deadline).await;
+            let timing = Timing {
+                scheduled,
+                started,
+                ended: Instant::now(),
+                lagged: schedule.is_some(),
+            };
             let global_txn = g.txn_map.get(txn).copied().unwrap_or(0);
-            let key = shared.keys.key(seg.index, target, global_txn);
-            self.recorder
-                .borrow_mut()
-                .record(key, outcome, latency_us, lag_us, retries);
-            if let Some(log) = &self.mixlog {
-                log.borrow_mut().write(&MixRecord {
-                    end_us: micros(ended.saturating_duration_since(start)),
-                    latency_us: u32::try_from(latency_us).unwrap_or(u32::MAX),
-                    client: self.id,
-                    segment: seg.index as u16,
-                    target: target as u16,
-                    txn: global_txn as u8,
-                    outcome: MixRecord::outcome_code(outcome),
-                    retries: retries.min(255) as u8,
-                });
-            }
+            self.record(
+                seg.index, target, global_txn, outcome, retries, &timing, start,
+            );
             let think = seg.pace.think + g.workload.think_time(txn, &mut self.rng);
             // Pauses end at the deadline, so a long think time cannot hold the run open.
             if !think.is_zero()
@@ -218,6 +251,124 @@ impl Client {
         self
     }
 
+    /// Records one transaction in the thread's recorder and, when on, the mix log.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        segment: usize,
+        target: usize,
+        global_txn: usize,
+        outcome: Outcome,
+        retries: u32,
+        t: &Timing,
+        start: Instant,
+    ) {
+        let latency_us = micros(t.ended - t.scheduled);
+        let lag_us = t
+            .lagged
+            .then(|| micros(t.started.saturating_duration_since(t.scheduled)));
+        let key = self.shared.keys.key(segment, target, global_txn);
+        self.recorder
+            .borrow_mut()
+            .record(key, outcome, latency_us, lag_us, retries);
+        if let Some(log) = &self.mixlog {
+            log.borrow_mut().write(&MixRecord {
+                end_us: micros(t.ended.saturating_duration_since(start)),
+                latency_us: u32::try_from(latency_us).unwrap_or(u32::MAX),
+                client: self.id,
+                segment: segment as u16,
+                target: target as u16,
+                txn: global_txn as u8,
+                outcome: MixRecord::outcome_code(outcome),
+                retries: retries.min(255) as u8,
+            });
+        }
+    }
+
+    /// A job due at `now` from the emulators this client serves, with its set. Emulators are
+    /// asked in turn from a point that moves with the client's id, so no set is always last.
+    fn take_due(&self, now: Instant) -> Option<(usize, Job)> {
+        let n = self.served.len();
+        let sets = &self.shared.layout.sets;
+        (0..n)
+            .map(|k| self.served[(k + self.id as usize) % n])
+            .find_map(|s| {
+                let e = sets[s].emulator.as_ref()?;
+                if !e.has_due(now) {
+                    return None;
+                }
+                e.take_due(now).map(|job| (s, job))
+            })
+    }
+
+    /// Before its first card, serves the jobs that must end before any drawn transaction of
+    /// the sets it reaches (Trade-Cleanup), waiting while other clients run them; false when
+    /// the run ended or stopped meanwhile.
+    async fn serve_startup(&mut self, start: Instant, deadline: Instant) -> bool {
+        let shared = Arc::clone(&self.shared);
+        let starting = |s: &usize| {
+            shared.layout.sets[*s]
+                .emulator
+                .as_ref()
+                .is_some_and(|e| e.starting())
+        };
+        while self.served.iter().any(starting) {
+            let now = Instant::now();
+            if now >= deadline || shared.stop.is_set() {
+                return false;
+            }
+            match self.take_due(now) {
+                Some((set, job)) => self.run_job(set, job, 0, start, deadline).await,
+                None => {
+                    if !self.pause_until(now + STARTUP_POLL).await {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs an emulator's job on its set's target for the job type's role, with retries, and
+    /// records it (response time and lag from its due instant); a job that did not commit goes
+    /// back to its emulator.
+    async fn run_job(
+        &mut self,
+        set: usize,
+        job: Job,
+        segment: usize,
+        start: Instant,
+        deadline: Instant,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let slot = &shared.layout.sets[set];
+        let Some(emulator) = slot.emulator.as_deref() else {
+            return;
+        };
+        let g = &shared.layout.groups[slot.group];
+        let target = slot.target_for(g, job.txn);
+        let local = self.session_of[target];
+        let started = Instant::now();
+        let work = Work::Emulated {
+            emulator,
+            job: &job,
+        };
+        let (outcome, retries) = self.run_txn(local, work, deadline).await;
+        let timing = Timing {
+            scheduled: job.due.min(started),
+            started,
+            ended: Instant::now(),
+            lagged: true,
+        };
+        let global_txn = g.txn_map.get(job.txn).copied().unwrap_or(0);
+        self.record(
+            segment, target, global_txn, outcome, retries, &timing, start,
+        );
+        if let Outcome::Failed(class) = outcome {
+            emulator.failed(job, class, timing.ended);
+        }
+    }
+
     /// Sleeps until `at`; false when the stop came first.
     async fn pause_until(&self, at: Instant) -> bool {
         tokio::select! {
@@ -226,9 +377,14 @@ impl Client {
         }
     }
 
-    /// The transaction `group`'s terminal drew, with its retries on session `local`:
-    /// (outcome, extra tries).
-    async fn run_txn(&mut self, local: usize, group: usize, deadline: Instant) -> (Outcome, u32) {
+    /// `work` with its retries on session `local`: (outcome, extra tries).
+    async fn run_txn(&mut self, local: usize, work: Work<'_>, deadline: Instant) -> (Outcome, u32) {
+        let max_tries = match work {
+            // The emulated market resubmits what the brokerage could not serialize, as TPC-E
+            // harnesses do (DBT-5 tries 10 times); each retry is counted.
+            Work::Emulated { .. } => self.shared.max_tries.max(JOB_MAX_TRIES),
+            Work::Drawn { .. } => self.shared.max_tries,
+        };
         let shared = Arc::clone(&self.shared);
         let mut tries = 0u32;
         loop {
@@ -239,7 +395,13 @@ impl Client {
             let Some(conn) = self.sessions[local].conn.as_mut() else {
                 return (Outcome::Failed(ErrorClass::Connection), tries - 1);
             };
-            let err = match self.terminals[group].execute(conn, shared.protocol).await {
+            let run = match work {
+                Work::Drawn { group, emulator } => {
+                    self.terminals[group].execute(conn, shared.protocol, emulator)
+                }
+                Work::Emulated { emulator, job } => emulator.execute(job, conn, shared.protocol),
+            };
+            let err = match run.await {
                 Ok(TxnEnd::Committed) => return (Outcome::Committed, tries - 1),
                 Ok(TxnEnd::ExpectedRollback) => return (Outcome::ExpectedRollback, tries - 1),
                 Err(e) => e,
@@ -258,7 +420,7 @@ impl Client {
                 }
             }
             let may_retry = class.is_retryable()
-                && tries < shared.max_tries
+                && tries < max_tries
                 && !shared.stop.is_set()
                 && Instant::now() < deadline;
             if !may_retry {
@@ -299,6 +461,12 @@ impl Client {
         reconnects
     }
 }
+
+/// The fewest tries an emulator's job gets on a serialization failure or deadlock.
+const JOB_MAX_TRIES: u32 = 10;
+
+/// How often a client waiting for another's startup job looks again.
+const STARTUP_POLL: Duration = Duration::from_millis(2);
 
 fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)

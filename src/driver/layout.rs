@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::config::timeline::Segment;
 use crate::config::{DriveMode, RunPlan, TargetSpec};
-use crate::workload::{ClientSlot, Workload};
+use crate::workload::{ClientSlot, Emulator, Workload};
 
 use super::deck::{card_counts, Deck};
 
@@ -56,18 +56,29 @@ pub fn plan_targets(plan: &RunPlan, roles: &[Vec<String>]) -> (Vec<PlannedTarget
             sets.push(SetSlot {
                 group: g,
                 targets: roles.iter().map(of_role).collect(),
+                emulator: None,
             });
         }
     }
     (targets, sets)
 }
 
-/// One set of a group: the target serving each of the group's roles.
+/// One set of a group: the target serving each of the group's roles, and the set's own
+/// emulator when its workload has one (made by [`Layout::new`]).
 #[derive(Debug, Clone)]
 pub struct SetSlot {
     pub group: usize,
     /// Index into `Layout::targets`, per role in the order of `GroupSlot::roles`.
     pub targets: Vec<usize>,
+    pub emulator: Option<Arc<dyn Emulator>>,
+}
+
+impl SetSlot {
+    /// The target of the set that serves the role of the group's type `txn`.
+    pub fn target_for(&self, group: &GroupSlot, txn: usize) -> usize {
+        let role = group.txn_role.get(txn).copied().unwrap_or(0);
+        self.targets.get(role).copied().unwrap_or(self.targets[0])
+    }
 }
 
 /// A group's workload, its roles, and how its transaction types map to the run's type list.
@@ -147,10 +158,19 @@ impl Layout {
         segments: Vec<Segment>,
         mut groups: Vec<GroupSlot>,
         targets: Vec<TargetSlot>,
-        sets: Vec<SetSlot>,
+        mut sets: Vec<SetSlot>,
         labels: Vec<String>,
         txn_types: &[String],
     ) -> Result<Layout, String> {
+        // One emulator per set: what it issues goes back to the set its input came from.
+        for (i, set) in sets.iter_mut().enumerate() {
+            set.emulator = groups[set.group]
+                .workload
+                .emulator(crate::driver::thread::client_seed(
+                    plan.seed,
+                    u32::MAX - i as u32,
+                ));
+        }
         for (g, slot) in groups.iter_mut().enumerate() {
             slot.txn_map = slot
                 .workload
@@ -210,6 +230,26 @@ impl Layout {
             }
         }
         n
+    }
+
+    /// The sets whose emulators a client serves: those it can reach.
+    pub fn served_sets(&self, role: &ClientAssignment) -> Vec<usize> {
+        let reach: Vec<usize> = match role.group {
+            Some(g) => self.groups[g].sets.clone(),
+            None => (0..self.sets.len()).collect(),
+        };
+        reach
+            .into_iter()
+            .filter(|s| self.sets[*s].emulator.is_some())
+            .collect()
+    }
+
+    /// Every set's emulator, by set index (None where its workload has none).
+    pub fn emulators(&self) -> impl Iterator<Item = (usize, &Arc<dyn Emulator>)> {
+        self.sets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.emulator.as_ref().map(|e| (i, e)))
     }
 
     /// Whether the client runs transactions in `phase`.

@@ -26,6 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::event::Sink;
 use crate::metrics::{KeySpace, Recorder};
+use crate::workload::{Backlog, Emulator};
 
 pub use collector::IntervalSink;
 pub use layout::Layout;
@@ -58,6 +59,8 @@ pub struct DriverPlan {
 /// Clients connected and waiting for the start.
 pub struct Connected {
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// Every set's emulator (set index, emulator), started on the clients' clock.
+    emulators: Vec<(usize, Arc<dyn Emulator>)>,
     starts: Vec<oneshot::Sender<StartSignal>>,
     ticks: mpsc::UnboundedReceiver<TickReport>,
     keys: KeySpace,
@@ -82,6 +85,8 @@ pub struct DriverResult {
     pub reconnects: u64,
     /// Problems that did not stop the run (e.g. the mix log could not be written).
     pub warnings: Vec<String>,
+    /// Each emulated set's backlog when the clients had stopped: the work left pending.
+    pub emulators: Vec<(usize, Backlog)>,
 }
 
 /// Opens every client's sessions on its driver thread. Fails with the first connect error.
@@ -94,6 +99,11 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         keys: plan.keys.shape(),
         stop,
     });
+    let emulators = shared
+        .layout
+        .emulators()
+        .map(|(s, e)| (s, Arc::clone(e)))
+        .collect();
     let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;
     let (tick_tx, tick_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = std_mpsc::channel();
@@ -122,6 +132,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     drop(tick_tx);
     let connected = Connected {
         threads,
+        emulators,
         starts,
         ticks: tick_rx,
         keys: plan.keys,
@@ -175,6 +186,9 @@ impl Connected {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
+        for (_, e) in &self.emulators {
+            e.start(start);
+        }
         for (i, s) in self.starts.into_iter().enumerate() {
             let mixlog = mixlog_dir
                 .as_ref()
@@ -208,7 +222,13 @@ impl Connected {
         .await;
         let collected = collected?;
         let ended = collected.ended.unwrap_or_else(Instant::now);
+        let emulators = self
+            .emulators
+            .iter()
+            .map(|(s, e)| (*s, e.backlog(ended)))
+            .collect();
         Ok(DriverResult {
+            emulators,
             total: collected.total,
             elapsed: ended.saturating_duration_since(start),
             complete: !stop.is_set(),

@@ -13,6 +13,7 @@
 //! Dispatch is dynamic (`dyn`): one virtual call and one boxed future per transaction, which
 //! `make bench` shows costs nothing measurable beside a round trip to the server.
 
+pub mod emulator;
 mod load_lock;
 pub mod pgbench;
 pub mod probe;
@@ -35,6 +36,7 @@ pub use crate::results::Headline;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 
+pub use emulator::{Backlog, Emulator, Job};
 pub use registry::Registry;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
@@ -226,6 +228,12 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     fn notes(&self, _group: &str, _clients: u32) -> Vec<String> {
         Vec::new()
     }
+
+    /// The emulator of one (group, set), whose jobs are this workload's emulated types (see
+    /// [`emulator`]); `seed` makes its random draws reproducible. None: the workload has none.
+    fn emulator(&self, _seed: u64) -> Option<Arc<dyn Emulator>> {
+        None
+    }
 }
 
 /// One client's state for one group's workload. It lives on its client's driver thread.
@@ -237,11 +245,13 @@ pub trait Terminal {
     /// so retries replay them (pgbench 15 semantics).
     fn draw(&mut self, txn: usize, rng: &mut Rng);
 
-    /// Runs the drawn transaction once. On `Err` the session may be inside a failed
-    /// transaction block: the caller rolls back (or reconnects) before the next try.
+    /// Runs the drawn transaction once on a set whose emulator is `emulator` (the workload's
+    /// own, to hand it what the transaction produced). On `Err` the session may be inside a
+    /// failed transaction block: the caller rolls back (or reconnects) before the next try.
     fn execute<'a>(
         &'a self,
         conn: &'a mut pgwire::Connection,
         protocol: pgwire::Protocol,
+        emulator: Option<&'a dyn Emulator>,
     ) -> TxnFuture<'a>;
 }

@@ -117,6 +117,7 @@ impl Terminal for PgbenchTerminal {
         &'a self,
         conn: &'a mut pgwire::Connection,
         protocol: pgwire::Protocol,
+        _emulator: Option<&'a dyn crate::workload::Emulator>,
     ) -> TxnFuture<'a> {
         Box::pin(self.workload.execute(conn, protocol, self.txn, &self.args))
     }

@@ -133,6 +133,7 @@ impl Terminal for ProbeTerminal {
         &'a self,
         conn: &'a mut pgwire::Connection,
         protocol: pgwire::Protocol,
+        _emulator: Option<&'a dyn crate::workload::Emulator>,
     ) -> TxnFuture<'a> {
         let statement = if self.txn == 0 {
             &PROBE_OLTP

@@ -227,6 +227,7 @@ impl Terminal for TpccTerminal {
         &'a self,
         conn: &'a mut pgwire::Connection,
         protocol: pgwire::Protocol,
+        _emulator: Option<&'a dyn crate::workload::Emulator>,
     ) -> TxnFuture<'a> {
         match &self.args {
             Some(args) => Box::pin(self.workload.execute(conn, protocol, args)),

@@ -31,6 +31,25 @@ pub const TRADE_ORDER: usize = 5;
 pub const TRADE_STATUS: usize = 6;
 pub const TRADE_UPDATE: usize = 7;
 
+/// The types the market emulator issues (tpce.md §3.1 rows 3, 6, 11, 12), never drawn: their
+/// indexes follow the customer types'.
+pub const EMULATED_TYPES: [&str; 4] = [
+    "trade_result",
+    "market_feed",
+    "data_maintenance",
+    "trade_cleanup",
+];
+
+pub const TRADE_RESULT: usize = 8;
+pub const MARKET_FEED: usize = 9;
+pub const DATA_MAINTENANCE: usize = 10;
+pub const TRADE_CLEANUP: usize = 11;
+
+/// The decision-support types that run on a set's `dss` database unless a run file says
+/// otherwise (tpce.md §8: our reading; their inputs address only pre-loaded history, so an
+/// independent copy of the database serves them).
+pub const DEFAULT_DSS_TYPES: [&str; 2] = ["trade_lookup", "trade_update"];
+
 /// Cards per type in one deck (tpce.md §3.1).
 pub const CARDS: [u32; 8] = [49, 130, 180, 140, 80, 101, 190, 20];
 

@@ -24,6 +24,7 @@ pub mod customer;
 pub mod gen;
 pub mod inputs;
 pub mod loader;
+pub mod market;
 pub mod mix;
 pub mod names;
 mod plugin;

@@ -1,13 +1,18 @@
-//! tpce as a registered workload: its options (`--trade-days`, the data's; `--procedures`),
-//! the scale (customers, which a run must match), readiness against `tpce_meta`, the check, and
-//! a client's terminal (its own deck and the inputs of the transaction drawn last).
+//! tpce as a registered workload: its options (`--trade-days`, the data's; `--procedures`;
+//! `dss_types`), its roles (a set's `oltp` and `dss` databases), the scale (customers, which a
+//! run must match), readiness against `tpce_meta`, the check, a set's market emulator, and a
+//! client's terminal (its own deck and the inputs of the transaction drawn last, whose
+//! committed orders it hands to the set's market).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::inputs::Inputs;
 use super::loader::{self, FACT_SEED, FACT_TRADE_DAYS};
-use super::mix::{Deck, CE_TYPES, TRADE_LOOKUP, TRADE_ORDER, TRADE_STATUS};
+use super::market::{self, Market};
+use super::mix::{
+    Deck, CE_TYPES, DEFAULT_DSS_TYPES, EMULATED_TYPES, TRADE_LOOKUP, TRADE_ORDER, TRADE_STATUS,
+};
 use super::scale::{Scale, DEFAULT_SCALE_FACTOR};
 use super::txn::{self, Outcome};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
@@ -15,8 +20,8 @@ use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    CheckOutcome, ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload,
-    WorkloadError,
+    CheckOutcome, ClientSlot, Emulator, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType,
+    Workload, WorkloadError,
 };
 
 const OPTIONS: &[OptionSpec] = &[
@@ -35,7 +40,17 @@ const OPTIONS: &[OptionSpec] = &[
                client-side prepared SQL",
         load: false,
     },
+    OptionSpec {
+        key: "dss_types",
+        kind: OptionKind::Names(&CE_TYPES),
+        help: "the customer types that run on each set's `dss` database, the rest on its `oltp` \
+               one (a set with one database serves both) [default: trade_lookup,trade_update]",
+        load: false,
+    },
 ];
+
+/// The roles of a set's databases: TPC-V's OLTP and DSS VMs (tpce.md §8).
+const ROLES: &[&str] = &["oltp", "dss"];
 
 /// The commonly quoted 90th-percentile limits (tpce.md §3.1, unverified): Trade-Status 1 s,
 /// Trade-Order 2 s, the other customer types 3 s.
@@ -69,9 +84,15 @@ impl WorkloadInfo for TpceKind {
     fn options(&self) -> &'static [OptionSpec] {
         OPTIONS
     }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
+    }
     fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
         let mut out = given.clone();
         out.entry("procedures".into()).or_insert(false.into());
+        out.entry("dss_types".into()).or_insert_with(|| {
+            toml::Value::Array(DEFAULT_DSS_TYPES.iter().map(|t| (*t).into()).collect())
+        });
         Ok(out)
     }
     fn txn_type_names(&self) -> Vec<String> {
@@ -120,7 +141,16 @@ impl Kind for TpceKind {
         )
         .map_err(|e| e.to_string())?;
         let procedures = options.get("procedures").and_then(|v| v.as_bool()) == Some(true);
-        Ok(Arc::new(Tpce::new(seed, scale, procedures)))
+        let dss: Vec<String> = match options.get("dss_types").and_then(|v| v.as_array()) {
+            Some(names) => names
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            None => DEFAULT_DSS_TYPES.iter().map(|t| t.to_string()).collect(),
+        };
+        Ok(Arc::new(
+            Tpce::new(seed, scale, procedures).with_dss_types(&dss),
+        ))
     }
 }
 
@@ -130,18 +160,27 @@ pub struct Tpce {
     types: Vec<TxnType>,
     inputs: Arc<Inputs>,
     procedures: bool,
+    market: Arc<market::Setting>,
 }
 
 impl Tpce {
+    /// The customer types, then the emulated ones (indexes of [`super::mix`]), with the
+    /// default routing: [`DEFAULT_DSS_TYPES`] on `dss`, everything else on `oltp`.
     pub fn new(seed: u64, scale: Scale, procedures: bool) -> Tpce {
+        let inputs = Arc::new(Inputs::new(seed, scale));
+        let dss: Vec<String> = DEFAULT_DSS_TYPES.iter().map(|t| t.to_string()).collect();
         Tpce {
-            types: CE_TYPES
-                .iter()
-                .map(|t| TxnType::new(*t, crate::config::DEFAULT_ROLE))
-                .collect(),
-            inputs: Arc::new(Inputs::new(seed, scale)),
+            types: txn_types(&dss),
+            market: Arc::new(market::Setting::new(Arc::clone(&inputs), procedures)),
+            inputs,
             procedures,
         }
+    }
+
+    /// The same with `dss` (customer type names) on the `dss` role instead of the default.
+    pub fn with_dss_types(mut self, dss: &[String]) -> Tpce {
+        self.types = txn_types(dss);
+        self
     }
 
     pub fn inputs(&self) -> &Inputs {
@@ -186,6 +225,21 @@ impl Tpce {
     }
 }
 
+/// Every type with its role: the `dss` customer types on `dss`, the rest and the emulated
+/// types (the market's and the maintenance work, which write) on `oltp`.
+fn txn_types(dss: &[String]) -> Vec<TxnType> {
+    let role = |t: &str| ROLES[usize::from(dss.iter().any(|d| d == t))];
+    CE_TYPES
+        .iter()
+        .map(|t| TxnType::new(*t, role(t)))
+        .chain(
+            EMULATED_TYPES
+                .iter()
+                .map(|t| TxnType::emulated(*t, ROLES[0])),
+        )
+        .collect()
+}
+
 /// The inputs of one customer transaction.
 #[derive(Debug, Clone)]
 pub enum Args {
@@ -223,12 +277,8 @@ impl Workload for Tpce {
             .collect()
     }
 
-    fn notes(&self, group: &str, _clients: u32) -> Vec<String> {
-        vec![format!(
-            "note: group '{group}' runs tpce without its market exchange emulator (not built \
-             yet): Trade-Orders stay submitted or pending, so no Trade-Result or Market-Feed \
-             runs and the headline is the customer transactions' rate, not tpsE"
-        )]
+    fn emulator(&self, seed: u64) -> Option<Arc<dyn Emulator>> {
+        Some(Arc::new(Market::new(Arc::clone(&self.market), seed)))
     }
 }
 
@@ -252,10 +302,19 @@ impl Terminal for TpceTerminal {
         &'a self,
         conn: &'a mut pgwire::Connection,
         protocol: pgwire::Protocol,
+        emulator: Option<&'a dyn Emulator>,
     ) -> TxnFuture<'a> {
         Box::pin(async move {
             match &self.args {
-                Some(args) => Ok(self.workload.execute(conn, protocol, args).await?.end),
+                Some(args) => {
+                    let out = self.workload.execute(conn, protocol, args).await?;
+                    // A committed Trade-Order's order goes to its own set's market.
+                    let market = emulator.and_then(|e| e.as_any().downcast_ref::<Market>());
+                    if let Some(market) = market {
+                        market.submit(&out.orders);
+                    }
+                    Ok(out.end)
+                }
                 None => Err(pgwire::Error {
                     kind: pgwire::ErrorKind::Protocol("no transaction drawn".into()),
                 }),
