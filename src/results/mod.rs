@@ -24,6 +24,7 @@
 
 pub mod breakdown;
 pub mod csv;
+pub mod emulators;
 pub mod headline;
 pub mod hlog;
 pub mod intervals;
@@ -37,6 +38,7 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 
 pub use breakdown::{GroupStats, PhaseStats, RoleStats};
+pub use emulators::EmulatorEnd;
 pub use headline::{Headline, HeadlineRate};
 pub use read::{IntervalRow, IntervalRows, ResultsDir, SystemSeries};
 pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};

@@ -223,6 +223,10 @@ pub struct Summary {
     /// Always written (one row when every type ran on `oltp`); empty in older files.
     #[serde(default)]
     pub by_role: Vec<RoleStats>,
+    /// Each emulated set's market work at the end of the run (tpce); empty for workloads
+    /// without an emulator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emulators: Vec<super::EmulatorEnd>,
 }
 
 /// A target's place in the plan.
@@ -314,6 +318,7 @@ impl Summary {
             type_rules: rules::check(&run.type_rules, &keys.txn_types, &per_type),
             isolation: IsolationLevels::of(&isolation),
             by_role: breakdown::roles(keys, total, measured_time, run.rate_limited),
+            emulators: Vec::new(),
         }
     }
 

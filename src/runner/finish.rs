@@ -4,8 +4,9 @@
 
 use crate::config::RunPlan;
 use crate::event::Sink;
-use crate::results::{RunFacts, RuntimeInfo, ServerFacts, Summary};
+use crate::results::{EmulatorEnd, RunFacts, RuntimeInfo, ServerFacts, Summary};
 use crate::sampler::host::HostFacts;
+use crate::workload::Backlog;
 
 use super::build::Frame;
 use super::databases::Databases;
@@ -43,7 +44,8 @@ pub async fn finish(
         type_rules: frame.type_rules,
         headline: frame.headline,
     };
-    let summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
+    let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
+    summary.emulators = emulator_ends(plan, &result.emulators);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     let dir = writer
@@ -63,4 +65,33 @@ pub async fn finish(
         scales: Vec::new(),
         warnings,
     })
+}
+
+/// The emulated sets' backlogs under their group and set names (set indexes run over the
+/// plan's groups and their sets in order, as the layout numbers them).
+fn emulator_ends(plan: &RunPlan, backlogs: &[(usize, Backlog)]) -> Vec<EmulatorEnd> {
+    let names: Vec<(&str, &str)> = plan
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.sets
+                .iter()
+                .map(move |s| (g.name.as_str(), s.name.as_str()))
+        })
+        .collect();
+    backlogs
+        .iter()
+        .filter_map(|(set, b)| {
+            let (group, name) = names.get(*set)?;
+            Some(EmulatorEnd {
+                group: group.to_string(),
+                set: name.to_string(),
+                issued: b.issued,
+                abandoned: b.abandoned,
+                pending_at_end: b.due + b.waiting,
+                overdue_at_end: b.due,
+                lag_ms_at_end: (b.lag.as_secs_f64() * 1e6).round() / 1e3,
+            })
+        })
+        .collect()
 }

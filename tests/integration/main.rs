@@ -19,3 +19,4 @@ mod tpce;
 mod tpce_check_fixture;
 mod tpce_trades_fixture;
 mod tpce_txns;
+mod tpcv;

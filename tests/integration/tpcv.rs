@@ -1,0 +1,239 @@
+//! TPC-V on tpce (issue 12): two groups of one set each, every set an `oltp` and a `dss`
+//! database on their own instances, shares shifting between two phases. The decision-support
+//! types reach only the `dss` databases and the rest only the `oltp` ones (the servers agree
+//! with the client per database); each set's market closes its loop (every Trade-Result
+//! completes a trade of that database, Market-Feeds come one per ten Trade-Results); the group
+//! shares hold per phase; `check` passes on all four databases. A second run loses one set's
+//! `oltp` server mid-run: the other set goes on, the run ends on time, the dead set's market
+//! work is reported.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tidebench::instance::Instance;
+
+use crate::support::{self, ok, psql, run_tidebench as tb, summary};
+
+const CUSTOMERS: u32 = 1_000;
+
+/// The run file: groups A and B, their sets' oltp databases on `o`, dss ones on `d`.
+fn run_file(home: &support::TempHome, o: &str, d: &str, phase: &str) -> std::path::PathBuf {
+    let cfg = home.path().join("tpcv.toml");
+    let group = |name: &str| {
+        format!(
+            "[[group]]\nname = \"{name}\"\nworkload = \"tpce\"\nscale = {CUSTOMERS}\n\
+             trade_days = 1\n[[group.set]]\noltp = \"instance:{o}/{n}_oltp\"\n\
+             dss = \"instance:{d}/{n}_dss\"\n",
+            n = name.to_lowercase()
+        )
+    };
+    std::fs::write(
+        &cfg,
+        format!(
+            "clients = 4\nseed = 9\nprogress = \"5s\"\npoll = \"0\"\ninterval = \"5s\"\n\
+             {}{}\
+             [[phase]]\nduration = \"{phase}\"\nshares = {{ A = 30, B = 70 }}\n\
+             [[phase]]\nduration = \"{phase}\"\nshares = {{ A = 70, B = 30 }}\n",
+            group("A"),
+            group("B")
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+fn rows_of<'a>(s: &'a Value, txn: &str) -> Vec<&'a Value> {
+    s["by_target_and_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["txn_type"] == txn)
+        .collect()
+}
+
+fn committed(s: &Value, txn: &str, target: &str) -> u64 {
+    rows_of(s, txn)
+        .iter()
+        .filter(|r| r["target"] == target)
+        .map(|r| r["committed"].as_u64().unwrap())
+        .sum()
+}
+
+fn count(inst: &Instance, db: &str, sql: &str) -> u64 {
+    psql(inst, db, sql)
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Trades of this run (ids from the load's first run-time id on) that reached the market:
+/// market orders and triggered limit orders (a SBMT history row), and those completed.
+fn run_trades(inst: &Instance, db: &str) -> (u64, u64) {
+    let from = "(SELECT first_trade_id FROM tpce_meta)";
+    let sent = count(
+        inst,
+        db,
+        &format!(
+            "SELECT count(DISTINCT th_t_id) FROM trade_history \
+             WHERE th_st_id = 'SBMT' AND th_t_id >= {from}"
+        ),
+    );
+    let done = count(
+        inst,
+        db,
+        &format!("SELECT count(*) FROM trade WHERE t_st_id = 'CMPT' AND t_id >= {from}"),
+    );
+    (sent, done)
+}
+
+#[test]
+fn two_groups_route_by_role_and_each_market_closes_its_loop() {
+    let home = support::temp_home();
+    let o = support::start_instance(&home, "tvo");
+    let d = support::start_instance(&home, "tvd");
+    let cfg = run_file(&home, "tvo", "tvd", "30s");
+    ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
+    let out = home.path().join("res");
+    ok(tb(
+        &home,
+        &["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    ));
+    let s = summary(&out);
+
+    // Routing: the dss types only on dss databases, every other type only on oltp ones.
+    for r in s["by_target_and_type"].as_array().unwrap() {
+        let dss_type = r["txn_type"] == "trade_lookup" || r["txn_type"] == "trade_update";
+        let on_dss = r["target"].as_str().unwrap().ends_with("_dss");
+        assert_eq!(dss_type, on_dss, "{r}");
+        assert_eq!(r["role"] == "dss", on_dss, "{r}");
+    }
+    // Four databases, each agreeing with the client's count.
+    let server = s["server"].as_array().unwrap();
+    assert_eq!(server.len(), 4, "{server:?}");
+    for db in server {
+        assert_eq!(db["xact_commit_delta"], db["client_committed"], "{db}");
+        assert!(db["client_committed"].as_u64().unwrap() > 0, "{db}");
+    }
+    // The routing default is written where the run is described.
+    let runtime = std::fs::read_to_string(out.join("runtime.toml")).unwrap();
+    assert!(
+        runtime.contains("dss_types = [\"trade_lookup\", \"trade_update\"]"),
+        "{runtime}"
+    );
+
+    for g in ["a", "b"] {
+        let oltp = format!("instance:tvo/{g}_oltp");
+        let tr = committed(&s, "trade_result", &oltp);
+        let mf = committed(&s, "market_feed", &oltp);
+        let to = committed(&s, "trade_order", &oltp);
+        assert!(to > 50 && tr > 50, "group {g}: {to} orders, {tr} results");
+        // Every Trade-Result completed one of this database's run-time trades, and all but
+        // those still on their way at the end (at most ~5 s of them) were completed.
+        let (sent, done) = run_trades(&o, &format!("{g}_oltp"));
+        assert_eq!(done, tr, "group {g}");
+        assert!(
+            tr as f64 >= sent as f64 * 0.9 && tr <= sent,
+            "group {g}: {tr} results of {sent} orders sent"
+        );
+        // Two ticker entries per Trade-Result, twenty per Market-Feed.
+        assert!(
+            mf <= tr / 10 && mf + 2 >= tr / 10,
+            "group {g}: {mf} feeds for {tr} results"
+        );
+        // Trade-Cleanup ran once before the customers; nothing was left to cancel.
+        assert_eq!(committed(&s, "trade_cleanup", &oltp), 1, "group {g}");
+        // No market work ever reached the dss copy.
+        let dss_db = format!("{g}_dss");
+        let (sent_dss, _) = run_trades(&d, &dss_db);
+        assert_eq!(sent_dss, 0, "group {g}");
+    }
+
+    // The group shares of the drawn transactions hold per phase (30/70 then 70/30).
+    for (p, want_a) in s["phases"].as_array().unwrap().iter().zip([30.0, 70.0]) {
+        let groups = p["groups"].as_array().unwrap_or_else(|| panic!("{p}"));
+        let a = groups.iter().find(|g| g["name"] == "A").unwrap();
+        let got = a["achieved_share"].as_f64().unwrap();
+        assert!((got - want_a).abs() <= 1.0, "phase {p}");
+    }
+
+    // The data is consistent everywhere after the run.
+    for (inst, db) in [
+        ("tvo", "a_oltp"),
+        ("tvo", "b_oltp"),
+        ("tvd", "a_dss"),
+        ("tvd", "b_dss"),
+    ] {
+        let target = format!("instance:{inst}/{db}");
+        let out = ok(tb(
+            &home,
+            &["check", "--workload", "tpce", "--target", &target],
+        ));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("consistency conditions hold"),
+            "{target}"
+        );
+    }
+}
+
+/// Kills the postmaster behind `inst` (SIGKILL: no shutdown, its backends follow).
+fn kill_server(inst: &Instance) {
+    let pid = inst.pid().expect("the server runs");
+    // SAFETY: plain kill(2) on a process this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+}
+
+#[test]
+fn a_dead_oltp_server_stops_only_its_set_and_the_run_ends_on_time() {
+    let home = support::temp_home();
+    let a = support::start_instance(&home, "tka");
+    let _b = support::start_instance(&home, "tkb");
+    // Group A's oltp database alone on `tka`, everything else on `tkb`.
+    let cfg = run_file(&home, "tka", "tkb", "10s");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("instance:tka/b_oltp", "instance:tkb/b_oltp");
+    std::fs::write(&cfg, text).unwrap();
+    ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
+    let out = home.path().join("res");
+    let started = Instant::now();
+    let child = support::tidebench(&home)
+        .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(7));
+    kill_server(&a);
+    let done = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert!(done.status.success(), "{}", support::output_text(&done));
+    assert!(took < Duration::from_secs(35), "took {took:?}");
+    let s = summary(&out);
+    // Group B's market went on through both phases; A's stopped with its server.
+    let b_results = committed(&s, "trade_result", "instance:tkb/b_oltp");
+    let a_results = committed(&s, "trade_result", "instance:tka/a_oltp");
+    assert!(
+        b_results > 2 * a_results.max(1),
+        "A {a_results}, B {b_results}"
+    );
+    let failed_a: u64 = rows_of(&s, "trade_order")
+        .iter()
+        .filter(|r| r["target"] == "instance:tka/a_oltp")
+        .map(|r| r["failed"].as_u64().unwrap())
+        .sum();
+    assert!(failed_a > 0, "A's orders failed once its server was gone");
+    emulator_backlog_is_reported(&s, &out);
+}
+
+/// The run's end reports each set's market work left over.
+fn emulator_backlog_is_reported(s: &Value, out: &Path) {
+    let sets = s["emulators"].as_array().unwrap_or_else(|| panic!("{s}"));
+    assert_eq!(sets.len(), 2, "{sets:?}");
+    let a = sets.iter().find(|e| e["group"] == "A").unwrap();
+    let pending = a["pending_at_end"].as_u64().unwrap();
+    assert!(pending > 0, "A's market still held work: {a}");
+    let console = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(console.contains("pending_at_end"));
+}
