@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::config::{Isolation, OptionValues, ProtocolName, RawRun, RunSource, WorkloadName};
+use crate::config::{
+    Isolation, OptionValues, PresetKnobs, ProtocolName, RawRun, RunSource, WorkloadName,
+};
 
 use super::instance_cmd::InstanceCommand;
 use super::workload_args::{self, WorkloadFlags};
@@ -44,8 +46,8 @@ pub enum Command {
     /// Manage local PostgreSQL instances (the emulated VMs)
     #[command(subcommand)]
     Instance(InstanceCommand),
-    /// List the built-in run presets (use with `run --preset NAME`)
-    Presets,
+    /// List the built-in run presets (use with `run --preset NAME`), or print one's TOML
+    Presets(PresetsArgs),
     /// Write DIR/report.html (charts, tables) from a results dir; or re-aggregate it (--by), or dump its mix log
     Report(ReportArgs),
     /// Compare results dirs (or dirs of repeated runs) side by side; the first is the baseline
@@ -63,6 +65,10 @@ Targets (--target):
 Results go to ./results/<UTC time>-<workload>/ (or --out): runtime.toml, summary.json,
 intervals.csv, latency.hlog, system.csv. Ctrl-C stops within a second and still writes them (complete: false).
 
+TPC-V end to end (tpce on 8 managed instances, 10 phases; see `tidebench presets --show tpcv`):
+  tidebench prepare --preset tpcv --lu-base 1 --trade-days 1
+  tidebench run --preset tpcv --lu-base 1 --phase-duration 1m
+
 Example config file (tidebench run bench.toml):
   workload = \"tpcb\"
   clients = 16
@@ -73,9 +79,11 @@ Example config file (tidebench run bench.toml):
 pub struct RunArgs {
     /// TOML file describing the run (keys as the long flags, e.g. clients = 8; groups and phases)
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): tpcv-elastic, consolidation-2db, demo
+    /// A built-in run (see `tidebench presets`): tpcv, tpcv-elastic, consolidation-2db, demo
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
+    #[command(flatten)]
+    pub knobs: PresetKnobArgs,
     /// Set every phase's length (presets use the papers' 10-12 minute phases)
     #[arg(long, allow_hyphen_values = true)]
     pub phase_duration: Option<String>,
@@ -177,6 +185,7 @@ impl RunArgs {
             phase_duration: self.phase_duration.clone(),
             isolation: self.isolation,
             options: workload.options.clone(),
+            preset: self.knobs.to_knobs(),
             ..RawRun::default()
         }
     }
@@ -195,9 +204,11 @@ impl RunArgs {
 pub struct PrepareArgs {
     /// A run file: prepare every set of every group it names
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): prepare its groups
+    /// A built-in run (see `tidebench presets`): prepare its groups (and start its instances)
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
+    #[command(flatten)]
+    pub knobs: PresetKnobArgs,
     /// Workload whose tables to load (workloads of one family, e.g. pgbench's scripts, share them)
     #[arg(short = 'w', long)]
     pub workload: Option<String>,
@@ -213,6 +224,41 @@ pub struct PrepareArgs {
     /// Drop and reload tables that already exist
     #[arg(long)]
     pub force: bool,
+}
+
+const KNOBS: &str = "Preset tpcv";
+
+/// The knobs of preset `tpcv` (`run`, `prepare` and `presets --show` take them alike).
+#[derive(Debug, Args)]
+pub struct PresetKnobArgs {
+    /// Load units of group A (1 LU = 1,000 customers); B, C and D get 2, 3 and 4 times as many [default: 1]
+    #[arg(long, value_name = "N", help_heading = KNOBS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub lu_base: Option<u32>,
+    /// Sets per group (1-6), each an oltp and a dss instance [default: 1]
+    #[arg(long, value_name = "N", help_heading = KNOBS, conflicts_with = "target_tpsv")]
+    pub sets: Option<u32>,
+    /// Choose the sets per group from TPC-V's Table 1 for this throughput (the smallest valid count)
+    #[arg(long, value_name = "TPSV", help_heading = KNOBS)]
+    pub target_tpsv: Option<f64>,
+}
+
+impl PresetKnobArgs {
+    pub fn to_knobs(&self) -> PresetKnobs {
+        PresetKnobs {
+            lu_base: self.lu_base,
+            sets: self.sets,
+            target_tpsv: self.target_tpsv,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    /// Print this preset's TOML (a run file to copy), made with the knobs given
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+    #[command(flatten)]
+    pub knobs: PresetKnobArgs,
 }
 
 #[derive(Debug, Args)]
@@ -330,5 +376,48 @@ mod tests {
         );
         assert_eq!(raw.duration.as_deref(), Some("10"));
         assert_eq!(raw.protocol, Some(ProtocolName::Simple));
+    }
+
+    #[test]
+    fn preset_knobs_parse_for_run_prepare_and_presets() {
+        let (cli, flags) = parse_from([
+            "tidebench",
+            "run",
+            "--preset",
+            "tpcv",
+            "--lu-base",
+            "2",
+            "--sets",
+            "3",
+        ])
+        .unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        let raw = run.to_raw(&flags);
+        assert_eq!((raw.preset.lu_base, raw.preset.sets), (Some(2), Some(3)));
+        let (cli, _) = parse_from([
+            "tidebench",
+            "prepare",
+            "--preset",
+            "tpcv",
+            "--target-tpsv",
+            "4000",
+            "--trade-days",
+            "1",
+        ])
+        .unwrap();
+        let Command::Prepare(prepare) = cli.command else {
+            panic!("not prepare")
+        };
+        assert_eq!(prepare.knobs.to_knobs().target_tpsv, Some(4000.0));
+        let (cli, _) =
+            parse_from(["tidebench", "presets", "--show", "tpcv", "--sets", "2"]).unwrap();
+        let Command::Presets(p) = cli.command else {
+            panic!("not presets")
+        };
+        assert_eq!(p.knobs.to_knobs().sets, Some(2));
+        assert!(parse_from(["tidebench", "run", "--sets", "2", "--target-tpsv", "9"]).is_err());
+        assert!(parse_from(["tidebench", "run", "--lu-base", "0"]).is_err());
     }
 }

@@ -228,7 +228,7 @@ pub fn presets() -> String {
     for p in PRESETS {
         let _ = writeln!(out, "{:<18} {}", p.name, p.description);
     }
-    out.push_str("\nrun one with `tidebench prepare --preset NAME` then `tidebench run --preset NAME [--phase-duration 10s]`\n");
+    out.push_str("\nrun one with `tidebench prepare --preset NAME` then `tidebench run --preset NAME [--phase-duration 10s]`;\n`tidebench presets --show NAME` prints its TOML\n");
     out
 }
 

@@ -51,10 +51,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Run(args) => run(args, flags, &home),
         Command::Prepare(args) => prepare(args, flags, &home),
         Command::Instance(cmd) => instance_cmd::run(cmd, &home).map(|()| 0),
-        Command::Presets => {
-            print!("{}", console::presets());
-            Ok(0)
-        }
+        Command::Presets(args) => presets(args),
         Command::Report(args) => report(args),
         Command::Compare(args) => compare(args),
         Command::Check(args) => check(args, &home),
@@ -74,6 +71,47 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))
 }
 
+/// The host's memory, which a generated preset sizes its instances by.
+fn host_memory() -> Option<u64> {
+    crate::sampler::host::HostFacts::collect().memory_total_bytes
+}
+
+/// A preset named on the command line, sized for this host.
+fn on_host(source: config::RunSource<'_>) -> config::RunSource<'_> {
+    match source {
+        config::RunSource::Preset(name) => config::RunSource::PresetOnHost(name, host_memory()),
+        other => other,
+    }
+}
+
+/// `tidebench presets`: the list, or one preset's TOML (`--show`).
+fn presets(args: args::PresetsArgs) -> Result<u8, CliError> {
+    let knobs = args.knobs.to_knobs();
+    let Some(name) = args.show else {
+        if let Some(flag) = knobs.given().first() {
+            return Err(CliError::usage(format!(
+                "{flag} shapes a preset's TOML; add --show NAME to print it"
+            )));
+        }
+        print!("{}", console::presets());
+        return Ok(0);
+    };
+    let preset = config::presets::find(&name).ok_or_else(|| {
+        CliError::usage(format!(
+            "no preset named '{name}'; `tidebench presets` lists them ({})",
+            config::presets::names().join(", ")
+        ))
+    })?;
+    let input = config::presets::PresetInput {
+        knobs: &knobs,
+        cores: cores(),
+        memory: host_memory(),
+        phase_duration: None,
+    };
+    print!("{}", preset.toml(&input).map_err(CliError::usage)?);
+    Ok(0)
+}
+
 fn seed_from_clock() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -83,7 +121,7 @@ fn seed_from_clock() -> u64 {
 
 fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let plan = config::build_run_plan(
-        args.source(),
+        on_host(args.source()),
         args.to_raw(flags),
         cores(),
         seed_from_clock(),
@@ -110,15 +148,20 @@ fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
     })
 }
 
-/// Every distinct target of the plan (each role's database of every set), with the workload
-/// and scale to prepare there.
-fn prepare_plans(
-    args: &args::PrepareArgs,
-    flags: &WorkloadFlags,
-) -> Result<Vec<config::PreparePlan>, CliError> {
+/// What `prepare` does: start the run file's declared instances, then load every target.
+struct Preparation {
+    instances: Vec<config::InstancePlan>,
+    loads: Vec<config::PreparePlan>,
+}
+
+/// Every distinct target of the plan (each role's database of every set: a set's `oltp` and
+/// `dss` databases are independent copies, loaded alike), with the workload and scale to
+/// prepare there, and the instances the run file declares.
+fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Preparation, CliError> {
     let from_run = args.config.is_some() || args.preset.is_some();
     let workload = flags.shorthand.as_deref().or(args.workload.as_deref());
     if !from_run {
+        config::presets::refuse_knobs(&args.knobs.to_knobs()).map_err(CliError::usage)?;
         let request = config::PrepareRequest {
             workload,
             scale: args.scale,
@@ -128,23 +171,28 @@ fn prepare_plans(
             options: flags.options.clone(),
         };
         let plan = config::validate_prepare(&request, cores(), &Registry)?;
-        return Ok(vec![plan]);
+        return Ok(Preparation {
+            instances: Vec::new(),
+            loads: vec![plan],
+        });
     }
-    if workload.is_some()
-        || args.scale.is_some()
-        || args.target.is_some()
-        || !flags.options.is_empty()
-    {
+    if workload.is_some() || args.scale.is_some() || args.target.is_some() {
         return Err(CliError::usage(
-            "--workload, --scale, --target and workload options prepare one target; a run file or preset names its own groups and options",
+            "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
         ));
     }
     let source = match (&args.config, &args.preset) {
         (Some(p), _) => config::RunSource::File(p),
-        (None, Some(n)) => config::RunSource::Preset(n),
+        (None, Some(n)) => config::RunSource::PresetOnHost(n, host_memory()),
         (None, None) => config::RunSource::None,
     };
-    let run = config::build_run_plan(source, config::RawRun::default(), cores(), 1, &Registry)?;
+    // Load options (`--trade-days`) apply to every group whose workload takes them, as in `run`.
+    let flags = config::RawRun {
+        options: flags.options.clone(),
+        preset: args.knobs.to_knobs(),
+        ..config::RawRun::default()
+    };
+    let run = config::build_run_plan(source, flags, cores(), 1, &Registry)?;
     let jobs = match args.jobs {
         Some(0) => return Err(CliError::usage("jobs must be at least 1 (--jobs / -j)")),
         Some(j) => j,
@@ -169,20 +217,41 @@ fn prepare_plans(
             }
         }
     }
-    Ok(plans)
+    Ok(Preparation {
+        instances: run.instances,
+        loads: plans,
+    })
 }
 
 fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
-    let plans = prepare_plans(&args, flags)?;
+    let Preparation { instances, loads } = prepare_plans(&args, flags)?;
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
     rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
     rt.block_on(async {
-        for plan in &plans {
+        tokio::select! {
+            started = crate::runner::start_instances(&instances, home, &*events) => {
+                started.map_err(|e| CliError::usage(e.to_string()))?;
+            }
+            _ = stop.wait() => {
+                eprintln!("prepare interrupted while starting instances; run prepare again");
+                return Ok(EXIT_INTERRUPTED);
+            }
+        }
+        for (i, plan) in loads.iter().enumerate() {
             let target = crate::runner::resolve_target(&plan.target, home)
                 .await
                 .map_err(|e| CliError::usage(e.to_string()))?;
+            if loads.len() > 1 {
+                eprintln!(
+                    "prepare {} of {}: {} on '{}'",
+                    i + 1,
+                    loads.len(),
+                    plan.workload,
+                    target.label
+                );
+            }
             let kind = Registry::kind(plan.workload.as_str()).map_err(CliError::usage)?;
             tokio::select! {
                 done = kind.prepare(plan, &target, &events) => match done {

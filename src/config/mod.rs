@@ -7,9 +7,11 @@ pub mod catalog;
 pub mod duration;
 mod extra;
 pub mod groups;
+pub mod instances;
 pub mod options;
 pub mod plan;
 pub mod presets;
+pub mod size;
 pub mod target;
 pub mod timeline;
 
@@ -20,11 +22,13 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use catalog::{Catalog, OptionKind, OptionSpec, OptionValues, WorkloadInfo, DEFAULT_ROLE};
+pub use instances::InstancePlan;
 pub use options::{GroupOptions, Isolation};
 pub use plan::{
     DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan,
     WorkloadName,
 };
+pub use presets::PresetKnobs;
 pub use target::TargetSpec;
 
 /// A configuration problem, always naming where it is and how to fix it.
@@ -83,6 +87,12 @@ pub struct RawRun {
     /// keys; command line: the workloads' own flags).
     #[serde(skip)]
     pub options: OptionValues,
+    /// A generated preset's knobs (`--lu-base`...): flags only.
+    #[serde(skip)]
+    pub preset: PresetKnobs,
+    /// `[[instance]]` tables: the managed instances the run creates and starts.
+    #[serde(default)]
+    pub instance: Vec<Spanned<instances::RawInstance>>,
     #[serde(default)]
     pub group: Vec<Spanned<groups::RawGroup>>,
     #[serde(default)]
@@ -98,7 +108,8 @@ pub struct RawMeasure {
 }
 
 impl RawRun {
-    /// Values set in `over` win; the rest come from `self`. Groups and phases come only from files.
+    /// Values set in `over` win; the rest come from `self`. Groups, phases and instances come
+    /// only from files, preset knobs only from flags.
     pub fn overlay(self, over: RawRun) -> RawRun {
         RawRun {
             workload: over.workload.or(self.workload),
@@ -131,6 +142,16 @@ impl RawRun {
                 options.extend(over.options);
                 options
             },
+            preset: PresetKnobs {
+                lu_base: over.preset.lu_base.or(self.preset.lu_base),
+                sets: over.preset.sets.or(self.preset.sets),
+                target_tpsv: over.preset.target_tpsv.or(self.preset.target_tpsv),
+            },
+            instance: if over.instance.is_empty() {
+                self.instance
+            } else {
+                over.instance
+            },
             group: if over.group.is_empty() {
                 self.group
             } else {
@@ -161,10 +182,14 @@ pub enum RunSource<'a> {
     None,
     File(&'a Path),
     Preset(&'a str),
+    /// A preset sized for a host with this much memory (bytes): what the CLI passes, so a
+    /// preset with instances (`tpcv`) can size their memory limits. `Preset` knows none.
+    PresetOnHost(&'a str, Option<u64>),
 }
 
 /// Reads the run file or preset (if any), lays the flags over it, and validates the result.
-/// `cores` decides the default number of driver threads; `catalog` names the workloads.
+/// `cores` decides the default number of driver threads (and sizes a generated preset's
+/// instances); `catalog` names the workloads.
 pub fn build_run_plan(
     source: RunSource,
     flags: RawRun,
@@ -173,23 +198,20 @@ pub fn build_run_plan(
     catalog: &dyn Catalog,
 ) -> Result<RunPlan, ConfigError> {
     let (file, text) = match source {
-        RunSource::None => (String::from("flags"), String::new()),
+        RunSource::None => {
+            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
+            (String::from("flags"), String::new())
+        }
+        RunSource::Preset(name) => presets::text(name, &flags, cores, None)?,
+        RunSource::PresetOnHost(name, memory) => presets::text(name, &flags, cores, memory)?,
         RunSource::File(path) => {
+            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
             let file = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 file: file.clone(),
                 source,
             })?;
             (file, text)
-        }
-        RunSource::Preset(name) => {
-            let preset = presets::find(name).ok_or_else(|| {
-                ConfigError::Invalid(format!(
-                    "no preset named '{name}'; `tidebench presets` lists them ({})",
-                    presets::names().join(", ")
-                ))
-            })?;
-            (format!("preset {name}"), preset.toml.to_string())
         }
     };
     let src = groups::Source {
@@ -245,6 +267,8 @@ pub fn validate_run(
         let p = groups::phases(src, &raw.phase, &g, shared, phase_duration, catalog)?;
         (g, p)
     };
+    let instances = instances::instances(src, &raw.instance)?;
+    instances::check_used(src, &raw.instance, &groups)?;
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
     if clients == 0 {
         return Err(invalid(
@@ -281,6 +305,7 @@ pub fn validate_run(
             DriveMode::Independent
         },
         groups,
+        instances,
         phases,
         iterations,
         ramp_up: cadence.ramp_up,

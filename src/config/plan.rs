@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use super::catalog::OptionValues;
 use super::duration::serde_duration;
+use super::instances::InstancePlan;
 use super::options::{GroupOptions, Isolation};
 use super::target::TargetSpec;
 
@@ -138,6 +139,10 @@ pub struct PhasePlan {
 pub struct RunPlan {
     pub mode: DriveMode,
     pub groups: Vec<GroupPlan>,
+    /// Managed instances the run file declares: created and started before the targets are
+    /// resolved, with these limits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<InstancePlan>,
     pub phases: Vec<PhasePlan>,
     /// Passes over the phase list.
     pub iterations: u32,

@@ -1,19 +1,150 @@
 //! Built-in run files (`tidebench run --preset NAME`, listed by `tidebench presets`). They are
 //! TOML text compiled by the same parser as a user's file, so a preset is also an example to
-//! copy. `--phase-duration` sets every phase's length: the papers' 12- or 10-minute phases and
-//! short demo phases are the same preset.
+//! copy (`tidebench presets --show NAME` prints it). `--phase-duration` sets every phase's
+//! length: the papers' 12- or 10-minute phases and short demo phases are the same preset.
+//!
+//! Most presets are fixed text. One with knobs (`tpcv`: `--lu-base`, `--sets`,
+//! `--target-tpsv`) generates its text from them and from the host's size, still as plain TOML.
+
+mod tpcv;
+
+use std::time::Duration;
+
+use super::{duration, ConfigError, RawRun};
+
+pub use tpcv::{sets_for_tpsv, PHASE_SHARES, SETS_BY_TPSV};
 
 pub struct Preset {
     pub name: &'static str,
     pub description: &'static str,
-    pub toml: &'static str,
+    text: PresetText,
+}
+
+enum PresetText {
+    Fixed(&'static str),
+    /// Text made from the knobs; the error names the knob and the fix.
+    Generated(fn(&PresetInput) -> Result<String, String>),
+}
+
+/// The command-line knobs of a generated preset. Only flags set them, never a file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PresetKnobs {
+    /// `--lu-base N`: group A gets N load units, B 2N, C 3N, D 4N.
+    pub lu_base: Option<u32>,
+    /// `--sets N`: sets per group.
+    pub sets: Option<u32>,
+    /// `--target-tpsv T`: sets per group from TPC-V's Table 1.
+    pub target_tpsv: Option<f64>,
+}
+
+impl PresetKnobs {
+    /// The flags given, as typed.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.lu_base.is_some() {
+            out.push("--lu-base");
+        }
+        if self.sets.is_some() {
+            out.push("--sets");
+        }
+        if self.target_tpsv.is_some() {
+            out.push("--target-tpsv");
+        }
+        out
+    }
+}
+
+/// What a generated preset is made from: the knobs and the host it sizes its instances for.
+#[derive(Debug, Clone)]
+pub struct PresetInput<'a> {
+    pub knobs: &'a PresetKnobs,
+    /// CPUs the driver's host has.
+    pub cores: u32,
+    /// The host's memory in bytes, when known.
+    pub memory: Option<u64>,
+    /// `--phase-duration`, when given (a preset may size its ramp-up by it).
+    pub phase_duration: Option<Duration>,
+}
+
+impl Preset {
+    /// The preset's TOML for `input`. A fixed preset refuses knobs, naming the presets that
+    /// take them.
+    pub fn toml(&self, input: &PresetInput) -> Result<String, String> {
+        match self.text {
+            PresetText::Generated(make) => make(input),
+            PresetText::Fixed(text) => match input.knobs.given().first() {
+                None => Ok(text.to_string()),
+                Some(flag) => Err(format!(
+                    "{flag} is a knob of preset {}; preset {} has none (leave it out)",
+                    with_knobs().join(", "),
+                    self.name
+                )),
+            },
+        }
+    }
+}
+
+/// Knobs given without a preset that takes them: an error naming the flag and the fix.
+pub fn refuse_knobs(knobs: &PresetKnobs) -> Result<(), String> {
+    match knobs.given().first() {
+        None => Ok(()),
+        Some(flag) => Err(format!(
+            "{flag} is a knob of preset {}; add e.g. --preset {0}",
+            with_knobs().join(", ")
+        )),
+    }
+}
+
+/// Preset `name`'s name for messages and its TOML, made with the knobs of `flags` for a host
+/// of `cores` and `memory` bytes.
+pub(super) fn text(
+    name: &str,
+    flags: &RawRun,
+    cores: u32,
+    memory: Option<u64>,
+) -> Result<(String, String), ConfigError> {
+    let preset = find(name).ok_or_else(|| {
+        ConfigError::Invalid(format!(
+            "no preset named '{name}'; `tidebench presets` lists them ({})",
+            names().join(", ")
+        ))
+    })?;
+    let phase_duration = match flags.phase_duration.as_deref() {
+        Some(t) => Some(
+            duration::parse_duration(t)
+                .map_err(|m| ConfigError::Invalid(format!("phase-duration: {m}")))?,
+        ),
+        None => None,
+    };
+    let input = PresetInput {
+        knobs: &flags.preset,
+        cores,
+        memory,
+        phase_duration,
+    };
+    let text = preset.toml(&input).map_err(ConfigError::Invalid)?;
+    Ok((format!("preset {name}"), text))
+}
+
+/// The presets that take knobs.
+pub fn with_knobs() -> Vec<&'static str> {
+    PRESETS
+        .iter()
+        .filter(|p| matches!(p.text, PresetText::Generated(_)))
+        .map(|p| p.name)
+        .collect()
 }
 
 pub const PRESETS: &[Preset] = &[
     Preset {
+        name: "tpcv",
+        description: "TPC-V end to end on tpce: groups A-D of 1:2:3:4 load units (--lu-base), each set an oltp and a dss instance sized from the paper's VMs, Table 2's 10 phases of 12 min after a one-phase ramp-up (--sets or --target-tpsv)",
+        text: PresetText::Generated(tpcv::toml),
+    },
+    Preset {
         name: "tpcv-elastic",
         description: "TPC-V elasticity: 4 groups, the 10 phases of its Table 2 (10/20/30/40% on average), 12 min each, one shared client pool",
-        toml: r#"# TPC-V's elasticity model (reference kit paper, Table 2): the total load stays constant while
+        text: PresetText::Fixed(r#"# TPC-V's elasticity model (reference kit paper, Table 2): the total load stays constant while
 # each group's share changes every phase; a deck of cards per client keeps the shares exact.
 mode = "shared"
 clients = 16
@@ -72,12 +203,12 @@ shares = { A = 10, B = 15, C = 70, D = 5 }
 [[phase]]
 duration = "12m"
 shares = { A = 5, B = 10, C = 65, D = 20 }
-"#,
+"#),
     },
     Preset {
         name: "consolidation-2db",
         description: "vPostgres consolidation: two TPC-C databases of 30 warehouses with complementary traffic, 30 vs 2 clients, swapped every 10 min, four periods",
-        toml: r#"# Two databases with negatively correlated traffic (vPostgres consolidation study, Figure 6):
+        text: PresetText::Fixed(r#"# Two databases with negatively correlated traffic (vPostgres consolidation study, Figure 6):
 # in each period one database gets 30 clients and the other 2, zero think time, then they swap.
 # As in the study, each is a DBT-2 (TPC-C) database of 30 warehouses, about 3 GB: prepare
 # takes a few minutes. `tidebench prepare --preset consolidation-2db` loads both.
@@ -111,12 +242,12 @@ clients = { DB_1 = 30, DB_2 = 2 }
 name = "period4"
 duration = "10m"
 clients = { DB_1 = 2, DB_2 = 30 }
-"#,
+"#),
     },
     Preset {
         name: "demo",
         description: "a one-minute tour: 4 groups as 4 databases on the default instance, TPC-V's first 3 phases of 10 s and a select-heavy one",
-        toml: r#"# Four groups as four databases of one managed instance, with shifting shares.
+        text: PresetText::Fixed(r#"# Four groups as four databases of one managed instance, with shifting shares.
 mode = "shared"
 clients = 4
 poll = "5s"
@@ -160,7 +291,7 @@ name = "reads"
 duration = "10s"
 shares = { A = 25, B = 25, C = 25, D = 25 }
 mix = { tpcb = 20, select-only = 80 }
-"#,
+"#),
     },
 ];
 

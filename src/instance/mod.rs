@@ -23,13 +23,13 @@ pub use settings::{format_size, parse_size, PASSWORD_GROUP};
 use record::{Layout, Record};
 use server::Server;
 
+use crate::config::instances::{CPUS, MIN_MEMORY};
+
 /// The database created in every new instance.
 pub const DEFAULT_DBNAME: &str = crate::config::target::DEFAULT_DBNAME;
 /// Room for the longest socket file name, `/.s.PGSQL.65535.lock`, within sun_path (108 bytes
 /// including the terminating NUL).
 const MAX_SOCKET_DIR_LEN: usize = 107 - "/.s.PGSQL.65535.lock".len();
-/// A VM smaller than this cannot hold a postmaster and a few backends.
-const MIN_MEMORY: u64 = 64 << 20;
 
 /// The work dir holding all instances: `$TIDEBENCH_HOME`, default `./tidebench-data`.
 #[derive(Debug, Clone)]
@@ -79,10 +79,11 @@ impl InstanceOptions {
     fn validate(&self) -> Result<(), InstanceError> {
         settings::validate(&self.settings)?;
         if let Some(c) = self.cpus {
-            // The kernel's smallest quota is 1 ms per 100 ms period.
-            if !(0.01..=4096.0).contains(&c) {
+            if !CPUS.contains(&c) {
                 return Err(InstanceError::Setup(format!(
-                    "--cpus {c} is out of range; give a number of cores between 0.01 and 4096, e.g. 0.5 or 2"
+                    "--cpus {c} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",
+                    CPUS.start(),
+                    CPUS.end()
                 )));
             }
         }

@@ -5,6 +5,7 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
 
 use super::InstanceError;
+pub use crate::config::size::{format_size, parse_size};
 
 /// The conf file tidebench writes into the data dir, included from postgresql.conf.
 pub(crate) const CONF_FILE: &str = "tidebench.conf";
@@ -22,30 +23,11 @@ host    all       +tidebench_password  127.0.0.1/32   scram-sha-256
 host    all       all                  127.0.0.1/32   trust
 ";
 
-/// Settings tidebench owns: changing them would make the instance unreachable by name.
-const RESERVED: [(&str, &str); 2] = [
-    ("port", "use --port"),
-    ("unix_socket_directories", "sockets live in <home>/sockets"),
-];
-
-/// Checks `--set` pairs: key syntax, reserved keys.
+/// Checks `--set` pairs: key syntax, reserved keys (the rules run files share).
 pub(crate) fn validate(settings: &[(String, String)]) -> Result<(), InstanceError> {
     for (key, _) in settings {
-        let ok = !key.is_empty()
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if !ok {
-            return Err(InstanceError::Setup(format!(
-                "'{key}' is not a server setting name; write --set NAME=VALUE with a name like \
-                 shared_buffers or work_mem"
-            )));
-        }
-        if let Some((_, why)) = RESERVED.iter().find(|(k, _)| key.eq_ignore_ascii_case(k)) {
-            return Err(InstanceError::Setup(format!(
-                "--set {key}=... is not allowed: tidebench sets it itself ({why})"
-            )));
-        }
+        crate::config::instances::check_setting_key(key)
+            .map_err(|m| InstanceError::Setup(format!("--set {key}=...: {m}")))?;
     }
     Ok(())
 }
@@ -83,40 +65,6 @@ fn kv(key: &str, value: &str) -> String {
     format!("{key} = '{quoted}'")
 }
 
-/// Parses `512MB`, `2GiB`, `1G`, `300kB`, `1048576` (bytes). Units are binary, as in PostgreSQL.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = || format!("'{text}' is not a size; write e.g. 512MB, 2GiB or 1G");
-    let value: f64 = num.parse().map_err(|_| bad())?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return Err(bad()),
-    };
-    let bytes = value * (1u64 << shift) as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 / 2.0 {
-        return Err(bad());
-    }
-    Ok(bytes.round() as u64)
-}
-
-/// The largest binary unit that divides `bytes` exactly: `512MiB`, `1GiB`, `1536kiB`.
-pub fn format_size(bytes: u64) -> String {
-    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "kiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes}B")
-}
-
 /// A TCP port free on 127.0.0.1 whose socket file is free too and no other instance records.
 pub(crate) fn choose_port(socket_dir: &Path, taken: &[u16]) -> Result<u16, InstanceError> {
     for _ in 0..50 {
@@ -146,25 +94,6 @@ pub(crate) fn choose_port(socket_dir: &Path, taken: &[u16]) -> Result<u16, Insta
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_binary_units() {
-        assert_eq!(parse_size("512MB"), Ok(512 << 20));
-        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("5XB").is_err());
-        assert!(parse_size("0MB").is_err());
-    }
-
-    #[test]
-    fn sizes_format_exactly() {
-        assert_eq!(format_size(512 << 20), "512MiB");
-        assert_eq!(format_size(3 << 29), "1536MiB");
-        assert_eq!(format_size(1000), "1000B");
-    }
 
     #[test]
     fn shared_buffers_is_capped_by_memory_and_set_values_come_last() {

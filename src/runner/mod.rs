@@ -20,7 +20,7 @@ mod finish;
 mod targets;
 
 use databases::Databases;
-pub use targets::resolve_target;
+pub use targets::{resolve_target, start_instances};
 
 /// Why a run could not start or could not write its results; every message names the fix.
 /// The CLI exits 2 for all of them; experiments tell them apart (a target down is worth a
@@ -55,8 +55,9 @@ pub struct RunOutcome {
 }
 
 /// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir. What the
-/// run has to say while it works goes to `events`. The stages: resolve targets → check
-/// readiness → build the workloads and the layout → baseline and drive → finish.
+/// run has to say while it works goes to `events`. The stages: start declared instances →
+/// resolve targets → check readiness → build the workloads and the layout → baseline and
+/// drive → finish.
 pub async fn run(
     plan: RunPlan,
     home: &Home,
@@ -67,6 +68,7 @@ pub async fn run(
         Some(a) => Some(prometheus::parse_addr(a).map_err(RunError::Config)?),
         None => None,
     };
+    targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
     let mut dbs = Databases::open(&targets.resolved).await?;
     let readies = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;

@@ -1,11 +1,12 @@
-//! Stages 1 and 2 of a run: resolve every database the plan names (starting managed instances
-//! on demand), then check that each holds its group's workload data, which decides each
-//! group's scale, as pgbench reads it from its tables.
+//! Stages 1 and 2 of a run: start the managed instances the run file declares, resolve every
+//! database the plan names (starting the `default` instance on demand), then check that each
+//! holds its group's workload data, which decides each group's scale, as pgbench reads it from
+//! its tables. `prepare` starts declared instances the same way.
 
-use crate::config::{RunPlan, TargetSpec};
+use crate::config::{InstancePlan, RunPlan, TargetSpec};
 use crate::driver::layout::{self, PlannedTarget, SetSlot};
 use crate::event::{Event, Sink};
-use crate::instance::{Home, Instance};
+use crate::instance::{self, Home, Instance, InstanceOptions, StartOutcome};
 use crate::sampler::Sampler;
 use crate::target::{self, ResolvedTarget};
 use crate::workload::{Kind, Loaded, Registry};
@@ -131,6 +132,45 @@ fn managed_instances(planned: &[PlannedTarget], home: &Home) -> Result<Vec<Insta
         }
     }
     Ok(out)
+}
+
+/// Creates (on first use) and starts each declared instance with its limits and settings, as
+/// `tidebench instance start NAME --cpus .. --memory .. --set k=v` does, and tells `events`
+/// which ones it created or started. An instance that exists with other values is refused
+/// with both values and the fix (`tidebench instance destroy NAME`); so is a host whose
+/// cgroups cannot be written when limits are asked for.
+pub async fn start_instances(
+    declared: &[InstancePlan],
+    home: &Home,
+    events: &dyn Sink,
+) -> Result<(), RunError> {
+    for decl in declared {
+        let opts = InstanceOptions {
+            port: None,
+            settings: decl.setting_pairs(),
+            cpus: decl.cpus,
+            memory: decl.memory_bytes,
+        };
+        let (name, home) = (decl.name.clone(), home.clone());
+        let started =
+            tokio::task::spawn_blocking(move || instance::start_reporting(&home, &name, &opts))
+                .await
+                .map_err(|e| RunError::Setup(e.to_string()))?;
+        let (_, outcome) = started.map_err(|e| {
+            RunError::Target(format!("[[instance]] '{}' of the run: {e}", decl.name))
+        })?;
+        let what = match outcome {
+            StartOutcome::Created => "created and started",
+            StartOutcome::Started => "started",
+            StartOutcome::AlreadyRunning => continue,
+        };
+        events.send(Event::Note(format!(
+            "instance '{}' {what} ({})",
+            decl.name,
+            decl.describe_limits()
+        )));
+    }
+    Ok(())
 }
 
 /// Resolves a target on a blocking thread (it may start a managed instance).

@@ -1,0 +1,355 @@
+//! `[[instance]]` tables of a run file: the managed instances (emulated VMs) the run's targets
+//! live on, with the CPU quota, memory limit and server settings `run` and `prepare` create and
+//! start them with, as `tidebench instance start NAME --cpus .. --memory .. --set k=v` would.
+//! Only validation happens here (no I/O); the runner starts them. The rules an instance's
+//! values obey live here too, so a run file and the `instance` command refuse the same things.
+//!
+//! ```toml
+//! [[instance]]
+//! name = "vm-a"
+//! cpus = 0.5                                  # optional: cgroup CPU quota in cores
+//! memory = "1GiB"                             # optional: cgroup memory limit
+//! settings = { shared_buffers = "256MB" }     # optional: server settings
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::groups::Source;
+use super::plan::GroupPlan;
+use super::size::{format_size, parse_size};
+use super::target::{check_name, TargetSpec};
+use super::ConfigError;
+
+/// A VM smaller than this cannot hold a postmaster and a few backends.
+pub const MIN_MEMORY: u64 = 64 << 20;
+/// CPU quotas in cores: the kernel's smallest quota is 1 ms per 100 ms period.
+pub const CPUS: RangeInclusive<f64> = 0.01..=4096.0;
+
+/// Settings tidebench owns: changing them would make the instance unreachable by name.
+const RESERVED_SETTINGS: [(&str, &str); 2] = [
+    ("port", "it picks a free port when the instance is created"),
+    ("unix_socket_directories", "sockets live in <home>/sockets"),
+];
+
+/// A server setting's name must look like one (`work_mem`, `auto_explain.log_min_duration`)
+/// and not be one tidebench sets itself.
+pub fn check_setting_key(key: &str) -> Result<(), String> {
+    let ok = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    if !ok {
+        return Err(format!(
+            "'{key}' is not a server setting name; use a name like shared_buffers or work_mem"
+        ));
+    }
+    if let Some((_, why)) = RESERVED_SETTINGS
+        .iter()
+        .find(|(k, _)| key.eq_ignore_ascii_case(k))
+    {
+        return Err(format!(
+            "{key} is not allowed: tidebench sets it itself ({why})"
+        ));
+    }
+    Ok(())
+}
+
+/// An `[[instance]]` table as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInstance {
+    pub name: Spanned<String>,
+    pub cpus: Option<Spanned<Number>>,
+    pub memory: Option<Spanned<Size>>,
+    pub settings: Option<Spanned<toml::Table>>,
+}
+
+/// A number written as an integer (`cpus = 2`) or a float (`cpus = 0.5`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    fn value(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+}
+
+/// A size written as text (`"1GiB"`) or as bytes (`1073741824`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+/// A declared managed instance, validated; recorded in `runtime.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstancePlan {
+    pub name: String,
+    /// CPU quota in cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    /// Memory limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// Server settings, the names as written (dotted names of nested tables joined).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+}
+
+impl InstancePlan {
+    /// The settings as `--set` pairs.
+    pub fn setting_pairs(&self) -> Vec<(String, String)> {
+        self.settings
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// "cpus=0.5 memory=1GiB", or "no limits".
+    pub fn describe_limits(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = self.cpus {
+            parts.push(format!("cpus={c}"));
+        }
+        if let Some(m) = self.memory_bytes {
+            parts.push(format!("memory={}", format_size(m)));
+        }
+        if parts.is_empty() {
+            "no limits".into()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+/// Validates the `[[instance]]` tables: names, limits, settings; a name declared once.
+pub fn instances(
+    src: &Source,
+    raw: &[Spanned<RawInstance>],
+) -> Result<Vec<InstancePlan>, ConfigError> {
+    let mut out: Vec<InstancePlan> = Vec::with_capacity(raw.len());
+    for r in raw {
+        let r = r.get_ref();
+        let name = r.name.get_ref().clone();
+        check_name("instance", &name).map_err(|m| src.error(r.name.span(), m))?;
+        if out.iter().any(|o| o.name == name) {
+            return Err(src.error(
+                r.name.span(),
+                format!("instance '{name}' is declared twice; declare each instance once"),
+            ));
+        }
+        let fail = |span: std::ops::Range<usize>, m: String| {
+            src.error(span, format!("instance '{name}': {m}"))
+        };
+        let cpus = match &r.cpus {
+            Some(c) => {
+                let cores = c.get_ref().value();
+                if !CPUS.contains(&cores) {
+                    return Err(fail(c.span(), format!(
+                        "cpus = {cores} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",
+                        CPUS.start(), CPUS.end()
+                    )));
+                }
+                Some(cores)
+            }
+            None => None,
+        };
+        let memory_bytes = match &r.memory {
+            Some(m) => Some(memory(m.get_ref()).map_err(|e| fail(m.span(), e))?),
+            None => None,
+        };
+        let settings = match &r.settings {
+            Some(s) => settings(s.get_ref()).map_err(|e| fail(s.span(), e))?,
+            None => BTreeMap::new(),
+        };
+        out.push(InstancePlan {
+            name,
+            cpus,
+            memory_bytes,
+            settings,
+        });
+    }
+    Ok(out)
+}
+
+/// A declared instance that no target uses is most likely a typo in a target or a name.
+pub fn check_used(
+    src: &Source,
+    raw: &[Spanned<RawInstance>],
+    groups: &[GroupPlan],
+) -> Result<(), ConfigError> {
+    let used = |name: &str| {
+        groups.iter().flat_map(|g| &g.sets).any(|s| {
+            s.targets
+                .values()
+                .any(|t| matches!(t, TargetSpec::Instance { name: n, .. } if n == name))
+        })
+    };
+    for r in raw {
+        let name = r.get_ref().name.get_ref();
+        if !used(name) {
+            return Err(src.error(
+                r.get_ref().name.span(),
+                format!(
+                    "instance '{name}' is declared but no target uses it; name it in a target (e.g. oltp = \"instance:{name}/DB\" or instance = \"{name}\") or remove the [[instance]] table"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn memory(size: &Size) -> Result<u64, String> {
+    let bytes = match size {
+        Size::Bytes(b) => *b,
+        Size::Text(t) => parse_size(t)?,
+    };
+    if bytes < MIN_MEMORY {
+        return Err(format!(
+            "memory = {} is too small for PostgreSQL; give at least {}",
+            format_size(bytes),
+            format_size(MIN_MEMORY)
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Server settings as text, as postgresql.conf reads them: booleans as on/off, numbers as
+/// written; a nested table (`auto_explain.log_min_duration = "1s"` written unquoted) gives
+/// dotted names.
+fn settings(table: &toml::Table) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    flatten(table, "", &mut out)?;
+    Ok(out)
+}
+
+fn flatten(
+    table: &toml::Table,
+    prefix: &str,
+    out: &mut BTreeMap<String, String>,
+) -> Result<(), String> {
+    for (key, value) in table {
+        let key = format!("{prefix}{key}");
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+            toml::Value::Table(t) => {
+                flatten(t, &format!("{key}."), out)?;
+                continue;
+            }
+            other => {
+                return Err(format!(
+                    "setting {key} = {other} is not a single value; write e.g. {key} = \"...\""
+                ))
+            }
+        };
+        check_setting_key(&key)?;
+        out.insert(key, text);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(default)]
+        instance: Vec<Spanned<RawInstance>>,
+    }
+
+    fn parse(text: &str) -> Result<Vec<InstancePlan>, ConfigError> {
+        let src = Source {
+            file: "run.toml",
+            text,
+        };
+        let file: File = super::super::parse_toml(src.file, text)?;
+        instances(&src, &file.instance)
+    }
+
+    fn err(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn limits_and_settings_are_read() {
+        let text = "[[instance]]\nname = \"a\"\ncpus = 0.5\nmemory = \"1GiB\"\nsettings = { shared_buffers = \"256MB\", fsync = false, max_connections = 50, \"auto_explain.log_min_duration\" = \"1s\" }\n[[instance]]\nname = \"b\"\ncpus = 2\nmemory = 134217728\n[[instance]]\nname = \"c\"\n";
+        let got = parse(text).unwrap();
+        assert_eq!(got[0].cpus, Some(0.5));
+        assert_eq!(got[0].memory_bytes, Some(1 << 30));
+        assert_eq!(got[0].settings["fsync"], "off");
+        assert_eq!(got[0].settings["max_connections"], "50");
+        assert_eq!(got[0].settings["auto_explain.log_min_duration"], "1s");
+        assert_eq!(got[1].cpus, Some(2.0));
+        assert_eq!(got[1].memory_bytes, Some(128 << 20));
+        assert_eq!(got[2].describe_limits(), "no limits");
+        assert_eq!(got[0].describe_limits(), "cpus=0.5 memory=1GiB");
+    }
+
+    #[test]
+    fn an_unquoted_dotted_setting_is_one_name() {
+        let text =
+            "[[instance]]\nname = \"a\"\nsettings = { auto_explain.log_min_duration = \"1s\" }\n";
+        assert_eq!(
+            parse(text).unwrap()[0].settings["auto_explain.log_min_duration"],
+            "1s"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_fix() {
+        let e = err("[[instance]]\nname = \"a\"\n\nmemroy = \"1GiB\"\n");
+        assert!(e.starts_with("run.toml:4:") && e.contains("memroy"), "{e}");
+        let e = err("[[instance]]\nname = \"a\"\nmemory = \"lots\"\n");
+        assert!(
+            e.starts_with("run.toml:3:") && e.contains("not a size") && e.contains("2GiB"),
+            "{e}"
+        );
+        let e = err("[[instance]]\nname = \"a\"\nmemory = \"1MB\"\n");
+        assert!(e.contains("at least 64MiB"), "{e}");
+        let e = err("[[instance]]\nname = \"a\"\n\ncpus = 0\n");
+        assert!(e.starts_with("run.toml:4:") && e.contains("0.01"), "{e}");
+        let e = err("[[instance]]\nname = \"a\"\nsettings = { port = 5 }\n");
+        assert!(
+            e.starts_with("run.toml:3:") && e.contains("port is not allowed"),
+            "{e}"
+        );
+        let e = err("[[instance]]\nname = \"a\"\nsettings = { x = [1] }\n");
+        assert!(e.contains("not a single value"), "{e}");
+        let e = err("[[instance]]\nname = \"a/b\"\n");
+        assert!(
+            e.starts_with("run.toml:2:") && e.contains("not a valid instance name"),
+            "{e}"
+        );
+        let e = err("[[instance]]\nname = \"a\"\n[[instance]]\nname = \"a\"\n");
+        assert!(
+            e.starts_with("run.toml:4:") && e.contains("declared twice"),
+            "{e}"
+        );
+        let e = err("[[instance]]\ncpus = 1\n");
+        assert!(e.starts_with("run.toml:1:") && e.contains("name"), "{e}");
+    }
+
+    #[test]
+    fn setting_keys_follow_the_instance_rules() {
+        assert!(check_setting_key("work_mem").is_ok());
+        assert!(check_setting_key("auto_explain.log_min_duration").is_ok());
+        assert!(check_setting_key("bad key").is_err());
+        assert!(check_setting_key("Unix_Socket_Directories").is_err());
+    }
+}
