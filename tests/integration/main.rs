@@ -17,5 +17,6 @@ mod tpcc;
 mod tpcc_procedures;
 mod tpce;
 mod tpce_check_fixture;
+mod tpce_maintenance;
 mod tpce_trades_fixture;
 mod tpce_txns;
