@@ -18,6 +18,7 @@ mod tpcc;
 mod tpcc_procedures;
 mod tpce;
 mod tpce_check_fixture;
+mod tpce_maintenance;
 mod tpce_trades_fixture;
 mod tpce_txns;
 mod tpcv;

@@ -306,7 +306,7 @@ fn fixture_sql() -> String {
 
 /// Breaks of one rule each: (the condition that must fail, the SQL, text its first example
 /// must contain).
-const BREAKS: [(usize, &str, &str); 18] = [
+const BREAKS: [(usize, &str, &str); 22] = [
     (
         1,
         "UPDATE holding_summary SET hs_qty = 150 WHERE hs_ca_id = 11",
@@ -349,6 +349,12 @@ const BREAKS: [(usize, &str, &str); 18] = [
         "out of time order",
     ),
     (
+        4,
+        "UPDATE trade_history SET th_dts = th_dts - interval '1 hour' \
+         WHERE th_t_id = 8 AND th_st_id = 'CNCL'",
+        "trade 8 (TLB, status CNCL): history [PNDG CNCL] in 2 rows, out of time order",
+    ),
+    (
         5,
         "UPDATE broker SET b_num_trades = b_num_trades + 1 WHERE b_id = 1",
         "broker 1: b_num_trades 4",
@@ -378,6 +384,13 @@ const BREAKS: [(usize, &str, &str); 18] = [
         "INSERT INTO holding_history VALUES (1, 999, 100, 100)",
         "trade 999 (no trade row)",
     ),
+    // Trade 3 also "touches" lot 11 of another account, by 0 shares: every sum still adds up.
+    (
+        8,
+        "INSERT INTO holding_history VALUES (11, 3, 400, 400)",
+        "trade 3 (CMPT TMS 100): its holding history touches lots of accounts 11..31 in \
+         AAA..AAA, not only its account 11 in AAA",
+    ),
     (
         9,
         "UPDATE holding SET h_s_symb = 'DDD' WHERE h_t_id = 2; \
@@ -389,6 +402,11 @@ const BREAKS: [(usize, &str, &str); 18] = [
         "DELETE FROM holding WHERE h_t_id = 2; \
          DELETE FROM holding_summary WHERE hs_ca_id = 21",
         "lot 2: its history adds up to 100, it holds nothing (closed)",
+    ),
+    (
+        9,
+        "UPDATE holding SET h_price = 26 WHERE h_t_id = 2",
+        "lot 2: held at 26.00, opened by a trade at 22.50",
     ),
     (
         10,
@@ -404,6 +422,11 @@ const BREAKS: [(usize, &str, &str); 18] = [
     ),
     // Tax on a buy, of an account whose tax is not withheld (so the amount is unchanged).
     (11, "UPDATE trade SET t_tax = 1 WHERE t_id = 2", "tax 1.00"),
+    (
+        12,
+        "ALTER TABLE settlement DROP CONSTRAINT settlement_pkey",
+        "settlement has no unique key within (se_t_id)",
+    ),
 ];
 
 /// A copy of the fixture with `breakage` applied, checked.
@@ -435,7 +458,7 @@ fn tpce_check_passes_on_consistent_data_and_names_each_broken_rule() {
     psql(&inst, "fixture", &fixture_sql());
 
     let clean = check_copy(&inst, "clean", "");
-    assert_eq!(clean.len(), 11);
+    assert_eq!(clean.len(), 12);
     for c in &clean {
         assert!(c.passed(), "{}: {:?}", c.name, c.examples);
     }

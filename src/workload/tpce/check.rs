@@ -9,9 +9,16 @@
 //! key; the count of all of them comes back with the first few, so a broken table of millions
 //! of trades neither ships millions of rows nor hides how many broke. All run in one
 //! repeatable-read snapshot, so a run still going cannot make two conditions disagree.
-//! Uniqueness (one settlement per trade, one request per trade, one history row per status) is
-//! the primary keys' job and not repeated here. Derived values (amounts, fees) are checked on
-//! inner joins, so a missing row breaks only the condition about existence.
+//! Uniqueness (one settlement and cash transaction per trade, one request per trade, one
+//! history row per status) is the keys' job: condition 12 checks they are in place rather than
+//! counting millions of rows, and with condition 3 a completed trade is settled exactly once.
+//! Derived values (amounts, fees) are checked on inner joins, so a missing row breaks only the
+//! condition about existence.
+//!
+//! The market exchange emulator's writes are covered with the customers': Trade-Result's
+//! (3, 5, 8-11: settlement, broker counters, lots and their history), Market-Feed's (4, 6: a
+//! triggered trade is SBMT with its history, its request gone) and Trade-Cleanup's (4, 6: a
+//! cancelled trade ends its path in CNCL after every other status, and keeps no request).
 
 use tokio_postgres::Client;
 
@@ -27,7 +34,7 @@ struct Condition {
     sql: &'static str,
 }
 
-const CONDITIONS: [Condition; 11] = [
+const CONDITIONS: [Condition; 12] = [
     Condition {
         name: "1: HOLDING_SUMMARY.hs_qty = sum of the HOLDING lots per account and symbol, \
                and a summary row exactly when lots exist",
@@ -70,9 +77,9 @@ const CONDITIONS: [Condition; 11] = [
               WHERE st IS NULL OR (st = 'CMPT') <> has_se OR (st = 'CMPT' AND cash) <> has_ct",
     },
     Condition {
-        name: "4: TRADE_HISTORY follows the trade's status path in time order: market orders \
-               SBMT[, CMPT], limit and stop orders PNDG[, SBMT[, CMPT]], either may end in \
-               CNCL; the trade's status is the path's last",
+        name: "4: TRADE_HISTORY follows the trade's status path in time order, one row per \
+               status: market orders SBMT[, CMPT], limit and stop orders PNDG[, SBMT[, CMPT]], \
+               either may end in CNCL (after all others); the trade's status is the path's last",
         sql: "SELECT format('trade %s (%s, status %s): history [%s] in %s rows%s', id, \
                             coalesce(t_tt_id, 'no trade row'), coalesce(t_st_id, '-'), \
                             concat_ws(' ', CASE WHEN mask & 1 <> 0 THEN 'PNDG' END, \
@@ -84,7 +91,8 @@ const CONDITIONS: [Condition; 11] = [
                             CASE WHEN misordered THEN ', out of time order' ELSE '' END), id \
               FROM (SELECT coalesce(t.t_id, h.th_t_id) AS id, t.t_tt_id, t.t_st_id, \
                            tt.tt_is_mrkt, h.n, h.mask, \
-                           coalesce(h.pndg > h.sbmt OR h.sbmt > h.cmpt OR h.pndg > h.cmpt, \
+                           coalesce(h.pndg > h.sbmt OR h.sbmt > h.cmpt OR h.pndg > h.cmpt \
+                                    OR h.cncl < greatest(h.pndg, h.sbmt, h.cmpt), \
                                     false) AS misordered \
                     FROM trade t \
                     LEFT JOIN trade_type tt ON tt.tt_id = t.t_tt_id \
@@ -94,7 +102,8 @@ const CONDITIONS: [Condition; 11] = [
                                              ELSE 16 END) AS mask, \
                                       min(th_dts) FILTER (WHERE th_st_id = 'PNDG') AS pndg, \
                                       min(th_dts) FILTER (WHERE th_st_id = 'SBMT') AS sbmt, \
-                                      min(th_dts) FILTER (WHERE th_st_id = 'CMPT') AS cmpt \
+                                      min(th_dts) FILTER (WHERE th_st_id = 'CMPT') AS cmpt, \
+                                      min(th_dts) FILTER (WHERE th_st_id = 'CNCL') AS cncl \
                                FROM trade_history GROUP BY th_t_id) h ON h.th_t_id = t.t_id) x \
               WHERE misordered \
                  OR NOT coalesce((tt_is_mrkt, t_st_id, mask) IN ( \
@@ -123,7 +132,8 @@ const CONDITIONS: [Condition; 11] = [
     },
     Condition {
         name: "6: a pending (PNDG) trade has a TRADE_REQUEST of the same type, symbol, \
-               quantity, bid and broker, and every request belongs to a pending trade",
+               quantity, bid and broker, and every request belongs to a pending trade (none is \
+               left for a submitted, completed or cancelled one)",
         sql: "SELECT format('trade %s: %s', coalesce(t.t_id, r.tr_t_id), \
                 CASE WHEN r.tr_t_id IS NULL THEN 'pending without a trade request' \
                      WHEN t.t_id IS NULL THEN 'a trade request, but the trade is ' || \
@@ -156,35 +166,56 @@ const CONDITIONS: [Condition; 11] = [
     },
     Condition {
         name: "8: HOLDING_HISTORY rows belong to completed trades, and a completed trade's \
-               rows change its lots by its quantity (+ for a buy, - for a sell)",
-        sql: "SELECT format('trade %s (%s): its holding history changes lots by %s, expected %s', \
-                            coalesce(t.t_id, h.hh_t_id), \
-                            CASE WHEN t.t_id IS NULL THEN 'no trade row' \
-                                 ELSE t.t_st_id || ' ' || t.t_tt_id || ' ' || t.t_qty END, \
-                            coalesce(h.delta::text, 'nothing'), \
-                            CASE WHEN t.t_st_id = 'CMPT' THEN t.want::text ELSE 'no rows' END), \
-                     coalesce(t.t_id, h.hh_t_id) \
-              FROM (SELECT t_id, t_st_id, t_tt_id, t_qty, \
-                           CASE WHEN tt_is_sell THEN -t_qty WHEN NOT tt_is_sell THEN t_qty END \
-                             AS want \
-                    FROM trade LEFT JOIN trade_type ON tt_id = t_tt_id) t \
-              FULL JOIN (SELECT hh_t_id, sum(hh_after_qty - hh_before_qty) AS delta \
-                         FROM holding_history GROUP BY hh_t_id) h ON h.hh_t_id = t.t_id \
-              WHERE t.t_id IS NULL \
-                 OR CASE WHEN t.t_st_id = 'CMPT' THEN h.delta IS DISTINCT FROM t.want \
-                         ELSE h.delta IS NOT NULL END",
+               rows change its lots by its quantity (+ for a buy, - for a sell) and touch only \
+               lots of its account and symbol",
+        sql: "SELECT format('trade %s (%s): its holding history %s', id, what, reason), id \
+              FROM (SELECT coalesce(t.t_id, h.hh_t_id) AS id, \
+                      CASE WHEN t.t_id IS NULL THEN 'no trade row' \
+                           ELSE t.t_st_id || ' ' || t.t_tt_id || ' ' || t.t_qty END AS what, \
+                      CASE WHEN t.t_id IS NULL \
+                             OR CASE WHEN t.t_st_id = 'CMPT' \
+                                     THEN h.delta IS DISTINCT FROM t.want \
+                                     ELSE h.delta IS NOT NULL END \
+                             THEN format('changes lots by %s, expected %s', \
+                                         coalesce(h.delta::text, 'nothing'), \
+                                         CASE WHEN t.t_st_id = 'CMPT' THEN t.want::text \
+                                              ELSE 'no rows' END) \
+                           WHEN (h.ca_lo, h.ca_hi, h.sy_lo, h.sy_hi) \
+                                <> (t.t_ca_id, t.t_ca_id, t.t_s_symb, t.t_s_symb) \
+                             THEN format('touches lots of accounts %s..%s in %s..%s, not only \
+                                          its account %s in %s', h.ca_lo, h.ca_hi, h.sy_lo, \
+                                         h.sy_hi, t.t_ca_id, t.t_s_symb) \
+                      END AS reason \
+                    FROM (SELECT t_id, t_st_id, t_tt_id, t_qty, t_ca_id, t_s_symb, \
+                                 CASE WHEN tt_is_sell THEN -t_qty WHEN NOT tt_is_sell THEN t_qty \
+                                 END AS want \
+                          FROM trade LEFT JOIN trade_type ON tt_id = t_tt_id) t \
+                    FULL JOIN (SELECT hh.hh_t_id, \
+                                      sum(hh.hh_after_qty - hh.hh_before_qty) AS delta, \
+                                      min(o.t_ca_id) AS ca_lo, max(o.t_ca_id) AS ca_hi, \
+                                      min(o.t_s_symb) AS sy_lo, max(o.t_s_symb) AS sy_hi \
+                               FROM holding_history hh LEFT JOIN trade o ON o.t_id = hh.hh_h_t_id \
+                               GROUP BY hh.hh_t_id) h ON h.hh_t_id = t.t_id) y \
+              WHERE reason IS NOT NULL",
     },
     Condition {
-        name: "9: a lot was opened by a trade of its account and symbol, and its HOLDING_HISTORY \
-               adds up to its quantity (to 0 once it is closed and gone from HOLDING)",
+        name: "9: a lot was opened by a completed trade of its account and symbol at that \
+               trade's price, and its HOLDING_HISTORY adds up to its quantity (to 0 once it is \
+               closed and gone from HOLDING)",
         sql: "SELECT format('lot %s: %s', lot, reason), lot \
               FROM (SELECT coalesce(h.h_t_id, x.hh_h_t_id) AS lot, \
                       CASE WHEN o.t_id IS NULL THEN 'no trade of that id opened it' \
+                           WHEN o.t_st_id <> 'CMPT' \
+                             THEN format('opened by trade %s, which is %s, not completed', \
+                                         o.t_id, o.t_st_id) \
                            WHEN h.h_t_id IS NOT NULL \
                                 AND (o.t_ca_id, o.t_s_symb) <> (h.h_ca_id, h.h_s_symb) \
                              THEN format('held by account %s in %s, opened by a trade of \
                                           account %s in %s', h.h_ca_id, h.h_s_symb, \
                                          o.t_ca_id, o.t_s_symb) \
+                           WHEN h.h_t_id IS NOT NULL AND h.h_price <> o.t_trade_price \
+                             THEN format('held at %s, opened by a trade at %s', h.h_price, \
+                                         o.t_trade_price) \
                            WHEN coalesce(x.delta, 0) <> coalesce(h.h_qty, 0) \
                              THEN format('its history adds up to %s, it holds %s', \
                                          coalesce(x.delta, 0), \
@@ -252,6 +283,25 @@ const CONDITIONS: [Condition; 11] = [
                     WHERE t.t_st_id = 'CMPT') x \
               WHERE t_chrg IS DISTINCT FROM ch_chrg OR t_comm IS DISTINCT FROM want_comm \
                  OR t_tax < 0 OR (t_tax <> 0 AND (NOT tt_is_sell OR ca_tax_st = 0))",
+    },
+    Condition {
+        name: "12: the unique keys are in place that keep one SETTLEMENT, at most one \
+               CASH_TRANSACTION and at most one TRADE_REQUEST per trade, and one TRADE_HISTORY \
+               row per trade and status",
+        sql: "SELECT format('%s has no unique key within (%s)', v.t, \
+                            array_to_string(v.cols, ', ')), v.k \
+              FROM (VALUES (1, 'settlement', ARRAY['se_t_id']), \
+                           (2, 'cash_transaction', ARRAY['ct_t_id']), \
+                           (3, 'trade_request', ARRAY['tr_t_id']), \
+                           (4, 'trade_history', ARRAY['th_t_id', 'th_st_id'])) AS v(k, t, cols) \
+              WHERE NOT EXISTS ( \
+                SELECT FROM pg_index i \
+                WHERE i.indrelid = to_regclass(v.t) AND i.indisunique AND i.indisvalid \
+                  AND i.indpred IS NULL AND i.indexprs IS NULL \
+                  AND (SELECT array_agg(a.attname::text) FROM pg_attribute a \
+                       WHERE a.attrelid = i.indrelid \
+                         AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1])) \
+                      <@ v.cols)",
     },
 ];
 

@@ -1,17 +1,23 @@
-//! The ten SUT transactions of `tpce` (tpce.md §3): the customer emulator's eight, which a
-//! client's deck draws, and Trade-Result and Market-Feed, which the market exchange emulator
-//! (issue 12) calls with explicit inputs.
+//! The twelve SUT transactions of `tpce` (tpce.md §3): the customer emulator's eight, which a
+//! client's deck draws, and the four the market exchange emulator (issue 12) issues per
+//! (group, set), never drawn from a deck: Trade-Result and Market-Feed with the inputs its
+//! market hands them, Data-Maintenance once a minute (the emulator keeps the round-robin
+//! over [`data_maintenance::Table`]) and Trade-Cleanup once before the customer transactions
+//! start.
 //!
 //! Every transaction module has the same shape:
 //!
 //! - `Args`: the transaction's inputs, drawn once and replayed on retry;
-//! - `draw(inputs, rng) -> Args` for the customer types (tpce.md §3.2's input rules), while
-//!   Trade-Result and Market-Feed take their inputs from the caller;
+//! - `draw(inputs, rng) -> Args` for the customer types (tpce.md §3.2's input rules) and
+//!   `draw(inputs, rng, table)` for Data-Maintenance, while Trade-Result and Market-Feed take
+//!   their inputs from the caller and Trade-Cleanup its bound from the scale;
 //! - `run(conn, protocol, args, procedures) -> Result<Outcome, pgwire::Error>`: one server
-//!   transaction at the isolation level of §3.1 (read committed for the reads, repeatable read
-//!   for Trade-Order, Trade-Update and Market-Feed, serializable for Trade-Result), either as
-//!   client-side prepared SQL or, with `procedures`, as a call of the PL/pgSQL function that
-//!   `prepare` installs (`procedures/*.sql`). Both back ends return the same rows.
+//!   transaction at the isolation level of §3.1 (read committed for the reads,
+//!   Data-Maintenance and Trade-Cleanup, repeatable read for Trade-Order, Trade-Update and
+//!   Market-Feed, serializable for Trade-Result), either as client-side prepared SQL or, with
+//!   `procedures`, as a call of the PL/pgSQL function that `prepare` installs
+//!   (`procedures/*.sql`). Both back ends return the same rows. Trade-Cleanup is client-side
+//!   only (no `procedures` argument), as in DBT-5.
 //!
 //! Serialization failures and deadlocks (40001/40P01) come back as errors; the driver retries
 //! them with the same `Args` under `--max-tries`.
@@ -21,11 +27,13 @@
 
 pub mod broker_volume;
 pub mod customer_position;
+pub mod data_maintenance;
 pub mod history;
 pub mod market_feed;
 pub mod market_watch;
 pub mod numeric;
 pub mod security_detail;
+pub mod trade_cleanup;
 pub mod trade_lookup;
 pub mod trade_order;
 pub mod trade_result;
