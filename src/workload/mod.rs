@@ -226,6 +226,12 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     fn notes(&self, _group: &str, _clients: u32) -> Vec<String> {
         Vec::new()
     }
+
+    /// Ratios the specification expects between two types' counts over the measured window
+    /// (TPC-E: Trade-Result / Trade-Order ≈ 0.99); empty when it expects none.
+    fn ratio_rules(&self) -> Vec<crate::results::RatioRule> {
+        Vec::new()
+    }
 }
 
 /// One client's state for one group's workload. It lives on its client's driver thread.
