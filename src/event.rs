@@ -10,6 +10,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 /// One thing a run or a load reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -60,7 +62,8 @@ pub struct ProgressLine {
     pub window: Duration,
     /// Committed and expected rollbacks per second.
     pub tps: f64,
-    /// The workload's headline (e.g. TPC-C's NOTPM) per minute, when it has one.
+    /// The workload's headline (TPC-C's NOTPM per minute, tpce's tpsE per second), when it
+    /// has one.
     pub headline: Option<Rate>,
     /// Latency in ms; `None` when nothing finished in the window.
     pub latency: Option<Latency>,
@@ -70,11 +73,54 @@ pub struct ProgressLine {
     pub retried: u64,
 }
 
-/// A named rate (label, value).
+/// A named rate (label, value) counted `per` minute or second.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rate {
     pub label: String,
     pub value: f64,
+    pub per: Per,
+}
+
+/// What a headline rate counts its transactions per: TPC-C's NOTPM is per minute, TPC-E's tpsE
+/// and TPC-V's tpsV per second. Results files write it in lower case (`"second"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    #[default]
+    Minute,
+    Second,
+}
+
+impl Per {
+    /// Seconds in one unit.
+    pub fn seconds(self) -> f64 {
+        match self {
+            Per::Minute => 60.0,
+            Per::Second => 1.0,
+        }
+    }
+
+    /// `count` transactions over `secs` seconds in this unit; zero for an empty window.
+    pub fn rate(self, count: u64, secs: f64) -> f64 {
+        if secs > 0.0 {
+            count as f64 * self.seconds() / secs
+        } else {
+            0.0
+        }
+    }
+
+    /// True for the default, which results files leave out.
+    pub fn is_minute(&self) -> bool {
+        *self == Per::Minute
+    }
+
+    /// All transactions in this unit, as polling and the console name it beside a headline.
+    pub fn total_label(self) -> &'static str {
+        match self {
+            Per::Minute => "total TPM",
+            Per::Second => "total TPS",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,7 +140,8 @@ pub struct PollBlock {
     pub types: Vec<TypeRow>,
     /// Every group, in plan order.
     pub groups: Vec<GroupRow>,
-    /// The workload's headline per minute (committed only) and all committed per minute.
+    /// The workload's headline (committed only) and all committed transactions, in the
+    /// headline's unit.
     pub headline: Option<HeadlineRates>,
     /// Committed and expected rollbacks per second, over all types.
     pub aggregate_rate: f64,
@@ -107,8 +154,9 @@ pub struct TypeRow {
     pub rate: f64,
     /// Mean response time in seconds.
     pub resp_s: f64,
-    /// Share of all the window's transactions, in percent.
-    pub pct: f64,
+    /// Share of the window's drawn transactions (every type but the emulated ones), in
+    /// percent; `None` for a type the workload's emulator issues, which is outside the mix.
+    pub pct: Option<f64>,
     pub passed: u64,
     pub failed: u64,
 }
@@ -123,13 +171,20 @@ pub struct GroupRow {
     /// Mean response time in seconds.
     pub resp_s: f64,
     pub failed: u64,
+    /// The group's headline rate in the headline's unit (its Trade-Results per second: its
+    /// part of tpsV), when the workload has a headline.
+    pub headline: Option<f64>,
 }
 
+/// The headline over a polling window, and every committed transaction in the same unit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeadlineRates {
     pub label: String,
-    pub per_minute: f64,
-    pub total_per_minute: f64,
+    pub per: Per,
+    /// Committed transactions of the headline's type per `per`.
+    pub value: f64,
+    /// Committed transactions of every type per `per`.
+    pub total: f64,
 }
 
 /// The segment the run entered at `at` (offset from the start).

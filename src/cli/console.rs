@@ -5,7 +5,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::presets::PRESETS;
-use crate::results::{GroupStats, IsolationLevels, RuleCheck, ServerDelta, Stats, Summary};
+use crate::results::{GroupStats, RuleCheck, ServerDelta, Stats, Summary};
+
+mod headline;
+use headline::{by_group_and_phase, headline_line, ratio_lines};
 
 /// Terminal width the summary keeps to.
 const WIDTH: usize = 100;
@@ -21,8 +24,12 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     if !s.type_rules.is_empty() {
         out.push_str(&rules_table(&s.type_rules));
     }
+    out.push_str(&ratio_lines(&s.ratio_rules));
     if s.groups.len() > 1 {
         out.push_str(&groups_table(&s.groups));
+    }
+    if let Some(table) = by_group_and_phase(s) {
+        out.push_str(&table);
     }
     for d in &s.server {
         out.push_str(&server_line(d));
@@ -66,26 +73,6 @@ fn totals_to(out: &mut String, s: &Summary, scales: &[u32]) {
         );
     }
     let _ = writeln!(out, "tps: {:.1}", t.tps);
-}
-
-/// The workload's headline rate with total TPM and isolation, if the workload has a headline.
-fn headline_line(s: &Summary) -> Option<String> {
-    let h = s.headline.as_ref()?;
-    // The workload's headline (TPC-C's NOTPM), beside all types per minute, and the
-    // isolation level it was measured at (a TPC-C result is read with it).
-    let total: f64 = s.tpm.values().sum();
-    let mut line = format!("{}: {:.1}  total TPM: {total:.1}", h.label, h.per_minute);
-    match &s.isolation {
-        Some(IsolationLevels::All(level)) => {
-            let _ = write!(line, "  isolation: {level}");
-        }
-        // Levels differing per group would overrun one line: they get lines of their own.
-        Some(per_group) => {
-            let _ = write!(line, "\n{}", wrap("isolation: ", &per_group.describe()));
-        }
-        None => {}
-    }
-    Some(line)
 }
 
 /// Latency and schedule-lag percentiles, each line only when the run recorded it.
@@ -158,7 +145,8 @@ fn paths_to(out: &mut String, dir: &Path) {
 }
 
 /// Per type: p90 against its limit and share of the mix against its minimum, each flagged when
-/// missed (e.g. "EXCEEDS 5 s", "below 43 %").
+/// missed (e.g. "EXCEEDS 5 s", "below 43 %"); a type the workload's emulator issues has no
+/// share ("emulated").
 fn rules_table(rules: &[RuleCheck]) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -186,11 +174,13 @@ fn rules_table(rules: &[RuleCheck]) -> String {
             }
         });
         let name: String = r.txn_type.chars().take(14).collect();
+        let share = r
+            .share_pct
+            .map_or_else(|| "emulated".to_string(), |p| format!("{p:.2}"));
         let _ = writeln!(
             out,
-            "{name:<14} {:>12} {limit:>14} {:>8.2} {minimum:>12}",
+            "{name:<14} {:>12} {limit:>14} {share:>8} {minimum:>12}",
             r.p90_ms.map_or("-".to_string(), |p| format!("{p:.3}")),
-            r.share_pct
         );
     }
     if rules.iter().any(|r| r.limit_unverified) {
@@ -237,9 +227,9 @@ mod tests {
 
     use super::*;
     use crate::metrics::Recorder;
-    use crate::results::{GroupIsolation, RunFacts};
+    use crate::results::{GroupIsolation, IsolationLevels, RunFacts};
 
-    fn tpcc_summary() -> Summary {
+    pub(super) fn tpcc_summary() -> Summary {
         // One group, two phases, as the key space.
         let plan = crate::results::summary::tests::plan();
         let keys = crate::results::intervals::tests::two_phase_keys();
@@ -256,14 +246,16 @@ mod tests {
         s.headline = Some(crate::results::HeadlineRate {
             label: "NOTPM".into(),
             txn_type: "new_order".into(),
+            per: crate::results::Per::Minute,
             per_minute: 1234.5,
+            per_second: None,
         });
         let rule = |name: &str, p90: f64, limit: f64, share: f64, min: Option<f64>| RuleCheck {
             txn_type: name.into(),
             p90_ms: Some(p90),
             p90_limit_ms: Some(limit),
             exceeded: p90 > limit,
-            share_pct: share,
+            share_pct: Some(share),
             min_share_pct: min,
             below_minimum: min.is_some_and(|m| share < m),
             limit_unverified: false,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 
 use crate::event::{
-    Event, LoadProgress, LoadSummary, PollBlock, ProgressLine, RunDescription, Sink,
+    Event, LoadProgress, LoadSummary, Per, PollBlock, ProgressLine, RunDescription, Sink,
 };
 
 const GROUPS_PER_LINE: usize = 8;
@@ -149,7 +149,7 @@ pub fn progress_line(p: &ProgressLine) -> String {
         p.tps
     );
     if let Some(h) = &p.headline {
-        let _ = write!(out, ", {} {:.0}", h.label, h.value);
+        let _ = write!(out, ", {} {}", h.label, headline_text(h.per, h.value));
     }
     match &p.latency {
         Some(l) => {
@@ -178,10 +178,14 @@ pub fn poll_block(b: &PollBlock) -> String {
     );
     for t in &b.types {
         let name: String = t.name.chars().take(16).collect();
+        // An emulated type (TPC-E's Trade-Result) is outside the mix: no share.
+        let pct = t
+            .pct
+            .map_or_else(|| "emulated".to_string(), |p| format!("{p:.2}"));
         let _ = writeln!(
             out,
-            "{:<16} : {:>10.2} {:>10.4} {:>8.2} {:>11} {:>11}",
-            name, t.rate, t.resp_s, t.pct, t.passed, t.failed
+            "{:<16} : {:>10.2} {:>10.4} {:>8} {:>11} {:>11}",
+            name, t.rate, t.resp_s, pct, t.passed, t.failed
         );
     }
     let with_targets = b.groups.iter().any(|g| g.target_pct.is_some());
@@ -208,13 +212,23 @@ pub fn poll_block(b: &PollBlock) -> String {
         }
         row("Resp Time:", &|g| format!("{:.4}", g.resp_s));
         row("Fail Cnt :", &|g| g.failed.to_string());
+        if let Some(h) = &b.headline {
+            let label: String = h.label.chars().take(9).collect();
+            row(&format!("{label:<9}:"), &|g| {
+                g.headline
+                    .map_or("-".to_string(), |v| headline_text(h.per, v))
+            });
+        }
     }
     let _ = writeln!(out, "-----");
     if let Some(h) = &b.headline {
         let _ = writeln!(
             out,
-            "{}: {:.1}  total TPM: {:.1}",
-            h.label, h.per_minute, h.total_per_minute
+            "{}: {}  {}: {}",
+            h.label,
+            rate_text(h.per, h.value),
+            h.per.total_label(),
+            rate_text(h.per, h.total)
         );
     }
     let _ = writeln!(
@@ -223,6 +237,23 @@ pub fn poll_block(b: &PollBlock) -> String {
         b.iteration, b.phase, b.aggregate_rate
     );
     out
+}
+
+/// A headline on the progress line and in the group rows: whole transactions per minute
+/// (NOTPM 1234), two decimals per second (tpsE 12.34).
+fn headline_text(per: Per, v: f64) -> String {
+    match per {
+        Per::Minute => format!("{v:.0}"),
+        Per::Second => format!("{v:.2}"),
+    }
+}
+
+/// A headline on the polling block's own line: one decimal per minute, two per second.
+fn rate_text(per: Per, v: f64) -> String {
+    match per {
+        Per::Minute => format!("{v:.1}"),
+        Per::Second => format!("{v:.2}"),
+    }
 }
 
 /// A load's plain progress line (when stderr is not a terminal).

@@ -1,28 +1,37 @@
 //! Live polling in the format of the TPC-V reference kit (its Fig. 6), built here as numbers:
-//! a row per transaction type (rate, response time, share, passes, failures), a row per group
-//! (share achieved against the phase's configured share, response time, failures), the
-//! aggregate rate, and a workload's headline per minute when it has one (committed
-//! transactions only, as in `summary.json`'s `tpm`). `cli::terminal` lays the block out.
+//! a row per transaction type (rate, response time, share of the mix, passes, failures), a
+//! row per group (share achieved against the phase's configured share, response time,
+//! failures, and its headline rate: its part of tpsV), the aggregate rate, and a workload's
+//! headline when it has one (committed transactions only, as in `summary.json`).
+//! `cli::terminal` lays the block out.
+//!
+//! A type's share is over the window's drawn types: types the workload's emulator issues
+//! (TPC-E's Trade-Result, Market-Feed) show their rate and counts but no share, so the
+//! drawn types' shares read as the deck's (TPC-E's CE mix).
 
 use std::time::Duration;
 
-use crate::event::{GroupRow, HeadlineRates, PollBlock, TypeRow};
+use crate::event::{GroupRow, HeadlineRates, Per, PollBlock, TypeRow};
 use crate::metrics::{KeySpace, Recorder, Slot};
 
 pub struct Poller {
     /// Per segment: each group's configured share in percent (shared mode only).
     pub shares: Vec<Option<Vec<f64>>>,
-    pub headline: Option<PerMinute>,
+    pub headline: Option<LiveHeadline>,
 }
 
-/// A transaction type whose committed transactions per minute the block shows under the
-/// workload's name for them (TPC-C's NOTPM), beside every type's.
+/// A transaction type whose committed transactions per minute or second the live output
+/// shows under the workload's name for them (TPC-C's NOTPM, tpce's tpsE or tpsV).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PerMinute {
+pub struct LiveHeadline {
     pub label: String,
     /// Index into the key space's transaction types.
     pub txn: usize,
+    pub per: Per,
 }
+
+/// The name the driver's plan still uses for [`LiveHeadline`] (it was counted per minute only).
+pub type PerMinute = LiveHeadline;
 
 impl Poller {
     /// The block for a window of `window` seconds that ended in segment `segment`.
@@ -54,16 +63,23 @@ impl Poller {
         let types = by_type
             .iter()
             .zip(&keys.txn_types)
-            .filter(|(s, _)| s.total() > 0)
-            .map(|(s, name)| TypeRow {
+            .enumerate()
+            .filter(|(_, (s, _))| s.total() > 0)
+            .map(|(t, (s, name))| TypeRow {
                 name: name.clone(),
                 rate: passed(s) as f64 / secs,
                 resp_s: resp(s),
-                pct: pct(s.total()),
+                pct: keys.mix_share(&by_type, t, Slot::total),
                 passed: passed(s),
                 failed: s.failed_total(),
             })
             .collect();
+        let headline_by_group = self.headline.as_ref().map(|h| {
+            let per_group = keys.roll_up(rec, keys.groups.len(), |p| {
+                (p.txn == h.txn).then_some(p.group)
+            });
+            (h.per, per_group)
+        });
         let shares = self.shares.get(segment).and_then(|s| s.as_ref());
         let groups = by_group
             .iter()
@@ -75,17 +91,20 @@ impl Poller {
                 target_pct: shares.map(|sh| sh.get(g).copied().unwrap_or(0.0)),
                 resp_s: resp(s),
                 failed: s.failed_total(),
+                headline: headline_by_group
+                    .as_ref()
+                    .map(|(per, slots)| per.rate(slots.get(g).map_or(0, |s| s.committed), secs)),
             })
             .collect();
-        let per_min = |n: u64| n as f64 * 60.0 / secs;
         let headline = self
             .headline
             .as_ref()
             .and_then(|h| Some((h, by_type.get(h.txn)?)))
             .map(|(h, s)| HeadlineRates {
                 label: h.label.clone(),
-                per_minute: per_min(s.committed),
-                total_per_minute: per_min(by_type.iter().map(|s| s.committed).sum()),
+                per: h.per,
+                value: h.per.rate(s.committed, secs),
+                total: h.per.rate(by_type.iter().map(|s| s.committed).sum(), secs),
             });
         let seg = keys
             .segments

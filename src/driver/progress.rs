@@ -1,13 +1,13 @@
-//! The live progress line (pgbench's `-P`): elapsed, tps, a workload's headline rate per
-//! minute when it has one (TPC-C's NOTPM), latency mean and p95, failures. Built here as
-//! numbers; `cli::terminal` writes it as text.
+//! The live progress line (pgbench's `-P`): elapsed, tps, a workload's headline rate when it
+//! has one (TPC-C's NOTPM per minute, tpce's tpsE or tpsV per second), latency mean and p95,
+//! failures. Built here as numbers; `cli::terminal` writes it as text.
 
 use std::time::Duration;
 
 use crate::event::{Latency, ProgressLine, Rate};
 use crate::metrics::{KeySpace, Recorder};
 
-use super::poll::PerMinute;
+use super::poll::LiveHeadline;
 
 /// The line for the window of `window` that ended at `elapsed`.
 pub fn line(
@@ -15,13 +15,16 @@ pub fn line(
     window: Duration,
     rec: &Recorder,
     keys: &KeySpace,
-    headline: Option<&PerMinute>,
+    headline: Option<&LiveHeadline>,
 ) -> ProgressLine {
     let t = rec.total();
     let secs = window.as_secs_f64().max(1e-9);
     let headline = headline.map(|h| Rate {
         label: h.label.clone(),
-        value: keys.sum_where(rec, |p| p.txn == h.txn).committed as f64 * 60.0 / secs,
+        value: h
+            .per
+            .rate(keys.sum_where(rec, |p| p.txn == h.txn).committed, secs),
+        per: h.per,
     });
     ProgressLine {
         elapsed,

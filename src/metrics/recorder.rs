@@ -36,6 +36,9 @@ pub struct KeySpace {
     pub txn_types: Vec<String>,
     /// The role (`oltp`, `dss`, ...) each transaction type runs on, index of `txn_types`.
     pub txn_roles: Vec<String>,
+    /// Which types the workload's emulator issues (outside the mix shares), index of
+    /// `txn_types`; a type past its end is drawn (see `KeySpace::is_emulated`).
+    pub txn_emulated: Vec<bool>,
 }
 
 impl KeySpace {

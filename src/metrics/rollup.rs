@@ -144,6 +144,37 @@ impl KeySpace {
             .collect()
     }
 
+    /// True for a type the workload's emulator issues (TPC-E's Trade-Result): never drawn
+    /// from a deck, so outside the mix shares. Types the key space says nothing of are drawn.
+    pub fn is_emulated(&self, txn: usize) -> bool {
+        self.txn_emulated.get(txn).copied().unwrap_or(false)
+    }
+
+    /// Percent of `part` among the transactions of the drawn types in `per_type` (a slot per
+    /// type, counted by `count`); `None` for an emulated type, which has no share.
+    pub fn mix_share(
+        &self,
+        per_type: &[Slot],
+        txn: usize,
+        count: impl Fn(&Slot) -> u64,
+    ) -> Option<f64> {
+        if self.is_emulated(txn) {
+            return None;
+        }
+        let drawn: u64 = per_type
+            .iter()
+            .enumerate()
+            .filter(|(t, _)| !self.is_emulated(*t))
+            .map(|(_, s)| count(s))
+            .sum();
+        let part = per_type.get(txn).map_or(0, &count);
+        Some(if drawn == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / drawn as f64
+        })
+    }
+
     /// Per role, in the order of [`KeySpace::roles`].
     pub fn by_role(&self, rec: &Recorder) -> Vec<Slot> {
         let index = self.role_index();
@@ -189,5 +220,30 @@ mod tests {
         assert_eq!((by[0].total(), by[1].total()), (1, 2));
         keys.txn_roles.clear();
         assert_eq!(keys.roles(), ["oltp"], "no roles named: every type is oltp");
+    }
+
+    #[test]
+    fn mix_shares_leave_emulated_types_out() {
+        let mut keys = crate::results::intervals::tests::two_phase_keys();
+        keys.txn_types.push("c".into());
+        keys.txn_emulated = vec![false, true];
+        let mut rec = Recorder::new(keys.len());
+        for _ in 0..3 {
+            rec.record(keys.key(0, 0, 0), Outcome::Committed, 10, None, 0);
+        }
+        rec.record(keys.key(0, 0, 2), Outcome::Committed, 10, None, 0);
+        for _ in 0..50 {
+            rec.record(keys.key(0, 0, 1), Outcome::Committed, 10, None, 0);
+        }
+        let by = keys.by_type(&rec);
+        let total = |s: &crate::metrics::Slot| s.total();
+        assert!(
+            keys.is_emulated(1) && !keys.is_emulated(2),
+            "past the end: drawn"
+        );
+        assert_eq!(keys.mix_share(&by, 0, total), Some(75.0));
+        assert_eq!(keys.mix_share(&by, 2, total), Some(25.0));
+        assert_eq!(keys.mix_share(&by, 1, total), None);
+        assert_eq!(keys.mix_share(&[], 0, total), Some(0.0), "nothing ran");
     }
 }

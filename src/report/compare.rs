@@ -2,6 +2,11 @@
 //! with its ratio to the first side (the baseline). A side is one results dir, or an
 //! experiment dir holding several (repeated runs): then it shows the median and the min–max,
 //! and calls a difference "within noise" when the two sides' ranges overlap.
+//!
+//! The workload's headline (TPC-C's NOTPM, tpce's tpsE or tpsV) comes first when a side has
+//! one. Headlines are compared when they count the same type in the same unit as the first
+//! run that has one (tpsE and tpsV both count Trade-Results per second, so they compare); a
+//! run whose headline counts something else shows none.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -9,6 +14,7 @@ use std::path::{Path, PathBuf};
 use super::html::esc;
 use super::load::{self, RunData};
 use super::system_view as sys;
+use crate::results::Per;
 
 /// The rows of the comparison, in order: (name, unit, what it reads).
 const METRICS: [(&str, &str); 9] = [
@@ -39,13 +45,18 @@ fn metrics_of(d: &RunData) -> [Option<f64>; 9] {
     ]
 }
 
+/// `Side::values`' index of the headline, after the [`METRICS`].
+const HEADLINE: usize = METRICS.len();
+
 /// One side: its name and each metric's values over its runs.
 #[derive(Debug, Clone)]
 pub struct Side {
     pub name: String,
     pub runs: usize,
-    /// [metric] → values of the runs that have it.
+    /// [metric] → values of the runs that have it; the [`METRICS`], then the headline.
     pub values: Vec<Vec<f64>>,
+    /// The labels of the headlines in `values` (e.g. "tpsV"), distinct, in run order.
+    pub headline_labels: Vec<String>,
 }
 
 /// Median, min and max of a metric on one side.
@@ -104,9 +115,12 @@ pub fn sides(dirs: &[PathBuf]) -> Result<Vec<Side>, String> {
         return Err("compare needs two or more results dirs; the first is the baseline".into());
     }
     let mut out = Vec::new();
+    // What the first headline counts: (type, unit); later ones must count the same.
+    let mut counted: Option<(String, Per)> = None;
     for dir in dirs {
         let runs = runs_in(dir)?;
-        let mut values = vec![Vec::new(); METRICS.len()];
+        let mut values = vec![Vec::new(); METRICS.len() + 1];
+        let mut headline_labels: Vec<String> = Vec::new();
         for run in &runs {
             let data = load::load_totals(run)?;
             for (i, v) in metrics_of(&data).into_iter().enumerate() {
@@ -114,11 +128,21 @@ pub fn sides(dirs: &[PathBuf]) -> Result<Vec<Side>, String> {
                     values[i].push(v);
                 }
             }
+            if let Some(h) = &data.summary.headline {
+                let key = counted.get_or_insert_with(|| (h.txn_type.clone(), h.per));
+                if *key == (h.txn_type.clone(), h.per) {
+                    values[HEADLINE].push(h.value());
+                    if !headline_labels.contains(&h.label) {
+                        headline_labels.push(h.label.clone());
+                    }
+                }
+            }
         }
         out.push(Side {
             name: dir.display().to_string(),
             runs: runs.len(),
             values,
+            headline_labels,
         });
     }
     Ok(out)
@@ -158,6 +182,28 @@ fn num(v: f64) -> String {
     }
 }
 
+/// The rows of the comparison: (name with unit, index into `Side::values`); the headline
+/// first when a side has one.
+fn rows(sides: &[Side]) -> Vec<(String, usize)> {
+    let mut labels: Vec<&str> = Vec::new();
+    for l in sides.iter().flat_map(|s| &s.headline_labels) {
+        if !labels.contains(&l.as_str()) {
+            labels.push(l);
+        }
+    }
+    let mut out = Vec::new();
+    if !labels.is_empty() {
+        out.push((format!("headline ({})", labels.join("/")), HEADLINE));
+    }
+    out.extend(
+        METRICS
+            .iter()
+            .enumerate()
+            .map(|(m, (name, unit))| (format!("{name} ({unit})"), m)),
+    );
+    out
+}
+
 /// The terminal table.
 pub fn table(sides: &[Side]) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -168,8 +214,8 @@ pub fn table(sides: &[Side]) -> String {
         head.push("ratio".into());
     }
     rows.push(head);
-    for (m, (name, unit)) in METRICS.iter().enumerate() {
-        let mut row = vec![format!("{name} ({unit})")];
+    for (name, m) in self::rows(sides) {
+        let mut row = vec![name];
         for i in 0..sides.len() {
             let (v, r) = cell(sides, i, m);
             row.push(v);
@@ -219,8 +265,8 @@ pub fn html(sides: &[Side]) -> String {
         let _ = write!(p, "<th>[{}]</th><th>ratio to [1]</th>", i + 1);
     }
     p.push_str("</tr>\n");
-    for (m, (name, unit)) in METRICS.iter().enumerate() {
-        let _ = write!(p, "<tr><td>{} ({})</td>", esc(name), esc(unit));
+    for (name, m) in rows(sides) {
+        let _ = write!(p, "<tr><td>{}</td>", esc(&name));
         for i in 0..sides.len() {
             let (v, r) = cell(sides, i, m);
             let _ = write!(p, "<td>{}</td><td>{}</td>", esc(&v), esc(&r));
@@ -239,13 +285,60 @@ mod tests {
     use super::*;
 
     fn side(name: &str, tps: &[f64]) -> Side {
-        let mut values = vec![Vec::new(); METRICS.len()];
+        let mut values = vec![Vec::new(); METRICS.len() + 1];
         values[0] = tps.to_vec();
         Side {
             name: name.into(),
             runs: tps.len(),
             values,
+            headline_labels: Vec::new(),
         }
+    }
+
+    /// A results dir holding only a summary with `committed` transactions of type `a` in the
+    /// 20 s window and the given headline over `a`.
+    fn run_with(dir: &Path, committed: u64, headline: crate::results::Headline) {
+        use crate::metrics::{Outcome, Recorder};
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let mut rec = Recorder::new(keys.len());
+        for _ in 0..committed {
+            rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+        }
+        let facts = crate::results::RunFacts {
+            headline: Some(headline),
+            ..crate::results::summary::tests::two_phase_facts()
+        };
+        let plan = crate::results::summary::tests::plan();
+        let s = crate::results::Summary::build(&facts, &plan, &keys, &rec, Vec::new());
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join(crate::results::SUMMARY_FILE), s.to_json().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn headlines_counting_the_same_compare_first() {
+        use crate::results::Headline;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = |n: &str| tmp.path().join(n);
+        let tps = |label: &str| Headline::per_second(label, "a");
+        run_with(&dir("e"), 100, tps("tpsE"));
+        run_with(&dir("v"), 300, tps("tpsV"));
+        run_with(&dir("c"), 300, Headline::per_minute("NOTPM", "a"));
+        let sides = sides(&[dir("e"), dir("v"), dir("c")]).unwrap();
+        let t = table(&sides);
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("headline"))
+            .unwrap_or_else(|| panic!("{t}"));
+        // 100 and 300 in 20 s: 5 and 15 per second; NOTPM counts per minute: no value.
+        assert!(row.starts_with("headline (tpsE/tpsV)"), "{t}");
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[2..], ["5", "1.00", "15", "3.00", "-"], "{t}");
+        let first = t.lines().position(|l| l.starts_with("headline")).unwrap();
+        let tput = t.lines().position(|l| l.starts_with("throughput")).unwrap();
+        assert!(first < tput, "the headline comes first: {t}");
+        assert!(html(&sides).contains("<td>headline (tpsE/tpsV)</td>"));
+        let without = [side("a", &[1.0]), side("b", &[2.0])];
+        assert!(!table(&without).contains("headline"));
     }
 
     #[test]

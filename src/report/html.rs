@@ -12,6 +12,7 @@ use super::rules_view;
 use super::system_view as sys;
 
 mod glance;
+mod headline;
 use glance::glance;
 
 pub const REPORT_FILE: &str = "report.html";
@@ -164,8 +165,12 @@ fn no_series(d: &RunData, p: &mut String) -> bool {
 
 fn throughput(d: &RunData, p: &mut String) {
     if no_series(d, p) {
+        if let Some(table) = headline::table(&d.summary) {
+            p.push_str(&table);
+        }
         return;
     }
+    headline::chart(d, p);
     let x: Vec<f64> = d
         .buckets
         .iter()
@@ -187,6 +192,9 @@ fn throughput(d: &RunData, p: &mut String) {
         p,
         "Committed and expected-rollback transactions per second, stacked; grey verticals are phase edges.",
     );
+    if let Some(table) = headline::table(&d.summary) {
+        p.push_str(&table);
+    }
 }
 
 /// One row per group, two columns (configured, achieved) per measured phase: 40 groups stay
@@ -284,9 +292,11 @@ fn latency(d: &RunData, p: &mut String) {
     );
 }
 
-/// Per type: p90 against the workload's limit, share of the mix against its minimum.
+/// Per type: p90 against the workload's limit, share of the mix against its minimum; the
+/// emulated types apart; the expected ratios between types.
 fn limits(d: &RunData, p: &mut String) {
-    match rules_view::table(&d.summary.type_rules) {
+    let s = &d.summary;
+    match rules_view::table(&s.type_rules) {
         Some(table) => {
             p.push_str(&table);
             note_to(p, rules_view::NOTE);
@@ -295,6 +305,13 @@ fn limits(d: &RunData, p: &mut String) {
             p,
             "This run's workloads state no response-time limits or mix minimums (TPC-C does).",
         ),
+    }
+    if let Some(table) = rules_view::emulated_table(&s.mix) {
+        p.push_str(&table);
+    }
+    if let Some(table) = rules_view::ratios_table(&s.ratio_rules) {
+        p.push_str(&table);
+        note_to(p, rules_view::RATIO_NOTE);
     }
 }
 

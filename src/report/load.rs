@@ -49,6 +49,9 @@ pub struct RunData {
     pub txn_types: Vec<String>,
     /// Committed + expected rollbacks, [group][bucket].
     pub ok_by_group: Vec<Vec<u64>>,
+    /// Committed transactions of the headline's type (tpce's Trade-Results), [group][bucket];
+    /// empty when the run has no headline.
+    pub headline_by_group: Vec<Vec<u64>>,
     /// Failed transactions, [type][bucket].
     pub failed_by_type: Vec<Vec<u64>>,
     /// Failed transactions, [class][bucket] in `ErrorClass::ALL` order; empty for results dirs
@@ -126,12 +129,13 @@ fn read(dir: &Path, with_intervals: bool) -> Result<RunData, String> {
     // The two big files are independent: read system.csv on a second thread while the
     // interval rows and their histograms are merged here (a 2-hour, 40-target run has
     // ~100k histograms and ~4M samples).
+    let headline_type = run.summary().headline.as_ref().map(|h| h.txn_type.clone());
     let (intervals, system) = std::thread::scope(|scope| {
         let system = scope.spawn(|| run.system());
         let intervals = with_intervals.then(|| {
             run.interval_rows()
                 .map_err(|e| e.to_string())
-                .and_then(fold_intervals)
+                .and_then(|rows| fold_intervals(rows, headline_type.as_deref()))
         });
         let system = system.join().unwrap_or_else(|_| {
             Err(crate::results::ResultsError::Decode {
@@ -151,6 +155,7 @@ fn read(dir: &Path, with_intervals: bool) -> Result<RunData, String> {
         groups: Vec::new(),
         txn_types: Vec::new(),
         ok_by_group: Vec::new(),
+        headline_by_group: Vec::new(),
         failed_by_type: Vec::new(),
         failed_by_class: Vec::new(),
         latency: Vec::new(),
@@ -180,6 +185,7 @@ struct Acc {
     length_s: f64,
     measured: bool,
     ok_by_group: Vec<u64>,
+    headline_by_group: Vec<u64>,
     failed_by_type: Vec<u64>,
     failed_by_class: [u64; ErrorClass::ALL.len()],
     latency: Vec<Option<Percentiles>>,
@@ -208,6 +214,7 @@ struct Folded {
     groups: Vec<String>,
     txn_types: Vec<String>,
     has_classes: bool,
+    has_headline: bool,
     dist: Vec<Option<Histogram<u64>>>,
 }
 
@@ -233,12 +240,14 @@ fn close(at: i64, open: &mut [Option<Histogram<u64>>], f: &mut Folded) {
     }
 }
 
-fn fold_intervals(rows: IntervalRows) -> Result<Folded, String> {
+/// Folds the rows into buckets; `headline` names the type whose commits are counted apart.
+fn fold_intervals(rows: IntervalRows, headline: Option<&str>) -> Result<Folded, String> {
     let mut f = Folded {
         buckets: BTreeMap::new(),
         groups: Vec::new(),
         txn_types: Vec::new(),
         has_classes: rows.has_failed_by_class(),
+        has_headline: headline.is_some(),
         dist: Vec::new(),
     };
     // The bucket whose histograms are being merged, and its per-type histograms.
@@ -259,6 +268,9 @@ fn fold_intervals(rows: IntervalRows) -> Result<Folded, String> {
         acc.length_s = acc.length_s.max(row.length_s);
         acc.measured = row.measured;
         *grow(&mut acc.ok_by_group, group) += row.committed + row.expected_rollback;
+        if headline == Some(row.txn_type.as_str()) {
+            *grow(&mut acc.headline_by_group, group) += row.committed;
+        }
         *grow(&mut acc.failed_by_type, txn) += row.failed;
         if let Some(by) = row.failed_by_class {
             for (slot, n) in acc.failed_by_class.iter_mut().zip(by) {
@@ -284,6 +296,9 @@ impl Folded {
         data.groups = self.groups;
         data.txn_types = self.txn_types;
         data.ok_by_group = vec![Vec::with_capacity(n); groups];
+        if self.has_headline {
+            data.headline_by_group = vec![Vec::with_capacity(n); groups];
+        }
         data.failed_by_type = vec![Vec::with_capacity(n); types];
         if self.has_classes {
             data.failed_by_class = vec![Vec::with_capacity(n); ErrorClass::ALL.len()];
@@ -297,6 +312,9 @@ impl Folded {
             });
             for (g, v) in data.ok_by_group.iter_mut().enumerate() {
                 v.push(acc.ok_by_group.get(g).copied().unwrap_or(0));
+            }
+            for (g, v) in data.headline_by_group.iter_mut().enumerate() {
+                v.push(acc.headline_by_group.get(g).copied().unwrap_or(0));
             }
             for (k, v) in data.failed_by_class.iter_mut().enumerate() {
                 v.push(acc.failed_by_class[k]);

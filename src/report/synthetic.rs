@@ -104,6 +104,7 @@ pub fn generate(
         groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
         txn_types: (0..shape.txn_types).map(|t| format!("txn{t}")).collect(),
         txn_roles: vec!["oltp".to_string(); shape.txn_types],
+        txn_emulated: Vec::new(),
     };
     let started_at = SystemTime::now();
     let mut writer = ResultsWriter::create(dir, started_at).map_err(|e| e.to_string())?;
@@ -152,6 +153,7 @@ pub fn generate(
         rate_limited: false,
         type_rules: Vec::new(),
         headline: None,
+        ratio_rules: Vec::new(),
     };
     let summary = Summary::build(&facts, &plan, &keys, &total, Vec::new());
     let host = HostFacts {

@@ -24,6 +24,10 @@ pub struct GroupStats {
     /// Active clients (independent mode, per phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<u32>,
+    /// The workload's headline in its unit over the slice (the group's part of tpsV); absent
+    /// without a headline (see `headline::fill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<f64>,
     #[serde(flatten)]
     pub stats: Stats,
 }
@@ -37,6 +41,10 @@ pub struct PhaseStats {
     pub start_s: f64,
     /// Seconds actually run (shorter than planned when interrupted).
     pub duration_s: f64,
+    /// The workload's headline in its unit over the phase, every group summed; absent without
+    /// a headline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<f64>,
     #[serde(flatten)]
     pub stats: Stats,
     pub groups: Vec<GroupStats>,
@@ -132,6 +140,7 @@ pub fn groups(
                 configured_share: configured,
                 achieved_share: share(slot.total(), all),
                 clients: None,
+                headline: None,
                 stats: Stats::from_slot(slot, measured_time, rate_limited),
             }
         })
@@ -167,6 +176,7 @@ pub fn phases(
                         configured_share: (plan.mode == DriveMode::Shared).then_some(pg.share),
                         achieved_share: share(slot.total(), whole.total()),
                         clients: (plan.mode == DriveMode::Independent).then_some(pg.clients),
+                        headline: None,
                         stats: Stats::from_slot(slot, d, rate_limited),
                     }
                 })
@@ -177,6 +187,7 @@ pub fn phases(
                 measured: seg.measured,
                 start_s: round3(seg.start.as_secs_f64()),
                 duration_s: round3(d.as_secs_f64()),
+                headline: None,
                 stats: Stats::from_slot(whole, d, rate_limited),
                 groups,
             }
@@ -224,10 +235,7 @@ mod tests {
         }
         rec.record(keys.key(1, 1, 1), Outcome::Committed, 9_000, None, 0);
         let facts = RunFacts {
-            headline: Some(Headline {
-                label: "NOTPM".into(),
-                txn_type: "a".into(),
-            }),
+            headline: Some(Headline::per_minute("NOTPM", "a")),
             ..two_phase_facts()
         };
         let s = Summary::build(&facts, &plan(), &keys, &rec, Vec::new());

@@ -175,6 +175,7 @@ pub mod tests {
             groups: vec!["A".into()],
             txn_types: vec!["a".into(), "b".into()],
             txn_roles: vec!["oltp".into(), "oltp".into()],
+            txn_emulated: Vec::new(),
         }
     }
 

@@ -28,6 +28,8 @@ pub mod emulators;
 pub mod headline;
 pub mod hlog;
 pub mod intervals;
+pub mod mix;
+pub mod ratios;
 pub mod read;
 pub mod rules;
 pub mod runtime;
@@ -39,10 +41,12 @@ use std::path::{Path, PathBuf};
 
 pub use breakdown::{GroupStats, PhaseStats, RoleStats};
 pub use emulators::EmulatorEnd;
-pub use headline::{Headline, HeadlineRate};
+pub use headline::{Headline, HeadlineRate, Per};
+pub use mix::TypeShare;
+pub use ratios::{RatioCheck, RatioRule, Verdict};
 pub use read::{IntervalRow, IntervalRows, ResultsDir, SystemSeries};
 pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
-pub use runtime::{HostFacts, RuntimeInfo, ServerFacts};
+pub use runtime::{HostFacts, RuntimeInfo, ServerFacts, TxnTypeFacts};
 pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,
 };

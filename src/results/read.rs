@@ -66,6 +66,17 @@ impl ResultsDir {
         RuntimeInfo::read(&self.dir)
     }
 
+    /// True when the workload's emulator issued `txn_type` (outside the mix shares), as
+    /// `summary.json`'s `mix` or else `runtime.toml`'s types say; false for results written
+    /// before either recorded it.
+    pub fn is_emulated(&self, txn_type: &str) -> bool {
+        if let Some(t) = self.summary.mix.iter().find(|t| t.txn_type == txn_type) {
+            return t.emulated;
+        }
+        self.runtime()
+            .is_ok_and(|r| r.txn_types.iter().any(|t| t.name == txn_type && t.emulated))
+    }
+
     /// The rows of `intervals.csv`, each with its `latency.hlog` histogram, in file order.
     pub fn interval_rows(&self) -> Result<IntervalRows, ResultsError> {
         IntervalRows::open(&self.dir)
@@ -409,10 +420,12 @@ pub mod tests {
     use crate::results::hlog::HlogWriter;
     use crate::results::{intervals, SUMMARY_FILE};
 
-    /// A results dir with two rows (types a on `oltp`, b on `dss`); returns its CSV text.
+    /// A results dir with two rows (types a on `oltp`, b on `dss`, issued by an emulator);
+    /// returns its CSV text.
     pub fn write_dir(dir: &Path) -> String {
         let mut keys = intervals::tests::two_phase_keys();
         keys.txn_roles = vec!["oltp".into(), "dss".into()];
+        keys.txn_emulated = vec![false, true];
         let mut rec = Recorder::new(keys.len());
         rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
         rec.record(keys.key(0, 0, 0), Outcome::Committed, 3_000, None, 0);
@@ -460,6 +473,7 @@ pub mod tests {
             "no samplers, no system.csv"
         );
         assert!(run.runtime().is_err());
+        assert!(run.is_emulated("b") && !run.is_emulated("a") && !run.is_emulated("x"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ResultsError, RUNTIME_FILE, SCHEMA_VERSION, TIDEBENCH_VERSION};
 use crate::config::RunPlan;
+use crate::metrics::KeySpace;
 
 /// The machine the driver ran on. Every field is optional: a fact that cannot be read is left out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -74,6 +75,35 @@ pub struct RuntimeInfo {
     /// Which block device holds each managed instance's data dir and WAL (from the sampler).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<InstanceDevices>,
+    /// The run's transaction types in key order: the role each ran on and whether the
+    /// workload's emulator issued it. Empty in files written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub txn_types: Vec<TxnTypeFacts>,
+}
+
+/// One transaction type of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnTypeFacts {
+    pub name: String,
+    pub role: String,
+    /// Issued by the workload's emulator (TPC-E's Trade-Result): outside the mix shares.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
+}
+
+impl TxnTypeFacts {
+    /// Every type of `keys`, in key order.
+    pub fn of(keys: &KeySpace) -> Vec<TxnTypeFacts> {
+        keys.txn_types
+            .iter()
+            .enumerate()
+            .map(|(t, name)| TxnTypeFacts {
+                name: name.clone(),
+                role: keys.role_of(t).to_string(),
+                emulated: keys.is_emulated(t),
+            })
+            .collect()
+    }
 }
 
 /// Where a managed instance's files live, so IO per device reads as data vs WAL.
@@ -96,6 +126,7 @@ impl RuntimeInfo {
             host,
             servers,
             devices: Vec::new(),
+            txn_types: Vec::new(),
         }
     }
 
@@ -149,8 +180,12 @@ mod tests {
             server_version: "15.8".into(),
             settings: BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]),
         };
-        let info = RuntimeInfo::new(plan_with_password(), host.clone(), vec![server.clone()]);
+        let mut info = RuntimeInfo::new(plan_with_password(), host.clone(), vec![server.clone()]);
+        let mut keys = crate::results::intervals::tests::two_phase_keys();
+        keys.txn_emulated = vec![false, true];
+        info.txn_types = TxnTypeFacts::of(&keys);
         let text = info.to_toml().unwrap();
+        assert_eq!(text.matches("emulated = true").count(), 1, "{text}");
         assert!(!text.contains("SECRETPW"), "{text}");
         assert!(text.contains("seed = 42"), "{text}");
         let back: RuntimeInfo = toml::from_str(&text).unwrap();
@@ -159,5 +194,11 @@ mod tests {
             (1, host, vec![server])
         );
         assert_eq!(back.plan.seed, 42);
+        let emulated: Vec<(&str, bool)> = back
+            .txn_types
+            .iter()
+            .map(|t| (t.name.as_str(), t.emulated))
+            .collect();
+        assert_eq!(emulated, [("a", false), ("b", true)]);
     }
 }

@@ -12,13 +12,19 @@
 //! - `type_rules` holds the workload's per-type limits against what was achieved (see
 //!   `rules`); `isolation` is each group's level, one value when all agree.
 //!
-//! - `headline` is the workload's own headline rate (TPC-C's NOTPM) when it has one;
-//!   `by_role` holds the measured window per role (always written, one row for a single-role
-//!   run), and each `by_target_and_type` row names its type's `role`.
+//! - `headline` is the workload's own headline rate (TPC-C's NOTPM per minute, tpce's tpsE or
+//!   tpsV per second) when it has one, and each group, phase and group within a phase carries
+//!   its `headline` rate in the same unit (see `headline`); `by_role` holds the measured
+//!   window per role (always written, one row for a single-role run), and each
+//!   `by_target_and_type` row names its type's `role`.
+//! - `mix` is each type's completed transactions and share of the drawn types (emulated
+//!   types apart, see `mix`); `ratio_rules` the workload's expected ratios between two types
+//!   with their verdicts (see `ratios`).
 //!
 //! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`,
-//! `headline`, `by_role`, `role`) default when absent (`role` to `oltp`), so older results
-//! dirs stay readable without a version bump.
+//! `headline`, `by_role`, `role`, `mix`, `ratio_rules`, the `headline` of groups and phases,
+//! a headline's `per` and `per_second`) default when absent (`role` to `oltp`, `per` to
+//! minute), so older results dirs stay readable without a version bump.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,6 +35,8 @@ use serde::{Deserialize, Serialize};
 
 use super::breakdown::{self, GroupStats, PhaseStats, RoleStats};
 use super::headline::{self, Headline, HeadlineRate};
+use super::mix::{self, TypeShare};
+use super::ratios::{self, RatioCheck, RatioRule};
 use super::rules::{self, GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 use super::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE, TIDEBENCH_VERSION};
 use crate::config::{DriveMode, RunPlan};
@@ -173,8 +181,11 @@ pub struct RunFacts {
     pub rate_limited: bool,
     /// The workloads' rules per transaction type (empty for workloads without any).
     pub type_rules: Vec<TypeRule>,
-    /// The workload's headline rate (TPC-C's NOTPM), when it has one.
+    /// The workload's headline rate (TPC-C's NOTPM), when it has one, its label already
+    /// chosen for the run's shape (`Headline::for_databases`).
     pub headline: Option<Headline>,
+    /// The workloads' expected ratios between two types' counts (empty for most).
+    pub ratio_rules: Vec<RatioRule>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,6 +234,13 @@ pub struct Summary {
     /// Always written (one row when every type ran on `oltp`); empty in older files.
     #[serde(default)]
     pub by_role: Vec<RoleStats>,
+    /// Measured window, per type that ran: completed transactions, rate and share of the
+    /// drawn types; emulated types marked and without a share. Empty in older files.
+    #[serde(default)]
+    pub mix: Vec<TypeShare>,
+    /// The workload's expected ratios between two types, with verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratio_rules: Vec<RatioCheck>,
     /// Each emulated set's market work at the end of the run (tpce); empty for workloads
     /// without an emulator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -281,6 +299,26 @@ impl Summary {
         for slot in &per_type {
             all.merge(slot);
         }
+        let mut groups = breakdown::groups(plan, keys, total, &durations, run.rate_limited);
+        let mut phases = breakdown::phases(plan, keys, total, &durations, run.rate_limited);
+        headline::fill(
+            run.headline.as_ref(),
+            keys,
+            total,
+            measured_time,
+            &durations,
+            &mut groups,
+            &mut phases,
+        );
+        let headline = run.headline.as_ref().map(|h| {
+            let committed = keys
+                .txn_types
+                .iter()
+                .position(|t| *t == h.txn_type)
+                .and_then(|i| per_type.get(i))
+                .map_or(0, |s| s.committed);
+            HeadlineRate::of(h, &tpm, committed, measured_time)
+        });
         let isolation: Vec<GroupIsolation> = plan
             .groups
             .iter()
@@ -300,8 +338,8 @@ impl Summary {
             started_at: super::utc_rfc3339(run.started_at),
             totals: Stats::from_slot(&all, measured_time, run.rate_limited),
             by_target_and_type,
-            groups: breakdown::groups(plan, keys, total, &durations, run.rate_limited),
-            phases: breakdown::phases(plan, keys, total, &durations, run.rate_limited),
+            groups,
+            phases,
             server,
             target_names: keys
                 .targets
@@ -313,11 +351,18 @@ impl Summary {
                 })
                 .collect(),
             txn_types: keys.txn_types.clone(),
-            headline: run.headline.as_ref().map(|h| HeadlineRate::of(h, &tpm)),
+            headline,
             tpm,
-            type_rules: rules::check(&run.type_rules, &keys.txn_types, &per_type),
+            type_rules: rules::check(
+                &run.type_rules,
+                &keys.txn_types,
+                &keys.txn_emulated,
+                &per_type,
+            ),
             isolation: IsolationLevels::of(&isolation),
             by_role: breakdown::roles(keys, total, measured_time, run.rate_limited),
+            mix: mix::of(keys, &per_type, measured_time),
+            ratio_rules: ratios::check(&run.ratio_rules, &keys.txn_types, &per_type, measured_time),
             emulators: Vec::new(),
         }
     }
@@ -390,6 +435,7 @@ pub mod tests {
             rate_limited: false,
             type_rules: Vec::new(),
             headline: None,
+            ratio_rules: Vec::new(),
         }
     }
 
@@ -422,6 +468,7 @@ pub mod tests {
             rate_limited,
             type_rules: Vec::new(),
             headline: None,
+            ratio_rules: Vec::new(),
         }
     }
 
@@ -605,7 +652,7 @@ pub mod tests {
             (a.p90_ms, a.exceeded, a.below_minimum),
             (Some(1.0), false, false)
         );
-        assert_eq!((a.share_pct, b.share_pct), (97.09, 2.91));
+        assert_eq!((a.share_pct, b.share_pct), (Some(97.09), Some(2.91)));
         assert!(b.exceeded && b.below_minimum, "{b:?}");
         assert_eq!(
             s.isolation,
@@ -628,13 +675,14 @@ pub mod tests {
         );
         let mut value: serde_json::Value = serde_json::from_str(&s.to_json().unwrap()).unwrap();
         let obj = value.as_object_mut().unwrap();
-        for key in ["type_rules", "isolation", "tpm"] {
+        for key in ["type_rules", "isolation", "tpm", "mix", "ratio_rules"] {
             obj.remove(key);
         }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(SUMMARY_FILE), value.to_string()).unwrap();
         let back = Summary::read(dir.path()).unwrap();
         assert!(back.type_rules.is_empty() && back.isolation.is_none() && back.tpm.is_empty());
+        assert!(back.mix.is_empty() && back.ratio_rules.is_empty());
     }
 
     #[test]

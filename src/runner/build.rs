@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::config::{timeline, DriveMode, Isolation, RunPlan};
 use crate::driver::layout::{GroupSlot, Layout, TargetSlot};
-use crate::driver::poll::PerMinute;
+use crate::driver::poll::LiveHeadline;
 use crate::metrics::{KeySpace, TargetKey};
-use crate::results::{Headline, TypeRule};
+use crate::results::{Headline, RatioRule, TypeRule};
 use crate::workload::{Loaded, Workload};
 
 use super::targets::Targets;
@@ -18,10 +18,12 @@ use super::RunError;
 pub struct Frame {
     pub keys: KeySpace,
     pub type_rules: Vec<TypeRule>,
-    /// The first group's headline with one (TPC-C's NOTPM), for the summary.
+    pub ratio_rules: Vec<RatioRule>,
+    /// The first group's headline with one (TPC-C's NOTPM), for the summary, its label chosen
+    /// for the run's databases (tpce: tpsE on one, tpsV on more).
     pub headline: Option<Headline>,
     /// The same, as the driver's live output counts it.
-    pub live_headline: Option<PerMinute>,
+    pub live_headline: Option<LiveHeadline>,
     /// Per segment, each group's configured share (shared mode), for the polling block.
     pub shares: Vec<Option<Vec<f64>>>,
     pub notes: Vec<String>,
@@ -49,11 +51,16 @@ pub fn build(
     // What the workloads' specifications demand of their types (the summary checks a type
     // named by two groups once), and the first headline among them.
     let type_rules = workloads.iter().flat_map(|w| w.type_rules()).collect();
-    let headline = workloads.iter().find_map(|w| w.headline());
+    let ratio_rules = workloads.iter().flat_map(|w| w.ratio_rules()).collect();
+    let headline = workloads
+        .iter()
+        .find_map(|w| w.headline())
+        .map(|h| h.for_databases(databases_running(&keys, &workloads, &h.txn_type)));
     let live_headline = headline.as_ref().and_then(|h| {
-        Some(PerMinute {
+        Some(LiveHeadline {
             txn: keys.txn_types.iter().position(|t| *t == h.txn_type)?,
             label: h.label.clone(),
+            per: h.per,
         })
     });
     let mut notes = plan.notes();
@@ -63,6 +70,7 @@ pub fn build(
     let layout = layout(plan, targets, workloads, &keys)?;
     let frame = Frame {
         type_rules,
+        ratio_rules,
         headline,
         live_headline,
         shares: shares(plan, &keys),
@@ -72,15 +80,30 @@ pub fn build(
     Ok((layout, frame))
 }
 
+/// How many of the run's databases (targets of every set and role) belong to a group whose
+/// workload has type `txn_type`: what a headline's label may depend on.
+fn databases_running(keys: &KeySpace, workloads: &[Arc<dyn Workload>], txn_type: &str) -> usize {
+    keys.targets
+        .iter()
+        .filter(|t| {
+            workloads
+                .get(t.group)
+                .is_some_and(|w| w.txn_types().iter().any(|x| x.name == txn_type))
+        })
+        .count()
+}
+
 /// The names behind recorder keys: segments, targets, groups, and every workload's types
 /// (a name two groups share is one type, on the role its first group gives it).
 fn key_space(plan: &RunPlan, targets: &Targets, workloads: &[Arc<dyn Workload>]) -> KeySpace {
     let mut txn_types: Vec<String> = Vec::new();
     let mut txn_roles: Vec<String> = Vec::new();
+    let mut txn_emulated: Vec<bool> = Vec::new();
     for t in workloads.iter().flat_map(|w| w.txn_types()) {
         if !txn_types.contains(&t.name) {
             txn_types.push(t.name.clone());
             txn_roles.push(t.role.clone());
+            txn_emulated.push(t.emulated);
         }
     }
     KeySpace {
@@ -98,6 +121,7 @@ fn key_space(plan: &RunPlan, targets: &Targets, workloads: &[Arc<dyn Workload>])
         groups: plan.groups.iter().map(|g| g.name.clone()).collect(),
         txn_types,
         txn_roles,
+        txn_emulated,
     }
 }
 

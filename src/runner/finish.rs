@@ -43,11 +43,13 @@ pub async fn finish(
                 .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
         type_rules: frame.type_rules,
         headline: frame.headline,
+        ratio_rules: frame.ratio_rules,
     };
     let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
     summary.emulators = emulator_ends(plan, &result.emulators);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
+    runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
     let dir = writer
         .finish(&runtime, &summary)
         .map_err(|e| RunError::Results(e.to_string()))?;

@@ -269,6 +269,7 @@ mod tests {
             groups: vec!["g\"1".into(), "g2".into()],
             txn_types: vec!["tpcb".into()],
             txn_roles: vec!["oltp".into()],
+            txn_emulated: Vec::new(),
         }
     }
 

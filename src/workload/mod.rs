@@ -234,6 +234,12 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     fn emulator(&self, _seed: u64) -> Option<Arc<dyn Emulator>> {
         None
     }
+
+    /// Ratios the specification expects between two types' counts over the measured window
+    /// (TPC-E: Trade-Result / Trade-Order ≈ 0.99); empty when it expects none.
+    fn ratio_rules(&self) -> Vec<crate::results::RatioRule> {
+        Vec::new()
+    }
 }
 
 /// One client's state for one group's workload. It lives on its client's driver thread.

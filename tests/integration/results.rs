@@ -42,6 +42,7 @@ fn keys() -> KeySpace {
         groups: vec!["tpcb".into()],
         txn_types: vec!["tpcb".into(), "select".into()],
         txn_roles: vec!["oltp".into(), "oltp".into()],
+        txn_emulated: Vec::new(),
     }
 }
 
@@ -93,6 +94,7 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         rate_limited: true,
         type_rules: Vec::new(),
         headline: None,
+        ratio_rules: Vec::new(),
     };
     let server = vec![ServerDelta {
         target: keys.targets[0].label.clone(),

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::driver::poll::{PerMinute, Poller};
+use crate::driver::poll::{LiveHeadline, Poller};
 use crate::driver::progress::line;
+use crate::event::Per;
 use crate::metrics::{ErrorClass, KeySpace, Outcome, Recorder};
 
 #[test]
@@ -27,9 +28,10 @@ fn shows_rate_latency_and_failures() {
         l,
         "progress: 10.0 s, 2.0 tps, lat 2.000 ms p95 2.000 ms, 1 failed, 1 retried"
     );
-    let notpm = PerMinute {
+    let notpm = LiveHeadline {
         label: "NOTPM".into(),
         txn: 0,
+        per: Per::Minute,
     };
     let l = progress_line(&line(
         Duration::from_secs(10),
@@ -63,6 +65,7 @@ fn one_type_keys() -> KeySpace {
         groups: vec!["g".into()],
         txn_types: vec!["new_order".into()],
         txn_roles: vec!["oltp".into()],
+        txn_emulated: Vec::new(),
     }
 }
 
@@ -103,14 +106,72 @@ fn block_has_type_group_and_aggregate_lines_within_100_columns() {
     let other_phase = poll_block(&p.block(&keys, &rec, Duration::from_secs(10), 0));
     assert!(!other_phase.contains("Target % :"), "{other_phase}");
 
-    p.headline = Some(PerMinute {
+    p.headline = Some(LiveHeadline {
         label: "NOTPM".into(),
         txn: 0,
+        per: Per::Minute,
     });
     let b = poll_block(&p.block(&keys, &rec, Duration::from_secs(10), 1));
     // 30 and 10 committed in 10 s: 180 and 240 per minute; the failure does not count.
     assert!(b.contains("\nNOTPM: 180.0  total TPM: 240.0\n"), "{b}");
     assert!(b.ends_with("Aggregate Txn Rate: 4.00\n"), "{b}");
+}
+
+#[test]
+fn a_per_second_headline_shows_per_group_and_emulated_types_have_no_share() {
+    // Two groups, one target each; b is issued by the workload's emulator and is the headline.
+    let mut keys = crate::results::intervals::tests::two_phase_keys();
+    keys.groups = vec!["A".into(), "B".into()];
+    keys.targets[1].group = 1;
+    keys.txn_types.push("c".into());
+    keys.txn_emulated = vec![false, true, false];
+    let mut rec = Recorder::new(keys.len());
+    let mut commit = |target, txn, n| {
+        for _ in 0..n {
+            rec.record(keys.key(1, target, txn), Outcome::Committed, 1_000, None, 0);
+        }
+    };
+    commit(0, 0, 30);
+    commit(1, 2, 10);
+    commit(0, 1, 4);
+    commit(1, 1, 6);
+    let tpsv = LiveHeadline {
+        label: "tpsV".into(),
+        txn: 1,
+        per: Per::Second,
+    };
+    let p = Poller {
+        shares: vec![None, None],
+        headline: Some(tpsv.clone()),
+    };
+    let window = Duration::from_secs(10);
+    let block = p.block(&keys, &rec, window, 1);
+    let pcts: Vec<Option<f64>> = block.types.iter().map(|t| t.pct).collect();
+    assert_eq!(pcts, [Some(75.0), None, Some(25.0)], "b is outside the mix");
+    let by_group: Vec<Option<f64>> = block.groups.iter().map(|g| g.headline).collect();
+    // 4 and 6 Trade-Results in 10 s: 0.4 and 0.6 per second, 1.0 together.
+    assert_eq!(by_group, [Some(0.4), Some(0.6)]);
+    let text = poll_block(&block);
+    let row = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("{start}: {text}"))
+            .to_string()
+    };
+    assert!(row("b ").contains("emulated"), "{text}");
+    assert!(row("a ").contains("75.00"), "{text}");
+    let groups = row("tpsV     :");
+    assert!(groups.contains("0.40") && groups.contains("0.60"), "{text}");
+    assert!(text.contains("\ntpsV: 1.00  total TPS: 5.00\n"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let l = progress_line(&line(
+        Duration::from_secs(20),
+        window,
+        &rec,
+        &keys,
+        Some(&tpsv),
+    ));
+    assert!(l.contains(", tpsV 1.00, lat"), "{l}");
 }
 
 #[test]

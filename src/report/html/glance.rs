@@ -4,7 +4,7 @@
 use crate::report::load::RunData;
 use crate::report::roles_view;
 use crate::report::system_view as sys;
-use crate::results::{HostFacts, ServerFacts, Summary};
+use crate::results::{HostFacts, Per, ServerFacts, Summary};
 
 use super::{ms, table_to};
 
@@ -71,12 +71,19 @@ fn summary_rows(s: &Summary) -> Vec<Vec<String>> {
         vec!["throughput".into(), format!("{:.1} tps", s.totals.tps)],
     ];
     if let Some(h) = &s.headline {
-        // The workload's headline (TPC-C's NOTPM), and the isolation level it was measured at.
+        // The workload's headline (TPC-C's NOTPM, tpce's tpsV), and the isolation level it
+        // was measured at.
         let total: f64 = s.tpm.values().sum();
-        rows.push(vec![
-            format!("{} / total TPM", h.label),
-            format!("{:.1} / {total:.1}", h.per_minute),
-        ]);
+        rows.push(match h.per {
+            Per::Minute => vec![
+                format!("{} / total TPM", h.label),
+                format!("{:.1} / {total:.1}", h.per_minute),
+            ],
+            Per::Second => vec![
+                format!("{} / total TPS", h.label),
+                format!("{:.2} / {:.2}", h.value(), total / 60.0),
+            ],
+        });
         rows.push(vec![
             "isolation".into(),
             s.isolation

@@ -183,10 +183,10 @@ impl Workload for Tpcc {
     }
 
     fn headline(&self) -> Option<Headline> {
-        Some(Headline {
-            label: super::rules::HEADLINE_LABEL.to_string(),
-            txn_type: TXN_TYPES[NEW_ORDER].to_string(),
-        })
+        Some(Headline::per_minute(
+            super::rules::HEADLINE_LABEL,
+            TXN_TYPES[NEW_ORDER],
+        ))
     }
 
     fn type_rules(&self) -> Vec<TypeRule> {

@@ -1,6 +1,7 @@
 //! TPC-E-like brokerage workload `tpce` (issue 11; the TPC-V kit's workload, seed 004): the 33
-//! tables, a deterministic generator by load unit, a parallel loader, the ten SUT transactions
-//! with client-side SQL or PL/pgSQL, the customer emulator's mix and the consistency check.
+//! tables, a deterministic generator by load unit, a parallel loader, the twelve transactions
+//! with client-side SQL or PL/pgSQL, the customer emulator's mix, the market exchange emulator
+//! (issue 12) and the consistency check.
 //! Facts and sources are in tpce.md; EGen's code and data lists are not used (tpce.md §6,
 //! License): every list and algorithm here is our own.
 //!
@@ -13,11 +14,10 @@
 //! - [`rules`]: the lot and money rules of a completed trade, which the simulated initial
 //!   market and the transactions share;
 //! - [`txn`]: the transactions, [`procedures`]: their PL/pgSQL back end;
+//! - [`market`]: the market exchange emulator per (group, set), which issues Trade-Result,
+//!   Market-Feed, Data-Maintenance and Trade-Cleanup;
 //! - [`check`]: the consistency conditions of `tidebench check`;
 //! - `plugin`: the registered workload.
-//!
-//! Still to come (issue 12): the market exchange emulator that turns Trade-Orders into
-//! Trade-Results and Market-Feeds, Data-Maintenance, Trade-Cleanup and the oltp/dss routing.
 
 pub mod check;
 pub mod customer;

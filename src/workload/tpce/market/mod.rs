@@ -18,9 +18,10 @@ use super::gen::clock::run_start;
 use super::inputs::Inputs;
 use super::mix::{DATA_MAINTENANCE, MARKET_FEED, TRADE_CLEANUP, TRADE_RESULT};
 use super::names::symbol;
-use super::txn::{self, Order};
+use super::txn::{self, data_maintenance, trade_cleanup, Order};
 use crate::metrics::ErrorClass;
-use crate::workload::{Backlog, Emulator, Job, TxnEnd, TxnFuture};
+use crate::workload::{Backlog, Emulator, Job, Rng, TxnEnd, TxnFuture};
+use rand::SeedableRng;
 
 /// What the market needs from its workload: the data's generator inputs and the back end.
 #[derive(Debug)]
@@ -45,10 +46,12 @@ impl Setting {
     }
 }
 
-/// A job's inputs: the exchange's work and when it fell due (run ms).
+/// A job's inputs: the exchange's work, when it fell due (run ms), and for Data-Maintenance
+/// the row it changes (drawn when the job is taken).
 struct JobInputs {
     work: Work,
     due: i64,
+    maintenance: Option<data_maintenance::Args>,
 }
 
 /// One (group, set)'s market.
@@ -56,6 +59,8 @@ struct JobInputs {
 pub struct Market {
     setting: Arc<Setting>,
     state: Mutex<Exchange>,
+    /// Draws Data-Maintenance's rows.
+    rng: Mutex<Rng>,
     origin: OnceLock<Instant>,
     /// The exchange's next due time in run ms (`i64::MAX`: none), readable without the lock.
     next_due: AtomicI64,
@@ -76,6 +81,7 @@ impl Market {
         Market {
             setting,
             state: Mutex::new(exchange),
+            rng: Mutex::new(Rng::seed_from_u64(seed ^ 0x6d61_696e)),
             origin: OnceLock::new(),
             next_due: AtomicI64::new(next),
         }
@@ -151,10 +157,22 @@ impl Emulator for Market {
             Work::Result(_) => TRADE_RESULT,
             Work::Feed(_) => MARKET_FEED,
         };
+        let maintenance = match work {
+            Work::Maintenance(t) => {
+                let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+                let table = data_maintenance::Table::ALL[usize::from(t) % 12];
+                Some(data_maintenance::draw(&self.setting.inputs, &mut rng, table))
+            }
+            _ => None,
+        };
         Some(Job {
             txn,
             due: self.instant(due),
-            inputs: Box::new(JobInputs { work, due }),
+            inputs: Box::new(JobInputs {
+                work,
+                due,
+                maintenance,
+            }),
         })
     }
 
@@ -183,8 +201,13 @@ impl Emulator for Market {
                     };
                     txn::market_feed::run(conn, protocol, &args, p).await?
                 }
-                Work::Maintenance(_) | Work::Cleanup => {
-                    return Err(txn::missing("not yet".into()));
+                Work::Maintenance(_) => match &inputs.maintenance {
+                    Some(args) => data_maintenance::run(conn, protocol, args, p).await?,
+                    None => return Err(txn::missing("a maintenance job without its row".into())),
+                },
+                Work::Cleanup => {
+                    let args = trade_cleanup::Args::for_scale(self.setting.inputs.scale());
+                    trade_cleanup::run(conn, protocol, &args).await?
                 }
             };
             if out.end == TxnEnd::Committed {

@@ -261,3 +261,9 @@ fn overdue_work_and_its_lag_are_visible() {
     assert_eq!(lag, last + 2_000 - first);
     assert_eq!(x.waiting(last + 2_000), 0);
 }
+
+#[test]
+fn maintenance_visits_every_table_data_maintenance_knows() {
+    use crate::workload::tpce::txn::data_maintenance::Table;
+    assert_eq!(usize::from(MAINTENANCE_TABLES), Table::ALL.len());
+}
