@@ -153,7 +153,7 @@ fn two_groups_route_by_role_and_each_market_closes_its_loop() {
     // The group shares of the drawn transactions hold per phase (30/70 then 70/30).
     for (p, want_a) in s["phases"].as_array().unwrap().iter().zip([30.0, 70.0]) {
         let groups = p["groups"].as_array().unwrap_or_else(|| panic!("{p}"));
-        let a = groups.iter().find(|g| g["name"] == "A").unwrap();
+        let a = groups.iter().find(|g| g["group"] == "A").unwrap();
         let got = a["achieved_share"].as_f64().unwrap();
         assert!((got - want_a).abs() <= 1.0, "phase {p}");
     }
