@@ -71,6 +71,18 @@ pub struct ProgressLine {
     pub lag_ms: Option<f64>,
     pub failed: u64,
     pub retried: u64,
+    /// The emulators' work (tpce's market) at the end of the window, when the run has any.
+    pub backlog: Option<EmulatedBacklog>,
+}
+
+/// What the run's emulators (tpce's markets, one per set) hold: work due and not yet run by a
+/// client, how late the oldest is, work waiting for its time, work given up.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EmulatedBacklog {
+    pub due: u64,
+    pub lag_ms: f64,
+    pub waiting: u64,
+    pub abandoned: u64,
 }
 
 /// A named rate (label, value) counted `per` minute or second.
@@ -145,6 +157,8 @@ pub struct PollBlock {
     pub headline: Option<HeadlineRates>,
     /// Committed and expected rollbacks per second, over all types.
     pub aggregate_rate: f64,
+    /// The emulators' work at the end of the window, when the run has any.
+    pub backlog: Option<EmulatedBacklog>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -14,6 +14,14 @@ use headline::{by_group_and_phase, headline_line, ratio_lines};
 const WIDTH: usize = 100;
 
 /// The end-of-run summary as lines of text.
+/// What one set's market left when the run ended.
+fn emulator_line(e: &crate::results::EmulatorEnd) -> String {
+    format!(
+        "market {}/{}: {} jobs run, {} pending at the end ({} overdue, {:.0} ms late), {} abandoned\n",
+        e.group, e.set, e.issued, e.pending_at_end, e.overdue_at_end, e.lag_ms_at_end, e.abandoned
+    )
+}
+
 pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     let mut out = String::new();
     totals_to(&mut out, s, scales);
@@ -30,6 +38,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     }
     if let Some(table) = by_group_and_phase(s) {
         out.push_str(&table);
+    }
+    for e in &s.emulators {
+        out.push_str(&emulator_line(e));
     }
     for d in &s.server {
         out.push_str(&server_line(d));

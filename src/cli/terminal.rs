@@ -12,7 +12,8 @@ use std::time::Duration;
 use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 
 use crate::event::{
-    Event, LoadProgress, LoadSummary, Per, PollBlock, ProgressLine, RunDescription, Sink,
+    EmulatedBacklog, Event, LoadProgress, LoadSummary, Per, PollBlock, ProgressLine,
+    RunDescription, Sink,
 };
 
 const GROUPS_PER_LINE: usize = 8;
@@ -164,7 +165,21 @@ pub fn progress_line(p: &ProgressLine) -> String {
     if p.retried > 0 {
         let _ = write!(out, ", {} retried", p.retried);
     }
+    if let Some(b) = &p.backlog {
+        let _ = write!(out, ", market {} due", b.due);
+        if b.due > 0 {
+            let _ = write!(out, " (lag {:.0} ms)", b.lag_ms);
+        }
+    }
     out
+}
+
+/// The emulators' line of a polling block.
+fn backlog_line(b: &EmulatedBacklog) -> String {
+    format!(
+        "Market: {} due (oldest {:.0} ms late), {} waiting for their time, {} abandoned",
+        b.due, b.lag_ms, b.waiting, b.abandoned
+    )
 }
 
 /// One polling block, every line ending in a newline.
@@ -230,6 +245,9 @@ pub fn poll_block(b: &PollBlock) -> String {
             h.per.total_label(),
             rate_text(h.per, h.total)
         );
+    }
+    if let Some(backlog) = &b.backlog {
+        let _ = writeln!(out, "{}", backlog_line(backlog));
     }
     let _ = writeln!(
         out,

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use crate::event::{Event, PhaseEdge, Sink};
+use crate::event::{EmulatedBacklog, Event, PhaseEdge, Sink};
 pub use crate::metrics::live::LiveTotals;
 use crate::metrics::{KeySpace, Recorder};
+use crate::workload::{Backlog, Emulator};
 
 use super::poll::Poller;
 use super::progress;
@@ -55,6 +56,8 @@ pub struct Collector<'k, 's> {
     sink: &'s mut IntervalSink<'s>,
     events: Arc<dyn Sink>,
     live: Option<LiveTotals>,
+    /// The sets' emulators, whose backlog the progress line and polling block show.
+    emulators: Vec<Arc<dyn Emulator>>,
 }
 
 fn whole_ticks(d: Duration) -> u64 {
@@ -92,7 +95,32 @@ impl<'k, 's> Collector<'k, 's> {
             sink,
             events,
             live: None,
+            emulators: Vec::new(),
         }
+    }
+
+    /// Shows the backlog of `emulators` on the progress line and in the polling block.
+    pub fn watch(mut self, emulators: Vec<Arc<dyn Emulator>>) -> Self {
+        self.emulators = emulators;
+        self
+    }
+
+    /// The emulators' backlog now, summed; None without emulators.
+    fn backlog(&self) -> Option<EmulatedBacklog> {
+        if self.emulators.is_empty() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut sum = Backlog::default();
+        for e in &self.emulators {
+            sum.add(&e.backlog(now));
+        }
+        Some(EmulatedBacklog {
+            due: sum.due,
+            lag_ms: sum.lag.as_secs_f64() * 1e3,
+            waiting: sum.waiting,
+            abandoned: sum.abandoned,
+        })
     }
 
     /// Publishes the run's totals to `live` after every tick.
@@ -245,13 +273,15 @@ impl<'k, 's> Collector<'k, 's> {
             s.progress_acc.merge(rec);
             if tick + 1 >= s.progress_from + self.progress_ticks {
                 let window = TICK * (tick + 1 - s.progress_from) as u32;
-                self.events.send(Event::Progress(progress::line(
+                let mut line = progress::line(
                     TICK * (tick + 1) as u32,
                     window,
                     &s.progress_acc,
                     self.keys,
                     self.poller.headline.as_ref(),
-                )));
+                );
+                line.backlog = self.backlog();
+                self.events.send(Event::Progress(line));
                 s.progress_acc.clear();
                 s.progress_from = tick + 1;
             }
@@ -260,12 +290,9 @@ impl<'k, 's> Collector<'k, 's> {
             s.poll_acc.merge(rec);
             if tick + 1 >= s.poll_from + self.poll_ticks {
                 let window = TICK * (tick + 1 - s.poll_from) as u32;
-                self.events.send(Event::Poll(self.poller.block(
-                    self.keys,
-                    &s.poll_acc,
-                    window,
-                    segment,
-                )));
+                let mut block = self.poller.block(self.keys, &s.poll_acc, window, segment);
+                block.backlog = self.backlog();
+                self.events.send(Event::Poll(block));
                 s.poll_acc.clear();
                 s.poll_from = tick + 1;
             }

@@ -48,7 +48,7 @@ pub struct DriverPlan {
     /// Per segment, each group's configured share (shared mode), for the polling block.
     pub shares: Vec<Option<Vec<f64>>>,
     /// The workload's headline per minute, for the polling block (TPC-C's NOTPM).
-    pub headline: Option<poll::PerMinute>,
+    pub headline: Option<poll::LiveHeadline>,
     pub keys: KeySpace,
     /// Where to publish the totals every tick (for `--prometheus`).
     pub live: Option<collector::LiveTotals>,
@@ -68,7 +68,7 @@ pub struct Connected {
     progress: Duration,
     poll: Duration,
     shares: Vec<Option<Vec<f64>>>,
-    headline: Option<poll::PerMinute>,
+    headline: Option<poll::LiveHeadline>,
     live: Option<collector::LiveTotals>,
     events: Arc<dyn Sink>,
 }
@@ -211,7 +211,8 @@ impl Connected {
             sink,
             self.events,
         )
-        .publish_to(self.live);
+        .publish_to(self.live)
+        .watch(self.emulators.iter().map(|(_, e)| Arc::clone(e)).collect());
         let collected = collector.run(self.ticks).await;
         let threads = self.threads;
         let _ = tokio::task::spawn_blocking(move || {

@@ -30,9 +30,6 @@ pub struct LiveHeadline {
     pub per: Per,
 }
 
-/// The name the driver's plan still uses for [`LiveHeadline`] (it was counted per minute only).
-pub type PerMinute = LiveHeadline;
-
 impl Poller {
     /// The block for a window of `window` seconds that ended in segment `segment`.
     pub fn block(
@@ -117,6 +114,7 @@ impl Poller {
             groups,
             headline,
             aggregate_rate: by_type.iter().map(passed).sum::<u64>() as f64 / secs,
+            backlog: None,
         }
     }
 }

@@ -46,5 +46,6 @@ pub fn line(
             .map(|h| h.mean() / 1000.0),
         failed: t.failed_total(),
         retried: t.retried,
+        backlog: None,
     }
 }

@@ -235,3 +235,46 @@ fn run_description_reads_as_before() {
     };
     assert!(describe(&d).contains(", clients per group and phase, "));
 }
+
+#[test]
+fn the_market_backlog_shows_on_the_progress_line_and_in_the_polling_block() {
+    let backlog = EmulatedBacklog {
+        due: 3,
+        lag_ms: 12.4,
+        waiting: 40,
+        abandoned: 1,
+    };
+    let line = ProgressLine {
+        elapsed: Duration::from_secs(5),
+        window: Duration::from_secs(5),
+        tps: 10.0,
+        headline: None,
+        latency: None,
+        lag_ms: None,
+        failed: 0,
+        retried: 0,
+        backlog: Some(backlog),
+    };
+    assert!(
+        progress_line(&line).ends_with(", market 3 due (lag 12 ms)"),
+        "{}",
+        progress_line(&line)
+    );
+    let idle = ProgressLine {
+        backlog: Some(EmulatedBacklog::default()),
+        ..line
+    };
+    assert!(progress_line(&idle).ends_with(", market 0 due"));
+    let block = PollBlock {
+        iteration: 1,
+        phase: "p1".into(),
+        window: Duration::from_secs(5),
+        types: Vec::new(),
+        groups: Vec::new(),
+        headline: None,
+        aggregate_rate: 0.0,
+        backlog: Some(backlog),
+    };
+    assert!(poll_block(&block)
+        .contains("Market: 3 due (oldest 12 ms late), 40 waiting for their time, 1 abandoned"));
+}

@@ -161,7 +161,11 @@ impl Emulator for Market {
             Work::Maintenance(t) => {
                 let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
                 let table = data_maintenance::Table::ALL[usize::from(t) % 12];
-                Some(data_maintenance::draw(&self.setting.inputs, &mut rng, table))
+                Some(data_maintenance::draw(
+                    &self.setting.inputs,
+                    &mut rng,
+                    table,
+                ))
             }
             _ => None,
         };
