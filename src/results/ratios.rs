@@ -179,8 +179,9 @@ pub fn judge(r: &RatioRule, numerator: u64, denominator: u64, measured: Duration
     }
 }
 
+/// Whole seconds, as a run file writes a duration (`1m 4s`, not `1m 4ms 240us`).
 fn secs(d: Duration) -> String {
-    crate::config::duration::format_duration(d)
+    crate::config::duration::format_duration(Duration::from_secs(d.as_secs_f64().round() as u64))
 }
 
 #[cfg(test)]
