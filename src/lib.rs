@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod driver;
 pub mod event;
+pub mod experiment;
 pub mod instance;
 pub mod metrics;
 pub mod report;

@@ -17,6 +17,9 @@
 //!                  (format: see `system`; appended every sampling round, absent with --sample 0)
 //! ```
 //!
+//! An experiment (`tidebench sweep`, `tidebench density`) is a dir of such results dirs plus
+//! `experiment.json` ([`experiment`]) and `experiment.html`.
+//!
 //! Completeness is visible from the outside: everything is written under `<out>.partial/` and
 //! renamed to `<out>/` by [`ResultsWriter::finish`]. A Ctrl-C still calls `finish` (with
 //! `summary.complete = false`), so what was measured is kept; a process that dies hard leaves
@@ -25,6 +28,7 @@
 pub mod breakdown;
 pub mod csv;
 pub mod emulators;
+pub mod experiment;
 pub mod headline;
 pub mod hlog;
 pub mod intervals;

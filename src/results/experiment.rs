@@ -1,0 +1,293 @@
+//! `experiment.json`: what an experiment asked for, every run it made (or still has to make)
+//! and the analysis of the runs that completed. Written after every point (temp file and
+//! rename), so an interrupted experiment leaves a file that says exactly what is done; the
+//! same file is what `resume` compares the new command against and what `experiment.html`
+//! and `compare` read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped when a field changes meaning or goes away (readers refuse newer versions).
+pub const SCHEMA_VERSION: u32 = 1;
+/// The file's name inside an experiment dir.
+pub const FILE: &str = "experiment.json";
+/// The page's name inside an experiment dir.
+pub const PAGE: &str = "experiment.html";
+
+/// Which experiment made the dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExperimentKind {
+    /// Runs over a grid of run or instance settings (`tidebench sweep`).
+    Sweep,
+    /// One more instance per step, all driven at once (`tidebench density`).
+    Density,
+}
+
+impl ExperimentKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExperimentKind::Sweep => "sweep",
+            ExperimentKind::Density => "density",
+        }
+    }
+}
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentFile {
+    pub schema_version: u32,
+    pub tidebench_version: String,
+    pub kind: ExperimentKind,
+    /// The command that made the dir, as `resume` compares it (see [`Request`]).
+    pub request: Request,
+    /// The varied keys in the order the grid nests them (the last varies fastest). A density
+    /// experiment varies `instances`.
+    pub varied: Vec<String>,
+    /// How many times the whole series runs back to back.
+    pub repeat: u32,
+    /// UTC, RFC 3339: when the experiment first started, and when this file was written.
+    pub started_at: String,
+    pub updated_at: String,
+    /// Every run of every point is complete.
+    pub complete: bool,
+    /// One per combination of the varied values, in grid order.
+    pub points: Vec<Point>,
+    pub analysis: Analysis,
+}
+
+/// What the user asked for, in a canonical form: two commands that would run the same
+/// experiment have equal requests, and a changed one names the field that differs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The run file's path, `preset NAME`, or `flags`.
+    pub source: String,
+    /// The run file's or preset's text as read when the experiment started.
+    pub base_text: String,
+    /// The run flags given besides the experiment's own, as `--key value` pairs in order.
+    pub flags: Vec<String>,
+    /// `KEY` → its values as given (ranges expanded), in grid order.
+    pub vary: Vec<Varied>,
+    pub repeat: u32,
+    /// `--point-duration`, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_duration: Option<String>,
+    /// Density: each instance's CPU quota (cores) and memory limit, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+}
+
+/// One varied key and its values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Varied {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// One combination of the varied values and its runs (one per repeat).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Key → value, for every varied key.
+    pub values: BTreeMap<String, String>,
+    pub runs: Vec<RunRecord>,
+    /// tps over the complete runs; absent when none completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// The workload's headline (NOTPM, tpsE) over the complete runs, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline_median: Option<f64>,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Not started yet.
+    Pending,
+    /// Ran its whole duration; its results dir is complete.
+    Complete,
+    /// Stopped early (Ctrl-C, a killed experiment): its dir holds what was measured.
+    Interrupted,
+    /// Could not run (a target down, data missing); `error` says why.
+    Failed,
+}
+
+/// One run of a point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The results dir, relative to the experiment dir.
+    pub dir: String,
+    /// 1-based.
+    pub repeat: u32,
+    pub status: RunStatus,
+    pub complete: bool,
+    /// Committed and expected rollbacks per second over the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<HeadlineValue>,
+    /// Density: each instance's (group's) tps, in instance order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_instance_tps: Vec<f64>,
+    /// Mean host CPU busy over the measured window, percent of all cores (from `system.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The workload's headline rate of a run, with its label and unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadlineValue {
+    /// `NOTPM`, `tpsE`, `tpsV`.
+    pub label: String,
+    pub value: f64,
+    /// `per minute` or `per second`.
+    pub unit: String,
+}
+
+/// What the complete runs say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Sweeps: one per series (the last numeric varied key against tps, one series per
+    /// combination of the other keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<SeriesAnalysis>,
+    /// Density experiments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density: Option<DensityAnalysis>,
+    /// Why an analysis could not be made (a key that is not a number, too few points).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One curve of a sweep: median tps against the numeric key `x`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesAnalysis {
+    /// The key on the x axis.
+    pub x: String,
+    /// The other varied keys' values of this series (empty for a one-key sweep).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fixed: BTreeMap<String, String>,
+    /// (x, median tps) of the points with a median, in x order.
+    pub curve: Vec<(f64, f64)>,
+    /// The point with the highest median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<CurvePoint>,
+    /// tps per unit of x along the line through the origin and the first point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope: Option<f64>,
+    /// The last x whose median stays within `linear_tolerance` of the line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_until: Option<f64>,
+    /// The first x after which the median no longer rises by more than
+    /// `saturation_threshold`; absent when it still rises at the last point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<f64>,
+    /// The rules, in words, with their thresholds.
+    pub rules: Vec<String>,
+    /// The analysis in one or two sentences.
+    pub summary: String,
+}
+
+/// An (x, tps) point of a curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub x: f64,
+    pub tps: f64,
+}
+
+/// Density: total throughput against the ideal of n independent instances.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DensityAnalysis {
+    /// Median tps of the 1-instance step: the unit of the ideal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub single_median: Option<f64>,
+    pub steps: Vec<DensityStep>,
+    pub summary: String,
+}
+
+/// One step of a density series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DensityStep {
+    pub instances: u32,
+    /// Median over the complete runs of the step's total tps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tps: Option<f64>,
+    /// Median of each instance's tps over the complete runs, in instance order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_instance_tps: Vec<f64>,
+    /// `instances` × the single-instance median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ideal: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_of_ideal: Option<f64>,
+    /// Median of the runs' mean host CPU busy, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_percent: Option<f64>,
+}
+
+/// Why an experiment dir cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0} is not an experiment dir (no {FILE}); experiments are made by `tidebench sweep` and `tidebench density`")]
+    Missing(PathBuf),
+    #[error("cannot read {path}: {message}")]
+    Damaged { path: PathBuf, message: String },
+}
+
+/// True when `dir` holds an `experiment.json`.
+pub fn is_experiment(dir: &Path) -> bool {
+    dir.join(FILE).is_file()
+}
+
+/// Reads `dir/experiment.json`, refusing versions this build does not know.
+pub fn read(dir: &Path) -> Result<ExperimentFile, ReadError> {
+    let path = dir.join(FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReadError::Missing(dir.to_path_buf()))
+        }
+        Err(e) => {
+            return Err(ReadError::Damaged {
+                path,
+                message: e.to_string(),
+            })
+        }
+    };
+    let damaged = |message: String| ReadError::Damaged {
+        path: path.clone(),
+        message,
+    };
+    let probe: serde_json::Value = serde_json::from_str(&text).map_err(|e| damaged(e.to_string()))?;
+    let version = probe.get("schema_version").and_then(|v| v.as_u64());
+    match version {
+        Some(v) if v as u32 == SCHEMA_VERSION => {}
+        Some(v) => {
+            return Err(damaged(format!(
+                "schema_version {v}; this tidebench reads {SCHEMA_VERSION} (use the tidebench that wrote it)"
+            )))
+        }
+        None => return Err(damaged("no schema_version: not written by tidebench".into())),
+    }
+    serde_json::from_value(probe).map_err(|e| damaged(e.to_string()))
+}
+
+/// Writes `dir/experiment.json` through a temp file and a rename, so a reader (or a resume
+/// after a crash) never sees half a file.
+pub fn write(dir: &Path, file: &ExperimentFile) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
+    let tmp = dir.join(format!("{FILE}.tmp"));
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, dir.join(FILE))
+}
