@@ -39,6 +39,38 @@ pub enum Event {
     LoadStopped,
     /// A load completed.
     LoadFinished(LoadSummary),
+    /// An experiment starts one of its runs (or finds it already done).
+    ExperimentRun(ExperimentRun),
+    /// An experiment's run ended.
+    ExperimentRunDone(ExperimentRunDone),
+}
+
+/// Which run of an experiment this is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentRun {
+    /// 1-based, in the order runs are made, of `runs`.
+    pub run: usize,
+    pub runs: usize,
+    /// 1-based point of `points`.
+    pub point: usize,
+    pub points: usize,
+    /// `clients=16 protocol=simple`.
+    pub values: String,
+    pub repeat: u32,
+    pub repeats: u32,
+    /// Time left for this run and the ones after it, when it can be estimated.
+    pub eta: Option<Duration>,
+}
+
+/// How an experiment's run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentRunDone {
+    pub run: ExperimentRun,
+    /// `complete`, `interrupted`, `failed`, or `done before` (resumed).
+    pub status: String,
+    pub tps: Option<f64>,
+    /// The results dir, or why the run could not be made.
+    pub detail: String,
 }
 
 /// What the run is about to do.

@@ -17,7 +17,7 @@ pub use args::{Cli, Command};
 pub use error::CliError;
 pub use workload_args::WorkloadFlags;
 
-use crate::config::{self, Catalog as _};
+use crate::config;
 use crate::driver::Stop;
 use crate::event::Sink;
 use crate::instance::Home;
@@ -154,9 +154,8 @@ struct Preparation {
     loads: Vec<config::PreparePlan>,
 }
 
-/// Every distinct target of the plan (each role's database of every set: a set's `oltp` and
-/// `dss` databases are independent copies, loaded alike), with the workload and scale to
-/// prepare there, and the instances the run file declares.
+/// Every distinct target of the plan (see `config::load_plans`) and the instances the run
+/// file declares.
 fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Preparation, CliError> {
     let from_run = args.config.is_some() || args.preset.is_some();
     let workload = flags.shorthand.as_deref().or(args.workload.as_deref());
@@ -198,25 +197,10 @@ fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Prep
         Some(j) => j,
         None => config::default_load_jobs(cores()),
     };
-    let mut plans: Vec<config::PreparePlan> = Vec::new();
-    for g in &run.groups {
-        for set in &g.sets {
-            for (target, _) in set.distinct_targets() {
-                if plans.iter().any(|p| p.target == *target) {
-                    continue;
-                }
-                let info = Registry.get(g.workload.as_str()).map_err(CliError::usage)?;
-                plans.push(config::PreparePlan {
-                    workload: g.workload.clone(),
-                    scale: g.scale.unwrap_or(info.default_scale()),
-                    target: target.clone(),
-                    jobs,
-                    force: args.force,
-                    options: config::load_options(info, &g.options.workload),
-                });
-            }
-        }
-    }
+    let plans = config::load_plans(&run, jobs, args.force, &Registry)?
+        .into_iter()
+        .map(|(plan, _)| plan)
+        .collect();
     Ok(Preparation {
         instances: run.instances,
         loads: plans,

@@ -16,6 +16,8 @@ use crate::event::{
     RunDescription, Sink,
 };
 
+mod experiment;
+
 const GROUPS_PER_LINE: usize = 8;
 /// How often a load writes a plain line when stderr is not a terminal.
 const LINE_PERIOD: Duration = Duration::from_secs(5);
@@ -53,6 +55,8 @@ impl Sink for Terminal {
                 eprintln!("\ninterrupted: stopping clients and writing results (complete: false)")
             }
             Event::LoadFinished(s) => eprintln!("{}", load_summary(&s)),
+            Event::ExperimentRun(r) => eprintln!("{}", experiment::starting(&r)),
+            Event::ExperimentRunDone(d) => eprintln!("{}", experiment::done(&d)),
             load @ (Event::LoadStarted { .. }
             | Event::LoadProgress(_)
             | Event::LoadStep(_)

@@ -187,6 +187,32 @@ pub enum RunSource<'a> {
     PresetOnHost(&'a str, Option<u64>),
 }
 
+/// The run file's or preset's text and its name for messages (`flags` and an empty text when
+/// there is neither): what [`build_run_plan`] parses, and what an experiment edits per point.
+pub fn run_text(
+    source: RunSource,
+    flags: &RawRun,
+    cores: u32,
+) -> Result<(String, String), ConfigError> {
+    Ok(match source {
+        RunSource::None => {
+            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
+            (String::from("flags"), String::new())
+        }
+        RunSource::Preset(name) => presets::text(name, flags, cores, None)?,
+        RunSource::PresetOnHost(name, memory) => presets::text(name, flags, cores, memory)?,
+        RunSource::File(path) => {
+            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                file: file.clone(),
+                source,
+            })?;
+            (file, text)
+        }
+    })
+}
+
 /// Reads the run file or preset (if any), lays the flags over it, and validates the result.
 /// `cores` decides the default number of driver threads (and sizes a generated preset's
 /// instances); `catalog` names the workloads.
@@ -197,23 +223,7 @@ pub fn build_run_plan(
     default_seed: u64,
     catalog: &dyn Catalog,
 ) -> Result<RunPlan, ConfigError> {
-    let (file, text) = match source {
-        RunSource::None => {
-            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
-            (String::from("flags"), String::new())
-        }
-        RunSource::Preset(name) => presets::text(name, &flags, cores, None)?,
-        RunSource::PresetOnHost(name, memory) => presets::text(name, &flags, cores, memory)?,
-        RunSource::File(path) => {
-            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
-            let file = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                file: file.clone(),
-                source,
-            })?;
-            (file, text)
-        }
-    };
+    let (file, text) = run_text(source, &flags, cores)?;
     let src = groups::Source {
         file: &file,
         text: &text,
@@ -585,6 +595,39 @@ pub fn load_options(workload: &dyn WorkloadInfo, resolved: &OptionValues) -> Opt
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// What `prepare` loads for a run: every distinct database of every set (a set's `oltp` and
+/// `dss` databases are independent copies, loaded alike), once, with its group's workload,
+/// scale and load options. `scale_asked` is false when the group names no scale (the data's
+/// own scale is then used by a run, whatever it is).
+pub fn load_plans(
+    run: &RunPlan,
+    jobs: u32,
+    force: bool,
+    catalog: &dyn Catalog,
+) -> Result<Vec<(PreparePlan, bool)>, ConfigError> {
+    let mut plans: Vec<(PreparePlan, bool)> = Vec::new();
+    for g in &run.groups {
+        let info = catalog.get(g.workload.as_str()).map_err(invalid)?;
+        for set in &g.sets {
+            for (target, _) in set.distinct_targets() {
+                if plans.iter().any(|(p, _)| p.target == *target) {
+                    continue;
+                }
+                let plan = PreparePlan {
+                    workload: g.workload.clone(),
+                    scale: g.scale.unwrap_or(info.default_scale()),
+                    target: target.clone(),
+                    jobs,
+                    force,
+                    options: load_options(info, &g.options.workload),
+                };
+                plans.push((plan, g.scale.is_some()));
+            }
+        }
+    }
+    Ok(plans)
 }
 
 /// COPY sessions when `--jobs` is not given: half the cores, since the server's backends need the

@@ -2,6 +2,141 @@
 //! (a scalability sweep over client counts, a density series adding one instance at a time).
 //! Each run is a normal results dir made by `runner::run`; the experiment dir adds
 //! `experiment.json` (`results::experiment`) and `experiment.html` (`report::experiment`).
-//! Experiments are resumable: a point whose results dir is complete is never run again.
+//! Experiments are resumable: a run whose results dir is complete is never made again, and a
+//! dir made by another command is refused with the difference named.
+//!
+//! ```text
+//! <out>/
+//!   experiment.json            the request, every point and run, the analysis
+//!   experiment.html            the curves and the analysis, linking each run's report
+//!   01-clients=1-r1/           one ordinary results dir per run (`run_dir_name`)
+//!   02-clients=2-r1/ ...
+//! ```
 
 pub mod analysis;
+pub mod base;
+pub mod density;
+pub mod execute;
+pub mod presets;
+pub mod records;
+pub mod resume;
+pub mod schedule;
+pub mod vary;
+
+use std::path::PathBuf;
+
+use crate::config::Catalog;
+use crate::results::experiment::{ExperimentKind, Request};
+
+pub use base::{BaseRun, PointRun};
+pub use execute::{execute, Finished};
+pub use schedule::PointValues;
+pub use vary::Vary;
+
+/// Why an experiment cannot start or go on; the CLI exits 2 for all of them.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    /// A point's run cannot be planned (a bad value, an unknown key).
+    #[error("{0}")]
+    Config(String),
+    /// `--out` holds an experiment made by another command, or something else.
+    #[error("{0}")]
+    Changed(String),
+    /// The experiment dir cannot be written.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// An experiment ready to execute: its points and each point's run.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub kind: ExperimentKind,
+    pub dir: PathBuf,
+    pub request: Request,
+    /// The varied keys in grid order.
+    pub varied: Vec<String>,
+    pub repeat: u32,
+    pub points: Vec<PointValues>,
+    /// The run of each point (same order as `points`).
+    pub runs: Vec<PointRun>,
+    pub point_duration: Option<String>,
+}
+
+impl Experiment {
+    /// A sweep over the grid of `varies`.
+    pub fn sweep(
+        dir: PathBuf,
+        request: Request,
+        base: &BaseRun,
+        varies: &[Vary],
+        catalog: &dyn Catalog,
+    ) -> Result<Experiment, ExperimentError> {
+        if varies.is_empty() {
+            return Err(ExperimentError::Config(
+                "a sweep needs at least one --vary KEY=V1,V2,... (e.g. --vary clients=1..64x2)".into(),
+            ));
+        }
+        if let Some(dup) = varies
+            .iter()
+            .enumerate()
+            .find(|(i, v)| varies[..*i].iter().any(|w| w.key == v.key))
+        {
+            return Err(ExperimentError::Config(format!(
+                "--vary {} is given twice; give all its values in one list",
+                dup.1.name
+            )));
+        }
+        let points = schedule::grid(varies);
+        let runs = points
+            .iter()
+            .map(|p| {
+                let values: Vec<(&Vary, &str)> = varies
+                    .iter()
+                    .zip(&p.0)
+                    .map(|(v, (_, value))| (v, value.as_str()))
+                    .collect();
+                base.point(&values, catalog)
+                    .map_err(|e| ExperimentError::Config(format!("point {}: {e}", p.describe())))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Experiment {
+            kind: ExperimentKind::Sweep,
+            dir,
+            varied: varies.iter().map(|v| v.name.clone()).collect(),
+            repeat: request.repeat,
+            point_duration: request.point_duration.clone(),
+            request,
+            points,
+            runs,
+        })
+    }
+
+    /// A density series over `instances` (each ≥ 1), every instance shaped by `shape`.
+    pub fn density(
+        dir: PathBuf,
+        request: Request,
+        base: &BaseRun,
+        instances: &[u32],
+        shape: &density::Shape,
+        catalog: &dyn Catalog,
+    ) -> Result<Experiment, ExperimentError> {
+        let points: Vec<PointValues> = instances
+            .iter()
+            .map(|n| PointValues(vec![(density::KEY.to_string(), n.to_string())]))
+            .collect();
+        let runs = instances
+            .iter()
+            .map(|n| density::step(base, *n, shape, catalog).map_err(ExperimentError::Config))
+            .collect::<Result<_, _>>()?;
+        Ok(Experiment {
+            kind: ExperimentKind::Density,
+            dir,
+            varied: vec![density::KEY.to_string()],
+            repeat: request.repeat,
+            point_duration: request.point_duration.clone(),
+            request,
+            points,
+            runs,
+        })
+    }
+}

@@ -10,6 +10,7 @@ mod cgroup;
 mod create;
 mod error;
 mod os_user;
+mod reconfigure;
 mod record;
 mod server;
 mod settings;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 pub use cgroup::{describe_limits, CgroupPaths, CgroupVersion};
 pub use error::InstanceError;
+pub use reconfigure::{reconfigure, Reconfigured};
 pub use settings::{format_size, parse_size, PASSWORD_GROUP};
 
 use record::{Layout, Record};

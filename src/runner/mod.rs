@@ -17,9 +17,11 @@ mod build;
 mod databases;
 mod drive;
 mod finish;
+mod prepare;
 mod targets;
 
 use databases::Databases;
+pub use prepare::ensure_prepared;
 pub use targets::{resolve_target, start_instances};
 
 /// Why a run could not start or could not write its results; every message names the fix.

@@ -1,0 +1,275 @@
+//! Making an experiment's runs: check every point's plan before the first run, pick up what
+//! an earlier invocation finished (resume), then for each remaining run restart its instances
+//! with the point's values, load data the point needs, run it with `runner::run`, and rewrite
+//! `experiment.json` and `experiment.html` after every run so an interruption at any moment
+//! leaves both telling exactly what is done.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::config::{self, RunPlan};
+use crate::driver::Stop;
+use crate::event::{Event, ExperimentRun, ExperimentRunDone, Sink};
+use crate::instance::{self, Home, InstanceOptions, Reconfigured};
+use crate::results::experiment::{self as record, ExperimentFile, Point, RunStatus};
+use crate::results::{utc_rfc3339, writer::staging_dir};
+use crate::runner::{self, RunError};
+use crate::workload::Registry;
+
+use super::base::PointRun;
+use super::resume;
+use super::schedule::{self, PointValues, RunSlot};
+use super::{analysis, records, Experiment, ExperimentError};
+
+/// How an experiment invocation ended.
+pub struct Finished {
+    pub file: ExperimentFile,
+    /// Stopped by Ctrl-C (or SIGTERM) before its last run.
+    pub interrupted: bool,
+}
+
+/// Makes every run of `exp` not already complete in its dir. `cores` sizes the driver and
+/// the loads as for `tidebench run`.
+pub async fn execute(
+    exp: &Experiment,
+    cores: u32,
+    home: &Home,
+    stop: &Stop,
+    events: &Arc<dyn Sink>,
+) -> Result<Finished, ExperimentError> {
+    // Every point's plan is checked before anything runs: a bad value fails in a second,
+    // not hours into the series.
+    for (i, run) in exp.runs.iter().enumerate() {
+        run.plan(cores, 1, &Registry).map_err(|e| {
+            ExperimentError::Config(format!("point {}: {e}", exp.points[i].describe()))
+        })?;
+    }
+    let mut file = resume::open(exp, events)?;
+    let slots = schedule::order(exp.points.len(), exp.repeat);
+    let mut made: Vec<Duration> = Vec::new();
+    for (n, slot) in slots.iter().enumerate() {
+        let rec = &file.points[slot.point].runs[(slot.repeat - 1) as usize];
+        if rec.status == RunStatus::Complete {
+            continue;
+        }
+        let left = slots[n..]
+            .iter()
+            .filter(|s| file.points[s.point].runs[(s.repeat - 1) as usize].status != RunStatus::Complete)
+            .count();
+        let which = describe(exp, n, *slot, eta(exp, cores, &made, left));
+        events.send(Event::ExperimentRun(which.clone()));
+        let started = Instant::now();
+        let outcome = one_run(exp, *slot, cores, home, stop, events).await;
+        made.push(started.elapsed());
+        let rel = run_dir_name(exp, *slot);
+        let new = match outcome {
+            Ok(()) => records::from_dir(&exp.dir.join(&rel), &rel, slot.repeat).unwrap_or_else(
+                || records::failed(&rel, slot.repeat, "the run wrote no results".into()),
+            ),
+            Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
+            Err(e) => records::failed(&rel, slot.repeat, e.to_string()),
+        };
+        let (status, tps) = (new.status, new.tps);
+        let detail = match &new.error {
+            Some(e) => e.clone(),
+            None => exp.dir.join(&rel).display().to_string(),
+        };
+        file.points[slot.point].runs[(slot.repeat - 1) as usize] = new;
+        refresh(exp, &mut file)?;
+        events.send(Event::ExperimentRunDone(ExperimentRunDone {
+            run: which,
+            status: status_name(status).into(),
+            tps,
+            detail,
+        }));
+        if stop.is_set() {
+            return Ok(Finished {
+                file,
+                interrupted: true,
+            });
+        }
+    }
+    refresh(exp, &mut file)?;
+    Ok(Finished {
+        file,
+        interrupted: false,
+    })
+}
+
+/// The results dir name of a run, relative to the experiment dir.
+pub fn run_dir_name(exp: &Experiment, slot: RunSlot) -> String {
+    exp.points[slot.point].dir_name(slot.point, slot.repeat)
+}
+
+/// One run: instances, data, then `runner::run` into its dir (a dir left by an earlier,
+/// unfinished attempt is removed first: it is this experiment's own).
+async fn one_run(
+    exp: &Experiment,
+    slot: RunSlot,
+    cores: u32,
+    home: &Home,
+    stop: &Stop,
+    events: &Arc<dyn Sink>,
+) -> Result<(), RunError> {
+    let dir = exp.dir.join(run_dir_name(exp, slot));
+    clear_unfinished(&dir)?;
+    let mut plan = point_plan(&exp.runs[slot.point], &dir, exp.point_duration.as_deref(), cores)?;
+    apply_instances(&plan, home, events).await?;
+    // The instances are as the point wants them now; the runner must not check them against
+    // their records again.
+    plan.instances.clear();
+    let jobs = config::default_load_jobs(cores);
+    tokio::select! {
+        loaded = runner::ensure_prepared(&plan, jobs, home, events) => { loaded?; }
+        _ = stop.wait() => return Err(RunError::Setup("interrupted while loading data".into())),
+    }
+    if stop.is_set() {
+        return Err(RunError::Setup("interrupted before the run started".into()));
+    }
+    runner::run(plan, home, stop.clone(), Arc::clone(events))
+        .await
+        .map(|outcome| {
+            for w in outcome.warnings {
+                events.send(Event::Warning(w));
+            }
+        })
+}
+
+fn point_plan(
+    run: &PointRun,
+    dir: &Path,
+    point_duration: Option<&str>,
+    cores: u32,
+) -> Result<RunPlan, RunError> {
+    let mut run = run.clone();
+    run.over.out = Some(dir.to_path_buf());
+    if let Some(d) = point_duration {
+        run.over.phase_duration = Some(d.to_string());
+    }
+    run.plan(cores, seed_from_clock(), &Registry)
+        .map_err(|e| RunError::Config(e.to_string()))
+}
+
+/// Removes a results dir (or `.partial`) an unfinished earlier attempt of this run left.
+fn clear_unfinished(dir: &Path) -> Result<(), RunError> {
+    let partial = staging_dir(dir).map_err(|e| RunError::Results(e.to_string()))?;
+    for d in [dir.to_path_buf(), partial] {
+        if d.exists() {
+            std::fs::remove_dir_all(&d).map_err(|e| {
+                RunError::Results(format!("cannot remove the unfinished run {}: {e}", d.display()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates, restarts or starts each `[[instance]]` of the point with its values.
+async fn apply_instances(
+    plan: &RunPlan,
+    home: &Home,
+    events: &Arc<dyn Sink>,
+) -> Result<(), RunError> {
+    for decl in &plan.instances {
+        let opts = InstanceOptions {
+            port: None,
+            settings: decl.setting_pairs(),
+            cpus: decl.cpus,
+            memory: decl.memory_bytes,
+        };
+        let (name, h) = (decl.name.clone(), home.clone());
+        let done = tokio::task::spawn_blocking(move || instance::reconfigure(&h, &name, &opts))
+            .await
+            .map_err(|e| RunError::Setup(e.to_string()))?
+            .map_err(|e| RunError::Target(format!("instance '{}': {e}", decl.name)))?;
+        let what = match done.1 {
+            Reconfigured::Created => "created",
+            Reconfigured::Restarted => "restarted",
+            Reconfigured::Started => "started",
+            Reconfigured::Unchanged => continue,
+        };
+        events.send(Event::Note(format!(
+            "instance '{}' {what} ({})",
+            decl.name,
+            decl.describe_limits()
+        )));
+    }
+    Ok(())
+}
+
+/// Fills the points' medians and the analysis, and writes `experiment.json` and the page.
+fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), ExperimentError> {
+    analysis::summarize_points(&mut file.points);
+    file.analysis = match exp.kind {
+        record::ExperimentKind::Sweep => analysis::sweep(&file.varied, &file.points),
+        record::ExperimentKind::Density => analysis::density(&file.points),
+    };
+    file.complete = file
+        .points
+        .iter()
+        .all(|p| p.runs.iter().all(|r| r.status == RunStatus::Complete));
+    file.updated_at = utc_rfc3339(SystemTime::now());
+    record::write(&exp.dir, file)
+        .map_err(|e| ExperimentError::Io(format!("cannot write {}: {e}", exp.dir.join(record::FILE).display())))?;
+    crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
+    Ok(())
+}
+
+/// The points with every run pending.
+pub fn fresh_points(exp: &Experiment) -> Vec<Point> {
+    exp.points
+        .iter()
+        .enumerate()
+        .map(|(i, values): (usize, &PointValues)| Point {
+            values: values.map(),
+            runs: (1..=exp.repeat)
+                .map(|r| records::pending(&values.dir_name(i, r), r))
+                .collect(),
+            median: None,
+            min: None,
+            max: None,
+            headline_median: None,
+        })
+        .collect()
+}
+
+fn describe(exp: &Experiment, n: usize, slot: RunSlot, eta: Option<Duration>) -> ExperimentRun {
+    ExperimentRun {
+        run: n + 1,
+        runs: exp.points.len() * exp.repeat as usize,
+        point: slot.point + 1,
+        points: exp.points.len(),
+        values: exp.points[slot.point].describe(),
+        repeat: slot.repeat,
+        repeats: exp.repeat,
+        eta,
+    }
+}
+
+/// Time left for `left` runs: the mean wall time of the runs made so far, or the first
+/// point's planned duration before any.
+fn eta(exp: &Experiment, cores: u32, made: &[Duration], left: usize) -> Option<Duration> {
+    let per_run = if made.is_empty() {
+        let plan = point_plan(&exp.runs[0], &PathBuf::from("eta"), exp.point_duration.as_deref(), cores).ok()?;
+        plan.total_duration()
+    } else {
+        made.iter().sum::<Duration>() / made.len() as u32
+    };
+    Some(per_run * left as u32)
+}
+
+fn status_name(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Pending => "pending",
+        RunStatus::Complete => "complete",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Failed => "failed",
+    }
+}
+
+fn seed_from_clock() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}

@@ -1,0 +1,85 @@
+//! From a finished run to its line in `experiment.json`: status, tps, the headline, each
+//! instance's tps and the host CPU, read back from the results dir as any reader would.
+
+use std::path::Path;
+
+use crate::results::experiment::{HeadlineValue, RunRecord, RunStatus};
+use crate::results::headline::Per;
+use crate::results::read::ResultsDir;
+use crate::results::Summary;
+
+/// A pending run of `dir` (relative to the experiment dir).
+pub fn pending(dir: &str, repeat: u32) -> RunRecord {
+    RunRecord {
+        dir: dir.to_string(),
+        repeat,
+        status: RunStatus::Pending,
+        complete: false,
+        tps: None,
+        headline: None,
+        per_instance_tps: Vec::new(),
+        host_cpu_percent: None,
+        error: None,
+    }
+}
+
+/// The record of the results dir at `path` (its summary read), or `None` when it holds no
+/// finished run (missing, or only a `.partial` left by a killed process).
+pub fn from_dir(path: &Path, dir: &str, repeat: u32) -> Option<RunRecord> {
+    let results = ResultsDir::open(path).ok()?;
+    let mut record = from_summary(results.summary(), dir, repeat);
+    record.host_cpu_percent = host_cpu(&results);
+    Some(record)
+}
+
+fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
+    RunRecord {
+        dir: dir.to_string(),
+        repeat,
+        status: if s.complete {
+            RunStatus::Complete
+        } else {
+            RunStatus::Interrupted
+        },
+        complete: s.complete,
+        tps: Some(s.totals.tps),
+        headline: s.headline.as_ref().map(|h| HeadlineValue {
+            label: h.label.clone(),
+            value: h.value(),
+            unit: match h.per {
+                Per::Second => "per second".into(),
+                Per::Minute => "per minute".into(),
+            },
+        }),
+        per_instance_tps: if s.groups.len() > 1 {
+            s.groups.iter().map(|g| g.stats.tps).collect()
+        } else {
+            Vec::new()
+        },
+        host_cpu_percent: None,
+        error: None,
+    }
+}
+
+/// A run that could not be made.
+pub fn failed(dir: &str, repeat: u32, error: String) -> RunRecord {
+    RunRecord {
+        status: RunStatus::Failed,
+        error: Some(error),
+        ..pending(dir, repeat)
+    }
+}
+
+/// Mean host CPU busy (user + system) over the samples of `system.csv`, in percent.
+fn host_cpu(results: &ResultsDir) -> Option<f64> {
+    let series = results.system().ok().flatten()?;
+    let of = |metric: &str| {
+        series
+            .iter()
+            .find(|s| s.source == "host" && s.metric == metric)
+            .map(|s| s.points.iter().map(|p| p.1).collect::<Vec<f64>>())
+    };
+    let (user, system) = (of("cpu_user_pct")?, of("cpu_system_pct")?);
+    let busy: Vec<f64> = user.iter().zip(&system).map(|(u, s)| u + s).collect();
+    (!busy.is_empty()).then(|| (busy.iter().sum::<f64>() / busy.len() as f64 * 10.0).round() / 10.0)
+}

@@ -1,0 +1,96 @@
+//! Picking an experiment up where it stopped: the dir's `experiment.json` must come from the
+//! same command (else the difference is named and nothing runs), runs whose results dir is
+//! complete are kept, anything else is made again.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::event::{Event, Sink};
+use crate::results::experiment::{self as record, ExperimentFile, Request, RunStatus};
+use crate::results::utc_rfc3339;
+
+use super::execute::fresh_points;
+use super::{records, Experiment, ExperimentError};
+
+/// The experiment's file: read back from its dir (runs re-read from their results dirs) or
+/// made new, with every run pending.
+pub fn open(exp: &Experiment, events: &Arc<dyn Sink>) -> Result<ExperimentFile, ExperimentError> {
+    let dir = &exp.dir;
+    let io = |e: std::io::Error| ExperimentError::Io(format!("cannot use {}: {e}", dir.display()));
+    if record::is_experiment(dir) {
+        let old = record::read(dir).map_err(|e| ExperimentError::Changed(e.to_string()))?;
+        if let Some(diff) = difference(&old.request, &exp.request) {
+            return Err(ExperimentError::Changed(format!(
+                "{} holds an experiment made by another command ({diff}); run the same command to resume it, or choose another --out",
+                dir.display()
+            )));
+        }
+        let mut file = old;
+        file.points = fresh_points(exp);
+        let mut kept = 0;
+        for point in &mut file.points {
+            for run in &mut point.runs {
+                if let Some(found) = records::from_dir(&dir.join(&run.dir), &run.dir, run.repeat) {
+                    if found.status == RunStatus::Complete {
+                        *run = found;
+                        kept += 1;
+                    }
+                }
+            }
+        }
+        let total: usize = file.points.iter().map(|p| p.runs.len()).sum();
+        events.send(Event::Note(format!(
+            "resuming {}: {kept} of {total} runs already complete",
+            dir.display()
+        )));
+        return Ok(file);
+    }
+    if dir.exists() && std::fs::read_dir(dir).map_err(io)?.next().is_some() {
+        return Err(ExperimentError::Changed(format!(
+            "{} exists and is not an experiment dir (no {}); choose another --out",
+            dir.display(),
+            record::FILE
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let now = utc_rfc3339(SystemTime::now());
+    Ok(ExperimentFile {
+        schema_version: record::SCHEMA_VERSION,
+        tidebench_version: env!("CARGO_PKG_VERSION").to_string(),
+        kind: exp.kind,
+        request: exp.request.clone(),
+        varied: exp.varied.clone(),
+        repeat: exp.repeat,
+        started_at: now.clone(),
+        updated_at: now,
+        complete: false,
+        points: fresh_points(exp),
+        analysis: Default::default(),
+    })
+}
+
+/// The first field in which two requests differ, with both values; `None` when equal.
+pub fn difference(old: &Request, new: &Request) -> Option<String> {
+    let show = |v: &Vec<record::Varied>| {
+        v.iter()
+            .map(|v| format!("{}={}", v.key, v.values.join(",")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let pairs: [(&str, String, String); 7] = [
+        ("the run file or preset", old.source.clone(), new.source.clone()),
+        ("--vary", show(&old.vary), show(&new.vary)),
+        ("--repeat", old.repeat.to_string(), new.repeat.to_string()),
+        ("the run flags", old.flags.join(" "), new.flags.join(" ")),
+        ("--point-duration", format!("{:?}", old.point_duration), format!("{:?}", new.point_duration)),
+        ("--cpus", format!("{:?}", old.cpus), format!("{:?}", new.cpus)),
+        ("--memory", format!("{:?}", old.memory), format!("{:?}", new.memory)),
+    ];
+    for (what, a, b) in pairs {
+        if a != b {
+            return Some(format!("{what}: was '{a}', now '{b}'"));
+        }
+    }
+    (old.base_text != new.base_text)
+        .then(|| format!("{} changed since the experiment started", new.source))
+}

@@ -1,0 +1,150 @@
+//! Changing a managed instance's limits and settings between runs: what an experiment does
+//! when a point varies `instance.cpus`, `instance.memory` or a server setting. The instance is
+//! stopped (fast shutdown), its record, conf file and control groups rewritten, and started
+//! again; data stays. `start` refuses such changes on purpose (a run must not silently
+//! measure another VM than the one it names); an experiment asks for them explicitly.
+
+use super::record::{Layout, Record, Setting};
+use super::server::Server;
+use super::{
+    check_bin_dir, check_name, check_socket_dir, create, os_user, settings,
+    start_reporting, CgroupPaths, Home, Instance, InstanceError, InstanceOptions, StartOutcome,
+};
+
+/// What [`reconfigure`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reconfigured {
+    /// The instance did not exist: created with the options.
+    Created,
+    /// Already running with these values.
+    Unchanged,
+    /// Stopped, with these values already: started.
+    Started,
+    /// Running or stopped with other values: rewritten and (re)started.
+    Restarted,
+}
+
+/// Makes instance `name` run with `opts`: a CPU quota or memory limit given replaces the
+/// recorded one, a setting given replaces the recorded value of its key (the others stay).
+/// Returns when the server accepts connections.
+pub fn reconfigure(
+    home: &Home,
+    name: &str,
+    opts: &InstanceOptions,
+) -> Result<(Instance, Reconfigured), InstanceError> {
+    check_name("instance", name)?;
+    opts.validate()?;
+    let layout = Layout::new(&home.absolute()?, name);
+    check_socket_dir(&layout.sockets)?;
+    if !layout.record().exists() {
+        let instance = create::create(&layout, name, opts)?;
+        return Ok((instance, Reconfigured::Created));
+    }
+    let record = Record::load(&layout.record())?;
+    let wanted = with_options(&record, opts);
+    if same_values(&record, &wanted) {
+        let (instance, outcome) = start_reporting(home, name, &InstanceOptions::default())?;
+        let what = match outcome {
+            StartOutcome::AlreadyRunning => Reconfigured::Unchanged,
+            _ => Reconfigured::Started,
+        };
+        return Ok((instance, what));
+    }
+    check_bin_dir(&record, name)?;
+    let user = os_user::for_existing(&record.os_user, name)?;
+    let server = Server {
+        bin: &record.pg_bin_dir,
+        user: &user,
+        layout: &layout,
+    };
+    if server.is_running()? {
+        server.stop()?;
+    }
+    server.write_config(&settings::server_conf(
+        wanted.port,
+        &layout.sockets,
+        wanted.memory,
+        &wanted.settings(),
+    ))?;
+    if wanted.cpus.is_some() || wanted.memory.is_some() {
+        CgroupPaths::locate(name)?.create(wanted.cpus, wanted.memory)?;
+    }
+    wanted.save(&layout.record())?;
+    let (instance, _) = start_reporting(home, name, &InstanceOptions::default())?;
+    Ok((instance, Reconfigured::Restarted))
+}
+
+/// `record` with the limits and settings of `opts` laid over it.
+fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
+    let mut out = record.clone();
+    out.cpus = opts.cpus.or(record.cpus);
+    out.memory = opts.memory.or(record.memory);
+    for (key, value) in &opts.settings {
+        match out
+            .settings
+            .iter_mut()
+            .find(|s| s.key.eq_ignore_ascii_case(key))
+        {
+            Some(s) => s.value = value.clone(),
+            None => out.settings.push(Setting {
+                key: key.clone(),
+                value: value.clone(),
+            }),
+        }
+    }
+    out
+}
+
+fn same_values(a: &Record, b: &Record) -> bool {
+    a.cpus == b.cpus && a.memory == b.memory && a.settings() == b.settings()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> Record {
+        Record {
+            schema_version: 1,
+            name: "vm".into(),
+            port: 5500,
+            superuser: "postgres".into(),
+            os_user: "postgres".into(),
+            pg_bin_dir: "/usr/lib/postgresql/15/bin".into(),
+            cpus: Some(1.0),
+            memory: None,
+            settings: vec![Setting {
+                key: "work_mem".into(),
+                value: "4MB".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn options_replace_given_values_and_keep_the_rest() {
+        let opts = InstanceOptions {
+            port: None,
+            settings: vec![
+                ("WORK_MEM".into(), "8MB".into()),
+                ("shared_buffers".into(), "256MB".into()),
+            ],
+            cpus: None,
+            memory: Some(1 << 30),
+        };
+        let out = with_options(&record(), &opts);
+        assert_eq!(out.cpus, Some(1.0));
+        assert_eq!(out.memory, Some(1 << 30));
+        assert_eq!(
+            out.settings(),
+            vec![
+                ("work_mem".to_string(), "8MB".to_string()),
+                ("shared_buffers".to_string(), "256MB".to_string())
+            ]
+        );
+        assert!(!same_values(&record(), &out));
+        assert!(same_values(
+            &record(),
+            &with_options(&record(), &InstanceOptions::default())
+        ));
+    }
+}

@@ -1,0 +1,61 @@
+//! Loading what a run needs when it is missing: an experiment's point may ask for another
+//! scale, or a density step for a new instance's database. Data already there at the asked
+//! scale (or any scale when the run asks for none) is kept, so a series re-prepares only when
+//! a point changes what the data must be.
+
+use std::sync::Arc;
+
+use crate::config::{self, RunPlan};
+use crate::event::{Event, Sink};
+use crate::instance::Home;
+use crate::workload::{Registry, WorkloadError};
+
+use super::{resolve_target, RunError};
+
+/// Loads every database of `plan` whose data is missing or of another scale than its group
+/// asks for (reloading it as `prepare --force` would). Returns how many were loaded.
+pub async fn ensure_prepared(
+    plan: &RunPlan,
+    jobs: u32,
+    home: &Home,
+    events: &Arc<dyn Sink>,
+) -> Result<usize, RunError> {
+    let loads = config::load_plans(plan, jobs, true, &Registry)
+        .map_err(|e| RunError::Config(e.to_string()))?;
+    let mut loaded = 0;
+    for (load, scale_asked) in &loads {
+        let kind = Registry::kind(load.workload.as_str()).map_err(RunError::Config)?;
+        let target = resolve_target(&load.target, home).await?;
+        let client = target
+            .connect_tokio()
+            .await
+            .map_err(|e| RunError::Target(e.to_string()))?;
+        let found = kind.check_ready(&load.options, &client).await;
+        drop(client);
+        let why = match found {
+            Ok(ready) if !scale_asked || ready.scale == load.scale => continue,
+            Ok(ready) => format!("it holds scale {}", ready.scale),
+            Err(WorkloadError::NotPrepared(_)) | Err(WorkloadError::AlreadyPrepared(_)) => {
+                "it has no usable data".to_string()
+            }
+            Err(e) => return Err(RunError::Target(format!("target '{}': {e}", target.label))),
+        };
+        events.send(Event::Note(format!(
+            "preparing {} scale {} on '{}' ({why})",
+            load.workload, load.scale, target.label
+        )));
+        match kind.prepare(load, &target, events).await {
+            Ok(()) => loaded += 1,
+            Err(WorkloadError::Interrupted) => {
+                return Err(RunError::Setup("prepare interrupted".into()))
+            }
+            Err(e) => {
+                return Err(RunError::NotPrepared(format!(
+                    "prepare on '{}': {e}",
+                    target.label
+                )))
+            }
+        }
+    }
+    Ok(loaded)
+}
