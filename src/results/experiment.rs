@@ -268,7 +268,8 @@ pub fn read(dir: &Path) -> Result<ExperimentFile, ReadError> {
         path: path.clone(),
         message,
     };
-    let probe: serde_json::Value = serde_json::from_str(&text).map_err(|e| damaged(e.to_string()))?;
+    let probe: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| damaged(e.to_string()))?;
     let version = probe.get("schema_version").and_then(|v| v.as_u64());
     match version {
         Some(v) if v as u32 == SCHEMA_VERSION => {}
