@@ -54,7 +54,53 @@ pub enum Command {
     Compare(CompareArgs),
     /// Run a workload's consistency checks on a target (TPC-C: conditions 1-4); exit 1 on failure
     Check(CheckArgs),
+    /// Run a series of runs over a grid of settings (--vary), repeated, with its analysis; resumable
+    #[command(after_help = SWEEP_AFTER_HELP)]
+    #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per run, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-sweep/]")))]
+    #[command(mut_arg("preset", |a| a.help("A built-in experiment (vpostgres-scalability) or run preset (see `tidebench presets`)")))]
+    Sweep(SweepArgs),
+    /// Add one managed instance per step, each with its own database and load, all run at once: total vs ideal
+    #[command(after_help = DENSITY_AFTER_HELP)]
+    #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per step, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-density/]")))]
+    #[command(mut_arg("preset", |a| a.help("A built-in experiment: nutanix-density")))]
+    Density(DensityArgs),
 }
+
+const SWEEP_AFTER_HELP: &str = "\
+Keys (--vary KEY=V1,V2,...; several --vary make a grid, the last varying fastest):
+  clients, scale, protocol, rate, duration, ...   any run key, or a workload option (think, procedures)
+  group.NAME.KEY                                  one group's key; group.NAME.clients sets its clients in every phase
+  instance.cpus | instance.memory | instance.set.SETTING
+                                                  every managed instance of the run (or instance.NAME.cpus ...):
+                                                  restarted with the value before the point runs
+Values: lists and ranges: 1,2,4  1..64x2 (1 2 4 ... 64)  1..16+4 (1 5 9 13)  256MB,1GB
+Data is (re)loaded only when a point needs another scale than the database holds.
+
+Each run is an ordinary results dir; --repeat runs the whole series R times back to back, and each
+point reports the median, min and max tps of its complete runs. Ctrl-C stops after writing what was
+measured; the same command with the same --out resumes, skipping complete runs.
+
+Examples:
+  tidebench sweep -S --scale 10 --vary clients=1..32x2 --repeat 3 --duration 1m --out results/scal
+  tidebench sweep --workload tpcb --vary protocol=simple,prepared --vary clients=1,4,16 -T 30s
+  tidebench sweep --workload tpcb --vary instance.set.shared_buffers=128MB,1GB -c 8 -T 1m
+  tidebench sweep --preset vpostgres-scalability --point-duration 1m --out results/vpg
+
+Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
+
+const DENSITY_AFTER_HELP: &str = "\
+Step n starts the managed instances density-1 .. density-n (each in its own control group with
+--cpus and --memory, each with its own database prepared on first use and its own --clients) and
+runs them all at once on one clock. The analysis gives each step's total tps, each instance's tps,
+the ideal n x (median of the 1-instance step), the percent of ideal, and the host CPU used.
+The instances stay after the experiment (data kept for a resume); remove them with
+`tidebench instance destroy density-N`.
+
+Examples:
+  tidebench density --workload tpcb --scale 10 -c 4 --instances 1..4 --cpus 1 --memory 2GB -T 1m
+  tidebench density --preset nutanix-density --point-duration 1m --out results/density
+
+Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
 
 const RUN_AFTER_HELP: &str = "\
 Targets (--target):
@@ -201,6 +247,50 @@ impl RunArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// A key and its values, KEY=V1,V2,... or a range (1..64x2, 1..16+4); repeat for a grid
+    #[arg(long = "vary", value_name = "KEY=VALUES", help_heading = EXPERIMENT)]
+    pub vary: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DensityArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// Instances per step: 1..N, a list (1,2,4,8) or a range with a step [default: preset: as many as fit the host]
+    #[arg(long, value_name = "STEPS", help_heading = EXPERIMENT)]
+    pub instances: Option<String>,
+    /// CPU quota of every instance in cores (cgroup)
+    #[arg(long, help_heading = EXPERIMENT)]
+    pub cpus: Option<f64>,
+    /// Memory limit of every instance, e.g. 2GB (cgroup)
+    #[arg(long, value_name = "SIZE", help_heading = EXPERIMENT)]
+    pub memory: Option<String>,
+    /// Name the instances PREFIX-1, PREFIX-2, ... (control groups are per host: two homes on one host need two prefixes)
+    #[arg(long, value_name = "PREFIX", default_value = crate::experiment::density::INSTANCE_PREFIX, help_heading = EXPERIMENT)]
+    pub instance_prefix: String,
+}
+
+const EXPERIMENT: &str = "Experiment";
+
+/// What every experiment takes besides the run flags.
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    /// Run the whole series this many times back to back [default: 1; presets: theirs]
+    #[arg(long, value_name = "R", help_heading = EXPERIMENT, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
+    /// Every run's length (every phase's, for runs with phases), e.g. 1m to shorten a preset
+    #[arg(long, value_name = "DUR", help_heading = EXPERIMENT, allow_hyphen_values = true)]
+    pub point_duration: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct PrepareArgs {
     /// A run file: prepare every set of every group it names
     pub config: Option<PathBuf>,
@@ -321,6 +411,7 @@ fn from_matches(matches: &ArgMatches) -> Result<(Cli, WorkloadFlags), clap::Erro
     let flags = match matches.subcommand() {
         Some(("run", sub)) => workload_args::read(sub, true, false),
         Some(("prepare", sub)) => workload_args::read(sub, true, true),
+        Some(("sweep" | "density", sub)) => workload_args::read(sub, true, false),
         _ => WorkloadFlags {
             shorthand: None,
             options: OptionValues::new(),

@@ -7,13 +7,15 @@ use std::path::Path;
 use crate::config::presets::PRESETS;
 use crate::results::{GroupStats, RuleCheck, ServerDelta, Stats, Summary};
 
+mod experiment;
 mod headline;
+
+pub use experiment::experiment_summary;
 use headline::{by_group_and_phase, headline_line, ratio_lines};
 
 /// Terminal width the summary keeps to.
 const WIDTH: usize = 100;
 
-/// The end-of-run summary as lines of text.
 /// What one set's market left when the run ended.
 fn emulator_line(e: &crate::results::EmulatorEnd) -> String {
     format!(
@@ -22,6 +24,7 @@ fn emulator_line(e: &crate::results::EmulatorEnd) -> String {
     )
 }
 
+/// The end-of-run summary as lines of text.
 pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     let mut out = String::new();
     totals_to(&mut out, s, scales);

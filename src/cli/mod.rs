@@ -5,6 +5,7 @@ pub mod args;
 pub mod check_view;
 pub mod console;
 pub mod error;
+pub mod experiment_cmd;
 pub mod instance_cmd;
 pub mod terminal;
 pub mod workload_args;
@@ -55,6 +56,8 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Report(args) => report(args),
         Command::Compare(args) => compare(args),
         Command::Check(args) => check(args, &home),
+        Command::Sweep(args) => experiment_cmd::sweep(args, flags, &home),
+        Command::Density(args) => experiment_cmd::density(args, flags, &home),
     }
 }
 

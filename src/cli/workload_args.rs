@@ -24,6 +24,8 @@ const HEADING: &str = "Workload options";
 pub fn add(cli: Command) -> Command {
     cli.mut_subcommand("run", |c| options(workloads(c), false))
         .mut_subcommand("prepare", |c| options(workloads(c), true))
+        .mut_subcommand("sweep", |c| options(workloads(c), false))
+        .mut_subcommand("density", |c| options(workloads(c), false))
         .mut_subcommand("check", |c| {
             let names: Vec<&str> = Registry::names();
             c.mut_arg("workload", |a| {

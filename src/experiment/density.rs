@@ -11,7 +11,7 @@ use crate::config::{self, defaults, Catalog};
 
 use super::base::{BaseRun, PointRun};
 
-/// Instance names are `density-1`, `density-2`, ...
+/// Instance names are `density-1`, `density-2`, ... unless `--instance-prefix` says otherwise.
 pub const INSTANCE_PREFIX: &str = "density";
 /// The varied key of a density series.
 pub const KEY: &str = "instances";
@@ -23,11 +23,14 @@ pub struct Shape {
     pub cpus: Option<f64>,
     /// Memory limit per instance, as written (`8GB`).
     pub memory: Option<String>,
+    /// Instance `i` is named `{prefix}-{i}`. Control groups are per host: two homes on one
+    /// host need different prefixes.
+    pub prefix: String,
 }
 
 /// Instance `i` (1-based) of a density series.
-pub fn instance_name(i: u32) -> String {
-    format!("{INSTANCE_PREFIX}-{i}")
+pub fn instance_name(prefix: &str, i: u32) -> String {
+    format!("{prefix}-{i}")
 }
 
 /// The run of step `n`: the base run's load on each of `n` instances.
@@ -46,7 +49,7 @@ pub fn step(base: &BaseRun, n: u32, shape: &Shape, catalog: &dyn Catalog) -> Res
         ));
     }
     if raw.target.is_some() {
-        return Err("density makes its own instances (density-1, density-2, ...); leave --target out".into());
+        return Err(format!("density makes its own instances ({0}-1, {0}-2, ...); leave --target out", shape.prefix));
     }
     if raw.mode.is_some() {
         return Err("density runs its instances side by side (independent mode); leave mode out".into());
@@ -62,7 +65,7 @@ pub fn step(base: &BaseRun, n: u32, shape: &Shape, catalog: &dyn Catalog) -> Res
     let mut per_group_clients = Table::new();
     let mut per_group_rate = Table::new();
     for i in 1..=n {
-        let name = instance_name(i);
+        let name = instance_name(&shape.prefix, i);
         let mut inst = Table::new();
         inst.insert("name".into(), Value::String(name.clone()));
         if let Some(c) = shape.cpus {

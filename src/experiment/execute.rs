@@ -211,7 +211,7 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
     file.updated_at = utc_rfc3339(SystemTime::now());
     record::write(&exp.dir, file)
         .map_err(|e| ExperimentError::Io(format!("cannot write {}: {e}", exp.dir.join(record::FILE).display())))?;
-    crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
+    // crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
     Ok(())
 }
 

@@ -1,0 +1,129 @@
+//! Built-in experiments: the seed studies as one command each (`tidebench sweep --preset
+//! vpostgres-scalability`, `tidebench density --preset nutanix-density`). Each is a run file's
+//! text and the experiment's own settings; flags given with the preset still apply (a
+//! `--vary` replaces the preset's, `--point-duration` shortens every run).
+
+use super::vary::{Vary, MAX_VALUES};
+
+/// One built-in experiment.
+pub struct ExperimentPreset {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The run every point varies.
+    pub run: &'static str,
+    pub shape: PresetShape,
+}
+
+/// What the preset varies.
+pub enum PresetShape {
+    Sweep {
+        vary: &'static [&'static str],
+        repeat: u32,
+    },
+    /// One instance per step with this CPU quota and memory, up to the host's fill.
+    Density { cpus: f64, memory_gib: u64 },
+}
+
+pub const PRESETS: [ExperimentPreset; 2] = [
+    ExperimentPreset {
+        name: "vpostgres-scalability",
+        description: "vPostgres vertical scalability: pgbench select-only and TPC-B-like at scale 100, 1-64 clients, 5-minute sessions, the series run 3 times, medians reported",
+        run: r#"# The vPostgres study's vertical scalability series (seed 000, "Workload" and "Tests"):
+# pgbench at scale 100 (about 1.5 GB), clients in a tight loop over unix sockets, each client
+# count a 5-minute session, the whole series run three times back to back, medians reported.
+workload = "tpcb"
+scale = 100
+duration = "5m"
+protocol = "simple"
+"#,
+        shape: PresetShape::Sweep {
+            vary: &[
+                "workload=select-only,tpcb",
+                "clients=1,2,4,8,12,16,20,24,32,40,48,56,64",
+            ],
+            repeat: 3,
+        },
+    },
+    ExperimentPreset {
+        name: "nutanix-density",
+        description: "Nutanix database density: one pgbench VM (4 CPUs, 8 GB) more per step until the host's CPUs or memory are used, total tps against n x one VM",
+        run: r#"# The Nutanix density study (seed 001): identical database VMs of 4 vCPU and 8 GB, each
+# running pgbench's TPC-B-like script on data that fits in memory, added one at a time until
+# the host is full; total tps against the ideal of n times one VM (they reached ~90 %).
+workload = "tpcb"
+scale = 50
+clients = 8
+duration = "5m"
+protocol = "simple"
+"#,
+        shape: PresetShape::Density {
+            cpus: 4.0,
+            memory_gib: 8,
+        },
+    },
+];
+
+/// The preset named `name`.
+pub fn find(name: &str) -> Option<&'static ExperimentPreset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// The names, for messages.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// Density's step count on a host of `cores` and `memory` bytes: as many instances as fit by
+/// CPU quota and by memory, at least 2 (a series of one step shows nothing).
+pub fn density_steps(cpus: f64, memory_gib: u64, cores: u32, memory: Option<u64>) -> u32 {
+    let by_cpu = (f64::from(cores) / cpus).floor() as u32;
+    let by_memory = memory.map_or(u32::MAX, |m| (m / (memory_gib << 30)) as u32);
+    by_cpu.min(by_memory).max(2)
+}
+
+/// `--instances 1..N` or `1,2,4`: step sizes, each at least 1.
+pub fn parse_instances(text: &str) -> Result<Vec<u32>, String> {
+    let vary = Vary::parse(&format!("clients={text}"))
+        .map_err(|e| e.replace("--vary clients", "--instances"))?;
+    let steps: Vec<u32> = vary
+        .values
+        .iter()
+        .map(|v| v.parse::<u32>().ok().filter(|n| (1..=MAX_VALUES as u32).contains(n)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            format!("--instances {text}: give whole numbers of instances from 1, e.g. 1..4 or 1,2,4,8")
+        })?;
+    Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn density_fills_the_host_by_cpu_or_memory_and_runs_two_steps_at_least() {
+        assert_eq!(density_steps(4.0, 8, 160, Some(1 << 40)), 40);
+        assert_eq!(density_steps(4.0, 8, 160, Some(64 << 30)), 8);
+        assert_eq!(density_steps(4.0, 8, 2, Some(24 << 30)), 2);
+    }
+
+    #[test]
+    fn instance_steps_parse() {
+        assert_eq!(parse_instances("1..4").unwrap(), [1, 2, 3, 4]);
+        assert_eq!(parse_instances("1..8x2").unwrap(), [1, 2, 4, 8]);
+        assert!(parse_instances("0..2").unwrap_err().contains("--instances"));
+        assert!(parse_instances("a").is_err());
+    }
+
+    #[test]
+    fn presets_vary_valid_keys() {
+        for p in &PRESETS {
+            if let PresetShape::Sweep { vary, .. } = p.shape {
+                for v in vary {
+                    Vary::parse(v).unwrap();
+                }
+            }
+            assert!(toml::from_str::<toml::Table>(p.run).is_ok(), "{}", p.name);
+        }
+    }
+}

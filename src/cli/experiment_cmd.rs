@@ -1,0 +1,226 @@
+//! `tidebench sweep` and `tidebench density`: flags to an `Experiment`, run it on the terminal
+//! sink, and end with a table of its points and the analysis in words.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::config::{self, RawRun, RunSource};
+use crate::driver::Stop;
+use crate::event::Sink;
+use crate::experiment::presets::{self, ExperimentPreset, PresetShape};
+use crate::experiment::{density, BaseRun, Experiment, Finished, Vary};
+use crate::instance::Home;
+use crate::results::experiment::{ExperimentFile, Request, RunStatus, Varied};
+use crate::workload::Registry;
+
+use super::args::{DensityArgs, ExperimentArgs, RunArgs, SweepArgs};
+use super::{console, cores, host_memory, runtime, terminal, CliError, WorkloadFlags};
+use super::EXIT_INTERRUPTED;
+
+/// Exit code when some run of the experiment failed (its error is in experiment.json).
+const EXIT_RUN_FAILED: u8 = 1;
+
+pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
+    let preset = experiment_preset(&args.run)?;
+    let (base, label) = base_run(&args.run, flags, preset)?;
+    let mut vary_specs = args.vary.clone();
+    let mut repeat = args.experiment.repeat;
+    if let Some(PresetShape::Sweep { vary, repeat: r }) = preset.map(|p| &p.shape) {
+        if vary_specs.is_empty() {
+            vary_specs = vary.iter().map(|v| v.to_string()).collect();
+        }
+        repeat = repeat.or(Some(*r));
+    }
+    if matches!(preset.map(|p| &p.shape), Some(PresetShape::Density { .. })) {
+        return Err(CliError::usage(format!(
+            "{} is a density experiment; run it with `tidebench density --preset {0}`",
+            args.run.preset.as_deref().unwrap_or_default()
+        )));
+    }
+    let varies = vary_specs
+        .iter()
+        .map(|v| Vary::parse(v))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::usage)?;
+    let request = request(&label, &base, &args.experiment, repeat, &varies, None, None);
+    let dir = out_dir(&args.run, "sweep");
+    let exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    execute(&exp, home)
+}
+
+pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
+    let preset = experiment_preset(&args.run)?;
+    if matches!(preset.map(|p| &p.shape), Some(PresetShape::Sweep { .. })) {
+        return Err(CliError::usage(format!(
+            "{} is a sweep; run it with `tidebench sweep --preset {0}`",
+            args.run.preset.as_deref().unwrap_or_default()
+        )));
+    }
+    let (base, label) = base_run(&args.run, flags, preset)?;
+    let (mut cpus, mut memory, mut steps) = (args.cpus, args.memory.clone(), None);
+    if let Some(PresetShape::Density { cpus: c, memory_gib }) = preset.map(|p| &p.shape) {
+        cpus = cpus.or(Some(*c));
+        memory = memory.or(Some(format!("{memory_gib}GB")));
+        let n = presets::density_steps(*c, *memory_gib, cores(), host_memory());
+        steps = Some(format!("1..{n}"));
+    }
+    if let Some(m) = &memory {
+        config::size::parse_size(m).map_err(|e| CliError::usage(format!("--memory {m}: {e}")))?;
+    }
+    let Some(steps) = args.instances.clone().or(steps) else {
+        return Err(CliError::usage(
+            "density needs --instances (e.g. --instances 1..4), or --preset nutanix-density",
+        ));
+    };
+    let instances = presets::parse_instances(&steps).map_err(CliError::usage)?;
+    crate::config::target::check_name("instance prefix", &args.instance_prefix)
+        .map_err(CliError::usage)?;
+    let shape = density::Shape {
+        cpus,
+        memory: memory.clone(),
+        prefix: args.instance_prefix.clone(),
+    };
+    let varied = [Vary {
+        name: density::KEY.into(),
+        key: crate::experiment::vary::VaryKey::Run(density::KEY.into()),
+        values: instances.iter().map(u32::to_string).collect(),
+    }];
+    let repeat = args.experiment.repeat;
+    let request = request(&label, &base, &args.experiment, repeat, &varied, cpus, memory);
+    let dir = out_dir(&args.run, "density");
+    let exp = Experiment::density(dir, request, &base, &instances, &shape, &Registry)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    execute(&exp, home)
+}
+
+/// `--preset NAME` when it names a built-in experiment (a run preset is a base run instead).
+fn experiment_preset(run: &RunArgs) -> Result<Option<&'static ExperimentPreset>, CliError> {
+    let Some(name) = run.preset.as_deref() else {
+        return Ok(None);
+    };
+    if let Some(p) = presets::find(name) {
+        return Ok(Some(p));
+    }
+    if config::presets::find(name).is_none() {
+        return Err(CliError::usage(format!(
+            "no preset named '{name}'; experiments: {}; runs: {}",
+            presets::names().join(", "),
+            config::presets::names().join(", ")
+        )));
+    }
+    Ok(None)
+}
+
+/// The run the experiment varies, and its source's name.
+fn base_run(
+    run: &RunArgs,
+    flags: &WorkloadFlags,
+    preset: Option<&'static ExperimentPreset>,
+) -> Result<(BaseRun, String), CliError> {
+    let mut raw: RawRun = run.to_raw(flags);
+    raw.out = None;
+    let (label, text) = match preset {
+        Some(p) => (format!("preset {}", p.name), p.run.to_string()),
+        None => {
+            let source = match run.source() {
+                RunSource::Preset(n) => RunSource::PresetOnHost(n, host_memory()),
+                other => other,
+            };
+            config::run_text(source, &raw, cores())?
+        }
+    };
+    let base = BaseRun {
+        label: label.clone(),
+        text,
+        flags: raw,
+    };
+    Ok((base, label))
+}
+
+fn request(
+    label: &str,
+    base: &BaseRun,
+    exp: &ExperimentArgs,
+    repeat: Option<u32>,
+    varies: &[Vary],
+    cpus: Option<f64>,
+    memory: Option<String>,
+) -> Request {
+    Request {
+        source: label.to_string(),
+        base_text: base.text.clone(),
+        flags: given_run_flags(),
+        vary: varies
+            .iter()
+            .map(|v| Varied {
+                key: v.name.clone(),
+                values: v.values.clone(),
+            })
+            .collect(),
+        repeat: repeat.unwrap_or(1),
+        point_duration: exp.point_duration.clone(),
+        cpus,
+        memory,
+    }
+}
+
+/// The command line after the command name, without `--out DIR` (resuming names the same
+/// dir, and may name it differently), nor the experiment's own flags (kept field by field).
+fn given_run_flags() -> Vec<String> {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let mut out = Vec::new();
+    let mut skip_next = false;
+    for a in args {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        let flag = a.split('=').next().unwrap_or_default();
+        let own = [
+            "--out", "-o", "--vary", "--repeat", "--point-duration", "--instances", "--cpus",
+            "--memory", "--instance-prefix",
+        ];
+        if own.contains(&flag) {
+            skip_next = !a.contains('=');
+            continue;
+        }
+        out.push(a);
+    }
+    out
+}
+
+fn out_dir(run: &RunArgs, kind: &str) -> PathBuf {
+    run.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(crate::results::writer::dir_name(SystemTime::now(), kind))
+    })
+}
+
+fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
+    let rt = runtime()?;
+    let stop = Stop::new();
+    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
+    let Finished { file, interrupted } = rt
+        .block_on(crate::experiment::execute(exp, cores(), home, &stop, &events))
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    print!("{}", console::experiment_summary(&file, &exp.dir));
+    Ok(exit_code(&file, interrupted))
+}
+
+fn exit_code(file: &ExperimentFile, interrupted: bool) -> u8 {
+    if interrupted {
+        return EXIT_INTERRUPTED;
+    }
+    let failed = file
+        .points
+        .iter()
+        .flat_map(|p| &p.runs)
+        .any(|r| r.status != RunStatus::Complete);
+    if failed {
+        EXIT_RUN_FAILED
+    } else {
+        0
+    }
+}
