@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
+mod xy;
+pub use xy::{xy_band, Stroke, XyLine};
+
 pub const WIDTH: u32 = 960;
 pub const HEIGHT: u32 = 360;
 const LEGEND_WIDTH: u32 = 200;

@@ -31,7 +31,8 @@ pub const SECTIONS: [&str; 10] = [
     "Failures",
 ];
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1000px}\
+pub(super) const STYLE: &str =
+    "body{font-family:sans-serif;margin:2em;color:#222;max-width:1000px}\
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 8px;\
 text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
 .note{color:#666;font-style:italic}.flag{background:#fdd;color:#a00;font-weight:bold}\
@@ -102,11 +103,11 @@ pub fn render(data: &RunData) -> String {
     p
 }
 
-fn note_to(p: &mut String, text: &str) {
+pub(super) fn note_to(p: &mut String, text: &str) {
     let _ = writeln!(p, "<p class=\"note\">{}</p>", esc(text));
 }
 
-fn chart_to(p: &mut String, svg: Result<String, String>) {
+pub(super) fn chart_to(p: &mut String, svg: Result<String, String>) {
     match svg {
         Ok(svg) => {
             p.push_str(&svg);
@@ -116,7 +117,7 @@ fn chart_to(p: &mut String, svg: Result<String, String>) {
     }
 }
 
-fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
+pub(super) fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
     p.push_str("<table><tr>");
     for h in head {
         let _ = write!(p, "<th>{}</th>", esc(h));

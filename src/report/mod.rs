@@ -5,6 +5,8 @@
 pub mod by;
 pub mod charts;
 pub mod compare;
+pub mod compare_experiment;
+pub mod experiment;
 pub mod html;
 pub mod load;
 pub mod mixlog;

@@ -1,0 +1,302 @@
+//! `experiment.html`: one self-contained page per experiment dir (a `tidebench sweep` or
+//! `tidebench density`), drawn from `experiment.json` alone: what was asked, the curves and
+//! the analysis the file holds, and every run with a link to its own `report.html`. Like
+//! `report.html` it has inline SVG and CSS, no script, and fetches nothing. Every string from
+//! the file (keys, values, errors, the run file's text) is user input and is escaped.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use super::html::{self, esc, note_to, table_to};
+use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Point, RunStatus};
+
+mod density;
+mod sweep;
+#[cfg(test)]
+pub(crate) mod tests;
+
+/// Reads `dir/experiment.json` and writes `dir/experiment.html` (through a temp file and a
+/// rename, so a browser reloading it mid-experiment never sees half a page); returns its path.
+pub fn write(dir: &Path) -> Result<PathBuf, String> {
+    let file = exp::read(dir).map_err(|e| e.to_string())?;
+    let page = page(&file, &|run_dir| has_report(dir, run_dir));
+    let path = dir.join(exp::PAGE);
+    let tmp = dir.join(format!("{}.tmp", exp::PAGE));
+    std::fs::write(&tmp, page).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The page without links to the runs' reports (which only the dir can tell exist).
+pub fn html(file: &ExperimentFile) -> String {
+    page(file, &|_| false)
+}
+
+/// True when the run's dir, inside the experiment dir, holds a `report.html`. A run dir that
+/// would lead out of the experiment dir (absolute, or through `..`) gets no link.
+fn has_report(dir: &Path, run_dir: &str) -> bool {
+    let rel = Path::new(run_dir);
+    let inside = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    inside && dir.join(rel).join(html::REPORT_FILE).is_file()
+}
+
+/// The page; `has_report(run dir)` says whether a run's `report.html` can be linked.
+pub fn page(file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) -> String {
+    let mut p = String::new();
+    let title = format!(
+        "tidebench {}: {}",
+        file.kind.name(),
+        if file.varied.is_empty() {
+            "no varied key".to_string()
+        } else {
+            file.varied.join(" × ")
+        }
+    );
+    let _ = write!(
+        p,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+         <style>{}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        html::STYLE,
+        esc(&title)
+    );
+    facts_to(&mut p, file);
+    p.push_str("<h2>Request</h2>\n");
+    request_to(&mut p, file);
+    match file.kind {
+        ExperimentKind::Sweep => sweep::sections(&mut p, file),
+        ExperimentKind::Density => density::section(&mut p, file),
+    }
+    if !file.analysis.notes.is_empty() {
+        p.push_str("<h2>Analysis notes</h2>\n<ul>");
+        for n in &file.analysis.notes {
+            let _ = write!(p, "<li>{}</li>", esc(n));
+        }
+        p.push_str("</ul>\n");
+    }
+    p.push_str("<h2>Points and runs</h2>\n");
+    runs_to(&mut p, file, has_report);
+    p.push_str("</body></html>\n");
+    p
+}
+
+/// "complete", or "incomplete: k of n runs done" and what the others are.
+fn state(file: &ExperimentFile) -> String {
+    if file.complete {
+        return "complete".into();
+    }
+    let runs: Vec<RunStatus> = file
+        .points
+        .iter()
+        .flat_map(|pt| pt.runs.iter().map(|r| r.status))
+        .collect();
+    let count = |s: RunStatus| runs.iter().filter(|r| **r == s).count();
+    // A point whose pending runs are not listed yet still owes `repeat` runs.
+    let expected = (file.points.len() * file.repeat as usize).max(runs.len());
+    let mut out = format!(
+        "incomplete: {} of {expected} runs done",
+        count(RunStatus::Complete)
+    );
+    let others: Vec<String> = [
+        (RunStatus::Failed, "failed"),
+        (RunStatus::Interrupted, "interrupted"),
+    ]
+    .iter()
+    .filter(|(s, _)| count(*s) > 0)
+    .map(|(s, name)| format!("{} {name}", count(*s)))
+    .collect();
+    if !others.is_empty() {
+        let _ = write!(out, " ({})", others.join(", "));
+    }
+    out
+}
+
+fn facts_to(p: &mut String, file: &ExperimentFile) {
+    let rows = vec![
+        vec!["kind".into(), file.kind.name().into()],
+        vec!["varied".into(), file.varied.join(", ")],
+        vec!["repeat".into(), file.repeat.to_string()],
+        vec!["points".into(), file.points.len().to_string()],
+        vec!["started (UTC)".into(), file.started_at.clone()],
+        vec!["updated (UTC)".into(), file.updated_at.clone()],
+        vec!["state".into(), state(file)],
+        vec!["tidebench".into(), file.tidebench_version.clone()],
+    ];
+    table_to(p, &["", ""], &rows);
+}
+
+fn request_to(p: &mut String, file: &ExperimentFile) {
+    let r = &file.request;
+    let mut rows = vec![
+        vec!["source".into(), r.source.clone()],
+        vec![
+            "flags".into(),
+            if r.flags.is_empty() {
+                "none".into()
+            } else {
+                r.flags.join(" ")
+            },
+        ],
+    ];
+    for v in &r.vary {
+        rows.push(vec![format!("vary {}", v.key), v.values.join(", ")]);
+    }
+    rows.push(vec!["repeat".into(), r.repeat.to_string()]);
+    if let Some(d) = &r.point_duration {
+        rows.push(vec!["point duration".into(), d.clone()]);
+    }
+    if let Some(c) = r.cpus {
+        rows.push(vec!["CPUs per instance".into(), num(c)]);
+    }
+    if let Some(m) = &r.memory {
+        rows.push(vec!["memory per instance".into(), m.clone()]);
+    }
+    table_to(p, &["", ""], &rows);
+    if !r.base_text.trim().is_empty() {
+        let _ = writeln!(
+            p,
+            "<details><summary>{} as read when the experiment started</summary><pre>{}</pre></details>",
+            esc(&r.source),
+            esc(&r.base_text)
+        );
+    }
+}
+
+/// A point's values in the order the grid varies them, e.g. `clients=16 scale=10`.
+pub(super) fn point_label(varied: &[String], pt: &Point) -> String {
+    let mut parts: Vec<String> = varied
+        .iter()
+        .filter_map(|k| pt.values.get(k).map(|v| format!("{k}={v}")))
+        .collect();
+    parts.extend(
+        pt.values
+            .iter()
+            .filter(|(k, _)| !varied.contains(k))
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    parts.join(" ")
+}
+
+/// The complete runs' tps of a point.
+fn complete_tps(pt: &Point) -> impl Iterator<Item = (u32, f64)> + '_ {
+    pt.runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Complete)
+        .filter_map(|r| r.tps.map(|t| (r.repeat, t)))
+}
+
+/// Whole numbers without decimals, others with up to three.
+pub(super) fn num(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v == v.trunc() && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn tps(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+/// A relative path as an `href`: bytes outside a safe set percent-encoded (a `#` or `?` in a
+/// dir name would otherwise cut the link short).
+fn href(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/=,+:@".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Every point and run: values, repeat, status (a failed run with its error), tps, headline,
+/// and the run's report when it has one.
+fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) {
+    p.push_str("<table><tr>");
+    let head = [
+        "repeat",
+        "status",
+        "tps",
+        "headline",
+        "point median tps",
+        "run",
+    ];
+    for h in file.varied.iter().map(String::as_str).chain(head) {
+        let _ = write!(p, "<th>{}</th>", esc(h));
+    }
+    p.push_str("</tr>\n");
+    let values = |pt: &Point| -> String {
+        file.varied
+            .iter()
+            .map(|k| {
+                format!(
+                    "<td>{}</td>",
+                    esc(pt.values.get(k).map_or("-", String::as_str))
+                )
+            })
+            .collect()
+    };
+    for pt in &file.points {
+        if pt.runs.is_empty() {
+            let _ = writeln!(
+                p,
+                "<tr>{}<td>-</td><td>no run recorded</td><td>-</td><td>-</td><td>-</td><td></td></tr>",
+                values(pt)
+            );
+        }
+        for (i, r) in pt.runs.iter().enumerate() {
+            let (status, class) = match r.status {
+                RunStatus::Complete => ("complete".to_string(), ""),
+                RunStatus::Interrupted => ("interrupted".to_string(), ""),
+                RunStatus::Pending => ("pending".to_string(), " class=\"note\""),
+                RunStatus::Failed => (
+                    match &r.error {
+                        Some(e) => format!("failed: {e}"),
+                        None => "failed".to_string(),
+                    },
+                    " class=\"flag\"",
+                ),
+            };
+            let headline = r.headline.as_ref().map_or("-".into(), |h| {
+                format!("{} {:.1} ({})", h.label, h.value, h.unit)
+            });
+            let median = if i == 0 {
+                tps(pt.median)
+            } else {
+                String::new()
+            };
+            let link = if has_report(&r.dir) {
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    esc(&href(&format!("{}/{}", r.dir, html::REPORT_FILE))),
+                    esc(&r.dir)
+                )
+            } else {
+                esc(&r.dir)
+            };
+            let _ = writeln!(
+                p,
+                "<tr>{}<td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{link}</td></tr>",
+                values(pt),
+                r.repeat,
+                esc(&status),
+                tps(r.tps),
+                esc(&headline),
+                median,
+            );
+        }
+    }
+    p.push_str("</table>\n");
+    note_to(
+        p,
+        "tps counts committed and expected-rollback transactions per second over each run's measured window; a point's median is over its complete runs.",
+    );
+}
