@@ -353,7 +353,7 @@ pub struct PresetsArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A results dir written by `tidebench run`
+    /// A results dir written by `tidebench run`, or an experiment dir (rewrites experiment.html)
     pub dir: PathBuf,
     /// Print a table re-aggregated by any of: type, group, set, role, iteration, phase, target
     /// (comma-separated, e.g. group,phase) instead of writing report.html
@@ -383,7 +383,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Results dirs, or dirs holding several results dirs (repeated runs); the first is the baseline
+    /// Results dirs, dirs holding several results dirs (repeated runs), or experiment dirs (point by point); the first is the baseline
     #[arg(required = true, num_args = 2..)]
     pub dirs: Vec<PathBuf>,
     /// Also write the comparison as an HTML page to this file

@@ -15,8 +15,8 @@ use crate::results::experiment::{ExperimentFile, Request, RunStatus, Varied};
 use crate::workload::Registry;
 
 use super::args::{DensityArgs, ExperimentArgs, RunArgs, SweepArgs};
-use super::{console, cores, host_memory, runtime, terminal, CliError, WorkloadFlags};
 use super::EXIT_INTERRUPTED;
+use super::{console, cores, host_memory, runtime, terminal, CliError, WorkloadFlags};
 
 /// Exit code when some run of the experiment failed (its error is in experiment.json).
 const EXIT_RUN_FAILED: u8 = 1;
@@ -60,7 +60,11 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
     }
     let (base, label) = base_run(&args.run, flags, preset)?;
     let (mut cpus, mut memory, mut steps) = (args.cpus, args.memory.clone(), None);
-    if let Some(PresetShape::Density { cpus: c, memory_gib }) = preset.map(|p| &p.shape) {
+    if let Some(PresetShape::Density {
+        cpus: c,
+        memory_gib,
+    }) = preset.map(|p| &p.shape)
+    {
         cpus = cpus.or(Some(*c));
         memory = memory.or(Some(format!("{memory_gib}GB")));
         let n = presets::density_steps(*c, *memory_gib, cores(), host_memory());
@@ -88,7 +92,15 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
         values: instances.iter().map(u32::to_string).collect(),
     }];
     let repeat = args.experiment.repeat;
-    let request = request(&label, &base, &args.experiment, repeat, &varied, cpus, memory);
+    let request = request(
+        &label,
+        &base,
+        &args.experiment,
+        repeat,
+        &varied,
+        cpus,
+        memory,
+    );
     let dir = out_dir(&args.run, "density");
     let exp = Experiment::density(dir, request, &base, &instances, &shape, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
@@ -179,8 +191,15 @@ fn given_run_flags() -> Vec<String> {
         }
         let flag = a.split('=').next().unwrap_or_default();
         let own = [
-            "--out", "-o", "--vary", "--repeat", "--point-duration", "--instances", "--cpus",
-            "--memory", "--instance-prefix",
+            "--out",
+            "-o",
+            "--vary",
+            "--repeat",
+            "--point-duration",
+            "--instances",
+            "--cpus",
+            "--memory",
+            "--instance-prefix",
         ];
         if own.contains(&flag) {
             skip_next = !a.contains('=');
@@ -203,7 +222,13 @@ fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
     rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
     let Finished { file, interrupted } = rt
-        .block_on(crate::experiment::execute(exp, cores(), home, &stop, &events))
+        .block_on(crate::experiment::execute(
+            exp,
+            cores(),
+            home,
+            &stop,
+            &events,
+        ))
         .map_err(|e| CliError::usage(e.to_string()))?;
     print!("{}", console::experiment_summary(&file, &exp.dir));
     Ok(exit_code(&file, interrupted))

@@ -269,8 +269,20 @@ fn report(args: args::ReportArgs) -> Result<u8, CliError> {
         println!("{}", dir.display());
         return Ok(0);
     }
+    let experiment = crate::results::experiment::is_experiment(&args.dir);
+    if experiment && (args.by.is_some() || args.mix_log) {
+        return Err(CliError::usage(format!(
+            "{} is an experiment dir; --by and --mix-log read one run: give one of its run dirs",
+            args.dir.display()
+        )));
+    }
     let Some(by) = args.by else {
-        let path = crate::report::html::write(&args.dir).map_err(CliError::usage)?;
+        let path = if experiment {
+            crate::report::experiment::write(&args.dir)
+        } else {
+            crate::report::html::write(&args.dir)
+        }
+        .map_err(CliError::usage)?;
         println!("{}", path.display());
         return Ok(0);
     };
@@ -285,6 +297,22 @@ fn report(args: args::ReportArgs) -> Result<u8, CliError> {
 }
 
 fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
+    let experiments = args
+        .dirs
+        .iter()
+        .filter(|d| crate::results::experiment::is_experiment(d))
+        .count();
+    if experiments > 0 {
+        if experiments < args.dirs.len() || args.html.is_some() {
+            return Err(CliError::usage(
+                "compare takes either results dirs or experiment dirs (point by point, text only), not both",
+            ));
+        }
+        let table = crate::report::compare_experiment::compare_table(&args.dirs)
+            .map_err(CliError::usage)?;
+        print!("{table}");
+        return Ok(0);
+    }
     let sides = crate::report::compare::sides(&args.dirs).map_err(CliError::usage)?;
     print!("{}", crate::report::compare::table(&sides));
     if let Some(out) = &args.html {

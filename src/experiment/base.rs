@@ -48,9 +48,13 @@ impl PointRun {
 
 impl BaseRun {
     /// The run of a point: `values` pairs each `--vary` with this point's value.
-    pub fn point(&self, values: &[(&Vary, &str)], catalog: &dyn Catalog) -> Result<PointRun, String> {
-        let mut doc: Table = toml::from_str(&self.text)
-            .map_err(|e| format!("{}: {}", self.label, e.message()))?;
+    pub fn point(
+        &self,
+        values: &[(&Vary, &str)],
+        catalog: &dyn Catalog,
+    ) -> Result<PointRun, String> {
+        let mut doc: Table =
+            toml::from_str(&self.text).map_err(|e| format!("{}: {}", self.label, e.message()))?;
         let mut top = Table::new();
         for (vary, value) in values {
             match &vary.key {
@@ -101,11 +105,11 @@ impl BaseRun {
         };
         let groups: Vec<&Table> = tables(doc, "group").collect();
         if groups.is_empty() {
-            let target = self
-                .flags
-                .target
-                .clone()
-                .or_else(|| doc.get("target").and_then(Value::as_str).map(str::to_string));
+            let target = self.flags.target.clone().or_else(|| {
+                doc.get("target")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
             add(target.as_deref().unwrap_or("instance:default"));
         }
         for g in groups {

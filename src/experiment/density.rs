@@ -34,7 +34,12 @@ pub fn instance_name(prefix: &str, i: u32) -> String {
 }
 
 /// The run of step `n`: the base run's load on each of `n` instances.
-pub fn step(base: &BaseRun, n: u32, shape: &Shape, catalog: &dyn Catalog) -> Result<PointRun, String> {
+pub fn step(
+    base: &BaseRun,
+    n: u32,
+    shape: &Shape,
+    catalog: &dyn Catalog,
+) -> Result<PointRun, String> {
     let src = Source {
         file: &base.label,
         text: &base.text,
@@ -49,10 +54,15 @@ pub fn step(base: &BaseRun, n: u32, shape: &Shape, catalog: &dyn Catalog) -> Res
         ));
     }
     if raw.target.is_some() {
-        return Err(format!("density makes its own instances ({0}-1, {0}-2, ...); leave --target out", shape.prefix));
+        return Err(format!(
+            "density makes its own instances ({0}-1, {0}-2, ...); leave --target out",
+            shape.prefix
+        ));
     }
     if raw.mode.is_some() {
-        return Err("density runs its instances side by side (independent mode); leave mode out".into());
+        return Err(
+            "density runs its instances side by side (independent mode); leave mode out".into(),
+        );
     }
     let Some(workload) = raw.workload.clone() else {
         return Err("density needs a workload: give --workload (e.g. --workload tpcb)".into());
@@ -78,13 +88,19 @@ pub fn step(base: &BaseRun, n: u32, shape: &Shape, catalog: &dyn Catalog) -> Res
         let group = format!("db{i}");
         let mut g = Table::new();
         g.insert("name".into(), Value::String(group.clone()));
-        g.insert("workload".into(), Value::String(workload.as_str().to_string()));
+        g.insert(
+            "workload".into(),
+            Value::String(workload.as_str().to_string()),
+        );
         if let Some(s) = raw.scale {
             g.insert("scale".into(), Value::Integer(s.into()));
         }
         g.insert(
             "target".into(),
-            Value::String(format!("instance:{name}/{}", config::target::DEFAULT_DBNAME)),
+            Value::String(format!(
+                "instance:{name}/{}",
+                config::target::DEFAULT_DBNAME
+            )),
         );
         groups.push(Value::Table(g));
         per_group_clients.insert(group.clone(), Value::Integer(clients.into()));

@@ -55,7 +55,9 @@ pub async fn execute(
         }
         let left = slots[n..]
             .iter()
-            .filter(|s| file.points[s.point].runs[(s.repeat - 1) as usize].status != RunStatus::Complete)
+            .filter(|s| {
+                file.points[s.point].runs[(s.repeat - 1) as usize].status != RunStatus::Complete
+            })
             .count();
         let which = describe(exp, n, *slot, eta(exp, cores, &made, left));
         events.send(Event::ExperimentRun(which.clone()));
@@ -64,9 +66,15 @@ pub async fn execute(
         made.push(started.elapsed());
         let rel = run_dir_name(exp, *slot);
         let new = match outcome {
-            Ok(()) => records::from_dir(&exp.dir.join(&rel), &rel, slot.repeat).unwrap_or_else(
-                || records::failed(&rel, slot.repeat, "the run wrote no results".into()),
-            ),
+            Ok(()) => records::from_dir(
+                &exp.dir.join(&rel),
+                &rel,
+                slot.repeat,
+                exp.kind == record::ExperimentKind::Density,
+            )
+            .unwrap_or_else(|| {
+                records::failed(&rel, slot.repeat, "the run wrote no results".into())
+            }),
             Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
             Err(e) => records::failed(&rel, slot.repeat, e.to_string()),
         };
@@ -114,7 +122,12 @@ async fn one_run(
 ) -> Result<(), RunError> {
     let dir = exp.dir.join(run_dir_name(exp, slot));
     clear_unfinished(&dir)?;
-    let mut plan = point_plan(&exp.runs[slot.point], &dir, exp.point_duration.as_deref(), cores)?;
+    let mut plan = point_plan(
+        &exp.runs[slot.point],
+        &dir,
+        exp.point_duration.as_deref(),
+        cores,
+    )?;
     apply_instances(&plan, home, events).await?;
     // The instances are as the point wants them now; the runner must not check them against
     // their records again.
@@ -157,7 +170,10 @@ fn clear_unfinished(dir: &Path) -> Result<(), RunError> {
     for d in [dir.to_path_buf(), partial] {
         if d.exists() {
             std::fs::remove_dir_all(&d).map_err(|e| {
-                RunError::Results(format!("cannot remove the unfinished run {}: {e}", d.display()))
+                RunError::Results(format!(
+                    "cannot remove the unfinished run {}: {e}",
+                    d.display()
+                ))
             })?;
         }
     }
@@ -209,9 +225,13 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
         .iter()
         .all(|p| p.runs.iter().all(|r| r.status == RunStatus::Complete));
     file.updated_at = utc_rfc3339(SystemTime::now());
-    record::write(&exp.dir, file)
-        .map_err(|e| ExperimentError::Io(format!("cannot write {}: {e}", exp.dir.join(record::FILE).display())))?;
-    // crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
+    record::write(&exp.dir, file).map_err(|e| {
+        ExperimentError::Io(format!(
+            "cannot write {}: {e}",
+            exp.dir.join(record::FILE).display()
+        ))
+    })?;
+    crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
     Ok(())
 }
 
@@ -250,7 +270,13 @@ fn describe(exp: &Experiment, n: usize, slot: RunSlot, eta: Option<Duration>) ->
 /// point's planned duration before any.
 fn eta(exp: &Experiment, cores: u32, made: &[Duration], left: usize) -> Option<Duration> {
     let per_run = if made.is_empty() {
-        let plan = point_plan(&exp.runs[0], &PathBuf::from("eta"), exp.point_duration.as_deref(), cores).ok()?;
+        let plan = point_plan(
+            &exp.runs[0],
+            &PathBuf::from("eta"),
+            exp.point_duration.as_deref(),
+            cores,
+        )
+        .ok()?;
         plan.total_duration()
     } else {
         made.iter().sum::<Duration>() / made.len() as u32

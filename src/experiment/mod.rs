@@ -73,7 +73,8 @@ impl Experiment {
     ) -> Result<Experiment, ExperimentError> {
         if varies.is_empty() {
             return Err(ExperimentError::Config(
-                "a sweep needs at least one --vary KEY=V1,V2,... (e.g. --vary clients=1..64x2)".into(),
+                "a sweep needs at least one --vary KEY=V1,V2,... (e.g. --vary clients=1..64x2)"
+                    .into(),
             ));
         }
         if let Some(dup) = varies

@@ -88,10 +88,16 @@ pub fn parse_instances(text: &str) -> Result<Vec<u32>, String> {
     let steps: Vec<u32> = vary
         .values
         .iter()
-        .map(|v| v.parse::<u32>().ok().filter(|n| (1..=MAX_VALUES as u32).contains(n)))
+        .map(|v| {
+            v.parse::<u32>()
+                .ok()
+                .filter(|n| (1..=MAX_VALUES as u32).contains(n))
+        })
         .collect::<Option<_>>()
         .ok_or_else(|| {
-            format!("--instances {text}: give whole numbers of instances from 1, e.g. 1..4 or 1,2,4,8")
+            format!(
+                "--instances {text}: give whole numbers of instances from 1, e.g. 1..4 or 1,2,4,8"
+            )
         })?;
     Ok(steps)
 }

@@ -24,10 +24,19 @@ pub fn pending(dir: &str, repeat: u32) -> RunRecord {
 }
 
 /// The record of the results dir at `path` (its summary read), or `None` when it holds no
-/// finished run (missing, or only a `.partial` left by a killed process).
-pub fn from_dir(path: &Path, dir: &str, repeat: u32) -> Option<RunRecord> {
+/// finished run (missing, or only a `.partial` left by a killed process). `per_group` keeps
+/// each group's tps (density: a group per instance).
+pub fn from_dir(path: &Path, dir: &str, repeat: u32, per_group: bool) -> Option<RunRecord> {
     let results = ResultsDir::open(path).ok()?;
     let mut record = from_summary(results.summary(), dir, repeat);
+    if per_group {
+        record.per_instance_tps = results
+            .summary()
+            .groups
+            .iter()
+            .map(|g| g.stats.tps)
+            .collect();
+    }
     record.host_cpu_percent = host_cpu(&results);
     Some(record)
 }
@@ -51,11 +60,7 @@ fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
                 Per::Minute => "per minute".into(),
             },
         }),
-        per_instance_tps: if s.groups.len() > 1 {
-            s.groups.iter().map(|g| g.stats.tps).collect()
-        } else {
-            Vec::new()
-        },
+        per_instance_tps: Vec::new(),
         host_cpu_percent: None,
         error: None,
     }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::event::{Event, Sink};
-use crate::results::experiment::{self as record, ExperimentFile, Request, RunStatus};
+use crate::results::experiment::{
+    self as record, ExperimentFile, ExperimentKind, Request, RunStatus,
+};
 use crate::results::utc_rfc3339;
 
 use super::execute::fresh_points;
@@ -30,7 +32,12 @@ pub fn open(exp: &Experiment, events: &Arc<dyn Sink>) -> Result<ExperimentFile, 
         let mut kept = 0;
         for point in &mut file.points {
             for run in &mut point.runs {
-                if let Some(found) = records::from_dir(&dir.join(&run.dir), &run.dir, run.repeat) {
+                if let Some(found) = records::from_dir(
+                    &dir.join(&run.dir),
+                    &run.dir,
+                    run.repeat,
+                    exp.kind == ExperimentKind::Density,
+                ) {
                     if found.status == RunStatus::Complete {
                         *run = found;
                         kept += 1;
@@ -78,13 +85,29 @@ pub fn difference(old: &Request, new: &Request) -> Option<String> {
             .join(" ")
     };
     let pairs: [(&str, String, String); 7] = [
-        ("the run file or preset", old.source.clone(), new.source.clone()),
+        (
+            "the run file or preset",
+            old.source.clone(),
+            new.source.clone(),
+        ),
         ("--vary", show(&old.vary), show(&new.vary)),
         ("--repeat", old.repeat.to_string(), new.repeat.to_string()),
         ("the run flags", old.flags.join(" "), new.flags.join(" ")),
-        ("--point-duration", format!("{:?}", old.point_duration), format!("{:?}", new.point_duration)),
-        ("--cpus", format!("{:?}", old.cpus), format!("{:?}", new.cpus)),
-        ("--memory", format!("{:?}", old.memory), format!("{:?}", new.memory)),
+        (
+            "--point-duration",
+            format!("{:?}", old.point_duration),
+            format!("{:?}", new.point_duration),
+        ),
+        (
+            "--cpus",
+            format!("{:?}", old.cpus),
+            format!("{:?}", new.cpus),
+        ),
+        (
+            "--memory",
+            format!("{:?}", old.memory),
+            format!("{:?}", new.memory),
+        ),
     ];
     for (what, a, b) in pairs {
         if a != b {

@@ -76,7 +76,12 @@ pub struct RunSlot {
 /// The runs in the order they are made: the series, `repeat` times.
 pub fn order(points: usize, repeat: u32) -> Vec<RunSlot> {
     (1..=repeat)
-        .flat_map(|r| (0..points).map(move |p| RunSlot { point: p, repeat: r }))
+        .flat_map(|r| {
+            (0..points).map(move |p| RunSlot {
+                point: p,
+                repeat: r,
+            })
+        })
         .collect()
 }
 
@@ -98,10 +103,22 @@ mod tests {
         assert_eq!(
             o,
             [
-                RunSlot { point: 0, repeat: 1 },
-                RunSlot { point: 1, repeat: 1 },
-                RunSlot { point: 0, repeat: 2 },
-                RunSlot { point: 1, repeat: 2 }
+                RunSlot {
+                    point: 0,
+                    repeat: 1
+                },
+                RunSlot {
+                    point: 1,
+                    repeat: 1
+                },
+                RunSlot {
+                    point: 0,
+                    repeat: 2
+                },
+                RunSlot {
+                    point: 1,
+                    repeat: 2
+                }
             ]
         );
     }

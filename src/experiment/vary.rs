@@ -17,12 +17,27 @@ pub const MAX_VALUES: usize = 1000;
 
 /// Run-file keys a sweep cannot vary, with the reason.
 const FIXED_KEYS: [(&str, &str); 7] = [
-    ("out", "the experiment chooses each run's dir (use --out for the experiment dir)"),
+    (
+        "out",
+        "the experiment chooses each run's dir (use --out for the experiment dir)",
+    ),
     ("group", "vary one group's key with group.NAME.KEY"),
-    ("phase", "phases are part of the run file; vary a run key instead"),
-    ("instance", "vary instance.cpus, instance.memory or instance.set.SETTING"),
-    ("mode", "shared and independent runs are different experiments"),
-    ("prometheus", "one endpoint serves one run at a time; set it once"),
+    (
+        "phase",
+        "phases are part of the run file; vary a run key instead",
+    ),
+    (
+        "instance",
+        "vary instance.cpus, instance.memory or instance.set.SETTING",
+    ),
+    (
+        "mode",
+        "shared and independent runs are different experiments",
+    ),
+    (
+        "prometheus",
+        "one endpoint serves one run at a time; set it once",
+    ),
     ("phase_duration", "use --point-duration"),
 ];
 
@@ -127,17 +142,25 @@ impl Vary {
         let mut values = Vec::new();
         for item in list.split(',').map(str::trim) {
             if item.is_empty() {
-                return Err(format!("--vary {spec}: an empty value; separate values with single commas"));
+                return Err(format!(
+                    "--vary {spec}: an empty value; separate values with single commas"
+                ));
             }
             match item.split_once("..") {
                 Some((from, to)) => values.extend(range(name, from, to)?),
                 None => values.push(item.to_string()),
             }
             if values.len() > MAX_VALUES {
-                return Err(format!("--vary {name}: more than {MAX_VALUES} values; use a larger step"));
+                return Err(format!(
+                    "--vary {name}: more than {MAX_VALUES} values; use a larger step"
+                ));
             }
         }
-        if let Some(dup) = values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)) {
+        if let Some(dup) = values
+            .iter()
+            .enumerate()
+            .find(|(i, v)| values[..*i].contains(v))
+        {
             return Err(format!("--vary {name}: value {} is given twice", dup.1));
         }
         Ok(Vary {
@@ -169,14 +192,19 @@ fn range(name: &str, from: &str, to: &str) -> Result<Vec<String>, String> {
     let integral = [from, end].iter().all(|s| s.trim().parse::<i64>().is_ok());
     let (op, by) = match step {
         None => ("+", 1.0),
-        Some((op, s)) => (op, num(s).ok_or_else(|| bad("has a step that is not a number"))?),
+        Some((op, s)) => (
+            op,
+            num(s).ok_or_else(|| bad("has a step that is not a number"))?,
+        ),
     };
     let grows = match op {
         "x" => by > 1.0 && a > 0.0,
         _ => by > 0.0,
     };
     if !grows {
-        return Err(bad("never grows (a factor must be > 1 from a start > 0, a step > 0)"));
+        return Err(bad(
+            "never grows (a factor must be > 1 from a start > 0, a step > 0)",
+        ));
     }
     let integral = integral && by.fract() == 0.0;
     let mut out = Vec::new();
@@ -189,7 +217,9 @@ fn range(name: &str, from: &str, to: &str) -> Result<Vec<String>, String> {
             format!("{}", (v * 1e6).round() / 1e6)
         });
         if out.len() > MAX_VALUES {
-            return Err(format!("--vary {name}: more than {MAX_VALUES} values; use a larger step"));
+            return Err(format!(
+                "--vary {name}: more than {MAX_VALUES} values; use a larger step"
+            ));
         }
         v = if op == "x" { v * by } else { v + by };
     }
@@ -223,12 +253,21 @@ mod tests {
 
     #[test]
     fn ranges_double_step_and_mix_with_plain_values() {
-        assert_eq!(values("clients=1..64x2"), ["1", "2", "4", "8", "16", "32", "64"]);
+        assert_eq!(
+            values("clients=1..64x2"),
+            ["1", "2", "4", "8", "16", "32", "64"]
+        );
         assert_eq!(values("clients=1..16+4"), ["1", "5", "9", "13"]);
-        assert_eq!(values("clients=1..3,8,10..12"), ["1", "2", "3", "8", "10", "11", "12"]);
+        assert_eq!(
+            values("clients=1..3,8,10..12"),
+            ["1", "2", "3", "8", "10", "11", "12"]
+        );
         assert_eq!(values("instance.cpus=0.5..2+0.5"), ["0.5", "1", "1.5", "2"]);
         assert_eq!(values("protocol=simple,prepared"), ["simple", "prepared"]);
-        assert_eq!(values("instance.set.shared_buffers=256MB,1GB"), ["256MB", "1GB"]);
+        assert_eq!(
+            values("instance.set.shared_buffers=256MB,1GB"),
+            ["256MB", "1GB"]
+        );
     }
 
     #[test]
@@ -253,7 +292,10 @@ mod tests {
 
     #[test]
     fn keys_parse_into_their_kind() {
-        assert_eq!(VaryKey::parse("max-tries").unwrap(), VaryKey::Run("max_tries".into()));
+        assert_eq!(
+            VaryKey::parse("max-tries").unwrap(),
+            VaryKey::Run("max_tries".into())
+        );
         assert_eq!(
             VaryKey::parse("group.DB_1.clients").unwrap(),
             VaryKey::Group {

@@ -7,8 +7,8 @@
 use super::record::{Layout, Record, Setting};
 use super::server::Server;
 use super::{
-    check_bin_dir, check_name, check_socket_dir, create, os_user, settings,
-    start_reporting, CgroupPaths, Home, Instance, InstanceError, InstanceOptions, StartOutcome,
+    check_bin_dir, check_name, check_socket_dir, create, os_user, settings, start_reporting,
+    CgroupPaths, Home, Instance, InstanceError, InstanceOptions, StartOutcome,
 };
 
 /// What [`reconfigure`] did.

@@ -4,6 +4,7 @@
 mod bad_input;
 mod declared_instances;
 mod elastic;
+mod experiments;
 mod instance;
 mod options;
 mod pgbench;

@@ -9,7 +9,10 @@ use crate::results::experiment::{ExperimentFile, RunStatus, FILE, PAGE};
 pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
     let mut out = String::new();
     let runs: Vec<_> = file.points.iter().flat_map(|p| &p.runs).collect();
-    let done = runs.iter().filter(|r| r.status == RunStatus::Complete).count();
+    let done = runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Complete)
+        .count();
     let _ = writeln!(
         out,
         "\n{} over {} ({} repeat{}): {done} of {} runs complete",
@@ -26,16 +29,32 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         .max()
         .unwrap_or(5)
         .max(5);
-    let _ = writeln!(out, "  {:<width$}  {:>5}  {:>12}  {:>25}", "point", "runs", "median tps", "min – max");
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:>5}  {:>12}  {:>25}",
+        "point", "runs", "median tps", "min – max"
+    );
     for p in &file.points {
-        let complete = p.runs.iter().filter(|r| r.status == RunStatus::Complete).count();
-        let failed = p.runs.iter().filter(|r| r.status == RunStatus::Failed).count();
+        let complete = p
+            .runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Complete)
+            .count();
+        let failed = p
+            .runs
+            .iter()
+            .filter(|r| r.status == RunStatus::Failed)
+            .count();
         let range = match (p.min, p.max) {
             (Some(a), Some(b)) => format!("{a:.1} – {b:.1}"),
             _ => "-".into(),
         };
         let median = p.median.map_or("-".into(), |m| format!("{m:.1}"));
-        let note = if failed > 0 { format!("  ({failed} failed)") } else { String::new() };
+        let note = if failed > 0 {
+            format!("  ({failed} failed)")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
             "  {:<width$}  {:>5}  {median:>12}  {range:>25}{note}",
@@ -53,7 +72,12 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         let _ = writeln!(out, "note: {n}");
     }
     for r in runs.iter().filter(|r| r.status == RunStatus::Failed) {
-        let _ = writeln!(out, "failed: {}: {}", r.dir, r.error.as_deref().unwrap_or("?"));
+        let _ = writeln!(
+            out,
+            "failed: {}: {}",
+            r.dir,
+            r.error.as_deref().unwrap_or("?")
+        );
     }
     let _ = writeln!(out, "{}", dir.join(FILE).display());
     let _ = writeln!(out, "{}", dir.join(PAGE).display());
