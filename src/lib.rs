@@ -1,7 +1,8 @@
 //! tidebench: a benchmark kit for PostgreSQL under consolidation, virtualization and elastic,
 //! multi-tenant load. See `DESIGN.md` for the data flow; the rooms below import only downwards:
-//! cli → driver → sampler → workload → results/metrics → target → instance → config, and any of
-//! them → event (what a run says while it works, sent to a sink; only `cli` prints).
+//! cli → experiment → runner → driver → sampler → workload → results/metrics → target →
+//! instance → config, and any of them → event (what a run says while it works, sent to a
+//! sink; only `cli` prints).
 
 pub mod cli;
 pub mod config;

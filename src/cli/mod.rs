@@ -99,6 +99,11 @@ fn presets(args: args::PresetsArgs) -> Result<u8, CliError> {
         print!("{}", console::presets());
         return Ok(0);
     };
+    if let Some(exp) = crate::experiment::presets::find(&name) {
+        print!("{}", exp.run);
+        print!("{}", exp.shape.describe());
+        return Ok(0);
+    }
     let preset = config::presets::find(&name).ok_or_else(|| {
         CliError::usage(format!(
             "no preset named '{name}'; `tidebench presets` lists them ({})",

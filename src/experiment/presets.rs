@@ -24,6 +24,21 @@ pub enum PresetShape {
     Density { cpus: f64, memory_gib: u64 },
 }
 
+impl PresetShape {
+    /// The experiment's own settings as TOML comments, after the run text.
+    pub fn describe(&self) -> String {
+        match self {
+            PresetShape::Sweep { vary, repeat } => {
+                let flags: Vec<String> = vary.iter().map(|v| format!("--vary {v}")).collect();
+                format!("# tidebench sweep: {} --repeat {repeat}\n", flags.join(" "))
+            }
+            PresetShape::Density { cpus, memory_gib } => format!(
+                "# tidebench density: --cpus {cpus} --memory {memory_gib}GB --instances 1..N (N: as many as fit the host)\n"
+            ),
+        }
+    }
+}
+
 pub const PRESETS: [ExperimentPreset; 2] = [
     ExperimentPreset {
         name: "vpostgres-scalability",
