@@ -223,15 +223,27 @@ pub fn table(sides: &[Side]) -> String {
         }
         rows.push(row);
     }
-    let cols = rows[0].len();
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
     let mut out = String::new();
     for (i, s) in sides.iter().enumerate() {
         let _ = writeln!(out, "[{}] {}", i + 1, s.name);
     }
-    for row in &rows {
+    out.push_str(&aligned(&rows));
+    out
+}
+
+/// Columns padded to their widest cell: the first left-aligned, the numbers right-aligned.
+pub fn aligned(rows: &[Vec<String>]) -> String {
+    let cols = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)

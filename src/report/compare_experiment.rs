@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use super::compare::aligned;
 use super::experiment::point_label;
 use crate::results::experiment::{self as exp, ExperimentFile};
 
@@ -109,36 +110,6 @@ fn check_comparable(
         ));
     }
     Ok(())
-}
-
-/// Columns padded to their widest cell: the first left-aligned, the numbers right-aligned.
-fn aligned(rows: &[Vec<String>]) -> String {
-    let cols = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (text, w))| {
-                if c == 0 {
-                    format!("{text:<w$}")
-                } else {
-                    format!("{text:>w$}")
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
-    out
 }
 
 #[cfg(test)]
