@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::results::experiment::{
-    Analysis, DensityAnalysis, DensityStep, Point, RunRecord, RunStatus,
+    axis_value, is_size, Analysis, DensityAnalysis, DensityStep, Point, RunRecord, RunStatus,
 };
 
 mod density_steps;
@@ -47,8 +47,16 @@ pub fn sweep(varied: &[String], points: &[Point]) -> Analysis {
         analysis.notes.push(not_numeric_note(varied));
         return analysis;
     };
+    let sizes = points
+        .iter()
+        .any(|p| p.values.get(x_key).is_some_and(|v| is_size(v)));
     for (fixed, members) in group_series(varied, x_key, points) {
-        let series = series::analyse_series(x_key, fixed, &members, &mut analysis.notes);
+        let mut series = series::analyse_series(x_key, fixed, &members, &mut analysis.notes);
+        if sizes {
+            series
+                .rules
+                .insert(0, format!("{x_key} is a size: its values are read in MiB."));
+        }
         analysis.series.push(series);
     }
     analysis
@@ -135,7 +143,7 @@ fn median(values: &[f64]) -> Option<f64> {
 // ---- sweep ----
 
 fn parse_x(value: &str) -> Option<f64> {
-    value.trim().parse::<f64>().ok().filter(|x| x.is_finite())
+    axis_value(value)
 }
 
 fn is_numeric(key: &str, points: &[Point]) -> bool {

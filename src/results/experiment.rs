@@ -235,6 +235,23 @@ pub struct DensityStep {
     pub host_cpu_percent: Option<f64>,
 }
 
+/// A varied value as a number on a chart's x axis: a number as written, or a size (`256MB`,
+/// `1GiB`) in MiB, so memory and `shared_buffers` series have curves too. `None` for
+/// anything else (`simple`, `prepared`).
+pub fn axis_value(value: &str) -> Option<f64> {
+    let v = value.trim();
+    if let Ok(x) = v.parse::<f64>() {
+        return x.is_finite().then_some(x);
+    }
+    let bytes = crate::config::size::parse_size(v).ok()?;
+    Some(bytes as f64 / f64::from(1u32 << 20))
+}
+
+/// True when `value` is a size (`1GB`), which [`axis_value`] reads in MiB.
+pub fn is_size(value: &str) -> bool {
+    value.trim().parse::<f64>().is_err() && axis_value(value).is_some()
+}
+
 /// Why an experiment dir cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

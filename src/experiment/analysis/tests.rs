@@ -494,3 +494,15 @@ fn tps_read_with_thousands_separators() {
     assert_eq!(fmt_tps(100.0), "100");
     assert_eq!(fmt_tps(12.34), "12.3");
 }
+
+#[test]
+fn size_values_are_a_curve_in_mib() {
+    let points: Vec<Point> = [("128MB", 100.0), ("512MB", 380.0), ("1GB", 400.0)]
+        .iter()
+        .map(|(v, tps)| point(&[("instance.set.shared_buffers", v)], vec![run(*tps)]))
+        .collect();
+    let a = sweep(&["instance.set.shared_buffers".to_string()], &points);
+    let s = &a.series[0];
+    assert_eq!(s.curve, [(128.0, 100.0), (512.0, 380.0), (1024.0, 400.0)]);
+    assert!(s.rules[0].contains("MiB"), "{:?}", s.rules);
+}

@@ -43,8 +43,8 @@ fn points<'a>(file: &'a ExperimentFile, s: &SeriesAnalysis) -> Vec<(f64, &'a Poi
         .iter()
         .filter(|pt| s.fixed.iter().all(|(k, v)| pt.values.get(k) == Some(v)))
         .filter_map(|pt| {
-            let x = pt.values.get(&s.x)?.trim().parse::<f64>().ok()?;
-            x.is_finite().then_some((x, pt))
+            let x = crate::results::experiment::axis_value(pt.values.get(&s.x)?)?;
+            Some((x, pt))
         })
         .collect();
     out.sort_by(|a, b| a.0.total_cmp(&b.0));
