@@ -4,10 +4,18 @@
 //! CPU comes from the instance's cgroup when it has one (v1 `cpuacct.usage`, v2 `cpu.stat`
 //! `usage_usec`): the kernel counts every process ever in it. Without a cgroup it comes from the
 //! process tree: the postmaster's own time plus `cutime`/`cstime` (the time of children it has
-//! reaped: backends that exited) plus the time of its live children. Memory: the proportional
-//! set size (`Pss` of `smaps_rollup`) summed over the tree, so `shared_buffers` counts once,
-//! not once per backend; and, with a cgroup, its `memory.stat` (usage, page cache, major
-//! faults) and its OOM kill count.
+//! reaped: backends that exited) plus the time of its live children. Memory: from each
+//! process's `/proc/<pid>/status`, the private (anonymous) pages of every process plus the
+//! largest shared-memory and file-backed resident of any one of them, so `shared_buffers` and
+//! the binary count once, not once per backend; and, with a cgroup, its `memory.stat` (usage,
+//! page cache, major faults) and its OOM kill count.
+//!
+//! Why not the proportional set size (`Pss` of `smaps_rollup`): the kernel walks every page
+//! table of the process to make it, about 1 ms per busy backend with 1 GB of shared buffers,
+//! which made a sampling round cost 11 ms of CPU at 4 clients (issue 16). `status` holds
+//! counters the kernel keeps anyway. The sum is a lower bound of the instance's resident memory
+//! (backends touch different shared pages; the largest one stands for all); it was within
+//! 20 % of the Pss sum at 16 clients on a scale-1 database.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +33,7 @@ pub struct ProcStat {
     pub child_ticks: u64,
     pub majflt: u64,
     pub cmajflt: u64,
-    /// Resident pages.
+    /// Resident pages (all kinds: used when `status` cannot be read).
     pub rss_pages: u64,
 }
 
@@ -46,15 +54,34 @@ pub fn parse_proc_stat(text: &str) -> Option<ProcStat> {
     })
 }
 
-/// `Pss:` of `/proc/<pid>/smaps_rollup`, in bytes.
-pub fn parse_pss(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("Pss:"))?;
-    let kb: u64 = line["Pss:".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    kb.checked_mul(1024)
+/// A process's resident memory by kind, from `/proc/<pid>/status`, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Resident {
+    /// Private pages (`RssAnon`).
+    pub anon: u64,
+    /// File-backed pages: the binary, libraries (`RssFile`).
+    pub file: u64,
+    /// Shared memory: PostgreSQL's shared buffers (`RssShmem`).
+    pub shmem: u64,
+}
+
+/// `RssAnon`, `RssFile` and `RssShmem` of `/proc/<pid>/status`; `None` when one is missing
+/// (kernels before 4.5).
+pub fn parse_status(text: &str) -> Option<Resident> {
+    let kb = |key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..]
+            .split_whitespace()
+            .next()?
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(1024)
+    };
+    Some(Resident {
+        anon: kb("RssAnon:")?,
+        file: kb("RssFile:")?,
+        shmem: kb("RssShmem:")?,
+    })
 }
 
 /// `key value` lines (`memory.stat`, `cpu.stat`, `memory.events`, `memory.oom_control`).
@@ -74,24 +101,41 @@ pub struct TreeUsage {
 }
 
 /// Sums the postmaster `root` and its direct children (PostgreSQL forks every backend and
-/// auxiliary process from the postmaster). `pss` gives a process's Pss when readable.
+/// auxiliary process from the postmaster). `resident` gives a process's memory by kind when
+/// readable; a process without it counts its whole RSS as private.
 pub fn tree_usage(
     procs: &[(u32, ProcStat)],
     root: u32,
     page_size: u64,
-    pss: impl Fn(u32) -> Option<u64>,
+    resident: impl Fn(u32) -> Option<Resident>,
 ) -> Option<TreeUsage> {
     let (_, top) = procs.iter().find(|(pid, _)| *pid == root)?;
     let mut u = TreeUsage {
         ticks: top.ticks + top.child_ticks,
         majflt: top.majflt + top.cmajflt,
-        rss_bytes: pss(root).unwrap_or(top.rss_pages * page_size),
+        rss_bytes: 0,
     };
-    for (pid, p) in procs.iter().filter(|(_, p)| p.ppid == root) {
-        u.ticks += p.ticks;
-        u.majflt += p.majflt;
-        u.rss_bytes += pss(*pid).unwrap_or(p.rss_pages * page_size);
+    let (mut anon, mut file, mut shmem) = (0, 0, 0);
+    let tree = std::iter::once((root, top)).chain(
+        procs
+            .iter()
+            .filter(|(_, p)| p.ppid == root)
+            .map(|(pid, p)| (*pid, p)),
+    );
+    for (pid, p) in tree {
+        if pid != root {
+            u.ticks += p.ticks;
+            u.majflt += p.majflt;
+        }
+        let r = resident(pid).unwrap_or(Resident {
+            anon: p.rss_pages * page_size,
+            ..Resident::default()
+        });
+        anon += r.anon;
+        file = file.max(r.file);
+        shmem = shmem.max(r.shmem);
     }
+    u.rss_bytes = anon + file + shmem;
     Some(u)
 }
 
@@ -136,7 +180,7 @@ const TREE_TRIES: usize = 3;
 fn stable_tree_usage(
     root: u32,
     page_size: u64,
-    pss: impl Fn(u32) -> Option<u64>,
+    resident: impl Fn(u32) -> Option<Resident>,
 ) -> Option<TreeUsage> {
     for _ in 0..TREE_TRIES {
         let before = child_pids(root);
@@ -144,7 +188,7 @@ fn stable_tree_usage(
             .chain(before.iter().copied())
             .filter_map(read_stat)
             .collect();
-        let usage = tree_usage(&procs, root, page_size, &pss);
+        let usage = tree_usage(&procs, root, page_size, &resident);
         if procs.len() == before.len() + 1 && child_pids(root) == before {
             return usage;
         }
@@ -152,8 +196,8 @@ fn stable_tree_usage(
     None
 }
 
-fn read_pss(pid: u32) -> Option<u64> {
-    parse_pss(&std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?)
+fn read_resident(pid: u32) -> Option<Resident> {
+    parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
 }
 
 fn sysconf(name: libc::c_int, fallback: u64) -> u64 {
@@ -205,7 +249,7 @@ impl InstanceReader {
     pub fn sample(&mut self, dt_s: f64, out: &mut Values) {
         for p in &mut self.probes {
             let pid = read_postmaster_pid(&p.data_dir);
-            let tree = pid.and_then(|pid| stable_tree_usage(pid, self.page_size, read_pss));
+            let tree = pid.and_then(|pid| stable_tree_usage(pid, self.page_size, read_resident));
             let cg = p.cgroup.as_ref().map(read_cgroup).unwrap_or_default();
             let cpu_s = cg
                 .cpu_seconds
@@ -367,12 +411,26 @@ mod tests {
             )
         })
         .collect();
-        let pss = |pid: u32| (pid == 10).then_some(1000);
-        let u = tree_usage(&procs, 10, 4096, pss).unwrap();
+        // The postmaster and one backend say what they hold; the other backend only its RSS.
+        let resident = |pid: u32| match pid {
+            10 => Some(Resident {
+                anon: 1000,
+                file: 500,
+                shmem: 7000,
+            }),
+            11 => Some(Resident {
+                anon: 300,
+                file: 600,
+                shmem: 9000,
+            }),
+            _ => None,
+        };
+        let u = tree_usage(&procs, 10, 4096, resident).unwrap();
         assert_eq!(u.ticks, 10 + 5 + 30 + 2);
         assert_eq!(u.majflt, 3 * 3 + 1);
-        assert_eq!(u.rss_bytes, 1000 + 2 * 100 * 4096);
-        assert!(tree_usage(&procs, 99, 4096, pss).is_none());
+        // Private memory adds up; shared memory and the binary count once (the largest).
+        assert_eq!(u.rss_bytes, 1000 + 300 + 100 * 4096 + 600 + 9000);
+        assert!(tree_usage(&procs, 99, 4096, resident).is_none());
     }
 
     #[test]
@@ -389,11 +447,18 @@ mod tests {
     }
 
     #[test]
-    fn parses_pss_and_cgroup_files() {
+    fn parses_status_and_cgroup_files() {
+        let status = "Name:\tpostgres\nVmRSS:\t  1800 kB\nRssAnon:\t   332 kB\n\
+                      RssFile:\t  1000 kB\nRssShmem:\t   468 kB\nVmData:\t 9 kB\n";
         assert_eq!(
-            parse_pss("55-7f ---p 0 00:00 0 [rollup]\nRss: 1800 kB\nPss: 332 kB\n"),
-            Some(332 * 1024)
+            parse_status(status),
+            Some(Resident {
+                anon: 332 * 1024,
+                file: 1000 * 1024,
+                shmem: 468 * 1024
+            })
         );
+        assert_eq!(parse_status("Name:\tpostgres\nVmRSS:\t 1 kB\n"), None);
         let v1 = cgroup_v1(
             Some("2500000000\n"),
             Some("104857600\n"),

@@ -4,11 +4,13 @@
 //!
 //! Each server is read over its own session to a database no target measures (see
 //! `sampler::server`: a statement is a transaction and would count in the measured database's
-//! `xact_commit`). One round is two statements per server, whatever the number of databases.
+//! `xact_commit`). One round is two statements per server, whatever the number of databases,
+//! prepared once and sent together: one round trip per server (on a loaded 2-core host each
+//! round trip waits for a busy server's backend to be scheduled, about a millisecond).
 
 use std::collections::BTreeMap;
 
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Statement};
 
 use crate::results::system::SERVER_COUNTERS;
 use crate::target::{describe_pg_error, ResolvedTarget};
@@ -53,7 +55,8 @@ c.buffers_written::float8, b.buffers_clean::float8, NULL::float8, b.buffers_allo
 pub struct ServerProbe {
     pub source: String,
     client: Client,
-    server_sql: String,
+    db_statement: Statement,
+    server_statement: Statement,
     dbnames: Vec<String>,
     /// dbname → `db:<label>` sources (several targets may share a database).
     sources: BTreeMap<String, Vec<String>>,
@@ -94,11 +97,24 @@ pub async fn open(targets: &[ResolvedTarget]) -> Result<Vec<ServerProbe>, String
                 } else {
                     (SERVER_SQL, "FROM pg_stat_bgwriter")
                 };
+                let cannot_prepare = |e: tokio_postgres::Error| {
+                    format!(
+                        "sampler: cannot prepare the counters' queries on '{}': {}",
+                        t.label,
+                        describe_pg_error(&e)
+                    )
+                };
+                let db_statement = client.prepare(DB_SQL).await.map_err(cannot_prepare)?;
+                let server_statement = client
+                    .prepare(&format!("{head}{WAL_BYTES} {from}"))
+                    .await
+                    .map_err(cannot_prepare)?;
                 keys.push(k);
                 probes.push(ServerProbe {
                     source: format!("server:{}", t.label),
                     client,
-                    server_sql: format!("{head}{WAL_BYTES} {from}"),
+                    db_statement,
+                    server_statement,
                     dbnames: Vec::new(),
                     sources: BTreeMap::new(),
                     last_blocks: BTreeMap::new(),
@@ -130,11 +146,13 @@ impl ServerProbe {
                 describe_pg_error(&e)
             )
         };
-        let rows = self
-            .client
-            .query(DB_SQL, &[&self.dbnames])
-            .await
-            .map_err(fail)?;
+        // Both statements are in flight at once: tokio-postgres pipelines them on the session.
+        let dbnames: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&self.dbnames];
+        let (rows, server_row) = tokio::join!(
+            self.client.query(&self.db_statement, &dbnames),
+            self.client.query_one(&self.server_statement, &[])
+        );
+        let rows = rows.map_err(fail)?;
         for row in rows {
             let dbname: String = row.try_get(0).map_err(fail)?;
             let mut values = [0.0; DB_COLUMNS.len()];
@@ -156,17 +174,7 @@ impl ServerProbe {
                 }
             }
         }
-        let row = self
-            .client
-            .query_one(self.server_sql.as_str(), &[])
-            .await
-            .map_err(|e| {
-                format!(
-                    "cannot read counters of {}: {}",
-                    self.source,
-                    describe_pg_error(&e)
-                )
-            })?;
+        let row = server_row.map_err(fail)?;
         for (i, metric) in SERVER_COUNTERS.iter().enumerate() {
             if let Ok(Some(v)) = row.try_get::<_, Option<f64>>(i) {
                 out.push(&self.source, metric, v);
