@@ -14,6 +14,7 @@ Usage: python3 bench/bench.py [--bin target/release/tidebench] [--duration 8] [-
 """
 
 import argparse
+import csv
 import glob
 import json
 import os
@@ -117,6 +118,34 @@ class Bench:
         print("| {:<13} | {:>7} | {:>10.0f} | {:>10.0f} | {:>5.2f} | {:>10.1f} | {:>10.1f} | {:>7.1f} |".format(*row),
               flush=True)
         return row
+
+    def default_run_ratio(self, clients):
+        """A default run (sampling every 1 s into system.csv, report.html at the end) against
+        pgbench, select-only: what a user gets without turning sampling off (issue 16)."""
+        tps, pg, rounds, cpus = [], [], [], []
+        for r in range(self.args.rounds):
+            out_dir = os.path.join(self.results_dir, f"default-{time.monotonic_ns()}")
+            args = ["run", "-S", "--target", self.target, "-c", str(clients), "-j", str(min(os.cpu_count() or 1, clients)),
+                    "-T", str(self.args.duration), "-P", "0", "--out", out_dir]
+            if r % 2 == 0:
+                pg.append(self.run_pgbench("select-only", clients, self.args.duration)["tps"])
+                self.tb(*args)
+            else:
+                self.tb(*args)
+                pg.append(self.run_pgbench("select-only", clients, self.args.duration)["tps"])
+            with open(os.path.join(out_dir, "summary.json")) as f:
+                tps.append(json.load(f)["totals"]["tps"])
+            with open(os.path.join(out_dir, "system.csv")) as f:
+                for row in csv.DictReader(f):
+                    if row["source"] == "sampler" and row["metric"] == "round_ms":
+                        rounds.append(float(row["value"]))
+                    if row["source"] == "sampler" and row["metric"] == "cpu_ms":
+                        cpus.append(float(row["value"]))
+        ratio = statistics.median(tps) / statistics.median(pg)
+        print(f"default run (sampling 1 s, report), select-only, {clients} clients: tidebench {statistics.median(tps):.0f} tps, "
+              f"pgbench {statistics.median(pg):.0f} tps, ratio {ratio:.2f} (target >= 0.98); sampler round "
+              f"{statistics.mean(rounds):.1f} ms wall, {statistics.mean(cpus):.2f} ms CPU on average (target < 5 ms wall)",
+              flush=True)
 
     def elastic_ratio(self, clients):
         """4 groups on 4 databases of the instance, shared pool, against the same clients on one
@@ -259,6 +288,7 @@ def main():
     ap.add_argument("--tpcc-only", action="store_true", help="only the TPC-C load and runs")
     ap.add_argument("--skip-tpce", action="store_true")
     ap.add_argument("--tpce-only", action="store_true", help="only the tpce loads and runs")
+    ap.add_argument("--default-only", action="store_true", help="only the default run (sampling on) against pgbench")
     ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
     args = ap.parse_args()
     report_bench(os.path.abspath(args.bin))
@@ -273,6 +303,10 @@ def main():
         if args.tpce_only:
             b.tpce([1, 4], [4, 16])
             return
+        if args.default_only:
+            b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
+            b.default_run_ratio(4)
+            return
         if not args.skip_prepare:
             b.prepare_ratio(50)
         b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
@@ -282,6 +316,8 @@ def main():
         for w in args.workloads.split(","):
             for c in [int(x) for x in args.clients.split(",")]:
                 b.compare(w, c)
+        print()
+        b.default_run_ratio(4)
         if not args.skip_elastic:
             print()
             b.elastic_ratio(4)
