@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+/// The longest duration any setting takes (a run, a phase, a think time, a period): a year.
+/// Longer values are typos (`1e30`), and clocks and timers overflow on them.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
 /// Parses a duration; the error says what is accepted.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
@@ -10,13 +14,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "'{text}' is negative; durations are positive, e.g. 30s or 5m"
         ));
     }
+    let too_long = || {
+        format!("'{text}' is longer than a year, the longest duration tidebench takes; write e.g. 30s, 5m or 12h")
+    };
     if let Ok(secs) = t.parse::<f64>() {
         if secs.is_finite() && secs >= 0.0 {
+            if secs > MAX_DURATION.as_secs_f64() {
+                return Err(too_long());
+            }
             return Ok(Duration::from_secs_f64(secs));
         }
     }
-    humantime::parse_duration(t)
-        .map_err(|_| format!("'{text}' is not a duration; write e.g. 30s, 5m, 1h or 250ms"))
+    let d = humantime::parse_duration(t)
+        .map_err(|_| format!("'{text}' is not a duration; write e.g. 30s, 5m, 1h or 250ms"))?;
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
 }
 
 /// Shortest readable form: `30s`, `5m`, `1h 30m`.
@@ -57,6 +71,23 @@ mod tests {
         assert!(parse_duration("soon")
             .unwrap_err()
             .contains("not a duration"));
+        for huge in [
+            "1e30",
+            "18446744073709551615",
+            "18446744073709551615s",
+            "400days",
+        ] {
+            assert!(
+                parse_duration(huge)
+                    .unwrap_err()
+                    .contains("longer than a year"),
+                "{huge}"
+            );
+        }
+        assert_eq!(
+            parse_duration("365days").unwrap(),
+            Duration::from_secs(365 * 86400)
+        );
     }
 
     #[test]

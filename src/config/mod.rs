@@ -166,6 +166,41 @@ impl RawRun {
     }
 }
 
+/// Most sessions a run opens (each client holds one per database it reaches): a server takes
+/// a few thousand at most, and each costs the driver memory before any is refused.
+pub const MAX_CLIENTS: u32 = 10_000;
+/// Most cards in one deck (4 bytes each, one deck per set).
+pub const MAX_DECK_SIZE: u32 = 1_000_000;
+
+/// Values that size the driver's memory, against their caps.
+fn check_sizes(
+    clients: u32,
+    deck_size: Option<u32>,
+    phases: &[PhasePlan],
+) -> Result<(), ConfigError> {
+    if clients > MAX_CLIENTS {
+        return Err(invalid(format!(
+            "clients {clients} is more than tidebench's cap of {MAX_CLIENTS} (--clients / -c)"
+        )));
+    }
+    for p in phases {
+        let sum: u64 = p.groups.iter().map(|g| u64::from(g.clients)).sum();
+        if sum > u64::from(MAX_CLIENTS) {
+            return Err(invalid(format!(
+                "phase '{}' gives its groups {sum} clients, more than tidebench's cap of {MAX_CLIENTS}",
+                p.name
+            )));
+        }
+    }
+    match deck_size {
+        Some(0) => Err(invalid("deck-size must be at least 1".into())),
+        Some(d) if d > MAX_DECK_SIZE => Err(invalid(format!(
+            "deck-size {d} is more than tidebench's cap of {MAX_DECK_SIZE} cards; leave it out for the smallest exact deck"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Defaults of a run, chosen to match pgbench where pgbench has one.
 pub mod defaults {
     pub const CLIENTS: u32 = 1;
@@ -285,6 +320,7 @@ pub fn validate_run(
             "clients must be at least 1 (--clients / -c)".into(),
         ));
     }
+    check_sizes(clients, raw.deck_size, &phases)?;
     let jobs = driver_threads(&raw, shared, clients, &phases, cores)?;
     let cadence = cadence(&raw, groups.len() > 1 || phases.len() > 1)?;
     if let Some(rate) = raw.rate {

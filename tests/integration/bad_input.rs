@@ -49,6 +49,36 @@ fn bad_flags_and_config_exit_2_with_the_fix() {
         &["run", "--workload", "tpcb", "--duration", "soon"],
         "not a duration",
     );
+    // Huge values: a clear error, never a panic or an allocation of gigabytes.
+    for huge in ["1e30", "18446744073709551615"] {
+        refuses(
+            &home,
+            &["run", "--workload", "tpcb", "--duration", huge],
+            "longer than a year",
+        );
+    }
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--deck-size", "4000000000"],
+        "cap of 1000000 cards",
+    );
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--clients", "1000000"],
+        "cap of 10000",
+    );
+    let think = home.path().join("think.toml");
+    std::fs::write(
+        &think,
+        "mode = \"independent\"\n[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ninstance = \"default\"\n\
+         [[phase]]\nduration = \"1s\"\nclients = { A = 1 }\nthink = { A = \"1e30\" }\n",
+    )
+    .unwrap();
+    refuses(
+        &home,
+        &["run", think.to_str().unwrap()],
+        "longer than a year",
+    );
     refuses(
         &home,
         &["prepare", "--workload", "tpcb", "--scale", "0"],
