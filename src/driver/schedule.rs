@@ -26,7 +26,10 @@ impl Schedule {
     pub fn next(&mut self, rng: &mut Rng) -> Instant {
         // Inverse transform of U(0,1]; capped like pgbench so one draw cannot stall a client.
         let u: f64 = 1.0 - rng.gen::<f64>();
-        let gap = (-u.ln()).min(20.0) * self.mean_gap_us;
+        // A tiny rate (1e-30 tps) must not push the clock past what `Instant` can hold: no gap
+        // is longer than the longest run.
+        let longest = crate::config::duration::MAX_DURATION.as_micros() as f64;
+        let gap = ((-u.ln()).min(20.0) * self.mean_gap_us).min(longest);
         self.next += Duration::from_micros(gap as u64);
         self.next
     }
@@ -36,6 +39,16 @@ impl Schedule {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn a_tiny_rate_schedules_far_away_without_overflow() {
+        let mut rng = Rng::seed_from_u64(1);
+        let start = Instant::now();
+        let mut s = Schedule::new(start, 1e-30);
+        for _ in 0..3 {
+            assert!(s.next(&mut rng) > start);
+        }
+    }
 
     #[test]
     fn mean_gap_matches_the_rate() {
