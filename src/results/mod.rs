@@ -78,6 +78,11 @@ pub enum ResultsError {
     )]
     LeftOver(PathBuf),
     #[error(
+        "{} is being written by a running tidebench (pid {pid}); wait for it to finish or choose another --out",
+        .staging.display()
+    )]
+    InUse { staging: PathBuf, pid: u32 },
+    #[error(
         "{} cannot be a results dir; give --out the name of a new directory",
         .0.display()
     )]

@@ -17,9 +17,43 @@ use super::{HLOG_FILE, INTERVALS_FILE, RUNTIME_FILE, SUMMARY_FILE};
 use crate::metrics::{KeySpace, Recorder};
 
 /// `results/<UTC timestamp>-<workload>`, e.g. `results/20261122T031500Z-tpcb`, relative to the
-/// current directory.
+/// current directory; `-2`, `-3`... appended while that name (or its `.partial`) is taken, so
+/// two runs started in the same second get two dirs.
 pub fn default_dir(workload: &str) -> PathBuf {
-    Path::new("results").join(dir_name(SystemTime::now(), workload))
+    let base = dir_name(SystemTime::now(), workload);
+    (1..)
+        .map(|n| match n {
+            1 => Path::new("results").join(&base),
+            n => Path::new("results").join(format!("{base}-{n}")),
+        })
+        .find(|d| {
+            let partial = staging_dir(d).ok();
+            d.symlink_metadata().is_err() && partial.is_some_and(|p| p.symlink_metadata().is_err())
+        })
+        .unwrap_or_else(|| Path::new("results").join(base))
+}
+
+/// The file in a `.partial` dir naming the process writing it, so another run can tell a live
+/// run's dir from one a killed run left.
+pub const WRITER_PID_FILE: &str = "writer.pid";
+
+/// The pid of the live tidebench writing `staging`, if one is.
+fn live_writer(staging: &Path) -> Option<u32> {
+    let pid: u32 = fs::read_to_string(staging.join(WRITER_PID_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    comm.trim_end().starts_with("tidebench").then_some(pid)
+}
+
+/// The error for a staging dir that exists: in use by a live run, or left over.
+fn taken(staging: PathBuf) -> ResultsError {
+    match live_writer(&staging) {
+        Some(pid) => ResultsError::InUse { staging, pid },
+        None => ResultsError::LeftOver(staging),
+    }
 }
 
 /// `<UTC timestamp>-<workload>`, e.g. `20261122T031500Z-tpcb`: sorts by time, no `:` in it.
@@ -58,7 +92,7 @@ impl ResultsWriter {
         }
         let staging = staging_dir(final_dir)?;
         if staging.symlink_metadata().is_ok() {
-            return Err(ResultsError::LeftOver(staging));
+            return Err(taken(staging));
         }
         Ok(())
     }
@@ -77,9 +111,12 @@ impl ResultsWriter {
         }
         // create_dir, not create_dir_all: a concurrent run with the same --out must fail here.
         fs::create_dir(&staging).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => ResultsError::LeftOver(staging.clone()),
+            std::io::ErrorKind::AlreadyExists => taken(staging.clone()),
             _ => ResultsError::io("create directory", &staging)(e),
         })?;
+        let pid_path = staging.join(WRITER_PID_FILE);
+        fs::write(&pid_path, format!("{}\n", std::process::id()))
+            .map_err(ResultsError::io("write", &pid_path))?;
 
         let mut intervals = new_file(&staging.join(INTERVALS_FILE))?;
         let path = staging.join(INTERVALS_FILE);
@@ -147,6 +184,8 @@ impl ResultsWriter {
         } = self;
         sync_writer(intervals, &staging.join(INTERVALS_FILE))?;
         sync_writer(hlog.into_inner(), &staging.join(HLOG_FILE))?;
+        // A finished dir names no writer.
+        let _ = fs::remove_file(staging.join(WRITER_PID_FILE));
         write_synced(&staging.join(RUNTIME_FILE), runtime.to_toml()?.as_bytes())?;
         write_synced(&staging.join(SUMMARY_FILE), summary.to_json()?.as_bytes())?;
         sync_dir(&staging)?;
@@ -241,6 +280,24 @@ mod tests {
         let err = ResultsWriter::create(&tmp.path().join("run"), SystemTime::now())
             .err()
             .unwrap();
+        assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
+    }
+
+    #[test]
+    fn a_live_runs_dir_is_in_use_not_left_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        let writer = ResultsWriter::create(&run, SystemTime::now()).unwrap();
+        // This test binary's name is not tidebench's: only the pid file's shape is checked
+        // here; a dead writer's dir reads as left over.
+        let pid: u32 = fs::read_to_string(writer.staging_path().join(WRITER_PID_FILE))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(pid, std::process::id());
+        fs::write(writer.staging_path().join(WRITER_PID_FILE), "999999999\n").unwrap();
+        let err = ResultsWriter::ensure_free(&run).unwrap_err();
         assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
     }
 }

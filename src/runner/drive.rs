@@ -138,7 +138,13 @@ async fn run_clients(
         out_dir,
     } = ready;
     let started_at = SystemTime::now();
-    let mut writer = match ResultsWriter::create(&out_dir, started_at) {
+    let mut created = ResultsWriter::create(&out_dir, started_at);
+    // Another run without --out may have taken the same second's name since `connect`
+    // checked it: take the next free one.
+    if plan.out.is_none() && created.is_err() {
+        created = ResultsWriter::create(&results::default_dir(plan.name()), started_at);
+    }
+    let mut writer = match created {
         Ok(w) => w,
         Err(e) => {
             connected.abort().await;

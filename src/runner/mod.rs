@@ -70,6 +70,11 @@ pub async fn run(
         Some(a) => Some(prometheus::parse_addr(a).map_err(RunError::Config)?),
         None => None,
     };
+    // A results dir that is taken fails the run now, not after the targets were checked.
+    if let Some(out) = &plan.out {
+        crate::results::ResultsWriter::ensure_free(out)
+            .map_err(|e| RunError::Results(e.to_string()))?;
+    }
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
     let mut dbs = Databases::open(&targets.resolved).await?;

@@ -1,6 +1,7 @@
 //! Results dirs written through `ResultsWriter` and read back the way `report` and users'
 //! tools will; the server samplers against a real PostgreSQL.
 
+use crate::support::{self, run_tidebench as tb};
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -307,4 +308,71 @@ fn server_counters_match_client_transactions() {
             .unwrap_err();
         assert!(err.contains("not in pg_stat_database"), "{err}");
     });
+}
+
+/// Two runs started at once without --out get two results dirs (the second second-stamped
+/// name gets `-2`), and a run aimed at a live run's dir is told it is in use, not left over.
+#[test]
+fn simultaneous_runs_get_their_own_dirs_and_a_live_dir_is_in_use() {
+    let home = support::temp_home();
+    support::start_instance(&home, "default");
+    let run = |extra: &[&str]| {
+        support::tidebench(&home)
+            .current_dir(home.path())
+            .args(["run", "-w", "probe", "-c", "1", "-P", "0", "--sample", "0"])
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start a run")
+    };
+    let (a, b) = (run(&["-T", "2"]), run(&["-T", "2"]));
+    for child in [a, b] {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", support::output_text(&o));
+    }
+    let dirs: Vec<_> = std::fs::read_dir(home.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    assert!(
+        dirs.iter().all(|d| d.join("summary.json").is_file()),
+        "{dirs:?}"
+    );
+
+    let out = home.path().join("live");
+    let long = run(&["-T", "6", "--out", out.to_str().unwrap()]);
+    let staging = home.path().join("live.partial");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !staging.join("writer.pid").is_file() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = tb(
+        &home,
+        &[
+            "run",
+            "-w",
+            "probe",
+            "-T",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        support::output_text(&o).contains("is being written by a running tidebench"),
+        "{}",
+        support::output_text(&o)
+    );
+    assert!(long.wait_with_output().unwrap().status.success());
+    assert!(
+        !out.join("writer.pid").exists(),
+        "a finished dir names no writer"
+    );
 }
