@@ -25,7 +25,7 @@ Environment:
   TIDEBENCH_HOME     work dir for managed instances (default ./tidebench-data)
   TIDEBENCH_PG_BIN   directory of the PostgreSQL binaries (initdb, pg_ctl, postgres)
 
-Exit codes: 0 ok, 1 a check failed, 2 usage, config or setup error.";
+Exit codes: 0 ok, 1 a check failed or a run failed (a panic), 2 usage, config or setup error.";
 
 #[derive(Debug, Parser)]
 #[command(name = "tidebench", version, about = ABOUT, after_help = AFTER_HELP)]

@@ -15,11 +15,8 @@ use crate::results::experiment::{ExperimentFile, Request, RunStatus, Varied};
 use crate::workload::Registry;
 
 use super::args::{DensityArgs, ExperimentArgs, RunArgs, SweepArgs};
-use super::EXIT_INTERRUPTED;
 use super::{console, cores, host_memory, runtime, terminal, CliError, WorkloadFlags};
-
-/// Exit code when some run of the experiment failed (its error is in experiment.json).
-const EXIT_RUN_FAILED: u8 = 1;
+use super::{EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let preset = experiment_preset(&args.run)?;

@@ -26,6 +26,9 @@ use crate::workload::{Registry, WorkloadError};
 
 /// Exit code of a run or prepare stopped by SIGINT/SIGTERM (results still written for a run).
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code of a run that failed (a client or driver thread panicked), and of an experiment
+/// with a failed run.
+pub const EXIT_RUN_FAILED: u8 = 1;
 
 /// Parses the command line, runs the command, and turns the result into an exit code.
 pub fn main() -> ExitCode {
@@ -149,6 +152,12 @@ fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
         "{}",
         console::run_summary(&outcome.summary, &outcome.dir, &outcome.scales)
     );
+    if let Some(why) = &outcome.summary.failure {
+        eprintln!(
+            "error: the run failed: {why} (results kept, complete: false; please report this bug)"
+        );
+        return Ok(EXIT_RUN_FAILED);
+    }
     Ok(if outcome.summary.complete {
         0
     } else {

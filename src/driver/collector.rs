@@ -40,6 +40,8 @@ pub struct Collected {
     pub ended: Option<Instant>,
     pub reconnects: u64,
     pub warnings: Vec<String>,
+    /// Clients that panicked (each with its thread): the run failed.
+    pub panics: Vec<String>,
 }
 
 pub struct Collector<'k, 's> {
@@ -141,6 +143,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
         let mut warnings = Vec::new();
+        let mut panics = Vec::new();
         let mut state = Folding::new(keys);
         while let Some(rep) = rx.recv().await {
             pending
@@ -156,6 +159,11 @@ impl<'k, 's> Collector<'k, 's> {
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
+                panics.extend(
+                    end.panics
+                        .into_iter()
+                        .map(|p| format!("driver thread {}: {p}", rep.thread)),
+                );
                 if let Some(e) = end.mixlog_error {
                     warnings.push(format!(
                         "the mix log of driver thread {} is incomplete: {e}",
@@ -197,6 +205,7 @@ impl<'k, 's> Collector<'k, 's> {
             ended,
             reconnects,
             warnings,
+            panics,
         })
     }
 
@@ -351,6 +360,7 @@ mod tests {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
                 mixlog_error: None,
+                panics: Vec::new(),
             });
             let report = TickReport {
                 thread: 0,

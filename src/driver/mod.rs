@@ -87,6 +87,8 @@ pub struct DriverResult {
     pub warnings: Vec<String>,
     /// Each emulated set's backlog when the clients had stopped: the work left pending.
     pub emulators: Vec<(usize, Backlog)>,
+    /// Why the run failed: a client or a driver thread panicked. `complete` is false then.
+    pub failure: Option<String>,
 }
 
 /// Opens every client's sessions on its driver thread. Fails with the first connect error.
@@ -215,13 +217,23 @@ impl Connected {
         .watch(self.emulators.iter().map(|(_, e)| Arc::clone(e)).collect());
         let collected = collector.run(self.ticks).await;
         let threads = self.threads;
-        let _ = tokio::task::spawn_blocking(move || {
-            for t in threads {
-                let _ = t.join();
-            }
+        let thread_panics = tokio::task::spawn_blocking(move || {
+            threads
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, t)| {
+                    t.join().err().map(|p| {
+                        format!("driver thread {i} panicked: {}", thread::panic_message(p))
+                    })
+                })
+                .collect::<Vec<String>>()
         })
-        .await;
+        .await
+        .unwrap_or_default();
         let collected = collected?;
+        let mut panics = collected.panics.clone();
+        panics.extend(thread_panics);
+        let failure = (!panics.is_empty()).then(|| panics.join("; "));
         let ended = collected.ended.unwrap_or_else(Instant::now);
         let emulators = self
             .emulators
@@ -232,9 +244,10 @@ impl Connected {
             emulators,
             total: collected.total,
             elapsed: ended.saturating_duration_since(start),
-            complete: !stop.is_set(),
+            complete: !stop.is_set() && failure.is_none(),
             reconnects: collected.reconnects,
             warnings: collected.warnings,
+            failure,
         })
     }
 

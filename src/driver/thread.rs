@@ -42,6 +42,8 @@ pub struct ThreadEnd {
     pub reconnects: u64,
     /// The mix log's write error, if writing it failed.
     pub mixlog_error: Option<String>,
+    /// Clients of this thread that panicked, with the panic's message: the run failed.
+    pub panics: Vec<String>,
 }
 
 /// The go signal: the common start instant, and where to write the mix log (if on).
@@ -138,7 +140,7 @@ async fn run_thread(
         ticks.clone(),
     ));
     let handles = spawn_clients(&spec, sessions, start, &recorder, &mixlog);
-    let finished = await_clients(&spec.shared.stop, handles).await;
+    let (finished, panics) = await_clients(&spec.shared.stop, handles).await;
     let end = Instant::now();
     ticker.abort();
     let mut reconnects = 0;
@@ -157,6 +159,7 @@ async fn run_thread(
             at: end,
             reconnects,
             mixlog_error,
+            panics,
         }),
     });
 }
@@ -231,12 +234,13 @@ fn spawn_clients(
     handles
 }
 
-/// Waits for the clients, in order, and returns those that finished; after a stop, in-flight
-/// transactions get [`STOP_GRACE`], then every client still running is aborted.
-async fn await_clients(
+/// Waits for the clients, in order, and returns those that finished and the messages of those
+/// that panicked; after a stop, in-flight transactions get [`STOP_GRACE`], then every client
+/// still running is aborted.
+async fn await_clients<T: 'static>(
     stop: &Stop,
-    mut handles: Vec<tokio::task::JoinHandle<Client>>,
-) -> Vec<Client> {
+    mut handles: Vec<tokio::task::JoinHandle<T>>,
+) -> (Vec<T>, Vec<String>) {
     let cut = async {
         stop.wait().await;
         tokio::time::sleep(STOP_GRACE).await;
@@ -244,24 +248,37 @@ async fn await_clients(
     tokio::pin!(cut);
     let mut cut_off = false;
     let mut finished = Vec::with_capacity(handles.len());
-    for h in handles.iter_mut() {
+    let mut panics = Vec::new();
+    for (i, h) in handles.iter_mut().enumerate() {
         if cut_off {
             h.abort();
             continue;
         }
         tokio::select! {
-            joined = &mut *h => {
-                if let Ok(c) = joined {
-                    finished.push(c);
+            joined = &mut *h => match joined {
+                Ok(c) => finished.push(c),
+                Err(e) if e.is_panic() => {
+                    panics.push(format!("client {i} panicked: {}", panic_message(e.into_panic())));
                 }
-            }
+                Err(_) => {}
+            },
             _ = &mut cut => {
                 cut_off = true;
                 h.abort();
             }
         }
     }
-    finished
+    (finished, panics)
+}
+
+/// The text a panic was raised with (`panic!("...")` gives a `&str` or a `String`).
+pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p
+            .downcast_ref::<&str>()
+            .map_or_else(|| "(no message)".to_string(), |s| s.to_string()),
+    }
 }
 
 /// Every tick, hands what was recorded to the collector and starts a fresh recorder.
@@ -301,4 +318,34 @@ pub fn client_seed(seed: u64, client: u32) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_client_is_reported_not_dropped() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (finished, panics) = rt.block_on(async {
+            let handles = vec![
+                tokio::spawn(async { 1u32 }),
+                tokio::spawn(async {
+                    if std::hint::black_box(true) {
+                        panic!("a bug in a workload");
+                    }
+                    2u32
+                }),
+                tokio::spawn(async { 3u32 }),
+            ];
+            await_clients(&Stop::new(), handles).await
+        });
+        assert_eq!(finished, [1, 3]);
+        assert_eq!(panics, ["client 1 panicked: a bug in a workload"]);
+        assert_eq!(panic_message(Box::new(String::from("owned"))), "owned");
+        assert_eq!(panic_message(Box::new(7u8)), "(no message)");
+    }
 }

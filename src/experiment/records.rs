@@ -45,10 +45,10 @@ fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
     RunRecord {
         dir: dir.to_string(),
         repeat,
-        status: if s.complete {
-            RunStatus::Complete
-        } else {
-            RunStatus::Interrupted
+        status: match (s.complete, &s.failure) {
+            (_, Some(_)) => RunStatus::Failed,
+            (true, None) => RunStatus::Complete,
+            (false, None) => RunStatus::Interrupted,
         },
         complete: s.complete,
         tps: Some(s.totals.tps),
@@ -62,7 +62,7 @@ fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
         }),
         per_instance_tps: Vec::new(),
         host_cpu_percent: None,
-        error: None,
+        error: s.failure.clone(),
     }
 }
 

@@ -193,6 +193,9 @@ pub struct Summary {
     pub schema_version: u32,
     pub tidebench_version: String,
     pub complete: bool,
+    /// Why the run failed (a client or driver thread panicked); `complete` is false then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     pub workload: String,
     pub mode: DriveMode,
     /// Seconds of the measured window (3 decimals).
@@ -331,6 +334,7 @@ impl Summary {
             schema_version: SCHEMA_VERSION,
             tidebench_version: TIDEBENCH_VERSION.to_string(),
             complete: run.complete,
+            failure: None,
             workload: run.workload.clone(),
             mode: plan.mode,
             duration_s: round3(measured_time.as_secs_f64()),
