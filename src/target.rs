@@ -73,6 +73,7 @@ pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
                 .into(),
         );
     }
+    check_sslmode(dsn, std::env::var("PGSSLMODE").ok().as_deref())?;
     let cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| {
         format!("malformed connection string ({e}); check quoting and key names (host, port, user, password, dbname)")
     })?;
@@ -121,6 +122,32 @@ pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
         options: cfg.get_options().unwrap_or_default().to_string(),
         connect_timeout,
     })
+}
+
+/// The `sslmode` a connection string (or else `PGSSLMODE`) asks for, refused when it demands
+/// TLS: tidebench's connections do not speak TLS yet, and a run must never go out in plaintext
+/// where the user asked for encryption. `disable`, `allow` and `prefer` accept a plaintext
+/// session, as libpq's would when the server offers no TLS.
+fn check_sslmode(dsn: &str, env: Option<&str>) -> Result<(), String> {
+    let given = dsn
+        .split(|c: char| c == '?' || c == '&' || c.is_whitespace())
+        .find_map(|part| part.trim().strip_prefix("sslmode="))
+        .map(|v| v.trim_matches('\'').to_string());
+    let from_env = given.is_none();
+    let Some(mode) = given.or_else(|| env.map(str::to_string)) else {
+        return Ok(());
+    };
+    let origin = if from_env { "PGSSLMODE=" } else { "sslmode=" };
+    match mode.as_str() {
+        "" | "disable" | "allow" | "prefer" => Ok(()),
+        "require" | "verify-ca" | "verify-full" => Err(format!(
+            "{origin}{mode} asks for TLS, which tidebench's connections do not support yet, and it will not fall back to plaintext; \
+             use sslmode=disable on a trusted network, or reach the server through a tunnel (e.g. ssh -L)"
+        )),
+        other => Err(format!(
+            "{origin}{other} is not an sslmode; use disable, allow, prefer, require, verify-ca or verify-full"
+        )),
+    }
 }
 
 fn host_from_text(h: &str) -> pgwire::Host {
@@ -237,6 +264,34 @@ pub fn describe_pg_error(e: &tokio_postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tls_modes_are_refused_never_downgraded() {
+        for dsn in [
+            "postgresql://u@db/x?sslmode=require",
+            "postgresql://u@db/x?connect_timeout=2&sslmode=verify-full",
+            "host=db dbname=x sslmode=verify-ca",
+            "host=db dbname=x sslmode='require'",
+        ] {
+            let e = check_sslmode(dsn, None).unwrap_err();
+            assert!(e.contains("TLS") && e.contains("sslmode="), "{dsn}: {e}");
+        }
+        for dsn in [
+            "postgresql://u@db/x?sslmode=disable",
+            "host=db sslmode=prefer",
+            "host=db",
+        ] {
+            assert!(check_sslmode(dsn, None).is_ok(), "{dsn}");
+        }
+        // The environment counts when the string names no mode, and only then.
+        assert!(check_sslmode("host=db", Some("require"))
+            .unwrap_err()
+            .contains("PGSSLMODE=require"));
+        assert!(check_sslmode("host=db sslmode=disable", Some("require")).is_ok());
+        assert!(check_sslmode("host=db sslmode=maybe", None)
+            .unwrap_err()
+            .contains("not an sslmode"));
+    }
 
     #[test]
     fn parses_both_dsn_syntaxes() {

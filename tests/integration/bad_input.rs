@@ -117,6 +117,21 @@ fn unusable_targets_exit_2_with_the_fix() {
         "cannot connect",
     );
 
+    // TLS asked for is refused, not silently downgraded to a plaintext session.
+    refuses(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            &format!("postgresql://x@127.0.0.1:{port}/x?sslmode=require"),
+            "-T",
+            "1",
+        ],
+        "asks for TLS",
+    );
+
     let inst = support::start_instance(&home, "empty");
     let _ = inst;
     refuses(
