@@ -65,24 +65,21 @@ fn kv(key: &str, value: &str) -> String {
     format!("{key} = '{quoted}'")
 }
 
-/// A TCP port free on 127.0.0.1 whose socket file is free too and no other instance records.
+/// A free TCP port on 127.0.0.1 for a new instance, outside the kernel's ephemeral range.
+///
+/// Why not the range's ports (binding port 0): every outgoing connection on the host takes
+/// its local port from that range, and between choosing a port and the server binding it
+/// (after initdb, a second or more) one of them could take it; with many instances and
+/// clients starting at once that happened. Ports below the range are never handed out by the
+/// kernel. The search starts at a per-process offset so concurrent creations spread out.
 pub(crate) fn choose_port(socket_dir: &Path, taken: &[u16]) -> Result<u16, InstanceError> {
-    for _ in 0..50 {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| {
-            InstanceError::Setup(format!(
-                "cannot find a free port on 127.0.0.1 ({e}); give one with --port"
-            ))
-        })?;
-        let port = listener
-            .local_addr()
-            .map_err(|e| {
-                InstanceError::Setup(format!(
-                    "cannot find a free port ({e}); give one with --port"
-                ))
-            })?
-            .port();
+    let candidates = port_candidates(ephemeral_range(), seed());
+    for port in candidates.into_iter().take(2000) {
         let socket_free = !socket_dir.join(format!(".s.PGSQL.{port}")).exists();
-        if socket_free && !taken.contains(&port) {
+        if socket_free
+            && !taken.contains(&port)
+            && TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+        {
             return Ok(port);
         }
     }
@@ -91,9 +88,73 @@ pub(crate) fn choose_port(socket_dir: &Path, taken: &[u16]) -> Result<u16, Insta
     ))
 }
 
+/// `net.ipv4.ip_local_port_range`, or Linux's default.
+fn ephemeral_range() -> (u16, u16) {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| {
+            let mut it = t.split_whitespace().map(|v| v.parse::<u16>().ok());
+            Some((it.next()??, it.next()??))
+        })
+        .unwrap_or((32768, 60999))
+}
+
+fn seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 20)
+}
+
+/// Ports outside the ephemeral range `(low, high)`, from 10000 below it (or above it when it
+/// starts too low), in an order that starts at `seed` and visits each once.
+fn port_candidates((low, high): (u16, u16), seed: u64) -> Vec<u16> {
+    let (from, to) = if low > 11_000 {
+        (10_000u16, low - 1)
+    } else {
+        (high.saturating_add(1).max(1024), 65_535)
+    };
+    if from > to {
+        return Vec::new();
+    }
+    let n = u64::from(to - from) + 1;
+    // A step coprime with n visits every port once.
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let step = match 7_919u64 % n {
+        s if s > 0 && gcd(s, n) == 1 => s,
+        _ => 1,
+    };
+    (0..n)
+        .map(|i| from + ((seed + i * step) % n) as u16)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ports_are_chosen_outside_the_ephemeral_range() {
+        let ports = port_candidates((32768, 60999), 12345);
+        assert_eq!(ports.len(), 32768 - 10000);
+        assert!(ports.iter().all(|p| (10000..32768).contains(p)));
+        let mut sorted = ports.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ports.len(), "each port once");
+        let high = port_candidates((1024, 40000), 1);
+        assert!(high.iter().all(|p| *p > 40000));
+        let dir = tempfile::tempdir().unwrap();
+        let p = choose_port(dir.path(), &[]).unwrap();
+        let (low, high) = ephemeral_range();
+        assert!(!(low..=high).contains(&p), "{p} in {low}-{high}");
+    }
 
     #[test]
     fn shared_buffers_is_capped_by_memory_and_set_values_come_last() {
