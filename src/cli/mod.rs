@@ -12,7 +12,6 @@ pub mod workload_args;
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use args::{Cli, Command};
 pub use error::CliError;
@@ -123,19 +122,12 @@ fn presets(args: args::PresetsArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
-fn seed_from_clock() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-}
-
 fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let plan = config::build_run_plan(
         on_host(args.source()),
         args.to_raw(flags),
         cores(),
-        seed_from_clock(),
+        config::seed_from_clock(),
         &Registry,
     )?;
     let rt = runtime()?;

@@ -166,6 +166,14 @@ impl RawRun {
     }
 }
 
+/// A run's default seed when none is given: the clock's nanoseconds, so runs differ.
+pub fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
 /// Most sessions a run opens (each client holds one per database it reaches): a server takes
 /// a few thousand at most, and each costs the driver memory before any is refused.
 pub const MAX_CLIENTS: u32 = 10_000;

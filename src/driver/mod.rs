@@ -231,7 +231,7 @@ impl Connected {
         .await
         .unwrap_or_default();
         let collected = collected?;
-        let mut panics = collected.panics.clone();
+        let mut panics = collected.panics;
         panics.extend(thread_panics);
         let failure = (!panics.is_empty()).then(|| panics.join("; "));
         let ended = collected.ended.unwrap_or_else(Instant::now);

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::results::experiment::{
     axis_value, is_size, Analysis, DensityAnalysis, DensityStep, Point, RunRecord, RunStatus,
+    DENSITY_KEY,
 };
 
 mod density_steps;
@@ -67,7 +68,7 @@ pub fn density(points: &[Point]) -> Analysis {
     let mut notes = Vec::new();
     let mut by_n: Vec<(u32, &Point)> = Vec::new();
     for point in points {
-        match point.values.get("instances").and_then(|v| v.parse().ok()) {
+        match point.values.get(DENSITY_KEY).and_then(|v| v.parse().ok()) {
             Some(n) => by_n.push((n, point)),
             None => notes.push(format!(
                 "a point without a whole-number `instances` value ({}) is left out",
@@ -142,14 +143,10 @@ fn median(values: &[f64]) -> Option<f64> {
 
 // ---- sweep ----
 
-fn parse_x(value: &str) -> Option<f64> {
-    axis_value(value)
-}
-
 fn is_numeric(key: &str, points: &[Point]) -> bool {
     points
         .iter()
-        .all(|p| p.values.get(key).and_then(|v| parse_x(v)).is_some())
+        .all(|p| p.values.get(key).and_then(|v| axis_value(v)).is_some())
 }
 
 fn not_numeric_note(varied: &[String]) -> String {

@@ -14,7 +14,7 @@ use super::base::{BaseRun, PointRun};
 /// Instance names are `density-1`, `density-2`, ... unless `--instance-prefix` says otherwise.
 pub const INSTANCE_PREFIX: &str = "density";
 /// The varied key of a density series.
-pub const KEY: &str = "instances";
+pub use crate::results::experiment::DENSITY_KEY as KEY;
 
 /// What every instance of a density series gets.
 #[derive(Debug, Clone, PartialEq)]

@@ -87,7 +87,7 @@ pub async fn execute(
         refresh(exp, &mut file)?;
         events.send(Event::ExperimentRunDone(ExperimentRunDone {
             run: which,
-            status: status_name(status).into(),
+            status: status.name().into(),
             tps,
             detail,
         }));
@@ -160,7 +160,7 @@ fn point_plan(
     if let Some(d) = point_duration {
         run.over.phase_duration = Some(d.to_string());
     }
-    run.plan(cores, seed_from_clock(), &Registry)
+    run.plan(cores, config::seed_from_clock(), &Registry)
         .map_err(|e| RunError::Config(e.to_string()))
 }
 
@@ -282,20 +282,4 @@ fn eta(exp: &Experiment, cores: u32, made: &[Duration], left: usize) -> Option<D
         made.iter().sum::<Duration>() / made.len() as u32
     };
     Some(per_run * left as u32)
-}
-
-fn status_name(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Pending => "pending",
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-    }
-}
-
-fn seed_from_clock() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
 }

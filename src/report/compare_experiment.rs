@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::compare::aligned;
-use super::experiment::point_label;
 use crate::results::experiment::{self as exp, ExperimentFile};
 
 /// The terminal table comparing `dirs` (experiment dirs; the first is the baseline). Refuses
@@ -32,7 +31,7 @@ pub fn compare_table(dirs: &[PathBuf]) -> Result<String, String> {
     }
     rows.push(head);
     for pt in &base.points {
-        let mut row = vec![point_label(&base.varied, pt)];
+        let mut row = vec![pt.label(&base.varied)];
         for f in &files {
             let median = f
                 .points
@@ -67,7 +66,7 @@ pub fn compare_table(dirs: &[PathBuf]) -> Result<String, String> {
             .points
             .iter()
             .filter(|q| !base.points.iter().any(|pt| pt.values == q.values))
-            .map(|q| point_label(&f.varied, q))
+            .map(|q| q.label(&f.varied))
             .collect();
         if !extra.is_empty() {
             let _ = writeln!(

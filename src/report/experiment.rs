@@ -164,21 +164,6 @@ fn request_to(p: &mut String, file: &ExperimentFile) {
     }
 }
 
-/// A point's values in the order the grid varies them, e.g. `clients=16 scale=10`.
-pub(super) fn point_label(varied: &[String], pt: &Point) -> String {
-    let mut parts: Vec<String> = varied
-        .iter()
-        .filter_map(|k| pt.values.get(k).map(|v| format!("{k}={v}")))
-        .collect();
-    parts.extend(
-        pt.values
-            .iter()
-            .filter(|(k, _)| !varied.contains(k))
-            .map(|(k, v)| format!("{k}={v}")),
-    );
-    parts.join(" ")
-}
-
 /// The complete runs' tps of a point.
 fn complete_tps(pt: &Point) -> impl Iterator<Item = (u32, f64)> + '_ {
     pt.runs
@@ -254,9 +239,8 @@ fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> b
         }
         for (i, r) in pt.runs.iter().enumerate() {
             let (status, class) = match r.status {
-                RunStatus::Complete => ("complete".to_string(), ""),
-                RunStatus::Interrupted => ("interrupted".to_string(), ""),
-                RunStatus::Pending => ("pending".to_string(), " class=\"note\""),
+                RunStatus::Complete | RunStatus::Interrupted => (r.status.name().to_string(), ""),
+                RunStatus::Pending => (r.status.name().to_string(), " class=\"note\""),
                 RunStatus::Failed => (
                     match &r.error {
                         Some(e) => format!("failed: {e}"),

@@ -106,6 +106,23 @@ pub struct Point {
     pub headline_median: Option<f64>,
 }
 
+impl Point {
+    /// The point's values in the order the grid varies them, e.g. `clients=16 scale=10`.
+    pub fn label(&self, varied: &[String]) -> String {
+        let mut parts: Vec<String> = varied
+            .iter()
+            .filter_map(|k| self.values.get(k).map(|v| format!("{k}={v}")))
+            .collect();
+        parts.extend(
+            self.values
+                .iter()
+                .filter(|(k, _)| !varied.contains(k))
+                .map(|(k, v)| format!("{k}={v}")),
+        );
+        parts.join(" ")
+    }
+}
+
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -119,6 +136,21 @@ pub enum RunStatus {
     /// Could not run (a target down, data missing); `error` says why.
     Failed,
 }
+
+impl RunStatus {
+    /// The status as `experiment.json` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Pending => "pending",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// The varied key of a density series: its points' values hold the step's instance count.
+pub const DENSITY_KEY: &str = "instances";
 
 /// One run of a point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

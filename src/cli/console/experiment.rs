@@ -25,7 +25,7 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
     let width = file
         .points
         .iter()
-        .map(|p| values(p).len())
+        .map(|p| p.label(&file.varied).len())
         .max()
         .unwrap_or(5)
         .max(5);
@@ -58,7 +58,7 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         let _ = writeln!(
             out,
             "  {:<width$}  {:>5}  {median:>12}  {range:>25}{note}",
-            values(p),
+            p.label(&file.varied),
             format!("{complete}/{}", p.runs.len())
         );
     }
@@ -89,12 +89,4 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         );
     }
     out
-}
-
-fn values(p: &crate::results::experiment::Point) -> String {
-    p.values
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

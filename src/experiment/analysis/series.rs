@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{describe, fmt_tps, parse_x, percent, singular, tps_median};
+use super::{describe, fmt_tps, percent, singular, tps_median};
 use super::{LINEAR_TOLERANCE, SATURATION_THRESHOLD};
+use crate::results::experiment::axis_value;
 use crate::results::experiment::{CurvePoint, Point, SeriesAnalysis};
 
 /// The line the linear region is measured against: through the origin and the first point,
@@ -52,7 +53,7 @@ pub(super) fn analyse_series(
     let label = series_label(x_key, &fixed);
     let mut curve: Vec<(f64, f64)> = Vec::new();
     for point in members {
-        let x = point.values.get(x_key).and_then(|v| parse_x(v));
+        let x = point.values.get(x_key).and_then(|v| axis_value(v));
         match (x, tps_median(point)) {
             (Some(x), Some(m)) => curve.push((x, m)),
             (Some(x), None) => notes.push(format!(

@@ -11,7 +11,7 @@ use crate::report::html::{chart_to, esc, note_to, table_to};
 use crate::results::experiment::{DensityAnalysis, DensityStep, ExperimentFile, Point};
 
 /// The varied key of a density experiment.
-const KEY: &str = "instances";
+use crate::results::experiment::DENSITY_KEY as KEY;
 
 pub(super) fn section(p: &mut String, file: &ExperimentFile) {
     p.push_str("<h2>Density</h2>\n");
