@@ -64,6 +64,15 @@ pub enum Command {
     #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per step, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-density/]")))]
     #[command(mut_arg("preset", |a| a.help("A built-in experiment: nutanix-density")))]
     Density(DensityArgs),
+    /// Consolidation schemes (1/1/M, 1/M/M, M/M/M) under memory overcommitment: complementary traffic, NOTPM per scheme and rate
+    #[command(after_help = CONSOLIDATE_AFTER_HELP)]
+    #[command(mut_arg("config", |a| a.help("A consolidation file: run keys for each database's load plus a [consolidate] table (see --help)")))]
+    #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per scheme and rate, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-consolidate/]")))]
+    #[command(mut_arg("preset", |a| a.help("A built-in experiment: vpostgres-consolidation")))]
+    Consolidate(ConsolidateArgs),
+    /// (internal) hold locked memory in the current control group until stdin closes
+    #[command(hide = true)]
+    BalloonHold { bytes: u64 },
 }
 
 const SWEEP_AFTER_HELP: &str = "\
@@ -276,6 +285,78 @@ pub struct DensityArgs {
     #[arg(long, value_name = "PREFIX", default_value = crate::experiment::density::INSTANCE_PREFIX, help_heading = EXPERIMENT)]
     pub instance_prefix: String,
 }
+
+#[derive(Debug, Args)]
+pub struct ConsolidateArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// Schemes to run, e.g. 1/1/M,M/M/M [default: 1/1/M,1/M/M,M/M/M]
+    #[arg(long, value_name = "LIST", help_heading = CONSOLIDATE)]
+    pub schemes: Option<String>,
+    /// Memory overcommitment rates in percent, e.g. 0,10,20,30,40,50,55 (0, the baseline, is always run)
+    #[arg(long, value_name = "LIST", help_heading = CONSOLIDATE)]
+    pub overcommit: Option<String>,
+    /// Databases consolidated [default: 2]
+    #[arg(long, help_heading = CONSOLIDATE)]
+    pub databases: Option<u32>,
+    /// Traffic periods; the busy database changes each period [default: 4]
+    #[arg(long, help_heading = CONSOLIDATE)]
+    pub periods: Option<u32>,
+    /// Measured length of each period [default: 10m] (--point-duration says the same)
+    #[arg(long, value_name = "DUR", help_heading = CONSOLIDATE)]
+    pub period: Option<String>,
+    /// Clients of the busy database in a period [default: 30]
+    #[arg(long, help_heading = CONSOLIDATE)]
+    pub high: Option<u32>,
+    /// Clients of each quiet database [default: 2]
+    #[arg(long, help_heading = CONSOLIDATE)]
+    pub low: Option<u32>,
+    /// CPU quota of every VM in cores (cgroup)
+    #[arg(long, help_heading = CONSOLIDATE)]
+    pub cpus: Option<f64>,
+    /// Memory of each M/M/M VM, e.g. 4GB; a one-VM scheme gets databases x this (cgroup)
+    #[arg(long, value_name = "SIZE", help_heading = CONSOLIDATE)]
+    pub memory: Option<String>,
+    /// shared_buffers: a share of the VM's memory split among its instances (25%) or a size [default: 25%]
+    #[arg(long, value_name = "SHARE|SIZE", help_heading = CONSOLIDATE)]
+    pub shared_buffers: Option<String>,
+    /// Take the overcommitted memory with a locked balloon in the host group (the study's dummy VM) instead of a limit alone
+    #[arg(long, help_heading = CONSOLIDATE)]
+    pub balloon: bool,
+    /// The parent control group standing for the host (control groups are per host) [default: consolidate]
+    #[arg(long, value_name = "NAME", help_heading = CONSOLIDATE)]
+    pub host_group: Option<String>,
+}
+
+const CONSOLIDATE: &str = "Consolidation";
+
+const CONSOLIDATE_AFTER_HELP: &str = "\
+Schemes (the vPostgres study's, seed 000): 1/1/M one VM, one instance holding every database;
+1/M/M one VM, an instance per database; M/M/M a VM per database. A VM is a control group with
+--cpus and --memory (page cache charged to it); all VMs sit in one parent group, the host.
+The study's scheme 4 (the vPostgres database balloon) has no PostgreSQL equivalent.
+
+Traffic (Figure 6): in period p the database ((p-1) mod M)+1 gets --high clients, the others
+--low, zero think time for TPC-C; a ramp (--ramp-up, not measured) before each period.
+Overcommitment (Equation 1): rate = 100% - MEM_avail / MEM_config, MEM_config the sum of the
+VMs' memory; MEM_avail is the host group's memory limit during each run (--balloon: a locked
+balloon takes the difference instead). Each scheme runs 0% first: its own baseline.
+
+Results: per scheme and rate, NOTPM per database and period, the sum averaged over periods,
+relative to the scheme's baseline, the coefficient of variation across periods, CPU seconds,
+NOTPM per fully used CPU, OOM kills; each VM's memory over time in experiment.html.
+
+A consolidation file holds the load's run keys and a [consolidate] table with the same keys as
+these flags (schemes, databases, periods, period, ramp_up, high, low, cpus, memory,
+shared_buffers, overcommit, balloon, host_group); `tidebench presets --show
+vpostgres-consolidation` prints one.
+
+Examples:
+  tidebench consolidate --preset vpostgres-consolidation            the study (about 12 hours)
+  tidebench consolidate -w tpcc -s 2 --memory 512MB --cpus 1 --schemes 1/1/M,M/M/M \\
+      --overcommit 0,40 --periods 2 --period 1m --ramp-up 10s --high 8 --low 1   (about 12 minutes)";
 
 const EXPERIMENT: &str = "Experiment";
 

@@ -29,12 +29,7 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
         }
         repeat = repeat.or(Some(*r));
     }
-    if matches!(preset.map(|p| &p.shape), Some(PresetShape::Density { .. })) {
-        return Err(CliError::usage(format!(
-            "{} is a density experiment; run it with `tidebench density --preset {0}`",
-            args.run.preset.as_deref().unwrap_or_default()
-        )));
-    }
+    require_shape(preset, "sweep")?;
     let varies = vary_specs
         .iter()
         .map(|v| Vary::parse(v))
@@ -49,12 +44,7 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
 
 pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let preset = experiment_preset(&args.run)?;
-    if matches!(preset.map(|p| &p.shape), Some(PresetShape::Sweep { .. })) {
-        return Err(CliError::usage(format!(
-            "{} is a sweep; run it with `tidebench sweep --preset {0}`",
-            args.run.preset.as_deref().unwrap_or_default()
-        )));
-    }
+    require_shape(preset, "density")?;
     let (base, label) = base_run(&args.run, flags, preset)?;
     let (mut cpus, mut memory, mut steps) = (args.cpus, args.memory.clone(), None);
     if let Some(PresetShape::Density {
@@ -104,8 +94,25 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
     execute(&exp, home)
 }
 
+/// An experiment preset made for another command is refused with that command named.
+pub(super) fn require_shape(
+    preset: Option<&'static ExperimentPreset>,
+    command: &str,
+) -> Result<(), CliError> {
+    match preset {
+        Some(p) if p.shape.command() != command => Err(CliError::usage(format!(
+            "{0} is a {1} experiment; run it with `tidebench {1} --preset {0}`",
+            p.name,
+            p.shape.command()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `--preset NAME` when it names a built-in experiment (a run preset is a base run instead).
-fn experiment_preset(run: &RunArgs) -> Result<Option<&'static ExperimentPreset>, CliError> {
+pub(super) fn experiment_preset(
+    run: &RunArgs,
+) -> Result<Option<&'static ExperimentPreset>, CliError> {
     let Some(name) = run.preset.as_deref() else {
         return Ok(None);
     };
@@ -148,7 +155,7 @@ fn base_run(
     Ok((base, label))
 }
 
-fn request(
+pub(super) fn request(
     label: &str,
     base: &BaseRun,
     exp: &ExperimentArgs,
@@ -172,6 +179,7 @@ fn request(
         point_duration: exp.point_duration.clone(),
         cpus,
         memory,
+        consolidate: None,
     }
 }
 
@@ -197,9 +205,22 @@ fn given_run_flags() -> Vec<String> {
             "--cpus",
             "--memory",
             "--instance-prefix",
+            "--schemes",
+            "--overcommit",
+            "--databases",
+            "--periods",
+            "--period",
+            "--high",
+            "--low",
+            "--shared-buffers",
+            "--host-group",
+            "--ramp-up",
         ];
         if own.contains(&flag) {
             skip_next = !a.contains('=');
+            continue;
+        }
+        if flag == "--balloon" {
             continue;
         }
         out.push(a);
@@ -207,13 +228,13 @@ fn given_run_flags() -> Vec<String> {
     out
 }
 
-fn out_dir(run: &RunArgs, kind: &str) -> PathBuf {
+pub(super) fn out_dir(run: &RunArgs, kind: &str) -> PathBuf {
     run.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(crate::results::writer::dir_name(SystemTime::now(), kind))
     })
 }
 
-fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
+pub(super) fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());

@@ -43,6 +43,11 @@ pub enum InstanceCommand {
         /// Memory limit, e.g. 512MB, 2GiB, 1G (cgroup; binary units)
         #[arg(long, value_name = "SIZE", value_parser = instance::parse_size)]
         memory: Option<u64>,
+        /// Run in this emulated VM, a cgroup that several instances may share, e.g.
+        /// --vm host1/vm1 (--cpus and --memory are then the VM's; give the same values to
+        /// every instance of the VM)
+        #[arg(long, value_name = "PATH")]
+        vm: Option<String>,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
@@ -87,12 +92,14 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             settings,
             cpus,
             memory,
+            vm,
         } => {
             let opts = InstanceOptions {
                 port,
                 settings,
                 cpus,
                 memory,
+                vm,
             };
             let (inst, outcome) = instance::start_reporting(home, &name, &opts)?;
             let what = match outcome {

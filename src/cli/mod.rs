@@ -4,6 +4,7 @@
 pub mod args;
 pub mod check_view;
 pub mod console;
+mod consolidate_cmd;
 pub mod error;
 pub mod experiment_cmd;
 pub mod instance_cmd;
@@ -60,6 +61,14 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Check(args) => check(args, &home),
         Command::Sweep(args) => experiment_cmd::sweep(args, flags, &home),
         Command::Density(args) => experiment_cmd::density(args, flags, &home),
+        Command::Consolidate(args) => consolidate_cmd::consolidate(args, flags, &home),
+        Command::BalloonHold { bytes } => match crate::instance::balloon_hold(bytes) {
+            Ok(()) => Ok(0),
+            Err(e) => {
+                eprintln!("{e}");
+                Ok(1)
+            }
+        },
     }
 }
 

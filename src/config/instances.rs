@@ -10,6 +10,7 @@
 //! cpus = 0.5                                  # optional: cgroup CPU quota in cores
 //! memory = "1GiB"                             # optional: cgroup memory limit
 //! settings = { shared_buffers = "256MB" }     # optional: server settings
+//! vm = "host/vm1"                             # optional: a VM (cgroup) shared with others
 //! ```
 
 use std::collections::BTreeMap;
@@ -58,6 +59,27 @@ pub fn check_setting_key(key: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A group path below `tidebench/`: one or more names (letters, digits, `-`, `_`) joined
+/// by `/`, e.g. `host/vm1`.
+pub fn check_vm(path: &str) -> Result<(), String> {
+    let ok = !path.is_empty()
+        && path.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg.len() <= 63
+                && seg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "'{path}' is not a VM name; give names of letters, digits, '-' and '_' joined by '/', \
+             e.g. vm1 or host/vm1"
+        ))
+    }
+}
+
 /// An `[[instance]]` table as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +88,7 @@ pub struct RawInstance {
     pub cpus: Option<Spanned<Number>>,
     pub memory: Option<Spanned<Size>>,
     pub settings: Option<Spanned<toml::Table>>,
+    pub vm: Option<Spanned<String>>,
 }
 
 /// A number written as an integer (`cpus = 2`) or a float (`cpus = 0.5`).
@@ -106,6 +129,10 @@ pub struct InstancePlan {
     /// Server settings, the names as written (dotted names of nested tables joined).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
+    /// The emulated VM (control group below `tidebench/`) the server runs in when it shares
+    /// one with other instances; `cpus` and `memory` are then the VM's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<String>,
 }
 
 impl InstancePlan {
@@ -174,11 +201,19 @@ pub fn instances(
             Some(s) => settings(s.get_ref()).map_err(|e| fail(s.span(), e))?,
             None => BTreeMap::new(),
         };
+        let vm = match &r.vm {
+            Some(v) => {
+                check_vm(v.get_ref()).map_err(|e| fail(v.span(), e))?;
+                Some(v.get_ref().clone())
+            }
+            None => None,
+        };
         out.push(InstancePlan {
             name,
             cpus,
             memory_bytes,
             settings,
+            vm,
         });
     }
     Ok(out)

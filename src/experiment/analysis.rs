@@ -13,6 +13,7 @@ use crate::results::experiment::{
     DENSITY_KEY,
 };
 
+pub mod consolidate;
 mod density_steps;
 mod series;
 #[cfg(test)]
@@ -105,12 +106,13 @@ pub fn density(points: &[Point]) -> Analysis {
             summary,
         }),
         notes,
+        consolidate: None,
     }
 }
 
 // ---- medians over complete runs ----
 
-fn is_complete(run: &RunRecord) -> bool {
+pub(crate) fn is_complete(run: &RunRecord) -> bool {
     run.status == RunStatus::Complete && run.complete
 }
 

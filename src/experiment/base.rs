@@ -27,6 +27,22 @@ pub struct PointRun {
     pub text: String,
     /// Flags and the point's run keys, laid over the text's values.
     pub over: RawRun,
+    /// The host group to set around the run (consolidate); `None` for other experiments.
+    pub host: Option<HostSetup>,
+}
+
+/// What a consolidation point sets around its run besides its instances.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSetup {
+    /// The parent control group of the point's VMs.
+    pub group: String,
+    /// MEM_avail: the memory the VMs together may use during the run.
+    pub avail: u64,
+    /// With `--balloon`: the group is limited to MEM_config and a balloon locks this much in
+    /// it, leaving `avail` to the VMs.
+    pub balloon: Option<u64>,
+    /// The experiment's other instances (other schemes'), stopped so they take nothing.
+    pub idle: Vec<String>,
 }
 
 impl PointRun {
@@ -87,6 +103,7 @@ impl BaseRun {
             label: self.label.clone(),
             text,
             over: self.flags.clone().overlay(varied),
+            host: None,
         })
     }
 

@@ -134,5 +134,6 @@ pub fn step(
         label: format!("density step {n}"),
         text: toml::to_string(&doc).map_err(|e| e.to_string())?,
         over,
+        host: None,
     })
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{self, RunPlan};
 use crate::driver::Stop;
 use crate::event::{Event, ExperimentRun, ExperimentRunDone, Sink};
-use crate::instance::{self, Home, InstanceOptions, Reconfigured};
+use crate::instance::{self, Home, Reconfigured};
 use crate::results::experiment::{self as record, ExperimentFile, Point, RunStatus};
 use crate::results::{utc_rfc3339, writer::staging_dir};
 use crate::runner::{self, RunError};
@@ -20,7 +20,7 @@ use crate::workload::Registry;
 use super::base::PointRun;
 use super::resume;
 use super::schedule::{self, PointValues, RunSlot};
-use super::{analysis, records, Experiment, ExperimentError};
+use super::{analysis, consolidate, records, Experiment, ExperimentError};
 
 /// How an experiment invocation ended.
 pub struct Finished {
@@ -66,12 +66,16 @@ pub async fn execute(
         made.push(started.elapsed());
         let rel = run_dir_name(exp, *slot);
         let new = match outcome {
-            Ok(()) => records::from_dir(
+            Ok(host) => records::from_dir(
                 &exp.dir.join(&rel),
                 &rel,
                 slot.repeat,
                 exp.kind == record::ExperimentKind::Density,
             )
+            .map(|mut r| {
+                r.consolidation = consolidation(&file, slot.point, &exp.dir.join(&rel), host);
+                r
+            })
             .unwrap_or_else(|| {
                 records::failed(&rel, slot.repeat, "the run wrote no results".into())
             }),
@@ -110,8 +114,16 @@ pub fn run_dir_name(exp: &Experiment, slot: RunSlot) -> String {
     exp.points[slot.point].dir_name(slot.point, slot.repeat)
 }
 
+/// The host group's limit and balloon as they were during a consolidation run.
+#[derive(Debug, Clone, Copy, Default)]
+struct HostObserved {
+    limit: Option<u64>,
+    balloon: Option<u64>,
+}
+
 /// One run: instances, data, then `runner::run` into its dir (a dir left by an earlier,
-/// unfinished attempt is removed first: it is this experiment's own).
+/// unfinished attempt is removed first: it is this experiment's own). A consolidation point
+/// also stops other schemes' instances first and limits the host group around the run.
 async fn one_run(
     exp: &Experiment,
     slot: RunSlot,
@@ -119,7 +131,7 @@ async fn one_run(
     home: &Home,
     stop: &Stop,
     events: &Arc<dyn Sink>,
-) -> Result<(), RunError> {
+) -> Result<HostObserved, RunError> {
     let dir = exp.dir.join(run_dir_name(exp, slot));
     clear_unfinished(&dir)?;
     let mut plan = point_plan(
@@ -128,6 +140,10 @@ async fn one_run(
         exp.point_duration.as_deref(),
         cores,
     )?;
+    let host = exp.runs[slot.point].host.clone();
+    if let Some(setup) = &host {
+        consolidate::host::before_instances(setup, home).map_err(RunError::Setup)?;
+    }
     apply_instances(&plan, home, events).await?;
     // The instances are as the point wants them now; the runner must not check them against
     // their records again.
@@ -140,13 +156,43 @@ async fn one_run(
     if stop.is_set() {
         return Err(RunError::Setup("interrupted before the run started".into()));
     }
-    runner::run(plan, home, stop.clone(), Arc::clone(events))
-        .await
-        .map(|outcome| {
-            for w in outcome.warnings {
-                events.send(Event::Warning(w));
-            }
-        })
+    let hold = match &host {
+        Some(setup) => Some(consolidate::host::limit(setup).map_err(RunError::Setup)?),
+        None => None,
+    };
+    let observed = HostObserved {
+        limit: hold.as_ref().and_then(|h| h.limit),
+        balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),
+    };
+    let outcome = runner::run(plan, home, stop.clone(), Arc::clone(events)).await;
+    drop(hold);
+    outcome.map(|outcome| {
+        for w in outcome.warnings {
+            events.send(Event::Warning(w));
+        }
+        observed
+    })
+}
+
+/// A consolidation run's periods and VMs, read from its results dir.
+fn consolidation(
+    file: &ExperimentFile,
+    point: usize,
+    dir: &Path,
+    host: HostObserved,
+) -> Option<record::consolidate::ConsolidateRun> {
+    let request = file.request.consolidate.as_ref()?;
+    let scheme = file.points[point]
+        .values
+        .get(record::consolidate::SCHEME_KEY)?;
+    let layout = request.schemes.iter().find(|s| &s.scheme == scheme)?;
+    let results = crate::results::read::ResultsDir::open(dir).ok()?;
+    Some(consolidate::records::from_results(
+        &results,
+        layout,
+        host.limit,
+        host.balloon,
+    ))
 }
 
 fn point_plan(
@@ -187,12 +233,7 @@ async fn apply_instances(
     events: &Arc<dyn Sink>,
 ) -> Result<(), RunError> {
     for decl in &plan.instances {
-        let opts = InstanceOptions {
-            port: None,
-            settings: decl.setting_pairs(),
-            cpus: decl.cpus,
-            memory: decl.memory_bytes,
-        };
+        let opts = runner::instance_options(decl);
         let (name, h) = (decl.name.clone(), home.clone());
         let done = tokio::task::spawn_blocking(move || instance::reconfigure(&h, &name, &opts))
             .await
@@ -219,6 +260,13 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
     file.analysis = match exp.kind {
         record::ExperimentKind::Sweep => analysis::sweep(&file.varied, &file.points),
         record::ExperimentKind::Density => analysis::density(&file.points),
+        record::ExperimentKind::Consolidate => {
+            let mut a = crate::results::experiment::Analysis::default();
+            if let Some(req) = &file.request.consolidate {
+                a.consolidate = Some(analysis::consolidate::analyse(req, &file.points));
+            }
+            a
+        }
     };
     file.complete = file
         .points

@@ -15,6 +15,7 @@
 
 pub mod analysis;
 pub mod base;
+pub mod consolidate;
 pub mod density;
 pub mod execute;
 pub mod presets;

@@ -22,9 +22,20 @@ pub enum PresetShape {
     },
     /// One instance per step with this CPU quota and memory, up to the host's fill.
     Density { cpus: f64, memory_gib: u64 },
+    /// Schemes under overcommitment: the run text carries its `[consolidate]` table.
+    Consolidate,
 }
 
 impl PresetShape {
+    /// The command that runs a preset of this shape.
+    pub fn command(&self) -> &'static str {
+        match self {
+            PresetShape::Sweep { .. } => "sweep",
+            PresetShape::Density { .. } => "density",
+            PresetShape::Consolidate => "consolidate",
+        }
+    }
+
     /// The experiment's own settings as TOML comments, after the run text.
     pub fn describe(&self) -> String {
         match self {
@@ -35,11 +46,15 @@ impl PresetShape {
             PresetShape::Density { cpus, memory_gib } => format!(
                 "# tidebench density: --cpus {cpus} --memory {memory_gib}GB --instances 1..N (N: as many as fit the host)\n"
             ),
+            PresetShape::Consolidate => {
+                "# tidebench consolidate: the [consolidate] table above; flags override its keys\n"
+                    .into()
+            }
         }
     }
 }
 
-pub const PRESETS: [ExperimentPreset; 2] = [
+pub const PRESETS: [ExperimentPreset; 3] = [
     ExperimentPreset {
         name: "vpostgres-scalability",
         description: "vPostgres vertical scalability: pgbench select-only and TPC-B-like at scale 100, 1-64 clients, 5-minute sessions, the series run 3 times, medians reported",
@@ -75,6 +90,32 @@ protocol = "simple"
             cpus: 4.0,
             memory_gib: 8,
         },
+    },
+    ExperimentPreset {
+        name: "vpostgres-consolidation",
+        description: "vPostgres consolidation: two TPC-C databases (30 warehouses) under complementary traffic (30 and 2 clients, swapped each 10-minute period), schemes 1/1/M, 1/M/M and M/M/M, memory overcommitted 0-55 %",
+        run: r#"# The vPostgres consolidation study (seed 000, Table 2-3, Figure 6, Equation 1): two DBT-2
+# databases of 30 warehouses; four 10-minute periods, the busy database (30 clients, zero
+# think time) alternating with the quiet one (2 clients), a ramp before each period; VMs of 3
+# CPUs, 8 GB for the one-VM schemes and 4 GB each for M/M/M, shared_buffers 25 % of the VM
+# (Table 4 uses 75 %); memory overcommitted step by step, each scheme against its own 0 %.
+workload = "tpcc"
+scale = 30
+
+[consolidate]
+schemes = ["1/1/M", "1/M/M", "M/M/M"]
+databases = 2
+periods = 4
+period = "10m"
+ramp_up = "30s"
+high = 30
+low = 2
+cpus = 3
+memory = "4GB"
+shared_buffers = "25%"
+overcommit = [0, 10, 20, 30, 40, 50, 55]
+"#,
+        shape: PresetShape::Consolidate,
     },
 ];
 

@@ -20,6 +20,7 @@ pub fn pending(dir: &str, repeat: u32) -> RunRecord {
         per_instance_tps: Vec::new(),
         host_cpu_percent: None,
         error: None,
+        consolidation: None,
     }
 }
 
@@ -63,6 +64,7 @@ fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
         per_instance_tps: Vec::new(),
         host_cpu_percent: None,
         error: s.failure.clone(),
+        consolidation: None,
     }
 }
 

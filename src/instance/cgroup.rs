@@ -5,6 +5,11 @@
 //! memory.limit_in_bytes; the cpuacct group is made too so a sampler can read CPU time.
 //! cgroup v2 (unified /sys/fs/cgroup with cgroup.controllers) uses `tidebench/<name>` with
 //! cpu.max and memory.max, after enabling the controllers in the parents' subtree_control.
+//!
+//! A group name may be a path (`host/vm1`): several instances can share one VM's group, and
+//! the VMs of a consolidation experiment sit below one parent group standing for the host
+//! (`host_group`). Memory limits are hierarchical in both versions (v1 with `use_hierarchy`,
+//! which is always on since Linux 6.x and on in every distribution's root before).
 
 use std::ffi::CString;
 use std::io::ErrorKind;
@@ -97,6 +102,15 @@ impl CgroupPaths {
             .collect()
     }
 
+    /// Removes a shared VM's groups unless another instance (or a child group) is still in
+    /// them.
+    pub(crate) fn remove_if_unused(&self) -> Result<(), InstanceError> {
+        if self.dirs().into_iter().any(in_use_by_others) {
+            return Ok(());
+        }
+        self.remove()
+    }
+
     /// Removes the groups; waits briefly for exiting processes to leave them.
     pub(crate) fn remove(&self) -> Result<(), InstanceError> {
         for dir in self.dirs() {
@@ -123,6 +137,27 @@ impl CgroupPaths {
         }
         Ok(())
     }
+}
+
+/// Whether `dir` has child groups, or processes other than ones about to exit: another
+/// instance of the same VM is running there.
+fn in_use_by_others(dir: &Path) -> bool {
+    let has_children = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(Result::ok).any(|e| e.path().is_dir()))
+        .unwrap_or(false);
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    // Our own server was stopped just before: wait for its processes to leave, then look.
+    let mut settled = procs.trim().is_empty();
+    for _ in 0..20 {
+        if settled {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        settled = std::fs::read_to_string(dir.join("cgroup.procs"))
+            .map(|t| t.trim().is_empty())
+            .unwrap_or(true);
+    }
+    has_children || !settled
 }
 
 fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
@@ -170,16 +205,24 @@ fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
     )))
 }
 
-/// v2 only lets a group limit cpu/memory if every parent delegates those controllers.
+/// v2 only lets a group limit cpu/memory if every parent delegates those controllers: the
+/// root's and each group's from `tidebench` down to the group's parent.
 fn enable_v2_controllers(group: &Path) -> Result<(), InstanceError> {
     let Some(parent) = group.parent() else {
         return Ok(());
     };
     std::fs::create_dir_all(parent).map_err(|e| not_writable(parent, &e))?;
-    let Some(root) = parent.parent() else {
-        return Ok(());
-    };
-    for dir in [root, parent] {
+    let mut chain: Vec<&Path> = Vec::new();
+    for dir in parent.ancestors() {
+        chain.push(dir);
+        if dir.file_name().is_some_and(|n| n == "tidebench") {
+            if let Some(root) = dir.parent() {
+                chain.push(root);
+            }
+            break;
+        }
+    }
+    for dir in chain.into_iter().rev() {
         let file = dir.join("cgroup.subtree_control");
         let current = std::fs::read_to_string(&file).unwrap_or_default();
         for c in ["cpu", "memory"] {
@@ -266,6 +309,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let err = locate_under(tmp.path(), "c").unwrap_err().to_string();
         assert!(err.contains("leave out --cpus"), "{err}");
+    }
+
+    #[test]
+    fn nested_group_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("cgroup.controllers"), "cpu memory\n").unwrap();
+        let paths = locate_under(tmp.path(), "host/vm1").unwrap();
+        assert_eq!(paths.memory, tmp.path().join("tidebench/host/vm1"));
     }
 
     #[test]

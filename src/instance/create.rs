@@ -22,8 +22,8 @@ pub(super) fn create(
     let bin = binaries::find()?;
     let user = os_user::for_new_instance()?;
     prepare_home(layout, &user)?;
-    let cgroups = if opts.cpus.is_some() || opts.memory.is_some() {
-        let cg = CgroupPaths::locate(name)?;
+    let cgroups = if opts.cpus.is_some() || opts.memory.is_some() || opts.vm.is_some() {
+        let cg = CgroupPaths::locate(opts.vm.as_deref().unwrap_or(name))?;
         cg.create(opts.cpus, opts.memory)?;
         Some(cg)
     } else {
@@ -50,6 +50,7 @@ pub(super) fn create(
                 value: value.clone(),
             })
             .collect(),
+        vm: opts.vm.clone(),
     };
     if let Err(e) = std::fs::create_dir(&layout.dir) {
         if e.kind() == std::io::ErrorKind::AlreadyExists {

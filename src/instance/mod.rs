@@ -9,6 +9,7 @@ mod binaries;
 mod cgroup;
 mod create;
 mod error;
+mod host_group;
 mod os_user;
 mod reconfigure;
 mod record;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use cgroup::{describe_limits, CgroupPaths, CgroupVersion};
 pub use error::InstanceError;
+pub use host_group::{hold as balloon_hold, Balloon, HostGroup};
 pub use reconfigure::{reconfigure, Reconfigured};
 pub use settings::{format_size, parse_size, PASSWORD_GROUP};
 
@@ -75,6 +77,9 @@ pub struct InstanceOptions {
     pub cpus: Option<f64>,
     /// Memory limit in bytes, enforced by a cgroup.
     pub memory: Option<u64>,
+    /// The emulated VM to run in: a control group path below `tidebench/` (`host/vm1`)
+    /// that several instances may share; the limits above are then the VM's.
+    pub vm: Option<String>,
 }
 
 impl InstanceOptions {
@@ -95,6 +100,9 @@ impl InstanceOptions {
                 format_size(m),
                 format_size(MIN_MEMORY)
             )));
+        }
+        if let Some(vm) = &self.vm {
+            crate::config::instances::check_vm(vm).map_err(InstanceError::Setup)?;
         }
         if self.port == Some(0) {
             return Err(InstanceError::Setup(
@@ -117,6 +125,7 @@ pub struct Instance {
     bin_dir: PathBuf,
     cpus: Option<f64>,
     memory: Option<u64>,
+    vm: Option<String>,
     cgroups: Option<CgroupPaths>,
 }
 
@@ -171,6 +180,11 @@ impl Instance {
     /// The instance's cgroup (the emulated VM), when started with `--cpus` or `--memory`.
     pub fn cgroup_paths(&self) -> Option<&CgroupPaths> {
         self.cgroups.as_ref()
+    }
+
+    /// The emulated VM it shares with other instances, when it has one (`host/vm1`).
+    pub fn vm(&self) -> Option<&str> {
+        self.vm.as_deref()
     }
 
     /// CPU quota in cores and memory limit in bytes, as created.
@@ -363,8 +377,13 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
     let layout = Layout::new(&home.absolute()?, name);
     let record = load_existing(&layout, name)?;
     stop(home, name)?;
-    if record.cpus.is_some() || record.memory.is_some() {
-        CgroupPaths::locate(name)?.remove()?;
+    if record.has_cgroup() {
+        let cg = CgroupPaths::locate(record.cgroup_name())?;
+        match record.vm {
+            // A VM shared with other instances stays while they are in it.
+            Some(_) => cg.remove_if_unused()?,
+            None => cg.remove()?,
+        }
     }
     std::fs::remove_dir_all(&layout.dir).map_err(InstanceError::io("remove", &layout.dir))
 }
@@ -412,8 +431,8 @@ fn load_existing(layout: &Layout, name: &str) -> Result<Record, InstanceError> {
 }
 
 fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceError> {
-    let cgroups = if record.cpus.is_some() || record.memory.is_some() {
-        Some(CgroupPaths::locate(&record.name)?)
+    let cgroups = if record.has_cgroup() {
+        Some(CgroupPaths::locate(record.cgroup_name())?)
     } else {
         None
     };
@@ -426,6 +445,7 @@ fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceE
         bin_dir: record.pg_bin_dir.clone(),
         cpus: record.cpus,
         memory: record.memory,
+        vm: record.vm.clone(),
         cgroups,
     })
 }

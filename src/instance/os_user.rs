@@ -243,6 +243,26 @@ impl ServerUser {
 
 /// Runs in the forked child: no allocation, raw syscalls only.
 fn enter_and_switch(cgroup_procs: &[CString], switch: Option<(u32, u32)>) -> io::Result<()> {
+    enter_cgroups(cgroup_procs)?;
+    if let Some((uid, gid)) = switch {
+        let groups = [gid as libc::gid_t];
+        // SAFETY: plain syscalls; groups outlives the call. Order matters: groups and gid can
+        // only be changed while still root.
+        unsafe {
+            if libc::setgroups(1, groups.as_ptr()) != 0
+                || libc::setgid(gid) != 0
+                || libc::setuid(uid) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Moves the calling process into each group of `cgroup_procs` (their `cgroup.procs` files).
+/// Safe to run between fork and exec: no allocation, raw syscalls only.
+pub(super) fn enter_cgroups(cgroup_procs: &[CString]) -> io::Result<()> {
     for procs in cgroup_procs {
         // SAFETY: procs is a valid NUL-terminated path.
         let fd = unsafe { libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
@@ -257,19 +277,6 @@ fn enter_and_switch(cgroup_procs: &[CString], switch: Option<(u32, u32)>) -> io:
         unsafe { libc::close(fd) };
         if written != 1 {
             return Err(err);
-        }
-    }
-    if let Some((uid, gid)) = switch {
-        let groups = [gid as libc::gid_t];
-        // SAFETY: plain syscalls; groups outlives the call. Order matters: groups and gid can
-        // only be changed while still root.
-        unsafe {
-            if libc::setgroups(1, groups.as_ptr()) != 0
-                || libc::setgid(gid) != 0
-                || libc::setuid(uid) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
         }
     }
     Ok(())

@@ -66,8 +66,12 @@ pub fn reconfigure(
         wanted.memory,
         &wanted.settings(),
     ))?;
-    if wanted.cpus.is_some() || wanted.memory.is_some() {
-        CgroupPaths::locate(name)?.create(wanted.cpus, wanted.memory)?;
+    if wanted.has_cgroup() {
+        CgroupPaths::locate(wanted.cgroup_name())?.create(wanted.cpus, wanted.memory)?;
+    }
+    if record.has_cgroup() && record.cgroup_name() != wanted.cgroup_name() {
+        // Moved to another VM: the old group goes when no other instance is left in it.
+        CgroupPaths::locate(record.cgroup_name())?.remove_if_unused()?;
     }
     wanted.save(&layout.record())?;
     let (instance, _) = start_reporting(home, name, &InstanceOptions::default())?;
@@ -79,6 +83,7 @@ fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
     let mut out = record.clone();
     out.cpus = opts.cpus.or(record.cpus);
     out.memory = opts.memory.or(record.memory);
+    out.vm = opts.vm.clone().or_else(|| record.vm.clone());
     for (key, value) in &opts.settings {
         match out
             .settings
@@ -96,7 +101,7 @@ fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
 }
 
 fn same_values(a: &Record, b: &Record) -> bool {
-    a.cpus == b.cpus && a.memory == b.memory && a.settings() == b.settings()
+    a.cpus == b.cpus && a.memory == b.memory && a.vm == b.vm && a.settings() == b.settings()
 }
 
 #[cfg(test)]
@@ -117,6 +122,7 @@ mod tests {
                 key: "work_mem".into(),
                 value: "4MB".into(),
             }],
+            vm: None,
         }
     }
 
@@ -130,6 +136,7 @@ mod tests {
             ],
             cpus: None,
             memory: Some(1 << 30),
+            vm: None,
         };
         let out = with_options(&record(), &opts);
         assert_eq!(out.cpus, Some(1.0));

@@ -31,6 +31,10 @@ pub(crate) struct Record {
     pub memory: Option<u64>,
     #[serde(default)]
     pub settings: Vec<Setting>,
+    /// The emulated VM (control group, a path below `tidebench/`) the server runs in, when
+    /// it is not the instance's own: instances naming the same VM share its limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<String>,
 }
 
 /// Where an instance's files are: `<home>/instances/<name>/{instance.toml,data/,server.log}`
@@ -91,6 +95,16 @@ impl Record {
         std::fs::write(path, text).map_err(InstanceError::io("write", path))
     }
 
+    /// The control group the server runs in, below `tidebench/`: its VM, or its own name.
+    pub fn cgroup_name(&self) -> &str {
+        self.vm.as_deref().unwrap_or(&self.name)
+    }
+
+    /// Whether the server runs in a control group (limits given, or a VM named).
+    pub fn has_cgroup(&self) -> bool {
+        self.cpus.is_some() || self.memory.is_some() || self.vm.is_some()
+    }
+
     pub fn settings(&self) -> Vec<(String, String)> {
         self.settings
             .iter()
@@ -116,6 +130,12 @@ impl Record {
         }
         if opts.memory.is_some() && opts.memory != self.memory {
             return Err(conflict(show_memory(self.memory), show_memory(opts.memory)));
+        }
+        if opts.vm.is_some() && opts.vm != self.vm {
+            return Err(conflict(
+                show_vm(self.vm.as_deref()),
+                show_vm(opts.vm.as_deref()),
+            ));
         }
         if !opts.settings.is_empty() && effective(&opts.settings) != effective(&self.settings()) {
             return Err(conflict(
@@ -143,6 +163,10 @@ fn show_memory(memory: Option<u64>) -> String {
     memory.map_or("no --memory".into(), |m| {
         format!("--memory {}", super::settings::format_size(m))
     })
+}
+
+fn show_vm(vm: Option<&str>) -> String {
+    vm.map_or("no --vm".into(), |v| format!("--vm {v}"))
 }
 
 fn show_settings(settings: &[(String, String)]) -> String {
@@ -174,6 +198,7 @@ mod tests {
                 key: "fsync".into(),
                 value: "off".into(),
             }],
+            vm: None,
         }
     }
 

@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use super::html::{self, esc, note_to, table_to};
 use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Point, RunStatus};
 
+mod consolidate;
 mod density;
 mod sweep;
 #[cfg(test)]
@@ -68,6 +69,7 @@ pub fn page(file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) -> String 
     match file.kind {
         ExperimentKind::Sweep => sweep::sections(&mut p, file),
         ExperimentKind::Density => density::section(&mut p, file),
+        ExperimentKind::Consolidate => consolidate::sections(&mut p, file),
     }
     if !file.analysis.notes.is_empty() {
         p.push_str("<h2>Analysis notes</h2>\n<ul>");

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod consolidate;
+
+use consolidate::{ConsolidateAnalysis, ConsolidateRequest, ConsolidateRun};
+
 /// Bumped when a field changes meaning or goes away (readers refuse newer versions).
 pub const SCHEMA_VERSION: u32 = 1;
 /// The file's name inside an experiment dir.
@@ -24,6 +28,8 @@ pub enum ExperimentKind {
     Sweep,
     /// One more instance per step, all driven at once (`tidebench density`).
     Density,
+    /// Consolidation schemes under memory overcommitment (`tidebench consolidate`).
+    Consolidate,
 }
 
 impl ExperimentKind {
@@ -31,6 +37,7 @@ impl ExperimentKind {
         match self {
             ExperimentKind::Sweep => "sweep",
             ExperimentKind::Density => "density",
+            ExperimentKind::Consolidate => "consolidate",
         }
     }
 }
@@ -79,6 +86,9 @@ pub struct Request {
     pub cpus: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
+    /// Consolidate: the traffic, the rates and every scheme's layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consolidate: Option<ConsolidateRequest>,
 }
 
 /// One varied key and its values.
@@ -174,6 +184,9 @@ pub struct RunRecord {
     pub host_cpu_percent: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Consolidate: each period's rates and each VM's usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consolidation: Option<ConsolidateRun>,
 }
 
 /// The workload's headline rate of a run, with its label and unit.
@@ -199,6 +212,9 @@ pub struct Analysis {
     /// Why an analysis could not be made (a key that is not a number, too few points).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Consolidate: per scheme and overcommitment rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consolidate: Option<ConsolidateAnalysis>,
 }
 
 /// One curve of a sweep: median tps against the numeric key `x`.

@@ -22,7 +22,7 @@ mod targets;
 
 use databases::Databases;
 pub use prepare::ensure_prepared;
-pub use targets::{resolve_target, start_instances};
+pub use targets::{instance_options, resolve_target, start_instances};
 
 /// Why a run could not start or could not write its results; every message names the fix.
 /// The CLI exits 2 for all of them; experiments tell them apart (a target down is worth a

@@ -139,18 +139,24 @@ fn managed_instances(planned: &[PlannedTarget], home: &Home) -> Result<Vec<Insta
 /// which ones it created or started. An instance that exists with other values is refused
 /// with both values and the fix (`tidebench instance destroy NAME`); so is a host whose
 /// cgroups cannot be written when limits are asked for.
+/// What a declared instance asks `instance::start` or `reconfigure` for.
+pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
+    InstanceOptions {
+        port: None,
+        settings: decl.setting_pairs(),
+        cpus: decl.cpus,
+        memory: decl.memory_bytes,
+        vm: decl.vm.clone(),
+    }
+}
+
 pub async fn start_instances(
     declared: &[InstancePlan],
     home: &Home,
     events: &dyn Sink,
 ) -> Result<(), RunError> {
     for decl in declared {
-        let opts = InstanceOptions {
-            port: None,
-            settings: decl.setting_pairs(),
-            cpus: decl.cpus,
-            memory: decl.memory_bytes,
-        };
+        let opts = instance_options(decl);
         let (name, home) = (decl.name.clone(), home.clone());
         let started =
             tokio::task::spawn_blocking(move || instance::start_reporting(&home, &name, &opts))

@@ -16,6 +16,7 @@ fn run(tps: f64) -> RunRecord {
         per_instance_tps: Vec::new(),
         host_cpu_percent: None,
         error: None,
+        consolidation: None,
     }
 }
 

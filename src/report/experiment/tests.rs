@@ -27,6 +27,7 @@ pub(crate) fn run(dir: &str, repeat: u32, tps: Option<f64>) -> RunRecord {
         per_instance_tps: Vec::new(),
         host_cpu_percent: None,
         error: None,
+        consolidation: None,
     }
 }
 
@@ -69,6 +70,7 @@ pub(crate) fn file(kind: ExperimentKind, varied: &[&str], points: Vec<Point>) ->
             point_duration: None,
             cpus: None,
             memory: None,
+            consolidate: None,
         },
         varied: varied.iter().map(|s| s.to_string()).collect(),
         repeat: 2,

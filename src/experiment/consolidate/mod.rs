@@ -1,0 +1,117 @@
+//! Consolidation under memory overcommitment (the vPostgres study, seed 000): the same
+//! databases laid out by several schemes (`1/1/M`, `1/M/M`, `M/M/M`), each VM a control group
+//! with a CPU quota and a memory limit, all VMs of the experiment below one parent group that
+//! stands for the host; complementary traffic over periods; and for every scheme a series of
+//! overcommitment rates (Equation 1), realized as the parent group's memory limit (MEM_avail)
+//! or, with `--balloon`, as a locked balloon inside it. Points are (scheme, rate), schemes
+//! outer, so each scheme's VMs are set up once and its baseline (0 %) runs first.
+//!
+//! What this emulates and what it does not is in the README: a memory limit with page cache
+//! charged to the VM, reclaim and OOM kills under pressure; no guest kernel, no ballooning
+//! between guests, no hypervisor swapping or compression.
+
+pub(super) mod host;
+pub mod layout;
+pub mod records;
+pub mod spec;
+
+use std::path::PathBuf;
+
+use crate::config::Catalog;
+use crate::results::experiment::consolidate::{ConsolidateRequest, OVERCOMMIT_KEY, SCHEME_KEY};
+use crate::results::experiment::{ExperimentKind, Request};
+
+use super::base::{BaseRun, HostSetup};
+use super::schedule::PointValues;
+use super::{Experiment, ExperimentError};
+
+pub use spec::{RawSpec, Scheme, Spec};
+
+/// The `[consolidate]` table's name in a consolidation file.
+pub const TABLE: &str = "consolidate";
+
+/// Splits a consolidation file into its run text (everything else) and its `[consolidate]`
+/// table.
+pub fn split_file(label: &str, text: &str) -> Result<(String, RawSpec), String> {
+    let mut doc: toml::Table =
+        toml::from_str(text).map_err(|e| format!("{label}: {}", e.message()))?;
+    let spec = match doc.remove(TABLE) {
+        Some(toml::Value::Table(t)) => t
+            .try_into::<RawSpec>()
+            .map_err(|e| format!("{label}: [{TABLE}]: {}", e.message()))?,
+        Some(_) => return Err(format!("{label}: {TABLE} must be a table: [{TABLE}]")),
+        None => RawSpec::default(),
+    };
+    let run = toml::to_string(&doc).map_err(|e| e.to_string())?;
+    Ok((run, spec))
+}
+
+impl Experiment {
+    /// Every scheme of `spec` at every rate, each run made from `base`'s load.
+    pub fn consolidate(
+        dir: PathBuf,
+        mut request: Request,
+        base: &BaseRun,
+        spec: &Spec,
+        catalog: &dyn Catalog,
+    ) -> Result<Experiment, ExperimentError> {
+        let layouts: Vec<_> = spec
+            .schemes
+            .iter()
+            .map(|s| layout::layout(spec, *s))
+            .collect();
+        let mut points = Vec::new();
+        let mut runs = Vec::new();
+        for lay in &layouts {
+            let run = layout::run(base, spec, lay, catalog)
+                .map_err(|e| ExperimentError::Config(format!("scheme {}: {e}", lay.scheme)))?;
+            let idle: Vec<String> = layouts
+                .iter()
+                .filter(|other| other.scheme != lay.scheme)
+                .flat_map(|other| other.vms.iter().flat_map(|v| &v.instances))
+                .map(|i| i.name.clone())
+                .collect();
+            for rate in &spec.overcommit {
+                points.push(PointValues(vec![
+                    (SCHEME_KEY.to_string(), lay.scheme.clone()),
+                    (OVERCOMMIT_KEY.to_string(), rate.to_string()),
+                ]));
+                let avail = spec.mem_avail(*rate);
+                let balloon = (spec.balloon && *rate > 0).then(|| lay.mem_config_bytes - avail);
+                let mut run = run.clone();
+                run.host = Some(HostSetup {
+                    group: spec.host_group.clone(),
+                    avail,
+                    balloon,
+                    idle: idle.clone(),
+                });
+                runs.push(run);
+            }
+        }
+        request.consolidate = Some(ConsolidateRequest {
+            databases: spec.databases,
+            periods: spec.periods,
+            period: spec.period.clone(),
+            ramp_up: spec.ramp_up.clone(),
+            high: spec.high,
+            low: spec.low,
+            overcommit: spec.overcommit.clone(),
+            balloon: spec.balloon,
+            host_group: spec.host_group.clone(),
+            cpus: spec.cpus,
+            memory: spec.memory.clone(),
+            shared_buffers: spec.shared_buffers_text.clone(),
+            schemes: layouts,
+        });
+        Ok(Experiment {
+            kind: ExperimentKind::Consolidate,
+            dir,
+            varied: vec![SCHEME_KEY.to_string(), OVERCOMMIT_KEY.to_string()],
+            repeat: request.repeat,
+            point_duration: None,
+            request,
+            points,
+            runs,
+        })
+    }
+}
