@@ -167,7 +167,10 @@ fn status_table(rows: &[instance::InstanceStatus]) -> String {
             r.instance.port.to_string(),
             r.pid.map_or("-".to_string(), |p| p.to_string()),
             r.instance.data_dir().display().to_string(),
-            instance::describe_limits(cpus, memory),
+            match r.instance.vm() {
+                Some(vm) => format!("{} vm={vm}", instance::describe_limits(cpus, memory)),
+                None => instance::describe_limits(cpus, memory),
+            },
         ]);
     }
     let widths: Vec<usize> = (0..table[0].len())

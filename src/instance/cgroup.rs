@@ -108,7 +108,18 @@ impl CgroupPaths {
         if self.dirs().into_iter().any(in_use_by_others) {
             return Ok(());
         }
-        self.remove()
+        self.remove()?;
+        // A host group left without VMs goes too (best effort: it may hold a limit in use).
+        for dir in self.dirs() {
+            for parent in dir.ancestors().skip(1) {
+                if parent.file_name().is_none_or(|n| n == "tidebench")
+                    || std::fs::remove_dir(parent).is_err()
+                {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Removes the groups; waits briefly for exiting processes to leave them.

@@ -2,6 +2,7 @@
 //! `instance` code, in temp dirs on free ports.
 
 mod bad_input;
+mod consolidate;
 mod declared_instances;
 mod elastic;
 mod experiments;

@@ -1,0 +1,163 @@
+//! `tidebench consolidate` on real instances with short periods: schemes 1/1/M and M/M/M,
+//! two TPC-C databases, two periods, 0 % and 40 % overcommitment. While it runs, the test
+//! reads the control groups: the VMs hold their limits below the host group, and the host
+//! group holds MEM_avail (Equation 1) during each run. Afterwards experiment.json has NOTPM
+//! per database and period, the coefficient of variation, productivity and each VM's memory.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{self, output_text};
+
+const VM_MEMORY: u64 = 192 << 20;
+
+/// The v1 memory limit of `tidebench/<path>`, or v2's `memory.max`.
+fn memory_limit(path: &str) -> Option<u64> {
+    let v1 = Path::new("/sys/fs/cgroup/memory/tidebench")
+        .join(path)
+        .join("memory.limit_in_bytes");
+    let v2 = Path::new("/sys/fs/cgroup/tidebench")
+        .join(path)
+        .join("memory.max");
+    let text = std::fs::read_to_string(v1)
+        .or_else(|_| std::fs::read_to_string(v2))
+        .ok()?;
+    text.trim().parse().ok()
+}
+
+#[test]
+fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
+    if !support::cgroups_writable() {
+        eprintln!("note: cgroups are not writable here; consolidate needs them");
+        return;
+    }
+    let home = support::temp_home();
+    let host = format!("cons{}", std::process::id());
+    let out = home.path().join("cons");
+    let child = support::tidebench(&home)
+        .args([
+            "consolidate",
+            "-w",
+            "tpcc",
+            "--scale",
+            "1",
+            "--memory",
+            "192MB",
+            "--cpus",
+            "1",
+            "--schemes",
+            "1/1/M,M/M/M",
+            "--overcommit",
+            "40",
+            "--periods",
+            "2",
+            "--period",
+            "3s",
+            "--ramp-up",
+            "1s",
+            "--high",
+            "3",
+            "--low",
+            "1",
+            "--sample",
+            "500ms",
+            "--host-group",
+            &host,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("tidebench runs");
+    // Watch the control groups while it runs.
+    let seen: Arc<Mutex<Vec<(String, u64)>>> = Arc::default();
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (seen, done, host) = (Arc::clone(&seen), Arc::clone(&done), host.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                let mut s = seen.lock().unwrap();
+                for path in [
+                    host.clone(),
+                    format!("{host}/11m-vm1"),
+                    format!("{host}/mmm-vm1"),
+                    format!("{host}/mmm-vm2"),
+                ] {
+                    if let Some(v) = memory_limit(&path) {
+                        if !s.contains(&(path.clone(), v)) {
+                            s.push((path, v));
+                        }
+                    }
+                }
+                drop(s);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let o = child.wait_with_output().expect("tidebench ends");
+    done.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    let said = output_text(&o);
+    assert!(o.status.success(), "{said}");
+    let seen = seen.lock().unwrap().clone();
+    let has = |path: String, v: u64| seen.contains(&(path, v));
+    // MEM_config = 2 × 192 MiB; 40 % overcommitment leaves 60 % of it (whole MiB).
+    let config = 2 * VM_MEMORY;
+    let avail = ((config as f64 * 0.6) as u64 >> 20) << 20;
+    assert!(has(host.clone(), config), "host at 0 %: {seen:?}");
+    assert!(has(host.clone(), avail), "host at 40 %: {seen:?}");
+    assert!(has(format!("{host}/11m-vm1"), config), "{seen:?}");
+    assert!(has(format!("{host}/mmm-vm1"), VM_MEMORY), "{seen:?}");
+    assert!(has(format!("{host}/mmm-vm2"), VM_MEMORY), "{seen:?}");
+    // The limit is lifted after the last run.
+    assert!(
+        memory_limit(&host).is_none_or(|v| v > config),
+        "host limit left: {:?}",
+        memory_limit(&host)
+    );
+
+    let text = std::fs::read_to_string(out.join("experiment.json")).unwrap();
+    let e: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(e["kind"], "consolidate");
+    assert_eq!(e["complete"], true, "{said}");
+    let a = &e["analysis"]["consolidate"];
+    assert_eq!(a["unit"], "NOTPM");
+    let rows = a["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        let periods = row["periods"].as_array().unwrap();
+        assert_eq!(periods.len(), 2, "{row}");
+        for p in periods {
+            let by_db = p["by_database"].as_object().unwrap();
+            assert_eq!(by_db.len(), 2, "{p}");
+            assert!(by_db.values().all(|v| v.as_f64().unwrap() > 0.0), "{p}");
+        }
+        assert!(row["mean"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["cov"].as_f64().is_some(), "{row}");
+        assert!(row["productivity"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["cpu_seconds"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    assert_eq!(rows[0]["relative"], 1.0);
+    assert!(rows[1]["relative"].as_f64().is_some());
+    // Each run's VMs carry their memory series from the control groups.
+    let run = &e["points"][3]["runs"][0];
+    let vms = run["consolidation"]["vms"].as_array().unwrap();
+    assert_eq!(vms.len(), 2, "{run}");
+    let system =
+        std::fs::read_to_string(out.join(run["dir"].as_str().unwrap()).join("system.csv")).unwrap();
+    for vm in vms {
+        assert!(vm["peak_usage_bytes"].as_u64().unwrap() > 0, "{vm}");
+        let source = vm["source"].as_str().unwrap();
+        assert!(
+            system.contains(&format!("{source},mem_usage_bytes")),
+            "{source}"
+        );
+        assert!(system.contains(&format!("{source},mem_cache_bytes")));
+    }
+    assert!(out.join("experiment.html").is_file());
+}
