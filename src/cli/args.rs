@@ -328,6 +328,9 @@ pub struct ConsolidateArgs {
     /// The parent control group standing for the host (control groups are per host) [default: consolidate]
     #[arg(long, value_name = "NAME", help_heading = CONSOLIDATE)]
     pub host_group: Option<String>,
+    /// Each database's VM memory working set (SIZE, e.g. 1376MB, or a `tidebench knee` dir): the analysis marks the rates that still cover every working set
+    #[arg(long, value_name = "SIZE|DIR", help_heading = CONSOLIDATE)]
+    pub working_set: Option<String>,
 }
 
 const CONSOLIDATE: &str = "Consolidation";

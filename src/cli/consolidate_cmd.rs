@@ -103,5 +103,6 @@ fn flag_spec(args: &ConsolidateArgs) -> Result<RawSpec, CliError> {
         overcommit,
         balloon: args.balloon.then_some(true),
         host_group: args.host_group.clone(),
+        working_set: args.working_set.clone(),
     })
 }

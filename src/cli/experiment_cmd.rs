@@ -214,6 +214,7 @@ fn given_run_flags() -> Vec<String> {
             "--low",
             "--shared-buffers",
             "--host-group",
+            "--working-set",
             "--ramp-up",
         ];
         if own.contains(&flag) {

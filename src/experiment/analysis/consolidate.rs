@@ -31,12 +31,31 @@ pub fn analyse(request: &ConsolidateRequest, points: &[Point]) -> ConsolidateAna
         .flat_map(|p| &p.runs)
         .find_map(|r| r.consolidation.as_ref().map(|c| c.unit.clone()))
         .unwrap_or_else(|| "tps".into());
-    let summary = summary(&rows, &unit);
+    let demand = request
+        .working_set_bytes
+        .map(|ws| ws * u64::from(request.databases));
+    let mut max_real_rate = None;
+    if let Some(d) = demand {
+        for r in &mut rows {
+            r.covers_working_sets = Some(r.host_limit_bytes >= d);
+        }
+        if let Some(config) = request.schemes.first().map(|s| s.mem_config_bytes) {
+            max_real_rate =
+                (config > 0).then(|| round(100.0 * (1.0 - d as f64 / config as f64), 1).max(0.0));
+        }
+    }
+    let mut summary = summary(&rows, &unit);
+    if let (Some(rate), Some(ws)) = (max_real_rate, &request.working_set) {
+        summary.push_str(&format!(
+            " With a working set of {ws} per database, rates up to {rate} % leave every working set covered: real consolidation opportunities."
+        ));
+    }
     ConsolidateAnalysis {
         rules: rules(&unit),
         unit,
         rows,
         summary,
+        max_real_rate,
     }
 }
 
@@ -77,6 +96,7 @@ fn row(request: &ConsolidateRequest, point: &Point) -> ConsolidateRow {
         productivity: None,
         oom_kills: 0,
         incidents: 0,
+        covers_working_sets: None,
         runs: complete.len(),
     };
     let Some((record, run, m)) = complete.get((complete.len().max(1) - 1) / 2).copied() else {
@@ -189,6 +209,8 @@ mod tests {
             cpus: None,
             memory: "1GB".into(),
             shared_buffers: "25%".into(),
+            working_set: Some("600MB".into()),
+            working_set_bytes: Some(600 << 20),
             schemes: vec![SchemeLayout {
                 scheme: "M/M/M".into(),
                 mem_config_bytes: 2 << 30,
@@ -269,6 +291,9 @@ mod tests {
         assert_eq!(over.host_limit_bytes, 1228 << 20);
         assert_eq!(over.oom_kills, 1);
         assert!(a.summary.contains("70 % of it at 40 %"), "{}", a.summary);
+        // 2 × 600 MiB of 2 GiB: 41.4 % can go before a working set is cut.
+        assert_eq!(a.max_real_rate, Some(41.4));
+        assert_eq!(over.covers_working_sets, Some(true));
     }
 
     #[test]

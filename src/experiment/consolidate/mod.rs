@@ -101,6 +101,8 @@ impl Experiment {
             cpus: spec.cpus,
             memory: spec.memory.clone(),
             shared_buffers: spec.shared_buffers_text.clone(),
+            working_set: spec.working_set.as_ref().map(|w| w.0.clone()),
+            working_set_bytes: spec.working_set.as_ref().map(|w| w.1),
             schemes: layouts,
         });
         Ok(Experiment {

@@ -19,6 +19,7 @@
 //! overcommit = [0, 10, 20, 30, 40, 50, 55]
 //! balloon = false              # a locked "dummy VM" takes the difference (else: a limit)
 //! host_group = "consolidate"   # the parent control group standing for the host
+//! working_set = "1376MB"       # optional: each database's VM memory working set (`knee`)
 //! ```
 
 use serde::Deserialize;
@@ -132,6 +133,7 @@ pub struct RawSpec {
     pub overcommit: Option<Vec<u32>>,
     pub balloon: Option<bool>,
     pub host_group: Option<String>,
+    pub working_set: Option<String>,
 }
 
 impl RawSpec {
@@ -151,6 +153,7 @@ impl RawSpec {
             overcommit: over.overcommit.or(self.overcommit),
             balloon: over.balloon.or(self.balloon),
             host_group: over.host_group.or(self.host_group),
+            working_set: over.working_set.or(self.working_set),
         }
     }
 }
@@ -175,6 +178,8 @@ pub struct Spec {
     pub overcommit: Vec<u32>,
     pub balloon: bool,
     pub host_group: String,
+    /// Each database's VM memory working set, as written and in bytes.
+    pub working_set: Option<(String, u64)>,
 }
 
 /// Rates above this leave the VMs too little to start in; the study went to 55 %.
@@ -265,7 +270,17 @@ impl Spec {
                 return Err(format!("cpus = {c}: give a number of cores, e.g. 3 or 0.5"));
             }
         }
+        let working_set = match raw.working_set {
+            Some(ws) => {
+                let bytes = parse_size(&ws).map_err(|e| {
+                    format!("working_set = {ws}: {e}; give a size, e.g. the knee's 1376MB")
+                })?;
+                Some((ws, bytes))
+            }
+            None => None,
+        };
         Ok(Spec {
+            working_set,
             schemes,
             databases,
             periods,

@@ -39,6 +39,11 @@ pub struct ConsolidateRequest {
     /// shared_buffers as given: a fraction of the VM's memory (split among its instances) or
     /// a size per instance.
     pub shared_buffers: String,
+    /// Each database's VM memory working set (as a knee experiment finds it), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_set_bytes: Option<u64>,
     pub schemes: Vec<SchemeLayout>,
 }
 
@@ -135,6 +140,10 @@ pub struct ConsolidateAnalysis {
     /// How each figure is made, in words.
     pub rules: Vec<String>,
     pub summary: String,
+    /// With working sets given: the highest rate whose MEM_avail still holds every
+    /// database's working set (the study's "real consolidation opportunities", up to 69 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_real_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,6 +177,9 @@ pub struct ConsolidateRow {
     pub productivity: Option<f64>,
     pub oom_kills: u64,
     pub incidents: usize,
+    /// With working sets given: MEM_avail holds every database's working set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covers_working_sets: Option<bool>,
     /// Complete runs behind the row.
     pub runs: usize,
 }
