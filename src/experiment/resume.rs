@@ -114,6 +114,36 @@ pub fn difference(old: &Request, new: &Request) -> Option<String> {
             return Some(format!("{what}: was '{a}', now '{b}'"));
         }
     }
+    if old.consolidate != new.consolidate {
+        return Some(consolidate_difference(
+            old.consolidate.as_ref(),
+            new.consolidate.as_ref(),
+        ));
+    }
     (old.base_text != new.base_text)
         .then(|| format!("{} changed since the experiment started", new.source))
+}
+
+/// The first `[consolidate]` key whose value differs (the layouts follow from the keys).
+fn consolidate_difference(
+    old: Option<&record::consolidate::ConsolidateRequest>,
+    new: Option<&record::consolidate::ConsolidateRequest>,
+) -> String {
+    let fields = |r: Option<&record::consolidate::ConsolidateRequest>| match r
+        .and_then(|r| serde_json::to_value(r).ok())
+    {
+        Some(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    let (a, b) = (fields(old), fields(new));
+    let keys = a.keys().chain(b.keys()).filter(|k| *k != "schemes");
+    for key in keys {
+        let show = |m: &serde_json::Map<String, serde_json::Value>| {
+            m.get(key).map_or("none".to_string(), |v| v.to_string())
+        };
+        if a.get(key) != b.get(key) {
+            return format!("{key}: was '{}', now '{}'", show(&a), show(&b));
+        }
+    }
+    "the consolidation layout changed since the experiment started".into()
 }
