@@ -172,6 +172,7 @@ fn request(
         point_duration: exp.point_duration.clone(),
         cpus,
         memory,
+        knee: None,
     }
 }
 

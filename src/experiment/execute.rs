@@ -219,6 +219,13 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
     file.analysis = match exp.kind {
         record::ExperimentKind::Sweep => analysis::sweep(&file.varied, &file.points),
         record::ExperimentKind::Density => analysis::density(&file.points),
+        record::ExperimentKind::Knee => match &exp.request.knee {
+            Some(k) => analysis::knee(k, &file.points),
+            None => record::Analysis {
+                notes: vec!["the request says nothing of what the knee keeps".into()],
+                ..Default::default()
+            },
+        },
     };
     file.complete = file
         .points

@@ -69,6 +69,7 @@ pub(crate) fn file(kind: ExperimentKind, varied: &[&str], points: Vec<Point>) ->
             point_duration: None,
             cpus: None,
             memory: None,
+            knee: None,
         },
         varied: varied.iter().map(|s| s.to_string()).collect(),
         repeat: 2,
