@@ -60,6 +60,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Check(args) => check(args, &home),
         Command::Sweep(args) => experiment_cmd::sweep(args, flags, &home),
         Command::Density(args) => experiment_cmd::density(args, flags, &home),
+        Command::Knee(args) => experiment_cmd::knee(args, flags, &home),
     }
 }
 
