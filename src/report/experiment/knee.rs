@@ -129,3 +129,6 @@ fn points_to(p: &mut String, file: &ExperimentFile, k: &KneeAnalysis) {
         &rows,
     );
 }
+
+#[cfg(test)]
+mod tests;
