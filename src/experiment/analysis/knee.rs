@@ -147,14 +147,16 @@ pub fn analyse(request: &KneeRequest, points: &[Point]) -> Analysis {
         value,
         normalized: if scale > 0.0 { value / scale } else { 0.0 },
     };
-    for (x, fall) in dips(&curve) {
+    let found = kneedle(&curve);
+    // A falling curve's reason already says how much larger sizes lose.
+    let falling = matches!(found, Err(NoKnee::Falling { .. }));
+    for (x, fall) in dips(&curve).into_iter().filter(|_| !falling) {
         notes.push(format!(
             "a dip at {what} {} MiB: {:.0} % below a smaller size's {metric} (the study saw one near 2 GB and put it down to double buffering); the knee is read on the running maximum",
             mib(x),
             fall * 100.0
         ));
     }
-    let found = kneedle(&curve);
     let (lo, hi) = (curve.first().map(|p| p.0), curve.last().map(|p| p.0));
     let knee = KneeAnalysis {
         mode: request.mode,
@@ -208,13 +210,14 @@ fn reason(e: &NoKnee, what: &str, lo: Option<f64>, hi: Option<f64>) -> String {
         NoKnee::TooFewPoints(n) => format!(
             "{n} point(s) with a complete run; a knee needs {MIN_POINTS}"
         ),
-        NoKnee::Flat { spread } => format!(
-            "the curve is flat (within {:.0} % of the best everywhere): the working set fits in the smallest {what}, {lo} MiB (as the study read its Figure 9)",
-            (spread * 100.0).max(0.0)
-        ),
-        NoKnee::Falling { drop } => format!(
-            "throughput does not rise with {what}: the best is at the smallest size, {lo} MiB, and larger sizes lose up to {:.0} %; the working set fits in {lo} MiB",
-            drop * 100.0
+        NoKnee::Flat { .. } | NoKnee::Falling { .. } => format!(
+            "{}: the working set fits in the smallest {what}, {lo} MiB{}",
+            shape(e, what),
+            if what == "VM memory" {
+                " (as the study read its Figure 9)"
+            } else {
+                ""
+            }
         ),
         NoKnee::NoBend { bend } => format!(
             "the curve still rises across the series without bending (it stands only {bend:.2} above the diagonal, a knee needs {MIN_BEND}): the working set is above the largest {what}, {hi} MiB; extend --memory upward"
@@ -222,10 +225,25 @@ fn reason(e: &NoKnee, what: &str, lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
+/// A flat or falling curve in words.
+fn shape(e: &NoKnee, what: &str) -> String {
+    match e {
+        NoKnee::Falling { drop } => format!(
+            "throughput does not rise with {what} (the best is at the smallest size; larger sizes lose up to {:.0} %)",
+            drop * 100.0
+        ),
+        NoKnee::Flat { spread } => format!(
+            "the curve is flat (within {:.0} % of the best everywhere)",
+            (spread * 100.0).max(0.0)
+        ),
+        _ => String::new(),
+    }
+}
+
 fn method(metric: &str) -> Vec<String> {
     vec![
         format!(
-            "Each point is the median {metric} of its complete runs ({metric} is the workload's headline when it has one, else tps); a point without a complete run is left out and nothing is extrapolated. Values are normalized to the best point (1.0)."
+            "Each point is the median {metric} of its complete runs (the workload's headline when it has one, else tps); a point without a complete run is left out and nothing is extrapolated. Values are normalized to the best point (1.0)."
         ),
         "Kneedle (Satopää et al. 2011): x and y are scaled to [0, 1] between the first and last x and the lowest and highest y; the knee is the point where the scaled curve stands highest above the diagonal (max y_n − x_n), the smaller x on a tie. For an increasing concave curve that is where more memory stops paying: the working-set size.".into(),
         format!(
@@ -240,6 +258,7 @@ fn method(metric: &str) -> Vec<String> {
 }
 
 fn summary(request: &KneeRequest, k: &KneeAnalysis, no_knee: Option<&NoKnee>) -> String {
+    let what = axis(request.mode).1;
     let kept = match request.mode {
         KneeMode::KeepSharedBuffers => format!("shared_buffers kept at {}", request.kept),
         KneeMode::KeepDifference => {
@@ -277,10 +296,10 @@ fn summary(request: &KneeRequest, k: &KneeAnalysis, no_knee: Option<&NoKnee>) ->
             }
             t
         }
-        (None, Some(NoKnee::Flat { .. } | NoKnee::Falling { .. })) => format!(
+        (None, Some(e @ (NoKnee::Flat { .. } | NoKnee::Falling { .. }))) => format!(
             "{set} ≤ {} MiB, the smallest size ({kept}): no knee, {}",
             k.curve.first().map_or("?".into(), |p| mib(p.x_mib)),
-            k.no_knee.as_deref().unwrap_or_default()
+            shape(e, what)
         ),
         (None, _) => format!(
             "no knee ({kept}): {}",

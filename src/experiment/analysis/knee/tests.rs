@@ -258,3 +258,30 @@ fn the_dip_is_a_note() {
         a.notes
     );
 }
+
+#[test]
+fn a_falling_series_is_bounded_by_the_smallest_size_without_dip_notes() {
+    let points = vec![
+        point(160, 64, run(Some(1000.0), None)),
+        point(256, 64, run(Some(990.0), None)),
+        point(384, 64, run(Some(900.0), None)),
+    ];
+    let a = analyse(&keep(KneeMode::KeepSharedBuffers, "64MB"), &points);
+    let k = a.knee.unwrap();
+    assert_eq!(k.knee_mib, None);
+    assert_eq!(
+        k.summary,
+        "VM memory working set ≤ 160 MiB, the smallest size (shared_buffers kept at 64MB): no \
+         knee, throughput does not rise with VM memory (the best is at the smallest size; \
+         larger sizes lose up to 10 %); best 1,000 tps at 160 MiB."
+    );
+    assert!(
+        k.no_knee
+            .as_deref()
+            .unwrap()
+            .ends_with("fits in the smallest VM memory, 160 MiB (as the study read its Figure 9)"),
+        "{:?}",
+        k.no_knee
+    );
+    assert!(a.notes.is_empty(), "the reason says it: {:?}", a.notes);
+}
