@@ -73,6 +73,11 @@ pub enum Command {
     /// (internal) hold locked memory in the current control group until stdin closes
     #[command(hide = true)]
     BalloonHold { bytes: u64 },
+    /// Step one VM's memory (shared_buffers or memory − shared_buffers kept) and read the knee: the working-set size
+    #[command(after_help = KNEE_AFTER_HELP)]
+    #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per point, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-knee/]")))]
+    #[command(mut_arg("preset", |a| a.help("A built-in experiment (vpostgres-knee) or run preset (see `tidebench presets`)")))]
+    Knee(KneeArgs),
 }
 
 const SWEEP_AFTER_HELP: &str = "\
@@ -108,6 +113,36 @@ The instances stay after the experiment (data kept for a resume); remove them wi
 Examples:
   tidebench density --workload tpcb --scale 10 -c 4 --instances 1..4 --cpus 1 --memory 2GB -T 1m
   tidebench density --preset nutanix-density --point-duration 1m --out results/density
+
+Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
+
+const KNEE_AFTER_HELP: &str = "\
+The vPostgres study's working-set sizing (seed 000, \"Memory Working Set Sizes\", Figures 7-10): the
+same load at a series of VM memory sizes. The VM is the run's managed instance (instance:default
+unless --target names another) in its own control group: --memory is its cgroup memory limit, page
+cache included, and it is restarted with each point's memory and shared_buffers before the point
+runs (needs root for the control group). What stays constant:
+  --keep shared_buffers=SIZE  x = VM memory: Figures 7 and 9, the VM memory working set
+                              (the study kept 1GB)
+  --keep-difference SIZE      memory - shared_buffers, x = shared_buffers: Figures 8 and 10, the
+                              shared-buffers working set (the study kept 352MB: Figure 7's working
+                              set minus 1GB)
+Memory: LO..HI with --steps K (K sizes evenly spaced, both ends included, whole MiB; default 6)
+or a list 512MB,1GB,2GB. shared_buffers must stay below the VM's memory at every point.
+
+Throughput (the workload's headline, NOTPM for tpcc, else tps; the median over --repeat) is
+normalized to the best point, and the knee is found with Kneedle: x and y scaled to [0, 1], the
+knee is the point farthest above the diagonal, read as the working-set size. A dip (the study's
+near 2 GB) is read through the running maximum and named; a flat curve (within 5 %) has no knee,
+its working set fits in the smallest size; a curve still rising without a bend has none either,
+its working set is above the largest size; fewer than 3 points with a complete run have none.
+Each point's run is an ordinary results dir; Ctrl-C and resume work as for sweep.
+
+Examples:
+  tidebench knee --preset vpostgres-knee --out results/knee-vm        # Figure 7, about 1.5 h
+  tidebench knee -w tpcc -s 20 -c 30 --ramp-up 1m -T 5m --memory 608MB..2GB --steps 8 \\
+      --keep-difference 352MB --out results/knee-sb                   # Figure 8
+  tidebench knee -S -s 2 -c 2 -T 10s --memory 160MB,256MB,384MB --keep shared_buffers=64MB
 
 Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
 
@@ -357,9 +392,29 @@ shared_buffers, overcommit, balloon, host_group); `tidebench presets --show
 vpostgres-consolidation` prints one.
 
 Examples:
-  tidebench consolidate --preset vpostgres-consolidation            the study (about 12 hours)
+  tidebench consolidate --preset vpostgres-consolidation            the study (about 15 hours)
   tidebench consolidate -w tpcc -s 2 --memory 512MB --cpus 1 --schemes 1/1/M,M/M/M \\
       --overcommit 0,40 --periods 2 --period 1m --ramp-up 10s --high 8 --low 1   (about 12 minutes)";
+
+#[derive(Debug, Args)]
+pub struct KneeArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// VM memory sizes: LO..HI (--steps sizes evenly spaced) or a list, e.g. 512MB..8GB or 512MB,1GB,2GB [preset: 1280MB..4GB]
+    #[arg(long, value_name = "SIZES", help_heading = EXPERIMENT)]
+    pub memory: Option<String>,
+    /// Points of a LO..HI range, both ends included (at least 3) [default: 6]
+    #[arg(long, value_name = "K", help_heading = EXPERIMENT)]
+    pub steps: Option<u32>,
+    /// Keep shared_buffers at SIZE: x = VM memory (Figures 7/9), e.g. shared_buffers=1GB
+    #[arg(long, value_name = "shared_buffers=SIZE", help_heading = EXPERIMENT)]
+    pub keep: Option<String>,
+    /// Keep memory - shared_buffers at SIZE: x = shared_buffers (Figures 8/10), e.g. 352MB
+    #[arg(long, value_name = "SIZE", help_heading = EXPERIMENT)]
+    pub keep_difference: Option<String>,
+}
 
 const EXPERIMENT: &str = "Experiment";
 
@@ -495,7 +550,7 @@ fn from_matches(matches: &ArgMatches) -> Result<(Cli, WorkloadFlags), clap::Erro
     let flags = match matches.subcommand() {
         Some(("run", sub)) => workload_args::read(sub, true, false),
         Some(("prepare", sub)) => workload_args::read(sub, true, true),
-        Some(("sweep" | "density", sub)) => workload_args::read(sub, true, false),
+        Some(("sweep" | "density" | "knee", sub)) => workload_args::read(sub, true, false),
         _ => WorkloadFlags {
             shorthand: None,
             options: OptionValues::new(),

@@ -233,9 +233,12 @@ pub fn presets() -> String {
         let _ = writeln!(out, "{:<18} {}", p.name, p.description);
     }
     out.push_str("\nrun one with `tidebench prepare --preset NAME` then `tidebench run --preset NAME [--phase-duration 10s]`;\n`tidebench presets --show NAME` prints its TOML\n");
-    out.push_str("\nexperiments (`tidebench sweep --preset NAME` / `tidebench density --preset NAME`, `--point-duration 1m` to shorten):\n");
+    out.push_str(
+        "\nexperiments (`tidebench COMMAND --preset NAME`, `--point-duration 1m` to shorten):\n",
+    );
     for p in &crate::experiment::presets::PRESETS {
-        let _ = writeln!(out, "{:<22} {}", p.name, p.description);
+        let command = format!("({})", p.shape.command());
+        let _ = writeln!(out, "{:<22} {command:<9} {}", p.name, p.description);
     }
     out
 }

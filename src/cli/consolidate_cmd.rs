@@ -9,7 +9,7 @@ use crate::instance::Home;
 use crate::workload::Registry;
 
 use super::args::ConsolidateArgs;
-use super::experiment_cmd::{execute, experiment_preset, out_dir, request, require_shape};
+use super::experiment_cmd::{execute, experiment_preset, out_dir, request};
 use super::{CliError, WorkloadFlags};
 
 pub fn consolidate(
@@ -17,8 +17,7 @@ pub fn consolidate(
     flags: &WorkloadFlags,
     home: &Home,
 ) -> Result<u8, CliError> {
-    let preset = experiment_preset(&args.run)?;
-    require_shape(preset, "consolidate")?;
+    let preset = experiment_preset(&args.run, "consolidate")?;
     let (label, text) = match (preset, &args.run.source()) {
         (Some(p), _) => (format!("preset {}", p.name), p.run.to_string()),
         (None, RunSource::File(path)) => {

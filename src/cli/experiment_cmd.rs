@@ -1,5 +1,5 @@
-//! `tidebench sweep` and `tidebench density`: flags to an `Experiment`, run it on the terminal
-//! sink, and end with a table of its points and the analysis in words.
+//! `tidebench sweep`, `tidebench density` and `tidebench knee`: flags to an `Experiment`, run
+//! it on the terminal sink, and end with a table of its points and the analysis in words.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,17 +9,17 @@ use crate::config::{self, RawRun, RunSource};
 use crate::driver::Stop;
 use crate::event::Sink;
 use crate::experiment::presets::{self, ExperimentPreset, PresetShape};
-use crate::experiment::{density, BaseRun, Experiment, Finished, Vary};
+use crate::experiment::{density, knee as knee_series, BaseRun, Experiment, Finished, Vary};
 use crate::instance::Home;
-use crate::results::experiment::{ExperimentFile, Request, RunStatus, Varied};
+use crate::results::experiment::{ExperimentFile, Request, RunStatus, Varied, KNEE_MEMORY_KEY};
 use crate::workload::Registry;
 
-use super::args::{DensityArgs, ExperimentArgs, RunArgs, SweepArgs};
+use super::args::{DensityArgs, ExperimentArgs, KneeArgs, RunArgs, SweepArgs};
 use super::{console, cores, host_memory, runtime, terminal, CliError, WorkloadFlags};
 use super::{EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
-    let preset = experiment_preset(&args.run)?;
+    let preset = experiment_preset(&args.run, "sweep")?;
     let (base, label) = base_run(&args.run, flags, preset)?;
     let mut vary_specs = args.vary.clone();
     let mut repeat = args.experiment.repeat;
@@ -29,7 +29,6 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
         }
         repeat = repeat.or(Some(*r));
     }
-    require_shape(preset, "sweep")?;
     let varies = vary_specs
         .iter()
         .map(|v| Vary::parse(v))
@@ -43,8 +42,7 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
 }
 
 pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
-    let preset = experiment_preset(&args.run)?;
-    require_shape(preset, "density")?;
+    let preset = experiment_preset(&args.run, "density")?;
     let (base, label) = base_run(&args.run, flags, preset)?;
     let (mut cpus, mut memory, mut steps) = (args.cpus, args.memory.clone(), None);
     if let Some(PresetShape::Density {
@@ -94,29 +92,63 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
     execute(&exp, home)
 }
 
-/// An experiment preset made for another command is refused with that command named.
-pub(super) fn require_shape(
-    preset: Option<&'static ExperimentPreset>,
-    command: &str,
-) -> Result<(), CliError> {
-    match preset {
-        Some(p) if p.shape.command() != command => Err(CliError::usage(format!(
-            "{0} is a {1} experiment; run it with `tidebench {1} --preset {0}`",
-            p.name,
-            p.shape.command()
-        ))),
-        _ => Ok(()),
+pub fn knee(args: KneeArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
+    let preset = experiment_preset(&args.run, "knee")?;
+    let (base, label) = base_run(&args.run, flags, preset)?;
+    let (mut memory, mut steps, mut keep) = (args.memory.clone(), args.steps, args.keep.clone());
+    if let Some(PresetShape::Knee {
+        memory: m,
+        steps: s,
+        keep: k,
+    }) = preset.map(|p| &p.shape)
+    {
+        if memory.is_none() {
+            memory = Some(m.to_string());
+            steps = steps.or(Some(*s));
+        }
+        if keep.is_none() && args.keep_difference.is_none() {
+            keep = Some(k.to_string());
+        }
     }
+    let Some(memory) = memory else {
+        return Err(CliError::usage(
+            "knee needs --memory LO..HI (e.g. --memory 512MB..4GB --steps 6) or a list (512MB,1GB,2GB), or --preset vpostgres-knee",
+        ));
+    };
+    let keep = knee_series::Keep::parse(keep.as_deref(), args.keep_difference.as_deref())
+        .map_err(CliError::usage)?;
+    let sizes = knee_series::memory_sizes(&memory, steps).map_err(CliError::usage)?;
+    let points = knee_series::points(&sizes, keep).map_err(CliError::usage)?;
+    let varied = [Vary {
+        name: KNEE_MEMORY_KEY.into(),
+        key: crate::experiment::vary::VaryKey::parse(KNEE_MEMORY_KEY).map_err(CliError::usage)?,
+        values: sizes.iter().map(|m| knee_series::pg_size(*m)).collect(),
+    }];
+    let repeat = args.experiment.repeat;
+    let mut request = request(&label, &base, &args.experiment, repeat, &varied, None, None);
+    request.knee = Some(keep.request());
+    let dir = out_dir(&args.run, "knee");
+    let exp = Experiment::knee(dir, request, &base, &points, &Registry)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    execute(&exp, home)
 }
 
-/// `--preset NAME` when it names a built-in experiment (a run preset is a base run instead).
+/// `--preset NAME` when it names a built-in experiment of `command` (a run preset is a base
+/// run instead; another command's experiment is refused with the command to use).
 pub(super) fn experiment_preset(
     run: &RunArgs,
+    command: &str,
 ) -> Result<Option<&'static ExperimentPreset>, CliError> {
     let Some(name) = run.preset.as_deref() else {
         return Ok(None);
     };
     if let Some(p) = presets::find(name) {
+        let wanted = p.shape.command();
+        if wanted != command {
+            return Err(CliError::usage(format!(
+                "{name} is a {wanted} experiment; run it with `tidebench {wanted} --preset {name}`"
+            )));
+        }
         return Ok(Some(p));
     }
     if config::presets::find(name).is_none() {
@@ -179,6 +211,7 @@ pub(super) fn request(
         point_duration: exp.point_duration.clone(),
         cpus,
         memory,
+        knee: None,
         consolidate: None,
     }
 }
@@ -216,6 +249,9 @@ fn given_run_flags() -> Vec<String> {
             "--host-group",
             "--working-set",
             "--ramp-up",
+            "--steps",
+            "--keep",
+            "--keep-difference",
         ];
         if own.contains(&flag) {
             skip_next = !a.contains('=');

@@ -69,6 +69,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
                 Ok(1)
             }
         },
+        Command::Knee(args) => experiment_cmd::knee(args, flags, &home),
     }
 }
 

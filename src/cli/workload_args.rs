@@ -26,6 +26,7 @@ pub fn add(cli: Command) -> Command {
         .mut_subcommand("prepare", |c| options(workloads(c), true))
         .mut_subcommand("sweep", |c| options(workloads(c), false))
         .mut_subcommand("density", |c| options(workloads(c), false))
+        .mut_subcommand("knee", |c| options(workloads(c), false))
         .mut_subcommand("check", |c| {
             let names: Vec<&str> = Registry::names();
             c.mut_arg("workload", |a| {

@@ -1,6 +1,7 @@
 //! The analysis of an experiment's complete runs: per-point medians, the sweep curve's peak,
-//! linear region and saturation, and density's percent of ideal. Pure functions over
-//! `results::experiment` values, so they are tested on synthetic curves.
+//! linear region and saturation, density's percent of ideal, and the knee of a working-set
+//! curve. Pure functions over `results::experiment` values, so they are tested on synthetic
+//! curves.
 //!
 //! Only complete runs count (status `Complete` and `complete`): an interrupted run measured a
 //! shorter, different window. A point with no complete run has no median and is left out of
@@ -9,12 +10,13 @@
 use std::collections::BTreeMap;
 
 use crate::results::experiment::{
-    axis_value, is_size, Analysis, DensityAnalysis, DensityStep, Point, RunRecord, RunStatus,
-    DENSITY_KEY,
+    axis_value, is_size, Analysis, DensityAnalysis, DensityStep, KneeRequest, Point, RunRecord,
+    RunStatus, DENSITY_KEY,
 };
 
 pub mod consolidate;
 mod density_steps;
+pub mod knee;
 mod series;
 #[cfg(test)]
 mod tests;
@@ -105,9 +107,15 @@ pub fn density(points: &[Point]) -> Analysis {
             steps,
             summary,
         }),
+        knee: None,
         notes,
         consolidate: None,
     }
+}
+
+/// A knee experiment's analysis: the normalized curve and its knee (see [`knee`]).
+pub fn knee(request: &KneeRequest, points: &[Point]) -> Analysis {
+    knee::analyse(request, points)
 }
 
 // ---- medians over complete runs ----

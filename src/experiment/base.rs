@@ -107,6 +107,13 @@ impl BaseRun {
         })
     }
 
+    /// The managed instances the run uses (empty when its targets are all DSNs).
+    pub fn instances(&self) -> Result<Vec<String>, String> {
+        let doc: Table =
+            toml::from_str(&self.text).map_err(|e| format!("{}: {}", self.label, e.message()))?;
+        Ok(self.managed_instances(&doc).unwrap_or_default())
+    }
+
     /// The managed instances the run uses: its `[[instance]]` tables and every `instance:`
     /// target of its groups (or of the one-group run, `default` when it names none).
     fn managed_instances(&self, doc: &Table) -> Result<Vec<String>, String> {

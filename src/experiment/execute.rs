@@ -267,6 +267,13 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
             }
             a
         }
+        record::ExperimentKind::Knee => match &exp.request.knee {
+            Some(k) => analysis::knee(k, &file.points),
+            None => record::Analysis {
+                notes: vec!["the request says nothing of what the knee keeps".into()],
+                ..Default::default()
+            },
+        },
     };
     file.complete = file
         .points

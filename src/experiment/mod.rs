@@ -1,5 +1,6 @@
 //! Experiments: series of ordinary runs plus their analysis, as the seed studies made them
-//! (a scalability sweep over client counts, a density series adding one instance at a time).
+//! (a scalability sweep over client counts, a density series adding one instance at a time,
+//! a working-set knee over VM memory sizes).
 //! Each run is a normal results dir made by `runner::run`; the experiment dir adds
 //! `experiment.json` (`results::experiment`) and `experiment.html` (`report::experiment`).
 //! Experiments are resumable: a run whose results dir is complete is never made again, and a
@@ -18,6 +19,7 @@ pub mod base;
 pub mod consolidate;
 pub mod density;
 pub mod execute;
+pub mod knee;
 pub mod presets;
 pub mod records;
 pub mod resume;
@@ -27,12 +29,15 @@ pub mod vary;
 use std::path::PathBuf;
 
 use crate::config::Catalog;
-use crate::results::experiment::{ExperimentKind, Request};
+use crate::results::experiment::{
+    ExperimentKind, Request, KNEE_MEMORY_KEY, KNEE_SHARED_BUFFERS_KEY,
+};
 
 pub use base::{BaseRun, PointRun};
 pub use execute::{execute, Finished};
 pub use schedule::PointValues;
 pub use vary::Vary;
+use vary::{InstanceValue, VaryKey};
 
 /// Why an experiment cannot start or go on; the CLI exits 2 for all of them.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +143,69 @@ impl Experiment {
             point_duration: request.point_duration.clone(),
             request,
             points,
+            runs,
+        })
+    }
+
+    /// A knee: one point per `(memory, shared_buffers)` (bytes, from `knee::points`), every
+    /// managed instance of the run restarted with that memory limit and shared_buffers.
+    pub fn knee(
+        dir: PathBuf,
+        request: Request,
+        base: &BaseRun,
+        points: &[(u64, u64)],
+        catalog: &dyn Catalog,
+    ) -> Result<Experiment, ExperimentError> {
+        if base
+            .instances()
+            .map_err(ExperimentError::Config)?
+            .is_empty()
+        {
+            return Err(ExperimentError::Config(
+                "knee steps a managed instance's memory limit (the emulated VM), and the run's targets are DSNs: give --target instance:NAME (or leave --target out for instance:default)".into(),
+            ));
+        }
+        let memory = Vary {
+            name: KNEE_MEMORY_KEY.into(),
+            key: VaryKey::Instance {
+                instance: None,
+                what: InstanceValue::Memory,
+            },
+            values: Vec::new(),
+        };
+        let shared_buffers = Vary {
+            name: KNEE_SHARED_BUFFERS_KEY.into(),
+            key: VaryKey::Instance {
+                instance: None,
+                what: InstanceValue::Setting("shared_buffers".into()),
+            },
+            values: Vec::new(),
+        };
+        let values: Vec<PointValues> = points
+            .iter()
+            .map(|&(m, sb)| {
+                PointValues(vec![
+                    (memory.name.clone(), knee::pg_size(m)),
+                    (shared_buffers.name.clone(), knee::pg_size(sb)),
+                ])
+            })
+            .collect();
+        let runs = values
+            .iter()
+            .map(|p| {
+                let (m, sb) = (&p.0[0].1, &p.0[1].1);
+                base.point(&[(&memory, m), (&shared_buffers, sb)], catalog)
+                    .map_err(|e| ExperimentError::Config(format!("point {}: {e}", p.describe())))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Experiment {
+            kind: ExperimentKind::Knee,
+            dir,
+            varied: vec![KNEE_MEMORY_KEY.into()],
+            repeat: request.repeat,
+            point_duration: request.point_duration.clone(),
+            request,
+            points: values,
             runs,
         })
     }

@@ -1,5 +1,6 @@
 //! Built-in experiments: the seed studies as one command each (`tidebench sweep --preset
-//! vpostgres-scalability`, `tidebench density --preset nutanix-density`). Each is a run file's
+//! vpostgres-scalability`, `tidebench density --preset nutanix-density`, `tidebench knee
+//! --preset vpostgres-knee`). Each is a run file's
 //! text and the experiment's own settings; flags given with the preset still apply (a
 //! `--vary` replaces the preset's, `--point-duration` shortens every run).
 
@@ -24,6 +25,12 @@ pub enum PresetShape {
     Density { cpus: f64, memory_gib: u64 },
     /// Schemes under overcommitment: the run text carries its `[consolidate]` table.
     Consolidate,
+    /// `tidebench knee --memory MEMORY --steps STEPS --keep KEEP`.
+    Knee {
+        memory: &'static str,
+        steps: u32,
+        keep: &'static str,
+    },
 }
 
 impl PresetShape {
@@ -33,6 +40,7 @@ impl PresetShape {
             PresetShape::Sweep { .. } => "sweep",
             PresetShape::Density { .. } => "density",
             PresetShape::Consolidate => "consolidate",
+            PresetShape::Knee { .. } => "knee",
         }
     }
 
@@ -50,11 +58,16 @@ impl PresetShape {
                 "# tidebench consolidate: the [consolidate] table above; flags override its keys\n"
                     .into()
             }
+            PresetShape::Knee {
+                memory,
+                steps,
+                keep,
+            } => format!("# tidebench knee: --memory {memory} --steps {steps} --keep {keep}\n"),
         }
     }
 }
 
-pub const PRESETS: [ExperimentPreset; 3] = [
+pub const PRESETS: [ExperimentPreset; 4] = [
     ExperimentPreset {
         name: "vpostgres-scalability",
         description: "vPostgres vertical scalability: pgbench select-only and TPC-B-like at scale 100, 1-64 clients, 5-minute sessions, the series run 3 times, medians reported",
@@ -116,6 +129,28 @@ shared_buffers = "25%"
 overcommit = [0, 10, 20, 30, 40, 50, 55]
 "#,
         shape: PresetShape::Consolidate,
+    },
+    ExperimentPreset {
+        name: "vpostgres-knee",
+        description: "vPostgres working-set sizing (Figure 7): TPC-C, 20 warehouses, 30 clients, zero think; VM memory 1280MB..4GB in 12 steps, shared_buffers kept at 1GB; the knee of normalized NOTPM is the VM memory working set",
+        run: r#"# The vPostgres study's working-set sizing (seed 000, "Memory Working Set Sizes", Figure 7):
+# DBT-2 (TPC-C) with 30 clients and zero think time (tpcc's default) on one VM whose memory
+# steps while shared_buffers stays at 1GB; the knee of normalized NOTPM is the VM memory
+# working set. The study used 30 warehouses (about 3 GB); 20 (about 2 GB) puts the knee
+# inside 1.25-4 GB and loads faster. The instance restarts cold at each point, hence the
+# ramp-up. For Figure 8, run `tidebench knee` again with --keep-difference (the VM working
+# set read here minus 1GB; the study's was 352MB) and a --memory range around it.
+workload = "tpcc"
+scale = 20
+clients = 30
+ramp_up = "1m"
+duration = "5m"
+"#,
+        shape: PresetShape::Knee {
+            memory: "1280MB..4GB",
+            steps: 12,
+            keep: "shared_buffers=1GB",
+        },
     },
 ];
 
@@ -184,6 +219,16 @@ mod tests {
                 for v in vary {
                     Vary::parse(v).unwrap();
                 }
+            }
+            if let PresetShape::Knee {
+                memory,
+                steps,
+                keep,
+            } = p.shape
+            {
+                let sizes = super::super::knee::memory_sizes(memory, Some(steps)).unwrap();
+                let keep = super::super::knee::Keep::parse(Some(keep), None).unwrap();
+                assert_eq!(super::super::knee::points(&sizes, keep).unwrap().len(), 12);
             }
             assert!(toml::from_str::<toml::Table>(p.run).is_ok(), "{}", p.name);
         }

@@ -84,7 +84,11 @@ pub fn difference(old: &Request, new: &Request) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let pairs: [(&str, String, String); 7] = [
+    let knee = |k: &Option<record::KneeRequest>| match k {
+        Some(k) => format!("{} {}", k.mode.name(), k.kept),
+        None => "none".into(),
+    };
+    let pairs: [(&str, String, String); 8] = [
         (
             "the run file or preset",
             old.source.clone(),
@@ -107,6 +111,11 @@ pub fn difference(old: &Request, new: &Request) -> Option<String> {
             "--memory",
             format!("{:?}", old.memory),
             format!("{:?}", new.memory),
+        ),
+        (
+            "--keep / --keep-difference",
+            knee(&old.knee),
+            knee(&new.knee),
         ),
     ];
     for (what, a, b) in pairs {

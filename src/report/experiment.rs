@@ -1,5 +1,5 @@
-//! `experiment.html`: one self-contained page per experiment dir (a `tidebench sweep` or
-//! `tidebench density`), drawn from `experiment.json` alone: what was asked, the curves and
+//! `experiment.html`: one self-contained page per experiment dir (a `tidebench sweep`,
+//! `tidebench density` or `tidebench knee`), drawn from `experiment.json` alone: what was asked, the curves and
 //! the analysis the file holds, and every run with a link to its own `report.html`. Like
 //! `report.html` it has inline SVG and CSS, no script, and fetches nothing. Every string from
 //! the file (keys, values, errors, the run file's text) is user input and is escaped.
@@ -12,6 +12,7 @@ use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Po
 
 mod consolidate;
 mod density;
+mod knee;
 mod sweep;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -70,6 +71,7 @@ pub fn page(file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) -> String 
         ExperimentKind::Sweep => sweep::sections(&mut p, file),
         ExperimentKind::Density => density::section(&mut p, file),
         ExperimentKind::Consolidate => consolidate::sections(&mut p, file),
+        ExperimentKind::Knee => knee::section(&mut p, file),
     }
     if !file.analysis.notes.is_empty() {
         p.push_str("<h2>Analysis notes</h2>\n<ul>");
@@ -207,6 +209,15 @@ fn href(path: &str) -> String {
 /// Every point and run: values, repeat, status (a failed run with its error), tps, headline,
 /// and the run's report when it has one.
 fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) {
+    // The varied keys, then any value a point ties to them (a knee's shared_buffers).
+    let mut keys: Vec<&str> = file.varied.iter().map(String::as_str).collect();
+    for pt in &file.points {
+        for k in pt.values.keys() {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
     p.push_str("<table><tr>");
     let head = [
         "repeat",
@@ -216,17 +227,16 @@ fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> b
         "point median tps",
         "run",
     ];
-    for h in file.varied.iter().map(String::as_str).chain(head) {
+    for h in keys.iter().copied().chain(head) {
         let _ = write!(p, "<th>{}</th>", esc(h));
     }
     p.push_str("</tr>\n");
     let values = |pt: &Point| -> String {
-        file.varied
-            .iter()
+        keys.iter()
             .map(|k| {
                 format!(
                     "<td>{}</td>",
-                    esc(pt.values.get(k).map_or("-", String::as_str))
+                    esc(pt.values.get(*k).map_or("-", String::as_str))
                 )
             })
             .collect()

@@ -30,6 +30,9 @@ pub enum ExperimentKind {
     Density,
     /// Consolidation schemes under memory overcommitment (`tidebench consolidate`).
     Consolidate,
+    /// One VM's memory stepped with shared_buffers tied to it, read for its knee
+    /// (`tidebench knee`).
+    Knee,
 }
 
 impl ExperimentKind {
@@ -38,6 +41,7 @@ impl ExperimentKind {
             ExperimentKind::Sweep => "sweep",
             ExperimentKind::Density => "density",
             ExperimentKind::Consolidate => "consolidate",
+            ExperimentKind::Knee => "knee",
         }
     }
 }
@@ -89,7 +93,45 @@ pub struct Request {
     /// Consolidate: the traffic, the rates and every scheme's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consolidate: Option<ConsolidateRequest>,
+    /// Knee: what is kept while the memory (in `vary`) steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<KneeRequest>,
 }
+
+/// What a knee experiment keeps constant while the VM memory steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KneeRequest {
+    pub mode: KneeMode,
+    /// shared_buffers (`keep-shared-buffers`) or memory − shared_buffers (`keep-difference`),
+    /// as PostgreSQL writes a size (`1GB`, `352MB`).
+    pub kept: String,
+}
+
+/// The two curves of the vPostgres study's working-set sizing (seed 000, Figures 7-10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KneeMode {
+    /// shared_buffers fixed, x = VM memory (Figures 7 and 9): the VM memory working set.
+    KeepSharedBuffers,
+    /// memory − shared_buffers fixed, x = shared_buffers (Figures 8 and 10): the
+    /// shared-buffers working set.
+    KeepDifference,
+}
+
+impl KneeMode {
+    /// The mode as `experiment.json` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KneeMode::KeepSharedBuffers => "keep-shared-buffers",
+            KneeMode::KeepDifference => "keep-difference",
+        }
+    }
+}
+
+/// The varied key of a knee experiment: the VM's memory limit.
+pub const KNEE_MEMORY_KEY: &str = "instance.memory";
+/// The point value a knee experiment ties to the memory.
+pub const KNEE_SHARED_BUFFERS_KEY: &str = "instance.set.shared_buffers";
 
 /// One varied key and its values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,6 +251,9 @@ pub struct Analysis {
     /// Density experiments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub density: Option<DensityAnalysis>,
+    /// Knee experiments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<KneeAnalysis>,
     /// Why an analysis could not be made (a key that is not a number, too few points).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -283,6 +328,44 @@ pub struct DensityStep {
     pub host_cpu_percent: Option<f64>,
 }
 
+/// A knee experiment's curve, its best point and its knee: the working-set size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KneeAnalysis {
+    pub mode: KneeMode,
+    /// The kept size, as in the request.
+    pub kept: String,
+    /// The key on the x axis: [`KNEE_MEMORY_KEY`] or [`KNEE_SHARED_BUFFERS_KEY`].
+    pub x: String,
+    /// What the curve measures: the workload's headline (`NOTPM`) or `tps`.
+    pub metric: String,
+    /// The points with a complete run, in x order.
+    pub curve: Vec<KneePoint>,
+    /// The point with the highest value (normalized 1.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<KneePoint>,
+    /// The knee's x in MiB: the working-set size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_mib: Option<f64>,
+    /// Why there is no knee (too few points, a flat or falling curve, no bend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_knee: Option<String>,
+    /// The method, in words, with its thresholds.
+    pub method: Vec<String>,
+    /// The result in one or two sentences.
+    pub summary: String,
+}
+
+/// One point of a knee curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KneePoint {
+    /// VM memory or shared_buffers, MiB.
+    pub x_mib: f64,
+    /// Median over the complete runs, in `metric`'s unit.
+    pub value: f64,
+    /// `value` over the best point's value.
+    pub normalized: f64,
+}
+
 /// A varied value as a number on a chart's x axis: a number as written, or a size (`256MB`,
 /// `1GiB`) in MiB, so memory and `shared_buffers` series have curves too. `None` for
 /// anything else (`simple`, `prepared`).
@@ -303,7 +386,7 @@ pub fn is_size(value: &str) -> bool {
 /// Why an experiment dir cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{0} is not an experiment dir (no {FILE}); experiments are made by `tidebench sweep` and `tidebench density`")]
+    #[error("{0} is not an experiment dir (no {FILE}); experiments are made by `tidebench sweep`, `tidebench density` and `tidebench knee`")]
     Missing(PathBuf),
     #[error("cannot read {path}: {message}")]
     Damaged { path: PathBuf, message: String },

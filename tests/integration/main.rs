@@ -7,6 +7,7 @@ mod declared_instances;
 mod elastic;
 mod experiments;
 mod instance;
+mod knee;
 mod options;
 mod pgbench;
 mod pgwire_conn;

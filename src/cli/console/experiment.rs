@@ -68,6 +68,9 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
     if let Some(d) = &file.analysis.density {
         let _ = writeln!(out, "analysis: {}", d.summary);
     }
+    if let Some(k) = &file.analysis.knee {
+        let _ = writeln!(out, "analysis: {}", k.summary);
+    }
     for n in &file.analysis.notes {
         let _ = writeln!(out, "note: {n}");
     }

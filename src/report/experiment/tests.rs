@@ -71,6 +71,7 @@ pub(crate) fn file(kind: ExperimentKind, varied: &[&str], points: Vec<Point>) ->
             cpus: None,
             memory: None,
             consolidate: None,
+            knee: None,
         },
         varied: varied.iter().map(|s| s.to_string()).collect(),
         repeat: 2,
