@@ -102,6 +102,33 @@ fn flag_spec(args: &ConsolidateArgs) -> Result<RawSpec, CliError> {
         overcommit,
         balloon: args.balloon.then_some(true),
         host_group: args.host_group.clone(),
-        working_set: args.working_set.clone(),
+        working_set: args.working_set.as_deref().map(working_set).transpose()?,
     })
+}
+
+/// `--working-set`: a size, or a `tidebench knee` dir whose knee gives it.
+fn working_set(given: &str) -> Result<String, CliError> {
+    let dir = std::path::Path::new(given);
+    if !crate::results::experiment::is_experiment(dir) {
+        return Ok(given.to_string());
+    }
+    let file = crate::results::experiment::read(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    let knee = file.analysis.knee.ok_or_else(|| {
+        CliError::usage(format!(
+            "--working-set {given}: that experiment is a {}, not a knee; give a size or a `tidebench knee` dir",
+            file.kind.name()
+        ))
+    })?;
+    if knee.mode != crate::results::experiment::KneeMode::KeepSharedBuffers {
+        return Err(CliError::usage(format!(
+            "--working-set {given}: that knee kept memory − shared_buffers, so it found the shared-buffers working set; give a knee made with --keep shared_buffers=SIZE (the VM memory working set), or a size"
+        )));
+    }
+    match knee.knee_mib {
+        Some(mib) => Ok(format!("{}MB", mib.round() as u64)),
+        None => Err(CliError::usage(format!(
+            "--working-set {given}: the knee experiment found no knee ({}); give a size instead",
+            knee.no_knee.unwrap_or_else(|| "no reason recorded".into())
+        ))),
+    }
 }
