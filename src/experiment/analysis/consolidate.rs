@@ -258,6 +258,8 @@ mod tests {
                         peak_cache_bytes: None,
                         major_faults: None,
                         oom_kills: Some(1),
+                        refaults: None,
+                        limit_hits: None,
                     }],
                     incidents: Vec::new(),
                 }),

@@ -1,7 +1,7 @@
 //! What a consolidation run measured, read back from its results dir: each traffic period's
 //! rate per database (the workload's headline, NOTPM for TPC-C, else tps) from
 //! `summary.json`, and each VM's CPU, memory, faults and OOM kills from the samples of its
-//! control group in `system.csv` (the VM's first instance stands for it: instances sharing a
+//! control group in `system.csv`, reclaim included (the VM's first instance stands for it: instances sharing a
 //! VM share its group, so their rows are the same numbers).
 
 use std::collections::BTreeMap;
@@ -53,6 +53,8 @@ pub fn from_results(
                 peak_cache_bytes: of("mem_cache_bytes").and_then(peak),
                 major_faults: of("major_faults").and_then(growth),
                 oom_kills: oom.and_then(growth),
+                refaults: of("mem_refaults").and_then(growth),
+                limit_hits: of("mem_limit_hits").and_then(growth),
                 source,
             })
         })

@@ -121,6 +121,12 @@ pub struct VmUsage {
     pub major_faults: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oom_kills: Option<u64>,
+    /// Reclaim over the whole run: pages reclaimed and needed again (`mem_refaults`), and
+    /// times the VM's usage hit its limit (`mem_limit_hits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refaults: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_hits: Option<u64>,
 }
 
 /// Something that went wrong on a VM during a run, at `t_s` seconds after its start.
