@@ -11,7 +11,11 @@ use std::collections::BTreeMap;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
+mod bars;
+mod small;
 mod xy;
+pub use bars::{stacked_bars, Bar, BarGroup};
+pub use small::small_time_lines;
 pub use xy::{xy_band, Stroke, XyLine};
 
 pub const WIDTH: u32 = 960;
@@ -145,6 +149,21 @@ fn err(e: impl std::fmt::Display) -> String {
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
+/// A chart's size in pixels and the width of its legend column.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    width: u32,
+    height: u32,
+    legend: u32,
+}
+
+/// The size of the report's charts.
+const FULL: Size = Size {
+    width: WIDTH,
+    height: HEIGHT,
+    legend: LEGEND_WIDTH,
+};
+
 /// Draws the frame (title, axes, mesh), then lets `body` draw into it, then the legend column.
 #[allow(clippy::too_many_arguments)]
 fn frame(
@@ -157,21 +176,45 @@ fn frame(
     legend: &[String],
     body: &mut dyn FnMut(&mut Chart) -> Result<(), String>,
 ) -> Result<String, String> {
+    let legend: Vec<(String, RGBColor)> = legend
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), color(i, n)))
+        .collect();
+    frame_sized(FULL, title, x_label, y_label, x, y, x_format, &legend, body)
+}
+
+/// [`frame`] at another size, with each legend entry's colour given.
+#[allow(clippy::too_many_arguments)]
+fn frame_sized(
+    size: Size,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    x_format: &dyn Fn(&f64) -> String,
+    legend: &[(String, RGBColor)],
+    body: &mut dyn FnMut(&mut Chart) -> Result<(), String>,
+) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (size.width, size.height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let (plot, key) = root.split_horizontally(size.width - size.legend);
         let x = if x.end > x.start {
             x
         } else {
             x.start..x.start + 1.0
         };
+        // Small charts get fainter minor lines: at their size the grid would hide the data.
+        let small = size.height < HEIGHT;
+        let (light, light_small) = (RGBColor(235, 235, 235), RGBColor(246, 246, 246));
         let mut chart = ChartBuilder::on(&plot)
-            .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+            .caption(title, ("sans-serif", if small { 14 } else { 18 }))
+            .margin(if small { 6 } else { 10 })
+            .x_label_area_size(if small { 34 } else { 40 })
+            .y_label_area_size(if small { 56 } else { 70 })
             .build_cartesian_2d(x, y)
             .map_err(err)?;
         chart
@@ -180,25 +223,34 @@ fn frame(
             .y_desc(y_label)
             .x_label_formatter(x_format)
             .y_label_formatter(&|v| short_number(*v))
-            .light_line_style(RGBColor(235, 235, 235))
+            .light_line_style(if small { light_small } else { light })
             .draw()
             .map_err(err)?;
         body(&mut chart)?;
-        for (i, name) in legend.iter().enumerate() {
-            let y = 40 + 18 * i as i32;
-            let c = color(i, name);
-            key.draw(&Rectangle::new([(8, y), (22, y + 10)], c.filled()))
-                .map_err(err)?;
-            key.draw(&Text::new(
-                truncate(name, 26),
-                (28, y - 1),
-                ("sans-serif", 12),
-            ))
-            .map_err(err)?;
-        }
+        draw_legend(&key, legend, if small { 16 } else { 26 })?;
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The legend column: a swatch and a name per entry, names cut at `chars`.
+fn draw_legend(
+    key: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    legend: &[(String, RGBColor)],
+    chars: usize,
+) -> Result<(), String> {
+    for (i, (name, c)) in legend.iter().enumerate() {
+        let y = 40 + 18 * i as i32;
+        key.draw(&Rectangle::new([(8, y), (22, y + 10)], c.filled()))
+            .map_err(err)?;
+        key.draw(&Text::new(
+            truncate(name, chars),
+            (28, y - 1),
+            ("sans-serif", 12),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
 }
 
 fn truncate(s: &str, n: usize) -> String {

@@ -1,13 +1,36 @@
 //! `tidebench compare` of experiment dirs: point by point, each dir's median tps and its
 //! ratio to the first dir (the baseline). Points are matched by their values (`clients=16
 //! scale=10`), so two sweeps over the same keys compare even when their grids differ; a
-//! point one side lacks shows "-".
+//! point one side lacks shows "-". Consolidation experiments compare each (scheme, rate)'s
+//! mean in the workload's unit (NOTPM) from their analysis, not tps.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::compare::aligned;
-use crate::results::experiment::{self as exp, ExperimentFile};
+use crate::results::experiment::consolidate::{OVERCOMMIT_KEY, SCHEME_KEY};
+use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Point};
+
+/// The compared figure's name and a point's value: median tps, or for a consolidation the
+/// analysis' mean of the point's (scheme, rate) in its unit.
+fn metric(f: &ExperimentFile) -> String {
+    match (&f.kind, &f.analysis.consolidate) {
+        (ExperimentKind::Consolidate, Some(a)) => format!("mean {}", a.unit),
+        _ => "median tps".into(),
+    }
+}
+
+fn value(f: &ExperimentFile, pt: &Point) -> Option<f64> {
+    if f.kind != ExperimentKind::Consolidate {
+        return pt.median;
+    }
+    let rows = &f.analysis.consolidate.as_ref()?.rows;
+    let rate: u32 = pt.values.get(OVERCOMMIT_KEY)?.parse().ok()?;
+    let scheme = pt.values.get(SCHEME_KEY)?;
+    rows.iter()
+        .find(|r| &r.scheme == scheme && r.overcommit == rate)?
+        .mean
+}
 
 /// The terminal table comparing `dirs` (experiment dirs; the first is the baseline). Refuses
 /// dirs of different kinds or varied keys: their points do not correspond.
@@ -25,21 +48,22 @@ pub fn compare_table(dirs: &[PathBuf]) -> Result<String, String> {
     }
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut head = vec!["point".to_string()];
-    for i in 1..=files.len() {
-        head.push(format!("[{i}] median tps"));
+    for (i, f) in files.iter().enumerate() {
+        head.push(format!("[{}] {}", i + 1, metric(f)));
         head.push("ratio".into());
     }
     rows.push(head);
     for pt in &base.points {
         let mut row = vec![pt.label(&base.varied)];
+        let base_value = value(base, pt);
         for f in &files {
-            let median = f
+            let v = f
                 .points
                 .iter()
                 .find(|q| q.values == pt.values)
-                .and_then(|q| q.median);
-            row.push(median.map_or("-".into(), |m| format!("{m:.1}")));
-            row.push(match (median, pt.median) {
+                .and_then(|q| value(f, q));
+            row.push(v.map_or("-".into(), |m| format!("{m:.1}")));
+            row.push(match (v, base_value) {
                 (Some(m), Some(b)) if b != 0.0 => format!("{:.2}x", m / b),
                 _ => "-".into(),
             });
@@ -107,6 +131,17 @@ fn check_comparable(
             dir.display(),
             f.varied.join(", ")
         ));
+    }
+    if let (Some(a), Some(b)) = (&base.analysis.consolidate, &f.analysis.consolidate) {
+        if a.unit != b.unit {
+            return Err(format!(
+                "cannot compare {} (in {}) with {} (in {}): compare consolidations of the same workload",
+                base_dir.display(),
+                a.unit,
+                dir.display(),
+                b.unit
+            ));
+        }
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `experiment.html`: one self-contained page per experiment dir (a `tidebench sweep`,
-//! `tidebench density` or `tidebench knee`), drawn from `experiment.json` alone: what was asked, the curves and
-//! the analysis the file holds, and every run with a link to its own `report.html`. Like
+//! `density`, `knee` or `consolidate`), drawn from `experiment.json`: what was asked, the curves and
+//! the analysis the file holds, and every run with a link to its own `report.html`; a
+//! consolidation page also reads its runs' `system.csv` for each VM's memory over time. Like
 //! `report.html` it has inline SVG and CSS, no script, and fetches nothing. Every string from
 //! the file (keys, values, errors, the run file's text) is user input and is escaped.
 
@@ -9,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::html::{self, esc, note_to, table_to};
 use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Point, RunStatus};
+use crate::results::read::{ResultsDir, SystemSeries};
 
 mod consolidate;
 mod density;
@@ -21,7 +23,9 @@ pub(crate) mod tests;
 /// rename, so a browser reloading it mid-experiment never sees half a page); returns its path.
 pub fn write(dir: &Path) -> Result<PathBuf, String> {
     let file = exp::read(dir).map_err(|e| e.to_string())?;
-    let page = page(&file, &|run_dir| has_report(dir, run_dir));
+    let page = page(&file, &|run_dir| has_report(dir, run_dir), &|run_dir| {
+        run_samples(dir, run_dir)
+    });
     let path = dir.join(exp::PAGE);
     let tmp = dir.join(format!("{}.tmp", exp::PAGE));
     std::fs::write(&tmp, page).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
@@ -29,23 +33,65 @@ pub fn write(dir: &Path) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// The page without links to the runs' reports (which only the dir can tell exist).
+/// The page without links to the runs' reports or their samples (which only the dir has).
 pub fn html(file: &ExperimentFile) -> String {
-    page(file, &|_| false)
+    page(file, &|_| false, &|_| {
+        Err("the page was made from experiment.json alone".into())
+    })
+}
+
+/// What the page reads of one run's results dir: its `system.csv` series and the instants
+/// (seconds since its start) at which a phase after the first began.
+#[derive(Debug, Clone, Default)]
+pub struct RunSamples {
+    pub system: Vec<SystemSeries>,
+    pub edges: Vec<f64>,
+}
+
+/// Reads a run's samples; an error says why they are not there.
+pub type SamplesReader<'a> = &'a dyn Fn(&str) -> Result<RunSamples, String>;
+
+/// The run's dir inside the experiment dir, or `None` for one that would lead out of it
+/// (absolute, or through `..`): the file is input, and the page reads only its own dir.
+fn inside(dir: &Path, run_dir: &str) -> Option<PathBuf> {
+    let rel = Path::new(run_dir);
+    rel.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        .then(|| dir.join(rel))
 }
 
 /// True when the run's dir, inside the experiment dir, holds a `report.html`. A run dir that
-/// would lead out of the experiment dir (absolute, or through `..`) gets no link.
+/// would lead out of the experiment dir gets no link.
 fn has_report(dir: &Path, run_dir: &str) -> bool {
-    let rel = Path::new(run_dir);
-    let inside = rel
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    inside && dir.join(rel).join(html::REPORT_FILE).is_file()
+    inside(dir, run_dir).is_some_and(|d| d.join(html::REPORT_FILE).is_file())
 }
 
-/// The page; `has_report(run dir)` says whether a run's `report.html` can be linked.
-pub fn page(file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) -> String {
+/// The run's `system.csv` and phase starts, read through the results reader.
+fn run_samples(dir: &Path, run_dir: &str) -> Result<RunSamples, String> {
+    let path = inside(dir, run_dir)
+        .ok_or_else(|| format!("{run_dir} leads out of the experiment dir; not read"))?;
+    let results = ResultsDir::open(&path).map_err(|e| e.to_string())?;
+    let system = results
+        .system()
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{run_dir} has no system.csv (the run had no samplers)"))?;
+    let edges = results
+        .summary()
+        .phases
+        .iter()
+        .skip(1)
+        .map(|p| p.start_s)
+        .collect();
+    Ok(RunSamples { system, edges })
+}
+
+/// The page; `has_report(run dir)` says whether a run's `report.html` can be linked, and
+/// `samples(run dir)` reads what a consolidation page draws of a run.
+pub fn page(
+    file: &ExperimentFile,
+    has_report: &dyn Fn(&str) -> bool,
+    samples: SamplesReader,
+) -> String {
     let mut p = String::new();
     let title = format!(
         "tidebench {}: {}",
@@ -70,7 +116,7 @@ pub fn page(file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) -> String 
     match file.kind {
         ExperimentKind::Sweep => sweep::sections(&mut p, file),
         ExperimentKind::Density => density::section(&mut p, file),
-        ExperimentKind::Consolidate => consolidate::sections(&mut p, file),
+        ExperimentKind::Consolidate => consolidate::sections(&mut p, file, samples),
         ExperimentKind::Knee => knee::section(&mut p, file),
     }
     if !file.analysis.notes.is_empty() {
