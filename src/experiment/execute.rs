@@ -73,7 +73,16 @@ pub async fn execute(
                 exp.kind == record::ExperimentKind::Density,
             )
             .map(|mut r| {
-                r.consolidation = consolidation(&file, slot.point, &exp.dir.join(&rel), host);
+                r.consolidation = consolidate::records::for_run(
+                    file.request.consolidate.as_ref(),
+                    file.points[slot.point]
+                        .values
+                        .get(record::consolidate::SCHEME_KEY)
+                        .map(String::as_str),
+                    &exp.dir.join(&rel),
+                    host.limit,
+                    host.balloon,
+                );
                 r
             })
             .unwrap_or_else(|| {
@@ -172,27 +181,6 @@ async fn one_run(
         }
         observed
     })
-}
-
-/// A consolidation run's periods and VMs, read from its results dir.
-fn consolidation(
-    file: &ExperimentFile,
-    point: usize,
-    dir: &Path,
-    host: HostObserved,
-) -> Option<record::consolidate::ConsolidateRun> {
-    let request = file.request.consolidate.as_ref()?;
-    let scheme = file.points[point]
-        .values
-        .get(record::consolidate::SCHEME_KEY)?;
-    let layout = request.schemes.iter().find(|s| &s.scheme == scheme)?;
-    let results = crate::results::read::ResultsDir::open(dir).ok()?;
-    Some(consolidate::records::from_results(
-        &results,
-        layout,
-        host.limit,
-        host.balloon,
-    ))
 }
 
 fn point_plan(

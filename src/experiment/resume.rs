@@ -27,18 +27,38 @@ pub fn open(exp: &Experiment, events: &Arc<dyn Sink>) -> Result<ExperimentFile, 
                 dir.display()
             )));
         }
+        let earlier: Vec<record::RunRecord> = old
+            .points
+            .iter()
+            .flat_map(|p| p.runs.iter().cloned())
+            .collect();
         let mut file = old;
         file.points = fresh_points(exp);
         let mut kept = 0;
         for point in &mut file.points {
+            let scheme = point.values.get(record::consolidate::SCHEME_KEY).cloned();
             for run in &mut point.runs {
-                if let Some(found) = records::from_dir(
+                if let Some(mut found) = records::from_dir(
                     &dir.join(&run.dir),
                     &run.dir,
                     run.repeat,
                     exp.kind == ExperimentKind::Density,
                 ) {
                     if found.status == RunStatus::Complete {
+                        // What the host group held is known only from the run's own time.
+                        found.consolidation = earlier
+                            .iter()
+                            .find(|e| e.dir == run.dir)
+                            .and_then(|e| e.consolidation.clone())
+                            .or_else(|| {
+                                super::consolidate::records::for_run(
+                                    exp.request.consolidate.as_ref(),
+                                    scheme.as_deref(),
+                                    &dir.join(&run.dir),
+                                    None,
+                                    None,
+                                )
+                            });
                         *run = found;
                         kept += 1;
                     }

@@ -5,14 +5,32 @@
 //! VM share its group, so their rows are the same numbers).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::results::experiment::consolidate::{
-    ConsolidateRun, PeriodRate, RunIncident, SchemeLayout, VmUsage,
+    ConsolidateRequest, ConsolidateRun, PeriodRate, RunIncident, SchemeLayout, VmUsage,
 };
 use crate::results::read::{ResultsDir, SystemSeries};
 use crate::results::Summary;
 
 use super::layout::PERIOD_PREFIX;
+
+/// The consolidation part of the record of the run in `run_dir`, a run of `scheme`; `None`
+/// when the request has no such scheme or the dir holds no finished run.
+pub fn for_run(
+    request: Option<&ConsolidateRequest>,
+    scheme: Option<&str>,
+    run_dir: &Path,
+    host_limit: Option<u64>,
+    balloon: Option<u64>,
+) -> Option<ConsolidateRun> {
+    let layout = request?
+        .schemes
+        .iter()
+        .find(|s| Some(s.scheme.as_str()) == scheme)?;
+    let results = ResultsDir::open(run_dir).ok()?;
+    Some(from_results(&results, layout, host_limit, balloon))
+}
 
 /// The consolidation part of a run's record.
 pub fn from_results(
