@@ -1,6 +1,8 @@
 //! The sampling loop: every `--sample` period, on the main tokio runtime (never on a driver
 //! thread), read the host, the managed instances, the disks and the servers' counters, and
-//! append one round to `system.csv`.
+//! append one round to `system.csv`. The managed instances' incidents (OOM kills, crash
+//! restarts: see `incidents`) are watched in the same round, sent as events at once and kept
+//! for `summary.json`.
 //!
 //! Its own cost is recorded with every round (`sampler` rows): the round's wall time, the CPU
 //! time tidebench spent reading `/proc` and formatting (measured with the thread's CPU clock
@@ -13,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::event::{Event, Sink};
+use crate::event::{Event, Incident, Sink};
 use crate::instance::Instance;
 use crate::results::runtime::InstanceDevices;
 use crate::results::system::SystemWriter;
@@ -83,6 +85,8 @@ pub struct SamplerReport {
     /// Longest round (wall time).
     pub max_round: Duration,
     pub warnings: Vec<String>,
+    /// What happened to the managed instances, in time order.
+    pub incidents: Vec<Incident>,
 }
 
 impl Sampler {
@@ -162,7 +166,14 @@ impl Sampler {
             // (a few clock ticks of CPU, a handful of IOs) are noise, so it reports none.
             let rates = !stop || has_rate_window(last.map(|l| l.elapsed()), self.every);
             let values = self
-                .round(&mut last, rates, &mut report, &mut failed_servers, &*events)
+                .round(
+                    t0,
+                    &mut last,
+                    rates,
+                    &mut report,
+                    &mut failed_servers,
+                    &*events,
+                )
                 .await;
             if writing {
                 let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
@@ -190,6 +201,7 @@ impl Sampler {
     /// One round; without `rates` the readers report cumulative values and gauges only.
     async fn round(
         &mut self,
+        t0: Instant,
         last: &mut Option<Instant>,
         rates: bool,
         report: &mut SamplerReport,
@@ -205,9 +217,15 @@ impl Sampler {
         let cpu0 = thread_cpu();
         let mut v = Values::default();
         self.host.sample(dt_s, &mut v);
-        self.instances.sample(dt_s, &mut v);
+        // The round's time as system.csv writes it.
+        let t_s = (began.saturating_duration_since(t0).as_secs_f64() * 1e3).round() / 1e3;
+        let incidents = self.instances.sample(dt_s, t_s, &mut v);
         self.disks.sample(dt_s, &mut v);
         let cpu = thread_cpu().saturating_sub(cpu0);
+        if !incidents.is_empty() {
+            events.send(Event::Incidents(incidents.clone()));
+            report.incidents.extend(incidents);
+        }
         let pg_began = Instant::now();
         for (s, failed) in self.servers.iter_mut().zip(failed_servers.iter_mut()) {
             match s.sample(&mut v).await {

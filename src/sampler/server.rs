@@ -107,6 +107,7 @@ impl XactCounters {
             xact_commit_delta: self.commit - before.commit,
             xact_rollback_delta: self.rollback - before.rollback,
             client_committed: 0,
+            restarted: false,
         }
     }
 }
