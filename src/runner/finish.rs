@@ -17,7 +17,7 @@ pub async fn finish(
     plan: &RunPlan,
     frame: Frame,
     driven: Driven,
-    dbs: &Databases,
+    dbs: &mut Databases,
     server_facts: Vec<ServerFacts>,
     events: &dyn Sink,
 ) -> Result<RunOutcome, RunError> {

@@ -155,7 +155,7 @@ impl Sampler {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut last: Option<Instant> = None;
         let mut writing = true;
-        let mut failed_servers = vec![false; self.servers.len()];
+        let mut outages = vec![Outages::default(); self.servers.len()];
         loop {
             let stop = tokio::select! {
                 _ = &mut stopped => true,
@@ -166,14 +166,7 @@ impl Sampler {
             // (a few clock ticks of CPU, a handful of IOs) are noise, so it reports none.
             let rates = !stop || has_rate_window(last.map(|l| l.elapsed()), self.every);
             let values = self
-                .round(
-                    t0,
-                    &mut last,
-                    rates,
-                    &mut report,
-                    &mut failed_servers,
-                    &*events,
-                )
+                .round(t0, &mut last, rates, &mut report, &mut outages, &*events)
                 .await;
             if writing {
                 let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
@@ -195,6 +188,22 @@ impl Sampler {
                 .warnings
                 .push(format!("system.csv may be incomplete: {e}"));
         }
+        for (s, o) in self.servers.iter().zip(&outages) {
+            if o.count > 1 || (o.count == 1 && s.reconnects() > 0) {
+                report.warnings.push(format!(
+                    "sampler: {} stopped answering {} time(s) during the run; its statistics \
+                     session reconnected {} time(s){}",
+                    s.source,
+                    o.count,
+                    s.reconnects(),
+                    if o.down {
+                        ", but not before the end"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
         report
     }
 
@@ -205,7 +214,7 @@ impl Sampler {
         last: &mut Option<Instant>,
         rates: bool,
         report: &mut SamplerReport,
-        failed_servers: &mut [bool],
+        outages: &mut [Outages],
         events: &dyn Sink,
     ) -> Values {
         let began = Instant::now();
@@ -227,17 +236,22 @@ impl Sampler {
             report.incidents.extend(incidents);
         }
         let pg_began = Instant::now();
-        for (s, failed) in self.servers.iter_mut().zip(failed_servers.iter_mut()) {
+        for (s, o) in self.servers.iter_mut().zip(outages.iter_mut()) {
             match s.sample(&mut v).await {
-                Ok(()) => *failed = false,
-                Err(e) => {
-                    // Once per outage, not once per second.
-                    if !*failed {
-                        events.send(Event::Warning(format!("sampler: {e}")));
+                Ok(()) => o.down = false,
+                // Once per outage, not once per second; the end report names the first only
+                // and counts the others (a server OOM-killed again and again restarts often).
+                Err(e) if !o.down => {
+                    o.down = true;
+                    o.count += 1;
+                    events.send(Event::Warning(format!(
+                        "sampler: {e} (trying again every round)"
+                    )));
+                    if o.count == 1 {
                         report.warnings.push(e);
                     }
-                    *failed = true;
                 }
+                Err(_) => {}
             }
         }
         let pg = pg_began.elapsed();
@@ -250,6 +264,14 @@ impl Sampler {
         v.push("sampler", "pg_ms", ms(pg));
         v
     }
+}
+
+/// A server's stretches without counters during the run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Outages {
+    /// The last round could not read it.
+    down: bool,
+    count: u32,
 }
 
 /// A round `since` the previous one is long enough to report rates over: at least half a
