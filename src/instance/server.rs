@@ -15,6 +15,15 @@ const PG_CTL_TIMEOUT_SECS: &str = "120";
 /// Lines of server.log shown when a start fails.
 const LOG_TAIL_LINES: usize = 20;
 
+/// The postmaster's `oom_score_adj`: never chosen by the OOM killer.
+const POSTMASTER_OOM_SCORE_ADJ: &[u8] = b"-1000";
+/// What each child of the postmaster (backends, auxiliary processes) sets its own score back
+/// to, through the file PostgreSQL writes it to after fork.
+const CHILD_OOM_ENV: [(&str, &str); 2] = [
+    ("PG_OOM_ADJUST_FILE", "/proc/self/oom_score_adj"),
+    ("PG_OOM_ADJUST_VALUE", "0"),
+];
+
 pub(crate) struct Server<'a> {
     pub bin: &'a Path,
     pub user: &'a ServerUser,
@@ -24,7 +33,7 @@ pub(crate) struct Server<'a> {
 impl Server<'_> {
     fn program(&self, name: &str, cgroup_procs: Vec<CString>) -> Command {
         self.user
-            .command(&self.bin.join(name), &self.layout.dir, cgroup_procs)
+            .command(&self.bin.join(name), &self.layout.dir, cgroup_procs, None)
     }
 
     /// Creates the data dir: trust auth (pg_hba is rewritten next), UTF8, C locale.
@@ -61,9 +70,27 @@ impl Server<'_> {
     }
 
     /// `pg_ctl start -w`, with the server inside the given cgroups from its first instruction.
+    ///
+    /// The postmaster is protected from the OOM killer as PostgreSQL's documentation advises
+    /// (server runtime, "Linux Memory Overcommit"): it starts with `oom_score_adj` -1000 and
+    /// every child it forks sets its own back to 0 (`PG_OOM_ADJUST_FILE`/`VALUE`). A memory
+    /// limit that is too small then costs backends, which the postmaster replaces after crash
+    /// recovery, instead of the whole server. Lowering the score needs CAP_SYS_RESOURCE, so it
+    /// is only tried when tidebench is root (and starts the server as another user: the score
+    /// is written before the switch, and inherited); when the write is refused (not root, or
+    /// a container without that capability) the server starts unprotected, as it always did.
     pub fn start(&self, name: &str, cgroup_procs: Vec<CString>) -> Result<(), InstanceError> {
         let log = self.layout.log();
-        let mut cmd = self.program("pg_ctl", cgroup_procs);
+        let protect = self.user.switch;
+        let mut cmd = self.user.command(
+            &self.bin.join("pg_ctl"),
+            &self.layout.dir,
+            cgroup_procs,
+            protect.then_some(POSTMASTER_OOM_SCORE_ADJ),
+        );
+        if protect {
+            cmd.envs(CHILD_OOM_ENV);
+        }
         cmd.arg("start")
             .arg("-D")
             .arg(self.layout.data())
