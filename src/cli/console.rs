@@ -163,8 +163,8 @@ fn server_line(d: &ServerDelta) -> String {
         // Crash recovery resets the server's statistics: the delta covers only the time since
         // the last restart, so a difference says nothing about tidebench's count.
         return format!(
-            "server: {} xact_commit {:+} since its last restart, not compared with tidebench's {}\n  \
-             (the server restarted during the run, which resets its counters)\n",
+            "server: {} xact_commit +{} since its counters were reset, not compared with \
+             tidebench's {}\n  (the server restarted during the run: crash recovery resets them)\n",
             d.dbname, d.xact_commit_delta, d.client_committed
         );
     }
@@ -389,7 +389,7 @@ mod tests {
         s.server = vec![ServerDelta {
             target: "instance:vm1/db".into(),
             dbname: "db".into(),
-            xact_commit_delta: -5,
+            xact_commit_delta: 5,
             xact_rollback_delta: 0,
             client_committed: 900,
             restarted: true,

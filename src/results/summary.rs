@@ -23,8 +23,9 @@
 //!
 //! - `incidents` lists what happened to the managed instances during the run (OOM kills,
 //!   server processes killed, crash restarts) with their times (see `incidents`); a `server`
-//!   row's `restarted` says the server restarted (or dropped the statistics session) during
-//!   the run, so its counters were reset and its delta cannot be compared with the client's.
+//!   row's `restarted` says the server's statistics were reset during the run (crash
+//!   recovery does that): its deltas count since the reset and cannot be compared with the
+//!   client's.
 //!
 //! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`,
 //! `headline`, `by_role`, `role`, `mix`, `ratio_rules`, the `headline` of groups and phases,
@@ -171,10 +172,10 @@ pub struct ServerDelta {
     /// Transactions tidebench committed on this database during the whole run.
     #[serde(default)]
     pub client_committed: i64,
-    /// The server restarted during the run (crash recovery after an OOM kill, or a restart):
-    /// the statistics session was lost, or the counters went back. PostgreSQL resets its
-    /// statistics then, so the delta covers only the time since the restart and is not
-    /// compared with `client_committed`.
+    /// The server's statistics were reset during the run: crash recovery after an OOM kill
+    /// (or a crash) resets them (`pg_stat_bgwriter.stats_reset` moved, or the counters went
+    /// back). The deltas are then the counts since the last reset, and are not compared with
+    /// `client_committed`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub restarted: bool,
 }

@@ -3,7 +3,9 @@
 //! against the server's. Counters are read over one session per server, opened to another
 //! database than any measured one so its own transactions never count. A server that
 //! restarted during the run (crash recovery after an OOM kill ends that session and resets the
-//! counters) is read again over a new session, and its delta is marked `restarted`.
+//! counters) is read again over a new session; when its statistics were reset on the way
+//! (`pg_stat_bgwriter.stats_reset` moved), its delta holds the counts since the reset and is
+//! marked `restarted`, not compared.
 
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,8 @@ struct Db {
 struct Server {
     label: String,
     stats: StatsSession,
+    /// When the server's statistics were last reset, read before the run (`Err`: unreadable).
+    reset_before: Result<Option<String>, String>,
 }
 
 pub struct Databases {
@@ -61,6 +65,7 @@ impl Databases {
                     servers.push(Server {
                         label: t.label.clone(),
                         stats,
+                        reset_before: Err("not read yet".into()),
                     });
                     servers.len() - 1
                 }
@@ -140,8 +145,12 @@ impl Databases {
         Ok(out)
     }
 
-    /// Waits until no tidebench session is on any database, then reads settled counters.
+    /// Waits until no tidebench session is on any database, then reads settled counters (and
+    /// when each server's statistics were last reset).
     pub async fn settle_idle(&mut self) -> Result<(), RunError> {
+        for s in &mut self.servers {
+            s.reset_before = server::stats_reset(s.stats.client()).await;
+        }
         for d in 0..self.dbs.len() {
             let stats = self.servers[self.dbs[d].server].stats.client();
             wait_for_no_sessions(stats, &self.dbs[d].dbname).await;
@@ -170,9 +179,9 @@ impl Databases {
 
     /// After the clients closed their sessions: each database's deltas since `before`, beside
     /// what tidebench committed there. A server that closed the statistics session during the
-    /// run restarted: it is read over a new session and its deltas are marked `restarted`
-    /// (its counters were reset, so they cover only the time since). A database whose
-    /// counters cannot be read is left out, with a warning to `events`.
+    /// run is read over a new session; if its statistics were reset meanwhile (crash
+    /// recovery), its deltas are the counts since the reset, marked `restarted`. A database
+    /// whose counters cannot be read is left out, with a warning to `events`.
     pub async fn deltas(
         &mut self,
         before: &[XactCounters],
@@ -182,20 +191,28 @@ impl Databases {
     ) -> Vec<ServerDelta> {
         let mut restarted = vec![false; self.servers.len()];
         for (s, r) in self.servers.iter_mut().zip(restarted.iter_mut()) {
-            // A failure here shows in the reads below, per database.
-            *r = s.stats.revive(SETTLE_TIMEOUT).await.unwrap_or(false);
+            // A failure to reconnect shows in the reads below, per database.
+            let reopened = s.stats.revive(SETTLE_TIMEOUT).await.unwrap_or(false);
+            let reset_after = server::stats_reset(s.stats.client()).await;
+            *r = match (&s.reset_before, &reset_after) {
+                (Ok(before), Ok(after)) => before != after,
+                // Without the reset time, a lost session is taken as a restart.
+                _ => reopened || s.stats.reopened() > 0,
+            };
         }
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
             let stats = &mut self.servers[d.server].stats;
             match settled_after(stats, &d.dbname).await {
-                Ok((after, reopened)) => {
-                    let mut delta = after.delta_since(*b, &d.label, &d.dbname);
-                    delta.client_committed = committed_on(keys, total, &d.targets) as i64;
-                    delta.restarted = restarted[d.server]
-                        || reopened
+                Ok(after) => {
+                    let reset = restarted[d.server]
                         || after.commit < b.commit
                         || after.rollback < b.rollback;
+                    // Counters that started over count from zero since.
+                    let from = if reset { XactCounters::default() } else { *b };
+                    let mut delta = after.delta_since(from, &d.label, &d.dbname);
+                    delta.client_committed = committed_on(keys, total, &d.targets) as i64;
+                    delta.restarted = reset;
                     out.push(delta);
                 }
                 Err(e) => events.send(Event::Warning(format!(
@@ -209,21 +226,16 @@ impl Databases {
 }
 
 /// The settled counters of `dbname` once no tidebench session is on it; a session the server
-/// closed on the way is opened again and the read retried once (true: it was).
-async fn settled_after(
-    stats: &mut StatsSession,
-    dbname: &str,
-) -> Result<(XactCounters, bool), String> {
+/// closed on the way is opened again and the read retried once.
+async fn settled_after(stats: &mut StatsSession, dbname: &str) -> Result<XactCounters, String> {
     wait_for_no_sessions(stats.client(), dbname).await;
     match server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await {
-        Ok(c) => Ok((c, false)),
+        Ok(c) => Ok(c),
         Err(e) if !stats.is_closed() => Err(e),
         Err(_) => {
             stats.revive(SETTLE_TIMEOUT).await?;
             wait_for_no_sessions(stats.client(), dbname).await;
-            server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT)
-                .await
-                .map(|c| (c, true))
+            server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await
         }
     }
 }

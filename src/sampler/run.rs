@@ -189,15 +189,15 @@ impl Sampler {
                 .push(format!("system.csv may be incomplete: {e}"));
         }
         for (s, o) in self.servers.iter().zip(&outages) {
-            if o.count > 1 || (o.count == 1 && s.reconnects() > 0) {
+            if s.reconnects() > 0 || o.failed_rounds > 1 {
                 report.warnings.push(format!(
-                    "sampler: {} stopped answering {} time(s) during the run; its statistics \
-                     session reconnected {} time(s){}",
+                    "sampler: the server closed the statistics session of {} {} time(s) \
+                     (restarts) and it reconnected; {} round(s) could not read it{}",
                     s.source,
-                    o.count,
                     s.reconnects(),
+                    o.failed_rounds,
                     if o.down {
-                        ", but not before the end"
+                        ", the last one included"
                     } else {
                         ""
                     }
@@ -239,19 +239,20 @@ impl Sampler {
         for (s, o) in self.servers.iter_mut().zip(outages.iter_mut()) {
             match s.sample(&mut v).await {
                 Ok(()) => o.down = false,
-                // Once per outage, not once per second; the end report names the first only
-                // and counts the others (a server OOM-killed again and again restarts often).
-                Err(e) if !o.down => {
-                    o.down = true;
-                    o.count += 1;
-                    events.send(Event::Warning(format!(
-                        "sampler: {e} (trying again every round)"
-                    )));
-                    if o.count == 1 {
-                        report.warnings.push(e);
+                // Warned once per outage, not once per second; the end report names the first
+                // only and counts the rest (a server OOM-killed again and again restarts often).
+                Err(e) => {
+                    o.failed_rounds += 1;
+                    if !o.down {
+                        events.send(Event::Warning(format!(
+                            "sampler: {e} (trying again every round)"
+                        )));
+                        if o.failed_rounds == 1 {
+                            report.warnings.push(e);
+                        }
                     }
+                    o.down = true;
                 }
-                Err(_) => {}
             }
         }
         let pg = pg_began.elapsed();
@@ -271,7 +272,7 @@ impl Sampler {
 struct Outages {
     /// The last round could not read it.
     down: bool,
-    count: u32,
+    failed_rounds: u32,
 }
 
 /// A round `since` the previous one is long enough to report rates over: at least half a

@@ -19,7 +19,7 @@
 //!   for the length of a transaction (`stats_fetch_consistency = cache`), never across two.
 //! - A server that restarts (crash recovery after an OOM kill ends every session, the stats
 //!   session too) resets its statistics: [`StatsSession`] opens the session again, and a delta
-//!   across the restart is marked as such rather than compared.
+//!   across the reset ([`stats_reset`] changed) is marked as such rather than compared.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -123,6 +123,24 @@ pub fn stats_dbname(target_db: &str) -> &'static str {
     } else {
         "postgres"
     }
+}
+
+/// When the server's statistics were last reset, as text (`pg_stat_bgwriter.stats_reset`).
+/// Crash recovery resets every statistic and stamps this one (PostgreSQL 15 discards them
+/// all; older versions start the statistics collector without its file), so a value that
+/// changed during a run says its counters started over. `None` when never reset.
+pub async fn stats_reset(client: &Client) -> Result<Option<String>, String> {
+    let row = client
+        .query_one("SELECT stats_reset::text FROM pg_stat_bgwriter", &[])
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot read when the statistics were reset: {}",
+                describe_pg_error(&e)
+            )
+        })?;
+    row.try_get(0)
+        .map_err(|e| format!("cannot read pg_stat_bgwriter.stats_reset: {e}"))
 }
 
 /// How long one attempt to open a stats session again may take: a server in crash recovery
