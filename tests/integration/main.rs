@@ -6,6 +6,7 @@ mod declared_instances;
 mod elastic;
 mod experiments;
 mod instance;
+mod oom;
 mod options;
 mod pgbench;
 mod pgwire_conn;
