@@ -44,12 +44,14 @@ pub enum Event {
     /// An experiment's run ended.
     ExperimentRunDone(ExperimentRunDone),
     /// What one sampling round found wrong with the managed instances: OOM kills, backends
-    /// killed, crash-recovery restarts (shown as warnings; kept in `summary.json`).
+    /// killed, crash-recovery restarts, a server gone (shown as warnings; kept in
+    /// `summary.json`).
     Incidents(Vec<Incident>),
 }
 
 /// Something that happened to a managed instance during a run: the kernel's OOM killer struck
-/// in its cgroup, a server process was killed, or the server went through crash recovery.
+/// in its cgroup, a server process was killed, the server went through crash recovery, or it
+/// stopped.
 /// `summary.json` keeps them as written here (see `results::incidents`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Incident {
@@ -76,13 +78,17 @@ pub enum IncidentKind {
     BackendKilled,
     /// The postmaster reinitialized after a crash (server.log), or its pid changed.
     CrashRestart,
+    /// The postmaster is gone (its process or its pid file): the server stopped, e.g. after
+    /// crash recovery itself was OOM-killed ("startup process failure"), or was stopped.
+    ServerDown,
 }
 
 impl IncidentKind {
-    pub const ALL: [IncidentKind; 3] = [
+    pub const ALL: [IncidentKind; 4] = [
         IncidentKind::OomKill,
         IncidentKind::BackendKilled,
         IncidentKind::CrashRestart,
+        IncidentKind::ServerDown,
     ];
 
     /// The name results files use.
@@ -91,6 +97,7 @@ impl IncidentKind {
             IncidentKind::OomKill => "oom_kill",
             IncidentKind::BackendKilled => "backend_killed",
             IncidentKind::CrashRestart => "crash_restart",
+            IncidentKind::ServerDown => "server_down",
         }
     }
 
@@ -100,6 +107,7 @@ impl IncidentKind {
             IncidentKind::OomKill => ("OOM kill", "OOM kills"),
             IncidentKind::BackendKilled => ("server process killed", "server processes killed"),
             IncidentKind::CrashRestart => ("crash restart", "crash restarts"),
+            IncidentKind::ServerDown => ("server stop", "server stops"),
         };
         format!("{n} {}", if n == 1 { one } else { many })
     }

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `t_s` | seconds since the run started (3 decimals), the clock of `system.csv`: the sampling round that saw it |
 //! | `instance` | the managed instance's name |
-//! | `kind` | `oom_kill` (its cgroup's OOM kill counter grew), `backend_killed` (server.log: a server process was terminated by a signal), `crash_restart` (server.log: all server processes terminated and reinitialized; or the postmaster's pid changed) |
+//! | `kind` | `oom_kill` (its cgroup's OOM kill counter grew), `backend_killed` (server.log: a server process was terminated by a signal), `crash_restart` (server.log: all server processes terminated and reinitialized; or the postmaster's pid changed), `server_down` (the postmaster is gone: e.g. crash recovery was itself OOM-killed, "shutting down due to startup process failure") |
 //! | `count` | how many of that kind the round saw (at least 1) |
 //! | `detail` | one line: the counter's values, or the server.log line |
 //!

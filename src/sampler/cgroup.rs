@@ -288,7 +288,9 @@ impl InstanceReader {
                     out.push(&p.source, metric, v as f64);
                 }
             }
-            incidents.extend(p.watch.check(t_s, cg.oom_kills, pid));
+            // A pid file left behind by a killed postmaster names no running server.
+            let running = pid.filter(|pid| Path::new(&format!("/proc/{pid}")).exists());
+            incidents.extend(p.watch.check(t_s, cg.oom_kills, running));
         }
         incidents
     }

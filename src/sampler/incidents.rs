@@ -1,6 +1,6 @@
 //! Incidents of a managed instance during a run (issue 15, item 5): the kernel's OOM killer
-//! striking in its cgroup, server processes killed, crash-recovery restarts. Watched once per
-//! sampling round beside the instance's other samples, from three sources:
+//! striking in its cgroup, server processes killed, crash-recovery restarts, the server gone.
+//! Watched once per sampling round beside the instance's other samples, from three sources:
 //!
 //! - the cgroup's OOM kill counter (v1 `memory.oom_control`, v2 `memory.events` `oom_kill`,
 //!   read by `cgroup`): any growth is an `oom_kill` incident;
@@ -8,8 +8,10 @@
 //!   round stopped: `... was terminated by signal N` is `backend_killed`, `all server
 //!   processes terminated; reinitializing` is `crash_restart` (PostgreSQL's crash recovery);
 //!   managed instances are created with the C locale, so these messages are in English;
-//! - the postmaster's pid (`postmaster.pid`): another pid is a `crash_restart` too (the
-//!   postmaster itself died and something started it again).
+//! - the postmaster (`postmaster.pid` and its process): gone is `server_down` (crash recovery
+//!   that was itself OOM-killed ends in "shutting down due to startup process failure"; a
+//!   postmaster without protection may be OOM-killed), another pid is a `crash_restart` too
+//!   (the server was started again).
 //!
 //! The first check only takes the starting point (counter, log size, pid): what happened before
 //! the run is not the run's.
@@ -34,6 +36,8 @@ pub struct LogFindings {
     pub restarts: u64,
     /// The server accepted connections again after the last reinitialization of these lines.
     pub ready_after_restart: bool,
+    /// The last message saying why the postmaster shut down, if any.
+    pub shutdown: Option<String>,
 }
 
 /// Scans complete lines of server.log.
@@ -53,6 +57,11 @@ pub fn scan_log(lines: &str) -> LogFindings {
             && message.contains("database system is ready to accept connections")
         {
             f.ready_after_restart = true;
+        } else if message.contains("shutting down due to")
+            || message.contains("database system is shut down")
+        {
+            // The first reason given is the one to keep ("... startup process failure").
+            f.shutdown.get_or_insert_with(|| message.to_string());
         }
     }
     f
@@ -101,7 +110,10 @@ struct Position {
     /// The end of the log read so far that is not a whole line yet.
     partial: Vec<u8>,
     oom_kills: Option<u64>,
+    /// The last postmaster pid seen running.
     pid: Option<u32>,
+    /// The postmaster ran at the last check.
+    up: bool,
 }
 
 /// One managed instance's watch.
@@ -124,9 +136,9 @@ impl IncidentWatch {
         }
     }
 
-    /// This round's incidents at `t_s`, given the cgroup's OOM kill counter and the
-    /// postmaster's pid as read now (`None` when unreadable). The first call takes the
-    /// starting point and reports nothing.
+    /// This round's incidents at `t_s`, given the cgroup's OOM kill counter and the pid of
+    /// the running postmaster as read now (`None` when unreadable, or when no postmaster
+    /// runs). The first call takes the starting point and reports nothing.
     pub fn check(&mut self, t_s: f64, oom_kills: Option<u64>, pid: Option<u32>) -> Vec<Incident> {
         let Some(at) = &mut self.at else {
             self.at = Some(Position {
@@ -134,6 +146,7 @@ impl IncidentWatch {
                 partial: Vec::new(),
                 oom_kills,
                 pid,
+                up: pid.is_some(),
             });
             return Vec::new();
         };
@@ -157,7 +170,22 @@ impl IncidentWatch {
         // A counter that went back belongs to a cgroup made anew: count on from its value.
         at.oom_kills = oom_kills.or(at.oom_kills);
         let lines = read_appended(&self.log, at);
-        out.extend(from_log(&scan_log(&lines), &self.instance, t_s));
+        let found = scan_log(&lines);
+        out.extend(from_log(&found, &self.instance, t_s));
+        if at.up && pid.is_none() {
+            let why = found.shutdown.unwrap_or_else(|| match at.pid {
+                Some(p) => format!("the postmaster (pid {p}) is gone"),
+                None => "the postmaster is gone".to_string(),
+            });
+            out.push(Incident {
+                t_s,
+                instance: self.instance.clone(),
+                kind: IncidentKind::ServerDown,
+                count: 1,
+                detail: format!("the server stopped: {why}"),
+            });
+        }
+        at.up = pid.is_some();
         if let (Some(before), Some(now)) = (at.pid, pid) {
             if now != before {
                 out.push(Incident {
@@ -275,8 +303,12 @@ mod tests {
             vec![IncidentKind::BackendKilled, IncidentKind::CrashRestart]
         );
         assert!(got.iter().all(|i| i.t_s == 3.0 && i.instance == "vm1"));
-        // The pid file gone (server down) is no incident; another pid is.
-        assert!(w.check(4.0, Some(6), None).is_empty());
+        // The postmaster gone is one incident, not one per round; another pid is a restart.
+        let got = w.check(4.0, Some(6), None);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].kind, IncidentKind::ServerDown);
+        assert!(got[0].detail.contains("(pid 100) is gone"), "{got:?}");
+        assert!(w.check(4.5, Some(6), None).is_empty());
         let got = w.check(5.0, Some(6), Some(200));
         assert_eq!(got.len(), 1);
         assert!(got[0].detail.contains("100 to 200"), "{got:?}");
@@ -289,6 +321,38 @@ mod tests {
         let got = w.check(6.0, Some(6), Some(200));
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].kind, IncidentKind::CrashRestart);
+    }
+
+    #[test]
+    fn a_failed_crash_recovery_stops_the_server() {
+        let log = "\
+LOG:  all server processes terminated; reinitializing
+LOG:  startup process (PID 10980) was terminated by signal 9: Killed
+LOG:  terminating any other active server processes
+LOG:  shutting down due to startup process failure
+LOG:  database system is shut down
+";
+        let f = scan_log(log);
+        assert_eq!(f.killed.len(), 1);
+        assert_eq!(
+            f.shutdown.as_deref(),
+            Some("shutting down due to startup process failure")
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("server.log");
+        std::fs::write(&path, "").unwrap();
+        let mut w = IncidentWatch::new("vm1", path.clone(), None);
+        assert!(w.check(0.0, Some(0), Some(7)).is_empty());
+        std::fs::write(&path, log).unwrap();
+        let got = w.check(1.0, Some(1), None);
+        let down = got
+            .iter()
+            .find(|i| i.kind == IncidentKind::ServerDown)
+            .unwrap();
+        assert_eq!(
+            down.detail,
+            "the server stopped: shutting down due to startup process failure"
+        );
     }
 
     #[test]

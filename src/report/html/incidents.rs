@@ -14,7 +14,7 @@ const MAX_ROWS: usize = 200;
 
 /// Says what the red verticals are, under the charts that have them.
 pub const INCIDENT_NOTE: &str =
-    "Red verticals are incidents of the managed instances (OOM kills, server processes killed, crash restarts; see Failures).";
+    "Red verticals are incidents of the managed instances (OOM kills, server processes killed, crash restarts, server stops; see Failures).";
 
 /// The times of the run's incidents, each once, in order.
 pub fn incident_times(all: &[Incident]) -> Vec<f64> {
@@ -30,7 +30,7 @@ pub fn incidents_to(all: &[Incident], p: &mut String) {
     if all.is_empty() {
         note_to(
             p,
-            "No incident was recorded: no OOM kill, no server process killed, no crash restart (watched on managed instances while sampling).",
+            "No incident was recorded: no OOM kill, no server process killed, no crash restart, no server stop (watched on managed instances while sampling).",
         );
         return;
     }
@@ -69,7 +69,7 @@ pub fn incidents_to(all: &[Incident], p: &mut String) {
     }
     note_to(
         p,
-        "Seen by the sampler once per round (t is the round's time): an OOM kill from the cgroup's counter, killed server processes and crash-recovery restarts from server.log. A crash restart ends every session and resets the server's statistics.",
+        "Seen by the sampler once per round (t is the round's time): an OOM kill from the cgroup's counter, killed server processes and crash-recovery restarts from server.log, a server stop from its postmaster's process. A crash restart ends every session and resets the server's statistics.",
     );
 }
 
