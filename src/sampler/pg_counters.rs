@@ -62,6 +62,8 @@ pub struct ServerProbe {
     session: StatsSession,
     db_statement: Statement,
     server_statement: Statement,
+    /// The statements belong to a session that is gone: prepare them on the new one.
+    stale: bool,
     dbnames: Vec<String>,
     /// dbname → `db:<label>` sources (several targets may share a database).
     sources: BTreeMap<String, Vec<String>>,
@@ -91,6 +93,7 @@ pub async fn open(targets: &[ResolvedTarget]) -> Result<Vec<ServerProbe>, String
                     session,
                     db_statement,
                     server_statement,
+                    stale: false,
                     dbnames: Vec::new(),
                     sources: BTreeMap::new(),
                     last_blocks: BTreeMap::new(),
@@ -154,19 +157,22 @@ impl ServerProbe {
     /// Opens the stats session again if the server closed it, and prepares the statements
     /// anew; the hit ratio starts over (the server's counters did).
     async fn revive(&mut self) -> Result<(), String> {
-        if !self.session.is_closed() {
-            return Ok(());
+        if self.session.is_closed() {
+            self.session
+                .reopen()
+                .await
+                .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
+            self.stale = true;
+            self.last_blocks.clear();
         }
-        self.session
-            .reopen()
-            .await
-            .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
-        let (db, server) = prepare(self.session.client(), self.session.label())
-            .await
-            .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
-        self.db_statement = db;
-        self.server_statement = server;
-        self.last_blocks.clear();
+        if self.stale {
+            let (db, server) = prepare(self.session.client(), self.session.label())
+                .await
+                .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
+            self.db_statement = db;
+            self.server_statement = server;
+            self.stale = false;
+        }
         Ok(())
     }
 

@@ -189,19 +189,26 @@ impl Sampler {
                 .push(format!("system.csv may be incomplete: {e}"));
         }
         for (s, o) in self.servers.iter().zip(&outages) {
-            if s.reconnects() > 0 || o.failed_rounds > 1 {
+            let unread = format!(
+                "{} round(s) could not read it{}",
+                o.failed_rounds,
+                if o.down {
+                    ", the last one included"
+                } else {
+                    ""
+                }
+            );
+            if s.reconnects() > 0 {
                 report.warnings.push(format!(
                     "sampler: the server closed the statistics session of {} {} time(s) \
-                     (restarts) and it reconnected; {} round(s) could not read it{}",
+                     (restarts) and it reconnected; {unread}",
                     s.source,
-                    s.reconnects(),
-                    o.failed_rounds,
-                    if o.down {
-                        ", the last one included"
-                    } else {
-                        ""
-                    }
+                    s.reconnects()
                 ));
+            } else if o.failed_rounds > 1 {
+                report
+                    .warnings
+                    .push(format!("sampler: {}: {unread}", s.source));
             }
         }
         report
