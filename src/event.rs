@@ -43,6 +43,74 @@ pub enum Event {
     ExperimentRun(ExperimentRun),
     /// An experiment's run ended.
     ExperimentRunDone(ExperimentRunDone),
+    /// What one sampling round found wrong with the managed instances: OOM kills, backends
+    /// killed, crash-recovery restarts, a server gone (shown as warnings; kept in
+    /// `summary.json`).
+    Incidents(Vec<Incident>),
+}
+
+/// Something that happened to a managed instance during a run: the kernel's OOM killer struck
+/// in its cgroup, a server process was killed, the server went through crash recovery, or it
+/// stopped.
+/// `summary.json` keeps them as written here (see `results::incidents`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Incident {
+    /// Seconds since the run started (3 decimals), the clock of `system.csv`'s `t_s`: the
+    /// sampling round that saw it, so at most one sampling period after it happened.
+    pub t_s: f64,
+    /// The managed instance's name.
+    pub instance: String,
+    pub kind: IncidentKind,
+    /// How many were seen in that round (never 0).
+    pub count: u64,
+    /// One line saying what was seen (a server.log line, the counter's values).
+    pub detail: String,
+}
+
+/// What kind of [`Incident`]. Results files write it in snake case (`"oom_kill"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IncidentKind {
+    /// The kernel's OOM killer killed a process in the instance's cgroup (its `oom_kill`
+    /// counter grew).
+    OomKill,
+    /// server.log says a server process was terminated by a signal (9 after an OOM kill).
+    BackendKilled,
+    /// The postmaster reinitialized after a crash (server.log), or its pid changed.
+    CrashRestart,
+    /// The postmaster is gone (its process or its pid file): the server stopped, e.g. after
+    /// crash recovery itself was OOM-killed ("startup process failure"), or was stopped.
+    ServerDown,
+}
+
+impl IncidentKind {
+    pub const ALL: [IncidentKind; 4] = [
+        IncidentKind::OomKill,
+        IncidentKind::BackendKilled,
+        IncidentKind::CrashRestart,
+        IncidentKind::ServerDown,
+    ];
+
+    /// The name results files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            IncidentKind::OomKill => "oom_kill",
+            IncidentKind::BackendKilled => "backend_killed",
+            IncidentKind::CrashRestart => "crash_restart",
+            IncidentKind::ServerDown => "server_down",
+        }
+    }
+
+    /// `n` of this kind, for people: "2 OOM kills", "1 crash restart".
+    pub fn counted(self, n: u64) -> String {
+        let (one, many) = match self {
+            IncidentKind::OomKill => ("OOM kill", "OOM kills"),
+            IncidentKind::BackendKilled => ("server process killed", "server processes killed"),
+            IncidentKind::CrashRestart => ("crash restart", "crash restarts"),
+            IncidentKind::ServerDown => ("server stop", "server stops"),
+        };
+        format!("{n} {}", if n == 1 { one } else { many })
+    }
 }
 
 /// Which run of an experiment this is.

@@ -231,16 +231,21 @@ impl ResolvedTarget {
         &self,
         all: &[ResolvedTarget],
     ) -> Result<tokio_postgres::Client, TargetError> {
+        self.connect_tokio_to(self.stats_dbname(all)).await
+    }
+
+    /// The database [`connect_for_stats`](Self::connect_for_stats) connects to: `postgres`,
+    /// or `template1` when one of `all` on this server measures `postgres`.
+    pub fn stats_dbname(&self, all: &[ResolvedTarget]) -> &'static str {
         let key = self.server_key();
         let measured_postgres = all
             .iter()
             .any(|o| o.server_key() == key && o.params.dbname == "postgres");
-        self.connect_tokio_to(if measured_postgres {
+        if measured_postgres {
             "template1"
         } else {
             "postgres"
-        })
-        .await
+        }
     }
 }
 

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::presets::PRESETS;
-use crate::results::{GroupStats, RuleCheck, ServerDelta, Stats, Summary};
+use crate::results::incidents::per_instance;
+use crate::results::{GroupStats, Incident, RuleCheck, ServerDelta, Stats, Summary};
 
 mod experiment;
 mod headline;
@@ -47,6 +48,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     }
     for d in &s.server {
         out.push_str(&server_line(d));
+    }
+    for line in incident_lines(&s.incidents) {
+        let _ = writeln!(out, "{line}");
     }
     paths_to(&mut out, dir);
     out
@@ -133,8 +137,37 @@ fn groups_table(groups: &[GroupStats]) -> String {
     out
 }
 
+/// One line per managed instance that had incidents during the run: how many of each kind,
+/// and when the first and the last were seen.
+fn incident_lines(incidents: &[Incident]) -> Vec<String> {
+    per_instance(incidents)
+        .iter()
+        .map(|i| {
+            let when = if i.first_s == i.last_s {
+                format!("at {:.1} s", i.first_s)
+            } else {
+                format!("from {:.1} s to {:.1} s", i.first_s, i.last_s)
+            };
+            format!(
+                "incidents: instance '{}': {} {when} (see summary.json)",
+                i.instance,
+                i.counts_text()
+            )
+        })
+        .collect()
+}
+
 /// One database's server-side commit count, checked against what tidebench committed there.
 fn server_line(d: &ServerDelta) -> String {
+    if d.restarted {
+        // Crash recovery resets the server's statistics: the delta covers only the time since
+        // the last restart, so a difference says nothing about tidebench's count.
+        return format!(
+            "server: {} xact_commit +{} since its counters were reset, not compared with \
+             tidebench's {}\n  (the server restarted during the run: crash recovery resets them)\n",
+            d.dbname, d.xact_commit_delta, d.client_committed
+        );
+    }
     let diff = d.xact_commit_delta - d.client_committed;
     let verdict = match diff {
         0 => "agrees with".to_string(),
@@ -338,6 +371,41 @@ mod tests {
         let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
         assert!(out.contains("NOTPM: 1234.5  total TPM: 2434.5\nisolation: group0 read committed, group1 serializable"), "{out}");
         assert!(out.contains("group11 serializable"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+    }
+
+    #[test]
+    fn incidents_and_a_restarted_server_are_said() {
+        let mut s = tpcc_summary();
+        let incident = |t_s: f64, kind: crate::results::IncidentKind| Incident {
+            t_s,
+            instance: "vm1".into(),
+            kind,
+            count: 2,
+            detail: String::new(),
+        };
+        s.incidents = vec![
+            incident(2.04, crate::results::IncidentKind::OomKill),
+            incident(2.04, crate::results::IncidentKind::CrashRestart),
+            incident(7.5, crate::results::IncidentKind::OomKill),
+        ];
+        s.server = vec![ServerDelta {
+            target: "instance:vm1/db".into(),
+            dbname: "db".into(),
+            xact_commit_delta: 5,
+            xact_rollback_delta: 0,
+            client_committed: 900,
+            restarted: true,
+        }];
+        let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
+        assert!(
+            out.contains(
+                "incidents: instance 'vm1': 4 OOM kills, 2 crash restarts from 2.0 s to 7.5 s"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("not compared with tidebench's 900"), "{out}");
+        assert!(!out.contains("agrees"), "{out}");
         assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
     }
 

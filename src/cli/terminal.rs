@@ -12,8 +12,8 @@ use std::time::Duration;
 use indicatif::{HumanCount, ProgressBar, ProgressState, ProgressStyle};
 
 use crate::event::{
-    EmulatedBacklog, Event, LoadProgress, LoadSummary, Per, PollBlock, ProgressLine,
-    RunDescription, Sink,
+    EmulatedBacklog, Event, Incident, IncidentKind, LoadProgress, LoadSummary, Per, PollBlock,
+    ProgressLine, RunDescription, Sink,
 };
 
 mod experiment;
@@ -57,6 +57,11 @@ impl Sink for Terminal {
             Event::LoadFinished(s) => eprintln!("{}", load_summary(&s)),
             Event::ExperimentRun(r) => eprintln!("{}", experiment::starting(&r)),
             Event::ExperimentRunDone(d) => eprintln!("{}", experiment::done(&d)),
+            Event::Incidents(all) => {
+                for line in incident_lines(&all) {
+                    eprintln!("warning: {line}");
+                }
+            }
             load @ (Event::LoadStarted { .. }
             | Event::LoadProgress(_)
             | Event::LoadStep(_)
@@ -144,6 +149,28 @@ pub fn describe(d: &RunDescription) -> String {
         d.threads,
         crate::config::duration::format_duration(d.duration)
     )
+}
+
+/// One round's incidents, one line per instance: what and how many, and one detail (the
+/// killed process's server.log line when there is one).
+pub fn incident_lines(all: &[Incident]) -> Vec<String> {
+    crate::results::incidents::per_instance(all)
+        .iter()
+        .map(|i| {
+            let mine = all.iter().filter(|x| x.instance == i.instance);
+            let detail = mine
+                .clone()
+                .find(|x| x.kind == IncidentKind::BackendKilled)
+                .or_else(|| mine.clone().next())
+                .map_or("", |x| x.detail.as_str());
+            format!(
+                "instance '{}' at {:.1} s: {} ({detail})",
+                i.instance,
+                i.first_s,
+                i.counts_text()
+            )
+        })
+        .collect()
 }
 
 /// One progress line.

@@ -83,6 +83,16 @@ pub async fn execute(
                     host.limit,
                     host.balloon,
                 );
+                if host.balloon_lost {
+                    if let Some(c) = r.consolidation.as_mut() {
+                        c.incidents.push(record::consolidate::RunIncident {
+                            t_s: 0.0,
+                            vm: "host".into(),
+                            kind: "balloon_killed".into(),
+                            detail: "the balloon was found dead when the run ended (time unknown): from then on the VMs had more than MEM_avail".into(),
+                        });
+                    }
+                }
                 r
             })
             .unwrap_or_else(|| {
@@ -128,6 +138,7 @@ pub fn run_dir_name(exp: &Experiment, slot: RunSlot) -> String {
 struct HostObserved {
     limit: Option<u64>,
     balloon: Option<u64>,
+    balloon_lost: bool,
 }
 
 /// One run: instances, data, then `runner::run` into its dir (a dir left by an earlier,
@@ -165,15 +176,22 @@ async fn one_run(
     if stop.is_set() {
         return Err(RunError::Setup("interrupted before the run started".into()));
     }
-    let hold = match &host {
+    let mut hold = match &host {
         Some(setup) => Some(consolidate::host::limit(setup).map_err(RunError::Setup)?),
         None => None,
     };
-    let observed = HostObserved {
+    let mut observed = HostObserved {
         limit: hold.as_ref().and_then(|h| h.limit),
         balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),
+        balloon_lost: false,
     };
     let outcome = runner::run(plan, home, stop.clone(), Arc::clone(events)).await;
+    if hold.as_mut().is_some_and(|h| h.balloon_lost()) {
+        events.send(Event::Warning(
+            "the balloon was killed during the run (most likely by the OOM killer): the VMs had more memory than the point's MEM_avail from then on".into(),
+        ));
+        observed.balloon_lost = true;
+    }
     drop(hold);
     outcome.map(|outcome| {
         for w in outcome.warnings {

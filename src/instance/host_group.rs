@@ -108,6 +108,14 @@ pub struct Balloon {
     pub bytes: u64,
 }
 
+impl Balloon {
+    /// Whether the balloon still holds its memory (the OOM killer may take it where the
+    /// kernel does not let it protect itself).
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
 impl Drop for Balloon {
     fn drop(&mut self) {
         drop(self.child.stdin.take());

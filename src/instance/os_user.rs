@@ -216,13 +216,18 @@ impl ServerUser {
     }
 
     /// A command for `program` that, in the child, first joins the cgroups whose `cgroup.procs`
-    /// files are given, then switches to this user, then execs. Joining before exec means pg_ctl,
-    /// the postmaster and every backend are in the cgroup from their first instruction.
+    /// files are given, then writes `oom_score_adj` (if given) to its own
+    /// `/proc/self/oom_score_adj`, then switches to this user, then execs. Joining before exec
+    /// means pg_ctl, the postmaster and every backend are in the cgroup from their first
+    /// instruction; the score is written before the switch because lowering it needs
+    /// CAP_SYS_RESOURCE (root has it, unless a container took it away), and a failed write is
+    /// ignored (the program runs unprotected).
     pub(crate) fn command(
         &self,
         program: &Path,
         cwd: &Path,
         cgroup_procs: Vec<CString>,
+        oom_score_adj: Option<&'static [u8]>,
     ) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(cwd);
@@ -230,11 +235,11 @@ impl ServerUser {
             cmd.env_remove(var);
         }
         let switch = self.switch.then_some((self.uid, self.gid));
-        if switch.is_some() || !cgroup_procs.is_empty() {
+        if switch.is_some() || !cgroup_procs.is_empty() || oom_score_adj.is_some() {
             // SAFETY: the closure only makes async-signal-safe calls (open, write, close,
             // setgroups, setgid, setuid) on data prepared before fork, and allocates nothing.
             unsafe {
-                cmd.pre_exec(move || enter_and_switch(&cgroup_procs, switch));
+                cmd.pre_exec(move || enter_and_switch(&cgroup_procs, oom_score_adj, switch));
             }
         }
         cmd
@@ -242,8 +247,26 @@ impl ServerUser {
 }
 
 /// Runs in the forked child: no allocation, raw syscalls only.
-fn enter_and_switch(cgroup_procs: &[CString], switch: Option<(u32, u32)>) -> io::Result<()> {
+fn enter_and_switch(
+    cgroup_procs: &[CString],
+    oom_score_adj: Option<&[u8]>,
+    switch: Option<(u32, u32)>,
+) -> io::Result<()> {
     enter_cgroups(cgroup_procs)?;
+    if let Some(value) = oom_score_adj {
+        // SAFETY: the path is a NUL-terminated literal; value outlives the call. Errors are
+        // ignored on purpose: without the right to lower the score the program runs as is.
+        unsafe {
+            let fd = libc::open(
+                c"/proc/self/oom_score_adj".as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            );
+            if fd >= 0 {
+                libc::write(fd, value.as_ptr().cast(), value.len());
+                libc::close(fd);
+            }
+        }
+    }
     if let Some((uid, gid)) = switch {
         let groups = [gid as libc::gid_t];
         // SAFETY: plain syscalls; groups outlives the call. Order matters: groups and gid can
@@ -291,6 +314,39 @@ mod tests {
         let me = current_user().unwrap();
         assert!(!me.name.is_empty());
         assert!(!me.switch);
+    }
+
+    #[test]
+    fn writes_the_oom_score_before_exec_when_allowed() {
+        let me = current_user().unwrap();
+        let out = me
+            .command(
+                Path::new("/bin/cat"),
+                Path::new("/"),
+                Vec::new(),
+                Some(b"-500"),
+            )
+            .arg("/proc/self/oom_score_adj")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let score = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        // Only a process with CAP_SYS_RESOURCE may lower it (root, unless a container took the
+        // capability away); anyone else runs the program unprotected, without an error.
+        if has_cap_sys_resource() {
+            assert_eq!(score, "-500");
+        }
+    }
+
+    fn has_cap_sys_resource() -> bool {
+        const CAP_SYS_RESOURCE: u32 = 24;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let eff = status
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .unwrap_or(0);
+        eff & (1 << CAP_SYS_RESOURCE) != 0
     }
 
     #[test]

@@ -15,6 +15,48 @@ const PG_CTL_TIMEOUT_SECS: &str = "120";
 /// Lines of server.log shown when a start fails.
 const LOG_TAIL_LINES: usize = 20;
 
+/// The postmaster's `oom_score_adj`: never chosen by the OOM killer.
+const POSTMASTER_OOM_SCORE_ADJ: &[u8] = b"-1000";
+/// Where each child of the postmaster (backends, auxiliary processes) writes its own score
+/// after fork (PostgreSQL's `PG_OOM_ADJUST_FILE`), and the value (`PG_OOM_ADJUST_VALUE`).
+const CHILD_OOM_FILE: &str = "/proc/self/oom_score_adj";
+/// The children's score under a protected postmaster: the normal one.
+const CHILD_OOM_SCORE: &str = "0";
+/// The children's score when the postmaster's cannot be lowered: the OOM killer's first
+/// choice, which a process may always make itself.
+const CHILD_OOM_SCORE_UNPROTECTED: &str = "1000";
+/// CAP_SYS_RESOURCE's bit in `/proc/self/status`'s `CapEff`: lowering a score needs it.
+const CAP_SYS_RESOURCE: u32 = 24;
+
+/// How the postmaster and its children face the OOM killer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OomPolicy {
+    /// Not root: as the server would start by hand.
+    Untouched,
+    /// PostgreSQL's advice: the postmaster at -1000, its children back at 0.
+    Protected,
+    /// Root without CAP_SYS_RESOURCE (a container took it away): the postmaster stays at 0,
+    /// its children raise theirs to 1000, so they are still chosen before it.
+    ChildrenFirst,
+}
+
+impl OomPolicy {
+    fn for_server(root: bool, cap_eff: Option<u64>) -> OomPolicy {
+        match (root, cap_eff) {
+            (false, _) => OomPolicy::Untouched,
+            (true, Some(caps)) if caps & (1 << CAP_SYS_RESOURCE) != 0 => OomPolicy::Protected,
+            (true, _) => OomPolicy::ChildrenFirst,
+        }
+    }
+}
+
+/// This process's effective capabilities (`CapEff` of `/proc/self/status`).
+fn effective_caps() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+    u64::from_str_radix(hex.trim(), 16).ok()
+}
+
 pub(crate) struct Server<'a> {
     pub bin: &'a Path,
     pub user: &'a ServerUser,
@@ -24,7 +66,7 @@ pub(crate) struct Server<'a> {
 impl Server<'_> {
     fn program(&self, name: &str, cgroup_procs: Vec<CString>) -> Command {
         self.user
-            .command(&self.bin.join(name), &self.layout.dir, cgroup_procs)
+            .command(&self.bin.join(name), &self.layout.dir, cgroup_procs, None)
     }
 
     /// Creates the data dir: trust auth (pg_hba is rewritten next), UTF8, C locale.
@@ -61,9 +103,37 @@ impl Server<'_> {
     }
 
     /// `pg_ctl start -w`, with the server inside the given cgroups from its first instruction.
+    ///
+    /// The postmaster is protected from the OOM killer as PostgreSQL's documentation advises
+    /// (server runtime, "Linux Memory Overcommit"): it starts with `oom_score_adj` -1000 and
+    /// every child it forks sets its own back to 0 (`PG_OOM_ADJUST_FILE`/`VALUE`). A memory
+    /// limit that is too small then costs backends, which the postmaster replaces after crash
+    /// recovery, instead of the whole server (without it, a postmaster that touched more
+    /// shared memory than the freshly forked backends is the largest process, and is killed).
+    ///
+    /// Lowering a score needs CAP_SYS_RESOURCE, so this is only done when tidebench is root
+    /// (and starts the server as another user: the score is written in the child before the
+    /// switch, and inherited). A root without that capability (some containers) cannot lower
+    /// it: the children raise theirs to 1000 instead, which needs no privilege and still makes
+    /// them the OOM killer's choice. Not root: the server starts as it always did.
     pub fn start(&self, name: &str, cgroup_procs: Vec<CString>) -> Result<(), InstanceError> {
         let log = self.layout.log();
-        let mut cmd = self.program("pg_ctl", cgroup_procs);
+        let policy = OomPolicy::for_server(self.user.switch, effective_caps());
+        let mut cmd = self.user.command(
+            &self.bin.join("pg_ctl"),
+            &self.layout.dir,
+            cgroup_procs,
+            (policy == OomPolicy::Protected).then_some(POSTMASTER_OOM_SCORE_ADJ),
+        );
+        let child_score = match policy {
+            OomPolicy::Untouched => None,
+            OomPolicy::Protected => Some(CHILD_OOM_SCORE),
+            OomPolicy::ChildrenFirst => Some(CHILD_OOM_SCORE_UNPROTECTED),
+        };
+        if let Some(score) = child_score {
+            cmd.env("PG_OOM_ADJUST_FILE", CHILD_OOM_FILE)
+                .env("PG_OOM_ADJUST_VALUE", score);
+        }
         cmd.arg("start")
             .arg("-D")
             .arg(self.layout.data())
@@ -200,5 +270,27 @@ pub(crate) fn log_tail(log: &PathBuf) -> String {
             lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
         }
         Err(e) => format!("(no log: {e})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oom_policy_follows_privileges() {
+        let all = u64::MAX;
+        let without = all & !(1 << CAP_SYS_RESOURCE);
+        assert_eq!(OomPolicy::for_server(true, Some(all)), OomPolicy::Protected);
+        assert_eq!(
+            OomPolicy::for_server(true, Some(without)),
+            OomPolicy::ChildrenFirst
+        );
+        assert_eq!(OomPolicy::for_server(true, None), OomPolicy::ChildrenFirst);
+        assert_eq!(
+            OomPolicy::for_server(false, Some(all)),
+            OomPolicy::Untouched
+        );
+        assert!(effective_caps().is_some());
     }
 }

@@ -279,12 +279,26 @@ pub fn short_number(v: f64) -> String {
     }
 }
 
+/// Colour of incident marks (OOM kills, crash restarts): they must stand out from the grey
+/// phase edges and from the palette's lines.
+const INCIDENT: RGBColor = RGBColor(200, 0, 0);
+
 fn draw_edges(chart: &mut Chart, edges: &[f64], scale: f64, y_top: f64) -> Result<(), String> {
+    draw_verticals(chart, edges, scale, y_top, RGBColor(120, 120, 120))
+}
+
+fn draw_verticals(
+    chart: &mut Chart,
+    at: &[f64],
+    scale: f64,
+    y_top: f64,
+    color: RGBColor,
+) -> Result<(), String> {
     chart
-        .draw_series(edges.iter().map(|e| {
+        .draw_series(at.iter().map(|e| {
             PathElement::new(
                 vec![(e / scale, 0.0), (e / scale, y_top)],
-                RGBColor(120, 120, 120).stroke_width(1),
+                color.stroke_width(1),
             )
         }))
         .map_err(err)?;
@@ -323,6 +337,18 @@ pub fn time_lines(
     series: &[Series],
     edges: &[f64],
 ) -> Result<String, String> {
+    time_lines_marked(title, y_label, series, edges, &[])
+}
+
+/// As [`time_lines`], with the times of incidents (OOM kills, crash restarts) as red
+/// verticals.
+pub fn time_lines_marked(
+    title: &str,
+    y_label: &str,
+    series: &[Series],
+    edges: &[f64],
+    incidents: &[f64],
+) -> Result<String, String> {
     let x_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -338,6 +364,7 @@ pub fn time_lines(
         series,
         &mut |chart, scale, top| {
             draw_edges(chart, edges, scale, top)?;
+            draw_verticals(chart, incidents, scale, top, INCIDENT)?;
             for (i, s) in series.iter().enumerate() {
                 let pts = downsample(&s.points, MAX_POINTS);
                 chart
@@ -359,6 +386,18 @@ pub fn stacked_time(
     x: &[f64],
     layers: &[Series],
     edges: &[f64],
+) -> Result<String, String> {
+    stacked_time_marked(title, y_label, x, layers, edges, &[])
+}
+
+/// As [`stacked_time`], with the times of incidents as red verticals.
+pub fn stacked_time_marked(
+    title: &str,
+    y_label: &str,
+    x: &[f64],
+    layers: &[Series],
+    edges: &[f64],
+    incidents: &[f64],
 ) -> Result<String, String> {
     let x_max = x.iter().copied().fold(0.0, f64::max);
     // Cumulative tops, bottom layer first.
@@ -398,7 +437,8 @@ pub fn stacked_time(
                     )
                     .map_err(err)?;
             }
-            draw_edges(chart, edges, scale, top)
+            draw_edges(chart, edges, scale, top)?;
+            draw_verticals(chart, incidents, scale, top, INCIDENT)
         },
     )
 }

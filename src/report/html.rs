@@ -1,6 +1,7 @@
 //! `report.html`: one self-contained page per results dir (inline SVG from `charts`, inline
 //! CSS, no script, nothing fetched), written at the end of every run and by `tidebench report
-//! DIR`. Sections, in order: [`SECTIONS`].
+//! DIR`. Sections, in order: [`SECTIONS`]. The managed instances' incidents (OOM kills, crash
+//! restarts) are red verticals on the charts over time and a table under "Failures".
 
 use crate::metrics::ErrorClass;
 use std::fmt::Write as _;
@@ -13,7 +14,9 @@ use super::system_view as sys;
 
 mod glance;
 mod headline;
+mod incidents;
 use glance::glance;
+use incidents::{incident_times, incidents_to, INCIDENT_NOTE};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -185,14 +188,25 @@ fn throughput(d: &RunData, p: &mut String) {
         .collect();
     let layers = keep_top(layers, TOP, Combine::Sum);
     let title = format!("Throughput by group ({} groups)", d.groups.len());
+    let marks = incident_times(&d.summary.incidents);
     chart_to(
         p,
-        charts::stacked_time(&title, "transactions/s", &x, &layers, &d.phase_edges()),
+        charts::stacked_time_marked(
+            &title,
+            "transactions/s",
+            &x,
+            &layers,
+            &d.phase_edges(),
+            &marks,
+        ),
     );
     note_to(
         p,
         "Committed and expected-rollback transactions per second, stacked; grey verticals are phase edges.",
     );
+    if !marks.is_empty() {
+        note_to(p, INCIDENT_NOTE);
+    }
     if let Some(table) = headline::table(&d.summary) {
         p.push_str(&table);
     }
@@ -333,13 +347,22 @@ fn system_charts(
     charts_of: Vec<(String, &'static str, Vec<Series>, Combine)>,
 ) {
     let edges = d.phase_edges();
+    let marks = incident_times(&d.summary.incidents);
+    let mut drawn = false;
     for (title, y_label, series, combine) in charts_of {
         if series.is_empty() {
             note_to(p, &format!("{title}: not sampled in this run."));
             continue;
         }
         let series = keep_top(series, TOP, combine);
-        chart_to(p, charts::time_lines(&title, y_label, &series, &edges));
+        chart_to(
+            p,
+            charts::time_lines_marked(&title, y_label, &series, &edges, &marks),
+        );
+        drawn = true;
+    }
+    if drawn && !marks.is_empty() {
+        note_to(p, INCIDENT_NOTE);
     }
 }
 
@@ -415,6 +438,7 @@ fn checkpoints(d: &RunData, p: &mut String) {
 }
 
 fn failures(d: &RunData, p: &mut String) {
+    let marks = incident_times(&d.summary.incidents);
     if !d.buckets.is_empty() {
         let series: Vec<Series> = d
             .txn_types
@@ -425,11 +449,12 @@ fn failures(d: &RunData, p: &mut String) {
         let series = keep_top(series, TOP, Combine::Sum);
         chart_to(
             p,
-            charts::time_lines(
+            charts::time_lines_marked(
                 "Failed transactions by type",
                 "failures/s",
                 &series,
                 &d.phase_edges(),
+                &marks,
             ),
         );
     }
@@ -445,11 +470,12 @@ fn failures(d: &RunData, p: &mut String) {
         } else {
             chart_to(
                 p,
-                charts::time_lines(
+                charts::time_lines_marked(
                     "Failed transactions by class",
                     "failures/s",
                     &series,
                     &d.phase_edges(),
+                    &marks,
                 ),
             );
         }
@@ -488,6 +514,7 @@ fn failures(d: &RunData, p: &mut String) {
         ],
         &rows,
     );
+    incidents_to(&d.summary.incidents, p);
 }
 
 #[cfg(test)]

@@ -341,9 +341,28 @@ pub fn value_at(points: &[(f64, f64)], t: f64) -> Option<f64> {
     points.get(after.saturating_sub(1)).map(|(_, v)| *v)
 }
 
-/// Growth of a cumulative series over `[start, end]`.
+/// Growth of a cumulative series over `[start, end]`, from the samples at or before each
+/// end (as [`value_at`]). A value below the one before it is a counter that started over (a
+/// server's crash recovery resets its statistics; a postmaster started anew has new CPU
+/// times): the growth counts on from zero there, never back.
 pub fn delta(points: &[(f64, f64)], start: f64, end: f64) -> Option<f64> {
-    Some(value_at(points, end)? - value_at(points, start)?)
+    let at = |t: f64| points.partition_point(|(pt, _)| *pt <= t).saturating_sub(1);
+    let (first, last) = (at(start), at(end));
+    if points.is_empty() {
+        return None;
+    }
+    Some(
+        points[first..=last.max(first)]
+            .windows(2)
+            .map(|w| {
+                if w[1].1 >= w[0].1 {
+                    w[1].1 - w[0].1
+                } else {
+                    w[1].1
+                }
+            })
+            .sum(),
+    )
 }
 
 /// Mean of a series' samples within `[start, end]`.
@@ -372,6 +391,11 @@ mod tests {
         assert_eq!(s[0].points, vec![(1.0, 10.0), (2.0, 20.0)]);
         assert_eq!(s[1].source, "db:host=/tmp dbname=a,b");
         assert_eq!(delta(&s[1].points, 1.0, 2.0), Some(4.0));
+        // A counter reset by a server restart counts on from zero.
+        let reset = [(0.0, 100.0), (1.0, 150.0), (2.0, 20.0), (3.0, 70.0)];
+        assert_eq!(delta(&reset, 0.0, 3.0), Some(50.0 + 20.0 + 50.0));
+        assert_eq!(delta(&reset, 1.0, 1.5), Some(0.0));
+        assert_eq!(delta(&[], 0.0, 1.0), None);
         assert_eq!(mean_within(&s[0].points, 0.0, 5.0), Some(15.0));
     }
 

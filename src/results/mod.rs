@@ -7,7 +7,8 @@
 //!                  each server's version and settings             (RuntimeInfo, written at finish)
 //!   summary.json   totals over the measured window, per (target, transaction type), the
 //!                  workload's per-type limits against what was achieved, each group's
-//!                  isolation, and the servers' own pg_stat_database deltas
+//!                  isolation, the servers' own pg_stat_database deltas, and the managed
+//!                  instances' incidents (OOM kills, crash restarts; see `incidents`)
 //!                                                                     (Summary, written at finish)
 //!   intervals.csv  one row per (interval, target, transaction type) with transactions
 //!                  (columns: see `intervals`; appended and flushed every interval)
@@ -31,6 +32,7 @@ pub mod emulators;
 pub mod experiment;
 pub mod headline;
 pub mod hlog;
+pub mod incidents;
 pub mod intervals;
 pub mod mix;
 pub mod ratios;
@@ -46,6 +48,7 @@ use std::path::{Path, PathBuf};
 pub use breakdown::{GroupStats, PhaseStats, RoleStats};
 pub use emulators::EmulatorEnd;
 pub use headline::{Headline, HeadlineRate, Per};
+pub use incidents::{Incident, IncidentKind};
 pub use mix::TypeShare;
 pub use ratios::{RatioCheck, RatioRule, Verdict};
 pub use read::{IntervalRow, IntervalRows, ResultsDir, SystemSeries};

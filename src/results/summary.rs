@@ -21,10 +21,17 @@
 //!   types apart, see `mix`); `ratio_rules` the workload's expected ratios between two types
 //!   with their verdicts (see `ratios`).
 //!
+//! - `incidents` lists what happened to the managed instances during the run (OOM kills,
+//!   server processes killed, crash restarts) with their times (see `incidents`); a `server`
+//!   row's `restarted` says the server's statistics were reset during the run (crash
+//!   recovery does that): its deltas count since the reset and cannot be compared with the
+//!   client's.
+//!
 //! Fields added after schema version 1 was first written (`tpm`, `type_rules`, `isolation`,
 //! `headline`, `by_role`, `role`, `mix`, `ratio_rules`, the `headline` of groups and phases,
-//! a headline's `per` and `per_second`) default when absent (`role` to `oltp`, `per` to
-//! minute), so older results dirs stay readable without a version bump.
+//! a headline's `per` and `per_second`, `incidents`, a server row's `restarted`) default when
+//! absent (`role` to `oltp`, `per` to minute, `incidents` empty, `restarted` false), so older
+//! results dirs stay readable without a version bump.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -165,6 +172,16 @@ pub struct ServerDelta {
     /// Transactions tidebench committed on this database during the whole run.
     #[serde(default)]
     pub client_committed: i64,
+    /// The server's statistics were reset during the run: crash recovery after an OOM kill
+    /// (or a crash) resets them (`pg_stat_bgwriter.stats_reset` moved, or the counters went
+    /// back). The deltas are then the counts since the last reset, and are not compared with
+    /// `client_committed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub restarted: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// What the summary states about the run as a whole (the rest comes from the recorders).
@@ -248,6 +265,10 @@ pub struct Summary {
     /// without an emulator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub emulators: Vec<super::EmulatorEnd>,
+    /// What happened to the managed instances during the run (OOM kills, server processes
+    /// killed, crash restarts), in time order; see `incidents`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidents: Vec<super::Incident>,
 }
 
 /// A target's place in the plan.
@@ -368,6 +389,7 @@ impl Summary {
             mix: mix::of(keys, &per_type, measured_time),
             ratio_rules: ratios::check(&run.ratio_rules, &keys.txn_types, &per_type, measured_time),
             emulators: Vec::new(),
+            incidents: Vec::new(),
         }
     }
 
@@ -598,8 +620,16 @@ pub mod tests {
             xact_commit_delta: 1,
             xact_rollback_delta: 0,
             client_committed: 1,
+            restarted: true,
         }];
-        let s = Summary::build(&run(false), &plan(), &k, &rec, server);
+        let mut s = Summary::build(&run(false), &plan(), &k, &rec, server);
+        s.incidents = vec![crate::results::Incident {
+            t_s: 2.5,
+            instance: "b".into(),
+            kind: crate::results::IncidentKind::OomKill,
+            count: 1,
+            detail: "oom_kill 0 -> 1".into(),
+        }];
         let back: Summary = serde_json::from_str(&s.to_json().unwrap()).unwrap();
         assert_eq!(back, s);
         assert_eq!(

@@ -1,7 +1,11 @@
 //! The databases a run touches, and the servers behind them: readiness checks, server facts,
 //! and the `pg_stat_database` baseline and deltas that let anyone check the client's count
 //! against the server's. Counters are read over one session per server, opened to another
-//! database than any measured one so its own transactions never count.
+//! database than any measured one so its own transactions never count. A server that
+//! restarted during the run (crash recovery after an OOM kill ends that session and resets the
+//! counters) is read again over a new session; when its statistics were reset on the way
+//! (`pg_stat_bgwriter.stats_reset` moved), its delta holds the counts since the reset and is
+//! marked `restarted`, not compared.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +13,7 @@ use crate::config::OptionValues;
 use crate::event::{Event, Sink};
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts};
-use crate::sampler::server::{self, XactCounters};
+use crate::sampler::server::{self, StatsSession, XactCounters};
 use crate::target::ResolvedTarget;
 use crate::workload::{Kind, Loaded};
 
@@ -33,7 +37,9 @@ struct Db {
 
 struct Server {
     label: String,
-    stats: tokio_postgres::Client,
+    stats: StatsSession,
+    /// When the server's statistics were last reset, read before the run (`Err`: unreadable).
+    reset_before: Result<Option<String>, String>,
 }
 
 pub struct Databases {
@@ -52,14 +58,14 @@ impl Databases {
             let server = match server_keys.iter().position(|k| *k == key) {
                 Some(s) => s,
                 None => {
-                    let stats = t
-                        .connect_for_stats(targets)
+                    let stats = StatsSession::open(t, targets)
                         .await
                         .map_err(|e| RunError::Target(e.to_string()))?;
                     server_keys.push(key);
                     servers.push(Server {
                         label: t.label.clone(),
                         stats,
+                        reset_before: Err("not read yet".into()),
                     });
                     servers.len() - 1
                 }
@@ -131,7 +137,7 @@ impl Databases {
         let mut out = Vec::with_capacity(self.servers.len());
         for s in &self.servers {
             out.push(
-                ServerFacts::collect(&s.stats, &s.label)
+                ServerFacts::collect(s.stats.client(), &s.label)
                     .await
                     .map_err(|e| RunError::Target(e.to_string()))?,
             );
@@ -139,10 +145,14 @@ impl Databases {
         Ok(out)
     }
 
-    /// Waits until no tidebench session is on any database, then reads settled counters.
+    /// Waits until no tidebench session is on any database, then reads settled counters (and
+    /// when each server's statistics were last reset).
     pub async fn settle_idle(&mut self) -> Result<(), RunError> {
+        for s in &mut self.servers {
+            s.reset_before = server::stats_reset(s.stats.client()).await;
+        }
         for d in 0..self.dbs.len() {
-            let stats = &self.servers[self.dbs[d].server].stats;
+            let stats = self.servers[self.dbs[d].server].stats.client();
             wait_for_no_sessions(stats, &self.dbs[d].dbname).await;
             self.dbs[d].idle =
                 server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
@@ -161,30 +171,48 @@ impl Databases {
                 .iter()
                 .map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0)))
                 .sum();
-            let stats = &self.servers[d.server].stats;
+            let stats = self.servers[d.server].stats.client();
             out.push(wait_for_commits(stats, &d.dbname, d.idle.commit + opened).await);
         }
         out
     }
 
     /// After the clients closed their sessions: each database's deltas since `before`, beside
-    /// what tidebench committed there. A database whose counters cannot be read is left out,
-    /// with a warning to `events`.
+    /// what tidebench committed there. A server that closed the statistics session during the
+    /// run is read over a new session; if its statistics were reset meanwhile (crash
+    /// recovery), its deltas are the counts since the reset, marked `restarted`. A database
+    /// whose counters cannot be read is left out, with a warning to `events`.
     pub async fn deltas(
-        &self,
+        &mut self,
         before: &[XactCounters],
         keys: &KeySpace,
         total: &Recorder,
         events: &dyn Sink,
     ) -> Vec<ServerDelta> {
+        let mut restarted = vec![false; self.servers.len()];
+        for (s, r) in self.servers.iter_mut().zip(restarted.iter_mut()) {
+            // A failure to reconnect shows in the reads below, per database.
+            let reopened = s.stats.revive(SETTLE_TIMEOUT).await.unwrap_or(false);
+            let reset_after = server::stats_reset(s.stats.client()).await;
+            *r = match (&s.reset_before, &reset_after) {
+                (Ok(before), Ok(after)) => before != after,
+                // Without the reset time, a lost session is taken as a restart.
+                _ => reopened || s.stats.reopened() > 0,
+            };
+        }
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
-            let stats = &self.servers[d.server].stats;
-            wait_for_no_sessions(stats, &d.dbname).await;
-            match server::settled_xact_counters(stats, &d.dbname, SETTLE_TIMEOUT).await {
+            let stats = &mut self.servers[d.server].stats;
+            match settled_after(stats, &d.dbname).await {
                 Ok(after) => {
-                    let mut delta = after.delta_since(*b, &d.label, &d.dbname);
+                    let reset = restarted[d.server]
+                        || after.commit < b.commit
+                        || after.rollback < b.rollback;
+                    // Counters that started over count from zero since.
+                    let from = if reset { XactCounters::default() } else { *b };
+                    let mut delta = after.delta_since(from, &d.label, &d.dbname);
                     delta.client_committed = committed_on(keys, total, &d.targets) as i64;
+                    delta.restarted = reset;
                     out.push(delta);
                 }
                 Err(e) => events.send(Event::Warning(format!(
@@ -194,6 +222,21 @@ impl Databases {
             }
         }
         out
+    }
+}
+
+/// The settled counters of `dbname` once no tidebench session is on it; a session the server
+/// closed on the way is opened again and the read retried once.
+async fn settled_after(stats: &mut StatsSession, dbname: &str) -> Result<XactCounters, String> {
+    wait_for_no_sessions(stats.client(), dbname).await;
+    match server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await {
+        Ok(c) => Ok(c),
+        Err(e) if !stats.is_closed() => Err(e),
+        Err(_) => {
+            stats.revive(SETTLE_TIMEOUT).await?;
+            wait_for_no_sessions(stats.client(), dbname).await;
+            server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{DriveMode, RunPlan};
 use crate::driver::{self, Connected, DriverPlan, DriverResult, Layout, Stop};
-use crate::event::{Event, RunDescription, Sink};
+use crate::event::{Event, Incident, RunDescription, Sink};
 use crate::metrics::live::LiveTotals;
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::runtime::InstanceDevices;
@@ -30,6 +30,8 @@ pub struct Driven {
     pub writer: ResultsWriter,
     pub started_at: SystemTime,
     pub devices: Vec<InstanceDevices>,
+    /// What the sampler saw happen to the managed instances (OOM kills, crash restarts).
+    pub incidents: Vec<Incident>,
 }
 
 /// The clients connected and the baseline read, ready to start on one clock.
@@ -180,8 +182,10 @@ async fn run_clients(
     };
     drop(exporter);
     let mut result = result.map_err(RunError::Results)?;
+    let mut incidents = Vec::new();
     if let Some(report) = sampled {
         result.warnings.extend(report.warnings);
+        incidents = report.incidents;
     }
     Ok(Driven {
         result,
@@ -189,6 +193,7 @@ async fn run_clients(
         writer,
         started_at,
         devices,
+        incidents,
     })
 }
 

@@ -17,7 +17,7 @@ pub async fn finish(
     plan: &RunPlan,
     frame: Frame,
     driven: Driven,
-    dbs: &Databases,
+    dbs: &mut Databases,
     server_facts: Vec<ServerFacts>,
     events: &dyn Sink,
 ) -> Result<RunOutcome, RunError> {
@@ -27,6 +27,7 @@ pub async fn finish(
         writer,
         started_at,
         devices,
+        incidents,
     } = driven;
     let server = dbs
         .deltas(&before, &frame.keys, &result.total, events)
@@ -48,6 +49,7 @@ pub async fn finish(
     let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
     summary.emulators = emulator_ends(plan, &result.emulators);
     summary.failure = result.failure.clone();
+    summary.incidents = incidents;
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);

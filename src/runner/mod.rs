@@ -92,6 +92,6 @@ pub async fn run(
         events: &events,
     };
     let driven = drive::drive(&plan, layout, &frame, with).await?;
-    let outcome = finish::finish(&plan, frame, driven, &dbs, server_facts, &*events).await?;
+    let outcome = finish::finish(&plan, frame, driven, &mut dbs, server_facts, &*events).await?;
     Ok(RunOutcome { scales, ..outcome })
 }

@@ -8,7 +8,8 @@
 //! process's `/proc/<pid>/status`, the private (anonymous) pages of every process plus the
 //! largest shared-memory and file-backed resident of any one of them, so `shared_buffers` and
 //! the binary count once, not once per backend; and, with a cgroup, its `memory.stat` (usage,
-//! page cache, major faults) and its OOM kill count.
+//! page cache, major faults, refaults), how often it hit its limit, and its OOM kill count,
+//! which the instance's [`IncidentWatch`] turns into incidents with its server.log.
 //!
 //! Why not the proportional set size (`Pss` of `smaps_rollup`): the kernel walks every page
 //! table of the process to make it, about 1 ms per busy backend with 1 GB of shared buffers,
@@ -19,8 +20,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::event::Incident;
 use crate::instance::{CgroupPaths, CgroupVersion, Instance};
 
+use super::incidents::IncidentWatch;
 use super::run::Values;
 
 /// One process's line of `/proc/<pid>/stat`, the fields used here.
@@ -214,6 +217,7 @@ pub struct InstanceProbe {
     last_cpu_s: Option<f64>,
     /// Seconds since `last_cpu_s` was read (rounds without a reading add up).
     since_cpu_s: f64,
+    watch: IncidentWatch,
 }
 
 impl InstanceProbe {
@@ -224,6 +228,7 @@ impl InstanceProbe {
             cgroup: inst.cgroup_paths().cloned(),
             last_cpu_s: None,
             since_cpu_s: 0.0,
+            watch: IncidentWatch::new(&inst.name, inst.log_path(), inst.limits().1),
         }
     }
 }
@@ -245,8 +250,10 @@ impl InstanceReader {
     }
 
     /// Appends this round's `instance:<name>` rows; `dt_s` is the time since the last round,
-    /// zero for a round that reports no rates (the first, and a short last one).
-    pub fn sample(&mut self, dt_s: f64, out: &mut Values) {
+    /// zero for a round that reports no rates (the first, and a short last one). Returns the
+    /// incidents seen since the last round, at `t_s` (the round's time since the run started).
+    pub fn sample(&mut self, dt_s: f64, t_s: f64, out: &mut Values) -> Vec<Incident> {
+        let mut incidents = Vec::new();
         for p in &mut self.probes {
             let pid = read_postmaster_pid(&p.data_dir);
             let tree = pid.and_then(|pid| stable_tree_usage(pid, self.page_size, read_resident));
@@ -273,13 +280,19 @@ impl InstanceReader {
                 ("mem_cache_bytes", cg.cache_bytes),
                 ("major_faults", faults),
                 ("oom_events", cg.oom_kills),
+                ("mem_refaults", cg.refaults),
+                ("mem_limit_hits", cg.limit_hits),
             ];
             for (metric, v) in rows {
                 if let Some(v) = v {
                     out.push(&p.source, metric, v as f64);
                 }
             }
+            // A pid file left behind by a killed postmaster names no running server.
+            let running = pid.filter(|pid| Path::new(&format!("/proc/{pid}")).exists());
+            incidents.extend(p.watch.check(t_s, cg.oom_kills, running));
         }
+        incidents
     }
 }
 
@@ -303,6 +316,10 @@ pub struct CgroupUsage {
     pub cache_bytes: Option<u64>,
     pub major_faults: Option<u64>,
     pub oom_kills: Option<u64>,
+    /// Pages reclaimed and then needed again (file and anonymous): what reclaim cost.
+    pub refaults: Option<u64>,
+    /// How often usage reached the limit (and the kernel had to reclaim or OOM-kill).
+    pub limit_hits: Option<u64>,
 }
 
 fn read_cgroup(paths: &CgroupPaths) -> CgroupUsage {
@@ -313,6 +330,7 @@ fn read_cgroup(paths: &CgroupPaths) -> CgroupUsage {
             read(&paths.memory, "memory.usage_in_bytes").as_deref(),
             read(&paths.memory, "memory.stat").as_deref(),
             read(&paths.memory, "memory.oom_control").as_deref(),
+            read(&paths.memory, "memory.failcnt").as_deref(),
         ),
         CgroupVersion::V2 => cgroup_v2(
             read(&paths.cpu, "cpu.stat").as_deref(),
@@ -327,12 +345,26 @@ fn first_number(text: Option<&str>) -> Option<u64> {
     text?.split_whitespace().next()?.parse().ok()
 }
 
-/// v1: `cpuacct.usage` is nanoseconds; `memory.stat`'s `total_*` keys include child groups.
+/// Refaults from `memory.stat` keys: `workingset_refault_file` + `workingset_refault_anon`
+/// (Linux 5.9 on), or the older single `workingset_refault`.
+fn refaults(key: impl Fn(&str) -> Option<u64>) -> Option<u64> {
+    match (
+        key("workingset_refault_file"),
+        key("workingset_refault_anon"),
+    ) {
+        (None, None) => key("workingset_refault"),
+        (file, anon) => Some(file.unwrap_or(0) + anon.unwrap_or(0)),
+    }
+}
+
+/// v1: `cpuacct.usage` is nanoseconds; `memory.stat`'s `total_*` keys include child groups;
+/// `memory.failcnt` counts the times usage hit the limit.
 pub fn cgroup_v1(
     cpuacct_usage: Option<&str>,
     usage_in_bytes: Option<&str>,
     stat: Option<&str>,
     oom_control: Option<&str>,
+    failcnt: Option<&str>,
 ) -> CgroupUsage {
     let stat_key = |k: &str| {
         let s = stat?;
@@ -345,10 +377,13 @@ pub fn cgroup_v1(
         major_faults: stat_key("pgmajfault"),
         // `oom_kill` appeared in Linux 4.13; older kernels only say `under_oom`.
         oom_kills: oom_control.and_then(|t| flat_key(t, "oom_kill")),
+        refaults: refaults(stat_key),
+        limit_hits: first_number(failcnt),
     }
 }
 
-/// v2: `cpu.stat` `usage_usec` is microseconds; page cache is `file` in `memory.stat`.
+/// v2: `cpu.stat` `usage_usec` is microseconds; page cache is `file` in `memory.stat`;
+/// `memory.events` `max` counts the times usage was about to go over `memory.max`.
 pub fn cgroup_v2(
     cpu_stat: Option<&str>,
     current: Option<&str>,
@@ -363,6 +398,8 @@ pub fn cgroup_v2(
         cache_bytes: stat.and_then(|t| flat_key(t, "file")),
         major_faults: stat.and_then(|t| flat_key(t, "pgmajfault")),
         oom_kills: events.and_then(|t| flat_key(t, "oom_kill")),
+        refaults: refaults(|k| stat.and_then(|t| flat_key(t, k))),
+        limit_hits: events.and_then(|t| flat_key(t, "max")),
     }
 }
 
@@ -464,6 +501,7 @@ mod tests {
             Some("104857600\n"),
             Some("cache 10\nrss 5\npgmajfault 1\ntotal_cache 20\ntotal_pgmajfault 7\n"),
             Some("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"),
+            Some("17\n"),
         );
         assert_eq!(
             v1,
@@ -472,7 +510,9 @@ mod tests {
                 usage_bytes: Some(104_857_600),
                 cache_bytes: Some(20),
                 major_faults: Some(7),
-                oom_kills: Some(2)
+                oom_kills: Some(2),
+                refaults: None,
+                limit_hits: Some(17),
             }
         );
         let v2 = cgroup_v2(
@@ -486,6 +526,38 @@ mod tests {
             (v2.cache_bytes, v2.major_faults, v2.oom_kills),
             (Some(300), Some(4), Some(1))
         );
-        assert_eq!(cgroup_v1(None, None, None, None), CgroupUsage::default());
+        assert_eq!(
+            cgroup_v1(None, None, None, None, None),
+            CgroupUsage::default()
+        );
+    }
+
+    #[test]
+    fn parses_refaults_and_limit_hits_v1() {
+        // memory.stat of a v1 group (Linux 6.x), shortened: the `total_` keys include children.
+        let stat = "cache 352645120\nrss 3780608\nshmem 58851328\npgmajfault 3\n\
+                    workingset_refault_anon 0\nworkingset_refault_file 44\n\
+                    total_cache 352645120\ntotal_shmem 58851328\ntotal_pgmajfault 3\n\
+                    total_workingset_refault_anon 5\ntotal_workingset_refault_file 1044\n";
+        let u = cgroup_v1(None, None, Some(stat), None, Some("31\n"));
+        assert_eq!((u.refaults, u.limit_hits), (Some(1049), Some(31)));
+        // Before Linux 5.9 there was one `workingset_refault`.
+        let old = cgroup_v1(None, None, Some("workingset_refault 9\n"), None, None);
+        assert_eq!((old.refaults, old.limit_hits), (Some(9), None));
+    }
+
+    #[test]
+    fn parses_refaults_and_limit_hits_v2() {
+        let stat = "anon 1000\nfile 300\nshmem 0\npgmajfault 4\nworkingset_refault_anon 7\n\
+                    workingset_refault_file 120\nworkingset_activate_anon 0\n";
+        let events = "low 0\nhigh 0\nmax 52\noom 3\noom_kill 3\noom_group_kill 0\n";
+        let u = cgroup_v2(None, None, Some(stat), Some(events));
+        assert_eq!(
+            (u.refaults, u.limit_hits, u.oom_kills),
+            (Some(127), Some(52), Some(3))
+        );
+        // `max_something` must not be read as `max`.
+        let u = cgroup_v2(None, None, None, Some("max_other 5\n"));
+        assert_eq!(u.limit_hits, None);
     }
 }

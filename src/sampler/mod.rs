@@ -5,6 +5,7 @@ pub mod cgroup;
 pub mod disk;
 pub mod host;
 pub mod host_stats;
+pub mod incidents;
 pub mod pg_counters;
 pub mod prometheus;
 pub mod run;

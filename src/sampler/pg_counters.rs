@@ -7,6 +7,10 @@
 //! `xact_commit`). One round is two statements per server, whatever the number of databases,
 //! prepared once and sent together: one round trip per server (on a loaded 2-core host each
 //! round trip waits for a busy server's backend to be scheduled, about a millisecond).
+//!
+//! A server that restarts (crash recovery after an OOM kill ends every session) is read on:
+//! a round that finds the session closed opens it again and prepares the statements anew.
+//! The counters start from zero after such a restart (PostgreSQL resets its statistics).
 
 use std::collections::BTreeMap;
 
@@ -16,6 +20,7 @@ use crate::results::system::SERVER_COUNTERS;
 use crate::target::{describe_pg_error, ResolvedTarget};
 
 use super::run::Values;
+use super::server::StatsSession;
 
 /// `pg_stat_database` columns, in the order of [`DB_SQL`]; all cumulative.
 pub const DB_COLUMNS: [&str; 11] = [
@@ -54,9 +59,11 @@ c.buffers_written::float8, b.buffers_clean::float8, NULL::float8, b.buffers_allo
 /// One server: its stats session and the databases (with their `db:` sources) on it.
 pub struct ServerProbe {
     pub source: String,
-    client: Client,
+    session: StatsSession,
     db_statement: Statement,
     server_statement: Statement,
+    /// The statements belong to a session that is gone: prepare them on the new one.
+    stale: bool,
     dbnames: Vec<String>,
     /// dbname → `db:<label>` sources (several targets may share a database).
     sources: BTreeMap<String, Vec<String>>,
@@ -74,47 +81,19 @@ pub async fn open(targets: &[ResolvedTarget]) -> Result<Vec<ServerProbe>, String
         let index = match keys.iter().position(|x| *x == k) {
             Some(i) => i,
             None => {
-                let client = t
-                    .connect_for_stats(targets)
+                let session = StatsSession::open(t, targets)
                     .await
                     .map_err(|e| format!("sampler: {e}"))?;
-                let version: i32 = client
-                    .query_one("SELECT current_setting('server_version_num')::int", &[])
+                let (db_statement, server_statement) = prepare(session.client(), &t.label)
                     .await
-                    .and_then(|r| r.try_get(0))
-                    .map_err(|e| {
-                        format!(
-                            "sampler: cannot read the version of '{}': {}",
-                            t.label,
-                            describe_pg_error(&e)
-                        )
-                    })?;
-                let (head, from) = if version >= 170_000 {
-                    (
-                        SERVER_SQL_17,
-                        "FROM pg_stat_checkpointer c, pg_stat_bgwriter b",
-                    )
-                } else {
-                    (SERVER_SQL, "FROM pg_stat_bgwriter")
-                };
-                let cannot_prepare = |e: tokio_postgres::Error| {
-                    format!(
-                        "sampler: cannot prepare the counters' queries on '{}': {}",
-                        t.label,
-                        describe_pg_error(&e)
-                    )
-                };
-                let db_statement = client.prepare(DB_SQL).await.map_err(cannot_prepare)?;
-                let server_statement = client
-                    .prepare(&format!("{head}{WAL_BYTES} {from}"))
-                    .await
-                    .map_err(cannot_prepare)?;
+                    .map_err(|e| format!("sampler: {e}"))?;
                 keys.push(k);
                 probes.push(ServerProbe {
                     source: format!("server:{}", t.label),
-                    client,
+                    session,
                     db_statement,
                     server_statement,
+                    stale: false,
                     dbnames: Vec::new(),
                     sources: BTreeMap::new(),
                     last_blocks: BTreeMap::new(),
@@ -135,10 +114,73 @@ pub async fn open(targets: &[ResolvedTarget]) -> Result<Vec<ServerProbe>, String
     Ok(probes)
 }
 
+/// Prepares a round's two statements on a stats session to the server of target `label`.
+async fn prepare(client: &Client, label: &str) -> Result<(Statement, Statement), String> {
+    let version: i32 = client
+        .query_one("SELECT current_setting('server_version_num')::int", &[])
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| {
+            format!(
+                "cannot read the version of '{label}': {}",
+                describe_pg_error(&e)
+            )
+        })?;
+    let (head, from) = if version >= 170_000 {
+        (
+            SERVER_SQL_17,
+            "FROM pg_stat_checkpointer c, pg_stat_bgwriter b",
+        )
+    } else {
+        (SERVER_SQL, "FROM pg_stat_bgwriter")
+    };
+    let cannot_prepare = |e: tokio_postgres::Error| {
+        format!(
+            "cannot prepare the counters' queries on '{label}': {}",
+            describe_pg_error(&e)
+        )
+    };
+    let db_statement = client.prepare(DB_SQL).await.map_err(cannot_prepare)?;
+    let server_statement = client
+        .prepare(&format!("{head}{WAL_BYTES} {from}"))
+        .await
+        .map_err(cannot_prepare)?;
+    Ok((db_statement, server_statement))
+}
+
 impl ServerProbe {
+    /// How many times the stats session was opened again (after the server restarted).
+    pub fn reconnects(&self) -> u32 {
+        self.session.reopened()
+    }
+
+    /// Opens the stats session again if the server closed it, and prepares the statements
+    /// anew; the hit ratio starts over (the server's counters did).
+    async fn revive(&mut self) -> Result<(), String> {
+        if self.session.is_closed() {
+            self.session
+                .reopen()
+                .await
+                .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
+            self.stale = true;
+            self.last_blocks.clear();
+        }
+        if self.stale {
+            let (db, server) = prepare(self.session.client(), self.session.label())
+                .await
+                .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
+            self.db_statement = db;
+            self.server_statement = server;
+            self.stale = false;
+        }
+        Ok(())
+    }
+
     /// Appends this round's `db:` and `server:` rows. A failed read is returned as a message
-    /// (the caller warns once) and yields no rows; the run goes on.
+    /// (the caller warns once) and yields no rows; the run goes on, and a later round
+    /// reconnects.
     pub async fn sample(&mut self, out: &mut Values) -> Result<(), String> {
+        self.revive().await?;
         let fail = |e: tokio_postgres::Error| {
             format!(
                 "cannot read counters of {}: {}",
@@ -148,9 +190,10 @@ impl ServerProbe {
         };
         // Both statements are in flight at once: tokio-postgres pipelines them on the session.
         let dbnames: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&self.dbnames];
+        let client = self.session.client();
         let (rows, server_row) = tokio::join!(
-            self.client.query(&self.db_statement, &dbnames),
-            self.client.query_one(&self.server_statement, &[])
+            client.query(&self.db_statement, &dbnames),
+            client.query_one(&self.server_statement, &[])
         );
         let rows = rows.map_err(fail)?;
         for row in rows {

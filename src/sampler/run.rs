@@ -1,6 +1,8 @@
 //! The sampling loop: every `--sample` period, on the main tokio runtime (never on a driver
 //! thread), read the host, the managed instances, the disks and the servers' counters, and
-//! append one round to `system.csv`.
+//! append one round to `system.csv`. The managed instances' incidents (OOM kills, crash
+//! restarts: see `incidents`) are watched in the same round, sent as events at once and kept
+//! for `summary.json`.
 //!
 //! Its own cost is recorded with every round (`sampler` rows): the round's wall time, the CPU
 //! time tidebench spent reading `/proc` and formatting (measured with the thread's CPU clock
@@ -13,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::event::{Event, Sink};
+use crate::event::{Event, Incident, Sink};
 use crate::instance::Instance;
 use crate::results::runtime::InstanceDevices;
 use crate::results::system::SystemWriter;
@@ -83,6 +85,8 @@ pub struct SamplerReport {
     /// Longest round (wall time).
     pub max_round: Duration,
     pub warnings: Vec<String>,
+    /// What happened to the managed instances, in time order.
+    pub incidents: Vec<Incident>,
 }
 
 impl Sampler {
@@ -151,7 +155,7 @@ impl Sampler {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut last: Option<Instant> = None;
         let mut writing = true;
-        let mut failed_servers = vec![false; self.servers.len()];
+        let mut outages = vec![Outages::default(); self.servers.len()];
         loop {
             let stop = tokio::select! {
                 _ = &mut stopped => true,
@@ -162,7 +166,7 @@ impl Sampler {
             // (a few clock ticks of CPU, a handful of IOs) are noise, so it reports none.
             let rates = !stop || has_rate_window(last.map(|l| l.elapsed()), self.every);
             let values = self
-                .round(&mut last, rates, &mut report, &mut failed_servers, &*events)
+                .round(t0, &mut last, rates, &mut report, &mut outages, &*events)
                 .await;
             if writing {
                 let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
@@ -184,16 +188,40 @@ impl Sampler {
                 .warnings
                 .push(format!("system.csv may be incomplete: {e}"));
         }
+        for (s, o) in self.servers.iter().zip(&outages) {
+            let unread = format!(
+                "{} round(s) could not read it{}",
+                o.failed_rounds,
+                if o.down {
+                    ", the last one included"
+                } else {
+                    ""
+                }
+            );
+            if s.reconnects() > 0 {
+                report.warnings.push(format!(
+                    "sampler: the server closed the statistics session of {} {} time(s) \
+                     (restarts) and it reconnected; {unread}",
+                    s.source,
+                    s.reconnects()
+                ));
+            } else if o.failed_rounds > 1 {
+                report
+                    .warnings
+                    .push(format!("sampler: {}: {unread}", s.source));
+            }
+        }
         report
     }
 
     /// One round; without `rates` the readers report cumulative values and gauges only.
     async fn round(
         &mut self,
+        t0: Instant,
         last: &mut Option<Instant>,
         rates: bool,
         report: &mut SamplerReport,
-        failed_servers: &mut [bool],
+        outages: &mut [Outages],
         events: &dyn Sink,
     ) -> Values {
         let began = Instant::now();
@@ -205,20 +233,32 @@ impl Sampler {
         let cpu0 = thread_cpu();
         let mut v = Values::default();
         self.host.sample(dt_s, &mut v);
-        self.instances.sample(dt_s, &mut v);
+        // The round's time as system.csv writes it.
+        let t_s = (began.saturating_duration_since(t0).as_secs_f64() * 1e3).round() / 1e3;
+        let incidents = self.instances.sample(dt_s, t_s, &mut v);
         self.disks.sample(dt_s, &mut v);
         let cpu = thread_cpu().saturating_sub(cpu0);
+        if !incidents.is_empty() {
+            events.send(Event::Incidents(incidents.clone()));
+            report.incidents.extend(incidents);
+        }
         let pg_began = Instant::now();
-        for (s, failed) in self.servers.iter_mut().zip(failed_servers.iter_mut()) {
+        for (s, o) in self.servers.iter_mut().zip(outages.iter_mut()) {
             match s.sample(&mut v).await {
-                Ok(()) => *failed = false,
+                Ok(()) => o.down = false,
+                // Warned once per outage, not once per second; the end report names the first
+                // only and counts the rest (a server OOM-killed again and again restarts often).
                 Err(e) => {
-                    // Once per outage, not once per second.
-                    if !*failed {
-                        events.send(Event::Warning(format!("sampler: {e}")));
-                        report.warnings.push(e);
+                    o.failed_rounds += 1;
+                    if !o.down {
+                        events.send(Event::Warning(format!(
+                            "sampler: {e} (trying again every round)"
+                        )));
+                        if o.failed_rounds == 1 {
+                            report.warnings.push(e);
+                        }
                     }
-                    *failed = true;
+                    o.down = true;
                 }
             }
         }
@@ -232,6 +272,14 @@ impl Sampler {
         v.push("sampler", "pg_ms", ms(pg));
         v
     }
+}
+
+/// A server's stretches without counters during the run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Outages {
+    /// The last round could not read it.
+    down: bool,
+    failed_rounds: u32,
 }
 
 /// A round `since` the previous one is long enough to report rates over: at least half a

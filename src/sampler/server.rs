@@ -17,6 +17,9 @@
 //!   (a Parse…Sync to prepare statements) run in an implicit transaction that counts as a commit.
 //! - Each read is its own statement, hence its own transaction: PostgreSQL 15 caches statistics
 //!   for the length of a transaction (`stats_fetch_consistency = cache`), never across two.
+//! - A server that restarts (crash recovery after an OOM kill ends every session, the stats
+//!   session too) resets its statistics: [`StatsSession`] opens the session again, and a delta
+//!   across the reset ([`stats_reset`] changed) is marked as such rather than compared.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -25,7 +28,7 @@ use tokio_postgres::Client;
 
 use crate::results::ServerDelta;
 pub use crate::results::ServerFacts;
-use crate::target::describe_pg_error;
+use crate::target::{describe_pg_error, ResolvedTarget};
 
 /// Settings that change what a benchmark measures: memory, durability, checkpoints, IO, plans.
 pub const SETTINGS: &[&str] = &[
@@ -107,6 +110,7 @@ impl XactCounters {
             xact_commit_delta: self.commit - before.commit,
             xact_rollback_delta: self.rollback - before.rollback,
             client_committed: 0,
+            restarted: false,
         }
     }
 }
@@ -118,6 +122,105 @@ pub fn stats_dbname(target_db: &str) -> &'static str {
         "template1"
     } else {
         "postgres"
+    }
+}
+
+/// When the server's statistics were last reset, as text (`pg_stat_bgwriter.stats_reset`).
+/// Crash recovery resets every statistic and stamps this one (PostgreSQL 15 discards them
+/// all; older versions start the statistics collector without its file), so a value that
+/// changed during a run says its counters started over. `None` when never reset.
+pub async fn stats_reset(client: &Client) -> Result<Option<String>, String> {
+    let row = client
+        .query_one("SELECT stats_reset::text FROM pg_stat_bgwriter", &[])
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot read when the statistics were reset: {}",
+                describe_pg_error(&e)
+            )
+        })?;
+    row.try_get(0)
+        .map_err(|e| format!("cannot read pg_stat_bgwriter.stats_reset: {e}"))
+}
+
+/// How long one attempt to open a stats session again may take: a server in crash recovery
+/// refuses at once; one that hangs must not hold a sampling round for long.
+const REOPEN_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A session for reading one server's statistics, opened to a database no target measures
+/// (see the module header), that can be opened again after the server closed it.
+pub struct StatsSession {
+    target: ResolvedTarget,
+    dbname: &'static str,
+    client: Client,
+    reopened: u32,
+}
+
+impl StatsSession {
+    /// Opens the session to `target`'s server; `all` are the run's targets.
+    pub async fn open(
+        target: &ResolvedTarget,
+        all: &[ResolvedTarget],
+    ) -> Result<StatsSession, crate::target::TargetError> {
+        let dbname = target.stats_dbname(all);
+        Ok(StatsSession {
+            client: target.connect_tokio_to(dbname).await?,
+            target: target.clone(),
+            dbname,
+            reopened: 0,
+        })
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The label of the target the session was opened for.
+    pub fn label(&self) -> &str {
+        &self.target.label
+    }
+
+    /// How many times the session was opened again.
+    pub fn reopened(&self) -> u32 {
+        self.reopened
+    }
+
+    /// True when the server closed the session (it restarted, or dropped the connection).
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    /// Opens the session again, once, within [`REOPEN_TIMEOUT`].
+    pub async fn reopen(&mut self) -> Result<(), String> {
+        let label = &self.target.label;
+        let client = tokio::time::timeout(
+            REOPEN_TIMEOUT,
+            self.target.connect_tokio_to(self.dbname),
+        )
+        .await
+        .map_err(|_| {
+            format!("cannot reconnect to '{label}' for statistics: no answer in {REOPEN_TIMEOUT:?}")
+        })?
+        .map_err(|e| format!("cannot reconnect for statistics: {e}"))?;
+        self.client = client;
+        self.reopened += 1;
+        Ok(())
+    }
+
+    /// Opens the session again if the server closed it, trying until `within` has passed (a
+    /// server in crash recovery refuses connections for a while). True when it was reopened.
+    pub async fn revive(&mut self, within: Duration) -> Result<bool, String> {
+        if !self.is_closed() {
+            return Ok(false);
+        }
+        let deadline = Instant::now() + within;
+        loop {
+            match self.reopen().await {
+                Ok(()) => return Ok(true),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(SETTLE_STEP).await,
+            }
+        }
     }
 }
 

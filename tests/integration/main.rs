@@ -8,6 +8,7 @@ mod elastic;
 mod experiments;
 mod instance;
 mod knee;
+mod oom;
 mod options;
 mod pgbench;
 mod pgwire_conn;

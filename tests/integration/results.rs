@@ -103,6 +103,7 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         xact_commit_delta: 63,
         xact_rollback_delta: 4,
         client_committed: 63,
+        restarted: false,
     }];
     let run_plan = plan();
     let summary = Summary::build(&run, &run_plan, &keys, &total, server);

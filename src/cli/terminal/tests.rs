@@ -278,3 +278,34 @@ fn the_market_backlog_shows_on_the_progress_line_and_in_the_polling_block() {
     assert!(poll_block(&block)
         .contains("Market: 3 due (oldest 12 ms late), 40 waiting for their time, 1 abandoned"));
 }
+
+#[test]
+fn a_round_of_incidents_is_one_line_per_instance() {
+    let incident = |instance: &str, kind: IncidentKind, count: u64, detail: &str| Incident {
+        t_s: 4.25,
+        instance: instance.into(),
+        kind,
+        count,
+        detail: detail.into(),
+    };
+    let lines = incident_lines(&[
+        incident("vm1", IncidentKind::OomKill, 1, "oom_kill 0 -> 1"),
+        incident(
+            "vm1",
+            IncidentKind::BackendKilled,
+            1,
+            "server process (PID 7) was terminated by signal 9: Killed",
+        ),
+        incident("vm1", IncidentKind::CrashRestart, 1, "reinitialized"),
+        incident("vm2", IncidentKind::OomKill, 3, "oom_kill 2 -> 5"),
+    ]);
+    assert_eq!(
+        lines,
+        vec![
+            "instance 'vm1' at 4.2 s: 1 OOM kill, 1 server process killed, 1 crash restart \
+             (server process (PID 7) was terminated by signal 9: Killed)"
+                .to_string(),
+            "instance 'vm2' at 4.2 s: 3 OOM kills (oom_kill 2 -> 5)".to_string(),
+        ]
+    );
+}

@@ -20,6 +20,11 @@ impl HostHold {
     pub fn balloon_bytes(&self) -> Option<u64> {
         self.balloon.as_ref().map(|b| b.bytes)
     }
+
+    /// A balloon that died (OOM-killed) gave its memory back to the VMs mid-run.
+    pub fn balloon_lost(&mut self) -> bool {
+        self.balloon.as_mut().is_some_and(|b| !b.is_alive())
+    }
 }
 
 impl Drop for HostHold {

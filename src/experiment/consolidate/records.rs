@@ -77,6 +77,20 @@ pub fn from_results(
             })
         })
         .collect();
+    if !summary.incidents.is_empty() {
+        // The run's own watcher saw them (OOM kills, killed backends, crash restarts, a server
+        // gone): those replace what the counters alone tell.
+        incidents = summary
+            .incidents
+            .iter()
+            .map(|i| RunIncident {
+                t_s: i.t_s,
+                vm: vm_of(scheme, &i.instance),
+                kind: i.kind.name().to_string(),
+                detail: format!("{}: {}", i.instance, i.detail),
+            })
+            .collect();
+    }
     incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     ConsolidateRun {
         host_limit_bytes: host_limit,
@@ -86,6 +100,15 @@ pub fn from_results(
         vms,
         incidents,
     }
+}
+
+/// The VM holding `instance`, or the instance's name when no VM of the scheme holds it.
+fn vm_of(scheme: &SchemeLayout, instance: &str) -> String {
+    scheme
+        .vms
+        .iter()
+        .find(|v| v.instances.iter().any(|i| i.name == instance))
+        .map_or_else(|| instance.to_string(), |v| v.name.clone())
 }
 
 /// `NOTPM` for TPC-C (its headline's label), the headline's label for others, else `tps`.

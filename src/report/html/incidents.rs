@@ -1,0 +1,111 @@
+//! The managed instances' incidents in the report (`summary.json`'s `incidents`): a line per
+//! instance and a table with their times under "Failures", and their times as red verticals on
+//! the charts over time. A run whose instances were OOM-killed shows it where its throughput
+//! dips, not only in `system.csv`.
+
+use std::fmt::Write as _;
+
+use super::{note_to, table_to};
+use crate::results::incidents::per_instance;
+use crate::results::Incident;
+
+/// Rows of the incidents table at most; the rest are counted (all are in summary.json).
+const MAX_ROWS: usize = 200;
+
+/// Says what the red verticals are, under the charts that have them.
+pub const INCIDENT_NOTE: &str =
+    "Red verticals are incidents of the managed instances (OOM kills, server processes killed, crash restarts, server stops; see Failures).";
+
+/// The times of the run's incidents, each once, in order.
+pub fn incident_times(all: &[Incident]) -> Vec<f64> {
+    let mut at: Vec<f64> = all.iter().map(|i| i.t_s).collect();
+    at.sort_by(f64::total_cmp);
+    at.dedup();
+    at
+}
+
+/// The "Incidents" part of the failures section.
+pub fn incidents_to(all: &[Incident], p: &mut String) {
+    p.push_str("<h3>Incidents</h3>\n");
+    if all.is_empty() {
+        note_to(
+            p,
+            "No incident was recorded: no OOM kill, no server process killed, no crash restart, no server stop (watched on managed instances while sampling).",
+        );
+        return;
+    }
+    for i in per_instance(all) {
+        let _ = writeln!(
+            p,
+            "<p class=\"flag\">instance {}: {}, between {:.1} s and {:.1} s</p>",
+            super::esc(&i.instance),
+            super::esc(&i.counts_text()),
+            i.first_s,
+            i.last_s
+        );
+    }
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .take(MAX_ROWS)
+        .map(|i| {
+            vec![
+                format!("{:.1}", i.t_s),
+                i.instance.clone(),
+                i.kind.name().to_string(),
+                i.count.to_string(),
+                i.detail.clone(),
+            ]
+        })
+        .collect();
+    table_to(p, &["t (s)", "instance", "kind", "count", "detail"], &rows);
+    if all.len() > MAX_ROWS {
+        note_to(
+            p,
+            &format!(
+                "{} more incidents are in summary.json ('incidents').",
+                all.len() - MAX_ROWS
+            ),
+        );
+    }
+    note_to(
+        p,
+        "Seen by the sampler once per round (t is the round's time): an OOM kill from the cgroup's counter, killed server processes and crash-recovery restarts from server.log, a server stop from its postmaster's process. A crash restart ends every session and resets the server's statistics.",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::IncidentKind;
+
+    #[test]
+    fn lists_incidents_and_their_times() {
+        let all = vec![
+            Incident {
+                t_s: 3.0,
+                instance: "vm<1>".into(),
+                kind: IncidentKind::OomKill,
+                count: 2,
+                detail: "oom_kill 0 -> 2".into(),
+            },
+            Incident {
+                t_s: 3.0,
+                instance: "vm<1>".into(),
+                kind: IncidentKind::CrashRestart,
+                count: 1,
+                detail: "reinitialized".into(),
+            },
+        ];
+        assert_eq!(incident_times(&all), vec![3.0]);
+        let mut p = String::new();
+        incidents_to(&all, &mut p);
+        assert!(
+            p.contains("instance vm&lt;1&gt;: 2 OOM kills, 1 crash restart"),
+            "{p}"
+        );
+        assert!(p.contains("<td>oom_kill</td><td>2</td>"), "{p}");
+        let mut none = String::new();
+        incidents_to(&[], &mut none);
+        assert!(none.contains("No incident was recorded"), "{none}");
+    }
+}
