@@ -269,9 +269,11 @@ pub fn presets() -> String {
     out.push_str(
         "\nexperiments (`tidebench COMMAND --preset NAME`, `--point-duration 1m` to shorten):\n",
     );
-    for p in &crate::experiment::presets::PRESETS {
+    let experiments = &crate::experiment::presets::PRESETS;
+    let width = experiments.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for p in experiments {
         let command = format!("({})", p.shape.command());
-        let _ = writeln!(out, "{:<22} {command:<9} {}", p.name, p.description);
+        let _ = writeln!(out, "{:<width$} {command:<13} {}", p.name, p.description);
     }
     out
 }
