@@ -22,6 +22,10 @@ use crate::workload::WorkloadError;
 
 /// How long to wait for the servers' statistics to settle before and after the run.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long after the run a server that closed the statistics session may take to accept
+/// one again (crash recovery of a small test server takes about a second); a server still
+/// down after that is reported and left out, so a dead target never holds the run's end.
+const REVIVE_AFTER_RUN: Duration = Duration::from_secs(3);
 /// A session's first statistics flush can be deferred by up to 10 s (PostgreSQL 15).
 const BASELINE_TIMEOUT: Duration = Duration::from_secs(12);
 
@@ -190,9 +194,20 @@ impl Databases {
         events: &dyn Sink,
     ) -> Vec<ServerDelta> {
         let mut restarted = vec![false; self.servers.len()];
-        for (s, r) in self.servers.iter_mut().zip(restarted.iter_mut()) {
-            // A failure to reconnect shows in the reads below, per database.
-            let reopened = s.stats.revive(SETTLE_TIMEOUT).await.unwrap_or(false);
+        let mut down: Vec<Option<String>> = vec![None; self.servers.len()];
+        for ((s, r), gone) in self
+            .servers
+            .iter_mut()
+            .zip(restarted.iter_mut())
+            .zip(down.iter_mut())
+        {
+            let reopened = match s.stats.revive(REVIVE_AFTER_RUN).await {
+                Ok(reopened) => reopened,
+                Err(e) => {
+                    *gone = Some(e);
+                    continue;
+                }
+            };
             let reset_after = server::stats_reset(s.stats.client()).await;
             *r = match (&s.reset_before, &reset_after) {
                 (Ok(before), Ok(after)) => before != after,
@@ -202,6 +217,13 @@ impl Databases {
         }
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
+            if let Some(e) = &down[d.server] {
+                events.send(Event::Warning(format!(
+                    "could not read the counters of {} after the run: {e}",
+                    d.label
+                )));
+                continue;
+            }
             let stats = &mut self.servers[d.server].stats;
             match settled_after(stats, &d.dbname).await {
                 Ok(after) => {
@@ -233,7 +255,7 @@ async fn settled_after(stats: &mut StatsSession, dbname: &str) -> Result<XactCou
         Ok(c) => Ok(c),
         Err(e) if !stats.is_closed() => Err(e),
         Err(_) => {
-            stats.revive(SETTLE_TIMEOUT).await?;
+            stats.revive(REVIVE_AFTER_RUN).await?;
             wait_for_no_sessions(stats.client(), dbname).await;
             server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await
         }
