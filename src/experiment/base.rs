@@ -63,6 +63,26 @@ impl PointRun {
 }
 
 impl BaseRun {
+    /// The run's keys (text and flags) for an experiment that makes its own groups, phases
+    /// and instances from them (density, consolidate): a base with tables is refused, with
+    /// `why` saying what the experiment does instead.
+    pub fn one_group(&self, why: &str, catalog: &dyn Catalog) -> Result<RawRun, String> {
+        let src = Source {
+            file: &self.label,
+            text: &self.text,
+        };
+        let raw = config::parse_run_text(&src, catalog)
+            .map_err(|e| e.to_string())?
+            .overlay(self.flags.clone());
+        if !raw.group.is_empty() || !raw.phase.is_empty() || !raw.instance.is_empty() {
+            return Err(format!(
+                "{}: {why}; leave out [[group]], [[phase]] and [[instance]]",
+                self.label
+            ));
+        }
+        Ok(raw)
+    }
+
     /// The run of a point: `values` pairs each `--vary` with this point's value.
     pub fn point(
         &self,

@@ -6,7 +6,6 @@
 
 use toml::{Table, Value};
 
-use crate::config::groups::Source;
 use crate::config::{self, defaults, Catalog};
 
 use super::base::{BaseRun, PointRun};
@@ -40,19 +39,10 @@ pub fn step(
     shape: &Shape,
     catalog: &dyn Catalog,
 ) -> Result<PointRun, String> {
-    let src = Source {
-        file: &base.label,
-        text: &base.text,
-    };
-    let raw = config::parse_run_text(&src, catalog)
-        .map_err(|e| e.to_string())?
-        .overlay(base.flags.clone());
-    if !raw.group.is_empty() || !raw.phase.is_empty() || !raw.instance.is_empty() {
-        return Err(format!(
-            "{}: density takes a one-group run (flags, or a file without [[group]], [[phase]] or [[instance]] tables): every instance gets that run's load",
-            base.label
-        ));
-    }
+    let raw = base.one_group(
+        "density takes a one-group run (flags, or a file without tables): every instance gets that run's load",
+        catalog,
+    )?;
     if raw.target.is_some() {
         return Err(format!(
             "density makes its own instances ({0}-1, {0}-2, ...); leave --target out",

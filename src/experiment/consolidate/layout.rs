@@ -6,8 +6,7 @@
 
 use toml::{Table, Value};
 
-use crate::config::groups::Source;
-use crate::config::{self, Catalog};
+use crate::config::Catalog;
 use crate::results::experiment::consolidate::{InstanceLayout, SchemeLayout, VmLayout};
 
 use super::super::base::{BaseRun, PointRun};
@@ -85,19 +84,10 @@ pub fn run(
     scheme: &SchemeLayout,
     catalog: &dyn Catalog,
 ) -> Result<PointRun, String> {
-    let src = Source {
-        file: &base.label,
-        text: &base.text,
-    };
-    let raw = config::parse_run_text(&src, catalog)
-        .map_err(|e| e.to_string())?
-        .overlay(base.flags.clone());
-    if !raw.group.is_empty() || !raw.phase.is_empty() || !raw.instance.is_empty() {
-        return Err(format!(
-            "{}: consolidate makes its own groups, phases and instances from [consolidate]; leave out [[group]], [[phase]] and [[instance]]",
-            base.label
-        ));
-    }
+    let raw = base.one_group(
+        "consolidate makes its own groups, phases and instances from [consolidate]",
+        catalog,
+    )?;
     if raw.target.is_some() || raw.mode.is_some() || raw.clients.is_some() {
         return Err(
             "consolidate makes its own targets and clients (--high, --low); leave out target, mode and clients"
