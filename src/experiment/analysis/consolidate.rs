@@ -6,8 +6,8 @@
 //! mean is the median of the point's runs (the lower middle one for an even count).
 
 use crate::results::experiment::consolidate::{
-    ConsolidateAnalysis, ConsolidateRequest, ConsolidateRow, ConsolidateRun, OVERCOMMIT_KEY,
-    SCHEME_KEY,
+    mem_avail, ConsolidateAnalysis, ConsolidateRequest, ConsolidateRow, ConsolidateRun,
+    OVERCOMMIT_KEY, SCHEME_KEY,
 };
 use crate::results::experiment::{Point, RunRecord};
 
@@ -71,7 +71,6 @@ fn row(request: &ConsolidateRequest, point: &Point) -> ConsolidateRow {
         .iter()
         .find(|s| s.scheme == scheme)
         .map_or(0, |s| s.mem_config_bytes);
-    let avail = (mem_config as f64 * f64::from(100 - overcommit.min(100)) / 100.0) as u64;
     let mut complete: Vec<(&RunRecord, &ConsolidateRun, f64)> = point
         .runs
         .iter()
@@ -85,7 +84,7 @@ fn row(request: &ConsolidateRequest, point: &Point) -> ConsolidateRow {
     let mut out = ConsolidateRow {
         scheme,
         overcommit,
-        host_limit_bytes: (avail >> 20) << 20,
+        host_limit_bytes: mem_avail(mem_config, overcommit),
         run: None,
         periods: Vec::new(),
         mean: None,

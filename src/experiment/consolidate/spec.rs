@@ -307,8 +307,7 @@ impl Spec {
     /// MEM_avail at `rate` percent (Equation 1: rate = 100 % − MEM_avail / MEM_config),
     /// rounded down to whole MiB.
     pub fn mem_avail(&self, rate: u32) -> u64 {
-        let avail = self.mem_config() as f64 * f64::from(100 - rate.min(100)) / 100.0;
-        ((avail as u64) >> 20) << 20
+        crate::results::experiment::consolidate::mem_avail(self.mem_config(), rate)
     }
 }
 

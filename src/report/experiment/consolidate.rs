@@ -10,7 +10,7 @@ use super::num;
 use super::SamplesReader;
 use crate::report::html::{esc, note_to, table_to};
 use crate::results::experiment::consolidate::{
-    ConsolidateAnalysis, ConsolidateRequest, ConsolidateRow,
+    mem_avail, ConsolidateAnalysis, ConsolidateRequest, ConsolidateRow,
 };
 use crate::results::experiment::ExperimentFile;
 
@@ -27,7 +27,7 @@ pub fn sections(p: &mut String, file: &ExperimentFile, samples: SamplesReader) {
     p.push_str("<h2>Layout</h2>\n");
     note_to(p, EMULATION);
     match &file.request.consolidate {
-        Some(req) => layout_to(p, req, file.analysis.consolidate.as_ref()),
+        Some(req) => layout_to(p, req),
         None => note_to(
             p,
             "The request holds no consolidation layout (experiment.json written by an older tidebench?).",
@@ -73,24 +73,7 @@ pub(super) fn size(bytes: u64) -> String {
     }
 }
 
-/// MEM_avail of a scheme at a rate: the analysis row's, else Equation 1 on its MEM_config
-/// (rounded down to MiB as the analysis does).
-fn mem_avail(mem_config: u64, rate: u32, a: Option<&ConsolidateAnalysis>, scheme: &str) -> u64 {
-    a.and_then(|a| {
-        a.rows
-            .iter()
-            .find(|r| r.scheme == scheme && r.overcommit == rate)
-    })
-    .map_or_else(
-        || {
-            let avail = (mem_config as f64 * f64::from(100 - rate.min(100)) / 100.0) as u64;
-            (avail >> 20) << 20
-        },
-        |r| r.host_limit_bytes,
-    )
-}
-
-fn layout_to(p: &mut String, req: &ConsolidateRequest, a: Option<&ConsolidateAnalysis>) {
+fn layout_to(p: &mut String, req: &ConsolidateRequest) {
     let mut rows = Vec::new();
     for s in &req.schemes {
         let mut first_of_scheme = true;
@@ -190,7 +173,7 @@ fn layout_to(p: &mut String, req: &ConsolidateRequest, a: Option<&ConsolidateAna
             row.extend(
                 configs
                     .iter()
-                    .map(|(bytes, names)| size(mem_avail(*bytes, *rate, a, names[0]))),
+                    .map(|(bytes, _)| size(mem_avail(*bytes, *rate))),
             );
             row
         })

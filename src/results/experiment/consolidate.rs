@@ -12,6 +12,14 @@ use serde::{Deserialize, Serialize};
 pub const SCHEME_KEY: &str = "scheme";
 pub const OVERCOMMIT_KEY: &str = "overcommit";
 
+/// MEM_avail at `rate` percent of `mem_config` bytes (Equation 1: rate = 100 % − MEM_avail /
+/// MEM_config), rounded down to whole MiB: what the experiment sets, the analysis reports
+/// and the page shows.
+pub fn mem_avail(mem_config: u64, rate: u32) -> u64 {
+    let avail = mem_config as f64 * f64::from(100 - rate.min(100)) / 100.0;
+    ((avail as u64) >> 20) << 20
+}
+
 /// What was asked for, with every scheme's layout spelled out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConsolidateRequest {
