@@ -22,6 +22,7 @@ pub use cgroup::{describe_limits, CgroupPaths, CgroupVersion};
 pub use error::InstanceError;
 pub use host_group::{hold as balloon_hold, Balloon, HostGroup};
 pub use reconfigure::{reconfigure, Reconfigured};
+pub use server::can_lower_oom_scores;
 pub use settings::{format_size, parse_size, PASSWORD_GROUP};
 
 use record::{Layout, Record};

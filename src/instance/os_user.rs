@@ -333,20 +333,9 @@ mod tests {
         let score = String::from_utf8_lossy(&out.stdout).trim().to_string();
         // Only a process with CAP_SYS_RESOURCE may lower it (root, unless a container took the
         // capability away); anyone else runs the program unprotected, without an error.
-        if has_cap_sys_resource() {
+        if super::super::can_lower_oom_scores() {
             assert_eq!(score, "-500");
         }
-    }
-
-    fn has_cap_sys_resource() -> bool {
-        const CAP_SYS_RESOURCE: u32 = 24;
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let eff = status
-            .lines()
-            .find_map(|l| l.strip_prefix("CapEff:"))
-            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-            .unwrap_or(0);
-        eff & (1 << CAP_SYS_RESOURCE) != 0
     }
 
     #[test]

@@ -50,6 +50,12 @@ impl OomPolicy {
     }
 }
 
+/// Whether this process may lower an OOM score (CAP_SYS_RESOURCE: root has it unless a
+/// container took it away).
+pub fn can_lower_oom_scores() -> bool {
+    effective_caps().is_some_and(|caps| caps & (1 << CAP_SYS_RESOURCE) != 0)
+}
+
 /// This process's effective capabilities (`CapEff` of `/proc/self/status`).
 fn effective_caps() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

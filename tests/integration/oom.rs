@@ -30,18 +30,6 @@ fn committed_by_interval(dir: &Path) -> Vec<(f64, u64)> {
         .collect()
 }
 
-/// Whether this process may lower an OOM score (root has it unless a container took it).
-fn has_cap_sys_resource() -> bool {
-    const CAP_SYS_RESOURCE: u32 = 24;
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let eff = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .unwrap_or(0);
-    eff & (1 << CAP_SYS_RESOURCE) != 0
-}
-
 #[test]
 fn an_oom_kill_is_recorded_and_the_run_goes_on() {
     if !support::cgroups_writable() {
@@ -86,7 +74,7 @@ fn an_oom_kill_is_recorded_and_the_run_goes_on() {
         text.trim().parse().unwrap()
     };
     let pm = postmaster.to_string();
-    if has_cap_sys_resource() {
+    if tidebench::instance::can_lower_oom_scores() {
         assert_eq!(score(&pm), -1000, "the postmaster's oom_score_adj");
     }
     let children = std::fs::read_to_string(format!("/proc/{pm}/task/{pm}/children")).unwrap();
