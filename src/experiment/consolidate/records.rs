@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::event::IncidentKind;
 use crate::results::experiment::consolidate::{
     ConsolidateRequest, ConsolidateRun, PeriodRate, RunIncident, SchemeLayout, VmUsage,
 };
@@ -43,7 +44,6 @@ pub fn from_results(
     let series = results.system().ok().flatten().unwrap_or_default();
     let periods = periods(summary);
     let windows: Vec<(f64, f64)> = measured_windows(summary);
-    let mut incidents = Vec::new();
     let vms = scheme
         .vms
         .iter()
@@ -56,14 +56,6 @@ pub fn from_results(
                     .find(|s| s.source == source && s.metric == metric)
             };
             let oom = of("oom_events");
-            if let Some(s) = oom {
-                incidents.extend(increments(s).into_iter().map(|(t, n)| RunIncident {
-                    t_s: t,
-                    vm: vm.name.clone(),
-                    kind: "oom_kill".into(),
-                    detail: format!("{n} process(es) of {} killed by the OOM killer", vm.name),
-                }));
-            }
             Some(VmUsage {
                 vm: vm.name.clone(),
                 cpu_seconds: of("cpu_seconds").and_then(|s| used_within(s, &windows)),
@@ -77,20 +69,19 @@ pub fn from_results(
             })
         })
         .collect();
-    if !summary.incidents.is_empty() {
-        // The run's own watcher saw them (OOM kills, killed backends, crash restarts, a server
-        // gone): those replace what the counters alone tell.
-        incidents = summary
-            .incidents
-            .iter()
-            .map(|i| RunIncident {
-                t_s: i.t_s,
-                vm: vm_of(scheme, &i.instance),
-                kind: i.kind.name().to_string(),
-                detail: format!("{}: {}", i.instance, i.detail),
-            })
-            .collect();
-    }
+    // What the run's own watcher saw (OOM kills, killed backends, crash restarts, a server
+    // gone). Instances sharing a VM share its OOM counter: only its first instance's count.
+    let mut incidents: Vec<RunIncident> = summary
+        .incidents
+        .iter()
+        .filter(|i| i.kind != IncidentKind::OomKill || first_of_its_vm(scheme, &i.instance))
+        .map(|i| RunIncident {
+            t_s: i.t_s,
+            vm: vm_of(scheme, &i.instance),
+            kind: i.kind.name().to_string(),
+            detail: format!("{}: {}", i.instance, i.detail),
+        })
+        .collect();
     incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     ConsolidateRun {
         host_limit_bytes: host_limit,
@@ -100,6 +91,15 @@ pub fn from_results(
         vms,
         incidents,
     }
+}
+
+/// Whether `instance` is the first of its VM (or in no VM of the scheme).
+fn first_of_its_vm(scheme: &SchemeLayout, instance: &str) -> bool {
+    scheme
+        .vms
+        .iter()
+        .find(|v| v.instances.iter().any(|i| i.name == instance))
+        .map_or(true, |v| v.instances[0].name == instance)
 }
 
 /// The VM holding `instance`, or the instance's name when no VM of the scheme holds it.
@@ -189,15 +189,6 @@ fn growth(s: &SystemSeries) -> Option<u64> {
     Some((last.1 - first.1).max(0.0) as u64)
 }
 
-/// When a cumulative counter went up, and by how much.
-fn increments(s: &SystemSeries) -> Vec<(f64, u64)> {
-    s.points
-        .windows(2)
-        .filter(|w| w[1].1 > w[0].1)
-        .map(|w| (w[1].0, (w[1].1 - w[0].1) as u64))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,11 +209,5 @@ mod tests {
         assert_eq!(used_within(&s, &[]), None);
         assert_eq!(growth(&s), Some(20));
         assert_eq!(peak(&s), Some(20));
-    }
-
-    #[test]
-    fn oom_increments_have_their_time() {
-        let s = series(&[(0.0, 0.0), (1.0, 0.0), (2.0, 2.0), (3.0, 2.0), (4.0, 3.0)]);
-        assert_eq!(increments(&s), vec![(2.0, 2), (4.0, 1)]);
     }
 }
