@@ -82,21 +82,8 @@ fn row(request: &ConsolidateRequest, point: &Point) -> ConsolidateRow {
         .collect();
     complete.sort_by(|a, b| a.2.total_cmp(&b.2));
     let mut out = ConsolidateRow {
-        scheme,
-        overcommit,
-        host_limit_bytes: mem_avail(mem_config, overcommit),
-        run: None,
-        periods: Vec::new(),
-        mean: None,
-        relative: None,
-        cov: None,
-        cpu_seconds: None,
-        cpus_used: None,
-        productivity: None,
-        oom_kills: 0,
-        incidents: 0,
-        covers_working_sets: None,
         runs: complete.len(),
+        ..ConsolidateRow::empty(&scheme, overcommit, mem_avail(mem_config, overcommit))
     };
     let Some((record, run, m)) = complete.get((complete.len().max(1) - 1) / 2).copied() else {
         return out;

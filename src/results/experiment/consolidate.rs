@@ -197,3 +197,26 @@ pub struct ConsolidateRow {
     /// Complete runs behind the row.
     pub runs: usize,
 }
+
+impl ConsolidateRow {
+    /// A row with no figures yet: what a point without a complete run shows.
+    pub fn empty(scheme: &str, overcommit: u32, host_limit_bytes: u64) -> ConsolidateRow {
+        ConsolidateRow {
+            scheme: scheme.to_string(),
+            overcommit,
+            host_limit_bytes,
+            run: None,
+            periods: Vec::new(),
+            mean: None,
+            relative: None,
+            cov: None,
+            cpu_seconds: None,
+            cpus_used: None,
+            productivity: None,
+            oom_kills: 0,
+            incidents: 0,
+            covers_working_sets: None,
+            runs: 0,
+        }
+    }
+}

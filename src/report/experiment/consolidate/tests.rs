@@ -104,22 +104,10 @@ fn row_and_point(
 ) -> (ConsolidateRow, Point) {
     let dir = format!("{}-{rate}-r1", scheme.replace('/', ""));
     let mut rec = run(&dir, 1, rates.map(|_| 1.0));
+    let host_limit = if rate == 0 { 2 * GIB } else { 1228 << 20 };
     let mut row = ConsolidateRow {
-        scheme: scheme.into(),
-        overcommit: rate,
-        host_limit_bytes: if rate == 0 { 2 * GIB } else { 1228 << 20 },
-        run: None,
-        periods: Vec::new(),
-        mean: None,
-        relative: None,
-        cov: None,
-        cpu_seconds: None,
-        cpus_used: None,
-        productivity: None,
-        oom_kills: 0,
-        incidents: 0,
         covers_working_sets: Some(rate < 40),
-        runs: 0,
+        ..ConsolidateRow::empty(scheme, rate, host_limit)
     };
     match rates {
         Some(r) => {
