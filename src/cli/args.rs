@@ -228,6 +228,11 @@ pub struct RunArgs {
     /// Tries per transaction on serialization failure or deadlock [default: 1 = no retry]
     #[arg(long)]
     pub max_tries: Option<u32>,
+    /// Abandon a transaction that runs longer than this as a `timeout` failure and reconnect
+    /// (also the server's statement_timeout); 0 turns it off [default: 10s when the run has
+    /// more than one target, else off]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
+    pub txn_timeout: Option<String>,
     /// Progress line period, 0 to turn it off [default: 5s]
     #[arg(short = 'P', long, allow_hyphen_values = true)]
     pub progress: Option<String>,
@@ -260,6 +265,7 @@ impl RunArgs {
             protocol: self.protocol,
             rate: self.rate,
             max_tries: self.max_tries,
+            txn_timeout: self.txn_timeout.clone(),
             progress: self.progress.clone(),
             interval: self.interval.clone(),
             seed: self.seed,

@@ -79,6 +79,13 @@ fn cores() -> u32 {
         .unwrap_or(1)
 }
 
+/// A second Ctrl-C (or SIGTERM) while the first is being handled: exit at once. What the run
+/// wrote so far stays in its `.partial` dir (`tidebench report DIR.partial` reads it).
+fn exit_on_second_signal() -> ! {
+    eprintln!("\nsecond interrupt: exiting now; what was written stays in the .partial dir");
+    std::process::exit(130)
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -143,7 +150,7 @@ fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events), exit_on_second_signal));
     let outcome = rt
         .block_on(crate::runner::run(plan, home, stop.clone(), events))
         .map_err(|e| CliError::usage(e.to_string()))?;
@@ -231,7 +238,7 @@ fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Resul
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(stop.clone().on_signals(Arc::clone(&events)));
+    rt.spawn(stop.clone().on_signals(Arc::clone(&events), exit_on_second_signal));
     rt.block_on(async {
         tokio::select! {
             started = crate::runner::start_instances(&instances, home, &*events) => {

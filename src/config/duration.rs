@@ -55,6 +55,26 @@ pub mod serde_duration {
         let text = String::deserialize(d)?;
         super::parse_duration(&text).map_err(serde::de::Error::custom)
     }
+
+    /// The same for an optional duration (absent: `None`).
+    pub mod option {
+        use std::time::Duration;
+
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => super::serialize(d, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            let text = Option::<String>::deserialize(d)?;
+            text.map(|t| super::super::parse_duration(&t).map_err(serde::de::Error::custom))
+                .transpose()
+        }
+    }
 }
 
 #[cfg(test)]

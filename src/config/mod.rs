@@ -63,6 +63,8 @@ pub struct RawRun {
     pub protocol: Option<ProtocolName>,
     pub rate: Option<f64>,
     pub max_tries: Option<u32>,
+    /// How long one transaction may take before it is abandoned as a `timeout` failure.
+    pub txn_timeout: Option<String>,
     pub progress: Option<String>,
     pub interval: Option<String>,
     pub seed: Option<u64>,
@@ -121,6 +123,7 @@ impl RawRun {
             protocol: over.protocol.or(self.protocol),
             rate: over.rate.or(self.rate),
             max_tries: over.max_tries.or(self.max_tries),
+            txn_timeout: over.txn_timeout.or(self.txn_timeout),
             progress: over.progress.or(self.progress),
             interval: over.interval.or(self.interval),
             seed: over.seed.or(self.seed),
@@ -218,6 +221,13 @@ pub mod defaults {
     pub const INTERVAL: &str = "30s";
     pub const POLL: &str = "10s";
     pub const SAMPLE: &str = "1s";
+    /// A run over several targets abandons a transaction after this long: far above any
+    /// OLTP transaction's response time (TPC-E's limits are 1-3 s at p90), short enough that
+    /// a hung server does not hold the clients the other targets need for long.
+    pub const MULTI_TARGET_TXN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+    /// The shortest `--txn-timeout`: below it a busy 2-core machine's scheduling hiccups
+    /// would turn into timeouts.
+    pub const MIN_TXN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
 }
 
 /// Where a run's file settings come from: a file on disk, a built-in preset, or nothing.
@@ -347,6 +357,7 @@ pub fn validate_run(
             "max-tries must be at least 1 (1 = no retries)".into(),
         ));
     }
+    let txn_timeout = txn_timeout(raw.txn_timeout.as_deref(), &groups)?;
     let iterations = raw.iterations.unwrap_or(1);
     if iterations == 0 {
         return Err(invalid("iterations must be at least 1".into()));
@@ -371,6 +382,7 @@ pub fn validate_run(
         protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
         rate: raw.rate,
         max_tries,
+        txn_timeout,
         progress: cadence.progress,
         poll: cadence.poll,
         interval: cadence.interval,
@@ -381,6 +393,32 @@ pub fn validate_run(
         prometheus: raw.prometheus,
         out: raw.out,
     })
+}
+
+/// The transaction timeout: `--txn-timeout` (0 turns it off), else
+/// [`defaults::MULTI_TARGET_TXN_TIMEOUT`] when the run reaches more than one target (one hung
+/// server must not hold clients the other targets need), else none, as pgbench.
+fn txn_timeout(given: Option<&str>, groups: &[GroupPlan]) -> Result<Option<Duration>, ConfigError> {
+    if let Some(text) = given {
+        let d = duration::parse_duration(text).map_err(|m| {
+            invalid(format!(
+                "txn-timeout: {m} (0 turns the timeout off; e.g. --txn-timeout 10s)"
+            ))
+        })?;
+        if !d.is_zero() && d < defaults::MIN_TXN_TIMEOUT {
+            return Err(invalid(format!(
+                "txn-timeout {text} is shorter than {:?}, too short to tell a slow transaction from a hung one; give e.g. 1s, or 0 to turn it off",
+                defaults::MIN_TXN_TIMEOUT
+            )));
+        }
+        return Ok((!d.is_zero()).then_some(d));
+    }
+    let targets: std::collections::BTreeSet<String> = groups
+        .iter()
+        .flat_map(|g| g.sets.iter())
+        .flat_map(|s| s.targets.values().map(|t| format!("{t:?}")))
+        .collect();
+    Ok((targets.len() > 1).then_some(defaults::MULTI_TARGET_TXN_TIMEOUT))
 }
 
 fn invalid(message: String) -> ConfigError {

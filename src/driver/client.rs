@@ -4,7 +4,17 @@
 //! on error roll back, then retry with the same parameters (serialization failure, deadlock) up
 //! to `max_tries`, or count the failure by class and go on. A lost session is reopened with
 //! capped backoff; while a target is down its cards count as `connection` failures, so one dead
-//! target never stalls the run.
+//! target never stalls the run. A card for a down target costs the wait until its session's
+//! next reconnection attempt (at most [`super::session`]'s 2 s backoff cap): in shared mode a
+//! dead group's cards hold clients as a live group's do, instead of failing at once and
+//! letting the other groups run ahead of their shares.
+//!
+//! Each try runs under the thread's watchdog ([`super::watchdog`]): one that outlives the
+//! transaction timeout is abandoned as a `timeout` failure (its session dropped, a
+//! CancelRequest sent, a new session opened for the next card); one still in flight at the
+//! run's end or at a stop is cut and not counted, so the measured window never grows past the
+//! duration and Ctrl-C ends the run at once. The server may still commit a try cut during its
+//! COMMIT: those are counted per target as `cut_in_flight`, the margin of the server check.
 //!
 //! Emulated work (a workload's [`Emulator`] per set, e.g. TPC-E's market) is served by the
 //! clients that reach the set, between their own transactions: first, before any card, the jobs
@@ -25,6 +35,7 @@ use super::layout::{ClientAssignment, Layout, Pace};
 use super::schedule::Schedule;
 use super::session::Session;
 use super::stop::Stop;
+use super::watchdog::{Cut, Watch};
 use crate::metrics::mixlog::{MixLog, MixRecord};
 
 /// What every client of a run shares.
@@ -35,6 +46,8 @@ pub struct ClientShared {
     /// How (segment, target, type) make a recorder key.
     pub keys: KeyShape,
     pub stop: Stop,
+    /// How long one try may run before it is abandoned as a `timeout` failure.
+    pub txn_timeout: Option<Duration>,
 }
 
 /// One client's own state.
@@ -54,7 +67,44 @@ pub struct Client {
     rng: Rng,
     recorder: Rc<RefCell<Recorder>>,
     mixlog: Option<Rc<RefCell<MixLog>>>,
+    /// What the thread's watchdog sees of this client's try in flight.
+    watch: Rc<Watch>,
+    /// CancelRequests sent for abandoned tries, awaited (bounded) before the client ends.
+    cancels: Vec<tokio::task::JoinHandle<()>>,
 }
+
+/// What a client shares with the other clients of its driver thread.
+pub struct OnThread {
+    pub recorder: Rc<RefCell<Recorder>>,
+    pub mixlog: Option<Rc<RefCell<MixLog>>>,
+    /// This client's watch, which the thread's watchdog looks at.
+    pub watch: Rc<Watch>,
+}
+
+/// What a client leaves when it ends: per global target, sessions reopened and tries cut in
+/// flight at the end.
+pub struct ClientEnd {
+    pub reconnects: u64,
+    pub cut_in_flight: Vec<(usize, u64)>,
+}
+
+/// How one try ended when the watchdog did not cut it.
+enum Tried {
+    Done(Outcome),
+    /// Failed; retried when the class allows it.
+    Failed(ErrorClass),
+    /// Failed in a way no retry can help (the session is gone, or could not roll back).
+    Final(ErrorClass),
+}
+
+/// A try cut at the run's end is cancelled at the server only if it had run this long: a
+/// short one ends by itself, a long one may be waiting on a lock and would hold the server's
+/// count (and the run's end) until it is released.
+const CANCEL_AFTER: Duration = Duration::from_millis(250);
+/// How long sending one CancelRequest may take (a stopped postmaster never answers).
+const CANCEL_WITHIN: Duration = Duration::from_millis(500);
+/// How long saying goodbye on one session may take at the end.
+const CLOSE_WITHIN: Duration = Duration::from_millis(300);
 
 /// What one try runs: the transaction a group's terminal drew (on a set whose emulator, if any,
 /// gets what it produces), or an emulator's job.
@@ -96,9 +146,13 @@ impl Client {
         role: ClientAssignment,
         sessions: Vec<Session>,
         rng: Rng,
-        recorder: Rc<RefCell<Recorder>>,
-        mixlog: Option<Rc<RefCell<MixLog>>>,
+        on_thread: OnThread,
     ) -> Client {
+        let OnThread {
+            recorder,
+            mixlog,
+            watch,
+        } = on_thread;
         let layout = &shared.layout;
         let targets = layout.client_targets(&role);
         let mut session_of = vec![usize::MAX; layout.targets.len()];
@@ -123,6 +177,8 @@ impl Client {
             recorder,
             mixlog,
             shared,
+            watch,
+            cancels: Vec::new(),
         }
     }
 
@@ -227,7 +283,9 @@ impl Client {
                 group,
                 emulator: set.emulator.as_deref(),
             };
-            let (outcome, retries) = self.run_txn(local, work, deadline).await;
+            let Some((outcome, retries)) = self.run_txn(local, work, deadline).await else {
+                break;
+            };
             let timing = Timing {
                 scheduled,
                 started,
@@ -353,7 +411,9 @@ impl Client {
             emulator,
             job: &job,
         };
-        let (outcome, retries) = self.run_txn(local, work, deadline).await;
+        let Some((outcome, retries)) = self.run_txn(local, work, deadline).await else {
+            return;
+        };
         let timing = Timing {
             scheduled: job.due.min(started),
             started,
@@ -377,71 +437,119 @@ impl Client {
         }
     }
 
-    /// `work` with its retries on session `local`: (outcome, extra tries).
-    async fn run_txn(&mut self, local: usize, work: Work<'_>, deadline: Instant) -> (Outcome, u32) {
+    /// `work` with its retries on session `local`: (outcome, extra tries); `None` when the
+    /// run ended (or stopped) with it in flight, so it is not counted.
+    async fn run_txn(
+        &mut self,
+        local: usize,
+        work: Work<'_>,
+        deadline: Instant,
+    ) -> Option<(Outcome, u32)> {
         let max_tries = match work {
             // The emulated market resubmits what the brokerage could not serialize, as TPC-E
             // harnesses do (DBT-5 tries 10 times); each retry is counted.
             Work::Emulated { .. } => self.shared.max_tries.max(JOB_MAX_TRIES),
             Work::Drawn { .. } => self.shared.max_tries,
         };
-        let shared = Arc::clone(&self.shared);
+        let watch = Rc::clone(&self.watch);
         let mut tries = 0u32;
         loop {
             tries += 1;
-            if !self.ready(local, deadline).await {
-                return (Outcome::Failed(ErrorClass::Connection), tries - 1);
-            }
-            let Some(conn) = self.sessions[local].conn.as_mut() else {
-                return (Outcome::Failed(ErrorClass::Connection), tries - 1);
-            };
-            let run = match work {
-                Work::Drawn { group, emulator } => {
-                    self.terminals[group].execute(conn, shared.protocol, emulator)
+            let began = Instant::now();
+            watch.begin(began);
+            let tried = watch.guard(self.try_once(local, work, deadline)).await;
+            watch.end();
+            let class = match tried {
+                Ok(Tried::Done(outcome)) => return Some((outcome, tries - 1)),
+                Ok(Tried::Final(class)) => return Some((Outcome::Failed(class), tries - 1)),
+                Ok(Tried::Failed(class)) => class,
+                Err(Cut::Timeout) => {
+                    self.abandon(local, true);
+                    return Some((Outcome::Failed(ErrorClass::Timeout), tries - 1));
                 }
-                Work::Emulated { emulator, job } => emulator.execute(job, conn, shared.protocol),
-            };
-            let err = match run.await {
-                Ok(TxnEnd::Committed) => return (Outcome::Committed, tries - 1),
-                Ok(TxnEnd::ExpectedRollback) => return (Outcome::ExpectedRollback, tries - 1),
-                Err(e) => e,
-            };
-            let class = ErrorClass::of(&err);
-            if err.is_connection_lost() {
-                self.sessions[local].lost();
-                return (Outcome::Failed(ErrorClass::Connection), tries - 1);
-            }
-            if conn.tx_status() != pgwire::TxStatus::Idle {
-                if let Err(e) = conn.simple_query("ROLLBACK").await {
-                    if e.is_connection_lost() {
-                        self.sessions[local].lost();
+                Err(Cut::End) => {
+                    let long = began.elapsed() >= CANCEL_AFTER;
+                    if self.abandon(local, long) {
+                        self.sessions[local].cut_in_flight += 1;
                     }
-                    return (Outcome::Failed(class), tries - 1);
+                    return None;
                 }
-            }
+            };
             let may_retry = class.is_retryable()
                 && tries < max_tries
-                && !shared.stop.is_set()
+                && !self.shared.stop.is_set()
                 && Instant::now() < deadline;
             if !may_retry {
-                return (Outcome::Failed(class), tries - 1);
+                return Some((Outcome::Failed(class), tries - 1));
             }
         }
     }
 
-    /// Makes sure session `local` is open. A client with other sessions does not wait for a
-    /// down target's backoff (its card fails at once); a client whose every session is down
-    /// waits for the earliest retry, so it never spins.
+    /// One try of `work` on session `local`, opening the session first if it is down; on an
+    /// error the transaction is rolled back so the session can go on.
+    async fn try_once(&mut self, local: usize, work: Work<'_>, deadline: Instant) -> Tried {
+        if !self.ready(local, deadline).await {
+            return Tried::Final(ErrorClass::Connection);
+        }
+        let shared = Arc::clone(&self.shared);
+        let Some(conn) = self.sessions[local].conn.as_mut() else {
+            return Tried::Final(ErrorClass::Connection);
+        };
+        let run = match work {
+            Work::Drawn { group, emulator } => {
+                self.terminals[group].execute(conn, shared.protocol, emulator)
+            }
+            Work::Emulated { emulator, job } => emulator.execute(job, conn, shared.protocol),
+        };
+        let err = match run.await {
+            Ok(TxnEnd::Committed) => return Tried::Done(Outcome::Committed),
+            Ok(TxnEnd::ExpectedRollback) => return Tried::Done(Outcome::ExpectedRollback),
+            Err(e) => e,
+        };
+        let class = ErrorClass::of(&err);
+        if err.is_connection_lost() {
+            self.sessions[local].lost();
+            return Tried::Final(ErrorClass::Connection);
+        }
+        if conn.tx_status() != pgwire::TxStatus::Idle {
+            if let Err(e) = conn.simple_query("ROLLBACK").await {
+                if e.is_connection_lost() {
+                    self.sessions[local].lost();
+                }
+                return Tried::Final(class);
+            }
+        }
+        Tried::Failed(class)
+    }
+
+    /// Gives up session `local` half-way through a try: drops it (the next card opens a new
+    /// one) and, with `cancel`, asks the server to cancel what it was running. True when a
+    /// session was open, i.e. a transaction may have been in flight.
+    fn abandon(&mut self, local: usize, cancel: bool) -> bool {
+        let Some(conn) = self.sessions[local].conn.take() else {
+            return false;
+        };
+        if cancel {
+            let params = self.shared.layout.targets[self.targets[local]].params.clone();
+            let key = conn.cancel_key();
+            self.cancels.push(tokio::task::spawn_local(async move {
+                // Best effort: a server that cannot be reached has nothing running for us.
+                let _ = pgwire::cancel(&params, key, CANCEL_WITHIN).await;
+            }));
+        }
+        // Dropping closes the socket; the server ends the session when it next reads.
+        drop(conn);
+        true
+    }
+
+    /// Makes sure session `local` is open. While its target is down, the card waits for the
+    /// session's next reconnection attempt (never past the run's end or a stop), so a dead
+    /// target's cards cost time as live ones do and no client spins.
     async fn ready(&mut self, local: usize, deadline: Instant) -> bool {
         if self.sessions[local].conn.is_some() {
             return true;
         }
-        let now = Instant::now();
-        if !self.sessions[local].may_try(now) {
-            let all_down = self.sessions.iter().all(|s| s.conn.is_none());
-            if !all_down {
-                return false;
-            }
+        if !self.sessions[local].may_try(Instant::now()) {
             let wake = self.sessions[local].next_try().min(deadline);
             if !self.pause_until(wake).await || Instant::now() >= deadline {
                 return false;
@@ -451,14 +559,27 @@ impl Client {
         self.sessions[local].reconnect(params).await
     }
 
-    /// Ends every session politely so the server flushes its statistics at exit; returns the
-    /// number of sessions reopened during the run.
-    pub async fn close(self) -> u64 {
-        let mut reconnects = 0;
-        for s in self.sessions {
-            reconnects += s.close().await;
+    /// Ends every session politely so the server flushes its statistics at exit (each
+    /// goodbye bounded: a hung server must not hold the run's end), after the CancelRequests
+    /// still on their way.
+    pub async fn close(self) -> ClientEnd {
+        for c in self.cancels {
+            let _ = tokio::time::timeout(CANCEL_WITHIN, c).await;
         }
-        reconnects
+        let mut end = ClientEnd {
+            reconnects: 0,
+            cut_in_flight: Vec::new(),
+        };
+        for (s, target) in self.sessions.into_iter().zip(self.targets) {
+            if s.cut_in_flight > 0 {
+                end.cut_in_flight.push((target, s.cut_in_flight));
+            }
+            end.reconnects += s.reconnects;
+            if let Some(c) = s.conn {
+                let _ = tokio::time::timeout(CLOSE_WITHIN, c.close()).await;
+            }
+        }
+        end
     }
 }
 

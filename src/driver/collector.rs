@@ -39,6 +39,8 @@ pub struct Collected {
     /// When the last client finished (None if no thread finished cleanly).
     pub ended: Option<Instant>,
     pub reconnects: u64,
+    /// Per global target, tries cut in flight at the run's end (summed over threads).
+    pub cut_in_flight: BTreeMap<usize, u64>,
     pub warnings: Vec<String>,
     /// Clients that panicked (each with its thread): the run failed.
     pub panics: Vec<String>,
@@ -142,6 +144,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut done = vec![false; self.threads];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
+        let mut cut_in_flight = BTreeMap::new();
         let mut warnings = Vec::new();
         let mut panics = Vec::new();
         let mut state = Folding::new(keys);
@@ -159,6 +162,9 @@ impl<'k, 's> Collector<'k, 's> {
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
+                for (target, n) in end.cut_in_flight {
+                    *cut_in_flight.entry(target).or_insert(0) += n;
+                }
                 panics.extend(
                     end.panics
                         .into_iter()
@@ -192,9 +198,12 @@ impl<'k, 's> Collector<'k, 's> {
         for (tick, rec) in std::mem::take(&mut pending) {
             self.fold(&mut state, tick, &rec)?;
         }
+        // Tries in flight at the end were cut there, so the last interval ends at the
+        // duration even when closing the sessions took longer.
         let end_offset = ended
             .map(|e| e.saturating_duration_since(self.start))
-            .unwrap_or_else(|| self.start.elapsed());
+            .unwrap_or_else(|| self.start.elapsed())
+            .min(self.planned_end());
         let last_start = TICK * (state.interval * self.interval_ticks) as u32;
         let last_len = end_offset
             .saturating_sub(last_start)
@@ -204,9 +213,18 @@ impl<'k, 's> Collector<'k, 's> {
             total: state.total,
             ended,
             reconnects,
+            cut_in_flight,
             warnings,
             panics,
         })
+    }
+
+    /// The run's planned length: the end of its last segment.
+    fn planned_end(&self) -> Duration {
+        self.keys
+            .segments
+            .last()
+            .map_or(Duration::from_secs(1), |s| s.end)
     }
 
     fn interval_of(&self, tick: u64) -> u64 {
@@ -359,6 +377,7 @@ mod tests {
             let finished = (tick == last).then(|| ThreadEnd {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
+                cut_in_flight: Vec::new(),
                 mixlog_error: None,
                 panics: Vec::new(),
             });

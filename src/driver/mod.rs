@@ -16,7 +16,9 @@ pub mod schedule;
 pub mod session;
 pub mod stop;
 pub mod thread;
+pub mod watchdog;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
@@ -40,6 +42,7 @@ pub struct DriverPlan {
     pub layout: Layout,
     pub protocol: pgwire::Protocol,
     pub max_tries: u32,
+    pub txn_timeout: Option<Duration>,
     pub jobs: u32,
     pub seed: u64,
     pub interval: Duration,
@@ -89,7 +92,18 @@ pub struct DriverResult {
     pub emulators: Vec<(usize, Backlog)>,
     /// Why the run failed: a client or a driver thread panicked. `complete` is false then.
     pub failure: Option<String>,
+    /// Per global target, tries cut in flight at the end: the server may have committed some
+    /// of them, so its count may exceed tidebench's by up to this many.
+    pub cut_in_flight: BTreeMap<usize, u64>,
+    /// How long after the planned end the last client finished, when that was more than
+    /// [`OVERRUN_TOLERANCE`] (closing sessions on a hung server, a client that ignored the
+    /// cut): reported, never folded into the measured window.
+    pub overrun: Option<Duration>,
 }
+
+/// How late the clients may finish after the planned end before it counts as an overrun:
+/// saying goodbye to every session and sending the cancels takes a few milliseconds.
+pub const OVERRUN_TOLERANCE: Duration = Duration::from_millis(500);
 
 /// Opens every client's sessions on its driver thread. Fails with the first connect error.
 pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> {
@@ -100,6 +114,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         max_tries: plan.max_tries,
         keys: plan.keys.shape(),
         stop,
+        txn_timeout: plan.txn_timeout,
     });
     let emulators = shared
         .layout
@@ -235,6 +250,11 @@ impl Connected {
         panics.extend(thread_panics);
         let failure = (!panics.is_empty()).then(|| panics.join("; "));
         let ended = collected.ended.unwrap_or_else(Instant::now);
+        let planned = self.keys.segments.last().map_or(Duration::ZERO, |s| s.end);
+        let actual = ended.saturating_duration_since(start);
+        let overrun = actual
+            .checked_sub(planned)
+            .filter(|late| *late > OVERRUN_TOLERANCE);
         let emulators = self
             .emulators
             .iter()
@@ -243,11 +263,14 @@ impl Connected {
         Ok(DriverResult {
             emulators,
             total: collected.total,
-            elapsed: ended.saturating_duration_since(start),
+            // Nothing is recorded past the planned end (tries in flight there were cut).
+            elapsed: actual.min(planned),
             complete: !stop.is_set() && failure.is_none(),
             reconnects: collected.reconnects,
             warnings: collected.warnings,
             failure,
+            cut_in_flight: collected.cut_in_flight,
+            overrun,
         })
     }
 

@@ -12,6 +12,8 @@ pub struct Session {
     next_try: Option<Instant>,
     /// Sessions opened after the first (each is one transaction at the server).
     pub reconnects: u64,
+    /// Tries cut in flight at the run's end on this session.
+    pub cut_in_flight: u64,
 }
 
 impl Session {
@@ -21,6 +23,7 @@ impl Session {
             backoff: BACKOFF_FIRST,
             next_try: None,
             reconnects: 0,
+            cut_in_flight: 0,
         }
     }
 

@@ -46,9 +46,10 @@ impl Stop {
         let _ = rx.wait_for(|stopped| *stopped).await;
     }
 
-    /// Triggers the stop on SIGINT or SIGTERM, telling `events` first. Runs on the caller's
-    /// runtime until the stop.
-    pub async fn on_signals(self, events: Arc<dyn Sink>) {
+    /// Triggers the stop on SIGINT or SIGTERM, telling `events` first; a second signal calls
+    /// `again` (the CLI exits at once: the user insists, and the `.partial` dir keeps what was
+    /// written). Runs on the caller's runtime.
+    pub async fn on_signals(self, events: Arc<dyn Sink>, again: fn() -> !) {
         use tokio::signal::unix::{signal, SignalKind};
         let (Ok(mut int), Ok(mut term)) = (
             signal(SignalKind::interrupt()),
@@ -63,5 +64,10 @@ impl Stop {
         }
         events.send(Event::Interrupted);
         self.trigger();
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        again();
     }
 }

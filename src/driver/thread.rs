@@ -18,14 +18,16 @@ use crate::metrics::mixlog::MixLog;
 use crate::metrics::Recorder;
 use crate::workload::Rng;
 
-use super::client::{Client, ClientShared};
+use super::client::{Client, ClientShared, OnThread};
 use super::session::Session;
 use super::stop::Stop;
+use super::watchdog::{self, Watch};
 
 /// The collector's tick length: progress and intervals are whole multiples of it.
 pub const TICK: Duration = Duration::from_secs(1);
-/// How long in-flight transactions may run on after a stop before they are cut off.
-pub const STOP_GRACE: Duration = Duration::from_millis(800);
+/// How long clients may take to end after a stop before their tasks are aborted. The
+/// watchdog cuts every try in flight at the stop, so this only bounds what it does not watch.
+pub const STOP_GRACE: Duration = Duration::from_millis(400);
 
 /// What a driver thread reports: everything recorded since its previous report.
 pub struct TickReport {
@@ -40,6 +42,8 @@ pub struct TickReport {
 pub struct ThreadEnd {
     pub at: Instant,
     pub reconnects: u64,
+    /// Per global target, tries cut in flight at the run's end.
+    pub cut_in_flight: Vec<(usize, u64)>,
     /// The mix log's write error, if writing it failed.
     pub mixlog_error: Option<String>,
     /// Clients of this thread that panicked, with the panic's message: the run failed.
@@ -139,13 +143,25 @@ async fn run_thread(
         mixlog.clone(),
         ticks.clone(),
     ));
-    let handles = spawn_clients(&spec, sessions, start, &recorder, &mixlog);
+    let watches = Watch::for_thread(sessions.len());
+    let run_end = start + spec.shared.layout.segments.last().map_or(Duration::ZERO, |s| s.end);
+    let dog = tokio::task::spawn_local(watchdog::watchdog(
+        watches.clone(),
+        run_end,
+        spec.shared.txn_timeout,
+        spec.shared.stop.clone(),
+    ));
+    let handles = spawn_clients(&spec, sessions, start, &recorder, &mixlog, watches);
     let (finished, panics) = await_clients(&spec.shared.stop, handles).await;
     let end = Instant::now();
     ticker.abort();
+    dog.abort();
     let mut reconnects = 0;
+    let mut cut_in_flight = Vec::new();
     for c in finished {
-        reconnects += c.close().await;
+        let ended = c.close().await;
+        reconnects += ended.reconnects;
+        cut_in_flight.extend(ended.cut_in_flight);
     }
     let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
     // The ticker is gone: what was recorded since its last swap goes in this final report.
@@ -158,6 +174,7 @@ async fn run_thread(
         finished: Some(ThreadEnd {
             at: end,
             reconnects,
+            cut_in_flight,
             mixlog_error,
             panics,
         }),
@@ -216,9 +233,10 @@ fn spawn_clients(
     start: Instant,
     recorder: &Rc<RefCell<Recorder>>,
     mixlog: &Option<Rc<RefCell<MixLog>>>,
+    watches: Vec<Rc<Watch>>,
 ) -> Vec<tokio::task::JoinHandle<Client>> {
     let mut handles = Vec::with_capacity(sessions.len());
-    for (id, sessions) in spec.clients.iter().zip(sessions) {
+    for ((id, sessions), watch) in spec.clients.iter().zip(sessions).zip(watches) {
         let role = spec.shared.layout.clients[*id as usize];
         let client = Client::new(
             *id,
@@ -226,8 +244,11 @@ fn spawn_clients(
             role,
             sessions,
             Rng::seed_from_u64(client_seed(spec.seed, *id)),
-            Rc::clone(recorder),
-            mixlog.clone(),
+            OnThread {
+                recorder: Rc::clone(recorder),
+                mixlog: mixlog.clone(),
+                watch,
+            },
         );
         handles.push(tokio::task::spawn_local(client.run(start)));
     }

@@ -178,6 +178,19 @@ pub struct ServerDelta {
     /// `client_committed`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub restarted: bool,
+    /// tidebench's transactions on this database cut in flight at the run's end: the server
+    /// may have committed some (a cut during the COMMIT), so its count may exceed
+    /// `client_committed` by up to this many and still agree.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub cut_in_flight: i64,
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_false(b: &bool) -> bool {
@@ -269,6 +282,13 @@ pub struct Summary {
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<super::Incident>,
+    /// Transactions in flight at the run's end (or its stop), cut there and not counted.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cut_in_flight: u64,
+    /// Seconds the clients took to finish after the planned end, when over half a second
+    /// (closing sessions on a hung server): said, and never part of the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overrun_s: Option<f64>,
 }
 
 /// A target's place in the plan.
@@ -390,6 +410,8 @@ impl Summary {
             ratio_rules: ratios::check(&run.ratio_rules, &keys.txn_types, &per_type, measured_time),
             emulators: Vec::new(),
             incidents: Vec::new(),
+            cut_in_flight: 0,
+            overrun_s: None,
         }
     }
 
@@ -621,6 +643,7 @@ pub mod tests {
             xact_rollback_delta: 0,
             client_committed: 1,
             restarted: true,
+            cut_in_flight: 0,
         }];
         let mut s = Summary::build(&run(false), &plan(), &k, &rec, server);
         s.incidents = vec![crate::results::Incident {

@@ -137,7 +137,11 @@ fn layout(
         .zip(&targets.resolved)
         .map(|(p, r)| TargetSlot {
             group: p.group,
-            params: with_isolation(&r.params, plan.groups[p.group].options.isolation),
+            params: session_params(
+                &r.params,
+                plan.groups[p.group].options.isolation,
+                plan.txn_timeout,
+            ),
         })
         .collect();
     let labels = targets.resolved.iter().map(|r| r.label.clone()).collect();
@@ -175,11 +179,21 @@ fn shares(plan: &RunPlan, keys: &KeySpace) -> Vec<Option<Vec<f64>>> {
 }
 
 /// The driver's session parameters for a group: the target's own, plus the group's isolation
-/// as a session default (set at startup, so it costs no statement and no transaction).
-fn with_isolation(params: &pgwire::ConnectParams, isolation: Isolation) -> pgwire::ConnectParams {
+/// as a session default and the transaction timeout as `statement_timeout` (set at startup,
+/// so they cost no statement and no transaction). The server's own timeout ends a statement
+/// that waits on a lock; the client's deadline (the same length) covers a server that does
+/// not answer at all.
+fn session_params(
+    params: &pgwire::ConnectParams,
+    isolation: Isolation,
+    txn_timeout: Option<std::time::Duration>,
+) -> pgwire::ConnectParams {
     let mut out = params.clone();
-    let ours = isolation.startup_options();
-    if !ours.is_empty() {
+    let timeout = txn_timeout.map(|t| format!("-c statement_timeout={}", t.as_millis().max(1)));
+    for ours in [Some(isolation.startup_options()), timeout].into_iter().flatten() {
+        if ours.is_empty() {
+            continue;
+        }
         if !out.options.is_empty() {
             out.options.push(' ');
         }
@@ -195,7 +209,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn isolation_joins_the_targets_own_startup_options() {
+    fn isolation_and_timeout_join_the_targets_own_startup_options() {
         let mut params = pgwire::ConnectParams {
             host: pgwire::Host::Tcp("db".into()),
             port: 5432,
@@ -207,17 +221,26 @@ mod tests {
             connect_timeout: Duration::from_secs(1),
         };
         assert_eq!(
-            with_isolation(&params, Isolation::ReadCommitted).options,
+            session_params(&params, Isolation::ReadCommitted, None).options,
             ""
         );
         params.options = "-c work_mem=64MB".into();
         assert_eq!(
-            with_isolation(&params, Isolation::Serializable).options,
+            session_params(&params, Isolation::Serializable, None).options,
             "-c work_mem=64MB -c default_transaction_isolation=serializable"
         );
         assert_eq!(
-            with_isolation(&params, Isolation::ReadCommitted).options,
+            session_params(&params, Isolation::ReadCommitted, None).options,
             "-c work_mem=64MB"
+        );
+        assert_eq!(
+            session_params(
+                &params,
+                Isolation::ReadCommitted,
+                Some(Duration::from_millis(2500))
+            )
+            .options,
+            "-c work_mem=64MB -c statement_timeout=2500"
         );
     }
 }

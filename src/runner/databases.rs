@@ -7,6 +7,7 @@
 //! (`pg_stat_bgwriter.stats_reset` moved), its delta holds the counts since the reset and is
 //! marked `restarted`, not compared.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::config::OptionValues;
@@ -182,38 +183,39 @@ impl Databases {
     }
 
     /// After the clients closed their sessions: each database's deltas since `before`, beside
-    /// what tidebench committed there. A server that closed the statistics session during the
-    /// run is read over a new session; if its statistics were reset meanwhile (crash
-    /// recovery), its deltas are the counts since the reset, marked `restarted`. A database
-    /// whose counters cannot be read is left out, with a warning to `events`.
+    /// what tidebench committed there (and cut in flight at the end, per target in `cut`).
+    /// A server that closed the statistics session during the run is read over a new
+    /// session; if its statistics were reset meanwhile (crash recovery), its deltas are the
+    /// counts since the reset, marked `restarted`. Everything here ends within `budget`, and a
+    /// server that does not answer a first query within [`PROBE_WITHIN`] is not waited for:
+    /// a stopped or hung server must not hold the run's end. A database whose counters cannot
+    /// be read in time is left out, with a warning to `events`.
     pub async fn deltas(
         &mut self,
         before: &[XactCounters],
-        keys: &KeySpace,
-        total: &Recorder,
+        ran: &RunCounts<'_>,
+        budget: Duration,
         events: &dyn Sink,
     ) -> Vec<ServerDelta> {
+        let deadline = Instant::now() + budget;
         let mut restarted = vec![false; self.servers.len()];
         let mut down: Vec<Option<String>> = vec![None; self.servers.len()];
-        for ((s, r), gone) in self
+        for (s, (r, gone)) in self
             .servers
             .iter_mut()
-            .zip(restarted.iter_mut())
-            .zip(down.iter_mut())
+            .zip(restarted.iter_mut().zip(down.iter_mut()))
         {
-            let reopened = match s.stats.revive(REVIVE_AFTER_RUN).await {
-                Ok(reopened) => reopened,
-                Err(e) => {
-                    *gone = Some(e);
-                    continue;
+            match reopen_and_probe(&mut s.stats, deadline).await {
+                Ok(reopened) => {
+                    let reset_after = server::stats_reset(s.stats.client()).await;
+                    *r = match (&s.reset_before, &reset_after) {
+                        (Ok(before), Ok(after)) => before != after,
+                        // Without the reset time, a lost session is taken as a restart.
+                        _ => reopened || s.stats.reopened() > 0,
+                    };
                 }
-            };
-            let reset_after = server::stats_reset(s.stats.client()).await;
-            *r = match (&s.reset_before, &reset_after) {
-                (Ok(before), Ok(after)) => before != after,
-                // Without the reset time, a lost session is taken as a restart.
-                _ => reopened || s.stats.reopened() > 0,
-            };
+                Err(e) => *gone = Some(e),
+            }
         }
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
@@ -225,7 +227,15 @@ impl Databases {
                 continue;
             }
             let stats = &mut self.servers[d.server].stats;
-            match settled_after(stats, &d.dbname).await {
+            let settled = tokio::time::timeout_at(deadline.into(), settled_after(stats, &d.dbname))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "its counters did not settle within {budget:?} after the run, so the \
+                         server's count is not compared"
+                    ))
+                });
+            match settled {
                 Ok(after) => {
                     let reset = restarted[d.server]
                         || after.commit < b.commit
@@ -233,7 +243,12 @@ impl Databases {
                     // Counters that started over count from zero since.
                     let from = if reset { XactCounters::default() } else { *b };
                     let mut delta = after.delta_since(from, &d.label, &d.dbname);
-                    delta.client_committed = committed_on(keys, total, &d.targets) as i64;
+                    delta.client_committed = committed_on(ran.keys, ran.total, &d.targets) as i64;
+                    delta.cut_in_flight = d
+                        .targets
+                        .iter()
+                        .filter_map(|t| ran.cut_in_flight.get(t))
+                        .sum::<u64>() as i64;
                     delta.restarted = reset;
                     out.push(delta);
                 }
@@ -244,6 +259,35 @@ impl Databases {
             }
         }
         out
+    }
+}
+
+/// What the clients did, for the server check: the recorders' totals and the tries cut in
+/// flight at the end, per global target.
+pub struct RunCounts<'a> {
+    pub keys: &'a KeySpace,
+    pub total: &'a Recorder,
+    pub cut_in_flight: &'a BTreeMap<usize, u64>,
+}
+
+/// How long a server may take to answer the first query after the run before it is taken as
+/// stopped or hung and its check is skipped.
+const PROBE_WITHIN: Duration = Duration::from_millis(500);
+
+/// Opens the statistics session again if the server closed it (trying until `deadline`, at
+/// most [`REVIVE_AFTER_RUN`]), then checks the server answers at all. True when reopened.
+async fn reopen_and_probe(stats: &mut StatsSession, deadline: Instant) -> Result<bool, String> {
+    let within = deadline
+        .saturating_duration_since(Instant::now())
+        .min(REVIVE_AFTER_RUN);
+    let reopened = stats.revive(within).await?;
+    match tokio::time::timeout(PROBE_WITHIN, stats.client().simple_query("SELECT 1")).await {
+        Ok(Ok(_)) => Ok(reopened),
+        Ok(Err(e)) => Err(format!("the server failed a query: {e}")),
+        Err(_) => Err(format!(
+            "the server did not answer within {PROBE_WITHIN:?} (stopped or hung?), so its \
+             count is not compared"
+        )),
     }
 }
 

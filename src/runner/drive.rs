@@ -97,6 +97,7 @@ async fn connect(
         layout,
         protocol: plan.protocol.wire(),
         max_tries: plan.max_tries,
+        txn_timeout: plan.txn_timeout,
         jobs: plan.jobs,
         seed: plan.seed,
         interval: plan.interval,

@@ -13,6 +13,13 @@ use super::databases::Databases;
 use super::drive::Driven;
 use super::{RunError, RunOutcome};
 
+/// How long the server check after a finished run may take: the backends' statistics are
+/// flushed as they exit, which on a busy machine takes a moment.
+const AFTER_RUN_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+/// The same after a stop (Ctrl-C): short, so the run ends within a second; a check that does
+/// not fit is skipped with a warning.
+const AFTER_STOP_BUDGET: std::time::Duration = std::time::Duration::from_millis(500);
+
 pub async fn finish(
     plan: &RunPlan,
     frame: Frame,
@@ -29,9 +36,19 @@ pub async fn finish(
         devices,
         incidents,
     } = driven;
-    let server = dbs
-        .deltas(&before, &frame.keys, &result.total, events)
-        .await;
+    let ran = super::databases::RunCounts {
+        keys: &frame.keys,
+        total: &result.total,
+        cut_in_flight: &result.cut_in_flight,
+    };
+    // A stopped run ends at once (Ctrl-C must be quick); a finished one may wait for the
+    // servers' statistics to settle, bounded all the same.
+    let budget = if result.complete {
+        AFTER_RUN_BUDGET
+    } else {
+        AFTER_STOP_BUDGET
+    };
+    let server = dbs.deltas(&before, &ran, budget, events).await;
     let facts = RunFacts {
         workload: plan.name().to_string(),
         started_at,
@@ -50,6 +67,8 @@ pub async fn finish(
     summary.emulators = emulator_ends(plan, &result.emulators);
     summary.failure = result.failure.clone();
     summary.incidents = incidents;
+    summary.cut_in_flight = result.cut_in_flight.values().sum();
+    summary.overrun_s = result.overrun.map(|d| (d.as_secs_f64() * 1e3).round() / 1e3);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
@@ -58,6 +77,13 @@ pub async fn finish(
         .map_err(|e| RunError::Results(e.to_string()))?;
     // The results are safe on disk by now: a report that cannot be drawn only warns.
     let mut warnings = result.warnings;
+    if let Some(late) = result.overrun {
+        warnings.push(format!(
+            "the clients finished {late:.1?} after the planned end (sessions slow to close: a \
+             hung server?); the measured window still ends at the duration (overrun_s in \
+             summary.json)"
+        ));
+    }
     if let Err(e) = crate::report::html::write(&dir) {
         warnings.push(format!(
             "report.html not written ({e}); retry with `tidebench report {}`",

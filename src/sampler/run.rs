@@ -244,7 +244,16 @@ impl Sampler {
         }
         let pg_began = Instant::now();
         for (s, o) in self.servers.iter_mut().zip(outages.iter_mut()) {
-            match s.sample(&mut v).await {
+            let read = tokio::time::timeout(SERVER_WITHIN, s.sample(&mut v))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "{} did not answer the statistics queries within {SERVER_WITHIN:?} \
+                         (stopped or hung?)",
+                        s.source
+                    ))
+                });
+            match read {
                 Ok(()) => o.down = false,
                 // Warned once per outage, not once per second; the end report names the first
                 // only and counts the rest (a server OOM-killed again and again restarts often).
@@ -273,6 +282,10 @@ impl Sampler {
         v
     }
 }
+
+/// How long one server's statistics queries may take in a round: a stopped or hung server
+/// must not hold the round (nor the run's end, which waits for the last round).
+const SERVER_WITHIN: Duration = Duration::from_millis(500);
 
 /// A server's stretches without counters during the run.
 #[derive(Debug, Clone, Copy, Default)]

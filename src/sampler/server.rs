@@ -111,6 +111,7 @@ impl XactCounters {
             xact_rollback_delta: self.rollback - before.rollback,
             client_committed: 0,
             restarted: false,
+            cut_in_flight: 0,
         }
     }
 }

@@ -104,6 +104,7 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         xact_rollback_delta: 4,
         client_committed: 63,
         restarted: false,
+        cut_in_flight: 0,
     }];
     let run_plan = plan();
     let summary = Summary::build(&run, &run_plan, &keys, &total, server);

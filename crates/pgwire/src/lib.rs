@@ -9,6 +9,7 @@
 //!
 //! Message encoding and parsing, and SCRAM/MD5, come from the `postgres-protocol` crate.
 
+mod cancel;
 mod connection;
 mod error;
 mod literal;
@@ -17,6 +18,7 @@ mod response;
 mod startup;
 mod stream;
 
+pub use cancel::{cancel, CancelKey};
 pub use connection::Connection;
 pub use error::{Error, ErrorKind};
 pub use params::{ConnectParams, Host, Param, Protocol, Statement};

@@ -1,0 +1,233 @@
+//! Cutting transactions that must not run on: one at the run's end (the measured window never
+//! grows past the duration), every one at a stop (Ctrl-C ends the run at once), and one that
+//! has run longer than the transaction timeout (a hung server, a lock held elsewhere).
+//!
+//! The hot path arms no timer per transaction: a client marks when its try began in its
+//! [`Watch`] (a `Cell` store) and runs the try inside [`Watch::guard`]; one watchdog task per
+//! driver thread sleeps until the run's end (and, with a timeout, looks at the clients every
+//! [`STEP`]), and cuts a client by setting its watch and waking its task. A try that is cut
+//! gives up its session half-way; the client decides what that costs (see `client.rs`).
+
+use std::cell::Cell;
+use std::future::Future;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use super::stop::Stop;
+
+/// How often the watchdog looks for tries past the transaction timeout: a timeout fires up to
+/// this late, which is nothing next to a timeout of seconds.
+pub const STEP: Duration = Duration::from_millis(100);
+
+/// Why a try was cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// It ran longer than the transaction timeout: a `timeout` failure.
+    Timeout,
+    /// The run ended (its duration, or a stop) while it was in flight: not counted.
+    End,
+}
+
+/// One client's in-flight try, as the watchdog sees it.
+#[derive(Default)]
+pub struct Watch {
+    since: Cell<Option<Instant>>,
+    cut: Cell<Option<Cut>>,
+    waker: Cell<Option<Waker>>,
+    /// Shared by a thread's watches: set once the run has ended, so a try that begins after
+    /// the watchdog's last look is cut at once.
+    ended: Rc<Cell<bool>>,
+}
+
+impl Watch {
+    /// The watches of one driver thread's `clients`, all seeing one end flag.
+    pub fn for_thread(clients: usize) -> Vec<Rc<Watch>> {
+        let ended = Rc::new(Cell::new(false));
+        (0..clients)
+            .map(|_| {
+                Rc::new(Watch {
+                    ended: Rc::clone(&ended),
+                    ..Watch::default()
+                })
+            })
+            .collect()
+    }
+
+    /// A try begins at `now`.
+    #[inline]
+    pub fn begin(&self, now: Instant) {
+        self.since.set(Some(now));
+        self.cut
+            .set(if self.ended.get() { Some(Cut::End) } else { None });
+    }
+
+    /// The try has ended (or was cut): the watchdog leaves this client alone.
+    #[inline]
+    pub fn end(&self) {
+        self.since.set(None);
+    }
+
+    /// When the try under way began.
+    pub fn since(&self) -> Option<Instant> {
+        self.since.get()
+    }
+
+    /// Runs `work` until it ends or the watchdog cuts it; `Err` says why it was cut.
+    pub async fn guard<F: Future>(&self, work: F) -> Result<F::Output, Cut> {
+        let mut work = std::pin::pin!(work);
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(out) = work.as_mut().poll(cx) {
+                return Poll::Ready(Ok(out));
+            }
+            if let Some(cut) = self.cut.get() {
+                return Poll::Ready(Err(cut));
+            }
+            // Keep the task's waker for the watchdog; most polls come from the same task, so
+            // the clone is skipped.
+            let kept = self.waker.take();
+            self.waker.set(match kept {
+                Some(w) if w.will_wake(cx.waker()) => Some(w),
+                _ => Some(cx.waker().clone()),
+            });
+            Poll::Pending
+        })
+        .await
+    }
+
+    fn cut(&self, why: Cut) {
+        if self.since.get().is_some() && self.cut.get().is_none() {
+            self.cut.set(Some(why));
+            if let Some(w) = self.waker.take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+/// Watches one thread's clients until the run's `end` or the `stop`, then cuts every try in
+/// flight; meanwhile cuts each try older than `timeout`.
+pub async fn watchdog(watches: Vec<Rc<Watch>>, end: Instant, timeout: Option<Duration>, stop: Stop) {
+    loop {
+        let now = Instant::now();
+        let next = match timeout {
+            Some(_) => (now + STEP).min(end),
+            None => end,
+        };
+        let stopped = tokio::select! {
+            _ = tokio::time::sleep_until(next.into()) => stop.is_set(),
+            _ = stop.wait() => true,
+        };
+        let now = Instant::now();
+        if stopped || now >= end {
+            if let Some(w) = watches.first() {
+                w.ended.set(true);
+            }
+            for w in &watches {
+                w.cut(Cut::End);
+            }
+            return;
+        }
+        if let Some(t) = timeout {
+            for w in &watches {
+                if w.since().is_some_and(|s| now.saturating_duration_since(s) >= t) {
+                    w.cut(Cut::Timeout);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local<F: Future>(f: F) -> F::Output {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        tokio::task::LocalSet::new().block_on(&rt, f)
+    }
+
+    #[test]
+    fn a_try_that_ends_by_itself_is_not_cut() {
+        local(async {
+            let watches = Watch::for_thread(1);
+            let end = Instant::now() + Duration::from_secs(5);
+            let dog = tokio::task::spawn_local(watchdog(
+                watches.clone(),
+                end,
+                Some(Duration::from_secs(1)),
+                Stop::new(),
+            ));
+            let w = &watches[0];
+            w.begin(Instant::now());
+            let out = w.guard(async { 7 }).await;
+            w.end();
+            assert_eq!(out, Ok(7));
+            dog.abort();
+        });
+    }
+
+    #[test]
+    fn a_hung_try_is_cut_by_the_timeout_and_one_in_flight_at_the_end_by_the_end() {
+        local(async {
+            let watches = Watch::for_thread(2);
+            let t0 = Instant::now();
+            let end = t0 + Duration::from_millis(600);
+            tokio::task::spawn_local(watchdog(
+                watches.clone(),
+                end,
+                Some(Duration::from_millis(200)),
+                Stop::new(),
+            ));
+            let hung = std::future::pending::<()>();
+            watches[0].begin(Instant::now());
+            assert_eq!(watches[0].guard(hung).await, Err(Cut::Timeout));
+            let took = t0.elapsed();
+            assert!(took >= Duration::from_millis(200), "{took:?}");
+            assert!(took < Duration::from_millis(550), "{took:?}");
+            watches[0].end();
+            // Short sleeps, each under the timeout, until the end cuts one in flight.
+            let w = &watches[1];
+            let cut = loop {
+                w.begin(Instant::now());
+                let r = w.guard(tokio::time::sleep(Duration::from_millis(150))).await;
+                w.end();
+                if let Err(c) = r {
+                    break c;
+                }
+            };
+            assert_eq!(cut, Cut::End);
+            assert!(t0.elapsed() >= Duration::from_millis(600));
+            // After the end, a new try is cut before it waits at all.
+            w.begin(Instant::now());
+            assert_eq!(w.guard(std::future::pending::<()>()).await, Err(Cut::End));
+        });
+    }
+
+    #[test]
+    fn a_stop_cuts_every_try_in_flight_at_once() {
+        local(async {
+            let watches = Watch::for_thread(1);
+            let stop = Stop::new();
+            tokio::task::spawn_local(watchdog(
+                watches.clone(),
+                Instant::now() + Duration::from_secs(60),
+                None,
+                stop.clone(),
+            ));
+            let t0 = Instant::now();
+            let trigger = stop.clone();
+            tokio::task::spawn_local(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                trigger.trigger();
+            });
+            watches[0].begin(Instant::now());
+            let r = watches[0].guard(std::future::pending::<()>()).await;
+            assert_eq!(r, Err(Cut::End));
+            assert!(t0.elapsed() < Duration::from_secs(2));
+        });
+    }
+}
