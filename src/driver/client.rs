@@ -4,10 +4,9 @@
 //! on error roll back, then retry with the same parameters (serialization failure, deadlock) up
 //! to `max_tries`, or count the failure by class and go on. A lost session is reopened with
 //! capped backoff; while a target is down its cards count as `connection` failures, so one dead
-//! target never stalls the run. A card for a down target costs the wait until its session's
-//! next reconnection attempt (at most [`super::session`]'s 2 s backoff cap): in shared mode a
-//! dead group's cards hold clients as a live group's do, instead of failing at once and
-//! letting the other groups run ahead of their shares.
+//! target never stalls the run. A card for a down target costs what a try on it typically
+//! took: in shared mode a dead group's cards hold clients as its live ones did, instead of
+//! failing at once and letting the other groups run ahead of their shares.
 //!
 //! Each try runs under the thread's watchdog ([`super::watchdog`]): one that outlives the
 //! transaction timeout is abandoned as a `timeout` failure (its session dropped, a
@@ -33,7 +32,7 @@ use crate::workload::{Emulator, Job, Rng, Terminal, TxnEnd};
 use super::deck::Deck;
 use super::layout::{ClientAssignment, Layout, Pace};
 use super::schedule::Schedule;
-use super::session::Session;
+use super::session::{EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::{Cut, Watch};
 use crate::metrics::mixlog::{MixLog, MixRecord};
@@ -85,7 +84,7 @@ pub struct OnThread {
 /// flight at the end.
 pub struct ClientEnd {
     pub reconnects: u64,
-    pub cut_in_flight: Vec<(usize, u64)>,
+    pub at_end: Vec<(usize, EndCounts)>,
 }
 
 /// How one try ended when the watchdog did not cut it.
@@ -97,10 +96,21 @@ enum Tried {
     Final(ErrorClass),
 }
 
-/// A try cut at the run's end is cancelled at the server only if it had run this long: a
-/// short one ends by itself, a long one may be waiting on a lock and would hold the server's
-/// count (and the run's end) until it is released.
-const CANCEL_AFTER: Duration = Duration::from_millis(250);
+/// How a try under the watchdog ended.
+enum Ending {
+    /// By itself, in time.
+    Tried(Tried),
+    /// Cut by the transaction timeout.
+    TimedOut,
+    /// By itself, within [`END_GRACE`] after the run's end: outside the measured window.
+    AfterEnd(Tried),
+    /// Cut at the run's end after [`END_GRACE`], its fate unknown.
+    Cut,
+}
+
+/// How long a try in flight at the run's end may go on (outside the measured window) so the
+/// server check learns whether it committed; one still running then is cancelled.
+const END_GRACE: Duration = Duration::from_millis(200);
 /// How long sending one CancelRequest may take (a stopped postmaster never answers).
 const CANCEL_WITHIN: Duration = Duration::from_millis(500);
 /// How long saying goodbye on one session may take at the end.
@@ -457,20 +467,43 @@ impl Client {
             tries += 1;
             let began = Instant::now();
             watch.begin(began);
-            let tried = watch.guard(self.try_once(local, work, deadline)).await;
+            let ending = {
+                let mut attempt = std::pin::pin!(self.try_once(local, work, deadline));
+                match watch.guard(attempt.as_mut()).await {
+                    Ok(tried) => Ending::Tried(tried),
+                    Err(Cut::Timeout) => Ending::TimedOut,
+                    // Out of the measured window, the try may finish for a moment, so the
+                    // server check knows whether it committed; past that it is cut.
+                    Err(Cut::End) => match tokio::time::timeout(END_GRACE, attempt).await {
+                        Ok(tried) => Ending::AfterEnd(tried),
+                        Err(_) => Ending::Cut,
+                    },
+                }
+            };
             watch.end();
-            let class = match tried {
-                Ok(Tried::Done(outcome)) => return Some((outcome, tries - 1)),
-                Ok(Tried::Final(class)) => return Some((Outcome::Failed(class), tries - 1)),
-                Ok(Tried::Failed(class)) => class,
-                Err(Cut::Timeout) => {
-                    self.abandon(local, true);
+            let class = match ending {
+                Ending::Tried(Tried::Done(outcome)) => {
+                    self.sessions[local].note_try(began.elapsed());
+                    return Some((outcome, tries - 1));
+                }
+                Ending::Tried(Tried::Final(class)) => {
+                    return Some((Outcome::Failed(class), tries - 1))
+                }
+                Ending::Tried(Tried::Failed(class)) => class,
+                Ending::TimedOut => {
+                    if self.abandon(local, true) {
+                        self.sessions[local].at_end.cut_in_flight += 1;
+                    }
                     return Some((Outcome::Failed(ErrorClass::Timeout), tries - 1));
                 }
-                Err(Cut::End) => {
-                    let long = began.elapsed() >= CANCEL_AFTER;
-                    if self.abandon(local, long) {
-                        self.sessions[local].cut_in_flight += 1;
+                Ending::AfterEnd(Tried::Done(Outcome::Committed)) => {
+                    self.sessions[local].at_end.committed_after_end += 1;
+                    return None;
+                }
+                Ending::AfterEnd(_) => return None,
+                Ending::Cut => {
+                    if self.abandon(local, true) {
+                        self.sessions[local].at_end.cut_in_flight += 1;
                     }
                     return None;
                 }
@@ -542,16 +575,28 @@ impl Client {
         true
     }
 
-    /// Makes sure session `local` is open. While its target is down, the card waits for the
-    /// session's next reconnection attempt (never past the run's end or a stop), so a dead
-    /// target's cards cost time as live ones do and no client spins.
+    /// Makes sure session `local` is open. While its target is down (between reconnection
+    /// attempts), a client with other sessions spends on the card what a try on that target
+    /// typically took and fails it, so in shared mode a dead group's cards hold clients as
+    /// its live ones did and the other groups keep their shares and their rate; a client
+    /// whose every session is down waits for the next attempt, so it never spins.
     async fn ready(&mut self, local: usize, deadline: Instant) -> bool {
         if self.sessions[local].conn.is_some() {
             return true;
         }
-        if !self.sessions[local].may_try(Instant::now()) {
-            let wake = self.sessions[local].next_try().min(deadline);
-            if !self.pause_until(wake).await || Instant::now() >= deadline {
+        let now = Instant::now();
+        if !self.sessions[local].may_try(now) {
+            let session = &self.sessions[local];
+            let all_down = self.sessions.iter().all(|s| s.conn.is_none());
+            let wake = if all_down {
+                session.next_try()
+            } else {
+                session.next_try().min(now + session.typical())
+            };
+            if !self.pause_until(wake.min(deadline)).await
+                || Instant::now() >= deadline
+                || !self.sessions[local].may_try(Instant::now())
+            {
                 return false;
             }
         }
@@ -568,11 +613,11 @@ impl Client {
         }
         let mut end = ClientEnd {
             reconnects: 0,
-            cut_in_flight: Vec::new(),
+            at_end: Vec::new(),
         };
         for (s, target) in self.sessions.into_iter().zip(self.targets) {
-            if s.cut_in_flight > 0 {
-                end.cut_in_flight.push((target, s.cut_in_flight));
+            if !s.at_end.is_empty() {
+                end.at_end.push((target, s.at_end));
             }
             end.reconnects += s.reconnects;
             if let Some(c) = s.conn {

@@ -20,6 +20,7 @@ use crate::workload::{Backlog, Emulator};
 
 use super::poll::Poller;
 use super::progress;
+use super::session::EndCounts;
 use super::thread::{TickReport, TICK};
 
 /// How often the collector reports: intervals to the sink, progress lines, polling blocks
@@ -39,8 +40,8 @@ pub struct Collected {
     /// When the last client finished (None if no thread finished cleanly).
     pub ended: Option<Instant>,
     pub reconnects: u64,
-    /// Per global target, tries cut in flight at the run's end (summed over threads).
-    pub cut_in_flight: BTreeMap<usize, u64>,
+    /// Per global target, what became of the tries in flight at the end (over all threads).
+    pub at_end: BTreeMap<usize, EndCounts>,
     pub warnings: Vec<String>,
     /// Clients that panicked (each with its thread): the run failed.
     pub panics: Vec<String>,
@@ -144,7 +145,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut done = vec![false; self.threads];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
-        let mut cut_in_flight = BTreeMap::new();
+        let mut at_end: BTreeMap<usize, EndCounts> = BTreeMap::new();
         let mut warnings = Vec::new();
         let mut panics = Vec::new();
         let mut state = Folding::new(keys);
@@ -162,8 +163,8 @@ impl<'k, 's> Collector<'k, 's> {
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
-                for (target, n) in end.cut_in_flight {
-                    *cut_in_flight.entry(target).or_insert(0) += n;
+                for (target, counts) in end.at_end {
+                    at_end.entry(target).or_default().add(counts);
                 }
                 panics.extend(
                     end.panics
@@ -213,7 +214,7 @@ impl<'k, 's> Collector<'k, 's> {
             total: state.total,
             ended,
             reconnects,
-            cut_in_flight,
+            at_end,
             warnings,
             panics,
         })
@@ -377,7 +378,7 @@ mod tests {
             let finished = (tick == last).then(|| ThreadEnd {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
-                cut_in_flight: Vec::new(),
+                at_end: Vec::new(),
                 mixlog_error: None,
                 panics: Vec::new(),
             });

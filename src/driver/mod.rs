@@ -92,9 +92,9 @@ pub struct DriverResult {
     pub emulators: Vec<(usize, Backlog)>,
     /// Why the run failed: a client or a driver thread panicked. `complete` is false then.
     pub failure: Option<String>,
-    /// Per global target, tries cut in flight at the end: the server may have committed some
-    /// of them, so its count may exceed tidebench's by up to this many.
-    pub cut_in_flight: BTreeMap<usize, u64>,
+    /// Per global target, what became of the tries in flight at the end: the server counts
+    /// those that committed after it, and may have committed some of those cut.
+    pub at_end: BTreeMap<usize, session::EndCounts>,
     /// How long after the planned end the last client finished, when that was more than
     /// [`OVERRUN_TOLERANCE`] (closing sessions on a hung server, a client that ignored the
     /// cut): reported, never folded into the measured window.
@@ -269,7 +269,7 @@ impl Connected {
             reconnects: collected.reconnects,
             warnings: collected.warnings,
             failure,
-            cut_in_flight: collected.cut_in_flight,
+            at_end: collected.at_end,
             overrun,
         })
     }

@@ -12,9 +12,37 @@ pub struct Session {
     next_try: Option<Instant>,
     /// Sessions opened after the first (each is one transaction at the server).
     pub reconnects: u64,
-    /// Tries cut in flight at the run's end on this session.
-    pub cut_in_flight: u64,
+    /// What became of the tries in flight at the run's end (and those cut by the timeout).
+    pub at_end: EndCounts,
+    /// A moving average of how long a try that ended by itself took here (ns): what a card
+    /// for this target costs while the target is down.
+    typical_ns: u64,
 }
+
+/// Tries that were in flight when the run ended, for the server check: they are not part of
+/// the measured window, but the server counts what they committed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndCounts {
+    /// Given up half-way with their fate unknown (the server may have committed them): cut
+    /// by the timeout, or still running a moment after the end.
+    pub cut_in_flight: u64,
+    /// Let finish for a moment after the end, and committed then.
+    pub committed_after_end: u64,
+}
+
+impl EndCounts {
+    pub fn add(&mut self, other: EndCounts) {
+        self.cut_in_flight += other.cut_in_flight;
+        self.committed_after_end += other.committed_after_end;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == EndCounts::default()
+    }
+}
+
+/// What a try is taken to cost before any has ended on the session.
+const TYPICAL_FIRST_NS: u64 = 1_000_000;
 
 impl Session {
     pub fn open(conn: pgwire::Connection) -> Session {
@@ -23,13 +51,27 @@ impl Session {
             backoff: BACKOFF_FIRST,
             next_try: None,
             reconnects: 0,
-            cut_in_flight: 0,
+            at_end: EndCounts::default(),
+            typical_ns: TYPICAL_FIRST_NS,
         }
     }
 
     /// The session broke: drop it; the next attempt may come at once.
     pub fn lost(&mut self) {
         self.conn = None;
+    }
+
+    /// A try that ended by itself took `took`: an exponential moving average over about the
+    /// last eight, so it follows the target's load without one outlier swinging it.
+    #[inline]
+    pub fn note_try(&mut self, took: Duration) {
+        let took = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.typical_ns = self.typical_ns - self.typical_ns / 8 + took / 8;
+    }
+
+    /// What a try here typically takes.
+    pub fn typical(&self) -> Duration {
+        Duration::from_nanos(self.typical_ns)
     }
 
     pub fn may_try(&self, now: Instant) -> bool {

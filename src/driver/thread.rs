@@ -19,7 +19,7 @@ use crate::metrics::Recorder;
 use crate::workload::Rng;
 
 use super::client::{Client, ClientShared, OnThread};
-use super::session::Session;
+use super::session::{EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::{self, Watch};
 
@@ -42,8 +42,8 @@ pub struct TickReport {
 pub struct ThreadEnd {
     pub at: Instant,
     pub reconnects: u64,
-    /// Per global target, tries cut in flight at the run's end.
-    pub cut_in_flight: Vec<(usize, u64)>,
+    /// Per global target, what became of the tries in flight at the end.
+    pub at_end: Vec<(usize, EndCounts)>,
     /// The mix log's write error, if writing it failed.
     pub mixlog_error: Option<String>,
     /// Clients of this thread that panicked, with the panic's message: the run failed.
@@ -157,11 +157,11 @@ async fn run_thread(
     ticker.abort();
     dog.abort();
     let mut reconnects = 0;
-    let mut cut_in_flight = Vec::new();
+    let mut at_end = Vec::new();
     for c in finished {
         let ended = c.close().await;
         reconnects += ended.reconnects;
-        cut_in_flight.extend(ended.cut_in_flight);
+        at_end.extend(ended.at_end);
     }
     let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
     // The ticker is gone: what was recorded since its last swap goes in this final report.
@@ -174,7 +174,7 @@ async fn run_thread(
         finished: Some(ThreadEnd {
             at: end,
             reconnects,
-            cut_in_flight,
+            at_end,
             mixlog_error,
             panics,
         }),

@@ -10,6 +10,7 @@
 
 use std::cell::Cell;
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -73,9 +74,9 @@ impl Watch {
         self.since.get()
     }
 
-    /// Runs `work` until it ends or the watchdog cuts it; `Err` says why it was cut.
-    pub async fn guard<F: Future>(&self, work: F) -> Result<F::Output, Cut> {
-        let mut work = std::pin::pin!(work);
+    /// Runs `work` until it ends or the watchdog cuts it; `Err` says why it was cut. The
+    /// caller keeps `work`, so a try cut at the end may still be let finish.
+    pub async fn guard<F: Future>(&self, mut work: Pin<&mut F>) -> Result<F::Output, Cut> {
         std::future::poll_fn(|cx| {
             if let Poll::Ready(out) = work.as_mut().poll(cx) {
                 return Poll::Ready(Ok(out));
@@ -140,6 +141,8 @@ pub async fn watchdog(watches: Vec<Rc<Watch>>, end: Instant, timeout: Option<Dur
 
 #[cfg(test)]
 mod tests {
+    use std::pin::pin;
+
     use super::*;
 
     fn local<F: Future>(f: F) -> F::Output {
@@ -163,7 +166,7 @@ mod tests {
             ));
             let w = &watches[0];
             w.begin(Instant::now());
-            let out = w.guard(async { 7 }).await;
+            let out = w.guard(pin!(async { 7 })).await;
             w.end();
             assert_eq!(out, Ok(7));
             dog.abort();
@@ -184,7 +187,7 @@ mod tests {
             ));
             let hung = std::future::pending::<()>();
             watches[0].begin(Instant::now());
-            assert_eq!(watches[0].guard(hung).await, Err(Cut::Timeout));
+            assert_eq!(watches[0].guard(pin!(hung)).await, Err(Cut::Timeout));
             let took = t0.elapsed();
             assert!(took >= Duration::from_millis(200), "{took:?}");
             assert!(took < Duration::from_millis(550), "{took:?}");
@@ -193,7 +196,7 @@ mod tests {
             let w = &watches[1];
             let cut = loop {
                 w.begin(Instant::now());
-                let r = w.guard(tokio::time::sleep(Duration::from_millis(150))).await;
+                let r = w.guard(pin!(tokio::time::sleep(Duration::from_millis(150)))).await;
                 w.end();
                 if let Err(c) = r {
                     break c;
@@ -203,7 +206,7 @@ mod tests {
             assert!(t0.elapsed() >= Duration::from_millis(600));
             // After the end, a new try is cut before it waits at all.
             w.begin(Instant::now());
-            assert_eq!(w.guard(std::future::pending::<()>()).await, Err(Cut::End));
+            assert_eq!(w.guard(pin!(std::future::pending::<()>())).await, Err(Cut::End));
         });
     }
 
@@ -225,7 +228,7 @@ mod tests {
                 trigger.trigger();
             });
             watches[0].begin(Instant::now());
-            let r = watches[0].guard(std::future::pending::<()>()).await;
+            let r = watches[0].guard(pin!(std::future::pending::<()>())).await;
             assert_eq!(r, Err(Cut::End));
             assert!(t0.elapsed() < Duration::from_secs(2));
         });

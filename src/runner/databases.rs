@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::config::OptionValues;
+use crate::driver::session::EndCounts;
 use crate::event::{Event, Sink};
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts};
@@ -243,12 +244,16 @@ impl Databases {
                     // Counters that started over count from zero since.
                     let from = if reset { XactCounters::default() } else { *b };
                     let mut delta = after.delta_since(from, &d.label, &d.dbname);
-                    delta.client_committed = committed_on(ran.keys, ran.total, &d.targets) as i64;
-                    delta.cut_in_flight = d
-                        .targets
-                        .iter()
-                        .filter_map(|t| ran.cut_in_flight.get(t))
-                        .sum::<u64>() as i64;
+                    let mut at_end = EndCounts::default();
+                    for t in &d.targets {
+                        at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
+                    }
+                    // Tries let finish after the end are tidebench's commits too, outside
+                    // the measured window.
+                    delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
+                        + at_end.committed_after_end)
+                        as i64;
+                    delta.cut_in_flight = at_end.cut_in_flight as i64;
                     delta.restarted = reset;
                     out.push(delta);
                 }
@@ -262,12 +267,12 @@ impl Databases {
     }
 }
 
-/// What the clients did, for the server check: the recorders' totals and the tries cut in
-/// flight at the end, per global target.
+/// What the clients did, for the server check: the recorders' totals and what became of the
+/// tries in flight at the end, per global target.
 pub struct RunCounts<'a> {
     pub keys: &'a KeySpace,
     pub total: &'a Recorder,
-    pub cut_in_flight: &'a BTreeMap<usize, u64>,
+    pub at_end: &'a BTreeMap<usize, EndCounts>,
 }
 
 /// How long a server may take to answer the first query after the run before it is taken as

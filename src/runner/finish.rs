@@ -39,7 +39,7 @@ pub async fn finish(
     let ran = super::databases::RunCounts {
         keys: &frame.keys,
         total: &result.total,
-        cut_in_flight: &result.cut_in_flight,
+        at_end: &result.at_end,
     };
     // A stopped run ends at once (Ctrl-C must be quick); a finished one may wait for the
     // servers' statistics to settle, bounded all the same.
@@ -67,7 +67,7 @@ pub async fn finish(
     summary.emulators = emulator_ends(plan, &result.emulators);
     summary.failure = result.failure.clone();
     summary.incidents = incidents;
-    summary.cut_in_flight = result.cut_in_flight.values().sum();
+    summary.cut_in_flight = result.at_end.values().map(|c| c.cut_in_flight).sum();
     summary.overrun_s = result.overrun.map(|d| (d.as_secs_f64() * 1e3).round() / 1e3);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
