@@ -96,13 +96,20 @@ enum Tried {
     Final(ErrorClass),
 }
 
+fn end_grace(cut: Cut) -> Duration {
+    match cut {
+        Cut::Stop => STOP_END_GRACE,
+        _ => END_GRACE,
+    }
+}
+
 /// How a try under the watchdog ended.
 enum Ending {
     /// By itself, in time.
     Tried(Tried),
     /// Cut by the transaction timeout.
     TimedOut,
-    /// By itself, within [`END_GRACE`] after the run's end: outside the measured window.
+    /// By itself, within [`END_GRACE`] (after a stop [`STOP_END_GRACE`]) after the run's end: outside the measured window.
     AfterEnd(Tried),
     /// Cut at the run's end after [`END_GRACE`], its fate unknown.
     Cut,
@@ -110,7 +117,9 @@ enum Ending {
 
 /// How long a try in flight at the run's end may go on (outside the measured window) so the
 /// server check learns whether it committed; one still running then is cancelled.
-const END_GRACE: Duration = Duration::from_millis(200);
+const END_GRACE: Duration = Duration::from_millis(500);
+/// The same after a stop: shorter, since Ctrl-C must end the run within a second.
+const STOP_END_GRACE: Duration = Duration::from_millis(200);
 /// How long sending one CancelRequest may take (a stopped postmaster never answers).
 const CANCEL_WITHIN: Duration = Duration::from_millis(500);
 /// How long saying goodbye on one session may take at the end.
@@ -474,7 +483,7 @@ impl Client {
                     Err(Cut::Timeout) => Ending::TimedOut,
                     // Out of the measured window, the try may finish for a moment, so the
                     // server check knows whether it committed; past that it is cut.
-                    Err(Cut::End) => match tokio::time::timeout(END_GRACE, attempt).await {
+                    Err(end) => match tokio::time::timeout(end_grace(end), attempt).await {
                         Ok(tried) => Ending::AfterEnd(tried),
                         Err(_) => Ending::Cut,
                     },

@@ -26,8 +26,10 @@ pub const STEP: Duration = Duration::from_millis(100);
 pub enum Cut {
     /// It ran longer than the transaction timeout: a `timeout` failure.
     Timeout,
-    /// The run ended (its duration, or a stop) while it was in flight: not counted.
+    /// The run reached its duration while it was in flight: not counted.
     End,
+    /// The run was stopped (Ctrl-C) while it was in flight: not counted.
+    Stop,
 }
 
 /// One client's in-flight try, as the watchdog sees it.
@@ -125,7 +127,7 @@ pub async fn watchdog(watches: Vec<Rc<Watch>>, end: Instant, timeout: Option<Dur
                 w.ended.set(true);
             }
             for w in &watches {
-                w.cut(Cut::End);
+                w.cut(if stopped { Cut::Stop } else { Cut::End });
             }
             return;
         }
@@ -229,7 +231,7 @@ mod tests {
             });
             watches[0].begin(Instant::now());
             let r = watches[0].guard(pin!(std::future::pending::<()>())).await;
-            assert_eq!(r, Err(Cut::End));
+            assert_eq!(r, Err(Cut::Stop));
             assert!(t0.elapsed() < Duration::from_secs(2));
         });
     }

@@ -282,9 +282,14 @@ pub struct Summary {
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<super::Incident>,
-    /// Transactions in flight at the run's end (or its stop), cut there and not counted.
+    /// Transactions in flight at the run's end (or its stop) given up half-way, their fate
+    /// unknown (also those the transaction timeout cut): not counted.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub cut_in_flight: u64,
+    /// Transactions in flight at the run's end that committed within a moment after it:
+    /// outside the measured window, but in each database's `client_committed`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub committed_after_end: u64,
     /// Seconds the clients took to finish after the planned end, when over half a second
     /// (closing sessions on a hung server): said, and never part of the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -411,6 +416,7 @@ impl Summary {
             emulators: Vec::new(),
             incidents: Vec::new(),
             cut_in_flight: 0,
+            committed_after_end: 0,
             overrun_s: None,
         }
     }

@@ -68,6 +68,7 @@ pub async fn finish(
     summary.failure = result.failure.clone();
     summary.incidents = incidents;
     summary.cut_in_flight = result.at_end.values().map(|c| c.cut_in_flight).sum();
+    summary.committed_after_end = result.at_end.values().map(|c| c.committed_after_end).sum();
     summary.overrun_s = result.overrun.map(|d| (d.as_secs_f64() * 1e3).round() / 1e3);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
