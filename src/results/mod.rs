@@ -88,8 +88,9 @@ pub enum ResultsError {
     #[error("results dir {} already exists; choose another --out or remove it", .0.display())]
     Exists(PathBuf),
     #[error(
-        "{} is left over from an interrupted run; remove it or choose another --out",
-        .0.display()
+        "{} is left over from an interrupted run (`tidebench report {}` rebuilds what it \
+         measured); remove it or choose another --out",
+        .0.display(), .0.display()
     )]
     LeftOver(PathBuf),
     #[error(
