@@ -62,8 +62,8 @@ pub fn recover(dir: &Path) -> Result<Recovered, ResultsError> {
 
     let elapsed = Duration::from_secs_f64(summed.end_s.max(0.0));
     let mut reason = format!(
-        "the driver stopped without finishing (killed?) after {:.1} s; rebuilt from the intervals \
-         on disk by `tidebench report`",
+        "the driver stopped without writing its summary (killed, or its disk was full) after \
+         {:.1} s; rebuilt from the intervals on disk by `tidebench report`",
         elapsed.as_secs_f64()
     );
     if let Some(damage) = &summed.damage {
