@@ -40,7 +40,8 @@ pub struct Recovered {
 /// Rebuilds `dir/summary.json` (`complete: false`, the reason in `failure`) from the intervals
 /// on disk. Refuses a dir a live tidebench is still writing and one without `run-start.json`.
 pub fn recover(dir: &Path) -> Result<Recovered, ResultsError> {
-    if let Some(pid) = live_writer(dir) {
+    // This process may have been given the dead writer's pid: it is not writing the dir.
+    if let Some(pid) = live_writer(dir).filter(|p| *p != std::process::id()) {
         return Err(ResultsError::InUse {
             staging: dir.to_path_buf(),
             pid,
