@@ -50,6 +50,7 @@ pub mod rules;
 pub mod runtime;
 pub mod start;
 pub mod summary;
+mod syncer;
 pub mod system;
 pub mod writer;
 

@@ -4,7 +4,7 @@
 //! Durability: `runtime.toml` and `run-start.json` are written (temp file + rename) when the
 //! measured window starts, so a killed driver leaves what `recover` needs. Each interval is
 //! flushed to the OS (a killed process loses nothing measured but the interval in flight) and
-//! a syncer thread fsyncs the appended files every [`SYNC_EVERY`] (a machine crash loses at
+//! a syncer thread fsyncs the appended files every [`SYNC_EVERY`](super::syncer::SYNC_EVERY) (a machine crash loses at
 //! most that much more). `finish` fsyncs every file and the dir before the rename, and the
 //! parent after it, so a machine crash leaves either the `.partial` dir or a complete one.
 //!
@@ -15,11 +15,11 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::atomic::{self, WriteError};
 use super::hlog::HlogWriter;
+use super::syncer::Syncer;
 use super::{intervals, ResultsError, RunStart, RuntimeInfo, Summary};
 use super::{HLOG_FILE, INTERVALS_FILE, RUNTIME_FILE, START_FILE, SUMMARY_FILE};
 use crate::metrics::{KeySpace, Recorder};
@@ -82,15 +82,6 @@ pub fn staging_dir(final_dir: &Path) -> Result<PathBuf, ResultsError> {
     staged.push(".partial");
     Ok(final_dir.with_file_name(staged))
 }
-
-/// How often the appended files are fsync'd. Flushing each interval already makes them
-/// survive a killed process; fsync guards against a machine crash, and costs a disk flush,
-/// which on a disk busy with the servers' checkpoints can take a second. Every 5 s bounds the
-/// loss to 5 s beyond the interval in flight whatever `--interval` is (1 s in tests, 30 s by
-/// default), and the syncs run on their own thread: the collector shares a single-threaded
-/// runtime with Ctrl-C handling, the samplers and the Prometheus endpoint, none of which may
-/// wait on a disk.
-pub const SYNC_EVERY: Duration = Duration::from_secs(5);
 
 /// An open results dir, staged until [`ResultsWriter::finish`].
 pub struct ResultsWriter {
@@ -330,69 +321,6 @@ fn unfinished(
     }
 }
 
-/// Fsyncs the appended files every [`SYNC_EVERY`] on its own thread until stopped; the first
-/// failure is kept for the writer to report.
-struct Syncer {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    error: Arc<Mutex<Option<WriteError>>>,
-}
-
-impl Syncer {
-    /// `files` are clones of the writers' handles (an fsync through any handle syncs the
-    /// file). A handle that could not be cloned is skipped: that file is synced at `finish`.
-    fn start(files: Vec<(PathBuf, std::io::Result<File>)>) -> Syncer {
-        let files: Vec<(PathBuf, File)> = files
-            .into_iter()
-            .filter_map(|(p, f)| f.ok().map(|f| (p, f)))
-            .collect();
-        let error = Arc::new(Mutex::new(None));
-        let (tx, rx) = mpsc::channel::<()>();
-        let seen = Arc::clone(&error);
-        let thread = std::thread::Builder::new()
-            .name("tidebench-sync".into())
-            .spawn(move || {
-                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(SYNC_EVERY) {
-                    for (path, f) in &files {
-                        if let Err(e) = f.sync_data() {
-                            if let Ok(mut slot) = seen.lock() {
-                                slot.get_or_insert(WriteError::new(path, e));
-                            }
-                            return;
-                        }
-                    }
-                }
-            })
-            .ok();
-        Syncer {
-            stop: Some(tx),
-            thread,
-            error,
-        }
-    }
-
-    /// A failed fsync, taken (reported once).
-    fn error(&self) -> Option<WriteError> {
-        self.error.lock().ok().and_then(|mut e| e.take())
-    }
-
-    /// Stops the thread and waits for a sync in progress to end.
-    fn stop(mut self) {
-        drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for Syncer {
-    /// A writer dropped without `finish` (a run that failed to start) lets the thread end on
-    /// its own rather than wait here for a sync.
-    fn drop(&mut self) {
-        drop(self.stop.take());
-    }
-}
-
 fn new_file(path: &Path) -> Result<BufWriter<File>, ResultsError> {
     OpenOptions::new()
         .write(true)
@@ -418,120 +346,5 @@ fn sync_dir(dir: &Path) -> Result<(), ResultsError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_sort_by_utc_time() {
-        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_317_300);
-        assert_eq!(dir_name(at, "tpcb"), "20261122T031500Z-tpcb");
-        assert!(default_dir("select-only").starts_with("results"));
-    }
-
-    #[test]
-    fn staging_sits_beside_the_final_dir() {
-        assert_eq!(
-            staging_dir(Path::new("r/run1/")).unwrap(),
-            Path::new("r/run1.partial")
-        );
-        assert_eq!(
-            staging_dir(Path::new("run1")).unwrap(),
-            Path::new("run1.partial")
-        );
-        assert!(matches!(
-            staging_dir(Path::new("/")),
-            Err(ResultsError::BadPath(_))
-        ));
-    }
-
-    #[test]
-    fn refuses_an_existing_dir_with_advice() {
-        let tmp = tempfile::tempdir().unwrap();
-        let err = ResultsWriter::create(tmp.path(), SystemTime::now())
-            .err()
-            .unwrap();
-        assert!(
-            err.to_string()
-                .contains("choose another --out or remove it"),
-            "{err}"
-        );
-        let left = tmp.path().join("run.partial");
-        fs::create_dir(&left).unwrap();
-        let err = ResultsWriter::create(&tmp.path().join("run"), SystemTime::now())
-            .err()
-            .unwrap();
-        assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
-    }
-
-    /// A full disk (here /dev/full, which fails every write with ENOSPC) fails the writer at
-    /// the first interval, with the file and the free space named; `finish` then leaves the
-    /// dir `.partial` with an incomplete summary and returns the totals.
-    #[test]
-    fn a_full_disk_fails_the_writer_and_finish_keeps_the_partial() {
-        let Ok(full) = OpenOptions::new().write(true).open("/dev/full") else {
-            eprintln!("skipped: no /dev/full");
-            return;
-        };
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("run");
-        let keys = crate::results::intervals::tests::two_phase_keys();
-        let mut writer = ResultsWriter::create(&run, SystemTime::now()).unwrap();
-        writer.intervals = BufWriter::new(full);
-        let mut rec = Recorder::new(keys.len());
-        rec.record(
-            keys.key(0, 0, 0),
-            crate::metrics::Outcome::Committed,
-            900,
-            None,
-            0,
-        );
-        let second = Duration::from_secs(1);
-        let err = writer
-            .write_interval(Duration::ZERO, second, &keys, &rec)
-            .unwrap_err();
-        let msg = err.to_string();
-        assert!(
-            msg.contains("intervals.csv") && msg.contains("free on its file system"),
-            "{msg}"
-        );
-        assert!(
-            matches!(&err, ResultsError::Write(w) if w.is_disk_full()),
-            "{err:?}"
-        );
-        assert!(writer.failed().is_some());
-        assert!(writer.write_interval(second, second, &keys, &rec).is_err());
-
-        let plan = crate::results::summary::tests::plan();
-        let facts = crate::results::summary::tests::two_phase_facts();
-        let summary = Summary::build(&facts, &plan, &keys, &rec, Vec::new());
-        let runtime = RuntimeInfo::new(plan, Default::default(), Vec::new());
-        let staging = writer.staging_path().to_path_buf();
-        let err = writer.finish(&runtime, &summary).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("totals held in memory: 1 committed"), "{msg}");
-        assert!(msg.contains("left .partial"), "{msg}");
-        assert!(!run.exists() && staging.is_dir());
-        let kept = Summary::read(&staging).unwrap();
-        assert!(!kept.complete);
-        assert!(kept.failure.unwrap().contains("could not be written"));
-        assert!(!staging.join(WRITER_PID_FILE).exists());
-    }
-
-    #[test]
-    fn a_live_runs_dir_is_in_use_not_left_over() {
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("run");
-        let writer = ResultsWriter::create(&run, SystemTime::now()).unwrap();
-        // This test binary's name is not tidebench's: only the pid file's shape is checked
-        // here; a dead writer's dir reads as left over.
-        let pid: u32 = fs::read_to_string(writer.staging_path().join(WRITER_PID_FILE))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert_eq!(pid, std::process::id());
-        fs::write(writer.staging_path().join(WRITER_PID_FILE), "999999999\n").unwrap();
-        let err = ResultsWriter::ensure_free(&run).unwrap_err();
-        assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
-    }
-}
+#[path = "writer_tests.rs"]
+mod tests;
