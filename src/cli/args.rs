@@ -498,7 +498,9 @@ pub struct PresetsArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A results dir written by `tidebench run`, or an experiment dir (rewrites experiment.html)
+    /// A results dir written by `tidebench run`, or an experiment dir (rewrites experiment.html).
+    /// A `<dir>.partial` left by a killed driver gets its summary.json rebuilt from the
+    /// intervals on disk first (complete: false, the reason in `failure`); it stays .partial
     pub dir: PathBuf,
     /// Print a table re-aggregated by any of: type, group, set, role, iteration, phase, target
     /// (comma-separated, e.g. group,phase) instead of writing report.html

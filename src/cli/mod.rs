@@ -279,8 +279,35 @@ fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Resul
     })
 }
 
+/// A `.partial` dir a killed driver left has no `summary.json`: rebuild it from the intervals
+/// (marked incomplete) before anything reads it; the dir keeps its name.
+fn recover_if_killed(dir: &std::path::Path) -> Result<(), CliError> {
+    let partial = dir.extension().is_some_and(|e| e == "partial");
+    let started = dir.join(crate::results::START_FILE).exists();
+    if dir.join(crate::results::SUMMARY_FILE).exists() || !(partial || started) {
+        return Ok(());
+    }
+    let got = crate::results::recover(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    let s = &got.summary;
+    eprintln!(
+        "note: {} had no summary.json (its driver stopped without finishing); rebuilt it from \
+         {} interval rows{}: {} committed, {} failed over {:.1} s measured, complete: false",
+        dir.display(),
+        got.rows,
+        match got.dropped {
+            0 => String::new(),
+            n => format!(" ({n} of a damaged last interval left out)"),
+        },
+        s.totals.committed,
+        s.totals.failed,
+        s.duration_s,
+    );
+    Ok(())
+}
+
 fn report(args: args::ReportArgs) -> Result<u8, CliError> {
     if args.mix_log {
+        recover_if_killed(&args.dir)?;
         let csv = crate::report::mixlog::merged_csv(&args.dir).map_err(CliError::usage)?;
         print!("{csv}");
         return Ok(0);
@@ -298,6 +325,9 @@ fn report(args: args::ReportArgs) -> Result<u8, CliError> {
             "{} is an experiment dir; --by and --mix-log read one run: give one of its run dirs",
             args.dir.display()
         )));
+    }
+    if !experiment && args.by.is_none() {
+        recover_if_killed(&args.dir)?;
     }
     let Some(by) = args.by else {
         let path = if experiment {
@@ -339,8 +369,8 @@ fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     let sides = crate::report::compare::sides(&args.dirs).map_err(CliError::usage)?;
     print!("{}", crate::report::compare::table(&sides));
     if let Some(out) = &args.html {
-        std::fs::write(out, crate::report::compare::html(&sides))
-            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", out.display())))?;
+        crate::results::atomic::write(out, crate::report::compare::html(&sides).as_bytes())
+            .map_err(|e| CliError::usage(e.to_string()))?;
         println!("{}", out.display());
     }
     Ok(0)

@@ -27,9 +27,7 @@ pub fn write(dir: &Path) -> Result<PathBuf, String> {
         run_samples(dir, run_dir)
     });
     let path = dir.join(exp::PAGE);
-    let tmp = dir.join(format!("{}.tmp", exp::PAGE));
-    std::fs::write(&tmp, page).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    crate::results::atomic::write(&path, page.as_bytes()).map_err(|e| e.to_string())?;
     Ok(path)
 }
 

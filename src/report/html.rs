@@ -46,7 +46,7 @@ pub fn write(dir: &Path) -> Result<PathBuf, String> {
     let data = load::load(dir)?;
     let page = render(&data);
     let path = dir.join(REPORT_FILE);
-    std::fs::write(&path, page).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    crate::results::atomic::write(&path, page.as_bytes()).map_err(|e| e.to_string())?;
     Ok(path)
 }
 

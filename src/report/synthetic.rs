@@ -224,7 +224,7 @@ fn write_system(
         let _ = writeln!(out, "{t},sampler,cpu_ms,{:.2}", rng.gen_range(1.0..3.0));
         t += shape.sample_secs;
     }
-    std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::results::atomic::write(path, out.as_bytes()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -435,8 +435,7 @@ pub fn read(dir: &Path) -> Result<ExperimentFile, ReadError> {
 /// after a crash) never sees half a file.
 pub fn write(dir: &Path, file: &ExperimentFile) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
-    let tmp = dir.join(format!("{FILE}.tmp"));
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, dir.join(FILE))
+    // The error keeps its kind (callers match on it) and names the file and the free space.
+    super::atomic::write(&dir.join(FILE), (text + "\n").as_bytes())
+        .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))
 }

@@ -4,7 +4,10 @@
 //! ```text
 //! <out>/
 //!   runtime.toml   what ran: tidebench version, the full RunPlan (passwords redacted), the host,
-//!                  each server's version and settings             (RuntimeInfo, written at finish)
+//!                  each server's version and settings
+//!                                  (RuntimeInfo, written at the start and again at finish)
+//!   run-start.json the recorder's keys and the workload's rules: what `recover` needs to
+//!                  rebuild summary.json from the intervals     (RunStart, written at the start)
 //!   summary.json   totals over the measured window, per (target, transaction type), the
 //!                  workload's per-type limits against what was achieved, each group's
 //!                  isolation, the servers' own pg_stat_database deltas, and the managed
@@ -24,8 +27,13 @@
 //! Completeness is visible from the outside: everything is written under `<out>.partial/` and
 //! renamed to `<out>/` by [`ResultsWriter::finish`]. A Ctrl-C still calls `finish` (with
 //! `summary.complete = false`), so what was measured is kept; a process that dies hard leaves
-//! only `<out>.partial/`, which no reader mistakes for a finished run.
+//! only `<out>.partial/`, which no reader mistakes for a finished run; `tidebench report` on it
+//! rebuilds its summary from the intervals on disk ([`recover`]), marked incomplete, and the
+//! dir keeps its `.partial` name. A run that cannot write its results (a full disk) stops its
+//! clients at once and leaves its `.partial` too. Whole files are written through a temp file
+//! and a rename ([`atomic`]), so none is ever half there.
 
+pub mod atomic;
 pub mod breakdown;
 pub mod csv;
 pub mod emulators;
@@ -37,9 +45,12 @@ pub mod intervals;
 pub mod mix;
 pub mod ratios;
 pub mod read;
+pub mod recover;
 pub mod rules;
 pub mod runtime;
+pub mod start;
 pub mod summary;
+mod syncer;
 pub mod system;
 pub mod writer;
 
@@ -52,8 +63,10 @@ pub use incidents::{Incident, IncidentKind};
 pub use mix::TypeShare;
 pub use ratios::{RatioCheck, RatioRule, Verdict};
 pub use read::{IntervalRow, IntervalRows, ResultsDir, SystemSeries};
+pub use recover::{recover, Recovered};
 pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 pub use runtime::{HostFacts, RuntimeInfo, ServerFacts, TxnTypeFacts};
+pub use start::{RunStart, START_FILE};
 pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,
 };
@@ -76,8 +89,9 @@ pub enum ResultsError {
     #[error("results dir {} already exists; choose another --out or remove it", .0.display())]
     Exists(PathBuf),
     #[error(
-        "{} is left over from an interrupted run; remove it or choose another --out",
-        .0.display()
+        "{} is left over from an interrupted run (`tidebench report {}` rebuilds what it \
+         measured); remove it or choose another --out",
+        .0.display(), .0.display()
     )]
     LeftOver(PathBuf),
     #[error(
@@ -105,6 +119,30 @@ pub enum ResultsError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A whole file (or an append) could not be written: names the file and the free space.
+    #[error(transparent)]
+    Write(#[from] atomic::WriteError),
+    /// The run could not write its results to the end (a full disk): what it holds is in the
+    /// error, what was written stays in the `.partial` dir.
+    #[error(
+        "the results could not be written: {why}\n  totals held in memory: {totals}\n  \
+         what was written is in {} (left .partial: it is incomplete; `tidebench report {}` \
+         draws what it holds)",
+        staging.display(), staging.display()
+    )]
+    Unfinished {
+        staging: PathBuf,
+        why: String,
+        totals: String,
+    },
+    /// A `.partial` dir without `run-start.json`: nothing to rebuild a summary from.
+    #[error(
+        "cannot rebuild a summary: {} is missing (the run died before its measured window \
+         started, or an older tidebench wrote it); `tidebench report --by type DIR` still \
+         reads its intervals",
+        .0.display()
+    )]
+    Unrecoverable(PathBuf),
     #[error("cannot encode {file}: {message}")]
     Encode { file: &'static str, message: String },
     #[error("{} is not a valid {file}: {message}", path.display())]

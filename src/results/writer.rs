@@ -1,19 +1,27 @@
 //! Writing a results dir: staged under `<out>.partial/`, appended every interval, renamed to
 //! `<out>/` by [`ResultsWriter::finish`] once `runtime.toml` and `summary.json` are on disk.
 //!
-//! Durability: each interval is flushed to the OS (a killed process loses nothing measured);
-//! `finish` fsyncs every file and the dir before the rename, and the parent after it, so a
-//! machine crash leaves either the `.partial` dir or a complete one. Per-interval fsyncs are
-//! skipped on purpose: the collector must not stall behind a busy disk.
+//! Durability: `runtime.toml` and `run-start.json` are written (temp file + rename) when the
+//! measured window starts, so a killed driver leaves what `recover` needs. Each interval is
+//! flushed to the OS (a killed process loses nothing measured but the interval in flight) and
+//! a syncer thread fsyncs the appended files every [`SYNC_EVERY`](super::syncer::SYNC_EVERY) (a machine crash loses at
+//! most that much more). `finish` fsyncs every file and the dir before the rename, and the
+//! parent after it, so a machine crash leaves either the `.partial` dir or a complete one.
+//!
+//! A write that fails (a full disk) fails the writer: later intervals are not written, and
+//! `finish` writes what it can into the `.partial` dir (summary marked incomplete), leaves it
+//! there and returns [`ResultsError::Unfinished`] with the totals.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use super::atomic::{self, WriteError};
 use super::hlog::HlogWriter;
-use super::{intervals, ResultsError, RuntimeInfo, Summary};
-use super::{HLOG_FILE, INTERVALS_FILE, RUNTIME_FILE, SUMMARY_FILE};
+use super::syncer::Syncer;
+use super::{intervals, ResultsError, RunStart, RuntimeInfo, Summary};
+use super::{HLOG_FILE, INTERVALS_FILE, RUNTIME_FILE, START_FILE, SUMMARY_FILE};
 use crate::metrics::{KeySpace, Recorder};
 
 /// `results/<UTC timestamp>-<workload>`, e.g. `results/20261122T031500Z-tpcb`, relative to the
@@ -38,7 +46,7 @@ pub fn default_dir(workload: &str) -> PathBuf {
 pub const WRITER_PID_FILE: &str = "writer.pid";
 
 /// The pid of the live tidebench writing `staging`, if one is.
-fn live_writer(staging: &Path) -> Option<u32> {
+pub(crate) fn live_writer(staging: &Path) -> Option<u32> {
     let pid: u32 = fs::read_to_string(staging.join(WRITER_PID_FILE))
         .ok()?
         .trim()
@@ -81,6 +89,9 @@ pub struct ResultsWriter {
     staging: PathBuf,
     intervals: BufWriter<File>,
     hlog: HlogWriter<BufWriter<File>>,
+    syncer: Syncer,
+    /// The first write that failed: the dir cannot be complete any more.
+    failed: Option<String>,
 }
 
 impl ResultsWriter {
@@ -131,12 +142,41 @@ impl ResultsWriter {
             .flush()
             .map_err(ResultsError::io("write", &path))?;
 
+        let syncer = Syncer::start(vec![
+            (
+                staging.join(INTERVALS_FILE),
+                intervals.get_ref().try_clone(),
+            ),
+            (path, hlog.get_mut().get_ref().try_clone()),
+        ]);
         Ok(ResultsWriter {
             final_dir: final_dir.to_path_buf(),
             staging,
             intervals,
             hlog,
+            syncer,
+            failed: None,
         })
+    }
+
+    /// Writes `runtime.toml` and `run-start.json` now, before the first interval, so a driver
+    /// killed mid-run leaves what `recover` rebuilds the summary from. `finish` writes
+    /// `runtime.toml` again with what the end knows.
+    pub fn record_start(
+        &mut self,
+        runtime: &RuntimeInfo,
+        start: &RunStart,
+    ) -> Result<(), ResultsError> {
+        let runtime_text = runtime.to_toml()?;
+        let start_text = start.to_json()?;
+        atomic::write(&self.staging.join(RUNTIME_FILE), runtime_text.as_bytes())?;
+        atomic::write(&self.staging.join(START_FILE), start_text.as_bytes())?;
+        Ok(())
+    }
+
+    /// The first write that failed, if one did: the results cannot be complete.
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.as_deref()
     }
 
     /// Where files are being written now.
@@ -151,6 +191,8 @@ impl ResultsWriter {
 
     /// Appends one interval (`rec` holds only that interval's transactions) to `intervals.csv`
     /// and `latency.hlog`, and flushes both. `start_offset` counts from the measured start.
+    /// The first failure (a full disk, or an fsync of the syncer that failed) fails the
+    /// writer: this and every later call return it, and nothing more is appended.
     pub fn write_interval(
         &mut self,
         start_offset: Duration,
@@ -158,48 +200,124 @@ impl ResultsWriter {
         keys: &KeySpace,
         rec: &Recorder,
     ) -> Result<(), ResultsError> {
+        if let Some(why) = &self.failed {
+            return Err(ResultsError::Encode {
+                file: INTERVALS_FILE,
+                message: format!("not written after an earlier failure: {why}"),
+            });
+        }
+        let written = self.append(start_offset, length, keys, rec);
+        if let Err(e) = &written {
+            self.failed = Some(e.to_string());
+        }
+        written
+    }
+
+    fn append(
+        &mut self,
+        start_offset: Duration,
+        length: Duration,
+        keys: &KeySpace,
+        rec: &Recorder,
+    ) -> Result<(), ResultsError> {
+        if let Some(e) = self.syncer.error() {
+            return Err(e.into());
+        }
         let rows = intervals::rows(start_offset, length, keys, rec);
+        let csv_path = self.staging.join(INTERVALS_FILE);
         self.intervals
             .write_all(rows.as_bytes())
             .and_then(|()| self.intervals.flush())
-            .map_err(ResultsError::io(
-                "write",
-                &self.staging.join(INTERVALS_FILE),
-            ))?;
+            .map_err(|e| WriteError::new(&csv_path, e))?;
+        let hlog_path = self.staging.join(HLOG_FILE);
         self.hlog
             .write_interval(start_offset, length, keys, rec)
             .and_then(|()| self.hlog.get_mut().flush())
-            .map_err(ResultsError::io("write", &self.staging.join(HLOG_FILE)))
+            .map_err(|e| WriteError::new(&hlog_path, e))?;
+        Ok(())
     }
 
     /// Writes `runtime.toml` and `summary.json`, syncs everything, and renames the staging dir
     /// to the final one. Interrupted runs call it too, with `summary.complete == false`.
     /// Returns the final dir.
+    ///
+    /// When a write failed during the run or fails now, the dir stays `.partial`: what can
+    /// still be written goes there (the summary marked incomplete, with the reason), and the
+    /// error carries the totals so the caller can show them.
     pub fn finish(self, runtime: &RuntimeInfo, summary: &Summary) -> Result<PathBuf, ResultsError> {
         let ResultsWriter {
             final_dir,
             staging,
             intervals,
             hlog,
+            syncer,
+            failed,
         } = self;
-        sync_writer(intervals, &staging.join(INTERVALS_FILE))?;
-        sync_writer(hlog.into_inner(), &staging.join(HLOG_FILE))?;
-        // A finished dir names no writer.
-        let _ = fs::remove_file(staging.join(WRITER_PID_FILE));
-        write_synced(&staging.join(RUNTIME_FILE), runtime.to_toml()?.as_bytes())?;
-        write_synced(&staging.join(SUMMARY_FILE), summary.to_json()?.as_bytes())?;
-        sync_dir(&staging)?;
+        syncer.stop();
+        if let Some(why) = failed {
+            // What the writers still buffer belongs to the failed interval: dropped, not
+            // flushed (a BufWriter flushes on drop), so no half interval lands later.
+            let _ = intervals.into_parts();
+            let _ = hlog.into_inner().into_parts();
+            return Err(unfinished(&staging, runtime, summary, why));
+        }
+        let written = sync_writer(intervals, &staging.join(INTERVALS_FILE))
+            .and_then(|()| sync_writer(hlog.into_inner(), &staging.join(HLOG_FILE)))
+            .and_then(|()| {
+                atomic::write(&staging.join(RUNTIME_FILE), runtime.to_toml()?.as_bytes())?;
+                atomic::write(&staging.join(SUMMARY_FILE), summary.to_json()?.as_bytes())?;
+                sync_dir(&staging)
+            });
+        if let Err(e) = written {
+            return Err(unfinished(&staging, runtime, summary, e.to_string()));
+        }
 
         // rename(2) would quietly replace an empty directory that appeared during the run.
         if final_dir.symlink_metadata().is_ok() {
             return Err(ResultsError::Taken { final_dir, staging });
         }
+        // A finished dir names no writer.
+        let _ = fs::remove_file(staging.join(WRITER_PID_FILE));
         fs::rename(&staging, &final_dir)
             .map_err(ResultsError::io("rename the staging dir to", &final_dir))?;
         if let Some(parent) = final_dir.parent().filter(|p| !p.as_os_str().is_empty()) {
             sync_dir(parent)?;
         }
         Ok(final_dir)
+    }
+}
+
+/// The error of a run whose results could not all be written: tries to leave `runtime.toml`
+/// and an incomplete `summary.json` in the staging dir (a disk may have room again, or the
+/// failure was in one file only), and names the totals either way.
+fn unfinished(
+    staging: &Path,
+    runtime: &RuntimeInfo,
+    summary: &Summary,
+    why: String,
+) -> ResultsError {
+    let mut kept = summary.clone();
+    kept.complete = false;
+    let note = format!("the results could not be written: {why}");
+    kept.failure = Some(match kept.failure.take() {
+        Some(f) => format!("{f}; {note}"),
+        None => note,
+    });
+    if let Ok(text) = runtime.to_toml() {
+        let _ = atomic::write(&staging.join(RUNTIME_FILE), text.as_bytes());
+    }
+    if let Ok(text) = kept.to_json() {
+        let _ = atomic::write(&staging.join(SUMMARY_FILE), text.as_bytes());
+    }
+    let _ = fs::remove_file(staging.join(WRITER_PID_FILE));
+    let t = &summary.totals;
+    ResultsError::Unfinished {
+        staging: staging.to_path_buf(),
+        why,
+        totals: format!(
+            "{} committed, {} expected rollbacks, {} failed over {:.1} s measured ({:.1} tps)",
+            t.committed, t.expected_rollback, t.failed, summary.duration_s, t.tps
+        ),
     }
 }
 
@@ -215,19 +333,9 @@ fn new_file(path: &Path) -> Result<BufWriter<File>, ResultsError> {
 fn sync_writer(w: BufWriter<File>, path: &Path) -> Result<(), ResultsError> {
     let file = w
         .into_inner()
-        .map_err(|e| ResultsError::io("write", path)(e.into_error()))?;
-    file.sync_all().map_err(ResultsError::io("sync", path))
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(ResultsError::io("create", path))?;
-    file.write_all(bytes)
-        .map_err(ResultsError::io("write", path))?;
-    file.sync_all().map_err(ResultsError::io("sync", path))
+        .map_err(|e| WriteError::new(path, e.into_error()))?;
+    file.sync_all()
+        .map_err(|e| ResultsError::Write(WriteError::new(path, e)))
 }
 
 /// Makes a dir's entries (new files, a rename) durable.
@@ -238,66 +346,5 @@ fn sync_dir(dir: &Path) -> Result<(), ResultsError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_sort_by_utc_time() {
-        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_317_300);
-        assert_eq!(dir_name(at, "tpcb"), "20261122T031500Z-tpcb");
-        assert!(default_dir("select-only").starts_with("results"));
-    }
-
-    #[test]
-    fn staging_sits_beside_the_final_dir() {
-        assert_eq!(
-            staging_dir(Path::new("r/run1/")).unwrap(),
-            Path::new("r/run1.partial")
-        );
-        assert_eq!(
-            staging_dir(Path::new("run1")).unwrap(),
-            Path::new("run1.partial")
-        );
-        assert!(matches!(
-            staging_dir(Path::new("/")),
-            Err(ResultsError::BadPath(_))
-        ));
-    }
-
-    #[test]
-    fn refuses_an_existing_dir_with_advice() {
-        let tmp = tempfile::tempdir().unwrap();
-        let err = ResultsWriter::create(tmp.path(), SystemTime::now())
-            .err()
-            .unwrap();
-        assert!(
-            err.to_string()
-                .contains("choose another --out or remove it"),
-            "{err}"
-        );
-        let left = tmp.path().join("run.partial");
-        fs::create_dir(&left).unwrap();
-        let err = ResultsWriter::create(&tmp.path().join("run"), SystemTime::now())
-            .err()
-            .unwrap();
-        assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
-    }
-
-    #[test]
-    fn a_live_runs_dir_is_in_use_not_left_over() {
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("run");
-        let writer = ResultsWriter::create(&run, SystemTime::now()).unwrap();
-        // This test binary's name is not tidebench's: only the pid file's shape is checked
-        // here; a dead writer's dir reads as left over.
-        let pid: u32 = fs::read_to_string(writer.staging_path().join(WRITER_PID_FILE))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert_eq!(pid, std::process::id());
-        fs::write(writer.staging_path().join(WRITER_PID_FILE), "999999999\n").unwrap();
-        let err = ResultsWriter::ensure_free(&run).unwrap_err();
-        assert!(matches!(err, ResultsError::LeftOver(_)), "{err}");
-    }
-}
+#[path = "writer_tests.rs"]
+mod tests;

@@ -11,9 +11,9 @@ use crate::config::{DriveMode, RunPlan};
 use crate::driver::{self, Connected, DriverPlan, DriverResult, Layout, Stop};
 use crate::event::{Event, Incident, RunDescription, Sink};
 use crate::metrics::live::LiveTotals;
-use crate::metrics::{KeySpace, Recorder};
+use crate::metrics::Recorder;
 use crate::results::runtime::InstanceDevices;
-use crate::results::{self, ResultsWriter};
+use crate::results::{self, ResultsWriter, RunFacts, RunStart, RuntimeInfo, ServerFacts};
 use crate::sampler::prometheus::Exporter;
 use crate::sampler::server::XactCounters;
 use crate::sampler::{LatestSamples, Sampler};
@@ -46,6 +46,8 @@ struct Ready {
 /// Where the drive reports and what it may be stopped by.
 pub struct Surroundings<'a> {
     pub dbs: &'a Databases,
+    /// Each server's version and settings, for the `runtime.toml` written at the start.
+    pub server_facts: &'a [ServerFacts],
     pub sampler: Option<Sampler>,
     pub prometheus: Option<SocketAddr>,
     pub stop: &'a Stop,
@@ -65,7 +67,17 @@ pub async fn drive(
     for note in &frame.notes {
         events.send(Event::Note(note.clone()));
     }
-    run_clients(plan, ready, &frame.keys, with.sampler, with.stop, events).await
+    let start = Start {
+        frame,
+        server_facts: with.server_facts,
+    };
+    run_clients(plan, ready, start, with.sampler, with.stop, events).await
+}
+
+/// What the results dir records before the first interval (see `results::start`).
+struct Start<'a> {
+    frame: &'a Frame,
+    server_facts: &'a [ServerFacts],
 }
 
 /// Stage 4: checks the results dir is free, opens every session, starts the Prometheus
@@ -128,7 +140,7 @@ async fn connect(
 async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
-    keys: &KeySpace,
+    start: Start<'_>,
     sampler: Option<Sampler>,
     stop: &Stop,
     events: &Arc<dyn Sink>,
@@ -140,6 +152,7 @@ async fn run_clients(
         latest,
         out_dir,
     } = ready;
+    let keys = &start.frame.keys;
     let started_at = SystemTime::now();
     let mut created = ResultsWriter::create(&out_dir, started_at);
     // Another run without --out may have taken the same second's name since `connect`
@@ -158,6 +171,12 @@ async fn run_clients(
     let devices = sampler
         .as_ref()
         .map_or_else(Vec::new, |s| s.devices().to_vec());
+    // Before the first interval: a driver killed from here on leaves what `report` rebuilds
+    // the summary from.
+    if let Err(e) = record_start(&mut writer, plan, &start, started_at, &devices) {
+        connected.abort().await;
+        return Err(RunError::Results(e.to_string()));
+    }
     // The sampler's clock starts with the driver's, so `t_s` and interval offsets agree.
     let staging = writer.staging_path().to_path_buf();
     let sampling =
@@ -170,10 +189,21 @@ async fn run_clients(
             None => None,
         };
     let result = {
+        // A write that fails (a full disk) stops the run at once: the clients end cleanly and
+        // the totals stay in memory for `finish`, which leaves the dir `.partial`. The error
+        // is said now, not at the end.
         let mut sink = |start: Duration, len: Duration, rec: &Recorder| {
-            writer
-                .write_interval(start, len, keys, rec)
-                .map_err(|e| e.to_string())
+            if writer.failed().is_some() {
+                return Ok(());
+            }
+            if let Err(e) = writer.write_interval(start, len, keys, rec) {
+                events.send(Event::Warning(format!(
+                    "{e}; stopping the clients (the totals so far are kept; the results dir \
+                     stays .partial)"
+                )));
+                stop.trigger();
+            }
+            Ok(())
         };
         connected.run(stop, &mut sink, mixlog_dir).await
     };
@@ -196,6 +226,41 @@ async fn run_clients(
         devices,
         incidents,
     })
+}
+
+/// Writes `runtime.toml` and `run-start.json` into the staging dir.
+fn record_start(
+    writer: &mut ResultsWriter,
+    plan: &RunPlan,
+    start: &Start<'_>,
+    started_at: SystemTime,
+    devices: &[InstanceDevices],
+) -> Result<(), results::ResultsError> {
+    let frame = start.frame;
+    let mut runtime = RuntimeInfo::new(
+        plan.clone(),
+        crate::sampler::host::HostFacts::collect(),
+        start.server_facts.to_vec(),
+    );
+    runtime.devices = devices.to_vec();
+    runtime.txn_types = results::TxnTypeFacts::of(&frame.keys);
+    // The same facts `finish` builds the summary from; `elapsed` and `complete` only the end
+    // knows.
+    let facts = RunFacts {
+        workload: plan.name().to_string(),
+        started_at,
+        elapsed: Duration::ZERO,
+        complete: false,
+        rate_limited: plan.rate.is_some()
+            || plan
+                .phases
+                .iter()
+                .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
+        type_rules: frame.type_rules.clone(),
+        headline: frame.headline.clone(),
+        ratio_rules: frame.ratio_rules.clone(),
+    };
+    writer.record_start(&runtime, &RunStart::new(&facts, &frame.keys))
 }
 
 fn describe(plan: &RunPlan, targets: usize) -> RunDescription {

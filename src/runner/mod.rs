@@ -86,6 +86,7 @@ pub async fn run(
     let (layout, frame) = build::build(&plan, &targets, &readies)?;
     let with = drive::Surroundings {
         dbs: &dbs,
+        server_facts: &server_facts,
         sampler,
         prometheus,
         stop: &stop,

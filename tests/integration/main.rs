@@ -12,6 +12,7 @@ mod oom;
 mod options;
 mod pgbench;
 mod pgwire_conn;
+mod recover;
 mod report;
 mod results;
 mod roles;

@@ -46,10 +46,10 @@ fn summary_rows(s: &Summary) -> Vec<Vec<String>> {
         vec!["workload".into(), s.workload.clone()],
         vec![
             "complete".into(),
-            if s.complete {
-                "yes".into()
-            } else {
-                "no: interrupted or a target failed".into()
+            match (s.complete, &s.failure) {
+                (true, _) => "yes".into(),
+                (false, Some(why)) => format!("no: {why}"),
+                (false, None) => "no: interrupted or a target failed".into(),
             },
         ],
         vec!["started (UTC)".into(), s.started_at.clone()],

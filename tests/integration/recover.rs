@@ -1,0 +1,235 @@
+//! Issue 15 items 3 and 4 against real instances: a driver killed with SIGKILL leaves a
+//! `.partial` dir that `tidebench report` rebuilds (summary marked incomplete, totals equal
+//! to the intervals on disk), and a disk that fills mid-run stops the run at once with the
+//! file and the free space named, the totals printed, exit 2 and the dir left `.partial`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{self, output_text as text, run_tidebench as tb};
+
+fn prepare(home: &support::TempHome, target: &str) {
+    let o = tb(
+        home,
+        &[
+            "prepare",
+            "--workload",
+            "tpcb",
+            "--scale",
+            "1",
+            "--target",
+            target,
+        ],
+    );
+    assert!(o.status.success(), "prepare failed: {}", text(&o));
+}
+
+/// A 60 s tpcb run with 1 s intervals into `out`, its output piped.
+fn start_run(home: &support::TempHome, target: &str, out: &Path) -> Child {
+    support::tidebench(home)
+        .args(["run", "--workload", "tpcb", "--target", target])
+        .args(["-c", "2", "-T", "60", "--interval", "1s"])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Kills the run if a test fails before it ended (so the tmpfs can be unmounted).
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn partial(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap().to_os_string();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+/// Waits until `path` exists; false after `limit`.
+fn wait_for(path: &Path, limit: Duration) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// Committed transactions of the measured rows of `intervals.csv`.
+fn committed_in_intervals(dir: &Path) -> u64 {
+    let csv = std::fs::read_to_string(dir.join("intervals.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let (measured, committed) = (col("measured"), col("committed"));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[measured] == "true")
+        .map(|f| f[committed].parse::<u64>().unwrap())
+        .sum()
+}
+
+#[test]
+fn a_killed_driver_is_recovered_by_report() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "hrkill");
+    prepare(&home, "instance:hrkill");
+    let out = home.path().join("res-kill");
+    let mut run = Running(Some(start_run(&home, "instance:hrkill", &out)));
+    let staging = partial(&out);
+    assert!(
+        wait_for(&staging.join("run-start.json"), Duration::from_secs(30)),
+        "the run never started its measured window"
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    let mut child = run.0.take().unwrap();
+    child.kill().unwrap(); // SIGKILL
+    let _ = child.wait();
+
+    assert!(!out.exists(), "a killed run has no final dir");
+    assert!(!staging.join("summary.json").exists());
+    assert!(staging.join("runtime.toml").is_file());
+    let o = tb(&home, &["report", staging.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("rebuilt it from"), "{}", text(&o));
+
+    let s = support::summary(&staging);
+    assert_eq!(s["complete"], false);
+    let why = s["failure"].as_str().unwrap();
+    assert!(why.contains("(killed"), "{why}");
+    let committed = s["totals"]["committed"].as_u64().unwrap();
+    assert!(committed > 0, "{s}");
+    assert_eq!(committed, committed_in_intervals(&staging));
+    assert!(s["duration_s"].as_f64().unwrap() >= 2.0, "{s}");
+    let page = std::fs::read_to_string(staging.join("report.html")).unwrap();
+    assert!(
+        page.contains("(killed"),
+        "the page says why it is incomplete"
+    );
+    assert!(!out.exists(), "the recovered dir keeps its .partial name");
+    // A second report reads the rebuilt summary as it is.
+    let o = tb(&home, &["report", staging.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("rebuilt it from"), "{}", text(&o));
+}
+
+/// A small tmpfs mounted for one test, unmounted however the test ends.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` (with the reason printed) where mounting is not permitted.
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
+            .arg("tmpfs")
+            .arg(dir)
+            .output();
+        match o {
+            Ok(o) if o.status.success() => Some(Tmpfs(dir.to_path_buf())),
+            Ok(o) => {
+                eprintln!(
+                    "skipped: cannot mount a tmpfs ({})",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let umount = |lazy: bool| {
+            let mut c = Command::new("umount");
+            if lazy {
+                c.arg("-l");
+            }
+            c.arg(&self.0).status().is_ok_and(|s| s.success())
+        };
+        if !umount(false) && !umount(true) {
+            eprintln!("warning: could not unmount {}", self.0.display());
+        }
+    }
+}
+
+/// Writes zeros to `path` until the file system is full.
+fn fill(path: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    while f.write_all(&block).is_ok() {}
+    while f.write_all(&[0u8]).is_ok() {}
+}
+
+#[test]
+fn a_full_disk_stops_the_run_and_keeps_the_partial() {
+    let home = support::temp_home();
+    let Some(disk) = Tmpfs::mount(&home.path().join("small-disk"), "2M") else {
+        return;
+    };
+    let _inst = support::start_instance(&home, "hrfull");
+    prepare(&home, "instance:hrfull");
+    let out = disk.0.join("res-full");
+    let mut run = Running(Some(start_run(&home, "instance:hrfull", &out)));
+    let staging = partial(&out);
+    assert!(
+        wait_for(&staging.join("run-start.json"), Duration::from_secs(30)),
+        "the run never started its measured window"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let filler = disk.0.join("filler");
+    fill(&filler);
+    let filled = Instant::now();
+    let child = run.0.take().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let took = filled.elapsed();
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    // It stopped when an append failed (a few intervals fill the files' last pages), not at
+    // the end of the 60 s.
+    assert!(
+        took < Duration::from_secs(20),
+        "stopped {took:?} after the disk filled: {all}"
+    );
+    assert!(all.contains("free on its file system"), "{all}");
+    assert!(all.contains("stopping the clients"), "{all}");
+    assert!(all.contains("totals held in memory"), "{all}");
+    assert!(
+        !out.exists(),
+        "nothing is presented as a complete result: {all}"
+    );
+    assert!(staging.is_dir());
+    let leftovers: Vec<_> = std::fs::read_dir(&staging)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
+
+    // With room again, `report` draws what the .partial holds, marked incomplete.
+    std::fs::remove_file(&filler).unwrap();
+    let o = tb(&home, &["report", staging.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = support::summary(&staging);
+    assert_eq!(s["complete"], false, "{s}");
+    assert!(s["totals"]["committed"].as_u64().unwrap() > 0, "{s}");
+    assert!(staging.join("report.html").is_file());
+}
