@@ -52,6 +52,22 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for line in incident_lines(&s.incidents) {
         let _ = writeln!(out, "{line}");
     }
+    for w in &s.down_windows {
+        let _ = writeln!(
+            out,
+            "down: {} {} ({} session(s) lost; its cards failed meanwhile, and the server counts only what reached it)",
+            w.target,
+            w.span_text(),
+            w.sessions_lost
+        );
+    }
+    if s.cut_in_flight > 0 || s.committed_after_end > 0 {
+        let _ = writeln!(
+            out,
+            "at the end: {} transaction(s) in flight committed just after it, {} cut with their fate unknown (neither is in the measured window)",
+            s.committed_after_end, s.cut_in_flight
+        );
+    }
     paths_to(&mut out, dir);
     out
 }

@@ -32,6 +32,7 @@ use crate::workload::{Emulator, Job, Rng, Terminal, TxnEnd};
 use super::deck::Deck;
 use super::layout::{ClientAssignment, Layout, Pace};
 use super::schedule::Schedule;
+use super::outages::Outage;
 use super::session::{EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::{Cut, Watch};
@@ -85,6 +86,8 @@ pub struct OnThread {
 pub struct ClientEnd {
     pub reconnects: u64,
     pub at_end: Vec<(usize, EndCounts)>,
+    /// The sessions' outages, with their global targets.
+    pub outages: Vec<Outage>,
 }
 
 /// How one try ended when the watchdog did not cut it.
@@ -500,6 +503,7 @@ impl Client {
                 }
                 Ending::Tried(Tried::Failed(class)) => class,
                 Ending::TimedOut => {
+                    self.sessions[local].mark_down();
                     if self.abandon(local, true) {
                         self.sessions[local].at_end.cut_in_flight += 1;
                     }
@@ -623,12 +627,15 @@ impl Client {
         let mut end = ClientEnd {
             reconnects: 0,
             at_end: Vec::new(),
+            outages: Vec::new(),
         };
         for (s, target) in self.sessions.into_iter().zip(self.targets) {
             if !s.at_end.is_empty() {
                 end.at_end.push((target, s.at_end));
             }
             end.reconnects += s.reconnects;
+            end.outages
+                .extend(s.outages.iter().map(|(lost, back)| (target, *lost, *back)));
             if let Some(c) = s.conn {
                 let _ = tokio::time::timeout(CLOSE_WITHIN, c.close()).await;
             }

@@ -20,6 +20,7 @@ use crate::workload::{Backlog, Emulator};
 
 use super::poll::Poller;
 use super::progress;
+use super::outages::{down_windows, DownWindow};
 use super::session::EndCounts;
 use super::thread::{TickReport, TICK};
 
@@ -42,6 +43,8 @@ pub struct Collected {
     pub reconnects: u64,
     /// Per global target, what became of the tries in flight at the end (over all threads).
     pub at_end: BTreeMap<usize, EndCounts>,
+    /// Each target's down windows, as its clients saw them.
+    pub down: Vec<DownWindow>,
     pub warnings: Vec<String>,
     /// Clients that panicked (each with its thread): the run failed.
     pub panics: Vec<String>,
@@ -146,6 +149,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
         let mut at_end: BTreeMap<usize, EndCounts> = BTreeMap::new();
+        let mut outages = Vec::new();
         let mut warnings = Vec::new();
         let mut panics = Vec::new();
         let mut state = Folding::new(keys);
@@ -166,6 +170,7 @@ impl<'k, 's> Collector<'k, 's> {
                 for (target, counts) in end.at_end {
                     at_end.entry(target).or_default().add(counts);
                 }
+                outages.extend(end.outages);
                 panics.extend(
                     end.panics
                         .into_iter()
@@ -215,6 +220,7 @@ impl<'k, 's> Collector<'k, 's> {
             ended,
             reconnects,
             at_end,
+            down: down_windows(outages, self.start),
             warnings,
             panics,
         })
@@ -379,6 +385,7 @@ mod tests {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
                 at_end: Vec::new(),
+                outages: Vec::new(),
                 mixlog_error: None,
                 panics: Vec::new(),
             });

@@ -10,6 +10,7 @@ pub mod client;
 pub mod collector;
 pub mod deck;
 pub mod layout;
+pub mod outages;
 pub mod poll;
 pub mod progress;
 pub mod schedule;
@@ -95,6 +96,8 @@ pub struct DriverResult {
     /// Per global target, what became of the tries in flight at the end: the server counts
     /// those that committed after it, and may have committed some of those cut.
     pub at_end: BTreeMap<usize, session::EndCounts>,
+    /// Each target's down windows, as its clients saw them.
+    pub down: Vec<outages::DownWindow>,
     /// How long after the planned end the last client finished, when that was more than
     /// [`OVERRUN_TOLERANCE`] (closing sessions on a hung server, a client that ignored the
     /// cut): reported, never folded into the measured window.
@@ -270,6 +273,7 @@ impl Connected {
             warnings: collected.warnings,
             failure,
             at_end: collected.at_end,
+            down: collected.down,
             overrun,
         })
     }

@@ -14,6 +14,8 @@ pub struct Session {
     pub reconnects: u64,
     /// What became of the tries in flight at the run's end (and those cut by the timeout).
     pub at_end: EndCounts,
+    /// When the session was lost, and when it was open again (`None`: not again).
+    pub outages: Vec<(Instant, Option<Instant>)>,
     /// A moving average of how long a try that ended by itself took here (ns): what a card
     /// for this target costs while the target is down.
     typical_ns: u64,
@@ -52,6 +54,7 @@ impl Session {
             next_try: None,
             reconnects: 0,
             at_end: EndCounts::default(),
+            outages: Vec::new(),
             typical_ns: TYPICAL_FIRST_NS,
         }
     }
@@ -59,6 +62,15 @@ impl Session {
     /// The session broke: drop it; the next attempt may come at once.
     pub fn lost(&mut self) {
         self.conn = None;
+        self.mark_down();
+    }
+
+    /// The target stopped answering this session (it broke, or a try on it timed out): an
+    /// outage begins, unless one is already open.
+    pub fn mark_down(&mut self) {
+        if !matches!(self.outages.last(), Some((_, None))) {
+            self.outages.push((Instant::now(), None));
+        }
     }
 
     /// A try that ended by itself took `took`: an exponential moving average over about the
@@ -88,6 +100,9 @@ impl Session {
             Ok(c) => {
                 self.conn = Some(c);
                 self.reconnects += 1;
+                if let Some((_, back @ None)) = self.outages.last_mut() {
+                    *back = Some(Instant::now());
+                }
                 self.backoff = BACKOFF_FIRST;
                 self.next_try = None;
                 true

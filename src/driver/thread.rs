@@ -19,6 +19,7 @@ use crate::metrics::Recorder;
 use crate::workload::Rng;
 
 use super::client::{Client, ClientShared, OnThread};
+use super::outages::Outage;
 use super::session::{EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::{self, Watch};
@@ -44,6 +45,8 @@ pub struct ThreadEnd {
     pub reconnects: u64,
     /// Per global target, what became of the tries in flight at the end.
     pub at_end: Vec<(usize, EndCounts)>,
+    /// The clients' session outages.
+    pub outages: Vec<Outage>,
     /// The mix log's write error, if writing it failed.
     pub mixlog_error: Option<String>,
     /// Clients of this thread that panicked, with the panic's message: the run failed.
@@ -158,10 +161,12 @@ async fn run_thread(
     dog.abort();
     let mut reconnects = 0;
     let mut at_end = Vec::new();
+    let mut outages = Vec::new();
     for c in finished {
         let ended = c.close().await;
         reconnects += ended.reconnects;
         at_end.extend(ended.at_end);
+        outages.extend(ended.outages);
     }
     let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
     // The ticker is gone: what was recorded since its last swap goes in this final report.
@@ -175,6 +180,7 @@ async fn run_thread(
             at: end,
             reconnects,
             at_end,
+            outages,
             mixlog_error,
             panics,
         }),

@@ -16,7 +16,7 @@ mod glance;
 mod headline;
 mod incidents;
 use glance::glance;
-use incidents::{incident_times, incidents_to, INCIDENT_NOTE};
+use incidents::{down_windows_to, incident_times, incidents_to, INCIDENT_NOTE};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -515,6 +515,7 @@ fn failures(d: &RunData, p: &mut String) {
         &rows,
     );
     incidents_to(&d.summary.incidents, p);
+    down_windows_to(&d.summary.down_windows, p);
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ pub mod emulators;
 pub mod experiment;
 pub mod headline;
 pub mod hlog;
+pub mod down;
 pub mod incidents;
 pub mod intervals;
 pub mod mix;

@@ -294,6 +294,9 @@ pub struct Summary {
     /// (closing sessions on a hung server): said, and never part of the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrun_s: Option<f64>,
+    /// When each target was down for its clients (see `down`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub down_windows: Vec<super::down::DownWindow>,
 }
 
 /// A target's place in the plan.
@@ -418,6 +421,7 @@ impl Summary {
             cut_in_flight: 0,
             committed_after_end: 0,
             overrun_s: None,
+            down_windows: Vec::new(),
         }
     }
 

@@ -69,7 +69,21 @@ pub async fn finish(
     summary.incidents = incidents;
     summary.cut_in_flight = result.at_end.values().map(|c| c.cut_in_flight).sum();
     summary.committed_after_end = result.at_end.values().map(|c| c.committed_after_end).sum();
-    summary.overrun_s = result.overrun.map(|d| (d.as_secs_f64() * 1e3).round() / 1e3);
+    summary.down_windows = result
+        .down
+        .iter()
+        .map(|w| crate::results::down::DownWindow {
+            target: frame
+                .keys
+                .targets
+                .get(w.target)
+                .map_or_else(|| w.target.to_string(), |t| t.label.clone()),
+            from_s: secs3(w.from),
+            to_s: w.to.map(secs3),
+            sessions_lost: w.sessions_lost,
+        })
+        .collect();
+    summary.overrun_s = result.overrun.map(secs3);
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
@@ -126,4 +140,9 @@ fn emulator_ends(plan: &RunPlan, backlogs: &[(usize, Backlog)]) -> Vec<EmulatorE
             })
         })
         .collect()
+}
+
+/// Seconds with 3 decimals, as the summary writes times.
+fn secs3(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1e3).round() / 1e3
 }

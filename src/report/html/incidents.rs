@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::{note_to, table_to};
 use crate::results::incidents::per_instance;
+use crate::results::down::DownWindow;
 use crate::results::Incident;
 
 /// Rows of the incidents table at most; the rest are counted (all are in summary.json).
@@ -22,6 +23,33 @@ pub fn incident_times(all: &[Incident]) -> Vec<f64> {
     at.sort_by(f64::total_cmp);
     at.dedup();
     at
+}
+
+/// The "Down windows" part of the failures section: when each target was down for its
+/// clients (summary.json's `down_windows`).
+pub fn down_windows_to(all: &[DownWindow], p: &mut String) {
+    p.push_str("<h3>Down windows</h3>\n");
+    if all.is_empty() {
+        note_to(p, "Every target answered its clients for the whole run.");
+        return;
+    }
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .take(MAX_ROWS)
+        .map(|w| {
+            vec![
+                w.target.clone(),
+                format!("{:.1}", w.from_s),
+                w.to_s.map_or_else(|| "(end)".to_string(), |t| format!("{t:.1}")),
+                w.sessions_lost.to_string(),
+            ]
+        })
+        .collect();
+    table_to(p, &["target", "from (s)", "to (s)", "sessions lost"], &rows);
+    note_to(
+        p,
+        "From the first client that lost its session to the target (the server went away, or a try timed out) to the last that had it back: up to a reconnection backoff (2 s) longer than the server's own outage. Its transactions failed meanwhile; the server's count covers only what reached it.",
+    );
 }
 
 /// The "Incidents" part of the failures section.
@@ -77,6 +105,33 @@ pub fn incidents_to(all: &[Incident], p: &mut String) {
 mod tests {
     use super::*;
     use crate::results::IncidentKind;
+
+    #[test]
+    fn lists_down_windows_open_and_closed() {
+        let mut p = String::new();
+        down_windows_to(&[], &mut p);
+        assert!(p.contains("answered its clients for the whole run"), "{p}");
+        let all = vec![
+            DownWindow {
+                target: "instance:a/db".into(),
+                from_s: 6.04,
+                to_s: Some(9.31),
+                sessions_lost: 3,
+            },
+            DownWindow {
+                target: "instance:b/db".into(),
+                from_s: 12.0,
+                to_s: None,
+                sessions_lost: 1,
+            },
+        ];
+        let mut p = String::new();
+        down_windows_to(&all, &mut p);
+        for cell in ["instance:a/db", "6.0", "9.3", "(end)", ">3<"] {
+            assert!(p.contains(cell), "{cell} in {p}");
+        }
+        assert_eq!(all[1].span_text(), "from 12.0 s to the end");
+    }
 
     #[test]
     fn lists_incidents_and_their_times() {
