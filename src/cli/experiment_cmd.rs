@@ -275,7 +275,10 @@ pub(super) fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(stop.clone().on_signals(Arc::clone(&events), super::exit_on_second_signal));
+    rt.spawn(
+        stop.clone()
+            .on_signals(Arc::clone(&events), super::exit_on_second_signal),
+    );
     let Finished { file, interrupted } = rt
         .block_on(crate::experiment::execute(
             exp,

@@ -150,7 +150,10 @@ fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(stop.clone().on_signals(Arc::clone(&events), exit_on_second_signal));
+    rt.spawn(
+        stop.clone()
+            .on_signals(Arc::clone(&events), exit_on_second_signal),
+    );
     let outcome = rt
         .block_on(crate::runner::run(plan, home, stop.clone(), events))
         .map_err(|e| CliError::usage(e.to_string()))?;
@@ -238,7 +241,10 @@ fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Resul
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(stop.clone().on_signals(Arc::clone(&events), exit_on_second_signal));
+    rt.spawn(
+        stop.clone()
+            .on_signals(Arc::clone(&events), exit_on_second_signal),
+    );
     rt.block_on(async {
         tokio::select! {
             started = crate::runner::start_instances(&instances, home, &*events) => {

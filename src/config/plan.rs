@@ -166,7 +166,11 @@ pub struct RunPlan {
     pub max_tries: u32,
     /// How long one try of a transaction may run before the client abandons it as a `timeout`
     /// failure (also sent as the server's `statement_timeout`); `None`: no limit.
-    #[serde(default, with = "serde_duration::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "serde_duration::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub txn_timeout: Option<Duration>,
     /// Live progress line period; zero turns it off.
     #[serde(with = "serde_duration")]

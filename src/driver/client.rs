@@ -31,8 +31,8 @@ use crate::workload::{Emulator, Job, Rng, Terminal, TxnEnd};
 
 use super::deck::Deck;
 use super::layout::{ClientAssignment, Layout, Pace};
-use super::schedule::Schedule;
 use super::outages::Outage;
+use super::schedule::Schedule;
 use super::session::{EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::{Cut, Watch};
@@ -120,7 +120,7 @@ enum Ending {
 
 /// How long a try in flight at the run's end may go on (outside the measured window) so the
 /// server check learns whether it committed; one still running then is cancelled.
-const END_GRACE: Duration = Duration::from_millis(500);
+const END_GRACE: Duration = Duration::from_millis(300);
 /// The same after a stop: shorter, since Ctrl-C must end the run within a second.
 const STOP_END_GRACE: Duration = Duration::from_millis(200);
 /// How long sending one CancelRequest may take (a stopped postmaster never answers).
@@ -576,7 +576,9 @@ impl Client {
             return false;
         };
         if cancel {
-            let params = self.shared.layout.targets[self.targets[local]].params.clone();
+            let params = self.shared.layout.targets[self.targets[local]]
+                .params
+                .clone();
             let key = conn.cancel_key();
             self.cancels.push(tokio::task::spawn_local(async move {
                 // Best effort: a server that cannot be reached has nothing running for us.

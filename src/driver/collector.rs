@@ -18,9 +18,9 @@ pub use crate::metrics::live::LiveTotals;
 use crate::metrics::{KeySpace, Recorder};
 use crate::workload::{Backlog, Emulator};
 
+use super::outages::{down_windows, DownWindow};
 use super::poll::Poller;
 use super::progress;
-use super::outages::{down_windows, DownWindow};
 use super::session::EndCounts;
 use super::thread::{TickReport, TICK};
 

@@ -70,7 +70,14 @@ mod tests {
         let secs = |d: Option<Duration>| d.map(|d| (d.as_secs_f64() * 10.0).round() / 10.0);
         let got: Vec<(usize, f64, Option<f64>, u64)> = w
             .iter()
-            .map(|w| (w.target, secs(Some(w.from)).unwrap(), secs(w.to), w.sessions_lost))
+            .map(|w| {
+                (
+                    w.target,
+                    secs(Some(w.from)).unwrap(),
+                    secs(w.to),
+                    w.sessions_lost,
+                )
+            })
             .collect();
         assert_eq!(
             got,

@@ -147,7 +147,13 @@ async fn run_thread(
         ticks.clone(),
     ));
     let watches = Watch::for_thread(sessions.len());
-    let run_end = start + spec.shared.layout.segments.last().map_or(Duration::ZERO, |s| s.end);
+    let run_end = start
+        + spec
+            .shared
+            .layout
+            .segments
+            .last()
+            .map_or(Duration::ZERO, |s| s.end);
     let dog = tokio::task::spawn_local(watchdog::watchdog(
         watches.clone(),
         run_end,

@@ -61,8 +61,11 @@ impl Watch {
     #[inline]
     pub fn begin(&self, now: Instant) {
         self.since.set(Some(now));
-        self.cut
-            .set(if self.ended.get() { Some(Cut::End) } else { None });
+        self.cut.set(if self.ended.get() {
+            Some(Cut::End)
+        } else {
+            None
+        });
     }
 
     /// The try has ended (or was cut): the watchdog leaves this client alone.
@@ -110,7 +113,12 @@ impl Watch {
 
 /// Watches one thread's clients until the run's `end` or the `stop`, then cuts every try in
 /// flight; meanwhile cuts each try older than `timeout`.
-pub async fn watchdog(watches: Vec<Rc<Watch>>, end: Instant, timeout: Option<Duration>, stop: Stop) {
+pub async fn watchdog(
+    watches: Vec<Rc<Watch>>,
+    end: Instant,
+    timeout: Option<Duration>,
+    stop: Stop,
+) {
     loop {
         let now = Instant::now();
         let next = match timeout {
@@ -133,7 +141,9 @@ pub async fn watchdog(watches: Vec<Rc<Watch>>, end: Instant, timeout: Option<Dur
         }
         if let Some(t) = timeout {
             for w in &watches {
-                if w.since().is_some_and(|s| now.saturating_duration_since(s) >= t) {
+                if w.since()
+                    .is_some_and(|s| now.saturating_duration_since(s) >= t)
+                {
                     w.cut(Cut::Timeout);
                 }
             }
@@ -198,7 +208,9 @@ mod tests {
             let w = &watches[1];
             let cut = loop {
                 w.begin(Instant::now());
-                let r = w.guard(pin!(tokio::time::sleep(Duration::from_millis(150)))).await;
+                let r = w
+                    .guard(pin!(tokio::time::sleep(Duration::from_millis(150))))
+                    .await;
                 w.end();
                 if let Err(c) = r {
                     break c;
@@ -208,7 +220,10 @@ mod tests {
             assert!(t0.elapsed() >= Duration::from_millis(600));
             // After the end, a new try is cut before it waits at all.
             w.begin(Instant::now());
-            assert_eq!(w.guard(pin!(std::future::pending::<()>())).await, Err(Cut::End));
+            assert_eq!(
+                w.guard(pin!(std::future::pending::<()>())).await,
+                Err(Cut::End)
+            );
         });
     }
 

@@ -36,11 +36,11 @@
 pub mod atomic;
 pub mod breakdown;
 pub mod csv;
+pub mod down;
 pub mod emulators;
 pub mod experiment;
 pub mod headline;
 pub mod hlog;
-pub mod down;
 pub mod incidents;
 pub mod intervals;
 pub mod mix;

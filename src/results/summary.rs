@@ -290,7 +290,7 @@ pub struct Summary {
     /// outside the measured window, but in each database's `client_committed`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub committed_after_end: u64,
-    /// Seconds the clients took to finish after the planned end, when over half a second
+    /// Seconds the clients took to finish after the planned end, when over a second
     /// (closing sessions on a hung server): said, and never part of the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overrun_s: Option<f64>,

@@ -190,7 +190,10 @@ fn session_params(
 ) -> pgwire::ConnectParams {
     let mut out = params.clone();
     let timeout = txn_timeout.map(|t| format!("-c statement_timeout={}", t.as_millis().max(1)));
-    for ours in [Some(isolation.startup_options()), timeout].into_iter().flatten() {
+    for ours in [Some(isolation.startup_options()), timeout]
+        .into_iter()
+        .flatten()
+    {
         if ours.is_empty() {
             continue;
         }

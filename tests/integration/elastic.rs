@@ -240,6 +240,13 @@ fn a_target_that_dies_fails_its_share_and_the_run_ends_on_time() {
         "{s}"
     );
     assert_eq!(p2[1]["committed"].as_u64(), Some(0), "{s}");
+    // Its clients saw it go down mid-run and never come back.
+    let down = s["down_windows"].as_array().expect("down windows");
+    assert_eq!(down.len(), 1, "{down:?}");
+    assert!(down[0]["target"].as_str().unwrap().contains("dies"));
+    let from = down[0]["from_s"].as_f64().unwrap();
+    assert!((1.0..6.0).contains(&from), "{down:?}");
+    assert!(down[0]["to_s"].is_null(), "{down:?}");
     // intervals.csv breaks the failures down by class, over time.
     let csv = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();

@@ -6,6 +6,7 @@ mod consolidate;
 mod declared_instances;
 mod elastic;
 mod experiments;
+mod faults;
 mod instance;
 mod knee;
 mod oom;

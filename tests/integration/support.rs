@@ -204,9 +204,8 @@ pub fn assert_clean_tpcc_run(s: &serde_json::Value) {
 /// transactions cut in flight at the end (their fate is unknown: some may have committed),
 /// with `extra` commits of other sessions on top.
 pub fn assert_server_agrees(d: &serde_json::Value, extra: i64) {
-    let over = d["xact_commit_delta"].as_i64().unwrap()
-        - d["client_committed"].as_i64().unwrap()
-        - extra;
+    let over =
+        d["xact_commit_delta"].as_i64().unwrap() - d["client_committed"].as_i64().unwrap() - extra;
     let cut = d["cut_in_flight"].as_i64().unwrap_or(0);
     assert!((0..=cut).contains(&over), "server vs client commits: {d}");
 }

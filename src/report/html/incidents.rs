@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use super::{note_to, table_to};
-use crate::results::incidents::per_instance;
 use crate::results::down::DownWindow;
+use crate::results::incidents::per_instance;
 use crate::results::Incident;
 
 /// Rows of the incidents table at most; the rest are counted (all are in summary.json).
@@ -40,7 +40,8 @@ pub fn down_windows_to(all: &[DownWindow], p: &mut String) {
             vec![
                 w.target.clone(),
                 format!("{:.1}", w.from_s),
-                w.to_s.map_or_else(|| "(end)".to_string(), |t| format!("{t:.1}")),
+                w.to_s
+                    .map_or_else(|| "(end)".to_string(), |t| format!("{t:.1}")),
                 w.sessions_lost.to_string(),
             ]
         })
