@@ -108,7 +108,9 @@ mod tests {
         let cmdline = std::fs::read("/proc/self/cmdline").unwrap();
         let first = cmdline.split(|&b| b == 0).next().unwrap().to_vec();
         // SAFETY: argv[0] is a valid C string, as in `scrub`.
-        let arg0 = unsafe { std::ffi::CStr::from_ptr(*argv) }.to_bytes().to_vec();
+        let arg0 = unsafe { std::ffi::CStr::from_ptr(*argv) }
+            .to_bytes()
+            .to_vec();
         assert_eq!(arg0, first);
     }
 }

@@ -321,7 +321,10 @@ mod tests {
     fn addresses_default_to_loopback() {
         assert_eq!(parse_addr("9187").unwrap().to_string(), "127.0.0.1:9187");
         assert_eq!(parse_addr(":9187").unwrap().to_string(), "127.0.0.1:9187");
-        assert_eq!(parse_addr("localhost:9187").unwrap().to_string(), "127.0.0.1:9187");
+        assert_eq!(
+            parse_addr("localhost:9187").unwrap().to_string(),
+            "127.0.0.1:9187"
+        );
         assert_eq!(parse_addr("0.0.0.0:9000").unwrap().port(), 9000);
         assert!(parse_addr("localhost").unwrap_err().contains("HOST:PORT"));
     }
