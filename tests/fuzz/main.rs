@@ -63,7 +63,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -73,7 +73,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
 }
@@ -124,7 +124,7 @@ pub fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
                 let i = rng.below(b.len());
                 b[i] ^= 1 << rng.below(8);
             }
-            1 => b.insert(at, rng.next() as u8),
+            1 => b.insert(at, rng.next_u64() as u8),
             2 if at < b.len() => {
                 let end = (at + 1 + rng.below(64)).min(b.len());
                 b.drain(at..end);
