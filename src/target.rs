@@ -423,6 +423,21 @@ mod tests {
     }
 
     #[test]
+    fn every_dsn_entry_resolves_through_the_tls_refusal() {
+        // run, prepare, check, the sampler and experiments all reach a DSN through `resolve`;
+        // a DSN target never touches the home, so a missing one is fine here.
+        let home = Home::at(std::path::Path::new("/nonexistent-tidebench-home"));
+        for dsn in [
+            "postgresql://u:pw@db/x?sslmode=verify-full",
+            "host=db dbname=x sslmode=require",
+        ] {
+            let spec = crate::config::TargetSpec::parse(dsn).unwrap();
+            let e = resolve(&spec, &home).unwrap_err().to_string();
+            assert!(e.contains("TLS") && !e.contains(":pw@"), "{e}");
+        }
+    }
+
+    #[test]
     fn tls_is_refused_whatever_the_spelling() {
         for dsn in [
             "host=db sslmode = require",
