@@ -8,7 +8,7 @@ pub const DEFAULT_DBNAME: &str = "tidebench";
 /// The managed instance used when no target is given.
 pub const DEFAULT_INSTANCE: &str = "default";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum TargetSpec {
     /// A libpq URI (`postgresql://...`) or keyword/value string (`host=... dbname=...`).
     /// Holds the text as given, password included: never print it, use [`TargetSpec::redacted`].
@@ -176,6 +176,21 @@ pub fn password_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     merged
 }
 
+impl std::fmt::Debug for TargetSpec {
+    // Redacted like every other form: a plan printed with `{:?}` (a panic message, a test's
+    // failure) must not carry the password either.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetSpec::Dsn(_) => f.debug_tuple("Dsn").field(&self.redacted()).finish(),
+            TargetSpec::Instance { name, dbname } => f
+                .debug_struct("Instance")
+                .field("name", name)
+                .field("dbname", dbname)
+                .finish(),
+        }
+    }
+}
+
 impl Serialize for TargetSpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // Only the redacted form ever leaves memory (runtime.toml, summaries).
@@ -224,6 +239,8 @@ mod tests {
         assert_eq!(r, "host=/tmp port=5432 password=******** user=bob");
         let uri = "postgres://bob@h/db";
         assert_eq!(redact_dsn(uri), uri);
+        let spec = TargetSpec::Dsn("postgresql://bob:s3cret@h/db".into());
+        assert!(!format!("{spec:?}").contains("s3cret"));
     }
 
     #[test]

@@ -487,3 +487,17 @@ fn names_and_counts_are_bounded_with_the_fix() {
     ));
     assert!(!e.is_empty());
 }
+
+#[test]
+fn errors_on_a_line_with_a_password_do_not_quote_it() {
+    for text in [
+        "target = \"postgresql://bob:hunter2@h/db\" x\n",
+        "target = \"postgresql://bob:hunter2@h/db\"\nclients = \"many\"\n",
+        "workload = \"tpcb\"\ntarget = \"host=h PASSWORD=hunter2\"\ntarget = 1\n",
+        "[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ntarget = \"host=h password=hunter2\"\nscale = -1\n",
+        "workload = \"tpcb\"\ntarget = 7 # password=hunter2\n",
+    ] {
+        let e = err(text);
+        assert!(!e.contains("hunter2"), "{text}: {e}");
+    }
+}
