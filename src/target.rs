@@ -73,10 +73,16 @@ pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
                 .into(),
         );
     }
+    check_keyword_case(dsn)?;
     check_sslmode(dsn, std::env::var("PGSSLMODE").ok().as_deref())?;
-    let cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| {
-        format!("malformed connection string ({e}); check quoting and key names (host, port, user, password, dbname)")
-    })?;
+    let cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| malformed(dsn, &e))?;
+    // A second guard behind the textual one: whatever spelling reached the parser, a mode
+    // that demands TLS is never dropped silently.
+    if cfg.get_ssl_mode() == tokio_postgres::config::SslMode::Require
+        || cfg.get_ssl_negotiation() == tokio_postgres::config::SslNegotiation::Direct
+    {
+        return Err(tls_refusal("sslmode=require"));
+    }
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let host = match cfg.get_hosts().first() {
         Some(tokio_postgres::config::Host::Tcp(h)) => host_from_text(h),
@@ -140,13 +146,84 @@ fn check_sslmode(dsn: &str, env: Option<&str>) -> Result<(), String> {
     let origin = if from_env { "PGSSLMODE=" } else { "sslmode=" };
     match mode.as_str() {
         "" | "disable" | "allow" | "prefer" => Ok(()),
-        "require" | "verify-ca" | "verify-full" => Err(format!(
-            "{origin}{mode} asks for TLS, which tidebench's connections do not support yet, and it will not fall back to plaintext; \
-             use sslmode=disable on a trusted network, or reach the server through a tunnel (e.g. ssh -L)"
-        )),
+        "require" | "verify-ca" | "verify-full" => Err(tls_refusal(&format!("{origin}{mode}"))),
         other => Err(format!(
             "{origin}{other} is not an sslmode; use disable, allow, prefer, require, verify-ca or verify-full"
         )),
+    }
+}
+
+fn tls_refusal(what: &str) -> String {
+    format!(
+        "{what} asks for TLS, which tidebench's connections do not support yet, and it will not fall back to plaintext; \
+         use sslmode=disable on a trusted network, or reach the server through a tunnel (e.g. ssh -L)"
+    )
+}
+
+/// libpq's keywords that take a secret or decide security, and the common ones: a key written
+/// in another letter case is one of these misspelt (libpq keywords are lowercase).
+const KNOWN_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "user",
+    "password",
+    "passfile",
+    "dbname",
+    "options",
+    "application_name",
+    "connect_timeout",
+    "sslmode",
+    "sslnegotiation",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "requiressl",
+    "channel_binding",
+    "target_session_attrs",
+];
+
+/// Refuses `PASSWORD=...` and other keywords in the wrong letter case with an error that names
+/// the keyword only, never its value.
+fn check_keyword_case(dsn: &str) -> Result<(), String> {
+    let bytes = dsn.as_bytes();
+    for (eq, _) in dsn.match_indices('=') {
+        let mut end = eq;
+        while end > 0 && bytes[end - 1] == b' ' {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && (bytes[start - 1].is_ascii_alphabetic() || bytes[start - 1] == b'_') {
+            start -= 1;
+        }
+        let key = &dsn[start..end];
+        let lower = key.to_ascii_lowercase();
+        if key != lower && KNOWN_KEYWORDS.contains(&lower.as_str()) {
+            return Err(format!(
+                "keyword '{key}' is not a connection keyword; keywords are lowercase: write {lower}=..."
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The error for a string the parser refused. The parser's own text may quote a character
+/// or a key taken from a mistyped password, so it is kept only when the string holds none.
+fn malformed(dsn: &str, e: &tokio_postgres::Error) -> String {
+    let hint = "check quoting and key names (host, port, user, password, dbname)";
+    let text = describe_pg_error(e);
+    let safe = crate::config::target::password_spans(dsn).is_empty();
+    if ["sslrootcert", "sslcert", "sslkey"]
+        .iter()
+        .any(|k| text.contains(&format!("unknown option `{k}`")))
+    {
+        return tls_refusal("an ssl certificate keyword");
+    }
+    if safe {
+        format!("malformed connection string ({text}); {hint}")
+    } else {
+        format!("malformed connection string (details withheld: it holds a password); {hint}")
     }
 }
 
@@ -320,6 +397,57 @@ mod tests {
         assert!(parse_dsn("host='unterminated")
             .unwrap_err()
             .contains("malformed"));
+    }
+
+    #[test]
+    fn errors_never_echo_a_password() {
+        for dsn in [
+            "host=h PASSWORD=hunter2",
+            "host=h Password='hunter2'",
+            "host=h password=hun ter2 dbname=d",
+            "host='x password=hunter2",
+            "postgresql://u:hunter2@h:notaport/db",
+            "postgresql://u@h/db?PASSWORD=hunter2",
+        ] {
+            let e = parse_dsn(dsn).unwrap_err();
+            assert!(!e.contains("hunter2") && !e.contains("ter2"), "{dsn}: {e}");
+            let label = crate::config::TargetSpec::Dsn(dsn.into()).redacted();
+            assert!(
+                !label.contains("hunter2") && !label.contains("ter2"),
+                "{label}"
+            );
+        }
+        assert!(parse_dsn("host=h PASSWORD=x")
+            .unwrap_err()
+            .contains("password=..."));
+    }
+
+    #[test]
+    fn every_dsn_entry_resolves_through_the_tls_refusal() {
+        // run, prepare, check, the sampler and experiments all reach a DSN through `resolve`;
+        // a DSN target never touches the home, so a missing one is fine here.
+        let home = Home::at(std::path::Path::new("/nonexistent-tidebench-home"));
+        for dsn in [
+            "postgresql://u:pw@db/x?sslmode=verify-full",
+            "host=db dbname=x sslmode=require",
+        ] {
+            let spec = crate::config::TargetSpec::parse(dsn).unwrap();
+            let e = resolve(&spec, &home).unwrap_err().to_string();
+            assert!(e.contains("TLS") && !e.contains(":pw@"), "{e}");
+        }
+    }
+
+    #[test]
+    fn tls_is_refused_whatever_the_spelling() {
+        for dsn in [
+            "host=db sslmode = require",
+            "host=db sslnegotiation=direct",
+            "host=db sslrootcert=/etc/ca.pem",
+            "host=db SSLMODE=require",
+        ] {
+            let e = parse_dsn(dsn).unwrap_err();
+            assert!(e.contains("TLS") || e.contains("lowercase"), "{dsn}: {e}");
+        }
     }
 
     #[test]

@@ -198,7 +198,8 @@ pub(super) fn request(
 ) -> Request {
     Request {
         source: label.to_string(),
-        base_text: base.text.clone(),
+        // experiment.json and its page keep these: a run file's or a flag's password must not.
+        base_text: config::target::redact_dsn(&base.text),
         flags: given_run_flags(),
         vary: varies
             .iter()
@@ -219,7 +220,10 @@ pub(super) fn request(
 /// The command line after the command name, without `--out DIR` (resuming names the same
 /// dir, and may name it differently), nor the experiment's own flags (kept field by field).
 fn given_run_flags() -> Vec<String> {
-    let args: Vec<String> = std::env::args().skip(2).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(2)
+        .map(|a| config::target::redact_dsn(&a))
+        .collect();
     let mut out = Vec::new();
     let mut skip_next = false;
     for a in args {

@@ -2,6 +2,7 @@
 //! each command builds a Plan through `config` and hands it to the room that owns the work.
 
 pub mod args;
+pub mod argv_scrub;
 pub mod check_view;
 pub mod console;
 mod consolidate_cmd;
@@ -40,6 +41,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { error::EXIT_USAGE } else { 0 });
         }
     };
+    // clap holds its own copies now: take any password out of what `ps` shows of us.
+    argv_scrub::scrub();
     match dispatch(cli.command, &flags) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -102,6 +102,14 @@ pub fn groups(
     run_isolation: Option<Isolation>,
     catalog: &dyn Catalog,
 ) -> Result<Vec<GroupPlan>, ConfigError> {
+    if raw.len() > super::MAX_GROUPS {
+        return Err(ConfigError::Invalid(format!(
+            "{}: {} [[group]] tables, more than tidebench's cap of {}; merge groups or use sets",
+            src.file,
+            raw.len(),
+            super::MAX_GROUPS
+        )));
+    }
     let mut out: Vec<GroupPlan> = Vec::with_capacity(raw.len());
     for g in raw {
         let span = g.span();
@@ -172,6 +180,27 @@ fn sets(
         sets.push(written_set(src, s, i, name, info)?);
     }
     shorthand_sets(src, g, &span, name, roles, &mut sets)?;
+    if sets.len() > super::MAX_SETS {
+        return Err(src.error(
+            span,
+            format!(
+                "group '{name}' has {} sets, more than tidebench's cap of {}",
+                sets.len(),
+                super::MAX_SETS
+            ),
+        ));
+    }
+    for (i, s) in sets.iter().enumerate() {
+        if sets[..i].iter().any(|o| o.name == s.name) {
+            return Err(src.error(
+                span,
+                format!(
+                    "group '{name}' has two sets named '{}'; set names must be unique in a group",
+                    s.name
+                ),
+            ));
+        }
+    }
     if sets.is_empty() {
         return Err(src.error(span, format!(
             "group '{name}' has no sets; add `instance = \"default\"` (one database per set) or a [[group.set]] with {} = \"DSN or instance:NAME/DB\"",
@@ -195,6 +224,7 @@ fn written_set(
     let set_name = written
         .remove("name")
         .unwrap_or_else(|| (i + 1).to_string());
+    check_name("set", &set_name).map_err(fail)?;
     let mut targets = BTreeMap::new();
     for (role, text) in &written {
         if !roles.contains(&role.as_str()) {
@@ -264,6 +294,16 @@ fn shorthand_sets(
         if count == 0 {
             return Err(span_fail("sets must be at least 1".into()));
         }
+        if count as usize > super::MAX_SETS {
+            return Err(span_fail(format!(
+                "sets = {count} is more than tidebench's cap of {}",
+                super::MAX_SETS
+            )));
+        }
+        // The databases are named `<group>_<n>`: the longest must still be a valid name
+        // (PostgreSQL would cut it at 63 bytes, and two sets would share a database).
+        check_name("database", &format!("{}_{count}", name.to_lowercase()))
+            .map_err(|m| span_fail(format!("{m}; shorten the group's name")))?;
         for i in 1..=count {
             sets.push(SetPlan {
                 name: i.to_string(),

@@ -182,6 +182,10 @@ pub fn seed_from_clock() -> u64 {
 pub const MAX_CLIENTS: u32 = 10_000;
 /// Most cards in one deck (4 bytes each, one deck per set).
 pub const MAX_DECK_SIZE: u32 = 1_000_000;
+/// Most groups in a run, and most sets in one group: each set is a database to prepare and a
+/// deck per client; past these, a typo (`sets = 4000000000`) would only exhaust memory.
+pub const MAX_GROUPS: usize = 1_000;
+pub const MAX_SETS: usize = 1_000;
 
 /// Values that size the driver's memory, against their caps.
 fn check_sizes(

@@ -8,7 +8,7 @@ pub const DEFAULT_DBNAME: &str = "tidebench";
 /// The managed instance used when no target is given.
 pub const DEFAULT_INSTANCE: &str = "default";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum TargetSpec {
     /// A libpq URI (`postgresql://...`) or keyword/value string (`host=... dbname=...`).
     /// Holds the text as given, password included: never print it, use [`TargetSpec::redacted`].
@@ -71,104 +71,124 @@ pub fn check_name(what: &str, name: &str) -> Result<(), String> {
     }
 }
 
-/// Removes the password from a DSN in either libpq syntax.
+/// Removes the password from a DSN in either libpq syntax: every span [`password_spans`] finds
+/// becomes `********` (a fixed width, so not even the length shows).
 pub fn redact_dsn(dsn: &str) -> String {
-    if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
-        let (scheme, rest) = dsn.split_once("://").unwrap_or(("postgresql", dsn));
-        let (authority, tail) = match rest.find(['/', '?']) {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        let authority = match authority.rsplit_once('@') {
-            Some((userinfo, hosts)) => match userinfo.split_once(':') {
-                Some((user, _)) => format!("{user}:********@{hosts}"),
-                None => authority.to_string(),
-            },
-            None => authority.to_string(),
-        };
-        let tail = redact_query_password(tail);
-        return format!("{scheme}://{authority}{tail}");
+    let mut out = String::with_capacity(dsn.len());
+    let mut last = 0;
+    for span in password_spans(dsn) {
+        out.push_str(&dsn[last..span.start]);
+        out.push_str("********");
+        last = span.end;
     }
-    // keyword=value form; values may be quoted with single quotes.
-    let mut out = Vec::new();
-    for (key, value) in split_keywords(dsn) {
-        if key == "password" {
-            out.push("password=********".to_string());
-        } else {
-            out.push(format!("{key}={value}"));
-        }
-    }
-    out.join(" ")
+    out.push_str(&dsn[last..]);
+    out
 }
 
-fn redact_query_password(tail: &str) -> String {
-    let Some((path, query)) = tail.split_once('?') else {
-        return tail.to_string();
-    };
-    let params: Vec<String> = query
-        .split('&')
-        .map(|kv| match kv.split_once('=') {
-            Some(("password", _)) => "password=********".to_string(),
-            _ => kv.to_string(),
-        })
-        .collect();
-    format!("{path}?{}", params.join("&"))
+/// The byte ranges of every password in `text`: the password of a URI's `user:password@`, and
+/// the value after any `password=` (any letter case, anywhere, quoted or not, in a keyword
+/// string or a URI query). Deliberately greedy and independent of a full parse, so a malformed
+/// or half-quoted string still has its secret found: masking too much is harmless, too little
+/// is a leak. Used to redact labels and errors, and to scrub the process's argv.
+pub fn password_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let bytes = text.as_bytes();
+    // URI userinfo: scheme://user:password@host...
+    let mut from = 0;
+    while let Some(i) = text[from..].find("://") {
+        let auth_start = from + i + 3;
+        let auth_end = text[auth_start..]
+            .find(['/', '?', '#', ' '])
+            .map_or(text.len(), |j| auth_start + j);
+        let authority = &text[auth_start..auth_end];
+        if let Some(at) = authority.rfind('@') {
+            if let Some(colon) = authority[..at].find(':') {
+                spans.push(auth_start + colon + 1..auth_start + at);
+            }
+        }
+        from = auth_end.max(auth_start);
+    }
+    // password=value, in keyword strings and URI queries.
+    let key = b"password";
+    let mut i = 0;
+    while i + key.len() <= bytes.len() {
+        if !bytes[i..i + key.len()].eq_ignore_ascii_case(key) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + key.len();
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= bytes.len() || bytes[j] != b'=' {
+            i += 1;
+            continue;
+        }
+        j += 1;
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let in_uri = text[..i].contains("://");
+        let start = j;
+        if j < bytes.len() && bytes[j] == b'\'' {
+            j += 1;
+            while j < bytes.len() && bytes[j] != b'\'' {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            j = (j + 1).min(bytes.len());
+        } else {
+            loop {
+                while j < bytes.len()
+                    && !bytes[j].is_ascii_whitespace()
+                    && !(in_uri && (bytes[j] == b'&' || bytes[j] == b'#'))
+                {
+                    j += 1;
+                }
+                // `password=two words` unquoted: the next word is no keyword (it has no `=`),
+                // so it is more likely the rest of the password than anything else.
+                let mut k = j;
+                while k < bytes.len() && bytes[k].is_ascii_whitespace() {
+                    k += 1;
+                }
+                let word_end = text[k..]
+                    .find(|c: char| c.is_ascii_whitespace())
+                    .map_or(text.len(), |w| k + w);
+                if in_uri || k == j || k >= bytes.len() || text[k..word_end].contains('=') {
+                    break;
+                }
+                j = k;
+            }
+        }
+        if j > start {
+            spans.push(start..j);
+        }
+        i = j.max(i + 1);
+    }
+    spans.sort_by_key(|s| s.start);
+    // Merge overlaps, so callers can splice in order.
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match merged.last_mut() {
+            Some(m) if s.start <= m.end => m.end = m.end.max(s.end),
+            _ => merged.push(s),
+        }
+    }
+    merged
 }
 
-/// Splits `key=value key='quoted value'` into pairs, keeping values as written.
-fn split_keywords(dsn: &str) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    let mut chars = dsn.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
+impl std::fmt::Debug for TargetSpec {
+    // Redacted like every other form: a plan printed with `{:?}` (a panic message, a test's
+    // failure) must not carry the password either.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetSpec::Dsn(_) => f.debug_tuple("Dsn").field(&self.redacted()).finish(),
+            TargetSpec::Instance { name, dbname } => f
+                .debug_struct("Instance")
+                .field("name", name)
+                .field("dbname", dbname)
+                .finish(),
         }
-        let mut key = String::new();
-        while let Some(&c) = chars.peek() {
-            if c == '=' || c.is_whitespace() {
-                break;
-            }
-            key.push(c);
-            chars.next();
-        }
-        if key.is_empty() {
-            break;
-        }
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() == Some(&'=') {
-            chars.next();
-        }
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let mut value = String::new();
-        if chars.peek() == Some(&'\'') {
-            value.push('\'');
-            chars.next();
-            while let Some(c) = chars.next() {
-                value.push(c);
-                if c == '\\' {
-                    if let Some(n) = chars.next() {
-                        value.push(n);
-                    }
-                } else if c == '\'' {
-                    break;
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c.is_whitespace() {
-                    break;
-                }
-                value.push(c);
-                chars.next();
-            }
-        }
-        pairs.push((key, value));
     }
-    pairs
 }
 
 impl Serialize for TargetSpec {
@@ -219,5 +239,29 @@ mod tests {
         assert_eq!(r, "host=/tmp port=5432 password=******** user=bob");
         let uri = "postgres://bob@h/db";
         assert_eq!(redact_dsn(uri), uri);
+        let spec = TargetSpec::Dsn("postgresql://bob:s3cret@h/db".into());
+        assert!(!format!("{spec:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn finds_passwords_in_any_spelling_and_malformed_strings() {
+        for (dsn, secret) in [
+            ("host=h PASSWORD=hunter2 user=u", "hunter2"),
+            ("host=h Password = 'hun ter2'", "hun ter2"),
+            ("host='unterminated password=hunter2", "hunter2"),
+            ("--target=postgresql://u:hunter2@h/db", "hunter2"),
+            ("postgresql://u@h/db?PassWord=hunter2&x=1", "hunter2"),
+            ("postgresql://u:hunter2@h1,u2:hunter2@h2/db", "hunter2"),
+            ("password='it\\'s hunter2'", "hunter2"),
+        ] {
+            let r = redact_dsn(dsn);
+            assert!(!r.contains(secret), "{dsn} -> {r}");
+        }
+        assert_eq!(
+            redact_dsn("postgresql://u@h/db?password=x&sslmode=disable"),
+            "postgresql://u@h/db?password=********&sslmode=disable"
+        );
+        assert!(password_spans("host=h user=passwordless").is_empty());
+        assert!(password_spans("password=").is_empty());
     }
 }

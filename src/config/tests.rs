@@ -443,3 +443,61 @@ fn preset_knobs_need_a_preset_that_takes_them() {
     .to_string();
     assert!(e.contains("--preset tpcv"), "{e}");
 }
+
+/// Issue 15 item 6/7: names that reach paths and SQL, and counts that size memory.
+#[test]
+fn names_and_counts_are_bounded_with_the_fix() {
+    let group =
+        |extra: &str| format!("clients = 1\n[[group]]\nname = \"A\"\nworkload = \"tpcb\"\n{extra}");
+    let e = err(&group(
+        "[[group.set]]\nname = \"../x\"\noltp = \"instance:default/a\"\n",
+    ));
+    assert!(e.contains("not a valid set name"), "{e}");
+    let e = err(&group(
+        "[[group.set]]\nname = \"a\\u0000\"\noltp = \"instance:default/a\"\n",
+    ));
+    assert!(e.contains("not a valid set name"), "{e}");
+    let e = err(&group(
+        "[[group.set]]\nname = \"s\"\noltp = \"instance:default/a\"\n[[group.set]]\nname = \"s\"\noltp = \"instance:default/b\"\n",
+    ));
+    assert!(e.contains("two sets named 's'"), "{e}");
+    let e = err(&group("instance = \"default\"\nsets = 4000000000\n"));
+    assert!(e.contains("cap of 1000"), "{e}");
+    let long = "G".repeat(62);
+    let e = err(&format!(
+        "[[group]]\nname = \"{long}\"\nworkload = \"tpcb\"\ninstance = \"default\"\nsets = 10\n"
+    ));
+    assert!(e.contains("shorten the group's name"), "{e}");
+    let many: String = (0..1001)
+        .map(|i| {
+            format!("[[group]]\nname = \"g{i}\"\nworkload = \"tpcb\"\ninstance = \"default\"\n")
+        })
+        .collect();
+    assert!(err(&many).contains("cap of 1000"));
+    let e = err(&format!(
+        "{TWO_GROUPS}[[phase]]\nduration = \"5s\"\nshares = {{ A = 100 }}\nmix = {{ tpcb = 1e12, select-only = 0.01 }}\n"
+    ));
+    assert!(e.contains("deck of"), "{e}");
+    let e = err(&format!(
+        "{TWO_GROUPS}[[phase]]\nname = \"a\\tb\"\nduration = \"5s\"\nshares = {{ A = 100 }}\n"
+    ));
+    assert!(e.contains("phase name"), "{e}");
+    let e = err(&format!(
+        "{TWO_GROUPS}[[phase]]\nduration = \"5s\"\nthink = {{ A = \"1e30\" }}\nshares = {{ A = 100 }}\n"
+    ));
+    assert!(!e.is_empty());
+}
+
+#[test]
+fn errors_on_a_line_with_a_password_do_not_quote_it() {
+    for text in [
+        "target = \"postgresql://bob:hunter2@h/db\" x\n",
+        "target = \"postgresql://bob:hunter2@h/db\"\nclients = \"many\"\n",
+        "workload = \"tpcb\"\ntarget = \"host=h PASSWORD=hunter2\"\ntarget = 1\n",
+        "[[group]]\nname = \"A\"\nworkload = \"tpcb\"\ntarget = \"host=h password=hunter2\"\nscale = -1\n",
+        "workload = \"tpcb\"\ntarget = 7 # password=hunter2\n",
+    ] {
+        let e = err(text);
+        assert!(!e.contains("hunter2"), "{text}: {e}");
+    }
+}

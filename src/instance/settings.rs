@@ -50,6 +50,9 @@ pub(crate) fn server_conf(
         kv("listen_addresses", "127.0.0.1"),
         kv("port", &port.to_string()),
         kv("unix_socket_directories", &socket_dir.to_string_lossy()),
+        // The local socket is trusted (see HBA): only the server's OS user (and root, which
+        // tidebench may run as) may connect to it, not every user of the host.
+        kv("unix_socket_permissions", "0700"),
         kv("max_connections", "300"),
         kv("shared_buffers", &shared_buffers.replace("iB", "B")),
         // pg_ctl -l already sends everything to server.log.

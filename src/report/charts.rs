@@ -197,6 +197,16 @@ fn frame_sized(
     legend: &[(String, RGBColor)],
     body: &mut dyn FnMut(&mut Chart) -> Result<(), String>,
 ) -> Result<String, String> {
+    // plotters computes its grid lines by stepping through the range: an infinite or NaN
+    // bound (a damaged results file) would loop forever, so such a chart is refused.
+    if ![x.start, x.end, y.start, y.end]
+        .iter()
+        .all(|v| v.is_finite())
+    {
+        return Err(format!(
+            "'{title}': an axis has no finite range (a damaged value in the results?)"
+        ));
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (size.width, size.height)).into_drawing_area();

@@ -387,9 +387,14 @@ pub fn parse_system(text: &str) -> Result<Vec<SystemSeries>, String> {
                 f.len()
             ));
         }
+        // Like an unparsable number, an infinite or NaN one (never written by tidebench) is
+        // left out: charts and sums need finite points.
         let (Ok(t), Ok(v)) = (f[ct].parse::<f64>(), f[cv].parse::<f64>()) else {
             continue;
         };
+        if !t.is_finite() || !v.is_finite() {
+            continue;
+        }
         let by_metric = match index.get_mut(f[cs]) {
             Some(m) => m,
             None => index.entry(f[cs].to_string()).or_default(),
@@ -527,5 +532,12 @@ pub mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].points, vec![(1.0, 10.0), (2.0, 20.0)]);
         assert_eq!(s[1].source, "db:host=/tmp dbname=a,b");
+    }
+
+    #[test]
+    fn system_points_that_are_not_finite_are_left_out() {
+        // Found by tests/fuzz: `1.1e300006` parses to infinity, and a chart over it never ended.
+        let text = "t_s,source,metric,value\n1.1e300006,host,m,1\n1,host,m,NaN\n2,host,m,3\n";
+        assert_eq!(parse_system(text).unwrap()[0].points, vec![(2.0, 3.0)]);
     }
 }

@@ -35,7 +35,11 @@ const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// `ADDR` as the user gave it: `HOST:PORT`, `[V6]:PORT`, or a bare port on loopback.
 pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     let t = text.trim();
-    if let Ok(port) = t.parse::<u16>() {
+    // No host (`9187`, `:9187`) or `localhost`: loopback only. Serving other hosts is a choice
+    // the user makes by naming an address (e.g. 0.0.0.0:9187).
+    let port_only = t.strip_prefix(':').unwrap_or(t);
+    let port_only = port_only.strip_prefix("localhost:").unwrap_or(port_only);
+    if let Ok(port) = port_only.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
     t.parse::<SocketAddr>().map_err(|_| {
@@ -316,6 +320,11 @@ mod tests {
     #[test]
     fn addresses_default_to_loopback() {
         assert_eq!(parse_addr("9187").unwrap().to_string(), "127.0.0.1:9187");
+        assert_eq!(parse_addr(":9187").unwrap().to_string(), "127.0.0.1:9187");
+        assert_eq!(
+            parse_addr("localhost:9187").unwrap().to_string(),
+            "127.0.0.1:9187"
+        );
         assert_eq!(parse_addr("0.0.0.0:9000").unwrap().port(), 9000);
         assert!(parse_addr("localhost").unwrap_err().contains("HOST:PORT"));
     }

@@ -175,6 +175,18 @@ fn sigint_stops_quickly_and_leaves_incomplete_valid_results() {
         .unwrap();
 }
 
+/// `GET /metrics` from the run's Prometheus endpoint, or None while it is not up.
+fn scrape(port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .ok()?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).ok()?;
+    reply.starts_with("HTTP/1.1 200").then_some(reply)
+}
+
 #[test]
 fn no_password_reaches_results_or_terminal() {
     let home = support::temp_home();
@@ -190,9 +202,10 @@ fn no_password_reaches_results_or_terminal() {
         inst.port
     );
     let out = home.path().join("res-secret");
-    let o = tb(
-        &home,
-        &[
+    let port = support::free_port();
+    let prometheus = format!("127.0.0.1:{port}");
+    let child = support::tidebench(&home)
+        .args([
             "run",
             "-S",
             "--target",
@@ -200,10 +213,41 @@ fn no_password_reaches_results_or_terminal() {
             "-c",
             "1",
             "-T",
-            "1",
+            "4",
+            "--prometheus",
+            &prometheus,
             "--out",
             out.to_str().unwrap(),
-        ],
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start tidebench run");
+    // While it runs, what another user sees: `ps` (its argv, /proc/PID/cmdline) and the
+    // Prometheus scrape. The argv is scrubbed right after parsing, before any connection.
+    let cmdline_path = format!("/proc/{}/cmdline", child.id());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (mut cmdlines, mut scrapes) = (0, 0);
+    while Instant::now() < deadline && (cmdlines < 3 || scrapes < 1) {
+        std::thread::sleep(Duration::from_millis(300));
+        if let Ok(bytes) = std::fs::read(&cmdline_path) {
+            if bytes.is_empty() {
+                break; // exited, a zombie until waited for
+            }
+            let shown = String::from_utf8_lossy(&bytes).replace('\0', " ");
+            assert!(!shown.contains("Sup3rSecretPw"), "ps shows: {shown}");
+            assert!(shown.contains("alice:"), "argv kept the rest: {shown}");
+            cmdlines += 1;
+        }
+        if let Some(metrics) = scrape(port) {
+            assert!(!metrics.contains("Sup3rSecretPw"), "scrape: {metrics}");
+            scrapes += 1;
+        }
+    }
+    let o = child.wait_with_output().expect("wait for tidebench run");
+    assert!(
+        cmdlines >= 1 && scrapes >= 1,
+        "saw {cmdlines} cmdlines, {scrapes} scrapes"
     );
     assert!(o.status.success(), "run with password failed: {}", text(&o));
     assert!(!text(&o).contains("Sup3rSecretPw"));
@@ -223,4 +267,13 @@ fn no_password_reaches_results_or_terminal() {
         text(&o)
     );
     assert!(!text(&o).contains("wrong@"), "{}", text(&o));
+    // A keyword in the wrong case is refused by its name, the password not echoed.
+    let upper = format!(
+        "host=127.0.0.1 port={} user=alice PASSWORD=Sup3rSecretPw dbname=tidebench",
+        inst.port
+    );
+    let o = tb(&home, &["run", "-S", "--target", &upper, "-T", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("PASSWORD"), "{}", text(&o));
+    assert!(!text(&o).contains("Sup3rSecretPw"), "{}", text(&o));
 }

@@ -79,6 +79,12 @@ fn phase(
     let span = raw.span();
     let p = raw.get_ref();
     let name = p.name.clone().unwrap_or_else(|| format!("p{}", pi + 1));
+    if name.len() > 63 || name.is_empty() || name.chars().any(char::is_control) {
+        return Err(src.error(
+            span,
+            "a phase name must be 1-63 bytes with no control characters".to_string(),
+        ));
+    }
     let duration = duration_of(src, &span, p, &name, phase_duration)?;
     // Unknown group names are reported before the mode's checks, which read these tables.
     let shares = per_group(src, &p.shares, groups, &name, "shares")?;
@@ -295,6 +301,17 @@ fn mix(
             ));
         }
     }
+    let cards = mix_deck_len(m.get_ref().values().copied());
+    if cards > u64::from(crate::config::MAX_DECK_SIZE) {
+        return Err(src.error(
+            m.span(),
+            format!(
+                "phase '{phase}' mix: these weights need a deck of {cards} cards to hold them exactly, \
+                 more than tidebench's cap of {}; write them as percentages with at most two decimals",
+                crate::config::MAX_DECK_SIZE
+            ),
+        ));
+    }
     Ok(type_names
         .iter()
         .map(|names| {
@@ -305,4 +322,20 @@ fn mix(
                 .collect()
         })
         .collect())
+}
+
+/// The length of the smallest deck that holds `weights` exactly, as the driver will build it
+/// (hundredths of a unit, divided by their common divisor); saturating, never overflowing.
+pub(crate) fn mix_deck_len(weights: impl Iterator<Item = f64>) -> u64 {
+    let units: Vec<u64> = weights
+        .map(|w| (w * 100.0).round().clamp(0.0, 1e15) as u64)
+        .collect();
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let g = units.iter().copied().filter(|u| *u > 0).fold(0, gcd).max(1);
+    units.iter().map(|u| u / g).fold(0u64, u64::saturating_add)
 }
