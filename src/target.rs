@@ -277,13 +277,23 @@ impl ResolvedTarget {
         if let Some(pw) = &p.password {
             cfg.password(pw);
         }
-        let (client, connection) =
-            cfg.connect(tokio_postgres::NoTls)
-                .await
-                .map_err(|e| TargetError::Connect {
-                    label: self.label.clone(),
-                    message: describe_pg_error(&e),
-                })?;
+        // tokio-postgres's connect_timeout covers the socket's connect only: a server that
+        // accepts it but never answers the startup (a stopped postmaster) must not hang a
+        // control session either, so the whole handshake gets the same bound.
+        let whole = p.connect_timeout.max(std::time::Duration::from_secs(1));
+        let (client, connection) = tokio::time::timeout(whole, cfg.connect(tokio_postgres::NoTls))
+            .await
+            .map_err(|_| TargetError::Connect {
+                label: self.label.clone(),
+                message: format!(
+                    "the server accepted the connection but did not answer within {whole:?} \
+                     (stopped or hung?); check it, or raise connect_timeout in the DSN"
+                ),
+            })?
+            .map_err(|e| TargetError::Connect {
+                label: self.label.clone(),
+                message: describe_pg_error(&e),
+            })?;
         tokio::spawn(async move {
             // The session ends when the client is dropped; errors then are of no interest.
             let _ = connection.await;
