@@ -29,6 +29,33 @@ pub struct Frame {
     pub notes: Vec<String>,
 }
 
+impl Frame {
+    /// What the summary states about the run as a whole: the same at its start (for
+    /// `run-start.json`) and its end, but for `elapsed` and `complete`, which only the end knows.
+    pub fn run_facts(
+        &self,
+        plan: &RunPlan,
+        started_at: std::time::SystemTime,
+        elapsed: std::time::Duration,
+        complete: bool,
+    ) -> crate::results::RunFacts {
+        crate::results::RunFacts {
+            workload: plan.name().to_string(),
+            started_at,
+            elapsed,
+            complete,
+            rate_limited: plan.rate.is_some()
+                || plan
+                    .phases
+                    .iter()
+                    .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
+            type_rules: self.type_rules.clone(),
+            headline: self.headline.clone(),
+            ratio_rules: self.ratio_rules.clone(),
+        }
+    }
+}
+
 /// Stage 3: the driver's layout, and the run's frame.
 pub fn build(
     plan: &RunPlan,

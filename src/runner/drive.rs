@@ -13,7 +13,7 @@ use crate::event::{Event, Incident, RunDescription, Sink};
 use crate::metrics::live::LiveTotals;
 use crate::metrics::Recorder;
 use crate::results::runtime::InstanceDevices;
-use crate::results::{self, ResultsWriter, RunFacts, RunStart, RuntimeInfo, ServerFacts};
+use crate::results::{self, ResultsWriter, RunStart, RuntimeInfo, ServerFacts};
 use crate::sampler::prometheus::Exporter;
 use crate::sampler::server::XactCounters;
 use crate::sampler::{LatestSamples, Sampler};
@@ -244,22 +244,7 @@ fn record_start(
     );
     runtime.devices = devices.to_vec();
     runtime.txn_types = results::TxnTypeFacts::of(&frame.keys);
-    // The same facts `finish` builds the summary from; `elapsed` and `complete` only the end
-    // knows.
-    let facts = RunFacts {
-        workload: plan.name().to_string(),
-        started_at,
-        elapsed: Duration::ZERO,
-        complete: false,
-        rate_limited: plan.rate.is_some()
-            || plan
-                .phases
-                .iter()
-                .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
-        type_rules: frame.type_rules.clone(),
-        headline: frame.headline.clone(),
-        ratio_rules: frame.ratio_rules.clone(),
-    };
+    let facts = frame.run_facts(plan, started_at, Duration::ZERO, false);
     writer.record_start(&runtime, &RunStart::new(&facts, &frame.keys))
 }
 

@@ -4,7 +4,7 @@
 
 use crate::config::RunPlan;
 use crate::event::Sink;
-use crate::results::{EmulatorEnd, RunFacts, RuntimeInfo, ServerFacts, Summary};
+use crate::results::{EmulatorEnd, RuntimeInfo, ServerFacts, Summary};
 use crate::sampler::host::HostFacts;
 use crate::workload::Backlog;
 
@@ -49,20 +49,7 @@ pub async fn finish(
         AFTER_STOP_BUDGET
     };
     let server = dbs.deltas(&before, &ran, budget, events).await;
-    let facts = RunFacts {
-        workload: plan.name().to_string(),
-        started_at,
-        elapsed: result.elapsed,
-        complete: result.complete,
-        rate_limited: plan.rate.is_some()
-            || plan
-                .phases
-                .iter()
-                .any(|p| p.groups.iter().any(|g| g.rate.is_some())),
-        type_rules: frame.type_rules,
-        headline: frame.headline,
-        ratio_rules: frame.ratio_rules,
-    };
+    let facts = frame.run_facts(plan, started_at, result.elapsed, result.complete);
     let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
     summary.emulators = emulator_ends(plan, &result.emulators);
     summary.failure = result.failure.clone();
