@@ -172,9 +172,11 @@ impl Sampler {
                 let at = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(t0));
                 let rows = values.rows.iter().map(|(s, m, v)| (s.as_str(), *m, *v));
                 if let Err(e) = writer.write_round(at, rows) {
-                    report
-                        .warnings
-                        .push(format!("sampling stopped writing system.csv: {e}"));
+                    // Said at once (a full disk also fails the intervals, which stops the run);
+                    // the samples still feed the live output and Prometheus.
+                    let said = format!("sampling stopped writing system.csv: {e}");
+                    events.send(Event::Warning(said.clone()));
+                    report.warnings.push(said);
                     writing = false;
                 }
             }
