@@ -214,7 +214,11 @@ impl<'k, 's> Collector<'k, 's> {
         let last_len = end_offset
             .saturating_sub(last_start)
             .max(Duration::from_millis(1));
-        (self.sink)(last_start, last_len, &state.interval_acc)?;
+        // Not when the run ended right where an interval already written ended.
+        let anything = state.interval_acc.slots.iter().any(|s| s.total() > 0);
+        if end_offset > last_start || anything {
+            (self.sink)(last_start, last_len, &state.interval_acc)?;
+        }
         Ok(Collected {
             total: state.total,
             ended,
@@ -274,12 +278,38 @@ impl<'k, 's> Collector<'k, 's> {
             }
         }
         s.total.merge(rec);
+        self.write_if_complete(s, tick)?;
         if let Some(live) = &self.live {
             live.publish(TICK * (tick + 1) as u32, &s.total);
         }
         if tick < self.duration_ticks {
             self.live(s, tick, rec);
         }
+        Ok(())
+    }
+
+    /// Writes the open interval as soon as `tick`, its last, is in: a driver killed later loses
+    /// only the interval in flight. An interval holding a phase's last tick waits for the next
+    /// tick (transactions that began in the phase and ended just after it still belong there),
+    /// and the run's last one is written at the end with its true length.
+    fn write_if_complete(&mut self, s: &mut Folding, tick: u64) -> Result<(), String> {
+        let first = s.interval * self.interval_ticks;
+        let ends_a_phase = self
+            .segment_last_tick
+            .iter()
+            .any(|last| (first..=tick).contains(last));
+        if (tick + 1) % self.interval_ticks != 0
+            || tick + 1 >= self.duration_ticks
+            || ends_a_phase
+            || self.interval_of(tick) != s.interval
+        {
+            return Ok(());
+        }
+        let start = TICK * (s.interval * self.interval_ticks) as u32;
+        let len = TICK * self.interval_ticks as u32;
+        (self.sink)(start, len, &s.interval_acc)?;
+        s.interval_acc.clear();
+        s.interval += 1;
         Ok(())
     }
 

@@ -19,23 +19,30 @@ pub struct Session {
     /// A moving average of how long a try that ended by itself took here (ns): what a card
     /// for this target costs while the target is down.
     typical_ns: u64,
+    /// A reconnection attempt is under way (its startup may reach the server after all).
+    pub connecting: bool,
 }
 
-/// Tries that were in flight when the run ended, for the server check: they are not part of
-/// the measured window, but the server counts what they committed.
+/// What the server counts of a session beside the measured transactions, for the server
+/// check: PostgreSQL counts one commit per session it opens, and commits of transactions the
+/// client gave up on or finished after the end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EndCounts {
-    /// Given up half-way with their fate unknown (the server may have committed them): cut
-    /// by the timeout, or still running a moment after the end.
+    /// Given up half-way with their fate unknown (the server may have committed them): tries
+    /// cut by the timeout or still running a moment after the end, and reconnection attempts
+    /// abandoned after their startup was sent (the server may open the session later).
     pub cut_in_flight: u64,
     /// Let finish for a moment after the end, and committed then.
     pub committed_after_end: u64,
+    /// Sessions opened again during the run: one commit each at the server.
+    pub reopened: u64,
 }
 
 impl EndCounts {
     pub fn add(&mut self, other: EndCounts) {
         self.cut_in_flight += other.cut_in_flight;
         self.committed_after_end += other.committed_after_end;
+        self.reopened += other.reopened;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -56,6 +63,7 @@ impl Session {
             at_end: EndCounts::default(),
             outages: Vec::new(),
             typical_ns: TYPICAL_FIRST_NS,
+            connecting: false,
         }
     }
 
@@ -63,6 +71,15 @@ impl Session {
     pub fn lost(&mut self) {
         self.conn = None;
         self.mark_down();
+    }
+
+    /// A try was cut while this session was being opened again: the attempt is abandoned,
+    /// and the server may still open it (its startup was likely sent), so it joins the
+    /// margin of the server check.
+    pub fn abandon_connect(&mut self) {
+        if std::mem::take(&mut self.connecting) {
+            self.at_end.cut_in_flight += 1;
+        }
     }
 
     /// The target stopped answering this session (it broke, or a try on it timed out): an
@@ -96,10 +113,14 @@ impl Session {
 
     /// One reconnection attempt; on failure the next one waits twice as long (up to a cap).
     pub async fn reconnect(&mut self, params: &pgwire::ConnectParams) -> bool {
-        match pgwire::Connection::connect(params).await {
+        self.connecting = true;
+        let opened = pgwire::Connection::connect(params).await;
+        self.connecting = false;
+        match opened {
             Ok(c) => {
                 self.conn = Some(c);
                 self.reconnects += 1;
+                self.at_end.reopened += 1;
                 if let Some((_, back @ None)) = self.outages.last_mut() {
                     *back = Some(Instant::now());
                 }
@@ -107,7 +128,11 @@ impl Session {
                 self.next_try = None;
                 true
             }
-            Err(_) => {
+            Err(e) => {
+                if matches!(e.kind, pgwire::ErrorKind::Timeout) {
+                    // The startup may have been sent and the server open the session later.
+                    self.at_end.cut_in_flight += 1;
+                }
                 self.next_try = Some(Instant::now() + self.backoff);
                 self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
                 false

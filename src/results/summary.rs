@@ -169,7 +169,9 @@ pub struct ServerDelta {
     pub dbname: String,
     pub xact_commit_delta: i64,
     pub xact_rollback_delta: i64,
-    /// Transactions tidebench committed on this database during the whole run.
+    /// Transactions tidebench committed on this database during the whole run, as the server
+    /// counts them: the recorded commits, those of transactions in flight at the end that
+    /// committed just after it, and one per session opened again during the run.
     #[serde(default)]
     pub client_committed: i64,
     /// The server's statistics were reset during the run: crash recovery after an OOM kill

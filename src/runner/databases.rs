@@ -248,11 +248,11 @@ impl Databases {
                     for t in &d.targets {
                         at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
                     }
-                    // Tries let finish after the end are tidebench's commits too, outside
-                    // the measured window.
+                    // tidebench's commits outside the measured window count too: tries let
+                    // finish after the end, and the sessions opened again (one commit each).
                     delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
-                        + at_end.committed_after_end)
-                        as i64;
+                        + at_end.committed_after_end
+                        + at_end.reopened) as i64;
                     delta.cut_in_flight = at_end.cut_in_flight as i64;
                     delta.restarted = reset;
                     out.push(delta);

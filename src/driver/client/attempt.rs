@@ -170,6 +170,7 @@ impl Client {
     /// session was open, i.e. a transaction may have been in flight.
     fn abandon(&mut self, local: usize, cancel: bool) -> bool {
         let Some(conn) = self.sessions[local].conn.take() else {
+            self.sessions[local].abandon_connect();
             return false;
         };
         if cancel {
