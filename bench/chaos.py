@@ -411,6 +411,7 @@ class Chaos:
 
     @staticmethod
     def read_csv(path, strict=False):
+        """Rows of a CSV file; a row with a missing or extra field raises (strict or not)."""
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
         for r in rows:
@@ -436,7 +437,6 @@ class Chaos:
         p.kill()  # SIGKILL
         killed_at = time.time() - start
         p.wait()
-        rec, ok = [], True
         r = self.tb("report", staging, check=False)
         print("".join(f"  | {l}\n" for l in (r.stdout + r.stderr).splitlines()), end="")
         s = self.read_json(os.path.join(staging, "summary.json"))
