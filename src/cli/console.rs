@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::presets::PRESETS;
+use crate::results::down::DownWindow;
 use crate::results::incidents::per_instance;
 use crate::results::{GroupStats, Incident, RuleCheck, ServerDelta, Stats, Summary};
 
@@ -52,14 +53,8 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for line in incident_lines(&s.incidents) {
         let _ = writeln!(out, "{line}");
     }
-    for w in &s.down_windows {
-        let _ = writeln!(
-            out,
-            "down: {} {} ({} session(s) lost; its cards failed meanwhile, and the server counts only what reached it)",
-            w.target,
-            w.span_text(),
-            w.sessions_lost
-        );
+    for line in down_lines(&s.down_windows) {
+        let _ = writeln!(out, "{line}");
     }
     if s.cut_in_flight > 0 || s.committed_after_end > 0 {
         let _ = writeln!(
@@ -168,6 +163,34 @@ fn incident_lines(incidents: &[Incident]) -> Vec<String> {
                 "incidents: instance '{}': {} {when} (see summary.json)",
                 i.instance,
                 i.counts_text()
+            )
+        })
+        .collect()
+}
+
+/// One line per target that was down: its one window, or how many and the longest (a target
+/// whose tries time out one by one has many short ones; summary.json lists them all).
+fn down_lines(all: &[DownWindow]) -> Vec<String> {
+    let mut targets: Vec<&str> = all.iter().map(|w| w.target.as_str()).collect();
+    targets.dedup();
+    targets
+        .into_iter()
+        .map(|t| {
+            let mine: Vec<&DownWindow> = all.iter().filter(|w| w.target == t).collect();
+            let lost: u64 = mine.iter().map(|w| w.sessions_lost).sum();
+            let span = match mine.as_slice() {
+                [one] => one.span_text(),
+                many => {
+                    let len = |w: &&DownWindow| w.to_s.map_or(f64::INFINITY, |e| e - w.from_s);
+                    let longest = many
+                        .iter()
+                        .max_by(|a, b| len(a).total_cmp(&len(b)))
+                        .map_or_else(String::new, |w| w.span_text());
+                    format!("{} times, the longest {longest}", many.len())
+                }
+            };
+            format!(
+                "down: {t} {span} ({lost} session(s) lost or timed out; its cards failed meanwhile, and the server counts only what reached it)"
             )
         })
         .collect()
@@ -304,6 +327,31 @@ pub fn presets() -> String {
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn down_windows_make_one_line_per_target() {
+        let w = |target: &str, from_s: f64, to_s: Option<f64>| DownWindow {
+            target: target.into(),
+            from_s,
+            to_s,
+            sessions_lost: 2,
+        };
+        let lines = down_lines(&[
+            w("a", 4.0, Some(7.5)),
+            w("b", 30.1, Some(30.2)),
+            w("b", 32.0, Some(34.0)),
+            w("b", 36.0, Some(36.1)),
+        ]);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with("down: a from 4.0 s to 7.5 s (2 session"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("down: b 3 times, the longest from 32.0 s to 34.0 s (6 session"),
+            "{lines:?}"
+        );
+    }
     use crate::metrics::Recorder;
     use crate::results::{GroupIsolation, IsolationLevels, RunFacts};
 
