@@ -64,18 +64,23 @@ fn run_files_and_plan_validation() {
     });
 }
 
-#[test]
-fn dsns_and_target_specs() {
-    let corpus: Vec<Vec<u8>> = seeds("text")
+/// Each line of the text seeds whose names start with `prefix`, as one input.
+fn seed_lines(prefix: &str) -> Vec<Vec<u8>> {
+    seeds("text")
         .into_iter()
-        .filter(|(n, _)| n.starts_with("dsn"))
+        .filter(|(n, _)| n.starts_with(prefix))
         .flat_map(|(_, b)| {
             text(&b)
                 .lines()
                 .map(|l| l.as_bytes().to_vec())
                 .collect::<Vec<_>>()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn dsns_and_target_specs() {
+    let corpus = seed_lines("dsn");
     drive("dsn", &corpus, BUDGET, |n, input| {
         let t = text(&input);
         guarded("dsn", n, &input, move || {
@@ -96,16 +101,7 @@ fn dsns_and_target_specs() {
 
 #[test]
 fn sizes_and_durations() {
-    let corpus: Vec<Vec<u8>> = seeds("text")
-        .into_iter()
-        .filter(|(n, _)| n.starts_with("values"))
-        .flat_map(|(_, b)| {
-            text(&b)
-                .lines()
-                .map(|l| l.as_bytes().to_vec())
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let corpus = seed_lines("values");
     drive("values", &corpus, BUDGET, |n, input| {
         let t = text(&input);
         guarded("values", n, &input, move || {
