@@ -3,7 +3,7 @@
 //! target runs on, and the run ends on time; a row lock held by another session is cut at the
 //! end; Ctrl-C during a hang ends the run within a second.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tidebench::instance::Instance;
@@ -62,17 +62,15 @@ fn a_stopped_server_times_out_its_share_while_the_other_runs_and_the_run_ends_on
     std::fs::write(&cfg_path, cfg).unwrap();
     ok(tb(&home, &["prepare", cfg_path.to_str().unwrap()]));
     let out = home.path().join("res");
-    let mut child = support::tidebench(&home)
-        .args([
+    let mut child = support::spawn_tidebench(
+        &home,
+        &[
             "run",
             cfg_path.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+    );
     // Freeze B once the run is under way (setup takes a second or two), until after its end.
     std::thread::sleep(Duration::from_secs(4));
     let frozen = Frozen::freeze(&b);
@@ -186,8 +184,9 @@ fn a_held_lock_is_cut_at_the_end_and_ctrl_c_during_a_hang_is_quick() {
 
     // Ctrl-C while every client waits on the lock.
     let out = home.path().join("res-int");
-    let child = support::tidebench(&home)
-        .args([
+    let child = support::spawn_tidebench(
+        &home,
+        &[
             "run",
             "-w",
             "tpcb",
@@ -197,18 +196,12 @@ fn a_held_lock_is_cut_at_the_end_and_ctrl_c_during_a_hang_is_quick() {
             "2",
             "-T",
             "60",
-        ])
-        .args(["--out", out.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     std::thread::sleep(Duration::from_secs(4));
-    let sent = Instant::now();
-    // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
-    let stopped_in = sent.elapsed();
+    let (o, stopped_in) = support::interrupt(child);
     assert_eq!(o.status.code(), Some(130), "{}", text(&o));
     assert!(
         stopped_in < Duration::from_millis(2500),

@@ -4,7 +4,7 @@
 //! file and the free space named, the totals printed, exit 2 and the dir left `.partial`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use crate::support::{self, output_text as text, run_tidebench as tb};
@@ -27,14 +27,24 @@ fn prepare(home: &support::TempHome, target: &str) {
 
 /// A 60 s tpcb run with 1 s intervals into `out`, its output piped.
 fn start_run(home: &support::TempHome, target: &str, out: &Path) -> Child {
-    support::tidebench(home)
-        .args(["run", "--workload", "tpcb", "--target", target])
-        .args(["-c", "2", "-T", "60", "--interval", "1s"])
-        .args(["--out", out.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    support::spawn_tidebench(
+        home,
+        &[
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            target,
+            "-c",
+            "2",
+            "-T",
+            "60",
+            "--interval",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
 }
 
 /// Kills the run if a test fails before it ended (so the tmpfs can be unmounted).

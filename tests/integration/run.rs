@@ -140,8 +140,9 @@ fn sigint_stops_quickly_and_leaves_incomplete_valid_results() {
     let _inst = support::start_instance(&home, "intr");
     prepare(&home, "instance:intr");
     let out = home.path().join("res-intr");
-    let child = support::tidebench(&home)
-        .args([
+    let child = support::spawn_tidebench(
+        &home,
+        &[
             "run",
             "--workload",
             "tpcb",
@@ -151,18 +152,14 @@ fn sigint_stops_quickly_and_leaves_incomplete_valid_results() {
             "2",
             "-T",
             "60",
-        ])
-        .args(["--interval", "1s", "--out", out.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+            "--interval",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     std::thread::sleep(Duration::from_secs(4));
-    let sent = Instant::now();
-    // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
-    let took = sent.elapsed();
+    let (o, took) = support::interrupt(child);
     assert!(took < Duration::from_secs(5), "stopped in {took:?}");
     assert_eq!(o.status.code(), Some(130), "{}", text(&o));
     let s = read_json(&out.join("summary.json"));

@@ -96,6 +96,25 @@ pub fn tidebench(home: &TempHome) -> Command {
     cmd
 }
 
+/// Starts tidebench with `args` in the background, its output piped.
+pub fn spawn_tidebench(home: &TempHome, args: &[&str]) -> std::process::Child {
+    tidebench(home)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Sends SIGINT (Ctrl-C) to `child` and waits for it: its output and how long it took to end.
+pub fn interrupt(child: std::process::Child) -> (std::process::Output, std::time::Duration) {
+    let sent = std::time::Instant::now();
+    // SAFETY: plain kill(2) on a child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    (o, sent.elapsed())
+}
+
 /// Runs SQL with psql as the superuser; returns unaligned, tuples-only output. Panics on error.
 pub fn psql(inst: &Instance, db: &str, sql: &str) -> String {
     match inst.psql(db, sql) {
