@@ -192,6 +192,9 @@ pub struct RunArgs {
     /// Cards per target deck [default: the smallest deck that holds the shares exactly]
     #[arg(long)]
     pub deck_size: Option<u32>,
+    /// Transactions in a row per drawn target card, 1 for one card per transaction as the TPC-V kit [default: sized so a full deck lasts about 20 ms, at most 64]
+    #[arg(long)]
+    pub card_run: Option<u32>,
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
     #[arg(long)]
     pub mix_log: bool,
@@ -274,6 +277,7 @@ impl RunArgs {
             ramp_up: self.ramp_up.clone(),
             ramp_down: self.ramp_down.clone(),
             deck_size: self.deck_size,
+            card_run: self.card_run,
             poll: self.poll.clone(),
             mix_log: self.mix_log.then_some(true),
             sample: self.sample.clone(),

@@ -75,6 +75,8 @@ pub struct RawRun {
     pub ramp_down: Option<String>,
     pub measure: Option<RawMeasure>,
     pub deck_size: Option<u32>,
+    /// Transactions per drawn target card; absent = sized automatically.
+    pub card_run: Option<u32>,
     pub poll: Option<String>,
     pub mix_log: Option<bool>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
@@ -134,6 +136,7 @@ impl RawRun {
             ramp_down: over.ramp_down.or(self.ramp_down),
             measure: over.measure.or(self.measure),
             deck_size: over.deck_size.or(self.deck_size),
+            card_run: over.card_run.or(self.card_run),
             poll: over.poll.or(self.poll),
             mix_log: over.mix_log.or(self.mix_log),
             sample: over.sample.or(self.sample),
@@ -211,6 +214,21 @@ fn check_sizes(
         Some(0) => Err(invalid("deck-size must be at least 1".into())),
         Some(d) if d > MAX_DECK_SIZE => Err(invalid(format!(
             "deck-size {d} is more than tidebench's cap of {MAX_DECK_SIZE} cards; leave it out for the smallest exact deck"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Longest fixed run of one target card.
+pub const MAX_CARD_RUN: u32 = 1_000_000;
+
+fn check_card_run(card_run: Option<u32>) -> Result<(), ConfigError> {
+    match card_run {
+        Some(0) => Err(invalid(
+            "card-run must be at least 1 (1 = one card per transaction, as the TPC-V kit); leave it out to size runs automatically".into(),
+        )),
+        Some(n) if n > MAX_CARD_RUN => Err(invalid(format!(
+            "card-run {n} is more than tidebench's cap of {MAX_CARD_RUN}; leave it out to size runs automatically"
         ))),
         _ => Ok(()),
     }
@@ -343,6 +361,7 @@ pub fn validate_run(
         ));
     }
     check_sizes(clients, raw.deck_size, &phases)?;
+    check_card_run(raw.card_run)?;
     let jobs = driver_threads(&raw, shared, clients, &phases, cores)?;
     let cadence = cadence(&raw, groups.len() > 1 || phases.len() > 1)?;
     if let Some(rate) = raw.rate {
@@ -392,6 +411,7 @@ pub fn validate_run(
         interval: cadence.interval,
         seed: raw.seed.unwrap_or(default_seed),
         deck_size: raw.deck_size,
+        card_run: raw.card_run,
         mix_log: raw.mix_log.unwrap_or(false),
         sample: cadence.sample,
         prometheus: raw.prometheus,

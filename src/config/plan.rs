@@ -184,6 +184,9 @@ pub struct RunPlan {
     pub seed: u64,
     /// Cards per target deck; `None` = the smallest exact deck.
     pub deck_size: Option<u32>,
+    /// Transactions per drawn target card; `None` = sized automatically (see `driver::deck`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_run: Option<u32>,
     /// Write every transaction to `mix-*.bin`.
     pub mix_log: bool,
     /// Sampling period of `system.csv`; zero turns sampling off.

@@ -2,16 +2,48 @@
 //! and reshuffles when the deck is used up, so the configured ratios hold exactly over every
 //! full deck, whatever the targets' speeds. A slow target slows the client that drew it
 //! instead of letting the other targets run ahead.
+//!
+//! A target deck may play each card for a run of transactions. The kit's clients hand each
+//! transaction to a connector process that owns the group's database sessions; tidebench's
+//! clients hold a session per target themselves, so one card per transaction wakes a different
+//! backend every time: on 2 cores, 4 groups ran at 0.5–0.6 of one target's throughput (README,
+//! Performance). Runs keep the ratios exact over every full deck, only the deck is longer;
+//! [`CardRun::Auto`] sizes them from the deck's own pace so that a full deck lasts about
+//! [`AUTO_DECK_TIME`], which leaves slow or paced transactions one card each.
+
+use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 
 use crate::workload::Rng;
 
-/// A shuffled list of cards drawn in order.
+/// How many transactions in a row a drawn card is played for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardRun {
+    /// Always this many (1 = the kit's one card per transaction).
+    Fixed(u32),
+    /// Sized at each reshuffle so a full deck lasts about [`AUTO_DECK_TIME`].
+    Auto,
+}
+
+/// How long a full deck of runs should last under [`CardRun::Auto`]: short against the 1 s
+/// intervals and the phases, so the shares they show stay exact to within a few per mille.
+pub const AUTO_DECK_TIME: Duration = Duration::from_millis(20);
+/// The longest automatic run: past about 64 transactions a run's switch costs nothing
+/// measurable (4 select-only groups: 0.52 of one target at 1, 0.72 at 8, 0.85 at 64).
+pub const AUTO_MAX_RUN: u32 = 64;
+
+/// A shuffled list of cards drawn in order, each played for a run of draws.
 #[derive(Debug, Clone)]
 pub struct Deck<T> {
     cards: Vec<T>,
     next: usize,
+    mode: CardRun,
+    /// Draws per card in the current deck, and draws left of the current card.
+    run: u32,
+    left: u32,
+    /// When the current deck was shuffled (automatic runs only).
+    dealt: Option<Instant>,
 }
 
 impl<T: Copy> Deck<T> {
@@ -22,7 +54,30 @@ impl<T: Copy> Deck<T> {
             cards.extend(std::iter::repeat(*card).take(*n as usize));
         }
         let next = cards.len();
-        Deck { cards, next }
+        Deck {
+            cards,
+            next,
+            mode: CardRun::Fixed(1),
+            run: 1,
+            left: 0,
+            dealt: None,
+        }
+    }
+
+    /// The same deck playing its cards in runs; `run` is the first deck's run length under
+    /// [`CardRun::Auto`] (the run a previous deck of the client reached).
+    pub fn with_runs(mut self, mode: CardRun, run: u32) -> Deck<T> {
+        self.mode = mode;
+        self.run = match mode {
+            CardRun::Fixed(n) => n.max(1),
+            CardRun::Auto => run.clamp(1, AUTO_MAX_RUN),
+        };
+        self
+    }
+
+    /// Draws per card in the current deck.
+    pub fn run(&self) -> u32 {
+        self.run
     }
 
     pub fn len(&self) -> usize {
@@ -36,17 +91,50 @@ impl<T: Copy> Deck<T> {
     /// The next card; None only for an empty deck.
     #[inline]
     pub fn draw(&mut self, rng: &mut Rng) -> Option<T> {
+        if self.left > 0 {
+            self.left -= 1;
+            return Some(self.cards[self.next - 1]);
+        }
         if self.next >= self.cards.len() {
             if self.cards.is_empty() {
                 return None;
             }
-            self.cards.shuffle(rng);
-            self.next = 0;
+            self.deal(rng);
         }
         let card = self.cards[self.next];
         self.next += 1;
+        self.left = self.run - 1;
         Some(card)
     }
+
+    #[cold]
+    fn deal(&mut self, rng: &mut Rng) {
+        if self.mode == CardRun::Auto {
+            let now = Instant::now();
+            if let Some(dealt) = self.dealt {
+                self.run = auto_run(now - dealt, self.cards.len() as u32 * self.run, self.run);
+            }
+            self.dealt = Some(now);
+        }
+        self.cards.shuffle(rng);
+        self.next = 0;
+    }
+}
+
+/// The run for the next deck, from how long the last one took for `draws` draws at `run`:
+/// as many as fit [`AUTO_DECK_TIME`], between 1 and [`AUTO_MAX_RUN`], moving by at most a
+/// factor of 4 per deck so one stall or one quick deck does not swing it.
+fn auto_run(took: Duration, draws: u32, run: u32) -> u32 {
+    let per_draw = took.as_secs_f64() / f64::from(draws.max(1));
+    let cards = f64::from(draws.max(1) / run.max(1));
+    let want = if per_draw > 0.0 {
+        AUTO_DECK_TIME.as_secs_f64() / (per_draw * cards)
+    } else {
+        f64::from(AUTO_MAX_RUN)
+    };
+    let lo = (run / 4).max(1);
+    let hi = run.saturating_mul(4).min(AUTO_MAX_RUN);
+    (want.floor() as u32).clamp(lo, hi.max(lo))
 }
 
 /// Card counts for `weights` (percent-like numbers with at most two decimals): the smallest
@@ -144,6 +232,33 @@ mod tests {
             }
             assert_eq!(seen, [1, 2, 5, 12]);
         }
+    }
+
+    #[test]
+    fn runs_repeat_each_card_and_keep_the_ratios() {
+        let mut deck = Deck::new(&[('a', 1), ('b', 3)]).with_runs(CardRun::Fixed(5), 1);
+        let mut rng = Rng::seed_from_u64(4);
+        for _ in 0..20 {
+            let drawn: Vec<char> = (0..deck.len() * 5)
+                .map(|_| deck.draw(&mut rng).unwrap())
+                .collect();
+            assert!(drawn.chunks(5).all(|run| run.iter().all(|c| *c == run[0])));
+            assert_eq!(drawn.iter().filter(|c| **c == 'a').count(), 5);
+        }
+    }
+
+    #[test]
+    fn automatic_runs_fill_the_deck_time() {
+        let ms = Duration::from_millis;
+        // 4 cards at 50 µs a draw: 100 draws fill 20 ms, reached by steps of at most 4×.
+        assert_eq!(auto_run(Duration::from_micros(200), 4, 1), 4);
+        assert_eq!(auto_run(Duration::from_micros(800), 16, 4), 16);
+        assert_eq!(auto_run(ms(3), 64, 16), 64);
+        // Slow (or paced) transactions fall back to one card each, the kit's behaviour.
+        assert_eq!(auto_run(ms(40), 4, 1), 1);
+        assert_eq!(auto_run(ms(400), 256, 64), 16);
+        // A deck drawn in no measurable time grows as fast as allowed.
+        assert_eq!(auto_run(Duration::ZERO, 4, 2), 8);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::config::timeline::Segment;
 use crate::config::{DriveMode, RunPlan, TargetSpec};
 use crate::workload::{ClientSlot, Emulator, Workload};
 
-use super::deck::{card_counts, Deck};
+use super::deck::{card_counts, CardRun, Deck};
 
 /// (card, copies) pairs of a deck.
 type Cards = Vec<(usize, u32)>;
@@ -260,23 +260,22 @@ impl Layout {
         }
     }
 
-    /// The client's deck of sets for `phase`; cards are global set indexes.
-    pub fn set_deck(&self, role: &ClientAssignment, phase: usize) -> Deck<u16> {
-        match role.group {
+    /// The client's deck of sets for `phase`; cards are global set indexes. `run` is the run
+    /// length the client's previous deck reached (automatic runs carry over phases).
+    pub fn set_deck(&self, role: &ClientAssignment, phase: usize, run: u32) -> Deck<u16> {
+        let counts: Vec<(u16, u32)> = match role.group {
             // Independent: the group's sets take equal turns.
-            Some(g) => {
-                let counts: Vec<(u16, u32)> =
-                    self.groups[g].sets.iter().map(|s| (*s as u16, 1)).collect();
-                Deck::new(&counts)
-            }
-            None => {
-                let counts: Vec<(u16, u32)> = self.shared_cards[phase]
-                    .iter()
-                    .map(|(t, n)| (*t as u16, *n))
-                    .collect();
-                Deck::new(&counts)
-            }
-        }
+            Some(g) => self.groups[g].sets.iter().map(|s| (*s as u16, 1)).collect(),
+            None => self.shared_cards[phase]
+                .iter()
+                .map(|(t, n)| (*t as u16, *n))
+                .collect(),
+        };
+        let mode = match self.plan.card_run {
+            Some(n) => CardRun::Fixed(n),
+            None => CardRun::Auto,
+        };
+        Deck::new(&counts).with_runs(mode, run)
     }
 
     /// The mix deck of `group` in `phase`, over the workload's own type indexes.
@@ -483,9 +482,9 @@ mod tests {
         let client = l.clients[0];
         let mut rng = Rng::seed_from_u64(3);
         for (phase, want) in [(0, [30, 30, 40]), (1, [0, 0, 100])] {
-            let mut deck = l.set_deck(&client, phase);
+            let mut deck = l.set_deck(&client, phase, 1);
             let mut got = [0u32; 3];
-            for _ in 0..deck.len() * 2 {
+            for _ in 0..deck.len() {
                 got[usize::from(deck.draw(&mut rng).unwrap())] += 1;
             }
             let total: u32 = got.iter().sum();
@@ -513,7 +512,7 @@ mod tests {
         assert_eq!(l.pace(&second_a, 0).rate, Some(5.0));
         assert_eq!(l.pace(&l.clients[2], 1).think, Duration::from_millis(5));
         // Independent decks: the group's sets take equal turns.
-        let mut deck = l.set_deck(&second_a, 0);
+        let mut deck = l.set_deck(&second_a, 0, 1);
         let mut rng = Rng::seed_from_u64(1);
         let mut drawn: Vec<u16> = (0..2).map(|_| deck.draw(&mut rng).unwrap()).collect();
         drawn.sort_unstable();

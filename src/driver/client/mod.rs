@@ -170,14 +170,14 @@ impl Client {
         }
     }
 
-    fn enter(&self, index: usize, start: Instant) -> InSegment {
+    fn enter(&self, index: usize, start: Instant, run: u32) -> InSegment {
         let layout = &self.shared.layout;
         let seg = &layout.segments[index];
         InSegment {
             index,
             end: start + seg.end,
             active: layout.active(&self.role, seg.phase),
-            deck: layout.set_deck(&self.role, seg.phase),
+            deck: layout.set_deck(&self.role, seg.phase, run),
             mixes: (0..layout.groups.len())
                 .map(|g| layout.mix_deck(seg.phase, g))
                 .collect(),
@@ -193,7 +193,7 @@ impl Client {
             return self;
         };
         let deadline = start + last.end;
-        let mut seg = self.enter(0, start);
+        let mut seg = self.enter(0, start, 1);
         if !self.serve_startup(start, deadline).await {
             return self;
         }
@@ -208,7 +208,7 @@ impl Client {
                 if next >= layout.segments.len() {
                     break;
                 }
-                seg = self.enter(next, start);
+                seg = self.enter(next, start, seg.deck.run());
                 if !layout.pace_is_constant(&self.role) {
                     let seg_start = start + layout.segments[next].start;
                     schedule = seg.pace.rate.map(|r| Schedule::new(seg_start.max(now), r));
