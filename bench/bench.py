@@ -5,7 +5,8 @@ Both tools run against the same data on the same server in the same round, one a
 other (never at once: on 2 cores they would compete). Per point it prints the median over
 rounds of: tps of each tool, the ratio tidebench/pgbench, and client CPU per transaction
 (user+sys of the client process / transactions) of each. Also: driver RSS at 16 and 1,000
-clients, `prepare --scale 50` against `pgbench -i -s 50`, TPC-C (the load of 4 warehouses,
+clients, `prepare --scale N` against `pgbench -i -s N` at 10, 50 and 200, the TPC-C load of 16
+warehouses, TPC-C (the load of 4 warehouses,
 NOTPM and client CPU at 4 and 16 clients, client-side SQL against --procedures), and tpce (the
 load of 1 and 4 load units at 10 trade days, tps and client CPU at 4 and 16 clients, client-side
 SQL against --procedures).
@@ -121,31 +122,31 @@ class Bench:
 
     def default_run_ratio(self, clients):
         """A default run (sampling every 1 s into system.csv, report.html at the end) against
-        pgbench, select-only: what a user gets without turning sampling off (issue 16)."""
-        tps, pg, rounds, cpus = [], [], [], []
-        for r in range(self.args.rounds):
+        pgbench, select-only: what a user gets without turning sampling off (issue 16). A run
+        with `--sample 0` joins the rotation, so the sampler's own cost reads apart from the
+        driver's; at least 5 rounds, as single runs on this VM swing by up to 1.6x."""
+        tps, pg, quiet, rounds, cpus = [], [], [], [], []
+        for r in range(max(self.args.rounds, 5)):
             out_dir = os.path.join(self.results_dir, f"default-{time.monotonic_ns()}")
             args = ["run", "-S", "--target", self.target, "-c", str(clients), "-j", str(min(os.cpu_count() or 1, clients)),
                     "-T", str(self.args.duration), "-P", "0", "--out", out_dir]
-            if r % 2 == 0:
-                pg.append(self.run_pgbench("select-only", clients, self.args.duration)["tps"])
-                self.tb(*args)
-            else:
-                self.tb(*args)
-                pg.append(self.run_pgbench("select-only", clients, self.args.duration)["tps"])
+            steps = [
+                lambda: pg.append(self.run_pgbench("select-only", clients, self.args.duration)["tps"]),
+                lambda: self.tb(*args),
+                lambda: quiet.append(self.run_tidebench("select-only", clients, self.args.duration, "nosample")["tps"]),
+            ]
+            for i in range(3):
+                steps[(r + i) % 3]()
             with open(os.path.join(out_dir, "summary.json")) as f:
                 tps.append(json.load(f)["totals"]["tps"])
-            with open(os.path.join(out_dir, "system.csv")) as f:
-                for row in csv.DictReader(f):
-                    if row["source"] == "sampler" and row["metric"] == "round_ms":
-                        rounds.append(float(row["value"]))
-                    if row["source"] == "sampler" and row["metric"] == "cpu_ms":
-                        cpus.append(float(row["value"]))
-        ratio = statistics.median(tps) / statistics.median(pg)
-        print(f"default run (sampling 1 s, report), select-only, {clients} clients: tidebench {statistics.median(tps):.0f} tps, "
-              f"pgbench {statistics.median(pg):.0f} tps, ratio {ratio:.2f} (target >= 0.98); sampler round "
-              f"{statistics.mean(rounds):.1f} ms wall, {statistics.mean(cpus):.2f} ms CPU on average (target < 5 ms wall)",
-              flush=True)
+            r_ms, c_ms = sampler_cost(out_dir)
+            rounds += r_ms
+            cpus += c_ms
+        med, pgm, qm = statistics.median(tps), statistics.median(pg), statistics.median(quiet)
+        print(f"default run (sampling 1 s, report), select-only, {clients} clients: tidebench {med:.0f} tps, "
+              f"pgbench {pgm:.0f} tps, ratio {med / pgm:.2f} (target >= 0.98); against tidebench --sample 0 "
+              f"({qm:.0f} tps) {med / qm:.2f}; sampler round {statistics.mean(rounds):.1f} ms wall, "
+              f"{statistics.mean(cpus):.2f} ms CPU on average (target < 5 ms wall)", flush=True)
 
     def elastic_ratio(self, clients, groups=4, scale=10, mix_log=True):
         """`groups` groups on as many databases of the instance, shared pool, against the same
@@ -176,6 +177,13 @@ class Bench:
         target = "0.95" if groups <= 4 else "none set; compare with the 4-group ratio"
         print(f"{groups} groups shared vs 1 target, select-only scale {scale}, {clients} clients: {many:.0f} vs {one:.0f} tps, "
               f"ratio {many / one:.2f} (target >= {target}); client CPU {many_cpu:.1f} vs {one_cpu:.1f} µs/txn")
+        if groups >= 40:
+            # The same run sampled every 1 s: the sampler's cost with many targets.
+            out = os.path.join(self.results_dir, f"sampled-{groups}")
+            self.tb("run", cfg, "--sample", "1s", "--out", out)
+            r_ms, c_ms = sampler_cost(out)
+            print(f"  sampled every 1 s: sampler round {statistics.mean(r_ms):.1f} ms wall, "
+                  f"{statistics.mean(c_ms):.2f} ms CPU on average over {groups} targets (target < 5 ms wall)")
         if mix_log:
             log, log_cpu = med["many-log"]
             print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.93); client CPU {log_cpu:.1f} µs/txn")
@@ -252,14 +260,45 @@ class Bench:
         return s["totals"]["tps"], cpu_s * 1e6 / max(s["totals"]["total"], 1)
 
     def prepare_ratio(self, scale):
-        t0 = time.monotonic()
-        out, err, cpu_pg, _, wall_pg, rc = run_measured([self.pgbench, "-i", "-q", "-s", str(scale), self.dsn])
-        if rc != 0:
-            sys.exit(f"bench: pgbench -i failed:\n{err}")
-        _, _, cpu_tb, _, wall_tb, _ = self.tb("prepare", "--workload", "tpcb", "--scale", str(scale),
-                                              "--target", self.target, "--force")
-        print(f"prepare scale {scale}: pgbench -i {wall_pg:.1f} s wall ({cpu_pg:.2f} s client CPU), "
-              f"tidebench {wall_tb:.1f} s wall ({cpu_tb:.2f} s client CPU), ratio tidebench/pgbench {wall_tb / wall_pg:.2f}")
+        """`prepare --scale N` against `pgbench -i -s N` into the same database, alternating which
+        goes first, medians over the rounds (each drops the other's tables, as `-i` does)."""
+        walls = {"pgbench": [], "tidebench": []}
+        cpus = {"pgbench": [], "tidebench": []}
+        for r in range(self.args.rounds):
+            order = ["pgbench", "tidebench"] if r % 2 == 0 else ["tidebench", "pgbench"]
+            for tool in order:
+                if tool == "pgbench":
+                    _, err, cpu, _, wall, rc = run_measured([self.pgbench, "-i", "-q", "-s", str(scale), self.dsn])
+                    if rc != 0:
+                        sys.exit(f"bench: pgbench -i failed:\n{err}")
+                else:
+                    _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpcb", "--scale", str(scale),
+                                                    "--target", self.target, "--force")
+                walls[tool].append(wall)
+                cpus[tool].append(cpu)
+        pg, tb = statistics.median(walls["pgbench"]), statistics.median(walls["tidebench"])
+        print(f"prepare scale {scale}: pgbench -i {pg:.1f} s wall ({statistics.median(cpus['pgbench']):.2f} s client CPU), "
+              f"tidebench {tb:.1f} s wall ({statistics.median(cpus['tidebench']):.2f} s client CPU), "
+              f"ratio tidebench/pgbench {tb / pg:.2f} (target <= 1.00, aim 0.67; "
+              f"{self.args.rounds} rounds, medians)", flush=True)
+
+    def tpcc_load(self, warehouses):
+        """The TPC-C load alone: wall and client CPU."""
+        _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpcc", "--warehouses", str(warehouses),
+                                        "--target", "instance:bench/tpcc", "--force")
+        print(f"TPC-C load of {warehouses} warehouses: {wall:.1f} s wall, {cpu:.2f} s client CPU", flush=True)
+
+
+def sampler_cost(out_dir):
+    """The sampler's wall and CPU ms per round in a run's system.csv."""
+    rounds, cpus = [], []
+    with open(os.path.join(out_dir, "system.csv")) as f:
+        for row in csv.DictReader(f):
+            if row["source"] == "sampler" and row["metric"] == "round_ms":
+                rounds.append(float(row["value"]))
+            if row["source"] == "sampler" and row["metric"] == "cpu_ms":
+                cpus.append(float(row["value"]))
+    return rounds, cpus
 
 
 def report_bench(bin_path):
@@ -298,6 +337,8 @@ def main():
     ap.add_argument("--clients", default="1,4,16,64")
     ap.add_argument("--workloads", default="select-only,tpcb")
     ap.add_argument("--skip-prepare", action="store_true")
+    ap.add_argument("--prepare-scales", default="10,50,200", help="tpcb loads against pgbench -i")
+    ap.add_argument("--prepare-only", action="store_true", help="only the loads (tpcb against pgbench -i, TPC-C 16 warehouses)")
     ap.add_argument("--skip-1000", action="store_true")
     ap.add_argument("--skip-elastic", action="store_true")
     ap.add_argument("--skip-tpcc", action="store_true")
@@ -323,12 +364,19 @@ def main():
         if args.elastic_only:
             many_groups(b)
             return
+        if args.prepare_only:
+            for scale in [int(x) for x in args.prepare_scales.split(",")]:
+                b.prepare_ratio(scale)
+            b.tpcc_load(16)
+            return
         if args.default_only:
             b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
             b.default_run_ratio(4)
             return
         if not args.skip_prepare:
-            b.prepare_ratio(50)
+            for scale in [int(x) for x in args.prepare_scales.split(",")]:
+                b.prepare_ratio(scale)
+            b.tpcc_load(16)
         b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
         print(f"\n{args.rounds} rounds of {args.duration} s, medians; client CPU = user+sys of the client process / transactions")
         print("| workload | clients | pgbench tps | tidebench tps | ratio | pgbench µs/txn | tidebench µs/txn | tidebench RSS MB |")

@@ -1,5 +1,6 @@
 //! Per managed instance: the CPU time, memory and faults of all its processes, so the report can
-//! show CPU per emulated VM over time and transactions per CPU-second.
+//! show CPU per emulated VM over time and transactions per CPU-second. The process tree's walk
+//! is in [`super::proc_tree`].
 //!
 //! CPU comes from the instance's cgroup when it has one (v1 `cpuacct.usage`, v2 `cpu.stat`
 //! `usage_usec`): the kernel counts every process ever in it. Without a cgroup it comes from the
@@ -24,68 +25,8 @@ use crate::event::Incident;
 use crate::instance::{CgroupPaths, CgroupVersion, Instance};
 
 use super::incidents::IncidentWatch;
+use super::proc_tree::WalkPace;
 use super::run::Values;
-
-/// One process's line of `/proc/<pid>/stat`, the fields used here.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProcStat {
-    pub ppid: u32,
-    /// utime + stime, clock ticks.
-    pub ticks: u64,
-    /// cutime + cstime: reaped children, clock ticks.
-    pub child_ticks: u64,
-    pub majflt: u64,
-    pub cmajflt: u64,
-    /// Resident pages (all kinds: used when `status` cannot be read).
-    pub rss_pages: u64,
-}
-
-/// Parses `/proc/<pid>/stat`. The command name (field 2) may hold spaces and parentheses, so
-/// fields are counted from the last `)`.
-pub fn parse_proc_stat(text: &str) -> Option<ProcStat> {
-    let rest = &text[text.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // f[0] is field 3 (state): field n is f[n - 3].
-    let num = |n: usize| -> Option<u64> { f.get(n - 3)?.parse().ok() };
-    Some(ProcStat {
-        ppid: u32::try_from(num(4)?).ok()?,
-        majflt: num(12)?,
-        cmajflt: num(13)?,
-        ticks: num(14)? + num(15)?,
-        child_ticks: num(16)? + num(17)?,
-        rss_pages: num(24)?,
-    })
-}
-
-/// A process's resident memory by kind, from `/proc/<pid>/status`, in bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Resident {
-    /// Private pages (`RssAnon`).
-    pub anon: u64,
-    /// File-backed pages: the binary, libraries (`RssFile`).
-    pub file: u64,
-    /// Shared memory: PostgreSQL's shared buffers (`RssShmem`).
-    pub shmem: u64,
-}
-
-/// `RssAnon`, `RssFile` and `RssShmem` of `/proc/<pid>/status`; `None` when one is missing
-/// (kernels before 4.5).
-pub fn parse_status(text: &str) -> Option<Resident> {
-    let kb = |key: &str| -> Option<u64> {
-        let line = text.lines().find(|l| l.starts_with(key))?;
-        line[key.len()..]
-            .split_whitespace()
-            .next()?
-            .parse::<u64>()
-            .ok()?
-            .checked_mul(1024)
-    };
-    Some(Resident {
-        anon: kb("RssAnon:")?,
-        file: kb("RssFile:")?,
-        shmem: kb("RssShmem:")?,
-    })
-}
 
 /// `key value` lines (`memory.stat`, `cpu.stat`, `memory.events`, `memory.oom_control`).
 pub fn flat_key(text: &str, key: &str) -> Option<u64> {
@@ -93,114 +34,6 @@ pub fn flat_key(text: &str, key: &str) -> Option<u64> {
         let mut w = l.split_whitespace();
         (w.next() == Some(key)).then(|| w.next()?.parse().ok())?
     })
-}
-
-/// What the tree of processes under a postmaster adds up to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TreeUsage {
-    pub ticks: u64,
-    pub majflt: u64,
-    pub rss_bytes: u64,
-}
-
-/// Sums the postmaster `root` and its direct children (PostgreSQL forks every backend and
-/// auxiliary process from the postmaster). `resident` gives a process's memory by kind when
-/// readable; a process without it counts its whole RSS as private.
-pub fn tree_usage(
-    procs: &[(u32, ProcStat)],
-    root: u32,
-    page_size: u64,
-    resident: impl Fn(u32) -> Option<Resident>,
-) -> Option<TreeUsage> {
-    let (_, top) = procs.iter().find(|(pid, _)| *pid == root)?;
-    let mut u = TreeUsage {
-        ticks: top.ticks + top.child_ticks,
-        majflt: top.majflt + top.cmajflt,
-        rss_bytes: 0,
-    };
-    let (mut anon, mut file, mut shmem) = (0, 0, 0);
-    let tree = std::iter::once((root, top)).chain(
-        procs
-            .iter()
-            .filter(|(_, p)| p.ppid == root)
-            .map(|(pid, p)| (*pid, p)),
-    );
-    for (pid, p) in tree {
-        if pid != root {
-            u.ticks += p.ticks;
-            u.majflt += p.majflt;
-        }
-        let r = resident(pid).unwrap_or(Resident {
-            anon: p.rss_pages * page_size,
-            ..Resident::default()
-        });
-        anon += r.anon;
-        file = file.max(r.file);
-        shmem = shmem.max(r.shmem);
-    }
-    u.rss_bytes = anon + file + shmem;
-    Some(u)
-}
-
-fn read_stat(pid: u32) -> Option<(u32, ProcStat)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    Some((pid, parse_proc_stat(&text)?))
-}
-
-/// The pids of `root`'s children: from `/proc/<root>/task/<root>/children` where the kernel
-/// has it (one read), else by reading every process's stat. Sorted.
-fn child_pids(root: u32) -> Vec<u32> {
-    let mut pids: Vec<u32> =
-        match std::fs::read_to_string(format!("/proc/{root}/task/{root}/children")) {
-            Ok(text) => text
-                .split_whitespace()
-                .filter_map(|w| w.parse().ok())
-                .collect(),
-            Err(_) => std::fs::read_dir("/proc")
-                .map(|dir| {
-                    dir.filter_map(|e| read_stat(e.ok()?.file_name().to_str()?.parse().ok()?))
-                        .filter(|(_, s)| s.ppid == root)
-                        .map(|(pid, _)| pid)
-                        .collect()
-                })
-                .unwrap_or_default(),
-        };
-    pids.sort_unstable();
-    pids
-}
-
-/// How often a tree walk is retried while backends come and go.
-const TREE_TRIES: usize = 3;
-
-/// The tree's usage, read while no process joined or left it; `None` when it kept changing.
-///
-/// A walk is a series of reads, and PostgreSQL forks and reaps backends all the time (all at
-/// once when a run's clients disconnect). A backend reaped between the reads moves its CPU
-/// time into the postmaster's `cutime` after or before it was counted (counted twice or not
-/// at all, so the next round's rate jumps), and one that exits hands its share of shared
-/// memory to the others' `Pss`, so the sum grows far beyond what the instance holds. The walk
-/// is kept only when the children before and after it are the same processes.
-fn stable_tree_usage(
-    root: u32,
-    page_size: u64,
-    resident: impl Fn(u32) -> Option<Resident>,
-) -> Option<TreeUsage> {
-    for _ in 0..TREE_TRIES {
-        let before = child_pids(root);
-        let procs: Vec<(u32, ProcStat)> = std::iter::once(root)
-            .chain(before.iter().copied())
-            .filter_map(read_stat)
-            .collect();
-        let usage = tree_usage(&procs, root, page_size, &resident);
-        if procs.len() == before.len() + 1 && child_pids(root) == before {
-            return usage;
-        }
-    }
-    None
-}
-
-fn read_resident(pid: u32) -> Option<Resident> {
-    parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
 }
 
 fn sysconf(name: libc::c_int, fallback: u64) -> u64 {
@@ -218,6 +51,8 @@ pub struct InstanceProbe {
     /// Seconds since `last_cpu_s` was read (rounds without a reading add up).
     since_cpu_s: f64,
     watch: IncidentWatch,
+    /// Which rounds read the process tree (spaced out when it is large).
+    walk: WalkPace,
 }
 
 impl InstanceProbe {
@@ -229,6 +64,7 @@ impl InstanceProbe {
             last_cpu_s: None,
             since_cpu_s: 0.0,
             watch: IncidentWatch::new(&inst.name, inst.log_path(), inst.limits().1),
+            walk: WalkPace::default(),
         }
     }
 }
@@ -256,7 +92,7 @@ impl InstanceReader {
         let mut incidents = Vec::new();
         for p in &mut self.probes {
             let pid = read_postmaster_pid(&p.data_dir);
-            let tree = pid.and_then(|pid| stable_tree_usage(pid, self.page_size, read_resident));
+            let tree = p.walk.walk(pid, self.page_size);
             let cg = p.cgroup.as_ref().map(read_cgroup).unwrap_or_default();
             let cpu_s = cg
                 .cpu_seconds
@@ -407,69 +243,6 @@ pub fn cgroup_v2(
 mod tests {
     use super::*;
 
-    fn stat_line(pid: u32, ppid: u32, utime: u64, stime: u64, cutime: u64, rss: u64) -> String {
-        format!(
-            "{pid} (postgres: a (b) c) S {ppid} 1 1 0 -1 4194560 100 0 3 1 {utime} {stime} \
-             {cutime} 0 20 0 1 0 1000 100000 {rss} 18446744073709551615 0 0 0"
-        )
-    }
-
-    #[test]
-    fn parses_proc_stat_with_parentheses_in_the_name() {
-        let s = parse_proc_stat(&stat_line(10, 1, 7, 3, 5, 250)).unwrap();
-        assert_eq!(
-            s,
-            ProcStat {
-                ppid: 1,
-                ticks: 10,
-                child_ticks: 5,
-                majflt: 3,
-                cmajflt: 1,
-                rss_pages: 250
-            }
-        );
-        assert!(parse_proc_stat("garbage").is_none());
-    }
-
-    #[test]
-    fn tree_sums_the_postmaster_and_its_children() {
-        let procs: Vec<(u32, ProcStat)> = [
-            (10, 1, 7, 3, 5, 100),
-            (11, 10, 20, 10, 0, 100),
-            (12, 10, 1, 1, 0, 100),
-            (13, 11, 1000, 0, 0, 100), // a grandchild: not PostgreSQL's, not counted
-            (14, 1, 1000, 0, 0, 100),
-        ]
-        .iter()
-        .map(|&(pid, ppid, u, s, c, r)| {
-            (
-                pid,
-                parse_proc_stat(&stat_line(pid, ppid, u, s, c, r)).unwrap(),
-            )
-        })
-        .collect();
-        // The postmaster and one backend say what they hold; the other backend only its RSS.
-        let resident = |pid: u32| match pid {
-            10 => Some(Resident {
-                anon: 1000,
-                file: 500,
-                shmem: 7000,
-            }),
-            11 => Some(Resident {
-                anon: 300,
-                file: 600,
-                shmem: 9000,
-            }),
-            _ => None,
-        };
-        let u = tree_usage(&procs, 10, 4096, resident).unwrap();
-        assert_eq!(u.ticks, 10 + 5 + 30 + 2);
-        assert_eq!(u.majflt, 3 * 3 + 1);
-        // Private memory adds up; shared memory and the binary count once (the largest).
-        assert_eq!(u.rss_bytes, 1000 + 300 + 100 * 4096 + 600 + 9000);
-        assert!(tree_usage(&procs, 99, 4096, resident).is_none());
-    }
-
     #[test]
     fn cpu_percent_is_over_the_time_since_the_last_reading() {
         assert_eq!(cpu_pct(1.0, 1.5, 1.0), Some(50.0));
@@ -484,18 +257,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_status_and_cgroup_files() {
-        let status = "Name:\tpostgres\nVmRSS:\t  1800 kB\nRssAnon:\t   332 kB\n\
-                      RssFile:\t  1000 kB\nRssShmem:\t   468 kB\nVmData:\t 9 kB\n";
-        assert_eq!(
-            parse_status(status),
-            Some(Resident {
-                anon: 332 * 1024,
-                file: 1000 * 1024,
-                shmem: 468 * 1024
-            })
-        );
-        assert_eq!(parse_status("Name:\tpostgres\nVmRSS:\t 1 kB\n"), None);
+    fn parses_cgroup_files() {
         let v1 = cgroup_v1(
             Some("2500000000\n"),
             Some("104857600\n"),
