@@ -123,7 +123,7 @@ def on_sigterm(*_):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--seconds", type=int, default=5, help="per run; whole seconds (pgbench -T)")
     ap.add_argument("--clients", default="1,4,16,64")
     ap.add_argument("--modes", default="epoll,uring,uring-coop,uring-defer",
                     help="prototype modes; epoll is the baseline of the ratios")

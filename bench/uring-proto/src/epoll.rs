@@ -66,6 +66,9 @@ pub fn run(c: &Config, socks: &[UnixStream], rng: &mut Rng) -> Result<Outcome, S
             }
             return Err(format!("epoll_wait: {e}"));
         }
+        if n == 0 {
+            calls.empty_waits += 1;
+        }
         let stopping = result.is_some() || Instant::now() >= window.deadline;
         if stopping && result.is_none() {
             result = Some(window.close(txns, calls));

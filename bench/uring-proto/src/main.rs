@@ -20,10 +20,23 @@ pub struct Config {
     pub db: String,
     pub user: String,
     pub scale: u64,
+    /// io_uring: link each Send to its Recv (IOSQE_IO_LINK).
+    pub link: bool,
+    /// io_uring: post no CQE for a Send that succeeds (IOSQE_CQE_SKIP_SUCCESS).
+    pub skip_send_cqe: bool,
 }
 
 const USAGE: &str = "usage: uring-proto --mode epoll|uring|uring-coop|uring-defer [--clients N] \
-[--seconds S] [--socket-dir DIR] [--port P] [--db NAME] [--user U] [--scale K]";
+[--seconds S] [--socket-dir DIR] [--port P] [--db NAME] [--user U] [--scale K] [--link 0|1] \
+[--skip-send-cqe 0|1]";
+
+fn flag_bool(v: &str) -> Option<bool> {
+    match v {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
 
 fn parse_args() -> Result<Config, String> {
     let mut c = Config {
@@ -35,6 +48,8 @@ fn parse_args() -> Result<Config, String> {
         db: "postgres".into(),
         user: "postgres".into(),
         scale: 10,
+        link: true,
+        skip_send_cqe: true,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -54,6 +69,10 @@ fn parse_args() -> Result<Config, String> {
             "--db" => c.db = value.clone(),
             "--user" => c.user = value.clone(),
             "--scale" => c.scale = value.parse().map_err(|e| bad(&e))?,
+            "--link" => c.link = flag_bool(&value).ok_or_else(|| bad(&"expected 0 or 1"))?,
+            "--skip-send-cqe" => {
+                c.skip_send_cqe = flag_bool(&value).ok_or_else(|| bad(&"expected 0 or 1"))?
+            }
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
     }
@@ -91,13 +110,20 @@ impl Rng {
 pub struct Calls {
     pub enter: u64,
     pub epoll_wait: u64,
+    /// send()/recv() syscalls for epoll; Send/Recv completions (no syscall of their own) for
+    /// io_uring.
     pub send: u64,
     pub recv: u64,
+    /// Whether send and recv above are ring operations rather than syscalls.
+    pub ring: bool,
+    /// Waits (epoll_wait or io_uring_enter) that came back with nothing to do.
+    pub empty_waits: u64,
 }
 
 impl Calls {
     fn total(&self) -> u64 {
-        self.enter + self.epoll_wait + self.send + self.recv
+        let io = if self.ring { 0 } else { self.send + self.recv };
+        self.enter + self.epoll_wait + io
     }
 }
 
@@ -165,7 +191,7 @@ fn report(c: &Config, o: &Outcome) -> String {
          \"user_us_per_txn\":{:.3},\"sys_us_per_txn\":{:.3},\"total_us_per_txn\":{:.3},\
          \"vcsw_per_txn\":{:.4},\"ivcsw_per_txn\":{:.4},\"syscalls_per_txn\":{:.4},\
          \"io_uring_enter_per_txn\":{:.4},\"epoll_wait_per_txn\":{:.4},\"send_per_txn\":{:.4},\
-         \"recv_per_txn\":{:.4}}}",
+         \"recv_per_txn\":{:.4},\"empty_waits_per_txn\":{:.4}}}",
         c.mode,
         c.clients,
         o.txns,
@@ -181,6 +207,7 @@ fn report(c: &Config, o: &Outcome) -> String {
         k.epoll_wait as f64 / n,
         k.send as f64 / n,
         k.recv as f64 / n,
+        k.empty_waits as f64 / n,
     )
 }
 

@@ -1,6 +1,7 @@
 //! The io_uring model: one ring for all clients on one thread. A transaction is a Send SQE
-//! linked (IOSQE_IO_LINK) to a Recv SQE; a Recv that ends short of ReadyForQuery queues
-//! another Recv. Each loop iteration is ONE `submit_and_wait(1)`: it submits every client's
+//! linked (IOSQE_IO_LINK; `--link 0` unlinks) to a Recv SQE, the Send posting no CQE when it
+//! succeeds (IOSQE_CQE_SKIP_SUCCESS; `--skip-send-cqe 0` keeps it); a Recv that ends short of
+//! ReadyForQuery queues another Recv. Each loop iteration is ONE `submit_and_wait(1)`: it submits every client's
 //! pending SQEs and reaps whatever has completed, so at N clients one syscall can carry many
 //! sends and receives. No SQPOLL (it would burn one of the two cores).
 //!
@@ -56,17 +57,38 @@ fn recv_sqe(i: usize, c: &mut Client) -> squeue::Entry {
         .user_data(tag(i, true))
 }
 
+/// Flags of every Send SQE, and how many CQEs a transaction's SQEs post.
+#[derive(Clone, Copy)]
+struct SendFlags {
+    flags: squeue::Flags,
+    cqes: u32,
+}
+
+impl SendFlags {
+    fn new(c: &Config) -> SendFlags {
+        let mut flags = squeue::Flags::empty();
+        if c.link {
+            flags |= squeue::Flags::IO_LINK;
+        }
+        if c.skip_send_cqe {
+            flags |= squeue::Flags::SKIP_SUCCESS;
+        }
+        let cqes = if c.skip_send_cqe { 1 } else { 2 };
+        SendFlags { flags, cqes }
+    }
+}
+
 /// Writes the next transaction into the client's buffer and returns its linked Send → Recv.
-fn txn_sqes(i: usize, c: &mut Client, aid: u64) -> [squeue::Entry; 2] {
+fn txn_sqes(i: usize, c: &mut Client, aid: u64, sf: SendFlags) -> [squeue::Entry; 2] {
     c.out.clear();
     pg::transaction(&mut c.out, aid);
     assert!(c.out.len() <= c.out.capacity(), "send buffer must not move");
     let send = opcode::Send::new(types::Fd(c.fd), c.out.as_ptr(), c.out.len() as u32)
         .flags(libc::MSG_NOSIGNAL)
         .build()
-        .flags(squeue::Flags::IO_LINK)
+        .flags(sf.flags)
         .user_data(tag(i, false));
-    c.pending += 2;
+    c.pending += sf.cqes;
     [send, recv_sqe(i, c)]
 }
 
@@ -79,6 +101,7 @@ pub fn run(
     // At most 2 SQEs per client are ever queued, so the SQ never fills.
     let entries = (2 * socks.len()).next_power_of_two().max(8) as u32;
     let mut ring = build(flavour, entries)?;
+    let sf = SendFlags::new(c);
     let mut clients: Vec<Client> = socks
         .iter()
         .map(|s| Client {
@@ -89,14 +112,17 @@ pub fn run(
             pending: 0,
         })
         .collect();
-    let mut calls = Calls::default();
+    let mut calls = Calls {
+        ring: true,
+        ..Calls::default()
+    };
     let mut txns = 0u64;
     let window = Window::open(c.seconds);
     let mut result = None;
     let (submitter, mut sq, mut cq) = ring.split();
 
     for (i, cl) in clients.iter_mut().enumerate() {
-        let sqes = txn_sqes(i, cl, rng.aid(c.scale));
+        let sqes = txn_sqes(i, cl, rng.aid(c.scale), sf);
         // SAFETY: the buffers the SQEs point at live in `clients` until every CQE is reaped.
         unsafe { sq.push_multiple(&sqes) }.map_err(|_| "submission queue full".to_string())?;
     }
@@ -113,7 +139,13 @@ pub fn run(
         if stopping && result.is_none() {
             result = Some(window.close(txns, calls));
         }
+        // Sees how far the kernel consumed the SQ (the split queue caches its head) and what
+        // completed.
+        sq.sync();
         cq.sync();
+        if cq.is_empty() {
+            calls.empty_waits += 1;
+        }
         for cqe in &mut cq {
             let i = (cqe.user_data() >> 1) as usize;
             let is_recv = cqe.user_data() & 1 == 1;
@@ -138,23 +170,27 @@ pub fn run(
             if res == 0 {
                 return Err("server closed a connection".into());
             }
+            let before = cl.pending;
             let progress = cl.scanner.feed(&cl.inbuf[..res as usize])?;
             let next: &[squeue::Entry] = match progress {
-                Progress::More => &[recv_sqe(i, cl)],
+                Progress::More => {
+                    cl.pending += 1;
+                    &[recv_sqe(i, cl)]
+                }
                 Progress::Ready if stopping => &[],
                 Progress::Ready => {
                     txns += 1;
-                    &txn_sqes(i, cl, rng.aid(c.scale))
+                    &txn_sqes(i, cl, rng.aid(c.scale), sf)
                 }
             };
-            if progress == Progress::More {
-                cl.pending += 1;
-            }
-            in_flight += next.len() as u32;
+            in_flight += cl.pending - before;
             // SAFETY: as above; each client has at most 2 SQEs queued, within the SQ size.
             unsafe { sq.push_multiple(next) }.map_err(|_| "submission queue full".to_string())?;
         }
+        // Publishes the new SQ tail, and the CQ head: until the kernel sees the reaped CQEs
+        // consumed, it counts them as ready and the next wait returns at once, empty.
         sq.sync();
+        cq.sync();
     }
     Ok(result.expect("the loop ends only after the window closed"))
 }
