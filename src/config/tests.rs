@@ -109,11 +109,24 @@ fn zero_and_negative_values_are_refused() {
     assert!(e.contains("negative"), "{e}");
     let e = flags(RawRun {
         scale: Some(0),
-        ..base
+        ..base.clone()
     })
     .unwrap_err()
     .to_string();
     assert!(e.contains("scale"), "{e}");
+    let e = flags(RawRun {
+        card_run: Some(0),
+        ..base.clone()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("card-run must be at least 1"), "{e}");
+    let plan = flags(RawRun {
+        card_run: Some(1),
+        ..base
+    })
+    .unwrap();
+    assert_eq!(plan.card_run, Some(1));
 }
 
 const TWO_GROUPS: &str = r#"
