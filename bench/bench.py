@@ -182,8 +182,9 @@ class Bench:
             out = os.path.join(self.results_dir, f"sampled-{groups}")
             self.tb("run", cfg, "--sample", "1s", "--out", out)
             r_ms, c_ms = sampler_cost(out)
-            print(f"  sampled every 1 s: sampler round {statistics.mean(r_ms):.1f} ms wall, "
-                  f"{statistics.mean(c_ms):.2f} ms CPU on average over {groups} targets (target < 5 ms wall)")
+            print(f"  sampled every 1 s: sampler round {statistics.mean(r_ms):.1f} ms wall (median "
+                  f"{statistics.median(r_ms):.1f}, the longest {max(r_ms):.0f} ms), {statistics.mean(c_ms):.2f} ms CPU "
+                  f"on average over {groups} targets (target < 5 ms wall)")
         if mix_log:
             log, log_cpu = med["many-log"]
             print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.93); client CPU {log_cpu:.1f} µs/txn")

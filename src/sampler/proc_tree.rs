@@ -184,7 +184,6 @@ pub fn read_resident(pid: u32) -> Option<Resident> {
     parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
 }
 
-
 /// The tree walk's average cost a round may carry.
 pub const WALK_BUDGET: Duration = Duration::from_micros(500);
 /// Trees up to this many processes are walked every round, whatever a walk cost (a loaded
@@ -225,7 +224,9 @@ impl WalkPace {
             return;
         }
         let n = took.as_nanos().div_ceil(WALK_BUDGET.as_nanos().max(1));
-        self.every = u32::try_from(n).unwrap_or(u32::MAX).clamp(1, MAX_WALK_EVERY);
+        self.every = u32::try_from(n)
+            .unwrap_or(u32::MAX)
+            .clamp(1, MAX_WALK_EVERY);
     }
 
     /// Walks the tree under `root` when due; `None` in the rounds between.

@@ -149,7 +149,13 @@ fn a_slow_target_slows_everyone_instead_of_bending_the_shares() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // During phase 2, hold group D's branches table for 2.5 s: its transactions wait.
+    // During phase 2, hold group D's branches table for 2.5 s: its transactions wait. The
+    // clock starts when the run does (its setup is slower beside another test).
+    let started = support::wait_for(
+        &support::partial(&out).join("run-start.json"),
+        Duration::from_secs(30),
+    );
+    assert!(started, "the run did not start within 30 s");
     std::thread::sleep(Duration::from_millis(5000));
     support::psql(&inst, "d_1", "BEGIN; LOCK TABLE pgbench_branches IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2.5); COMMIT;");
     let o = ok(child.wait_with_output().unwrap());

@@ -59,24 +59,6 @@ impl Drop for Running {
     }
 }
 
-fn partial(out: &Path) -> PathBuf {
-    let mut name = out.file_name().unwrap().to_os_string();
-    name.push(".partial");
-    out.with_file_name(name)
-}
-
-/// Waits until `path` exists; false after `limit`.
-fn wait_for(path: &Path, limit: Duration) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if path.exists() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
-}
-
 /// Committed transactions of the measured rows of `intervals.csv`.
 fn committed_in_intervals(dir: &Path) -> u64 {
     let csv = std::fs::read_to_string(dir.join("intervals.csv")).unwrap();
@@ -98,9 +80,9 @@ fn a_killed_driver_is_recovered_by_report() {
     prepare(&home, "instance:hrkill");
     let out = home.path().join("res-kill");
     let mut run = Running(Some(start_run(&home, "instance:hrkill", &out)));
-    let staging = partial(&out);
+    let staging = support::partial(&out);
     assert!(
-        wait_for(&staging.join("run-start.json"), Duration::from_secs(30)),
+        support::wait_for(&staging.join("run-start.json"), Duration::from_secs(30)),
         "the run never started its measured window"
     );
     std::thread::sleep(Duration::from_secs(4));
@@ -198,9 +180,9 @@ fn a_full_disk_stops_the_run_and_keeps_the_partial() {
     prepare(&home, "instance:hrfull");
     let out = disk.0.join("res-full");
     let mut run = Running(Some(start_run(&home, "instance:hrfull", &out)));
-    let staging = partial(&out);
+    let staging = support::partial(&out);
     assert!(
-        wait_for(&staging.join("run-start.json"), Duration::from_secs(30)),
+        support::wait_for(&staging.join("run-start.json"), Duration::from_secs(30)),
         "the run never started its measured window"
     );
     std::thread::sleep(Duration::from_secs(2));

@@ -234,3 +234,22 @@ pub fn assert_server_agrees(d: &serde_json::Value, extra: i64) {
 pub fn committed_over_run(s: &serde_json::Value) -> i64 {
     s["totals"]["committed"].as_i64().unwrap() + s["committed_after_end"].as_i64().unwrap_or(0)
 }
+
+/// The staging dir of results dir `out` while its run is in flight (`<out>.partial`).
+pub fn partial(out: &Path) -> std::path::PathBuf {
+    let mut name = out.file_name().unwrap().to_os_string();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+/// Waits until `path` exists; false after `limit`.
+pub fn wait_for(path: &Path, limit: std::time::Duration) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed() < limit {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}
