@@ -168,7 +168,7 @@ BEGIN
         INSERT INTO trade_request (tr_t_id, tr_tt_id, tr_s_symb, tr_qty, tr_bid_price, tr_b_id)
         VALUES (o_t_id, p_tt_id, o_symbol, p_qty, o_bid, v_b_id);
     END IF;
-    INSERT INTO trade_history (th_t_id, th_dts, th_st_id) VALUES (o_t_id, now(), o_status);
+    INSERT INTO trade_history (th_t_id, th_dts, th_st_id) VALUES (o_t_id, clock_timestamp(), o_status);
     RETURN NEXT;
 END
 $$;
@@ -294,7 +294,7 @@ BEGIN
     UPDATE trade SET t_st_id = 'CMPT', t_dts = now(), t_trade_price = p_price,
                      t_chrg = v_charge, t_comm = v_comm, t_tax = v_tax
      WHERE t_id = p_t_id;
-    INSERT INTO trade_history (th_t_id, th_dts, th_st_id) VALUES (p_t_id, now(), 'CMPT');
+    INSERT INTO trade_history (th_t_id, th_dts, th_st_id) VALUES (p_t_id, clock_timestamp(), 'CMPT');
     UPDATE broker SET b_num_trades = b_num_trades + 1, b_comm_total = b_comm_total + v_comm
      WHERE b_id = v_b_id;
 
@@ -352,7 +352,7 @@ BEGIN
          t AS (UPDATE trade SET t_st_id = 'SBMT', t_dts = now() FROM del
                 WHERE trade.t_id = del.tr_t_id RETURNING 1),
          th AS (INSERT INTO trade_history (th_t_id, th_dts, th_st_id)
-                SELECT del.tr_t_id, now(), 'SBMT' FROM del RETURNING 1)
+                SELECT del.tr_t_id, clock_timestamp(), 'SBMT' FROM del RETURNING 1)
     SELECT del.tr_t_id::bigint, del.tr_s_symb::text, del.tr_tt_id::text, del.tr_qty::int,
            del.tr_bid_price::numeric
       FROM del ORDER BY del.tr_t_id;

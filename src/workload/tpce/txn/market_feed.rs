@@ -33,7 +33,10 @@ pub const BEGIN: Statement = Statement {
 };
 /// The batch as three arrays in entry order. Returns the number of symbols whose LAST_TRADE
 /// row was updated on every row, then one row per triggered request in trade-id order (one
-/// row with null request columns when none fired).
+/// row with null request columns when none fired). History rows take `clock_timestamp()`, not
+/// `now()`: `now()` is the time of the BEGIN, and a Trade-Order committing between the BEGIN
+/// and this statement's snapshot would get its PNDG row after the SBMT row that follows it
+/// (consistency condition 4 caught one in a CI run). The other history inserts do the same.
 pub const FEED: Statement = Statement {
     name: "tpce_mf_feed",
     sql: "WITH e AS (SELECT * FROM unnest($1::text[], $2::numeric[], $3::int[]) \
@@ -55,7 +58,7 @@ pub const FEED: Statement = Statement {
           t AS (UPDATE trade SET t_st_id = 'SBMT', t_dts = now() FROM del \
                 WHERE trade.t_id = del.tr_t_id RETURNING 1), \
           th AS (INSERT INTO trade_history (th_t_id, th_dts, th_st_id) \
-                 SELECT tr_t_id, now(), 'SBMT' FROM del RETURNING 1) \
+                 SELECT tr_t_id, clock_timestamp(), 'SBMT' FROM del RETURNING 1) \
           SELECT n.updated, d.tr_t_id, d.tr_s_symb, d.tr_tt_id, d.tr_qty, d.tr_bid_price \
           FROM (SELECT count(*) AS updated FROM lt) n LEFT JOIN del d ON true \
           ORDER BY d.tr_t_id",

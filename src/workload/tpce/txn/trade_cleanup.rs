@@ -40,7 +40,7 @@ pub const CLEANUP: Statement = Statement {
           submitted AS (UPDATE trade SET t_st_id = 'CNCL', t_dts = now() \
                         WHERE t_id >= $1::bigint AND t_st_id = 'SBMT' RETURNING t_id), \
           th AS (INSERT INTO trade_history (th_t_id, th_dts, th_st_id) \
-                 SELECT t_id, now(), 'CNCL' FROM pending \
+                 SELECT t_id, clock_timestamp(), 'CNCL' FROM pending \
                  UNION ALL SELECT t_id, now(), 'CNCL' FROM submitted RETURNING 1) \
           SELECT (SELECT count(*) FROM req), (SELECT count(*) FROM pending), \
                  (SELECT count(*) FROM submitted)",

@@ -102,7 +102,7 @@ pub const INSERT: Statement = Statement {
                 SELECT t_id, $2::text, $4::text, $5::int, $6::numeric, $12::bigint FROM t \
                 WHERE $1::text = 'PNDG' RETURNING 1), \
           h AS (INSERT INTO trade_history (th_t_id, th_dts, th_st_id) \
-                SELECT t_id, now(), $1::text FROM t RETURNING 1) \
+                SELECT t_id, clock_timestamp(), $1::text FROM t RETURNING 1) \
           SELECT t_id FROM t",
 };
 pub const COMMIT: Statement = Statement {

@@ -102,7 +102,7 @@ pub const WRITE: Statement = Statement {
                   t_chrg = $13::numeric, t_comm = $14::numeric, t_tax = $15::numeric \
                 WHERE t_id = $1::bigint RETURNING 1), \
           th AS (INSERT INTO trade_history (th_t_id, th_dts, th_st_id) \
-                 VALUES ($1::bigint, now(), 'CMPT') RETURNING 1), \
+                 VALUES ($1::bigint, clock_timestamp(), 'CMPT') RETURNING 1), \
           b AS (UPDATE broker SET b_num_trades = b_num_trades + 1, \
                   b_comm_total = b_comm_total + $14::numeric \
                 WHERE b_id = $16::bigint RETURNING 1), \
