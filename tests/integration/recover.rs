@@ -9,22 +9,6 @@ use std::time::{Duration, Instant};
 
 use crate::support::{self, output_text as text, run_tidebench as tb};
 
-fn prepare(home: &support::TempHome, target: &str) {
-    let o = tb(
-        home,
-        &[
-            "prepare",
-            "--workload",
-            "tpcb",
-            "--scale",
-            "1",
-            "--target",
-            target,
-        ],
-    );
-    assert!(o.status.success(), "prepare failed: {}", text(&o));
-}
-
 /// A 60 s tpcb run with 1 s intervals into `out`, its output piped.
 fn start_run(home: &support::TempHome, target: &str, out: &Path) -> Child {
     support::spawn_tidebench(
@@ -77,7 +61,7 @@ fn committed_in_intervals(dir: &Path) -> u64 {
 fn a_killed_driver_is_recovered_by_report() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "hrkill");
-    prepare(&home, "instance:hrkill");
+    support::prepare_tpcb(&home, "instance:hrkill");
     let out = home.path().join("res-kill");
     let mut run = Running(Some(start_run(&home, "instance:hrkill", &out)));
     let staging = support::partial(&out);
@@ -177,7 +161,7 @@ fn a_full_disk_stops_the_run_and_keeps_the_partial() {
         return;
     };
     let _inst = support::start_instance(&home, "hrfull");
-    prepare(&home, "instance:hrfull");
+    support::prepare_tpcb(&home, "instance:hrfull");
     let out = disk.0.join("res-full");
     let mut run = Running(Some(start_run(&home, "instance:hrfull", &out)));
     let staging = support::partial(&out);

@@ -12,27 +12,11 @@ fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&raw).expect("summary.json is JSON")
 }
 
-fn prepare(home: &support::TempHome, target: &str) {
-    let o = tb(
-        home,
-        &[
-            "prepare",
-            "--workload",
-            "tpcb",
-            "--scale",
-            "1",
-            "--target",
-            target,
-        ],
-    );
-    assert!(o.status.success(), "prepare failed: {}", text(&o));
-}
-
 #[test]
 fn committed_count_equals_server_xact_commit_delta() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "agree");
-    prepare(&home, "instance:agree");
+    support::prepare_tpcb(&home, "instance:agree");
     let out = home.path().join("res-agree");
     let o = tb(
         &home,
@@ -138,7 +122,7 @@ fn runs_on_data_loaded_by_pgbench() {
 fn sigint_stops_quickly_and_leaves_incomplete_valid_results() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "intr");
-    prepare(&home, "instance:intr");
+    support::prepare_tpcb(&home, "instance:intr");
     let out = home.path().join("res-intr");
     let child = support::spawn_tidebench(
         &home,
@@ -188,7 +172,7 @@ fn scrape(port: u16) -> Option<String> {
 fn no_password_reaches_results_or_terminal() {
     let home = support::temp_home();
     let inst = support::start_instance(&home, "secret");
-    prepare(&home, "instance:secret");
+    support::prepare_tpcb(&home, "instance:secret");
     support::psql(
         &inst,
         "tidebench",

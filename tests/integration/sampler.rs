@@ -13,14 +13,6 @@ use tidebench::results::system::{self, SystemRow};
 
 use crate::support::{self, output_text as text, run_tidebench as tb};
 
-fn prepare(home: &support::TempHome, target: &str) {
-    let o = tb(
-        home,
-        &["prepare", "-w", "tpcb", "-s", "1", "--target", target],
-    );
-    assert!(o.status.success(), "prepare failed: {}", text(&o));
-}
-
 fn rows(dir: &Path) -> Vec<SystemRow> {
     system::read(dir)
         .unwrap_or_else(|e| panic!("system.csv: {e}"))
@@ -67,7 +59,7 @@ fn samples_a_managed_instance_and_serves_prometheus() {
         ..InstanceOptions::default()
     };
     let _inst = support::start_with(&home, "smp", opts);
-    prepare(&home, "instance:smp");
+    support::prepare_tpcb(&home, "instance:smp");
     let out = home.path().join("res-smp");
     let port = support::free_port();
     let addr = format!("127.0.0.1:{port}");
@@ -155,7 +147,7 @@ fn samples_a_dsn_target_without_instance_rows() {
     let home = support::temp_home();
     let inst = support::start_instance(&home, "smpdsn");
     let dsn = inst.dsn("tidebench");
-    prepare(&home, &dsn);
+    support::prepare_tpcb(&home, &dsn);
     let out = home.path().join("res-smpdsn");
     let o = tb(
         &home,
@@ -190,7 +182,7 @@ fn samples_a_dsn_target_without_instance_rows() {
 fn sample_zero_writes_no_system_csv() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "smpoff");
-    prepare(&home, "instance:smpoff");
+    support::prepare_tpcb(&home, "instance:smpoff");
     let out = home.path().join("res-smpoff");
     let o = tb(
         &home,
@@ -219,7 +211,7 @@ fn sample_zero_writes_no_system_csv() {
 fn the_last_sample_of_a_run_is_in_range() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "smplast");
-    prepare(&home, "instance:smplast");
+    support::prepare_tpcb(&home, "instance:smplast");
     let out = home.path().join("res-smplast");
     let o = tb(
         &home,

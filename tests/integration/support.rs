@@ -174,6 +174,15 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 /// `tidebench prepare --workload tpcc` of `warehouses` on instance `inst`, two jobs.
+/// Loads pgbench's tables at scale 1 into `target`.
+pub fn prepare_tpcb(home: &TempHome, target: &str) {
+    let o = run_tidebench(
+        home,
+        &["prepare", "-w", "tpcb", "-s", "1", "--target", target],
+    );
+    assert!(o.status.success(), "prepare failed: {}", output_text(&o));
+}
+
 pub fn prepare_tpcc(home: &TempHome, inst: &str, warehouses: &str) {
     let target = format!("instance:{inst}");
     ok(run_tidebench(
