@@ -83,15 +83,13 @@ pub async fn execute(
                     host.limit,
                     host.balloon,
                 );
-                if host.balloon_lost {
-                    if let Some(c) = r.consolidation.as_mut() {
-                        c.incidents.push(record::consolidate::RunIncident {
-                            t_s: 0.0,
-                            vm: "host".into(),
-                            kind: "balloon_killed".into(),
-                            detail: "the balloon was found dead when the run ended (time unknown): from then on the VMs had more than MEM_avail".into(),
-                        });
-                    }
+                if let (Some(c), Some(i)) = (
+                    r.consolidation.as_mut(),
+                    host.balloon_incident(&exp.dir.join(&rel)),
+                ) {
+                    *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
+                    c.incidents.push(i);
+                    c.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
                 }
                 r
             })
@@ -101,7 +99,7 @@ pub async fn execute(
             Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
             Err(e) => records::failed(&rel, slot.repeat, e.to_string()),
         };
-        let (status, tps) = (new.status, new.tps);
+        let (status, tps) = (status_said(&new), new.tps);
         let detail = match &new.error {
             Some(e) => e.clone(),
             None => exp.dir.join(&rel).display().to_string(),
@@ -110,7 +108,7 @@ pub async fn execute(
         refresh(exp, &mut file)?;
         events.send(Event::ExperimentRunDone(ExperimentRunDone {
             run: which,
-            status: status.name().into(),
+            status,
             tps,
             detail,
         }));
@@ -128,17 +126,51 @@ pub async fn execute(
     })
 }
 
+/// How a run ended, for the console: its status, and the incidents its instances had.
+fn status_said(r: &record::RunRecord) -> String {
+    match r.incidents_said() {
+        Some(i) => format!("{} with incidents ({i})", r.status.name()),
+        None => r.status.name().into(),
+    }
+}
+
 /// The results dir name of a run, relative to the experiment dir.
 pub fn run_dir_name(exp: &Experiment, slot: RunSlot) -> String {
     exp.points[slot.point].dir_name(slot.point, slot.repeat)
 }
+
+/// How often a consolidation run's balloon is checked.
+const BALLOON_CHECK: Duration = Duration::from_secs(1);
 
 /// The host group's limit and balloon as they were during a consolidation run.
 #[derive(Debug, Clone, Copy, Default)]
 struct HostObserved {
     limit: Option<u64>,
     balloon: Option<u64>,
-    balloon_lost: bool,
+    /// When the balloon was found dead (within [`BALLOON_CHECK`] of its death).
+    balloon_lost_at: Option<SystemTime>,
+}
+
+impl HostObserved {
+    /// The balloon's death as an incident of the run in `dir`, timed from the run's start.
+    fn balloon_incident(&self, dir: &Path) -> Option<record::consolidate::RunIncident> {
+        let lost = self.balloon_lost_at?;
+        let started = crate::results::start::RunStart::read(dir)
+            .ok()
+            .map(|s| SystemTime::UNIX_EPOCH + Duration::from_nanos(s.started_at_unix_ns));
+        let t_s = started
+            .and_then(|s| lost.duration_since(s).ok())
+            .map_or(0.0, |d| d.as_secs_f64());
+        Some(record::consolidate::RunIncident {
+            t_s,
+            vm: "host".into(),
+            kind: "balloon_killed".into(),
+            detail: format!(
+                "the balloon was found dead (checked every {} s; most likely the OOM killer): from then on the VMs had more than MEM_avail",
+                BALLOON_CHECK.as_secs()
+            ),
+        })
+    }
 }
 
 /// One run: instances, data, then `runner::run` into its dir (a dir left by an earlier,
@@ -183,15 +215,24 @@ async fn one_run(
     let mut observed = HostObserved {
         limit: hold.as_ref().and_then(|h| h.limit),
         balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),
-        balloon_lost: false,
+        balloon_lost_at: None,
     };
-    let outcome = runner::run(plan, home, stop.clone(), Arc::clone(events)).await;
-    if hold.as_mut().is_some_and(|h| h.balloon_lost()) {
-        events.send(Event::Warning(
-            "the balloon was killed during the run (most likely by the OOM killer): the VMs had more memory than the point's MEM_avail from then on".into(),
-        ));
-        observed.balloon_lost = true;
-    }
+    let run = runner::run(plan, home, stop.clone(), Arc::clone(events));
+    tokio::pin!(run);
+    // The balloon is looked at every second while the run goes, so its death has a time.
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut run => break outcome,
+            _ = tokio::time::sleep(BALLOON_CHECK), if observed.balloon_lost_at.is_none() => {
+                if hold.as_mut().is_some_and(|h| h.balloon_lost()) {
+                    events.send(Event::Warning(
+                        "the balloon was killed during the run (most likely by the OOM killer): the VMs have more memory than the point's MEM_avail from now on".into(),
+                    ));
+                    observed.balloon_lost_at = Some(SystemTime::now());
+                }
+            }
+        }
+    };
     drop(hold);
     outcome.map(|outcome| {
         for w in outcome.warnings {
@@ -304,7 +345,7 @@ pub fn fresh_points(exp: &Experiment) -> Vec<Point> {
         .map(|(i, values): (usize, &PointValues)| Point {
             values: values.map(),
             runs: (1..=exp.repeat)
-                .map(|r| records::pending(&values.dir_name(i, r), r))
+                .map(|r| record::RunRecord::pending(&values.dir_name(i, r), r))
                 .collect(),
             median: None,
             min: None,

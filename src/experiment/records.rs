@@ -1,28 +1,13 @@
 //! From a finished run to its line in `experiment.json`: status, tps, the headline, each
 //! instance's tps and the host CPU, read back from the results dir as any reader would.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::results::experiment::{HeadlineValue, RunRecord, RunStatus};
 use crate::results::headline::Per;
 use crate::results::read::ResultsDir;
 use crate::results::Summary;
-
-/// A pending run of `dir` (relative to the experiment dir).
-pub fn pending(dir: &str, repeat: u32) -> RunRecord {
-    RunRecord {
-        dir: dir.to_string(),
-        repeat,
-        status: RunStatus::Pending,
-        complete: false,
-        tps: None,
-        headline: None,
-        per_instance_tps: Vec::new(),
-        host_cpu_percent: None,
-        error: None,
-        consolidation: None,
-    }
-}
 
 /// The record of the results dir at `path` (its summary read), or `None` when it holds no
 /// finished run (missing, or only a `.partial` left by a killed process). `per_group` keeps
@@ -44,8 +29,6 @@ pub fn from_dir(path: &Path, dir: &str, repeat: u32, per_group: bool) -> Option<
 
 fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
     RunRecord {
-        dir: dir.to_string(),
-        repeat,
         status: match (s.complete, &s.failure) {
             (_, Some(_)) => RunStatus::Failed,
             (true, None) => RunStatus::Complete,
@@ -61,11 +44,19 @@ fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
                 Per::Minute => "per minute".into(),
             },
         }),
-        per_instance_tps: Vec::new(),
-        host_cpu_percent: None,
         error: s.failure.clone(),
-        consolidation: None,
+        incidents: incident_counts(s),
+        ..RunRecord::pending(dir, repeat)
     }
+}
+
+/// The count of each kind of incident the run's instances had.
+fn incident_counts(s: &Summary) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for i in &s.incidents {
+        *counts.entry(i.kind.name().to_string()).or_insert(0) += i.count;
+    }
+    counts
 }
 
 /// A run that could not be made.
@@ -73,7 +64,7 @@ pub fn failed(dir: &str, repeat: u32, error: String) -> RunRecord {
     RunRecord {
         status: RunStatus::Failed,
         error: Some(error),
-        ..pending(dir, repeat)
+        ..RunRecord::pending(dir, repeat)
     }
 }
 

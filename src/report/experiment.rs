@@ -9,7 +9,9 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use super::html::{self, esc, note_to, table_to};
-use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Point, RunStatus};
+use crate::results::experiment::{
+    self as exp, ExperimentFile, ExperimentKind, Point, RunRecord, RunStatus,
+};
 use crate::results::read::{ResultsDir, SystemSeries};
 
 mod consolidate;
@@ -252,7 +254,37 @@ fn href(path: &str) -> String {
 
 /// Every point and run: values, repeat, status (a failed run with its error), tps, headline,
 /// and the run's report when it has one.
+/// A run's incidents as a table cell: `-`, or each kind with its count, flagged.
+fn incidents_cell(r: &RunRecord) -> String {
+    match r.incidents_said() {
+        Some(i) => format!("<td class=\"flag\">{}</td>", esc(&i)),
+        None => "<td>-</td>".into(),
+    }
+}
+
+/// Says above the runs table how many runs had incidents, so a crash inside a point's figure
+/// is not missed.
+fn incidents_flag(p: &mut String, file: &ExperimentFile) {
+    let hit: Vec<&str> = file
+        .points
+        .iter()
+        .flat_map(|pt| &pt.runs)
+        .filter(|r| !r.incidents.is_empty())
+        .map(|r| r.dir.as_str())
+        .collect();
+    if hit.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        p,
+        "<p class=\"flag\">{} run(s) had incidents (OOM kills, killed backends, crash restarts or a server gone): {}. Their figures include the crash; each run's report.html lists the incidents with their times.</p>",
+        hit.len(),
+        esc(&hit.join(", "))
+    );
+}
+
 fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) {
+    incidents_flag(p, file);
     // The varied keys, then any value a point ties to them (a knee's shared_buffers).
     let mut keys: Vec<&str> = file.varied.iter().map(String::as_str).collect();
     for pt in &file.points {
@@ -269,6 +301,7 @@ fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> b
         "tps",
         "headline",
         "point median tps",
+        "incidents",
         "run",
     ];
     for h in keys.iter().copied().chain(head) {
@@ -289,7 +322,7 @@ fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> b
         if pt.runs.is_empty() {
             let _ = writeln!(
                 p,
-                "<tr>{}<td>-</td><td>no run recorded</td><td>-</td><td>-</td><td>-</td><td></td></tr>",
+                "<tr>{}<td>-</td><td>no run recorded</td><td>-</td><td>-</td><td>-</td><td>-</td><td></td></tr>",
                 values(pt)
             );
         }
@@ -322,9 +355,10 @@ fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> b
             } else {
                 esc(&r.dir)
             };
+            let incidents = incidents_cell(r);
             let _ = writeln!(
                 p,
-                "<tr>{}<td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{link}</td></tr>",
+                "<tr>{}<td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td>{}</td>{incidents}<td>{link}</td></tr>",
                 values(pt),
                 r.repeat,
                 esc(&status),

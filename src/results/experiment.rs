@@ -229,6 +229,42 @@ pub struct RunRecord {
     /// Consolidate: each period's rates and each VM's usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consolidation: Option<ConsolidateRun>,
+    /// What happened to the run's managed instances (OOM kills, killed backends, crash
+    /// restarts, a server gone): the count of each kind from its `summary.json`. A run with
+    /// incidents can still be complete; its figures then include the crash.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub incidents: BTreeMap<String, u64>,
+}
+
+impl RunRecord {
+    /// A run of `dir` (relative to the experiment dir) not made yet.
+    pub fn pending(dir: &str, repeat: u32) -> RunRecord {
+        RunRecord {
+            dir: dir.to_string(),
+            repeat,
+            status: RunStatus::Pending,
+            complete: false,
+            tps: None,
+            headline: None,
+            per_instance_tps: Vec::new(),
+            host_cpu_percent: None,
+            error: None,
+            consolidation: None,
+            incidents: BTreeMap::new(),
+        }
+    }
+
+    /// The run's incidents in words, `oom_kill ×3, crash_restart ×1`; `None` without any.
+    pub fn incidents_said(&self) -> Option<String> {
+        (!self.incidents.is_empty()).then(|| {
+            let kinds: Vec<String> = self
+                .incidents
+                .iter()
+                .map(|(kind, n)| format!("{kind} \u{d7}{n}"))
+                .collect();
+            kinds.join(", ")
+        })
+    }
 }
 
 /// The workload's headline rate of a run, with its label and unit.

@@ -67,6 +67,31 @@ impl InstanceProbe {
             walk: WalkPace::default(),
         }
     }
+
+    /// One probe per VM for the sampled instances: instances sharing a VM (`--vm`) read the
+    /// same cgroup, hence the same OOM kill counter, so only the first of them turns it into
+    /// incidents, naming the VM and its instances; the others still watch their own log and
+    /// postmaster. Without this a plain run listed one OOM kill under every instance of the VM.
+    pub fn for_instances(instances: &[Instance]) -> Vec<InstanceProbe> {
+        let mut probes: Vec<InstanceProbe> = instances.iter().map(InstanceProbe::new).collect();
+        for (i, inst) in instances.iter().enumerate() {
+            let Some(vm) = inst.vm() else { continue };
+            let sharing: Vec<&str> = instances
+                .iter()
+                .filter(|o| o.vm() == Some(vm))
+                .map(|o| o.name.as_str())
+                .collect();
+            if sharing.len() < 2 {
+                continue;
+            }
+            if sharing[0] == inst.name {
+                probes[i].watch.share_vm(vm, &sharing);
+            } else {
+                probes[i].watch.leave_oom_kills_to_vm();
+            }
+        }
+        probes
+    }
 }
 
 /// Samples every managed instance.

@@ -123,7 +123,20 @@ pub struct IncidentWatch {
     log: PathBuf,
     /// The cgroup's memory limit, for the OOM kill's detail.
     memory_limit: Option<u64>,
+    oom: OomScope,
     at: Option<Position>,
+}
+
+/// Whose OOM kill counter this watch reports: a VM shared by several instances has one
+/// counter, reported once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OomScope {
+    /// The instance's own cgroup.
+    Own,
+    /// The shared VM's counter, reported here for all its instances.
+    SharedVm { vm: String, instances: Vec<String> },
+    /// Another instance of the same VM reports the counter.
+    LeftTo,
 }
 
 impl IncidentWatch {
@@ -132,8 +145,22 @@ impl IncidentWatch {
             instance: instance.to_string(),
             log,
             memory_limit,
+            oom: OomScope::Own,
             at: None,
         }
+    }
+
+    /// This watch reports the OOM kills of VM `vm`, which `instances` share.
+    pub fn share_vm(&mut self, vm: &str, instances: &[&str]) {
+        self.oom = OomScope::SharedVm {
+            vm: vm.to_string(),
+            instances: instances.iter().map(|s| s.to_string()).collect(),
+        };
+    }
+
+    /// Another instance of this one's VM reports the VM's OOM kills.
+    pub fn leave_oom_kills_to_vm(&mut self) {
+        self.oom = OomScope::LeftTo;
     }
 
     /// This round's incidents at `t_s`, given the cgroup's OOM kill counter and the pid of
@@ -152,17 +179,23 @@ impl IncidentWatch {
         };
         let mut out = Vec::new();
         if let (Some(before), Some(now)) = (at.oom_kills, oom_kills) {
-            if now > before {
+            if now > before && self.oom != OomScope::LeftTo {
                 let limit = self.memory_limit.map_or(String::new(), |m| {
                     format!(" (memory limit {})", crate::instance::format_size(m))
                 });
+                let group = match &self.oom {
+                    OomScope::SharedVm { vm, instances } => {
+                        format!("VM '{vm}' (shared by {})", instances.join(", "))
+                    }
+                    _ => "the instance's cgroup".to_string(),
+                };
                 out.push(Incident {
                     t_s,
                     instance: self.instance.clone(),
                     kind: IncidentKind::OomKill,
                     count: now - before,
                     detail: format!(
-                        "the OOM killer struck in the instance's cgroup: oom_kill {before} -> {now}{limit}"
+                        "the OOM killer struck in {group}: oom_kill {before} -> {now}{limit}"
                     ),
                 });
             }
@@ -363,5 +396,30 @@ LOG:  database system is shut down
         assert!(w.check(2.0, Some(3), None).is_empty(), "no starting value");
         assert!(w.check(3.0, Some(3), None).is_empty());
         assert_eq!(w.check(4.0, Some(4), None).len(), 1);
+    }
+
+    #[test]
+    fn a_shared_vm_s_oom_kill_is_reported_once_naming_its_instances() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut watches = ["a", "b"].map(|name| {
+            let log = tmp.path().join(format!("{name}.log"));
+            std::fs::write(&log, "").unwrap();
+            IncidentWatch::new(name, log, None)
+        });
+        watches[0].share_vm("host/vm1", &["a", "b"]);
+        watches[1].leave_oom_kills_to_vm();
+        for w in &mut watches {
+            assert!(w.check(0.0, Some(0), Some(1)).is_empty());
+        }
+        let got: Vec<Incident> = watches
+            .iter_mut()
+            .flat_map(|w| w.check(1.0, Some(1), Some(1)))
+            .collect();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!((got[0].instance.as_str(), got[0].count), ("a", 1));
+        assert!(
+            got[0].detail.contains("VM 'host/vm1' (shared by a, b)"),
+            "{got:?}"
+        );
     }
 }

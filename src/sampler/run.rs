@@ -114,7 +114,7 @@ impl Sampler {
         Ok(Sampler {
             every,
             host: HostReader::default(),
-            instances: InstanceReader::new(instances.iter().map(InstanceProbe::new).collect()),
+            instances: InstanceReader::new(InstanceProbe::for_instances(instances)),
             disks: DiskReader::new(&extra),
             servers,
             devices,

@@ -144,6 +144,14 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
     }
     assert_eq!(rows[0]["relative"], 1.0);
     assert!(rows[1]["relative"].as_f64().is_some());
+    // The console ends with the same table: NOTPM and relative per scheme and rate.
+    assert!(said.contains("NOTPM mean  relative"), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.trim_start().starts_with("M/M/M") && l.contains(" 40 % "))
+        .unwrap_or_else(|| panic!("no M/M/M 40 % row: {said}"));
+    let relative = format!("{:.3}", rows[3]["relative"].as_f64().unwrap());
+    assert!(line.contains(&relative), "{line} lacks {relative}");
     // Each run's VMs carry their memory series from the control groups.
     let run = &e["points"][3]["runs"][0];
     let vms = run["consolidation"]["vms"].as_array().unwrap();

@@ -4,7 +4,8 @@
 //! cannot be reclaimed. The kernel's OOM killer takes backends, the postmaster reinitializes
 //! (crash recovery) and the run goes on: `summary.json` says so with times, the console warns,
 //! traffic resumes after the first incident, and the statistics session reads the restarted
-//! server again.
+//! server again. The same, one level up: a sweep whose first point OOMs records the incidents
+//! with that point, flags it on its page, and goes on to a clean second point.
 
 use std::path::Path;
 
@@ -30,25 +31,19 @@ fn committed_by_interval(dir: &Path) -> Vec<(f64, u64)> {
         .collect()
 }
 
-#[test]
-fn an_oom_kill_is_recorded_and_the_run_goes_on() {
-    if !support::cgroups_writable() {
-        eprintln!("skipped: this host cannot create cgroups (needs root and cgroup v1 or v2)");
-        return;
-    }
-    let home = support::temp_home();
-    // Cgroups are per host: a name of this test's own, unique to the process.
-    let name = format!("oomt{}", std::process::id());
+/// Starts instance `name` with a roomy limit and 256 MB of shared_buffers and loads
+/// select-only at scale 10 into it (the load itself would be OOM-killed under the small
+/// limit); returns its target.
+fn loaded_instance(home: &support::TempHome, name: &str) -> String {
     let big = InstanceOptions {
         memory: Some(1 << 30),
         settings: vec![("shared_buffers".into(), "256MB".into())],
         ..InstanceOptions::default()
     };
-    support::start_with(&home, &name, big);
+    support::start_with(home, name, big);
     let target = format!("instance:{name}");
-    // Loaded under a roomy limit: the load itself would be OOM-killed under the small one.
     let o = tb(
-        &home,
+        home,
         &[
             "prepare",
             "-w",
@@ -60,6 +55,19 @@ fn an_oom_kill_is_recorded_and_the_run_goes_on() {
         ],
     );
     assert!(o.status.success(), "prepare failed: {}", text(&o));
+    target
+}
+
+#[test]
+fn an_oom_kill_is_recorded_and_the_run_goes_on() {
+    if !support::cgroups_writable() {
+        eprintln!("skipped: this host cannot create cgroups (needs root and cgroup v1 or v2)");
+        return;
+    }
+    let home = support::temp_home();
+    // Cgroups are per host: a name of this test's own, unique to the process.
+    let name = format!("oomt{}", std::process::id());
+    let target = loaded_instance(&home, &name);
     let small = InstanceOptions {
         memory: Some(SMALL_MEMORY),
         ..InstanceOptions::default()
@@ -174,4 +182,72 @@ fn an_oom_kill_is_recorded_and_the_run_goes_on() {
     assert_eq!(after, Some(postmaster), "the postmaster was replaced");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("<h3>Incidents</h3>") && page.contains("oom_kill"));
+}
+
+/// Issue 14's check at the experiment's level: a point whose VM is too small for its shared
+/// buffers is OOM-killed, its record and the page say so, and the series goes on to the next
+/// point, which runs clean.
+#[test]
+fn an_oom_killed_point_is_recorded_and_the_experiment_goes_on() {
+    if !support::cgroups_writable() {
+        eprintln!("skipped: this host cannot create cgroups (needs root and cgroup v1 or v2)");
+        return;
+    }
+    let home = support::temp_home();
+    let name = format!("oomx{}", std::process::id());
+    let target = loaded_instance(&home, &name);
+    let out = home.path().join("sweep-oom");
+    let out_arg = out.to_string_lossy().to_string();
+    let o = tb(
+        &home,
+        &[
+            "sweep",
+            "-S",
+            "--scale",
+            "10",
+            "-c",
+            "8",
+            "-T",
+            "6s",
+            "--target",
+            &target,
+            "--vary",
+            "instance.memory=96MB,1GB",
+            "--out",
+            &out_arg,
+        ],
+    );
+    let console = text(&o);
+    assert!(o.status.success(), "the sweep failed: {console}");
+    let e: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("experiment.json")).unwrap())
+            .unwrap();
+    assert_eq!(e["complete"], true, "{console}");
+    let runs: Vec<&serde_json::Value> = e["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["runs"].as_array().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    let (small, roomy) = (runs[0], runs[1]);
+    assert!(
+        small["incidents"]["oom_kill"].as_u64().unwrap_or(0) >= 1,
+        "the 96MB point's record has no OOM kill: {small}"
+    );
+    assert!(
+        small["incidents"]["crash_restart"].as_u64().unwrap_or(0) >= 1,
+        "{small}"
+    );
+    assert!(
+        roomy.get("incidents").is_none(),
+        "the 1GB point had incidents: {roomy}"
+    );
+    assert!(roomy["tps"].as_f64().unwrap() > 0.0, "{roomy}");
+    assert!(console.contains("complete with incidents ("), "{console}");
+    let page = std::fs::read_to_string(out.join("experiment.html")).unwrap();
+    assert!(
+        page.contains("1 run(s) had incidents"),
+        "the page does not flag it"
+    );
 }

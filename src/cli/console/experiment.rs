@@ -1,9 +1,12 @@
 //! The end of an experiment on the console: one line per point (complete runs, median and
-//! range of tps), the analysis in words, and where the files are.
+//! range of tps; for a consolidation, each scheme and rate's own measure), the analysis in
+//! words, the runs that failed or had incidents, and where the files are.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::config::size::format_size;
+use crate::results::experiment::consolidate::ConsolidateAnalysis;
 use crate::results::experiment::{ExperimentFile, RunStatus, FILE, PAGE};
 
 pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
@@ -22,6 +25,51 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         if file.repeat == 1 { "" } else { "s" },
         runs.len()
     );
+    match &file.analysis.consolidate {
+        Some(c) => consolidate_table(&mut out, c),
+        None => points_table(&mut out, file),
+    }
+    for s in &file.analysis.series {
+        let _ = writeln!(out, "analysis: {}", s.summary);
+    }
+    if let Some(d) = &file.analysis.density {
+        let _ = writeln!(out, "analysis: {}", d.summary);
+    }
+    if let Some(k) = &file.analysis.knee {
+        let _ = writeln!(out, "analysis: {}", k.summary);
+    }
+    if let Some(c) = &file.analysis.consolidate {
+        let _ = writeln!(out, "analysis: {}", c.summary);
+    }
+    for n in &file.analysis.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    for r in runs.iter().filter(|r| r.status == RunStatus::Failed) {
+        let _ = writeln!(
+            out,
+            "failed: {}: {}",
+            r.dir,
+            r.error.as_deref().unwrap_or("?")
+        );
+    }
+    for r in runs.iter().filter(|r| !r.incidents.is_empty()) {
+        let said = r.incidents_said().unwrap_or_default();
+        let _ = writeln!(out, "incidents: {}: {said}", r.dir);
+    }
+    let _ = writeln!(out, "{}", dir.join(FILE).display());
+    let _ = writeln!(out, "{}", dir.join(PAGE).display());
+    if !file.complete {
+        let _ = writeln!(
+            out,
+            "incomplete: run the same command with --out {} to finish it (complete runs are kept)",
+            dir.display()
+        );
+    }
+    out
+}
+
+/// One line per point: complete runs, median and range of tps.
+fn points_table(out: &mut String, file: &ExperimentFile) {
     let width = file
         .points
         .iter()
@@ -62,34 +110,45 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
             format!("{complete}/{}", p.runs.len())
         );
     }
-    for s in &file.analysis.series {
-        let _ = writeln!(out, "analysis: {}", s.summary);
-    }
-    if let Some(d) = &file.analysis.density {
-        let _ = writeln!(out, "analysis: {}", d.summary);
-    }
-    if let Some(k) = &file.analysis.knee {
-        let _ = writeln!(out, "analysis: {}", k.summary);
-    }
-    for n in &file.analysis.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    for r in runs.iter().filter(|r| r.status == RunStatus::Failed) {
+}
+
+/// Consolidation's own measure per scheme and rate (the sum of the databases' rates averaged
+/// over the periods, relative to the scheme's baseline), not each run's tps.
+fn consolidate_table(out: &mut String, a: &ConsolidateAnalysis) {
+    let _ = writeln!(
+        out,
+        "  {:<6}  {:>10}  {:>9}  {:>10}  {:>8}  {:>6}  {:>5}  {:>10}  {:>4}  {:>9}",
+        "scheme",
+        "overcommit",
+        "MEM_avail",
+        format!("{} mean", a.unit),
+        "relative",
+        "CoV",
+        "CPUs",
+        format!("{}/CPU", a.unit),
+        "OOM",
+        "incidents"
+    );
+    let num = |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+    for r in &a.rows {
+        let covered = match r.covers_working_sets {
+            Some(true) => "  working sets covered",
+            Some(false) => "  working sets not covered",
+            None => "",
+        };
         let _ = writeln!(
             out,
-            "failed: {}: {}",
-            r.dir,
-            r.error.as_deref().unwrap_or("?")
+            "  {:<6}  {:>8} %  {:>9}  {:>10}  {:>8}  {:>6}  {:>5}  {:>10}  {:>4}  {:>9}{covered}",
+            r.scheme,
+            r.overcommit,
+            format_size(r.host_limit_bytes),
+            num(r.mean, 1),
+            num(r.relative, 3),
+            r.cov.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)),
+            num(r.cpus_used, 2),
+            num(r.productivity, 1),
+            r.oom_kills,
+            r.incidents
         );
     }
-    let _ = writeln!(out, "{}", dir.join(FILE).display());
-    let _ = writeln!(out, "{}", dir.join(PAGE).display());
-    if !file.complete {
-        let _ = writeln!(
-            out,
-            "incomplete: run the same command with --out {} to finish it (complete runs are kept)",
-            dir.display()
-        );
-    }
-    out
 }

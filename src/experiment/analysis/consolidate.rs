@@ -222,15 +222,9 @@ mod tests {
                 (OVERCOMMIT_KEY.into(), overcommit.into()),
             ]),
             runs: vec![RunRecord {
-                dir: format!("{overcommit}-r1"),
-                repeat: 1,
                 status: RunStatus::Complete,
                 complete: true,
                 tps: Some(1.0),
-                headline: None,
-                per_instance_tps: Vec::new(),
-                host_cpu_percent: None,
-                error: None,
                 consolidation: Some(ConsolidateRun {
                     host_limit_bytes: None,
                     balloon_bytes: None,
@@ -249,6 +243,7 @@ mod tests {
                     }],
                     incidents: Vec::new(),
                 }),
+                ..RunRecord::pending(&format!("{overcommit}-r1"), 1)
             }],
             median: None,
             min: None,

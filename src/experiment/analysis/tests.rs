@@ -7,16 +7,10 @@ use crate::results::experiment::{CurvePoint, HeadlineValue, SeriesAnalysis};
 
 fn run(tps: f64) -> RunRecord {
     RunRecord {
-        dir: "run".into(),
-        repeat: 1,
         status: RunStatus::Complete,
         complete: true,
         tps: Some(tps),
-        headline: None,
-        per_instance_tps: Vec::new(),
-        host_cpu_percent: None,
-        error: None,
-        consolidation: None,
+        ..RunRecord::pending("run", 1)
     }
 }
 

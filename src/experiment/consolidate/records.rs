@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::event::IncidentKind;
 use crate::results::experiment::consolidate::{
     ConsolidateRequest, ConsolidateRun, PeriodRate, RunIncident, SchemeLayout, VmUsage,
 };
@@ -70,11 +69,10 @@ pub fn from_results(
         })
         .collect();
     // What the run's own watcher saw (OOM kills, killed backends, crash restarts, a server
-    // gone). Instances sharing a VM share its OOM counter: only its first instance's count.
+    // gone); it reports a shared VM's OOM kills once, under the VM's first instance.
     let mut incidents: Vec<RunIncident> = summary
         .incidents
         .iter()
-        .filter(|i| i.kind != IncidentKind::OomKill || first_of_its_vm(scheme, &i.instance))
         .map(|i| RunIncident {
             t_s: i.t_s,
             vm: vm_of(scheme, &i.instance),
@@ -91,15 +89,6 @@ pub fn from_results(
         vms,
         incidents,
     }
-}
-
-/// Whether `instance` is the first of its VM (or in no VM of the scheme).
-fn first_of_its_vm(scheme: &SchemeLayout, instance: &str) -> bool {
-    scheme
-        .vms
-        .iter()
-        .find(|v| v.instances.iter().any(|i| i.name == instance))
-        .map_or(true, |v| v.instances[0].name == instance)
 }
 
 /// The VM holding `instance`, or the instance's name when no VM of the scheme holds it.

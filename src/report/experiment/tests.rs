@@ -14,8 +14,6 @@ pub(crate) const EVIL: &str = "<script>alert(1)</script>";
 
 pub(crate) fn run(dir: &str, repeat: u32, tps: Option<f64>) -> RunRecord {
     RunRecord {
-        dir: dir.into(),
-        repeat,
         status: if tps.is_some() {
             RunStatus::Complete
         } else {
@@ -23,11 +21,7 @@ pub(crate) fn run(dir: &str, repeat: u32, tps: Option<f64>) -> RunRecord {
         },
         complete: tps.is_some(),
         tps,
-        headline: None,
-        per_instance_tps: Vec::new(),
-        host_cpu_percent: None,
-        error: None,
-        consolidation: None,
+        ..RunRecord::pending(dir, repeat)
     }
 }
 
@@ -300,4 +294,22 @@ fn hrefs_encode_what_would_cut_them() {
     assert_eq!(href("a b#1?/report.html"), "a%20b%231%3F/report.html");
     assert_eq!(num(2.0), "2");
     assert_eq!(num(0.25), "0.25");
+}
+
+#[test]
+fn runs_with_incidents_are_flagged_with_their_counts() {
+    let mut f = sweep();
+    assert!(!html(&f).contains("had incidents"), "none yet");
+    let r = &mut f.points[0].runs[0];
+    r.incidents = BTreeMap::from([("crash_restart".into(), 1), ("oom_kill".into(), 3)]);
+    let dir = r.dir.clone();
+    let page = html(&f);
+    assert!(
+        page.contains(&format!("1 run(s) had incidents (OOM kills, killed backends, crash restarts or a server gone): {dir}.")),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td class=\"flag\">crash_restart ×1, oom_kill ×3</td>"),
+        "{page}"
+    );
 }

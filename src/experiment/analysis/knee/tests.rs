@@ -84,8 +84,6 @@ fn fewer_than_three_points_have_no_knee() {
 
 fn run(tps: Option<f64>, notpm: Option<f64>) -> RunRecord {
     RunRecord {
-        dir: "run".into(),
-        repeat: 1,
         status: if tps.is_some() {
             RunStatus::Complete
         } else {
@@ -98,10 +96,8 @@ fn run(tps: Option<f64>, notpm: Option<f64>) -> RunRecord {
             value: v,
             unit: "per minute".into(),
         }),
-        per_instance_tps: Vec::new(),
-        host_cpu_percent: None,
         error: tps.is_none().then(|| "OOM".into()),
-        consolidation: None,
+        ..RunRecord::pending("run", 1)
     }
 }
 
