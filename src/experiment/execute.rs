@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{self, RunPlan};
 use crate::driver::Stop;
-use crate::event::{Event, ExperimentRun, ExperimentRunDone, Sink};
+use crate::event::{Event, ExperimentRun, ExperimentRunDone, Incident, Sink};
 use crate::instance::{self, Home, Reconfigured};
 use crate::results::experiment::{self as record, ExperimentFile, Point, RunStatus};
 use crate::results::{utc_rfc3339, writer::staging_dir};
@@ -62,43 +62,12 @@ pub async fn execute(
         let which = describe(exp, n, *slot, eta(exp, cores, &made, left));
         events.send(Event::ExperimentRun(which.clone()));
         let started = Instant::now();
-        let outcome = one_run(exp, *slot, cores, home, stop, events).await;
+        // What limiting the host group did before the run, kept whether the run then failed.
+        let mut before_run = Vec::new();
+        let outcome = one_run(exp, *slot, cores, home, stop, events, &mut before_run).await;
         made.push(started.elapsed());
         let rel = run_dir_name(exp, *slot);
-        let new = match outcome {
-            Ok(host) => records::from_dir(
-                &exp.dir.join(&rel),
-                &rel,
-                slot.repeat,
-                exp.kind == record::ExperimentKind::Density,
-            )
-            .map(|mut r| {
-                r.consolidation = consolidate::records::for_run(
-                    file.request.consolidate.as_ref(),
-                    file.points[slot.point]
-                        .values
-                        .get(record::consolidate::SCHEME_KEY)
-                        .map(String::as_str),
-                    &exp.dir.join(&rel),
-                    host.limit,
-                    host.balloon,
-                );
-                if let (Some(c), Some(i)) = (
-                    r.consolidation.as_mut(),
-                    host.balloon_incident(&exp.dir.join(&rel)),
-                ) {
-                    *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
-                    c.incidents.push(i);
-                    c.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-                }
-                r
-            })
-            .unwrap_or_else(|| {
-                records::failed(&rel, slot.repeat, "the run wrote no results".into())
-            }),
-            Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
-            Err(e) => records::failed(&rel, slot.repeat, e.to_string()),
-        };
+        let new = run_record(exp, &file, *slot, &rel, outcome, &before_run)?;
         let (status, tps) = (status_said(&new), new.tps);
         let detail = match &new.error {
             Some(e) => e.clone(),
@@ -126,6 +95,53 @@ pub async fn execute(
     })
 }
 
+/// The run's line in `experiment.json`: read back from its dir (with its consolidation
+/// record), or failed with the reason; what limiting the host group did before the run counts
+/// in its incidents either way.
+fn run_record(
+    exp: &Experiment,
+    file: &ExperimentFile,
+    slot: RunSlot,
+    rel: &str,
+    outcome: Result<HostObserved, RunError>,
+    before_run: &[Incident],
+) -> Result<record::RunRecord, ExperimentError> {
+    let dir = exp.dir.join(rel);
+    let density = exp.kind == record::ExperimentKind::Density;
+    let mut r = match outcome {
+        Ok(host) => match records::from_dir(&dir, rel, slot.repeat, density) {
+            Some(mut r) => {
+                let scheme = file.points[slot.point]
+                    .values
+                    .get(record::consolidate::SCHEME_KEY)
+                    .map(String::as_str);
+                r.consolidation = consolidate::records::for_run(
+                    file.request.consolidate.as_ref(),
+                    scheme,
+                    &dir,
+                    host.limit,
+                    host.balloon,
+                    before_run,
+                );
+                if let (Some(c), Some(i)) = (r.consolidation.as_mut(), host.balloon_incident(&dir))
+                {
+                    *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
+                    c.incidents.push(i);
+                    c.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+                }
+                r
+            }
+            None => records::failed(rel, slot.repeat, "the run wrote no results".into()),
+        },
+        Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
+        Err(e) => records::failed(rel, slot.repeat, e.to_string()),
+    };
+    for i in before_run {
+        *r.incidents.entry(i.kind.name().to_string()).or_insert(0) += i.count;
+    }
+    Ok(r)
+}
+
 /// How a run ended, for the console: its status, and the incidents its instances had.
 fn status_said(r: &record::RunRecord) -> String {
     match r.incidents_said() {
@@ -143,7 +159,7 @@ pub fn run_dir_name(exp: &Experiment, slot: RunSlot) -> String {
 const BALLOON_CHECK: Duration = Duration::from_secs(1);
 
 /// The host group's limit and balloon as they were during a consolidation run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct HostObserved {
     limit: Option<u64>,
     balloon: Option<u64>,
@@ -183,6 +199,7 @@ async fn one_run(
     home: &Home,
     stop: &Stop,
     events: &Arc<dyn Sink>,
+    before_run: &mut Vec<Incident>,
 ) -> Result<HostObserved, RunError> {
     let dir = exp.dir.join(run_dir_name(exp, slot));
     clear_unfinished(&dir)?;
@@ -197,6 +214,7 @@ async fn one_run(
         consolidate::host::before_instances(setup, home).map_err(RunError::Setup)?;
     }
     apply_instances(&plan, home, events).await?;
+    let names: Vec<String> = plan.instances.iter().map(|d| d.name.clone()).collect();
     // The instances are as the point wants them now; the runner must not check them against
     // their records again.
     plan.instances.clear();
@@ -208,10 +226,26 @@ async fn one_run(
     if stop.is_set() {
         return Err(RunError::Setup("interrupted before the run started".into()));
     }
+    let settling = match &host {
+        Some(_) => Some(consolidate::host::Settling::watch(home, &names).map_err(RunError::Setup)?),
+        None => None,
+    };
     let mut hold = match &host {
         Some(setup) => Some(consolidate::host::limit(setup).map_err(RunError::Setup)?),
         None => None,
     };
+    if let Some(s) = settling {
+        let settled = s.settle(stop).await;
+        let (Ok(seen) | Err((_, seen))) = &settled;
+        before_run.extend(seen.iter().cloned());
+        if let (Ok(_), false) = (&settled, before_run.is_empty()) {
+            events.send(Event::Warning(format!(
+                "limiting the host group hit the instances before the run (recorded with it): {}",
+                consolidate::host::listed(before_run)
+            )));
+        }
+        settled.map_err(|(e, _)| RunError::Setup(e))?;
+    }
     let mut observed = HostObserved {
         limit: hold.as_ref().and_then(|h| h.limit),
         balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),

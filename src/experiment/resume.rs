@@ -57,6 +57,7 @@ pub fn open(exp: &Experiment, events: &Arc<dyn Sink>) -> Result<ExperimentFile, 
                                     &dir.join(&run.dir),
                                     None,
                                     None,
+                                    &[],
                                 )
                             });
                         *run = found;

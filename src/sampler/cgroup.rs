@@ -68,6 +68,28 @@ impl InstanceProbe {
         }
     }
 
+    /// The instance's incidents since the last look (the first takes the starting point), at
+    /// `t_s`, outside a sampling round: what limiting a host group did before a run.
+    pub fn incidents_now(&mut self, t_s: f64) -> Vec<Incident> {
+        let oom_kills = self.cgroup.as_ref().and_then(|c| read_cgroup(c).oom_kills);
+        let pid = running_postmaster(read_postmaster_pid(&self.data_dir));
+        self.watch.check(t_s, oom_kills, pid)
+    }
+
+    /// Whether the instance's server accepts connections: a running postmaster whose pid
+    /// file says `ready` (not `starting`, `stopping`, or in crash recovery).
+    pub fn server_ready(&self) -> bool {
+        let text =
+            std::fs::read_to_string(self.data_dir.join("postmaster.pid")).unwrap_or_default();
+        self.server_running() && text.lines().nth(7).map(str::trim) == Some("ready")
+    }
+
+    /// Whether the instance's postmaster runs (ready or not): one that is gone does not come
+    /// back by itself.
+    pub fn server_running(&self) -> bool {
+        running_postmaster(read_postmaster_pid(&self.data_dir)).is_some()
+    }
+
     /// One probe per VM for the sampled instances: instances sharing a VM (`--vm`) read the
     /// same cgroup, hence the same OOM kill counter, so only the first of them turns it into
     /// incidents, naming the VM and its instances; the others still watch their own log and
@@ -149,9 +171,7 @@ impl InstanceReader {
                     out.push(&p.source, metric, v as f64);
                 }
             }
-            // A pid file left behind by a killed postmaster names no running server.
-            let running = pid.filter(|pid| Path::new(&format!("/proc/{pid}")).exists());
-            incidents.extend(p.watch.check(t_s, cg.oom_kills, running));
+            incidents.extend(p.watch.check(t_s, cg.oom_kills, running_postmaster(pid)));
         }
         incidents
     }
@@ -161,6 +181,12 @@ impl InstanceReader {
 /// without a window. A counter that went back (an instance restarted) counts as idle.
 pub fn cpu_pct(last_s: f64, now_s: f64, window_s: f64) -> Option<f64> {
     (window_s > 0.0).then(|| 100.0 * (now_s - last_s).max(0.0) / window_s)
+}
+
+/// The pid if its process runs: a pid file left behind by a killed postmaster names no
+/// running server.
+fn running_postmaster(pid: Option<u32>) -> Option<u32> {
+    pid.filter(|pid| Path::new(&format!("/proc/{pid}")).exists())
 }
 
 /// The first line of `postmaster.pid` (re-read each round: a restart changes it).

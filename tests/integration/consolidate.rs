@@ -169,3 +169,101 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
     }
     assert!(out.join("experiment.html").is_file());
 }
+
+/// Overcommitment that bites before the run: the balloon takes its memory at once from a host
+/// whose VMs already hold their shared buffers (warmed by the 0 % run), so the OOM killer
+/// strikes while the host group is being limited and PostgreSQL goes through crash recovery.
+/// Either the servers come back and the run starts, carrying those incidents and its own, or
+/// a crash recovery is itself OOM-killed (PostgreSQL then shuts down) and the point fails at
+/// once, saying why, with the incidents in its record. Either way the series is finished.
+#[test]
+fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() {
+    if !support::cgroups_writable() {
+        eprintln!("note: cgroups are not writable here; consolidate needs them");
+        return;
+    }
+    let home = support::temp_home();
+    let host = format!("bal{}", std::process::id());
+    let out = home.path().join("bal");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "consolidate",
+            "-w",
+            "tpcb",
+            "--scale",
+            "10",
+            "--memory",
+            "256MB",
+            "--shared-buffers",
+            "75%",
+            "--schemes",
+            "M/M/M",
+            "--overcommit",
+            "45",
+            "--balloon",
+            "--periods",
+            "2",
+            "--period",
+            "5s",
+            "--ramp-up",
+            "2s",
+            "--high",
+            "8",
+            "--low",
+            "2",
+            "--host-group",
+            &host,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = output_text(&o);
+    let text = std::fs::read_to_string(out.join("experiment.json")).unwrap();
+    let e: Value = serde_json::from_str(&text).unwrap();
+    let runs: Vec<&Value> = e["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["runs"][0])
+        .collect();
+    assert_eq!(runs.len(), 2, "{e}");
+    assert_eq!(runs[0]["status"], "complete", "the baseline: {said}");
+    let run = runs[1];
+    assert!(
+        run["incidents"]["oom_kill"].as_u64().unwrap_or(0) >= 1,
+        "no OOM kill at 45 % with 2 x 192 MB of shared buffers in 281 MiB: {run}"
+    );
+    assert!(said.contains(" with incidents ("), "{said}");
+    if run["status"] == "complete" {
+        assert!(o.status.success(), "{said}");
+        assert!(run["tps"].as_f64().unwrap() > 0.0, "{run}");
+        let c = &run["consolidation"];
+        // MEM_config 2 x 256 MiB; MEM_avail 55 % of it in whole MiB; the balloon the rest.
+        let config = 512u64 << 20;
+        let avail = ((config * 55 / 100) >> 20) << 20;
+        assert_eq!(c["balloon_bytes"].as_u64(), Some(config - avail), "{c}");
+        let early = c["incidents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["detail"].as_str().unwrap().contains("before the run"))
+            .count();
+        if early > 0 {
+            assert!(
+                said.contains("limiting the host group hit the instances before the run"),
+                "{said}"
+            );
+        }
+    } else {
+        // Exit 1: a run failed, the series went on to its end.
+        assert_eq!(o.status.code(), Some(1), "{said}");
+        assert_eq!(run["status"], "failed", "{run}");
+        let error = run["error"].as_str().unwrap();
+        assert!(
+            error.contains("after the host group was limited") && error.contains("oom_kill"),
+            "{error}"
+        );
+        assert!(run["incidents"]["server_down"].as_u64().is_some(), "{run}");
+    }
+}

@@ -2,8 +2,18 @@
 //! VMs must take neither memory nor CPU), and, once the point's instances run and hold their
 //! data, the host group limited to MEM_avail (or to MEM_config with a balloon taking the
 //! difference) for the run only. Loading data under the limit would measure the load.
+//!
+//! Limiting can itself OOM-kill a server process (the VMs already hold their shared buffers,
+//! and a balloon takes its memory at once), and PostgreSQL then goes through crash recovery.
+//! The point's instances are watched across the limit, and the run starts once every server
+//! accepts connections again, with what happened recorded as the run's incidents.
 
+use std::time::{Duration, Instant};
+
+use crate::driver::Stop;
+use crate::event::Incident;
 use crate::instance::{self, Balloon, Home, HostGroup, InstanceError};
+use crate::sampler::cgroup::InstanceProbe;
 
 use super::super::base::HostSetup;
 
@@ -68,4 +78,89 @@ pub fn limit(setup: &HostSetup) -> Result<HostHold, String> {
         hold.balloon = Some(hold.group.inflate(bytes).map_err(|e| e.to_string())?);
     }
     Ok(hold)
+}
+
+/// How long the point's servers get to accept connections again after the limit (crash
+/// recovery replays the WAL since the last checkpoint).
+const SETTLE_LIMIT: Duration = Duration::from_secs(120);
+/// The kernel kills at once, the postmaster notices a moment later: the first look waits
+/// this long, so a server about to restart is not taken for a ready one.
+const SETTLE_FIRST_LOOK: Duration = Duration::from_secs(1);
+
+/// The point's instances, watched from before the host group is limited.
+pub struct Settling {
+    probes: Vec<InstanceProbe>,
+}
+
+impl Settling {
+    /// Takes the starting point of every instance named (OOM counter, log, postmaster).
+    pub fn watch(home: &Home, names: &[String]) -> Result<Settling, String> {
+        let instances = names
+            .iter()
+            .map(|n| instance::find(home, n).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut probes = InstanceProbe::for_instances(&instances);
+        for p in &mut probes {
+            p.incidents_now(0.0);
+        }
+        Ok(Settling { probes })
+    }
+
+    /// Waits until every server accepts connections, and returns what happened to them since
+    /// [`Settling::watch`]; an error (naming the incidents, and with them) when one stopped or
+    /// is not back in time.
+    pub async fn settle(mut self, stop: &Stop) -> Result<Vec<Incident>, (String, Vec<Incident>)> {
+        let started = Instant::now();
+        tokio::time::sleep(SETTLE_FIRST_LOOK).await;
+        while !self.probes.iter().all(InstanceProbe::server_ready) {
+            let gone = !self.probes.iter().all(InstanceProbe::server_running);
+            if gone || stop.is_set() || started.elapsed() > SETTLE_LIMIT {
+                let seen = self.incidents();
+                let down: Vec<&str> = self
+                    .probes
+                    .iter()
+                    .filter(|p| !p.server_ready())
+                    .map(|p| p.source.as_str())
+                    .collect();
+                let state = if gone {
+                    "stopped"
+                } else {
+                    "not accepting connections"
+                };
+                let error = format!(
+                    "{} {state} {:.0} s after the host group was limited{}; ask for less overcommitment",
+                    down.join(", "),
+                    started.elapsed().as_secs_f64(),
+                    said(&seen)
+                );
+                return Err((error, seen));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        Ok(self.incidents())
+    }
+
+    fn incidents(&mut self) -> Vec<Incident> {
+        self.probes
+            .iter_mut()
+            .flat_map(|p| p.incidents_now(0.0))
+            .collect()
+    }
+}
+
+/// ` (a oom_kill: ...; b crash_restart: ...)`, or nothing.
+fn said(incidents: &[Incident]) -> String {
+    if incidents.is_empty() {
+        return String::new();
+    }
+    format!(" ({})", listed(incidents))
+}
+
+/// `a oom_kill: ...; b crash_restart: ...`.
+pub fn listed(incidents: &[Incident]) -> String {
+    let each: Vec<String> = incidents
+        .iter()
+        .map(|i| format!("{} {}: {}", i.instance, i.kind.name(), i.detail))
+        .collect();
+    each.join("; ")
 }

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::event::Incident;
 use crate::results::experiment::consolidate::{
     ConsolidateRequest, ConsolidateRun, PeriodRate, RunIncident, SchemeLayout, VmUsage,
 };
@@ -16,20 +17,33 @@ use crate::results::Summary;
 use super::layout::PERIOD_PREFIX;
 
 /// The consolidation part of the record of the run in `run_dir`, a run of `scheme`; `None`
-/// when the request has no such scheme or the dir holds no finished run.
+/// when the request has no such scheme or the dir holds no finished run. `before_run`: what
+/// limiting the host group did to the instances before the run started.
 pub fn for_run(
     request: Option<&ConsolidateRequest>,
     scheme: Option<&str>,
     run_dir: &Path,
     host_limit: Option<u64>,
     balloon: Option<u64>,
+    before_run: &[Incident],
 ) -> Option<ConsolidateRun> {
     let layout = request?
         .schemes
         .iter()
         .find(|s| Some(s.scheme.as_str()) == scheme)?;
     let results = ResultsDir::open(run_dir).ok()?;
-    Some(from_results(&results, layout, host_limit, balloon))
+    let mut run = from_results(&results, layout, host_limit, balloon);
+    let early = before_run.iter().map(|i| RunIncident {
+        t_s: 0.0,
+        vm: vm_of(layout, &i.instance),
+        kind: i.kind.name().to_string(),
+        detail: format!(
+            "{}: before the run, when the host group was limited: {}",
+            i.instance, i.detail
+        ),
+    });
+    run.incidents.splice(0..0, early);
+    Some(run)
 }
 
 /// The consolidation part of a run's record.
