@@ -31,11 +31,9 @@ fn memory_limit(path: &str) -> Option<u64> {
 
 #[test]
 fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
-    if !support::cgroups_writable() {
-        eprintln!("note: cgroups are not writable here; consolidate needs them");
+    let Some(home) = support::home_with_cgroups("consolidate") else {
         return;
-    }
-    let home = support::temp_home();
+    };
     let host = format!("cons{}", std::process::id());
     let out = home.path().join("cons");
     let child = support::tidebench(&home)
@@ -121,8 +119,7 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
         memory_limit(&host)
     );
 
-    let text = std::fs::read_to_string(out.join("experiment.json")).unwrap();
-    let e: Value = serde_json::from_str(&text).unwrap();
+    let e = support::experiment(&out);
     assert_eq!(e["kind"], "consolidate");
     assert_eq!(e["complete"], true, "{said}");
     let a = &e["analysis"]["consolidate"];
@@ -178,11 +175,9 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
 /// once, saying why, with the incidents in its record. Either way the series is finished.
 #[test]
 fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() {
-    if !support::cgroups_writable() {
-        eprintln!("note: cgroups are not writable here; consolidate needs them");
+    let Some(home) = support::home_with_cgroups("consolidate") else {
         return;
-    }
-    let home = support::temp_home();
+    };
     let host = format!("bal{}", std::process::id());
     let out = home.path().join("bal");
     let o = support::run_tidebench(
@@ -219,8 +214,7 @@ fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() 
         ],
     );
     let said = output_text(&o);
-    let text = std::fs::read_to_string(out.join("experiment.json")).unwrap();
-    let e: Value = serde_json::from_str(&text).unwrap();
+    let e = support::experiment(&out);
     let runs: Vec<&Value> = e["points"]
         .as_array()
         .unwrap()

@@ -3,18 +3,12 @@
 //! server setting varied with the instance restarted between points, and a density series
 //! whose instances held their control-group limits.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tidebench::instance;
 
 use crate::support::{self, ok, output_text, run_tidebench as tb};
-
-fn experiment(dir: &Path) -> Value {
-    let text = std::fs::read_to_string(dir.join("experiment.json")).expect("experiment.json");
-    serde_json::from_str(&text).expect("experiment.json is JSON")
-}
 
 fn runs(e: &Value) -> Vec<&Value> {
     e["points"]
@@ -59,7 +53,7 @@ fn sweep_repeats_the_series_and_reports_medians() {
     // The data was loaded once, by the first point.
     assert_eq!(said.matches("preparing select-only").count(), 1, "{said}");
     assert!(said.contains("point 2/2 clients=2 repeat 2/2"), "{said}");
-    let e = experiment(&out);
+    let e = support::experiment(&out);
     assert_eq!(e["kind"], "sweep");
     assert_eq!(e["complete"], true);
     assert_eq!(complete_runs(&e), 4);
@@ -152,7 +146,8 @@ fn killed_grid_resumes_with_only_the_remaining_runs() {
         .expect("start the sweep");
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let done = out.join("experiment.json").is_file() && complete_runs(&experiment(&out)) >= 1;
+        let done =
+            out.join("experiment.json").is_file() && complete_runs(&support::experiment(&out)) >= 1;
         if done {
             break;
         }
@@ -165,7 +160,7 @@ fn killed_grid_resumes_with_only_the_remaining_runs() {
     child.kill().unwrap();
     child.wait().unwrap();
     let first = support::summary(&out.join("01-protocol=simple_clients=1-r1"));
-    let killed = experiment(&out);
+    let killed = support::experiment(&out);
     assert_eq!(killed["complete"], false);
     assert!(
         complete_runs(&killed) < 4,
@@ -202,7 +197,7 @@ fn killed_grid_resumes_with_only_the_remaining_runs() {
         "{said}"
     );
     assert_eq!(said.matches("== point").count(), 2 * (4 - kept), "{said}");
-    let e = experiment(&out);
+    let e = support::experiment(&out);
     assert_eq!(e["complete"], true);
     assert_eq!(complete_runs(&e), 4);
     // The first run was kept, not made again.
@@ -256,11 +251,9 @@ fn a_server_setting_sweep_restarts_the_instance_per_point() {
 
 #[test]
 fn density_runs_n_limited_instances_at_once_against_the_ideal() {
-    if !support::cgroups_writable() {
-        eprintln!("note: cgroups are not writable here; density needs them");
+    let Some(home) = support::home_with_cgroups("density") else {
         return;
-    }
-    let home = support::temp_home();
+    };
     let prefix = format!("dn{}", std::process::id());
     let out = home.path().join("density");
     ok(tb(
@@ -288,7 +281,7 @@ fn density_runs_n_limited_instances_at_once_against_the_ideal() {
             out.to_str().unwrap(),
         ],
     ));
-    let e = experiment(&out);
+    let e = support::experiment(&out);
     assert_eq!(e["kind"], "density");
     assert_eq!(complete_runs(&e), 2);
     let step2 = &e["analysis"]["density"]["steps"][1];

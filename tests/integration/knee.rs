@@ -2,7 +2,6 @@
 //! control group with each point's memory limit and the kept shared_buffers, the curve is
 //! normalized to its best point, and the knee (or why there is none) is in experiment.json.
 
-use serde_json::Value;
 use tidebench::instance;
 
 use crate::support::{self, ok, output_text, run_tidebench as tb};
@@ -11,11 +10,9 @@ const MIB: u64 = 1 << 20;
 
 #[test]
 fn knee_steps_the_vm_memory_with_shared_buffers_kept() {
-    if !support::cgroups_writable() {
-        eprintln!("note: cgroups are not writable here; knee needs them");
+    let Some(home) = support::home_with_cgroups("knee") else {
         return;
-    }
-    let home = support::temp_home();
+    };
     // Control groups are per host: a name of this test's own.
     let name = format!("knee-t{}", std::process::id());
     let inst = support::start_instance(&home, &name);
@@ -47,8 +44,7 @@ fn knee_steps_the_vm_memory_with_shared_buffers_kept() {
     ));
     let said = output_text(&o);
     assert!(said.contains("analysis: "), "{said}");
-    let text = std::fs::read_to_string(out.join("experiment.json")).expect("experiment.json");
-    let e: Value = serde_json::from_str(&text).unwrap();
+    let e = support::experiment(&out);
     assert_eq!(e["kind"], "knee");
     assert_eq!(e["complete"], true);
     assert_eq!(e["varied"], serde_json::json!(["instance.memory"]));

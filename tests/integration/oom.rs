@@ -60,11 +60,9 @@ fn loaded_instance(home: &support::TempHome, name: &str) -> String {
 
 #[test]
 fn an_oom_kill_is_recorded_and_the_run_goes_on() {
-    if !support::cgroups_writable() {
-        eprintln!("skipped: this host cannot create cgroups (needs root and cgroup v1 or v2)");
+    let Some(home) = support::home_with_cgroups("an OOM kill") else {
         return;
-    }
-    let home = support::temp_home();
+    };
     // Cgroups are per host: a name of this test's own, unique to the process.
     let name = format!("oomt{}", std::process::id());
     let target = loaded_instance(&home, &name);
@@ -189,11 +187,9 @@ fn an_oom_kill_is_recorded_and_the_run_goes_on() {
 /// point, which runs clean.
 #[test]
 fn an_oom_killed_point_is_recorded_and_the_experiment_goes_on() {
-    if !support::cgroups_writable() {
-        eprintln!("skipped: this host cannot create cgroups (needs root and cgroup v1 or v2)");
+    let Some(home) = support::home_with_cgroups("an OOM kill") else {
         return;
-    }
-    let home = support::temp_home();
+    };
     let name = format!("oomx{}", std::process::id());
     let target = loaded_instance(&home, &name);
     let out = home.path().join("sweep-oom");
@@ -219,9 +215,7 @@ fn an_oom_killed_point_is_recorded_and_the_experiment_goes_on() {
     );
     let console = text(&o);
     assert!(o.status.success(), "the sweep failed: {console}");
-    let e: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("experiment.json")).unwrap())
-            .unwrap();
+    let e = support::experiment(&out);
     assert_eq!(e["complete"], true, "{console}");
     let runs: Vec<&serde_json::Value> = e["points"]
         .as_array()

@@ -130,6 +130,16 @@ pub fn cgroups_writable() -> bool {
     root && tidebench::instance::CgroupPaths::locate("probe").is_ok()
 }
 
+/// A temporary home for a test that needs control groups, or `None` (having said why the
+/// test is skipped) on a host where they cannot be created.
+pub fn home_with_cgroups(test_needs: &str) -> Option<TempHome> {
+    if !cgroups_writable() {
+        eprintln!("skipped: this host cannot create cgroups (needs root and cgroup v1 or v2), which {test_needs} needs");
+        return None;
+    }
+    Some(temp_home())
+}
+
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
@@ -213,6 +223,12 @@ pub fn num(inst: &Instance, sql: &str) -> f64 {
 pub fn summary(dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("summary.json")).expect("read summary.json");
     serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+/// `experiment.json` of an experiment dir, parsed.
+pub fn experiment(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("experiment.json")).expect("experiment.json");
+    serde_json::from_str(&text).expect("experiment.json is JSON")
 }
 
 /// A TPC-C run's summary had no failure, committed every type on every target, and the
