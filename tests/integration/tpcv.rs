@@ -130,9 +130,16 @@ fn two_groups_route_by_role_and_each_market_closes_its_loop() {
         let to = committed(&s, "trade_order", &oltp);
         assert!(to > 50 && tr > 50, "group {g}: {to} orders, {tr} results");
         // Every Trade-Result completed one of this database's run-time trades, and all but
-        // those still on their way at the end (at most ~5 s of them) were completed.
+        // those still on their way at the end (at most ~5 s of them) were completed. A
+        // Trade-Result in flight at the end may commit just after it (or during its cut),
+        // outside the window the summary counts: that many more trades may be complete.
         let (sent, done) = run_trades(&o, &format!("{g}_oltp"));
-        assert_eq!(done, tr, "group {g}");
+        let after_end = s["committed_after_end"].as_u64().unwrap_or(0)
+            + s["cut_in_flight"].as_u64().unwrap_or(0);
+        assert!(
+            done >= tr && done - tr <= after_end,
+            "group {g}: {done} trades complete, {tr} Trade-Results counted, {after_end} at the end"
+        );
         assert!(
             tr as f64 >= sent as f64 * 0.9 && tr <= sent,
             "group {g}: {tr} results of {sent} orders sent"
