@@ -123,6 +123,9 @@ fn run_record(
                     host.balloon,
                     before_run,
                 );
+                if let Some(c) = r.consolidation.as_mut() {
+                    c.restarted_under_limit = host.restarted.clone();
+                }
                 if let (Some(c), Some(i)) = (r.consolidation.as_mut(), host.balloon_incident(&dir))
                 {
                     *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
@@ -165,6 +168,8 @@ struct HostObserved {
     balloon: Option<u64>,
     /// When the balloon was found dead (within [`BALLOON_CHECK`] of its death).
     balloon_lost_at: Option<SystemTime>,
+    /// Why the instances were restarted under the limit, when they were.
+    restarted: Option<String>,
 }
 
 impl HostObserved {
@@ -226,12 +231,24 @@ async fn one_run(
     if stop.is_set() {
         return Err(RunError::Setup("interrupted before the run started".into()));
     }
-    let settling = match &host {
+    let mut settling = match &host {
         Some(_) => Some(consolidate::host::Settling::watch(home, &names).map_err(RunError::Setup)?),
         None => None,
     };
     let mut hold = match &host {
-        Some(setup) => Some(consolidate::host::limit(setup).map_err(RunError::Setup)?),
+        Some(setup) => {
+            let hold = consolidate::host::limit(setup, home, &names).map_err(RunError::Setup)?;
+            if let Some(why) = &hold.restarted {
+                events.send(Event::Warning(format!(
+                    "the instances were restarted under the host group's limit, their shared buffers cold: {why}"
+                )));
+                // A restart on purpose is no crash: watch from the restarted servers.
+                settling = Some(
+                    consolidate::host::Settling::watch(home, &names).map_err(RunError::Setup)?,
+                );
+            }
+            Some(hold)
+        }
         None => None,
     };
     if let Some(s) = settling {
@@ -250,6 +267,7 @@ async fn one_run(
         limit: hold.as_ref().and_then(|h| h.limit),
         balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),
         balloon_lost_at: None,
+        restarted: hold.as_ref().and_then(|h| h.restarted.clone()),
     };
     let run = runner::run(plan, home, stop.clone(), Arc::clone(events));
     tokio::pin!(run);

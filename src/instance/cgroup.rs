@@ -248,6 +248,11 @@ fn enable_v2_controllers(group: &Path) -> Result<(), InstanceError> {
 fn write(path: &Path, value: &str) -> Result<(), InstanceError> {
     std::fs::write(path, value).map_err(|e| match e.kind() {
         ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => not_writable(path, &e),
+        _ if e.raw_os_error() == Some(libc::EBUSY) => InstanceError::CgroupBusy(format!(
+            "the kernel refused '{value}' in {}: {e} (the group holds more than that, and \
+             what is over cannot be reclaimed without swap)",
+            path.display()
+        )),
         _ => InstanceError::Cgroup(format!(
             "cannot write '{value}' to {}: {e}; check the value is allowed by the parent group",
             path.display()

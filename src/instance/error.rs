@@ -66,6 +66,11 @@ pub enum InstanceError {
     /// `--cpus`/`--memory` asked for, but the cgroup could not be made or filled.
     #[error("{0}")]
     Cgroup(String),
+
+    /// The kernel refused a memory limit below what the group holds and cannot reclaim
+    /// (cgroup v1 answers EBUSY; v2 OOM-kills instead).
+    #[error("{0}")]
+    CgroupBusy(String),
 }
 
 impl InstanceError {

@@ -38,15 +38,19 @@ impl HostGroup {
     /// Creates the group if needed and sets its memory limit (`None`: unlimited); no CPU
     /// quota. Lowering the limit below what the VMs hold makes the kernel reclaim first; when
     /// it cannot (shared buffers are not reclaimable without swap), the error says so.
+    /// A limit refused because the VMs hold more than it (cgroup v1) is
+    /// [`InstanceError::CgroupBusy`].
     pub fn set_memory_limit(&self, bytes: Option<u64>) -> Result<(), InstanceError> {
-        self.paths.create(None, bytes).map_err(|e| {
-            InstanceError::Cgroup(format!(
-                "cannot limit host group '{}' to {}: {e}. The VMs may hold more memory than \
-                 that which the kernel cannot reclaim (no swap): stop them first, or ask for \
-                 less overcommitment",
-                self.name,
-                bytes.map_or("unlimited".into(), super::format_size)
-            ))
+        let what = bytes.map_or("unlimited".into(), super::format_size);
+        self.paths.create(None, bytes).map_err(|e| match e {
+            InstanceError::CgroupBusy(e) => InstanceError::CgroupBusy(format!(
+                "cannot limit host group '{}' to {what} while its VMs run: {e}",
+                self.name
+            )),
+            e => InstanceError::Cgroup(format!(
+                "cannot limit host group '{}' to {what}: {e}",
+                self.name
+            )),
         })
     }
 

@@ -168,7 +168,7 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
 }
 
 /// Overcommitment that bites before the run: the balloon takes its memory at once from a host
-/// whose VMs already hold their shared buffers (warmed by the 0 % run), so the OOM killer
+/// whose VMs already hold their shared buffers (prewarmed, see `squeeze`), so the OOM killer
 /// strikes while the host group is being limited and PostgreSQL goes through crash recovery.
 /// Either the servers come back and the run starts, carrying those incidents and its own, or
 /// a crash recovery is itself OOM-killed (PostgreSQL then shuts down) and the point fails at
@@ -180,39 +180,7 @@ fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() 
     };
     let host = format!("bal{}", std::process::id());
     let out = home.path().join("bal");
-    let o = support::run_tidebench(
-        &home,
-        &[
-            "consolidate",
-            "-w",
-            "tpcb",
-            "--scale",
-            "10",
-            "--memory",
-            "256MB",
-            "--shared-buffers",
-            "75%",
-            "--schemes",
-            "M/M/M",
-            "--overcommit",
-            "45",
-            "--balloon",
-            "--periods",
-            "2",
-            "--period",
-            "5s",
-            "--ramp-up",
-            "2s",
-            "--high",
-            "8",
-            "--low",
-            "2",
-            "--host-group",
-            &host,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let o = squeeze(&home, &host, &out, &["--balloon"]);
     let said = output_text(&o);
     let e = support::experiment(&out);
     let runs: Vec<&Value> = e["points"]
@@ -226,16 +194,16 @@ fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() 
     let run = runs[1];
     assert!(
         run["incidents"]["oom_kill"].as_u64().unwrap_or(0) >= 1,
-        "no OOM kill at 45 % with 2 x 192 MB of shared buffers in 281 MiB: {run}"
+        "no OOM kill at 50 % with 2 x 150 MiB of shared buffers in 256 MiB: {run}"
     );
     assert!(said.contains(" with incidents ("), "{said}");
     if run["status"] == "complete" {
         assert!(o.status.success(), "{said}");
         assert!(run["tps"].as_f64().unwrap() > 0.0, "{run}");
         let c = &run["consolidation"];
-        // MEM_config 2 x 256 MiB; MEM_avail 55 % of it in whole MiB; the balloon the rest.
+        // MEM_config 2 x 256 MiB; MEM_avail half of it; the balloon the rest.
         let config = 512u64 << 20;
-        let avail = ((config * 55 / 100) >> 20) << 20;
+        let avail = config / 2;
         assert_eq!(c["balloon_bytes"].as_u64(), Some(config - avail), "{c}");
         let early = c["incidents"]
             .as_array()
@@ -259,5 +227,117 @@ fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() 
             "{error}"
         );
         assert!(run["incidents"]["server_down"].as_u64().is_some(), "{run}");
+    }
+}
+
+/// A tpcb consolidation of M/M/M at 0 % and 50 %: two VMs of 256 MiB with shared buffers at
+/// 75 % (192 MB each) under a host of 256 MiB at 50 %. A first invocation at 0 % alone creates
+/// and loads the instances; pg_prewarm then fills each one's buffers with its accounts table
+/// and key (about 150 MiB each), so at 50 % the VMs hold more than the kernel can reclaim
+/// without swap, however fast this machine ran the baseline.
+fn squeeze(
+    home: &support::TempHome,
+    host: &str,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let run = |rates: &str, out: &Path| {
+        let mut args = vec![
+            "consolidate",
+            "-w",
+            "tpcb",
+            "--scale",
+            "10",
+            "--memory",
+            "256MB",
+            "--shared-buffers",
+            "75%",
+            "--schemes",
+            "M/M/M",
+            "--overcommit",
+            rates,
+            "--periods",
+            "2",
+            "--period",
+            "5s",
+            "--ramp-up",
+            "2s",
+            "--high",
+            "8",
+            "--low",
+            "2",
+            "--host-group",
+            host,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        support::run_tidebench(home, &args)
+    };
+    let warm = run("0", &out.with_extension("warm"));
+    assert!(warm.status.success(), "{}", output_text(&warm));
+    for (n, db) in [(1, "db1"), (2, "db2")] {
+        let inst = tidebench::instance::find(&home.home, &format!("{host}-mmm-{n}")).unwrap();
+        support::psql(
+            &inst,
+            db,
+            "CREATE EXTENSION IF NOT EXISTS pg_prewarm; \
+             SELECT pg_prewarm('pgbench_accounts') + pg_prewarm('pgbench_accounts_pkey')",
+        );
+    }
+    run("0,50", out)
+}
+
+/// Without a balloon the host group itself is limited under running VMs that hold more than
+/// it. cgroup v1 refuses that (EBUSY): the instances are restarted under the limit, said on
+/// the console and in the record, and the run goes on, OOM kills and all. cgroup v2 OOM-kills
+/// at the limit instead, which the settling records as incidents before the run.
+#[test]
+fn a_limit_below_what_the_vms_hold_restarts_them_under_it() {
+    let Some(home) = support::home_with_cgroups("consolidate") else {
+        return;
+    };
+    let host = format!("lim{}", std::process::id());
+    let out = home.path().join("lim");
+    let o = squeeze(&home, &host, &out, &[]);
+    let said = output_text(&o);
+    let e = support::experiment(&out);
+    let run = &e["points"][1]["runs"][0];
+    assert_eq!(e["points"][0]["runs"][0]["status"], "complete", "{said}");
+    let restarted = run["consolidation"]["restarted_under_limit"].as_str();
+    if let Some(why) = restarted {
+        assert!(why.contains("while its VMs run"), "{why}");
+        assert!(
+            said.contains("the instances were restarted under the host group's limit"),
+            "{said}"
+        );
+        // A restart on purpose is no crash before the run.
+        let early = run["consolidation"]["incidents"].as_array().map_or(0, |a| {
+            a.iter()
+                .filter(|i| i["detail"].as_str().unwrap().contains("before the run"))
+                .count()
+        });
+        assert_eq!(early, 0, "{run}");
+        let page = std::fs::read_to_string(out.join("experiment.html")).unwrap();
+        assert!(
+            page.contains("restarted under the host group"),
+            "the page says so"
+        );
+    } else {
+        assert!(
+            run["incidents"]["oom_kill"].as_u64().unwrap_or(0) >= 1,
+            "neither refused nor OOM-killed at the limit: {run}"
+        );
+    }
+    if run["status"] == "complete" {
+        assert!(run["tps"].as_f64().unwrap() > 0.0, "{run}");
+    } else {
+        assert!(
+            run["error"]
+                .as_str()
+                .unwrap()
+                .contains("after the host group was limited"),
+            "{run}"
+        );
     }
 }

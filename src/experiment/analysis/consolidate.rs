@@ -242,6 +242,7 @@ mod tests {
                         limit_hits: None,
                     }],
                     incidents: Vec::new(),
+                    restarted_under_limit: None,
                 }),
                 ..RunRecord::pending(&format!("{overcommit}-r1"), 1)
             }],

@@ -24,6 +24,8 @@ pub struct HostHold {
     balloon: Option<Balloon>,
     /// The limit the kernel reported after it was set.
     pub limit: Option<u64>,
+    /// Why the point's instances were restarted under the limit, when they were.
+    pub restarted: Option<String>,
 }
 
 impl HostHold {
@@ -62,17 +64,37 @@ pub fn before_instances(setup: &HostSetup, home: &Home) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// Limits the host group (and inflates the balloon) for the run.
-pub fn limit(setup: &HostSetup) -> Result<HostHold, String> {
+/// Limits the host group (and inflates the balloon) for the run. Where the kernel refuses a
+/// limit below what the running VMs hold (cgroup v1: their shared buffers cannot be
+/// reclaimed without swap; v2 OOM-kills instead), the point's instances are stopped, the
+/// limit set, and the instances started again under it; `restarted` says so.
+pub fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHold, String> {
     let group = HostGroup::locate(&setup.group).map_err(|e| e.to_string())?;
     let total = setup.avail + setup.balloon.unwrap_or(0);
-    group
-        .set_memory_limit(Some(total))
-        .map_err(|e| e.to_string())?;
+    let mut restarted = None;
+    match group.set_memory_limit(Some(total)) {
+        Ok(()) => {}
+        Err(InstanceError::CgroupBusy(why)) => {
+            for name in instances {
+                instance::stop(home, name).map_err(|e| e.to_string())?;
+            }
+            group
+                .set_memory_limit(Some(total))
+                .map_err(|e| e.to_string())?;
+            for name in instances {
+                instance::ensure_running(home, name).map_err(|e| {
+                    format!("instance '{name}' did not start under the host group's limit: {e}")
+                })?;
+            }
+            restarted = Some(why);
+        }
+        Err(e) => return Err(e.to_string()),
+    }
     let mut hold = HostHold {
         limit: group.memory_limit(),
         group,
         balloon: None,
+        restarted,
     };
     if let Some(bytes) = setup.balloon {
         hold.balloon = Some(hold.group.inflate(bytes).map_err(|e| e.to_string())?);

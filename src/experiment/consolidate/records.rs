@@ -102,6 +102,7 @@ pub fn from_results(
         periods,
         vms,
         incidents,
+        restarted_under_limit: None,
     }
 }
 

@@ -100,6 +100,10 @@ pub struct ConsolidateRun {
     /// OOM kills and crash restarts seen during the run, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<RunIncident>,
+    /// Why the point's instances were restarted under the host group's limit (the kernel
+    /// refused it while they ran), so their shared buffers started cold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarted_under_limit: Option<String>,
 }
 
 /// One traffic period: each database's rate and their sum.

@@ -154,6 +154,13 @@ fn usage_table(p: &mut String, c: &ConsolidateRun) {
 }
 
 fn incidents_to(p: &mut String, c: &ConsolidateRun) {
+    if let Some(why) = &c.restarted_under_limit {
+        let _ = writeln!(
+            p,
+            "<p class=\"flag\">The instances were restarted under the host group's limit, their shared buffers cold: {}</p>",
+            esc(why)
+        );
+    }
     if c.incidents.is_empty() {
         return;
     }

@@ -120,6 +120,7 @@ fn row_and_point(
                 periods: ps.clone(),
                 vms,
                 incidents: Vec::new(),
+                restarted_under_limit: None,
             };
             if rate > 0 && scheme == "1/1/M" {
                 c.incidents.push(RunIncident {
