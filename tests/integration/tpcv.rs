@@ -216,8 +216,14 @@ fn a_dead_oltp_server_stops_only_its_set_and_the_run_ends_on_time() {
     let done = child.wait_with_output().unwrap();
     let took = started.elapsed();
     assert!(done.status.success(), "{}", support::output_text(&done));
-    assert!(took < Duration::from_secs(35), "took {took:?}");
+    // On time as the run measures it: the measured window is the two phases, and the
+    // clients ended within a second of its end (no overrun). The wall clock only guards
+    // against a hang: the work after the run (a dead server's check is given 3 s) stretches
+    // on a busy machine (CI took 35.8 s once beside two OOM tests).
+    assert!(took < Duration::from_secs(90), "took {took:?}");
     let s = summary(&out);
+    assert_eq!(s["duration_s"].as_f64(), Some(20.0), "{s}");
+    assert!(s.get("overrun_s").is_none(), "{s}");
     // Group B's market went on through both phases; A's stopped with its server.
     let b_results = committed(&s, "trade_result", "instance:tkb/b_oltp");
     let a_results = committed(&s, "trade_result", "instance:tka/a_oltp");
