@@ -125,12 +125,11 @@ fn run_record(
                 );
                 if let Some(c) = r.consolidation.as_mut() {
                     c.restarted_under_limit = host.restarted.clone();
-                }
-                if let (Some(c), Some(i)) = (r.consolidation.as_mut(), host.balloon_incident(&dir))
-                {
-                    *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
-                    c.incidents.push(i);
-                    c.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+                    if let Some(i) = host.balloon_incident(&dir) {
+                        *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
+                        c.incidents.push(i);
+                        c.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+                    }
                 }
                 r
             }
@@ -139,9 +138,7 @@ fn run_record(
         Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
         Err(e) => records::failed(rel, slot.repeat, e.to_string()),
     };
-    for i in before_run {
-        *r.incidents.entry(i.kind.name().to_string()).or_insert(0) += i.count;
-    }
+    r.count_incidents(before_run);
     Ok(r)
 }
 
@@ -231,38 +228,14 @@ async fn one_run(
     if stop.is_set() {
         return Err(RunError::Setup("interrupted before the run started".into()));
     }
-    let mut settling = match &host {
-        Some(_) => Some(consolidate::host::Settling::watch(home, &names).map_err(RunError::Setup)?),
-        None => None,
-    };
     let mut hold = match &host {
-        Some(setup) => {
-            let hold = consolidate::host::limit(setup, home, &names).map_err(RunError::Setup)?;
-            if let Some(why) = &hold.restarted {
-                events.send(Event::Warning(format!(
-                    "the instances were restarted under the host group's limit, their shared buffers cold: {why}"
-                )));
-                // A restart on purpose is no crash: watch from the restarted servers.
-                settling = Some(
-                    consolidate::host::Settling::watch(home, &names).map_err(RunError::Setup)?,
-                );
-            }
-            Some(hold)
-        }
+        Some(setup) => Some(
+            consolidate::host::hold_for_run(setup, home, &names, stop, events, before_run)
+                .await
+                .map_err(RunError::Setup)?,
+        ),
         None => None,
     };
-    if let Some(s) = settling {
-        let settled = s.settle(stop).await;
-        let (Ok(seen) | Err((_, seen))) = &settled;
-        before_run.extend(seen.iter().cloned());
-        if let (Ok(_), false) = (&settled, before_run.is_empty()) {
-            events.send(Event::Warning(format!(
-                "limiting the host group hit the instances before the run (recorded with it): {}",
-                consolidate::host::listed(before_run)
-            )));
-        }
-        settled.map_err(|(e, _)| RunError::Setup(e))?;
-    }
     let mut observed = HostObserved {
         limit: hold.as_ref().and_then(|h| h.limit),
         balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),

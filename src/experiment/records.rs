@@ -1,7 +1,6 @@
 //! From a finished run to its line in `experiment.json`: status, tps, the headline, each
 //! instance's tps and the host CPU, read back from the results dir as any reader would.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::results::experiment::{HeadlineValue, RunRecord, RunStatus};
@@ -28,7 +27,7 @@ pub fn from_dir(path: &Path, dir: &str, repeat: u32, per_group: bool) -> Option<
 }
 
 fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
-    RunRecord {
+    let mut record = RunRecord {
         status: match (s.complete, &s.failure) {
             (_, Some(_)) => RunStatus::Failed,
             (true, None) => RunStatus::Complete,
@@ -45,18 +44,10 @@ fn from_summary(s: &Summary, dir: &str, repeat: u32) -> RunRecord {
             },
         }),
         error: s.failure.clone(),
-        incidents: incident_counts(s),
         ..RunRecord::pending(dir, repeat)
-    }
-}
-
-/// The count of each kind of incident the run's instances had.
-fn incident_counts(s: &Summary) -> BTreeMap<String, u64> {
-    let mut counts = BTreeMap::new();
-    for i in &s.incidents {
-        *counts.entry(i.kind.name().to_string()).or_insert(0) += i.count;
-    }
-    counts
+    };
+    record.count_incidents(&s.incidents);
+    record
 }
 
 /// A run that could not be made.

@@ -252,8 +252,6 @@ fn href(path: &str) -> String {
     out
 }
 
-/// Every point and run: values, repeat, status (a failed run with its error), tps, headline,
-/// and the run's report when it has one.
 /// A run's incidents as a table cell: `-`, or each kind with its count, flagged.
 fn incidents_cell(r: &RunRecord) -> String {
     match r.incidents_said() {
@@ -283,6 +281,8 @@ fn incidents_flag(p: &mut String, file: &ExperimentFile) {
     );
 }
 
+/// Every point and run: values, repeat, status (a failed run with its error), tps, headline,
+/// incidents, and the run's report when it has one.
 fn runs_to(p: &mut String, file: &ExperimentFile, has_report: &dyn Fn(&str) -> bool) {
     incidents_flag(p, file);
     // The varied keys, then any value a point ties to them (a knee's shared_buffers).

@@ -254,6 +254,13 @@ impl RunRecord {
         }
     }
 
+    /// Counts `incidents` in, each by its kind.
+    pub fn count_incidents(&mut self, incidents: &[super::Incident]) {
+        for i in incidents {
+            *self.incidents.entry(i.kind.name().to_string()).or_insert(0) += i.count;
+        }
+    }
+
     /// The run's incidents in words, `oom_kill ×3, crash_restart ×1`; `None` without any.
     pub fn incidents_said(&self) -> Option<String> {
         (!self.incidents.is_empty()).then(|| {

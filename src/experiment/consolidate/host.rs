@@ -5,13 +5,15 @@
 //!
 //! Limiting can itself OOM-kill a server process (the VMs already hold their shared buffers,
 //! and a balloon takes its memory at once), and PostgreSQL then goes through crash recovery.
-//! The point's instances are watched across the limit, and the run starts once every server
-//! accepts connections again, with what happened recorded as the run's incidents.
+//! The point's instances are watched across the limit ([`hold_for_run`]), and the run starts
+//! once every server accepts connections again, with what happened recorded as the run's
+//! incidents.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::driver::Stop;
-use crate::event::Incident;
+use crate::event::{Event, Incident, Sink};
 use crate::instance::{self, Balloon, Home, HostGroup, InstanceError};
 use crate::sampler::cgroup::InstanceProbe;
 
@@ -68,7 +70,7 @@ pub fn before_instances(setup: &HostSetup, home: &Home) -> Result<(), String> {
 /// limit below what the running VMs hold (cgroup v1: their shared buffers cannot be
 /// reclaimed without swap; v2 OOM-kills instead), the point's instances are stopped, the
 /// limit set, and the instances started again under it; `restarted` says so.
-pub fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHold, String> {
+fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHold, String> {
     let group = HostGroup::locate(&setup.group).map_err(|e| e.to_string())?;
     let total = setup.avail + setup.balloon.unwrap_or(0);
     let mut restarted = None;
@@ -102,6 +104,39 @@ pub fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<Hos
     Ok(hold)
 }
 
+/// The host group limited for a run of the point's `instances`, once every server accepts
+/// connections again: what the limit did to them goes into `before_run` (kept when this
+/// fails), and both it and a restart under the limit are said as warnings.
+pub async fn hold_for_run(
+    setup: &HostSetup,
+    home: &Home,
+    instances: &[String],
+    stop: &Stop,
+    events: &Arc<dyn Sink>,
+    before_run: &mut Vec<Incident>,
+) -> Result<HostHold, String> {
+    let mut settling = Settling::watch(home, instances)?;
+    let hold = limit(setup, home, instances)?;
+    if let Some(why) = &hold.restarted {
+        events.send(Event::Warning(format!(
+            "the instances were restarted under the host group's limit, their shared buffers cold: {why}"
+        )));
+        // A restart on purpose is no crash: watch from the restarted servers.
+        settling = Settling::watch(home, instances)?;
+    }
+    let settled = settling.settle(stop).await;
+    let (Ok(seen) | Err((_, seen))) = &settled;
+    before_run.extend(seen.iter().cloned());
+    settled.map_err(|(e, _)| e)?;
+    if !before_run.is_empty() {
+        events.send(Event::Warning(format!(
+            "limiting the host group hit the instances before the run (recorded with it): {}",
+            listed(before_run)
+        )));
+    }
+    Ok(hold)
+}
+
 /// How long the point's servers get to accept connections again after the limit (crash
 /// recovery replays the WAL since the last checkpoint).
 const SETTLE_LIMIT: Duration = Duration::from_secs(120);
@@ -110,13 +145,13 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(120);
 const SETTLE_FIRST_LOOK: Duration = Duration::from_secs(1);
 
 /// The point's instances, watched from before the host group is limited.
-pub struct Settling {
+struct Settling {
     probes: Vec<InstanceProbe>,
 }
 
 impl Settling {
     /// Takes the starting point of every instance named (OOM counter, log, postmaster).
-    pub fn watch(home: &Home, names: &[String]) -> Result<Settling, String> {
+    fn watch(home: &Home, names: &[String]) -> Result<Settling, String> {
         let instances = names
             .iter()
             .map(|n| instance::find(home, n).map_err(|e| e.to_string()))
@@ -131,7 +166,7 @@ impl Settling {
     /// Waits until every server accepts connections, and returns what happened to them since
     /// [`Settling::watch`]; an error (naming the incidents, and with them) when one stopped or
     /// is not back in time.
-    pub async fn settle(mut self, stop: &Stop) -> Result<Vec<Incident>, (String, Vec<Incident>)> {
+    async fn settle(mut self, stop: &Stop) -> Result<Vec<Incident>, (String, Vec<Incident>)> {
         let started = Instant::now();
         tokio::time::sleep(SETTLE_FIRST_LOOK).await;
         while !self.probes.iter().all(InstanceProbe::server_ready) {
@@ -179,7 +214,7 @@ fn said(incidents: &[Incident]) -> String {
 }
 
 /// `a oom_kill: ...; b crash_restart: ...`.
-pub fn listed(incidents: &[Incident]) -> String {
+fn listed(incidents: &[Incident]) -> String {
     let each: Vec<String> = incidents
         .iter()
         .map(|i| format!("{} {}: {}", i.instance, i.kind.name(), i.detail))
