@@ -2,16 +2,21 @@
 """tidebench vs pgbench on one managed instance, alternating tools, printing ratios.
 
 Both tools run against the same data on the same server in the same round, one after the
-other (never at once: on 2 cores they would compete). Per point it prints the median over
-rounds of: tps of each tool, the ratio tidebench/pgbench, and client CPU per transaction
-(user+sys of the client process / transactions) of each. Also: driver RSS at 16 and 1,000
-clients, `prepare --scale N` against `pgbench -i -s N` at 10, 50 and 200, the TPC-C load of 16
-warehouses, TPC-C (the load of 4 warehouses,
-NOTPM and client CPU at 4 and 16 clients, client-side SQL against --procedures), and tpce (the
-load of 1 and 4 load units at 10 trade days, tps and client CPU at 4 and 16 clients, client-side
-SQL against --procedures).
+other (never at once: on 2 cores they would compete). Each round of a compare point runs
+pgbench (A), tidebench and pgbench again (B), in an order rotated by round, and takes per round
+tidebench/A and, as the control, B/A, of tps and of client CPU per transaction (user+sys of the
+client process / transactions): the control is pgbench against itself in the same rotation, so
+its spread is the noise floor a tidebench ratio has to clear. Per point it prints the medians
+over rounds of each tool's tps and client CPU (pgbench: A), and each ratio's median with its
+interquartile range. Also: driver RSS at 16 and 1,000 clients, `prepare --scale N` against
+`pgbench -i -s N` at 10, 50 and 200, the TPC-C load of 16 warehouses, TPC-C (the load of 4
+warehouses, NOTPM and client CPU at 4 and 16 clients, client-side SQL against --procedures), and
+tpce (the load of 1 and 4 load units at 10 trade days, tps and client CPU at 4 and 16 clients,
+client-side SQL against --procedures). With --bin-before, the TPC-C and tpce runs alternate that
+build with --bin and add each build's client CPU per transaction and their ratio.
 
-Usage: python3 bench/bench.py [--bin target/release/tidebench] [--duration 8] [--rounds 3] [--quick]
+Usage: python3 bench/bench.py [--bin target/release/tidebench] [--bin-before PATH] [--duration 8]
+       [--rounds 7] [--other-rounds 3] [--threads N] [--compare-only]
 """
 
 import argparse
@@ -48,9 +53,44 @@ def run_measured(cmd, env=None):
     return out_f.read(), err_f.read(), cpu, usage.ru_maxrss / 1024.0, wall, proc.returncode
 
 
+# The TPC-C and tpce variants and the flags that select them.
+VARIANTS = {"client-side SQL": [], "--procedures": ["--procedures"]}
+# The TPC-C and tpce columns that compare the two builds, with --bin-before.
+BUILD_COLUMNS = ["before µs/txn", "after µs/txn", "after/before"]
+
+
+def rotated(items, r):
+    """items started at index r (mod their count): over as many rounds as items, each run takes
+    each place in the order once, so neither warm caches nor the machine's drift favour one."""
+    k = r % len(items)
+    return items[k:] + items[:k]
+
+
+def median_iqr(values):
+    """(median, q1, q3): single runs on this VM swing by up to 1.6x, so a ratio's median says
+    little without its spread. One value has none."""
+    m = statistics.median(values)
+    if len(values) < 2:
+        return m, m, m
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return m, q1, q3
+
+
+def fmt_iqr(m, q1, q3):
+    """A ratio's median and interquartile range as one table cell: `0.97 (0.91–1.02)`."""
+    return f"{m:.2f} ({q1:.2f}–{q3:.2f})"
+
+
+def print_head(columns):
+    """A markdown table's head."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 class Bench:
     def __init__(self, args):
         self.bin = os.path.abspath(args.bin)
+        self.bin_before = os.path.abspath(args.bin_before) if args.bin_before else None
         self.pgbench = find_pgbench()
         if not self.pgbench:
             sys.exit("bench: pgbench not found; run `make setup`")
@@ -60,8 +100,9 @@ class Bench:
         self.args = args
         self.results_dir = os.path.join(self.home, "results")
 
-    def tb(self, *a, check=True):
-        cmd = [self.bin, *a]
+    def tb(self, *a, check=True, binary=None):
+        """Runs tidebench (--bin, or the build at `binary`) measured; exits on failure if `check`."""
+        cmd = [binary or self.bin, *a]
         res = run_measured(cmd, self.env)
         if check and res[5] != 0:
             sys.exit(f"bench: {' '.join(cmd)} failed:\n{res[1]}")
@@ -78,12 +119,16 @@ class Bench:
         self.tb("instance", "destroy", "bench", check=False)
         shutil.rmtree(self.home, ignore_errors=True)
 
+    def jobs(self, clients):
+        """`-j` for both tools: --threads when given (to hold the thread count apart from the
+        client count), else one thread per core but never more than clients."""
+        return str(self.args.threads or min(os.cpu_count() or 1, clients))
+
     def run_tidebench(self, workload, clients, duration, tag):
         out_dir = os.path.join(self.results_dir, f"{tag}-{time.monotonic_ns()}")
-        jobs = str(min(os.cpu_count() or 1, clients))
         # No sampling: pgbench samples nothing, and the comparison is of the drivers alone.
         _, err, cpu, rss, wall, rc = self.tb("run", "--workload", workload, "--target", self.target, "-c", str(clients),
-                                             "-j", jobs, "-T", str(duration), "-P", "0", "--sample", "0",
+                                             "-j", self.jobs(clients), "-T", str(duration), "-P", "0", "--sample", "0",
                                              "--out", out_dir, check=False)
         if rc != 0:
             sys.exit(f"bench: tidebench run failed:\n{err}")
@@ -94,9 +139,9 @@ class Bench:
 
     def run_pgbench(self, workload, clients, duration):
         flags = {"select-only": ["-S"], "tpcb": [], "simple-update": ["-N"]}[workload]
-        jobs = str(min(os.cpu_count() or 1, clients))
         out, err, cpu, rss, wall, rc = run_measured(
-            [self.pgbench, *flags, "-M", "prepared", "-c", str(clients), "-j", jobs, "-T", str(duration), self.dsn])
+            [self.pgbench, *flags, "-M", "prepared", "-c", str(clients), "-j", self.jobs(clients), "-T", str(duration),
+             self.dsn])
         if rc != 0:
             sys.exit(f"bench: pgbench failed:\n{err}")
         txns = int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
@@ -104,21 +149,24 @@ class Bench:
         return {"tps": tps, "cpu_us": cpu * 1e6 / max(txns, 1), "rss_mb": rss}
 
     def compare(self, workload, clients):
-        tb, pg = [], []
+        """One row of the compare table. Each round runs pgbench (A), tidebench and pgbench (B) in
+        an order rotated by round; ratios pair runs of the same round, as the machine drifts
+        between rounds, and B/A is the control: a tidebench ratio within its spread is noise."""
+        a, tb, b = [], [], []
+        steps = [
+            lambda: a.append(self.run_pgbench(workload, clients, self.args.duration)),
+            lambda: tb.append(self.run_tidebench(workload, clients, self.args.duration, workload)),
+            lambda: b.append(self.run_pgbench(workload, clients, self.args.duration)),
+        ]
         for r in range(self.args.rounds):
-            # Alternate which tool goes first so warm caches favour neither.
-            if r % 2 == 0:
-                pg.append(self.run_pgbench(workload, clients, self.args.duration))
-                tb.append(self.run_tidebench(workload, clients, self.args.duration, workload))
-            else:
-                tb.append(self.run_tidebench(workload, clients, self.args.duration, workload))
-                pg.append(self.run_pgbench(workload, clients, self.args.duration))
+            for step in rotated(steps, r):
+                step()
         med = lambda rows, k: statistics.median(x[k] for x in rows)
-        row = (workload, clients, med(pg, "tps"), med(tb, "tps"), med(tb, "tps") / med(pg, "tps"),
-               med(pg, "cpu_us"), med(tb, "cpu_us"), med(tb, "rss_mb"))
-        print("| {:<13} | {:>7} | {:>10.0f} | {:>10.0f} | {:>5.2f} | {:>10.1f} | {:>10.1f} | {:>7.1f} |".format(*row),
-              flush=True)
-        return row
+        ratio = lambda rows, k: fmt_iqr(*median_iqr([x[k] / y[k] for x, y in zip(rows, a)]))
+        row = (workload, clients, med(a, "tps"), med(tb, "tps"), ratio(tb, "tps"), ratio(b, "tps"),
+               med(a, "cpu_us"), med(tb, "cpu_us"), ratio(tb, "cpu_us"), ratio(b, "cpu_us"), med(tb, "rss_mb"))
+        print("| {:<13} | {:>7} | {:>10.0f} | {:>10.0f} | {:>16} | {:>16} | {:>10.1f} | {:>10.1f} | {:>16} | {:>16} "
+              "| {:>7.1f} |".format(*row), flush=True)
 
     def default_run_ratio(self, clients):
         """A default run (sampling every 1 s into system.csv, report.html at the end) against
@@ -126,9 +174,9 @@ class Bench:
         with `--sample 0` joins the rotation, so the sampler's own cost reads apart from the
         driver's; at least 5 rounds, as single runs on this VM swing by up to 1.6x."""
         tps, pg, quiet, rounds, cpus = [], [], [], [], []
-        for r in range(max(self.args.rounds, 5)):
+        for r in range(max(self.args.other_rounds, 5)):
             out_dir = os.path.join(self.results_dir, f"default-{time.monotonic_ns()}")
-            args = ["run", "-S", "--target", self.target, "-c", str(clients), "-j", str(min(os.cpu_count() or 1, clients)),
+            args = ["run", "-S", "--target", self.target, "-c", str(clients), "-j", self.jobs(clients),
                     "-T", str(self.args.duration), "-P", "0", "--out", out_dir]
             steps = [
                 lambda: pg.append(self.run_pgbench("select-only", clients, self.args.duration)["tps"]),
@@ -167,7 +215,7 @@ class Bench:
         if mix_log:
             kinds.append(("many-log", [cfg, "--mix-log"]))
         runs = {k: [] for k, _ in kinds}
-        for r in range(self.args.rounds):
+        for r in range(self.args.other_rounds):
             for name, args in kinds:
                 out = os.path.join(self.results_dir, f"{name}-{groups}-{r}")
                 cpu = self.tb("run", *args, "--sample", "0", "--out", out)[2]
@@ -189,70 +237,93 @@ class Bench:
             log, log_cpu = med["many-log"]
             print(f"  with --mix-log: {log:.0f} tps, ratio {log / one:.2f} (target >= 0.93); client CPU {log_cpu:.1f} µs/txn")
 
+    def variant_runs(self, run):
+        """Per (variant, build) the results of `run(variant flags, binary, tag)` over --other-rounds
+        rounds. The build is "after" (--bin) and, with --bin-before, "before"; the variant-build
+        pairs rotate by round, so with one build the two variants alternate as before."""
+        builds = [("after", self.bin)] + ([("before", self.bin_before)] if self.bin_before else [])
+        pairs = [(variant, build) for variant in VARIANTS for build in builds]
+        runs = {(variant, name): [] for variant, (name, _) in pairs}
+        for r in range(self.args.other_rounds):
+            for variant, (name, binary) in rotated(pairs, r):
+                runs[(variant, name)].append(run(VARIANTS[variant], binary, f"{r}-{name}"))
+        return runs
+
+    def build_cells(self, runs, variant, cpu_index):
+        """With --bin-before, the cells after a row: each build's median client µs/txn and the
+        median of the per-round after/before ratios (paired in a round, as the machine drifts
+        between rounds); without it, nothing, so the table reads as it did."""
+        if not self.bin_before:
+            return ""
+        after = [x[cpu_index] for x in runs[(variant, "after")]]
+        before = [x[cpu_index] for x in runs[(variant, "before")]]
+        ratio = statistics.median(x / y for x, y in zip(after, before))
+        return f" {statistics.median(before):.1f} | {statistics.median(after):.1f} | {ratio:.2f} |"
+
+    def builds_note(self):
+        """The builds a TPC-C or tpce table compares, for its title; empty with one build."""
+        return f"; before = {self.bin_before}, after = {self.bin}" if self.bin_before else ""
+
     def tpcc(self, warehouses, clients_list):
         """TPC-C: the load of `warehouses` (wall and client CPU), then per client count the
         client-side and the --procedures variant, alternating, zero think time, read committed:
-        NOTPM, total TPM and client CPU per transaction (user+sys of the process / transactions)."""
+        NOTPM, total TPM and client CPU per transaction (user+sys of the process / transactions),
+        of --bin; with --bin-before, each build's client CPU too."""
         target = "instance:bench/tpcc"
         _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpcc", "--warehouses", str(warehouses),
                                         "--target", target, "--force")
         print(f"\nTPC-C load of {warehouses} warehouses: {wall:.1f} s wall, {cpu:.2f} s client CPU "
               f"(BenchBase on this machine kind: about 32 s wall, 12 s client CPU; targets < 16 s, < 3 s)", flush=True)
-        print(f"TPC-C, {warehouses} warehouses, read committed, zero think time; {self.args.rounds} rounds of "
-              f"{self.args.duration} s, medians")
-        print("| clients | variant | NOTPM | total TPM | client µs/txn | rollbacks % | failed |")
-        print("|---|---|---|---|---|---|---|")
+        print(f"TPC-C, {warehouses} warehouses, read committed, zero think time; {self.args.other_rounds} rounds of "
+              f"{self.args.duration} s, medians{self.builds_note()}")
+        print_head(["clients", "variant", "NOTPM", "total TPM", "client µs/txn", "rollbacks %", "failed"]
+                   + (BUILD_COLUMNS if self.bin_before else []))
         for clients in clients_list:
-            runs = {"client-side SQL": [], "--procedures": []}
-            for r in range(self.args.rounds):
-                order = list(runs) if r % 2 == 0 else list(reversed(runs))
-                for variant in order:
-                    extra = ["--procedures"] if variant == "--procedures" else []
-                    out = os.path.join(self.results_dir, f"tpcc-{clients}-{r}-{len(extra)}")
-                    cpu = self.tb("run", "--workload", "tpcc", "--target", target, "-c", str(clients),
-                                  "-T", str(self.args.duration), "-P", "0", "--sample", "0", "--max-tries", "5",
-                                  *extra, "--out", out)[2]
-                    with open(os.path.join(out, "summary.json")) as f:
-                        s = json.load(f)
-                    t = s["totals"]
-                    runs[variant].append((s["tpm"].get("new_order", 0.0), sum(s["tpm"].values()),
-                                          cpu * 1e6 / max(t["total"], 1), 100.0 * t["expected_rollback"] / max(t["total"], 1),
-                                          t["failed"]))
-            for variant, rows in runs.items():
-                med = [statistics.median(x[i] for x in rows) for i in range(5)]
-                print(f"| {clients} | {variant} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.1f} | {med[3]:.2f} | {med[4]:.0f} |",
-                      flush=True)
+            def run(extra, binary, tag):
+                out = os.path.join(self.results_dir, f"tpcc-{clients}-{tag}-{len(extra)}")
+                cpu = self.tb("run", "--workload", "tpcc", "--target", target, "-c", str(clients),
+                              "-T", str(self.args.duration), "-P", "0", "--sample", "0", "--max-tries", "5",
+                              *extra, "--out", out, binary=binary)[2]
+                with open(os.path.join(out, "summary.json")) as f:
+                    s = json.load(f)
+                t = s["totals"]
+                return (s["tpm"].get("new_order", 0.0), sum(s["tpm"].values()),
+                        cpu * 1e6 / max(t["total"], 1), 100.0 * t["expected_rollback"] / max(t["total"], 1),
+                        t["failed"])
+            runs = self.variant_runs(run)
+            for variant in VARIANTS:
+                med = [statistics.median(x[i] for x in runs[(variant, "after")]) for i in range(5)]
+                print(f"| {clients} | {variant} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.1f} | {med[3]:.2f} | {med[4]:.0f} |"
+                      f"{self.build_cells(runs, variant, 2)}", flush=True)
 
     def tpce(self, load_units, clients_list, trade_days=10):
         """tpce: per load-unit count the load (wall, client CPU, rows from the summary line), then
         per client count the client-side and the --procedures variant, alternating: tps of the
-        customer types, client CPU per transaction, Trade-Order rollbacks and failures."""
+        customer types, client CPU per transaction, Trade-Order rollbacks and failures, of --bin;
+        with --bin-before, each build's client CPU too."""
         print(f"\ntpce, {trade_days} trade days, read committed reads (per-type isolation), "
-              f"{self.args.rounds} rounds of {self.args.duration} s, medians")
-        print("| LUs | load s wall | load client CPU s | clients | variant | tps | client µs/txn | rollbacks % | failed |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              f"{self.args.other_rounds} rounds of {self.args.duration} s, medians{self.builds_note()}")
+        print_head(["LUs", "load s wall", "load client CPU s", "clients", "variant", "tps", "client µs/txn",
+                    "rollbacks %", "failed"] + (BUILD_COLUMNS if self.bin_before else []))
         for lus in load_units:
             target = f"instance:bench/tpce{lus}"
             _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpce", "--customers", str(lus * 1000),
                                             "--trade-days", str(trade_days), "--target", target, "--force")
             for clients in clients_list:
-                runs = {"client-side SQL": [], "--procedures": []}
-                for r in range(self.args.rounds):
-                    order = list(runs) if r % 2 == 0 else list(reversed(runs))
-                    for variant in order:
-                        extra = ["--procedures"] if variant == "--procedures" else []
-                        out = os.path.join(self.results_dir, f"tpce-{lus}-{clients}-{r}-{len(extra)}")
-                        run_cpu = self.tb("run", "--workload", "tpce", "--target", target, "-c", str(clients),
-                                          "-T", str(self.args.duration), "-P", "0", "--sample", "0",
-                                          "--max-tries", "5", *extra, "--out", out)[2]
-                        with open(os.path.join(out, "summary.json")) as f:
-                            t = json.load(f)["totals"]
-                        runs[variant].append((t["tps"], run_cpu * 1e6 / max(t["total"], 1),
-                                              100.0 * t["expected_rollback"] / max(t["total"], 1), t["failed"]))
-                for variant, rows in runs.items():
-                    med = [statistics.median(x[i] for x in rows) for i in range(4)]
+                def run(extra, binary, tag):
+                    out = os.path.join(self.results_dir, f"tpce-{lus}-{clients}-{tag}-{len(extra)}")
+                    run_cpu = self.tb("run", "--workload", "tpce", "--target", target, "-c", str(clients),
+                                      "-T", str(self.args.duration), "-P", "0", "--sample", "0",
+                                      "--max-tries", "5", *extra, "--out", out, binary=binary)[2]
+                    with open(os.path.join(out, "summary.json")) as f:
+                        t = json.load(f)["totals"]
+                    return (t["tps"], run_cpu * 1e6 / max(t["total"], 1),
+                            100.0 * t["expected_rollback"] / max(t["total"], 1), t["failed"])
+                runs = self.variant_runs(run)
+                for variant in VARIANTS:
+                    med = [statistics.median(x[i] for x in runs[(variant, "after")]) for i in range(4)]
                     print(f"| {lus} | {wall:.1f} | {cpu:.2f} | {clients} | {variant} | {med[0]:.0f} | {med[1]:.1f} "
-                          f"| {med[2]:.2f} | {med[3]:.0f} |", flush=True)
+                          f"| {med[2]:.2f} | {med[3]:.0f} |{self.build_cells(runs, variant, 1)}", flush=True)
 
     def summary_tps(self, out, cpu_s):
         """(tps, client CPU µs per transaction) of a finished run."""
@@ -265,7 +336,7 @@ class Bench:
         goes first, medians over the rounds (each drops the other's tables, as `-i` does)."""
         walls = {"pgbench": [], "tidebench": []}
         cpus = {"pgbench": [], "tidebench": []}
-        for r in range(self.args.rounds):
+        for r in range(self.args.other_rounds):
             order = ["pgbench", "tidebench"] if r % 2 == 0 else ["tidebench", "pgbench"]
             for tool in order:
                 if tool == "pgbench":
@@ -281,7 +352,7 @@ class Bench:
         print(f"prepare scale {scale}: pgbench -i {pg:.1f} s wall ({statistics.median(cpus['pgbench']):.2f} s client CPU), "
               f"tidebench {tb:.1f} s wall ({statistics.median(cpus['tidebench']):.2f} s client CPU), "
               f"ratio tidebench/pgbench {tb / pg:.2f} (target <= 1.00, aim 0.67; "
-              f"{self.args.rounds} rounds, medians)", flush=True)
+              f"{self.args.other_rounds} rounds, medians)", flush=True)
 
     def tpcc_load(self, warehouses):
         """The TPC-C load alone: wall and client CPU."""
@@ -330,13 +401,38 @@ def many_groups(b):
     b.elastic_ratio(4, groups=40, scale=1, mix_log=False)
 
 
+def compare_table(b):
+    """tpcb at scale 10, then a compare row per workload and client count: the part of a full
+    run that --compare-only runs alone."""
+    args = b.args
+    b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
+    jobs = f"-j {args.threads}" if args.threads else "-j min(cores, clients)"
+    print(f"\n{args.rounds} rounds of {args.duration} s, {jobs} for both tools; each round runs pgbench (A), "
+          f"tidebench and pgbench (B) in an order rotated by round. Ratios are per round against A, median "
+          f"(interquartile range); the control is B/A. Other columns are medians (pgbench: A); client CPU = "
+          f"user+sys of the client process / transactions")
+    print_head(["workload", "clients", "pgbench tps", "tidebench tps", "tps ratio (IQR)",
+                "control pgbench/pgbench (IQR)", "pgbench µs/txn", "tidebench µs/txn", "CPU ratio (IQR)",
+                "control CPU ratio (IQR)", "tidebench RSS MB"])
+    for w in args.workloads.split(","):
+        for c in [int(x) for x in args.clients.split(",")]:
+            b.compare(w, c)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/tidebench")
+    ap.add_argument("--bin-before", metavar="PATH",
+                    help="a second tidebench build: TPC-C and tpce alternate it with --bin and compare client CPU")
     ap.add_argument("--duration", type=int, default=8, help="seconds per run")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=7, help="rounds of the compare table")
+    ap.add_argument("--other-rounds", type=int, default=3,
+                    help="rounds of the loads, elastic, TPC-C and tpce (the default run takes at least 5)")
+    ap.add_argument("--threads", type=int, metavar="N",
+                    help="-j N for both tools [default: min(cores, clients)]")
     ap.add_argument("--clients", default="1,4,16,64")
     ap.add_argument("--workloads", default="select-only,tpcb")
+    ap.add_argument("--compare-only", action="store_true", help="only the compare table (tpcb scale 10 loaded first)")
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--prepare-scales", default="10,50,200", help="tpcb loads against pgbench -i")
     ap.add_argument("--prepare-only", action="store_true", help="only the loads (tpcb against pgbench -i, TPC-C 16 warehouses)")
@@ -350,12 +446,18 @@ def main():
     ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
     ap.add_argument("--elastic-only", action="store_true", help="only the many-groups points (4, 8 and 40 groups)")
     args = ap.parse_args()
-    report_bench(os.path.abspath(args.bin))
+    if args.threads is not None and args.threads < 1:
+        ap.error("--threads must be at least 1")
+    if not args.compare_only:
+        report_bench(os.path.abspath(args.bin))
     if args.report_only:
         return
     b = Bench(args)
     try:
         b.setup()
+        if args.compare_only:
+            compare_table(b)
+            return
         if args.tpcc_only:
             b.tpcc(4, [4, 16])
             return
@@ -378,13 +480,7 @@ def main():
             for scale in [int(x) for x in args.prepare_scales.split(",")]:
                 b.prepare_ratio(scale)
             b.tpcc_load(16)
-        b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
-        print(f"\n{args.rounds} rounds of {args.duration} s, medians; client CPU = user+sys of the client process / transactions")
-        print("| workload | clients | pgbench tps | tidebench tps | ratio | pgbench µs/txn | tidebench µs/txn | tidebench RSS MB |")
-        print("|---|---|---|---|---|---|---|---|")
-        for w in args.workloads.split(","):
-            for c in [int(x) for x in args.clients.split(",")]:
-                b.compare(w, c)
+        compare_table(b)
         print()
         b.default_run_ratio(4)
         if not args.skip_elastic:

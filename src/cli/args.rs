@@ -195,6 +195,12 @@ pub struct RunArgs {
     /// Transactions in a row per drawn target card, 1 for one card per transaction as the TPC-V kit [default: sized so a full deck lasts about 20 ms, at most 64]
     #[arg(long)]
     pub card_run: Option<u32>,
+    /// Pin each driver thread to a CPU of its own (true/false). Without pinning, where the
+    /// scheduler puts driver threads and server backends moved select-only tps by up to 1.7x
+    /// between identical runs on 2 cores [default: true when the process may use at least as
+    /// many CPUs as there are driver threads]
+    #[arg(long, value_name = "BOOL")]
+    pub pin_threads: Option<bool>,
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
     #[arg(long)]
     pub mix_log: bool,
@@ -278,6 +284,7 @@ impl RunArgs {
             ramp_down: self.ramp_down.clone(),
             deck_size: self.deck_size,
             card_run: self.card_run,
+            pin_threads: self.pin_threads,
             poll: self.poll.clone(),
             mix_log: self.mix_log.then_some(true),
             sample: self.sample.clone(),

@@ -77,6 +77,8 @@ pub struct RawRun {
     pub deck_size: Option<u32>,
     /// Transactions per drawn target card; absent = sized automatically.
     pub card_run: Option<u32>,
+    /// Pin each driver thread to a CPU of its own; absent = on when there are enough CPUs.
+    pub pin_threads: Option<bool>,
     pub poll: Option<String>,
     pub mix_log: Option<bool>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
@@ -137,6 +139,7 @@ impl RawRun {
             measure: over.measure.or(self.measure),
             deck_size: over.deck_size.or(self.deck_size),
             card_run: over.card_run.or(self.card_run),
+            pin_threads: over.pin_threads.or(self.pin_threads),
             poll: over.poll.or(self.poll),
             mix_log: over.mix_log.or(self.mix_log),
             sample: over.sample.or(self.sample),
@@ -412,6 +415,7 @@ pub fn validate_run(
         seed: raw.seed.unwrap_or(default_seed),
         deck_size: raw.deck_size,
         card_run: raw.card_run,
+        pin_threads: raw.pin_threads.unwrap_or(true),
         mix_log: raw.mix_log.unwrap_or(false),
         sample: cadence.sample,
         prometheus: raw.prometheus,

@@ -187,6 +187,10 @@ pub struct RunPlan {
     /// Transactions per drawn target card; `None` = sized automatically (see `driver::deck`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_run: Option<u32>,
+    /// Pin each driver thread to its own CPU when the process may use at least as many CPUs
+    /// as there are threads (see `driver::affinity`).
+    #[serde(default = "default_pin_threads")]
+    pub pin_threads: bool,
     /// Write every transaction to `mix-*.bin`.
     pub mix_log: bool,
     /// Sampling period of `system.csv`; zero turns sampling off.
@@ -266,4 +270,8 @@ pub struct PreparePlan {
     pub force: bool,
     /// The workload's options the data depends on (resolved, defaults filled in).
     pub options: OptionValues,
+}
+
+fn default_pin_threads() -> bool {
+    true
 }

@@ -6,6 +6,7 @@
 //! A run has two steps so the caller can read the server's counters in between: [`connect`]
 //! opens every client's sessions, then [`Connected::run`] starts all clients on one clock.
 
+pub mod affinity;
 pub mod client;
 pub mod collector;
 pub mod deck;
@@ -45,6 +46,8 @@ pub struct DriverPlan {
     pub max_tries: u32,
     pub txn_timeout: Option<Duration>,
     pub jobs: u32,
+    /// Pin each driver thread to a CPU of its own when there are enough (see [`affinity`]).
+    pub pin_threads: bool,
     pub seed: u64,
     pub interval: Duration,
     pub progress: Duration,
@@ -128,6 +131,11 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;
     let (tick_tx, tick_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = std_mpsc::channel();
+    let cpus = if plan.pin_threads {
+        affinity::one_cpu_each(jobs)
+    } else {
+        None
+    };
     let mut threads = Vec::with_capacity(jobs);
     let mut starts = Vec::with_capacity(jobs);
     for index in 0..jobs {
@@ -138,6 +146,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         let (start_tx, start_rx) = oneshot::channel();
         let spec = ThreadSpec {
             index,
+            cpu: cpus.as_ref().map(|c| c[index]),
             clients: ids,
             shared: Arc::clone(&shared),
             keys: plan.keys.len(),

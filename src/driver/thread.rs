@@ -1,5 +1,5 @@
-//! A driver thread: one single-threaded tokio runtime running a share of the clients (like
-//! pgbench's `-j` threads). Its clients write one recorder through a `RefCell`; a tick task on
+//! A driver thread: one [`evloop`] loop running a share of the clients as its tasks (like
+//! pgbench's `-j` threads, each a loop over its clients' sockets). Its clients write one recorder through a `RefCell`; a tick task on
 //! the same thread swaps that recorder out once a second and sends it to the collector, so the
 //! hot path takes no lock and sends no message per transaction.
 
@@ -62,6 +62,8 @@ pub struct StartSignal {
 /// The plan of one driver thread.
 pub struct ThreadSpec {
     pub index: usize,
+    /// The CPU this thread is pinned to, if any.
+    pub cpu: Option<usize>,
     /// Ids of this thread's clients (index into the layout's client list; seeds derive from them).
     pub clients: Vec<u32>,
     pub shared: Arc<ClientShared>,
@@ -81,18 +83,14 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("tidebench-driver-{}", spec.index))
         .spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = ready.send(Err(format!("cannot start a driver thread's runtime: {e}")));
-                    return;
-                }
-            };
-            let local = tokio::task::LocalSet::new();
-            local.block_on(&rt, run_thread(spec, ready, start, ticks));
+            if let Some(cpu) = spec.cpu {
+                // Best effort: a thread left unpinned runs as it would have without the flag.
+                let _ = super::affinity::pin_current_thread(cpu);
+            }
+            let failed = ready.clone();
+            if let Err(e) = evloop::block_on(run_thread(spec, ready, start, ticks)) {
+                let _ = failed.send(Err(format!("cannot start a driver thread's loop: {e}")));
+            }
         })
 }
 
@@ -138,7 +136,7 @@ async fn run_thread(
     let start = signal.at;
     let mixlog = open_mixlog(&spec, signal.mixlog);
     let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
-    let ticker = tokio::task::spawn_local(tick_loop(
+    let ticker = evloop::spawn(tick_loop(
         spec.index,
         start,
         spec.keys,
@@ -154,7 +152,7 @@ async fn run_thread(
             .segments
             .last()
             .map_or(Duration::ZERO, |s| s.end);
-    let dog = tokio::task::spawn_local(watchdog::watchdog(
+    let dog = evloop::spawn(watchdog::watchdog(
         watches.clone(),
         run_end,
         spec.shared.txn_timeout,
@@ -246,7 +244,7 @@ fn spawn_clients(
     recorder: &Rc<RefCell<Recorder>>,
     mixlog: &Option<Rc<RefCell<MixLog>>>,
     watches: Vec<Rc<Watch>>,
-) -> Vec<tokio::task::JoinHandle<Client>> {
+) -> Vec<evloop::JoinHandle<Client>> {
     let mut handles = Vec::with_capacity(sessions.len());
     for ((id, sessions), watch) in spec.clients.iter().zip(sessions).zip(watches) {
         let role = spec.shared.layout.clients[*id as usize];
@@ -262,7 +260,7 @@ fn spawn_clients(
                 watch,
             },
         );
-        handles.push(tokio::task::spawn_local(client.run(start)));
+        handles.push(evloop::spawn(client.run(start)));
     }
     handles
 }
@@ -272,11 +270,11 @@ fn spawn_clients(
 /// still running is aborted.
 async fn await_clients<T: 'static>(
     stop: &Stop,
-    mut handles: Vec<tokio::task::JoinHandle<T>>,
+    mut handles: Vec<evloop::JoinHandle<T>>,
 ) -> (Vec<T>, Vec<String>) {
     let cut = async {
         stop.wait().await;
-        tokio::time::sleep(STOP_GRACE).await;
+        evloop::sleep(STOP_GRACE).await;
     };
     tokio::pin!(cut);
     let mut cut_off = false;
@@ -325,7 +323,7 @@ async fn tick_loop(
 ) {
     let mut next = start + TICK;
     loop {
-        tokio::time::sleep_until(next.into()).await;
+        evloop::sleep_until(next).await;
         let elapsed = Instant::now().saturating_duration_since(start).as_secs();
         let taken = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(keys));
         if let Some(log) = &mixlog {
@@ -359,23 +357,20 @@ mod tests {
 
     #[test]
     fn a_panicking_client_is_reported_not_dropped() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let (finished, panics) = rt.block_on(async {
+        let (finished, panics) = evloop::block_on(async {
             let handles = vec![
-                tokio::spawn(async { 1u32 }),
-                tokio::spawn(async {
+                evloop::spawn(async { 1u32 }),
+                evloop::spawn(async {
                     if std::hint::black_box(true) {
                         panic!("a bug in a workload");
                     }
                     2u32
                 }),
-                tokio::spawn(async { 3u32 }),
+                evloop::spawn(async { 3u32 }),
             ];
             await_clients(&Stop::new(), handles).await
-        });
+        })
+        .unwrap();
         assert_eq!(finished, [1, 3]);
         assert_eq!(panics, ["client 1 panicked: a bug in a workload"]);
         assert_eq!(panic_message(Box::new(String::from("owned"))), "owned");

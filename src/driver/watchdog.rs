@@ -126,7 +126,7 @@ pub async fn watchdog(
             None => end,
         };
         let stopped = tokio::select! {
-            _ = tokio::time::sleep_until(next.into()) => stop.is_set(),
+            _ = evloop::sleep_until(next) => stop.is_set(),
             _ = stop.wait() => true,
         };
         let now = Instant::now();
@@ -158,11 +158,7 @@ mod tests {
     use super::*;
 
     fn local<F: Future>(f: F) -> F::Output {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        tokio::task::LocalSet::new().block_on(&rt, f)
+        evloop::block_on(f).unwrap()
     }
 
     #[test]
@@ -170,7 +166,7 @@ mod tests {
         local(async {
             let watches = Watch::for_thread(1);
             let end = Instant::now() + Duration::from_secs(5);
-            let dog = tokio::task::spawn_local(watchdog(
+            let dog = evloop::spawn(watchdog(
                 watches.clone(),
                 end,
                 Some(Duration::from_secs(1)),
@@ -191,7 +187,7 @@ mod tests {
             let watches = Watch::for_thread(2);
             let t0 = Instant::now();
             let end = t0 + Duration::from_millis(600);
-            tokio::task::spawn_local(watchdog(
+            evloop::spawn(watchdog(
                 watches.clone(),
                 end,
                 Some(Duration::from_millis(200)),
@@ -209,7 +205,7 @@ mod tests {
             let cut = loop {
                 w.begin(Instant::now());
                 let r = w
-                    .guard(pin!(tokio::time::sleep(Duration::from_millis(150))))
+                    .guard(pin!(evloop::sleep(Duration::from_millis(150))))
                     .await;
                 w.end();
                 if let Err(c) = r {
@@ -232,7 +228,7 @@ mod tests {
         local(async {
             let watches = Watch::for_thread(1);
             let stop = Stop::new();
-            tokio::task::spawn_local(watchdog(
+            evloop::spawn(watchdog(
                 watches.clone(),
                 Instant::now() + Duration::from_secs(60),
                 None,
@@ -240,8 +236,8 @@ mod tests {
             ));
             let t0 = Instant::now();
             let trigger = stop.clone();
-            tokio::task::spawn_local(async move {
-                tokio::time::sleep(Duration::from_millis(50)).await;
+            evloop::spawn(async move {
+                evloop::sleep(Duration::from_millis(50)).await;
                 trigger.trigger();
             });
             watches[0].begin(Instant::now());

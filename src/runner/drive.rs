@@ -111,6 +111,7 @@ async fn connect(
         max_tries: plan.max_tries,
         txn_timeout: plan.txn_timeout,
         jobs: plan.jobs,
+        pin_threads: plan.pin_threads,
         seed: plan.seed,
         interval: plan.interval,
         progress: plan.progress,

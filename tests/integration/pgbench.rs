@@ -324,68 +324,69 @@ fn totals(inst: &Instance) -> [i64; 4] {
     [v[0], v[1], v[2], v[3]]
 }
 
-#[tokio::test]
-async fn each_script_runs_through_pgwire_on_every_protocol() {
+#[test]
+fn each_script_runs_through_pgwire_on_every_protocol() {
     let home = temp_home();
     let inst = start_instance(&home, "pgb-wire");
     create_db(&inst, "tb");
-    pgbench::TPCB
-        .prepare(
-            &plan(&inst, "tb", 1, 2, false),
-            &target(&inst, "tb"),
-            &quiet(),
-        )
-        .await
-        .unwrap();
-    let mut conn = pgwire::Connection::connect(&inst.connect_params("tb"))
-        .await
-        .unwrap();
-    let mut rng = tidebench::workload::Rng::seed_from_u64(7);
+    crate::support::block_on(pgbench::TPCB.prepare(
+        &plan(&inst, "tb", 1, 2, false),
+        &target(&inst, "tb"),
+        &quiet(),
+    ))
+    .unwrap();
+    // pgwire sessions live on a driver thread's loop, as in a run.
+    crate::support::on_driver_loop(async {
+        let mut conn = pgwire::Connection::connect(&inst.connect_params("tb"))
+            .await
+            .unwrap();
+        let mut rng = tidebench::workload::Rng::seed_from_u64(7);
 
-    for protocol in [
-        pgwire::Protocol::Simple,
-        pgwire::Protocol::Extended,
-        pgwire::Protocol::Prepared,
-    ] {
-        // Twice each, so Prepared reuses its statements.
-        for _ in 0..2 {
-            for script in [
-                pgbench::TPCB_TXN,
-                pgbench::SIMPLE_UPDATE_TXN,
-                pgbench::SELECT_ONLY_TXN,
-            ] {
-                let w = Pgbench::new(script, 1);
-                let name = w.name();
-                let txn = w.draw_txn(&mut rng);
-                let a = w.draw_args(txn, &mut rng);
-                let before = totals(&inst);
-                let end = w.execute(&mut conn, protocol, txn, &a).await;
-                assert_eq!(end.unwrap(), TxnEnd::Committed, "{name:?} on {protocol:?}");
-                assert_eq!(conn.tx_status(), pgwire::TxStatus::Idle);
-                let after = totals(&inst);
-                let expected = match script {
-                    pgbench::TPCB_TXN => [
-                        before[0] + 1,
-                        before[1] + a.delta,
-                        before[2] + a.delta,
-                        before[3] + a.delta,
-                    ],
-                    pgbench::SIMPLE_UPDATE_TXN => {
-                        [before[0] + 1, before[1] + a.delta, before[2], before[3]]
-                    }
-                    _ => before,
-                };
-                assert_eq!(after, expected, "{name:?} on {protocol:?} with {a:?}");
-                if script != pgbench::SELECT_ONLY_TXN {
-                    // The history row carries the drawn values, as pgbench's INSERT does.
-                    let q = format!(
+        for protocol in [
+            pgwire::Protocol::Simple,
+            pgwire::Protocol::Extended,
+            pgwire::Protocol::Prepared,
+        ] {
+            // Twice each, so Prepared reuses its statements.
+            for _ in 0..2 {
+                for script in [
+                    pgbench::TPCB_TXN,
+                    pgbench::SIMPLE_UPDATE_TXN,
+                    pgbench::SELECT_ONLY_TXN,
+                ] {
+                    let w = Pgbench::new(script, 1);
+                    let name = w.name();
+                    let txn = w.draw_txn(&mut rng);
+                    let a = w.draw_args(txn, &mut rng);
+                    let before = totals(&inst);
+                    let end = w.execute(&mut conn, protocol, txn, &a).await;
+                    assert_eq!(end.unwrap(), TxnEnd::Committed, "{name:?} on {protocol:?}");
+                    assert_eq!(conn.tx_status(), pgwire::TxStatus::Idle);
+                    let after = totals(&inst);
+                    let expected = match script {
+                        pgbench::TPCB_TXN => [
+                            before[0] + 1,
+                            before[1] + a.delta,
+                            before[2] + a.delta,
+                            before[3] + a.delta,
+                        ],
+                        pgbench::SIMPLE_UPDATE_TXN => {
+                            [before[0] + 1, before[1] + a.delta, before[2], before[3]]
+                        }
+                        _ => before,
+                    };
+                    assert_eq!(after, expected, "{name:?} on {protocol:?} with {a:?}");
+                    if script != pgbench::SELECT_ONLY_TXN {
+                        // The history row carries the drawn values, as pgbench's INSERT does.
+                        let q = format!(
                         "select count(*) from pgbench_history where tid = {} and bid = {} and aid = {} and delta = {}",
                         a.tid, a.bid, a.aid, a.delta
                     );
-                    assert_ne!(sql(&inst, "tb", &q), "0", "{name:?} on {protocol:?}");
+                        assert_ne!(sql(&inst, "tb", &q), "0", "{name:?} on {protocol:?}");
+                    }
                 }
             }
         }
-    }
-    conn.close().await;
+        conn.close().await;
+    });
 }

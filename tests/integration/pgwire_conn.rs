@@ -8,7 +8,7 @@ use std::time::Duration;
 use pgwire::{ConnectParams, Connection, ErrorKind, Host, Param, Protocol, Statement, TxStatus};
 use tidebench::instance::{Instance, DEFAULT_DBNAME};
 
-use crate::support::{self, block_on};
+use crate::support::{self, on_driver_loop};
 
 const ADD: Statement = Statement {
     name: "add",
@@ -48,7 +48,7 @@ fn pgwire_runs_statements_on_all_three_protocols() {
         "CREATE TABLE t (id int PRIMARY KEY, v int); \
          INSERT INTO t SELECT g, 0 FROM generate_series(1, 10) g",
     );
-    block_on(async {
+    on_driver_loop(async {
         let mut conn = Connection::connect(&instance.connect_params(DEFAULT_DBNAME))
             .await
             .expect("connect over the unix socket");
@@ -115,7 +115,7 @@ fn pgwire_runs_statements_on_all_three_protocols() {
 fn pgwire_server_errors_leave_the_session_usable() {
     let home = support::temp_home();
     let instance = support::start_instance(&home, "pgwerr");
-    block_on(async {
+    on_driver_loop(async {
         let mut conn = Connection::connect(&instance.connect_params(DEFAULT_DBNAME))
             .await
             .expect("connect");
@@ -163,7 +163,7 @@ fn pgwire_server_errors_leave_the_session_usable() {
         assert_eq!(conn.tx_status(), TxStatus::Idle);
 
         // A statement dropped while waiting for its answer: the rest is drained next time.
-        let dropped = tokio::time::timeout(
+        let dropped = evloop::timeout(
             Duration::from_millis(50),
             conn.execute(Protocol::Prepared, &SLEEP, &[Param::Float(0.3)]),
         )
@@ -193,7 +193,7 @@ fn pgwire_authenticates_with_scram_over_tcp() {
             tidebench::instance::PASSWORD_GROUP
         ),
     );
-    block_on(async {
+    on_driver_loop(async {
         let conn = Connection::connect(&tcp_params(&instance, "alice", Some("secret")))
             .await
             .expect("alice with the right password");
@@ -222,7 +222,7 @@ fn pgwire_authenticates_with_scram_over_tcp() {
 fn pgwire_reports_a_session_the_server_ended() {
     let home = support::temp_home();
     let instance = support::start_instance(&home, "pgwkill");
-    block_on(async {
+    on_driver_loop(async {
         let params = instance.connect_params(DEFAULT_DBNAME);
         let mut victim = Connection::connect(&params).await.expect("connect victim");
         victim
@@ -254,11 +254,9 @@ fn pgwire_reports_a_session_the_server_ended() {
 
 #[test]
 fn pgwire_connect_gives_up_after_the_timeout() {
-    block_on(async {
+    on_driver_loop(async {
         // A listener that accepts (the kernel does) but never answers the startup message.
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind a local port");
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a local port");
         let port = silent.local_addr().expect("local address").port();
         let params = ConnectParams {
             host: Host::Tcp("127.0.0.1".into()),

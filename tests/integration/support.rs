@@ -175,6 +175,11 @@ pub fn ok(o: std::process::Output) -> std::process::Output {
 }
 
 /// Runs `future` to completion on a fresh single-threaded runtime.
+/// Runs `future` on a driver thread's loop ([`evloop`]), which `pgwire` sessions need.
+pub fn on_driver_loop<F: std::future::Future>(future: F) -> F::Output {
+    evloop::block_on(future).expect("start an evloop loop")
+}
+
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

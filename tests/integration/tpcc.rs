@@ -12,7 +12,7 @@ use tidebench::workload::tpcc::{Options, Tpcc};
 use tidebench::workload::{ClientSlot, Rng, TxnEnd};
 
 use crate::support::{
-    self, block_on, num, ok, output_text as text, prepare_tpcc as prepare, psql,
+    self, num, ok, on_driver_loop, output_text as text, prepare_tpcc as prepare, psql,
     run_tidebench as tb, summary,
 };
 
@@ -117,7 +117,7 @@ pub fn transactions_have_their_effects(inst: &Instance, options: &Options) {
     let mut rng = Rng::seed_from_u64(3);
     let params = inst.connect_params(DEFAULT_DBNAME);
     let try_run = |args: &tpcc::Args| {
-        block_on(async {
+        on_driver_loop(async {
             let mut conn = Connection::connect(&params).await.expect("connect");
             w.execute(&mut conn, Protocol::Prepared, args).await
         })

@@ -16,7 +16,7 @@ use tidebench::workload::tpce::txn::data_maintenance::{self as dm, Table};
 use tidebench::workload::tpce::txn::{self, Order, Outcome};
 use tidebench::workload::{Rng, TxnEnd};
 
-use crate::support::{self, block_on, ok, psql, run_tidebench as tb};
+use crate::support::{self, ok, on_driver_loop, psql, run_tidebench as tb};
 use crate::tpce::prepare_tpce;
 
 /// Runs one transaction on a fresh session.
@@ -26,7 +26,7 @@ where
     Fut: std::future::Future<Output = Result<Outcome, pgwire::Error>>,
 {
     let params = inst.connect_params(DEFAULT_DBNAME);
-    block_on(async {
+    on_driver_loop(async {
         let conn = Connection::connect(&params).await.expect("connect");
         f(conn).await
     })

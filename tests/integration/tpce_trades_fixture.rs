@@ -18,7 +18,7 @@ use tidebench::workload::tpce::txn::trade_order::{self, Estimate, SecurityKey};
 use tidebench::workload::tpce::txn::{trade_result, Outcome};
 use tidebench::workload::TxnEnd;
 
-use crate::support::{self, block_on, psql};
+use crate::support::{self, on_driver_loop, psql};
 
 mod busy;
 
@@ -550,7 +550,7 @@ fn tpce_trade_flow_on_a_fixture_matches_on_both_back_ends() {
             assert_eq!(psql(&inst, db, &sql), "t", "{f}");
         }
         let before = settled_commits(&inst, db, None);
-        let (committed, rolled_back, reads) = block_on(async {
+        let (committed, rolled_back, reads) = on_driver_loop(async {
             let conn = Connection::connect(&inst.connect_params(db)).await.unwrap();
             let mut flow = Flow {
                 conn,

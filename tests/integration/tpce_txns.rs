@@ -16,7 +16,7 @@ use tidebench::workload::tpce::txn::{self, Outcome};
 use tidebench::workload::tpce::{Args, Tpce};
 use tidebench::workload::{Rng, TxnEnd};
 
-use crate::support::{self, block_on, ok, output_text as text, psql, run_tidebench as tb};
+use crate::support::{self, ok, on_driver_loop, output_text as text, psql, run_tidebench as tb};
 use crate::tpce::prepare_tpce;
 
 fn count(inst: &Instance, sql: &str) -> u64 {
@@ -29,7 +29,7 @@ fn count(inst: &Instance, sql: &str) -> u64 {
 /// Runs one customer transaction on a fresh session.
 fn run(inst: &Instance, w: &Tpce, args: &Args) -> Outcome {
     let params = inst.connect_params(DEFAULT_DBNAME);
-    block_on(async {
+    on_driver_loop(async {
         let mut conn = Connection::connect(&params).await.expect("connect");
         w.execute(&mut conn, Protocol::Prepared, args).await
     })
@@ -43,7 +43,7 @@ where
     Fut: std::future::Future<Output = Result<Outcome, pgwire::Error>>,
 {
     let params = inst.connect_params(DEFAULT_DBNAME);
-    block_on(async {
+    on_driver_loop(async {
         let conn = Connection::connect(&params).await.expect("connect");
         f(conn).await
     })

@@ -40,7 +40,7 @@ pub async fn cancel(params: &ConnectParams, key: CancelKey, within: Duration) ->
         let _ = stream.shutdown().await;
         Ok(())
     };
-    match tokio::time::timeout(within, send).await {
+    match evloop::timeout(within, send).await {
         Ok(sent) => sent,
         Err(_) => Err(Error {
             kind: ErrorKind::Timeout,

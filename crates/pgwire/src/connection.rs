@@ -7,13 +7,13 @@
 
 use std::io;
 
-use bytes::{BufMut, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
 use postgres_protocol::message::backend::{Message, ParameterStatusBody};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
 use crate::literal;
-use crate::response::{Response, Step};
+use crate::response::{frame, Response, Step};
 use crate::stream::Stream;
 use crate::{ConnectParams, Error, ErrorKind, Param, Protocol, QueryResult, Statement, TxStatus};
 
@@ -59,7 +59,7 @@ pub struct Connection {
 impl Connection {
     /// Opens the socket, runs startup and authentication (trust, cleartext, MD5, SCRAM-SHA-256),
     /// and waits for the first ReadyForQuery, within `params.connect_timeout` (zero: no limit).
-    /// Needs a tokio runtime with the time driver enabled.
+    /// Runs on an [`evloop`] loop (a driver thread's), which owns the socket from then on.
     pub async fn connect(params: &ConnectParams) -> Result<Connection, Error> {
         let attempt = async {
             let stream = Stream::open(params).await?;
@@ -70,7 +70,7 @@ impl Connection {
         if params.connect_timeout.is_zero() {
             return attempt.await;
         }
-        match tokio::time::timeout(params.connect_timeout, attempt).await {
+        match evloop::timeout(params.connect_timeout, attempt).await {
             Ok(result) => result,
             Err(_) => Err(Error {
                 kind: ErrorKind::Timeout,
@@ -250,17 +250,37 @@ impl Connection {
     async fn read_response(&mut self) -> Result<(), Error> {
         self.response.clear();
         loop {
-            let message = match self.next_message().await {
-                Ok(message) => message,
+            let frame = match frame(&self.rbuf) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => {
+                    if let Err(e) = self.fill().await {
+                        return Err(self.lost(e));
+                    }
+                    continue;
+                }
                 Err(e) => return Err(self.lost(e)),
             };
-            if let Message::ParameterStatus(body) = &message {
-                // Rare (a SET of a reported setting), so keeping server_param current is cheap.
-                if let Err(e) = self.record_server_param(body) {
-                    return Err(self.lost(e));
+            let (tag, len) = frame;
+            let step = match self.response.on_frame(tag, &self.rbuf[5..len]) {
+                Some(step) => {
+                    self.rbuf.advance(len);
+                    step
                 }
-            }
-            match self.response.on_message(message) {
+                None => match self.next_message().await {
+                    Ok(message) => {
+                        if let Message::ParameterStatus(body) = &message {
+                            // Rare (a SET of a reported setting), so keeping server_param
+                            // current is cheap.
+                            if let Err(e) = self.record_server_param(body) {
+                                return Err(self.lost(e));
+                            }
+                        }
+                        self.response.on_message(message)
+                    }
+                    Err(e) => return Err(self.lost(e)),
+                },
+            };
+            match step {
                 Ok(Step::More) => {}
                 Ok(Step::Ready(status)) => {
                     self.tx_status = status;
@@ -297,19 +317,25 @@ impl Connection {
                 Ok(None) => {}
                 Err(e) => return Err(Error::protocol(format!("malformed message: {e}"))),
             }
-            if self.rbuf.capacity() - self.rbuf.len() < READ_SPARE {
-                // Messages parsed earlier are dropped by now, so this reclaims the buffer's
-                // own memory instead of allocating.
-                self.rbuf.reserve(READ_CAPACITY);
-            }
-            let n = self.stream.read_buf(&mut self.rbuf).await?;
-            if n == 0 {
-                return Err(Error::from(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
+            self.fill().await?;
         }
+    }
+
+    /// Reads what the socket has into the read buffer; an error when the server closed it.
+    async fn fill(&mut self) -> Result<(), Error> {
+        if self.rbuf.capacity() - self.rbuf.len() < READ_SPARE {
+            // Messages taken earlier are gone by now, so this reclaims the buffer's own
+            // memory instead of allocating.
+            self.rbuf.reserve(READ_CAPACITY);
+        }
+        let n = self.stream.read_buf(&mut self.rbuf).await?;
+        if n == 0 {
+            return Err(Error::from(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )));
+        }
+        Ok(())
     }
 
     /// Sends the write buffer and empties it (startup and authentication).

@@ -7,6 +7,9 @@
 //! a named statement is used) and one read loop until ReadyForQuery, exactly the round trips
 //! pgbench makes. tokio-postgres stays in use for everything off the hot path.
 //!
+//! Sessions run on a driver thread's [`evloop`] loop, not on tokio: connecting, reading,
+//! writing, cancelling and the connect timeout all need one (`evloop::block_on`).
+//!
 //! Message encoding and parsing, and SCRAM/MD5, come from the `postgres-protocol` crate.
 
 mod cancel;

@@ -88,6 +88,79 @@ impl Response {
         Ok(Step::More)
     }
 
+    /// Takes one message of a statement's response straight from the read buffer, for the
+    /// types a benchmark's statements answer with (`tag` and the body after the length); `None`
+    /// for the others, which go through [`Response::on_message`]. This is the hot path: no
+    /// `Message` is built, so the read buffer is never split into shared pieces.
+    pub(crate) fn on_frame(&mut self, tag: u8, body: &[u8]) -> Option<Result<Step, Error>> {
+        let step = match tag {
+            b'D' => self.push_row_bytes(body).map(|()| Step::More),
+            b'C' => match body.split_last() {
+                Some((0, tag)) => match std::str::from_utf8(tag) {
+                    Ok(tag) => {
+                        self.affected = affected_from_tag(tag);
+                        Ok(Step::More)
+                    }
+                    Err(e) => Err(Error::protocol(format!("malformed CommandComplete: {e}"))),
+                },
+                _ => Err(Error::protocol("malformed CommandComplete: no terminator")),
+            },
+            b'Z' => match body {
+                [status] => tx_status(*status).map(Step::Ready),
+                _ => Err(Error::protocol("malformed ReadyForQuery")),
+            },
+            b'1' => {
+                self.parse_complete = true;
+                Ok(Step::More)
+            }
+            // BindComplete, CloseComplete, NoData, EmptyQueryResponse, PortalSuspended, and the
+            // descriptions (results are always text): nothing to keep.
+            b'2' | b'3' | b'n' | b'I' | b's' | b'T' | b't' => Ok(Step::More),
+            _ => return None,
+        };
+        Some(step)
+    }
+
+    /// A DataRow body: the column count (i16), then per column its length (i32, -1 for NULL)
+    /// and its bytes. The body is copied whole; cells point into the copy.
+    fn push_row_bytes(&mut self, body: &[u8]) -> Result<(), Error> {
+        let malformed = || Error::protocol("malformed DataRow");
+        let (count, mut rest) = match body {
+            [a, b, rest @ ..] => (i16::from_be_bytes([*a, *b]), rest),
+            _ => return Err(malformed()),
+        };
+        let base = self.data.len() + 2;
+        self.data.extend_from_slice(body);
+        self.rows.push(self.cells.len());
+        let mut at = 0;
+        for _ in 0..count {
+            let [a, b, c, d, tail @ ..] = rest else {
+                return Err(malformed());
+            };
+            let len = i32::from_be_bytes([*a, *b, *c, *d]);
+            at += 4;
+            if len < 0 {
+                self.cells.push(Cell {
+                    start: NULL,
+                    len: 0,
+                });
+                rest = tail;
+                continue;
+            }
+            let len = len as usize;
+            if tail.len() < len {
+                return Err(malformed());
+            }
+            self.cells.push(Cell {
+                start: base + at,
+                len,
+            });
+            at += len;
+            rest = &tail[len..];
+        }
+        Ok(())
+    }
+
     fn push_row(&mut self, body: &DataRowBody) -> Result<(), Error> {
         let base = self.data.len();
         self.data.extend_from_slice(body.buffer());
@@ -123,6 +196,22 @@ impl Response {
         }
         self.data.get(cell.start..cell.start + cell.len)
     }
+}
+
+/// The tag and whole length (tag byte included) of the first message in `buf`, once all of
+/// it is there.
+pub(crate) fn frame(buf: &[u8]) -> Result<Option<(u8, usize)>, Error> {
+    let [tag, a, b, c, d, ..] = *buf else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes([a, b, c, d]) as usize;
+    if len < 4 {
+        return Err(Error::protocol(format!(
+            "malformed message: length {len} of a {:?} message",
+            tag as char
+        )));
+    }
+    Ok((buf.len() > len).then_some((tag, len + 1)))
 }
 
 pub(crate) fn tx_status(byte: u8) -> Result<TxStatus, Error> {
@@ -190,7 +279,7 @@ impl QueryResult<'_> {
 
 #[cfg(test)]
 mod tests {
-    use bytes::{BufMut, BytesMut};
+    use bytes::{Buf, BufMut, BytesMut};
 
     use super::*;
     use crate::ErrorKind;
@@ -256,10 +345,20 @@ mod tests {
         let mut buf = BytesMut::new();
         for piece in bytes.chunks(chunk) {
             buf.extend_from_slice(piece);
-            while let Some(m) =
-                Message::parse(&mut buf).map_err(|e| Error::protocol(e.to_string()))?
-            {
-                if let Step::Ready(status) = response.on_message(m)? {
+            // As the connection reads: the hot types from the buffer, the others as messages.
+            while let Some((tag, len)) = frame(&buf)? {
+                let step = match response.on_frame(tag, &buf[5..len]) {
+                    Some(step) => {
+                        buf.advance(len);
+                        step?
+                    }
+                    None => {
+                        let m =
+                            Message::parse(&mut buf).map_err(|e| Error::protocol(e.to_string()))?;
+                        response.on_message(m.expect("a whole message"))?
+                    }
+                };
+                if let Step::Ready(status) = step {
                     assert!(buf.is_empty(), "bytes left after ReadyForQuery");
                     return Ok(status);
                 }

@@ -1,56 +1,61 @@
 //! The socket a session owns: TCP (with TCP_NODELAY) or a Unix-domain socket.
 //!
-//! The socket is registered with the runtime for read readiness only. A session writes a
-//! request and then waits for the answer; with write interest too, the runtime's thread would
+//! The socket is registered with the driver thread's loop for read readiness only. A session
+//! writes a request and then waits for the answer; with write interest too, the thread would
 //! also wake when the server drains the request from the socket buffer (an edge on
 //! writability), a second wake-up per statement that pgbench, which polls for reading only,
 //! does not pay. Requests are small next to the socket buffer, so a write nearly always goes
 //! through at once; when it cannot, the writer naps briefly and tries again.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
-use tokio::net::{TcpStream, UnixStream};
+use evloop::Registration;
+use socket2::{Domain, SockAddr, SockRef, Socket, Type};
 
 use crate::{ConnectParams, Error, Host};
 
 /// How long a writer waits when the socket buffer is full (the server is not reading).
 const WRITE_RETRY: Duration = Duration::from_micros(200);
 
+/// A session's socket on the driver thread's loop ([`evloop`]). Opening one needs a loop.
 pub(crate) struct Stream {
-    fd: AsyncFd<OwnedFd>,
+    fd: Registration,
 }
 
 impl Stream {
     pub(crate) async fn open(params: &ConnectParams) -> Result<Stream, Error> {
-        let fd: OwnedFd = match &params.host {
+        match &params.host {
             Host::Tcp(host) => {
-                let stream = TcpStream::connect((host.as_str(), params.port))
-                    .await
-                    .map_err(|e| connect_error(e, &format!("{host}:{}", params.port)))?;
-                // Each statement is one small write followed by a wait for the answer; Nagle's
-                // algorithm would hold the write back for the previous segment's ACK.
-                stream.set_nodelay(true)?;
-                stream.into_std()?.into()
+                let address = format!("{host}:{}", params.port);
+                // Resolved on the loop's thread: a name in /etc/hosts or an address answers at
+                // once; libpq resolves the same way, blocking, before it connects.
+                let addrs: Vec<SocketAddr> = (host.as_str(), params.port)
+                    .to_socket_addrs()
+                    .map_err(|e| connect_error(e, &address))?
+                    .collect();
+                let mut last = io::Error::new(io::ErrorKind::NotFound, "no address found");
+                // Each address in turn, as libpq tries every address a name has.
+                for addr in addrs {
+                    match connect(Domain::for_address(addr), &SockAddr::from(addr)).await {
+                        Ok(fd) => return Ok(Stream { fd }),
+                        Err(e) => last = e,
+                    }
+                }
+                Err(connect_error(last, &address))
             }
             Host::Unix(dir) => {
                 let path = dir.join(format!(".s.PGSQL.{}", params.port));
-                let stream = UnixStream::connect(&path)
-                    .await
-                    .map_err(|e| connect_error(e, &path.display().to_string()))?;
-                stream.into_std()?.into()
+                let addr = SockAddr::unix(&path)?;
+                match connect(Domain::UNIX, &addr).await {
+                    Ok(fd) => Ok(Stream { fd }),
+                    Err(e) => Err(connect_error(e, &path.display().to_string())),
+                }
             }
-        };
-        // `into_std` keeps the socket non-blocking, which the reads and writes below rely on.
-        // SAFETY: `fd` is an open socket owned by the AsyncFd from here on; nothing else
-        // closes or replaces it while it is registered.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
-            .map_err(io::Error::from)?;
-        Ok(Stream { fd })
+        }
     }
 
     /// Reads what is available into the spare capacity of `buf`; 0 means the server closed.
@@ -59,12 +64,12 @@ impl Stream {
             buf.reserve(8 * 1024);
         }
         loop {
-            let mut ready = self.fd.readable().await?;
+            self.fd.readable().await;
             let spare = buf.chunk_mut();
             let (ptr, len) = (spare.as_mut_ptr(), spare.len());
             // SAFETY: `ptr` points at `len` writable bytes of `buf`'s spare capacity, and recv
             // writes at most `len` bytes there.
-            let n = unsafe { libc::recv(ready.get_inner().as_raw_fd(), ptr.cast(), len, 0) };
+            let n = unsafe { libc::recv(self.fd.fd(), ptr.cast(), len, 0) };
             if n >= 0 {
                 let n = n as usize;
                 // SAFETY: recv initialised the first `n` bytes of the spare capacity.
@@ -72,13 +77,13 @@ impl Stream {
                 // A short read drained the socket (epoll is edge-triggered): forget the
                 // readiness now rather than learn it from an EAGAIN on the next read.
                 if n > 0 && n < len {
-                    ready.clear_ready();
+                    self.fd.clear_readable();
                 }
                 return Ok(n);
             }
             let err = io::Error::last_os_error();
             match err.kind() {
-                io::ErrorKind::WouldBlock => ready.clear_ready(),
+                io::ErrorKind::WouldBlock => self.fd.clear_readable(),
                 io::ErrorKind::Interrupted => {}
                 _ => return Err(err),
             }
@@ -86,7 +91,7 @@ impl Stream {
     }
 
     pub(crate) async fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
-        let fd = self.fd.get_ref().as_raw_fd();
+        let fd = self.fd.fd();
         while !bytes.is_empty() {
             // SAFETY: the pointer and length describe `bytes`. MSG_NOSIGNAL turns a closed
             // peer into EPIPE instead of a SIGPIPE that would kill the process.
@@ -98,7 +103,7 @@ impl Stream {
             }
             let err = io::Error::last_os_error();
             match err.kind() {
-                io::ErrorKind::WouldBlock => tokio::time::sleep(WRITE_RETRY).await,
+                io::ErrorKind::WouldBlock => evloop::sleep(WRITE_RETRY).await,
                 io::ErrorKind::Interrupted => {}
                 _ => return Err(err),
             }
@@ -108,13 +113,41 @@ impl Stream {
 
     pub(crate) async fn shutdown(&mut self) -> io::Result<()> {
         // SAFETY: shutdown on a socket we own; no memory is passed.
-        let rc = unsafe { libc::shutdown(self.fd.get_ref().as_raw_fd(), libc::SHUT_WR) };
+        let rc = unsafe { libc::shutdown(self.fd.fd(), libc::SHUT_WR) };
         if rc == 0 {
             Ok(())
         } else {
             Err(io::Error::last_os_error())
         }
     }
+}
+
+/// A non-blocking connect to `addr` (TCP with TCP_NODELAY), waiting on the loop until it is
+/// done; the socket then listens for reading only.
+async fn connect(domain: Domain, addr: &SockAddr) -> io::Result<Registration> {
+    let socket = Socket::new(domain, Type::STREAM.nonblocking().cloexec(), None)?;
+    if domain != Domain::UNIX {
+        // Each statement is one small write followed by a wait for the answer; Nagle's
+        // algorithm would hold the write back for the previous segment's ACK.
+        socket.set_tcp_nodelay(true)?;
+    }
+    let pending = match socket.connect(addr) {
+        Ok(()) => false,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
+        // A Unix socket whose listen queue is full answers EAGAIN; waiting for
+        // writability covers it too.
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+        Err(e) => return Err(e),
+    };
+    let reg = Registration::new(OwnedFd::from(socket), pending)?;
+    if pending {
+        reg.writable().await;
+        reg.read_only()?;
+        if let Some(e) = SockRef::from(&reg).take_error()? {
+            return Err(e);
+        }
+    }
+    Ok(reg)
 }
 
 /// Names the address in the error, since "connection refused" alone does not say which server.

@@ -83,7 +83,7 @@ impl Client {
                     Err(Cut::Timeout) => Ending::TimedOut,
                     // Out of the measured window, the try may finish for a moment, so the
                     // server check knows whether it committed; past that it is cut.
-                    Err(end) => match tokio::time::timeout(end_grace(end), attempt).await {
+                    Err(end) => match evloop::timeout(end_grace(end), attempt).await {
                         Ok(tried) => Ending::AfterEnd(tried),
                         Err(_) => Ending::Cut,
                     },
@@ -178,7 +178,7 @@ impl Client {
                 .params
                 .clone();
             let key = conn.cancel_key();
-            self.cancels.push(tokio::task::spawn_local(async move {
+            self.cancels.push(evloop::spawn(async move {
                 // Best effort: a server that cannot be reached has nothing running for us.
                 let _ = pgwire::cancel(&params, key, CANCEL_WITHIN).await;
             }));

@@ -74,7 +74,7 @@ pub struct Client {
     /// What the thread's watchdog sees of this client's try in flight.
     watch: Rc<Watch>,
     /// CancelRequests sent for abandoned tries, awaited (bounded) before the client ends.
-    cancels: Vec<tokio::task::JoinHandle<()>>,
+    cancels: Vec<evloop::JoinHandle<()>>,
 }
 
 /// What a client shares with the other clients of its driver thread.
@@ -115,6 +115,20 @@ struct Timing {
     ended: Instant,
     /// Whether it had a schedule to lag behind (a rate, or an emulator's due time).
     lagged: bool,
+}
+
+/// The run's clock: its common start and the end of its last segment.
+struct Run {
+    start: Instant,
+    deadline: Instant,
+}
+
+/// What one draw gave: the set (target card), its group, and the group's transaction type.
+#[derive(Clone, Copy)]
+struct Card {
+    set: usize,
+    group: usize,
+    txn: usize,
 }
 
 /// The client's settings for the segment it is in.
@@ -185,34 +199,26 @@ impl Client {
         }
     }
 
-    /// Runs transactions from `start` to the end of the last segment, or until the stop.
+    /// Runs transactions from `start` to the end of the last segment, or until the stop: the
+    /// state machine of the module's header, one named step each.
     pub async fn run(mut self, start: Instant) -> Client {
         let shared = Arc::clone(&self.shared);
-        let layout = &shared.layout;
-        let Some(last) = layout.segments.last() else {
+        let Some(last) = shared.layout.segments.last() else {
             return self;
         };
-        let deadline = start + last.end;
+        let run = Run {
+            start,
+            deadline: start + last.end,
+        };
         let mut seg = self.enter(0, start, 1);
-        if !self.serve_startup(start, deadline).await {
+        if !self.serve_startup(start, run.deadline).await {
             return self;
         }
         let mut schedule: Option<Schedule> = seg.pace.rate.map(|r| Schedule::new(start, r));
         loop {
             let now = Instant::now();
-            if now >= seg.end {
-                let mut next = seg.index + 1;
-                while next < layout.segments.len() && now >= start + layout.segments[next].end {
-                    next += 1;
-                }
-                if next >= layout.segments.len() {
-                    break;
-                }
-                seg = self.enter(next, start, seg.deck.run());
-                if !layout.pace_is_constant(&self.role) {
-                    let seg_start = start + layout.segments[next].start;
-                    schedule = seg.pace.rate.map(|r| Schedule::new(seg_start.max(now), r));
-                }
+            if now >= seg.end && !self.next_segment(&mut seg, &mut schedule, &run, now) {
+                break;
             }
             if shared.stop.is_set() {
                 break;
@@ -224,77 +230,133 @@ impl Client {
                 continue;
             }
             if let Some((set, job)) = self.take_due(now) {
-                self.run_job(set, job, seg.index, start, deadline).await;
+                self.run_job(set, job, seg.index, start, run.deadline).await;
                 continue;
             }
-            let scheduled = match &mut schedule {
-                Some(s) => {
-                    let at = s.next(&mut self.rng);
-                    if at >= deadline {
-                        break;
-                    }
-                    if at > now && !self.pause_until(at).await {
-                        break;
-                    }
-                    at
-                }
-                None => now,
-            };
-            let Some(card) = seg.deck.draw(&mut self.rng) else {
-                continue;
-            };
-            let set = &layout.sets[card as usize];
-            let group = set.group;
-            let g = &layout.groups[group];
-            let txn = match &mut seg.mixes[group] {
-                Some(deck) => deck.draw(&mut self.rng).map_or(0, usize::from),
-                None => self.terminals[group].next_type(&mut self.rng),
-            };
-            self.terminals[group].draw(txn, &mut self.rng);
-            // The set's target for the type's role, and this client's session to it.
-            let target = set.target_for(g, txn);
-            let local = self.session_of[target];
-            // A workload's keying time (TPC-C's terminal model) is not part of the response
-            // time: the clock starts when the keying ends.
-            let keying = g.workload.keying_time(txn);
-            let scheduled = if keying.is_zero() {
-                scheduled
-            } else {
-                let until = (Instant::now() + keying).min(deadline);
-                if !self.pause_until(until).await || Instant::now() >= deadline {
-                    break;
-                }
-                Instant::now()
-            };
-            let started = Instant::now();
-            let work = Work::Drawn {
-                group,
-                emulator: set.emulator.as_deref(),
-            };
-            let Some((outcome, retries)) = self.run_txn(local, work, deadline).await else {
+            let Some(scheduled) = self.when_due(&mut schedule, &run, now).await else {
                 break;
             };
-            let timing = Timing {
-                scheduled,
-                started,
-                ended: Instant::now(),
-                lagged: schedule.is_some(),
+            let Some(card) = self.draw(&mut seg) else {
+                continue;
             };
-            let global_txn = g.txn_map.get(txn).copied().unwrap_or(0);
-            self.record(
-                seg.index, target, global_txn, outcome, retries, &timing, start,
-            );
-            let think = seg.pace.think + g.workload.think_time(txn, &mut self.rng);
-            // Pauses end at the deadline, so a long think time cannot hold the run open.
-            if !think.is_zero()
-                && !self
-                    .pause_until((Instant::now() + think).min(deadline))
-                    .await
-            {
+            let lagged = schedule.is_some();
+            if !self.play(card, &seg, scheduled, lagged, &run).await {
                 break;
             }
         }
         self
+    }
+
+    /// Moves on to the segment the clock is in (skipping any passed meanwhile), with its deck,
+    /// mixes and pace; false when the last one has ended.
+    fn next_segment(
+        &mut self,
+        seg: &mut InSegment,
+        schedule: &mut Option<Schedule>,
+        run: &Run,
+        now: Instant,
+    ) -> bool {
+        let shared = Arc::clone(&self.shared);
+        let layout = &shared.layout;
+        let mut next = seg.index + 1;
+        while next < layout.segments.len() && now >= run.start + layout.segments[next].end {
+            next += 1;
+        }
+        if next >= layout.segments.len() {
+            return false;
+        }
+        *seg = self.enter(next, run.start, seg.deck.run());
+        if !layout.pace_is_constant(&self.role) {
+            let seg_start = run.start + layout.segments[next].start;
+            *schedule = seg.pace.rate.map(|r| Schedule::new(seg_start.max(now), r));
+        }
+        true
+    }
+
+    /// The instant the next transaction is due: now without a rate, else the schedule's next
+    /// arrival, slept until; `None` when that is past the run's end or the stop came first.
+    async fn when_due(
+        &mut self,
+        schedule: &mut Option<Schedule>,
+        run: &Run,
+        now: Instant,
+    ) -> Option<Instant> {
+        let Some(s) = schedule else {
+            return Some(now);
+        };
+        let at = s.next(&mut self.rng);
+        if at >= run.deadline || (at > now && !self.pause_until(at).await) {
+            return None;
+        }
+        Some(at)
+    }
+
+    /// Draws the target card (a set) and, from the group's mix deck or its terminal, the
+    /// transaction type, and lets the terminal draw its inputs.
+    fn draw(&mut self, seg: &mut InSegment) -> Option<Card> {
+        let set = seg.deck.draw(&mut self.rng)? as usize;
+        let group = self.shared.layout.sets[set].group;
+        let txn = match &mut seg.mixes[group] {
+            Some(deck) => deck.draw(&mut self.rng).map_or(0, usize::from),
+            None => self.terminals[group].next_type(&mut self.rng),
+        };
+        self.terminals[group].draw(txn, &mut self.rng);
+        Some(Card { set, group, txn })
+    }
+
+    /// Plays a drawn card: the keying time, the transaction with its retries on the set's
+    /// target for the type's role, its record, then the think time; false when the run ended
+    /// or stopped meanwhile.
+    async fn play(
+        &mut self,
+        card: Card,
+        seg: &InSegment,
+        scheduled: Instant,
+        lagged: bool,
+        run: &Run,
+    ) -> bool {
+        let shared = Arc::clone(&self.shared);
+        let set = &shared.layout.sets[card.set];
+        let g = &shared.layout.groups[card.group];
+        // The set's target for the type's role, and this client's session to it.
+        let target = set.target_for(g, card.txn);
+        let local = self.session_of[target];
+        // A workload's keying time (TPC-C's terminal model) is not part of the response
+        // time: the clock starts when the keying ends.
+        let keying = g.workload.keying_time(card.txn);
+        let scheduled = if keying.is_zero() {
+            scheduled
+        } else {
+            let until = (Instant::now() + keying).min(run.deadline);
+            if !self.pause_until(until).await || Instant::now() >= run.deadline {
+                return false;
+            }
+            Instant::now()
+        };
+        let started = Instant::now();
+        let work = Work::Drawn {
+            group: card.group,
+            emulator: set.emulator.as_deref(),
+        };
+        let Some((outcome, retries)) = self.run_txn(local, work, run.deadline).await else {
+            return false;
+        };
+        let timing = Timing {
+            scheduled,
+            started,
+            ended: Instant::now(),
+            lagged,
+        };
+        let global_txn = g.txn_map.get(card.txn).copied().unwrap_or(0);
+        self.record(
+            seg.index, target, global_txn, outcome, retries, &timing, run.start,
+        );
+        let think = seg.pace.think + g.workload.think_time(card.txn, &mut self.rng);
+        // Pauses end at the deadline, so a long think time cannot hold the run open.
+        think.is_zero()
+            || self
+                .pause_until((Instant::now() + think).min(run.deadline))
+                .await
     }
 
     /// Records one transaction in the thread's recorder and, when on, the mix log.
@@ -420,7 +482,7 @@ impl Client {
     /// Sleeps until `at`; false when the stop came first.
     async fn pause_until(&self, at: Instant) -> bool {
         tokio::select! {
-            _ = tokio::time::sleep_until(at.into()) => !self.shared.stop.is_set(),
+            _ = evloop::sleep_until(at) => !self.shared.stop.is_set(),
             _ = self.shared.stop.wait() => false,
         }
     }
@@ -430,7 +492,7 @@ impl Client {
     /// still on their way.
     pub async fn close(self) -> ClientEnd {
         for c in self.cancels {
-            let _ = tokio::time::timeout(CANCEL_WITHIN, c).await;
+            let _ = evloop::timeout(CANCEL_WITHIN, c).await;
         }
         let mut end = ClientEnd {
             reconnects: 0,
@@ -445,7 +507,7 @@ impl Client {
             end.outages
                 .extend(s.outages.iter().map(|(lost, back)| (target, *lost, *back)));
             if let Some(c) = s.conn {
-                let _ = tokio::time::timeout(CLOSE_WITHIN, c.close()).await;
+                let _ = evloop::timeout(CLOSE_WITHIN, c.close()).await;
             }
         }
         end

@@ -14,7 +14,7 @@ use tidebench::workload::tpce::txn::{trade_result, Outcome};
 use tidebench::workload::TxnEnd;
 
 use super::{order, setup_sql, BREN, RULES};
-use crate::support::{self, block_on, psql};
+use crate::support::{self, on_driver_loop, psql};
 
 const ROUNDS: i64 = 20;
 
@@ -126,7 +126,7 @@ fn tpce_trade_flow_keeps_its_rules_under_concurrency() {
     let inst = support::start_instance(&home, "tpcebusy");
     psql(&inst, DEFAULT_DBNAME, "CREATE DATABASE fx_busy");
     psql(&inst, "fx_busy", &setup_sql());
-    let retries: u32 = block_on(async {
+    let retries: u32 = on_driver_loop(async {
         let clients = [
             Box::pin(trader(&inst, 0, false))
                 as std::pin::Pin<Box<dyn std::future::Future<Output = u32>>>,
