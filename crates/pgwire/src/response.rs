@@ -67,7 +67,7 @@ impl Response {
                 let tag = body
                     .tag()
                     .map_err(|e| Error::protocol(format!("malformed CommandComplete: {e}")))?;
-                self.affected = affected_from_tag(tag);
+                self.affected = affected_from_tag(tag.as_bytes());
             }
             Message::ParseComplete => self.parse_complete = true,
             Message::ErrorResponse(body) if self.error.is_none() => {
@@ -96,13 +96,10 @@ impl Response {
         let step = match tag {
             b'D' => self.push_row_bytes(body).map(|()| Step::More),
             b'C' => match body.split_last() {
-                Some((0, tag)) => match std::str::from_utf8(tag) {
-                    Ok(tag) => {
-                        self.affected = affected_from_tag(tag);
-                        Ok(Step::More)
-                    }
-                    Err(e) => Err(Error::protocol(format!("malformed CommandComplete: {e}"))),
-                },
+                Some((0, tag)) => {
+                    self.affected = affected_from_tag(tag);
+                    Ok(Step::More)
+                }
                 _ => Err(Error::protocol("malformed CommandComplete: no terminator")),
             },
             b'Z' => match body {
@@ -226,10 +223,20 @@ pub(crate) fn tx_status(byte: u8) -> Result<TxStatus, Error> {
 }
 
 /// The row count at the end of a command tag (`INSERT 0 5` → 5); 0 for tags without one.
-fn affected_from_tag(tag: &str) -> u64 {
-    tag.rsplit(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
+/// Read from the bytes: the tag is ASCII, and this runs for every statement.
+fn affected_from_tag(tag: &[u8]) -> u64 {
+    let digits = match tag.iter().rposition(|b| *b == b' ') {
+        Some(space) => &tag[space + 1..],
+        None => tag,
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    digits
+        .iter()
+        .try_fold(0u64, |n, d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
         .unwrap_or(0)
 }
 
@@ -436,11 +443,11 @@ mod tests {
 
     #[test]
     fn command_tags_give_the_affected_count() {
-        assert_eq!(affected_from_tag("INSERT 0 5"), 5);
-        assert_eq!(affected_from_tag("UPDATE 1"), 1);
-        assert_eq!(affected_from_tag("DELETE 0"), 0);
-        assert_eq!(affected_from_tag("BEGIN"), 0);
-        assert_eq!(affected_from_tag(""), 0);
+        assert_eq!(affected_from_tag(b"INSERT 0 5"), 5);
+        assert_eq!(affected_from_tag(b"UPDATE 1"), 1);
+        assert_eq!(affected_from_tag(b"DELETE 0"), 0);
+        assert_eq!(affected_from_tag(b"BEGIN"), 0);
+        assert_eq!(affected_from_tag(b""), 0);
     }
 
     #[test]

@@ -240,7 +240,10 @@ impl Client {
                 continue;
             };
             let lagged = schedule.is_some();
-            if !self.play(card, &seg, scheduled, lagged, &run).await {
+            if !self
+                .play(&shared, card, &seg, scheduled, lagged, &run)
+                .await
+            {
                 break;
             }
         }
@@ -306,16 +309,17 @@ impl Client {
 
     /// Plays a drawn card: the keying time, the transaction with its retries on the set's
     /// target for the type's role, its record, then the think time; false when the run ended
-    /// or stopped meanwhile.
+    /// or stopped meanwhile. `shared` is the run loop's own clone of `self.shared`: cloning
+    /// it here, per transaction, would bounce its reference count between the CPUs.
     async fn play(
         &mut self,
+        shared: &ClientShared,
         card: Card,
         seg: &InSegment,
         scheduled: Instant,
         lagged: bool,
         run: &Run,
     ) -> bool {
-        let shared = Arc::clone(&self.shared);
         let set = &shared.layout.sets[card.set];
         let g = &shared.layout.groups[card.group];
         // The set's target for the type's role, and this client's session to it.
