@@ -134,9 +134,15 @@ async fn connect(domain: Domain, addr: &SockAddr) -> io::Result<Registration> {
     let pending = match socket.connect(addr) {
         Ok(()) => false,
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
-        // A Unix socket whose listen queue is full answers EAGAIN; waiting for
-        // writability covers it too.
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+        // A Unix socket answers EAGAIN when the server's listen queue is full (a stopped or
+        // swamped postmaster): nothing is under way, so it fails now, as libpq's connect does,
+        // and the session's backoff paces the next attempt.
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            return Err(io::Error::new(
+                e.kind(),
+                "the server's listen queue is full (is the postmaster stopped or overloaded?)",
+            ))
+        }
         Err(e) => return Err(e),
     };
     let reg = Registration::new(OwnedFd::from(socket), pending)?;
