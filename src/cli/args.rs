@@ -195,10 +195,10 @@ pub struct RunArgs {
     /// Transactions in a row per drawn target card, 1 for one card per transaction as the TPC-V kit [default: sized so a full deck lasts about 20 ms, at most 64]
     #[arg(long)]
     pub card_run: Option<u32>,
-    /// Pin each driver thread to a CPU of its own (true/false). Without pinning, where the
-    /// scheduler puts driver threads and server backends moved select-only tps by up to 1.7x
-    /// between identical runs on 2 cores [default: true when the process may use at least as
-    /// many CPUs as there are driver threads]
+    /// Pin each driver thread to a CPU of its own (true/false), when the process may use at
+    /// least as many CPUs as there are driver threads. Where driver and server share 2 cores it
+    /// made select-only at 4 clients faster more often, and TPC-C at 4 clients and tpcb at 16
+    /// slower (see the README's Performance section) [default: false]
     #[arg(long, value_name = "BOOL")]
     pub pin_threads: Option<bool>,
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)

@@ -77,7 +77,7 @@ pub struct RawRun {
     pub deck_size: Option<u32>,
     /// Transactions per drawn target card; absent = sized automatically.
     pub card_run: Option<u32>,
-    /// Pin each driver thread to a CPU of its own; absent = on when there are enough CPUs.
+    /// Pin each driver thread to a CPU of its own (off when absent; see `driver::affinity`).
     pub pin_threads: Option<bool>,
     pub poll: Option<String>,
     pub mix_log: Option<bool>,
@@ -415,7 +415,7 @@ pub fn validate_run(
         seed: raw.seed.unwrap_or(default_seed),
         deck_size: raw.deck_size,
         card_run: raw.card_run,
-        pin_threads: raw.pin_threads.unwrap_or(true),
+        pin_threads: raw.pin_threads.unwrap_or(false),
         mix_log: raw.mix_log.unwrap_or(false),
         sample: cadence.sample,
         prometheus: raw.prometheus,

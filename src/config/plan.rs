@@ -188,8 +188,8 @@ pub struct RunPlan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_run: Option<u32>,
     /// Pin each driver thread to its own CPU when the process may use at least as many CPUs
-    /// as there are threads (see `driver::affinity`).
-    #[serde(default = "default_pin_threads")]
+    /// as there are threads (see `driver::affinity`); off unless asked for.
+    #[serde(default)]
     pub pin_threads: bool,
     /// Write every transaction to `mix-*.bin`.
     pub mix_log: bool,
@@ -270,8 +270,4 @@ pub struct PreparePlan {
     pub force: bool,
     /// The workload's options the data depends on (resolved, defaults filled in).
     pub options: OptionValues,
-}
-
-fn default_pin_threads() -> bool {
-    true
 }

@@ -1,11 +1,16 @@
-//! Pinning driver threads to CPUs, one each, as `taskset` would pin a pgbench thread.
+//! Pinning driver threads to CPUs, one each, as `taskset` would pin a pgbench thread; only on
+//! request (`--pin-threads true`).
 //!
-//! Why (issue 25): on the 2-core reference machine, select-only at 4 clients was bimodal for
-//! every driver, pgbench included: identical runs gave about 100k or 165k tps, by where the
-//! scheduler happened to put the driver threads and the server backends they wake. With each
-//! driver thread pinned to a CPU of its own, 5 runs out of 5 landed in the fast mode (about
-//! 3.0 µs of client CPU per transaction against 5.8 in the slow one); at 1 client pinning gave
-//! 5-10 % more tps, at 16 and 64 it changed nothing beyond the noise. Threads are pinned only
+//! Why (issue 25): on the 2-core reference machine, select-only at 4 clients is multimodal for
+//! every driver, pgbench included: identical runs give about 85k, 110k or 155k tps, by where
+//! the scheduler happens to put the driver threads and the server backends they wake (the
+//! fast mode costs the client about 2.8 µs of CPU per transaction, the slow one 6). Pinned,
+//! the driver landed in the faster modes more often: 6 alternating rounds of 5 s gave a median
+//! of 110k tps pinned against 85k unpinned (2 of 6 unpinned runs were fast, 4 of 6 pinned
+//! ones). At 1 client it made no difference. But where transactions wait on each other's locks
+//! it cost: TPC-C at 4 clients took 31-40 µs of client CPU per transaction pinned against
+//! 19-21 unpinned (3 rounds each, the sys part tripled), tpcb at 16 clients 34-37 against 33.
+//! So it is off by default. Threads are pinned only
 //! when the process may run on at least as many CPUs as there are threads (pinning two threads
 //! to one CPU would only take the scheduler's balancing away), and only inside the CPU set the
 //! process was given (a cgroup cpuset, `taskset`), in that set's order.
