@@ -1,7 +1,8 @@
 //! A driver thread: one [`evloop`] loop running a share of the clients as its tasks (like
-//! pgbench's `-j` threads, each a loop over its clients' sockets). Its clients write one recorder through a `RefCell`; a tick task on
-//! the same thread swaps that recorder out once a second and sends it to the collector, so the
-//! hot path takes no lock and sends no message per transaction.
+//! pgbench's `-j` threads, each a loop over its clients' sockets). Its clients write one
+//! recorder through a `RefCell`; a tick task on the same thread swaps that recorder out once a
+//! second and sends it to the collector, so the hot path takes no lock and sends no message
+//! per transaction.
 
 use std::cell::RefCell;
 use std::path::PathBuf;

@@ -1,19 +1,16 @@
 //! The loop itself: the thread's [`Core`] (tasks, run queue, timers, I/O sources, the epoll
-//! instance), [`block_on`] that turns it, and [`spawn`] with its [`JoinHandle`].
+//! instance) and [`block_on`] that turns it. Spawning is in `join.rs`.
 //!
 //! One turn: poll the main future if it was woken, poll up to [`BATCH`] queued tasks, then
 //! wait in `epoll_wait` (without blocking when tasks are still queued) and queue the tasks
 //! whose sockets, timers or remote wakers fired.
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::fmt;
 use std::future::Future;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -228,7 +225,7 @@ impl Core {
         self.timers.borrow_mut().push(Reverse((at, seq, id)));
     }
 
-    fn insert(&self, future: Pin<Box<dyn Future<Output = ()>>>) -> TaskId {
+    pub(crate) fn insert(&self, future: Pin<Box<dyn Future<Output = ()>>>) -> TaskId {
         let mut slots = self.slots.borrow_mut();
         let index = match self.free.borrow_mut().pop() {
             Some(i) => i,
@@ -302,7 +299,7 @@ impl Core {
         }
     }
 
-    fn abort(&self, id: TaskId) {
+    pub(crate) fn abort(&self, id: TaskId) {
         let Some(task) = self.task(id) else {
             return;
         };
@@ -468,150 +465,10 @@ pub fn block_on<F: Future>(future: F) -> io::Result<F::Output> {
     }
 }
 
-/// Why a task gave no output.
-pub enum JoinError {
-    /// It panicked; the payload is the panic's.
-    Panic(Box<dyn Any + Send>),
-    /// It was aborted, or its loop ended first.
-    Cancelled,
-}
-
-impl JoinError {
-    pub fn is_panic(&self) -> bool {
-        matches!(self, JoinError::Panic(_))
-    }
-
-    /// The panic's payload (for a cancelled task, a message saying so).
-    pub fn into_panic(self) -> Box<dyn Any + Send> {
-        match self {
-            JoinError::Panic(p) => p,
-            JoinError::Cancelled => Box::new("the task was cancelled"),
-        }
-    }
-}
-
-impl fmt::Debug for JoinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JoinError::Panic(_) => f.write_str("JoinError::Panic(..)"),
-            JoinError::Cancelled => f.write_str("JoinError::Cancelled"),
-        }
-    }
-}
-
-struct JoinState<T> {
-    result: RefCell<Option<Result<T, JoinError>>>,
-    done: Cell<bool>,
-    waiter: RefCell<Option<Waker>>,
-}
-
-impl<T> JoinState<T> {
-    fn complete(&self, result: Result<T, JoinError>) {
-        if self.done.replace(true) {
-            return;
-        }
-        *self.result.borrow_mut() = Some(result);
-        if let Some(w) = self.waiter.borrow_mut().take() {
-            w.wake();
-        }
-    }
-}
-
-/// A spawned future and where its output goes. A panic in its poll is caught and becomes the
-/// handle's `JoinError::Panic`; dropped unfinished (aborted), it leaves `Cancelled`.
-struct Joined<F: Future> {
-    future: Pin<Box<F>>,
-    state: Rc<JoinState<F::Output>>,
-}
-
-impl<F: Future> Future for Joined<F> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        match catch_unwind(AssertUnwindSafe(|| this.future.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(out)) => {
-                this.state.complete(Ok(out));
-                Poll::Ready(())
-            }
-            Err(panic) => {
-                this.state.complete(Err(JoinError::Panic(panic)));
-                Poll::Ready(())
-            }
-        }
-    }
-}
-
-impl<F: Future> Drop for Joined<F> {
-    fn drop(&mut self) {
-        self.state.complete(Err(JoinError::Cancelled));
-    }
-}
-
-/// Runs `future` as a task of this thread's loop. Panics outside [`block_on`], like any
-/// runtime's spawn without a runtime.
-pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    let core = expect_core("spawn");
-    let state = Rc::new(JoinState {
-        result: RefCell::new(None),
-        done: Cell::new(false),
-        waiter: RefCell::new(None),
-    });
-    let id = core.insert(Box::pin(Joined {
-        future: Box::pin(future),
-        state: Rc::clone(&state),
-    }));
-    JoinHandle { id, state }
-}
-
-/// Awaits a spawned task's output. Dropping it detaches the task.
-pub struct JoinHandle<T> {
-    id: TaskId,
-    state: Rc<JoinState<T>>,
-}
-
-impl<T> JoinHandle<T> {
-    /// Drops the task at once (if it is polling itself, when its poll returns); its handle
-    /// then yields `JoinError::Cancelled`.
-    pub fn abort(&self) {
-        if let Some(core) = core() {
-            core.abort(self.id);
-        }
-    }
-
-    pub fn is_finished(&self) -> bool {
-        self.state.done.get()
-    }
-}
-
-impl<T> Future for JoinHandle<T> {
-    type Output = Result<T, JoinError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if let Some(result) = self.state.result.borrow_mut().take() {
-            return Poll::Ready(result);
-        }
-        if self.state.done.get() {
-            // Taken by an earlier poll: a handle yields its result once.
-            return Poll::Ready(Err(JoinError::Cancelled));
-        }
-        let mut waiter = self.state.waiter.borrow_mut();
-        match &*waiter {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => *waiter = Some(cx.waker().clone()),
-        }
-        Poll::Pending
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{spawn, JoinError};
     use std::time::Duration;
 
     #[test]

@@ -22,8 +22,10 @@
 
 mod executor;
 mod io;
+mod join;
 mod time;
 
-pub use executor::{block_on, in_loop, spawn, JoinError, JoinHandle};
+pub use executor::{block_on, in_loop};
 pub use io::Registration;
+pub use join::{spawn, JoinError, JoinHandle};
 pub use time::{sleep, sleep_until, timeout, Elapsed, Sleep};

@@ -7,13 +7,13 @@
 
 use std::io;
 
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::{BufMut, BytesMut};
 use postgres_protocol::message::backend::{Message, ParameterStatusBody};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
 use crate::literal;
-use crate::response::{frame, Response, Step};
+use crate::response::{Response, Step};
 use crate::stream::Stream;
 use crate::{ConnectParams, Error, ErrorKind, Param, Protocol, QueryResult, Statement, TxStatus};
 
@@ -250,35 +250,19 @@ impl Connection {
     async fn read_response(&mut self) -> Result<(), Error> {
         self.response.clear();
         loop {
-            let frame = match frame(&self.rbuf) {
-                Ok(Some(frame)) => frame,
-                Ok(None) => {
-                    if let Err(e) = self.fill().await {
-                        return Err(self.lost(e));
-                    }
-                    continue;
-                }
-                Err(e) => return Err(self.lost(e)),
-            };
-            let (tag, len) = frame;
-            let step = match self.response.on_frame(tag, &self.rbuf[5..len]) {
-                Some(step) => {
-                    self.rbuf.advance(len);
-                    step
-                }
-                None => match self.next_message().await {
-                    Ok(message) => {
-                        if let Message::ParameterStatus(body) = &message {
-                            // Rare (a SET of a reported setting), so keeping server_param
-                            // current is cheap.
-                            if let Err(e) = self.record_server_param(body) {
-                                return Err(self.lost(e));
-                            }
-                        }
-                        self.response.on_message(message)
-                    }
-                    Err(e) => return Err(self.lost(e)),
+            let params = &mut self.server_params;
+            // A ParameterStatus is rare (a SET of a reported setting), so keeping
+            // `server_param` current costs nothing on the hot path.
+            let step = match self
+                .response
+                .take_from(&mut self.rbuf, |body| record_server_param(params, body))
+            {
+                Ok(Some(step)) => Ok(step),
+                Ok(None) => match self.fill().await {
+                    Ok(()) => continue,
+                    Err(e) => Err(e),
                 },
+                Err(e) => Err(e),
             };
             match step {
                 Ok(Step::More) => {}
@@ -344,20 +328,25 @@ impl Connection {
         self.wbuf.clear();
         Ok(())
     }
+}
 
-    pub(crate) fn record_server_param(&mut self, body: &ParameterStatusBody) -> Result<(), Error> {
-        let malformed = |e: io::Error| Error::protocol(format!("malformed ParameterStatus: {e}"));
-        let name = body.name().map_err(malformed)?;
-        let value = body.value().map_err(malformed)?;
-        match self.server_params.iter_mut().find(|(n, _)| n == name) {
-            Some((_, v)) => {
-                v.clear();
-                v.push_str(value);
-            }
-            None => self.server_params.push((name.to_owned(), value.to_owned())),
+/// Keeps a ParameterStatus the server sent in `params` (a setting it reports, e.g.
+/// `server_version`), replacing an earlier value.
+pub(crate) fn record_server_param(
+    params: &mut Vec<(String, String)>,
+    body: &ParameterStatusBody,
+) -> Result<(), Error> {
+    let malformed = |e: io::Error| Error::protocol(format!("malformed ParameterStatus: {e}"));
+    let name = body.name().map_err(malformed)?;
+    let value = body.value().map_err(malformed)?;
+    match params.iter_mut().find(|(n, _)| n == name) {
+        Some((_, v)) => {
+            v.clear();
+            v.push_str(value);
         }
-        Ok(())
+        None => params.push((name.to_owned(), value.to_owned())),
     }
+    Ok(())
 }
 
 /// Bind (parameters and results in text format, as pgbench sends them), Execute, Sync,

@@ -5,8 +5,8 @@
 //! one reused buffer with (offset, length) cells, so a statement in steady state allocates
 //! nothing and a `QueryResult` can lend `&str`s without owning anything.
 
-use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::{DataRowBody, Message};
+use bytes::{Buf, BytesMut};
+use postgres_protocol::message::backend::{Message, ParameterStatusBody};
 
 use crate::Error;
 
@@ -58,22 +58,39 @@ impl Response {
         self.error = None;
     }
 
-    /// Takes one backend message of a statement's response. An `Err` means the session cannot
-    /// continue (the message is not allowed here); server errors are kept in `self.error`.
-    pub(crate) fn on_message(&mut self, message: Message) -> Result<Step, Error> {
+    /// Takes the next whole message of a statement's response from `buf`, if one is there:
+    /// the hot types straight from the buffer ([`Response::on_frame`]), the others parsed
+    /// ([`Response::on_message`]), with a ParameterStatus handed to `on_param`. `None`: more
+    /// bytes are needed. An `Err` means the session cannot continue.
+    pub(crate) fn take_from(
+        &mut self,
+        buf: &mut BytesMut,
+        on_param: impl FnOnce(&ParameterStatusBody) -> Result<(), Error>,
+    ) -> Result<Option<Step>, Error> {
+        let Some((tag, len)) = frame(buf)? else {
+            return Ok(None);
+        };
+        if let Some(step) = self.on_frame(tag, &buf[5..len]) {
+            buf.advance(len);
+            return step.map(Some);
+        }
+        match Message::parse(buf) {
+            Ok(Some(Message::ParameterStatus(body))) => on_param(&body).map(|()| Some(Step::More)),
+            Ok(Some(message)) => self.on_message(message).map(Some),
+            // `frame` saw the whole message, so the parser has it all.
+            Ok(None) => Ok(None),
+            Err(e) => Err(Error::protocol(format!("malformed message: {e}"))),
+        }
+    }
+
+    /// Takes one backend message that [`Response::on_frame`] does not. An `Err` means the
+    /// session cannot continue (the message is not allowed here); server errors are kept in
+    /// `self.error`.
+    fn on_message(&mut self, message: Message) -> Result<Step, Error> {
         match message {
-            Message::DataRow(body) => self.push_row(&body)?,
-            Message::CommandComplete(body) => {
-                let tag = body
-                    .tag()
-                    .map_err(|e| Error::protocol(format!("malformed CommandComplete: {e}")))?;
-                self.affected = affected_from_tag(tag.as_bytes());
-            }
-            Message::ParseComplete => self.parse_complete = true,
             Message::ErrorResponse(body) if self.error.is_none() => {
                 self.error = Some(Error::from_fields(&body));
             }
-            Message::ReadyForQuery(body) => return Ok(Step::Ready(tx_status(body.status())?)),
             Message::CopyInResponse(_) => {
                 return Err(Error::protocol(
                     "the server waits for COPY data, which pgwire does not send; \
@@ -81,8 +98,7 @@ impl Response {
                 ))
             }
             // Everything else carries nothing a benchmark reads: later errors (the first one
-            // explains the failure), descriptions (results are always text), completions,
-            // notices, NOTIFY and settings changes, COPY TO STDOUT data.
+            // explains the failure), notices, NOTIFY, COPY TO STDOUT data.
             _ => {}
         }
         Ok(Step::More)
@@ -92,7 +108,7 @@ impl Response {
     /// types a benchmark's statements answer with (`tag` and the body after the length); `None`
     /// for the others, which go through [`Response::on_message`]. This is the hot path: no
     /// `Message` is built, so the read buffer is never split into shared pieces.
-    pub(crate) fn on_frame(&mut self, tag: u8, body: &[u8]) -> Option<Result<Step, Error>> {
+    fn on_frame(&mut self, tag: u8, body: &[u8]) -> Option<Result<Step, Error>> {
         let step = match tag {
             b'D' => self.push_row_bytes(body).map(|()| Step::More),
             b'C' => match body.split_last() {
@@ -158,27 +174,6 @@ impl Response {
         Ok(())
     }
 
-    fn push_row(&mut self, body: &DataRowBody) -> Result<(), Error> {
-        let base = self.data.len();
-        self.data.extend_from_slice(body.buffer());
-        self.rows.push(self.cells.len());
-        let mut ranges = body.ranges();
-        loop {
-            match ranges.next() {
-                Ok(Some(Some(r))) => self.cells.push(Cell {
-                    start: base + r.start,
-                    len: r.len(),
-                }),
-                Ok(Some(None)) => self.cells.push(Cell {
-                    start: NULL,
-                    len: 0,
-                }),
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(Error::protocol(format!("malformed DataRow: {e}"))),
-            }
-        }
-    }
-
     fn cell(&self, row: usize, col: usize) -> Option<Cell> {
         let first = *self.rows.get(row)?;
         let end = self.rows.get(row + 1).copied().unwrap_or(self.cells.len());
@@ -197,7 +192,7 @@ impl Response {
 
 /// The tag and whole length (tag byte included) of the first message in `buf`, once all of
 /// it is there.
-pub(crate) fn frame(buf: &[u8]) -> Result<Option<(u8, usize)>, Error> {
+fn frame(buf: &[u8]) -> Result<Option<(u8, usize)>, Error> {
     let [tag, a, b, c, d, ..] = *buf else {
         return Ok(None);
     };
@@ -286,7 +281,7 @@ impl QueryResult<'_> {
 
 #[cfg(test)]
 mod tests {
-    use bytes::{Buf, BufMut, BytesMut};
+    use bytes::{BufMut, BytesMut};
 
     use super::*;
     use crate::ErrorKind;
@@ -352,19 +347,7 @@ mod tests {
         let mut buf = BytesMut::new();
         for piece in bytes.chunks(chunk) {
             buf.extend_from_slice(piece);
-            // As the connection reads: the hot types from the buffer, the others as messages.
-            while let Some((tag, len)) = frame(&buf)? {
-                let step = match response.on_frame(tag, &buf[5..len]) {
-                    Some(step) => {
-                        buf.advance(len);
-                        step?
-                    }
-                    None => {
-                        let m =
-                            Message::parse(&mut buf).map_err(|e| Error::protocol(e.to_string()))?;
-                        response.on_message(m.expect("a whole message"))?
-                    }
-                };
+            while let Some(step) = response.take_from(&mut buf, |_| Ok(()))? {
                 if let Step::Ready(status) = step {
                     assert!(buf.is_empty(), "bytes left after ReadyForQuery");
                     return Ok(status);

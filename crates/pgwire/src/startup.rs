@@ -8,6 +8,7 @@ use postgres_protocol::authentication::sasl::{self, ChannelBinding, ScramSha256}
 use postgres_protocol::message::backend::{AuthenticationSaslBody, Message};
 use postgres_protocol::message::frontend;
 
+use crate::connection::record_server_param;
 use crate::response::tx_status;
 use crate::{ConnectParams, Connection, Error};
 
@@ -36,7 +37,9 @@ impl Connection {
                     self.backend_pid = body.process_id();
                     self.secret_key = body.secret_key();
                 }
-                Message::ParameterStatus(body) => self.record_server_param(&body)?,
+                Message::ParameterStatus(body) => {
+                    record_server_param(&mut self.server_params, &body)?
+                }
                 Message::ReadyForQuery(body) => {
                     self.tx_status = tx_status(body.status())?;
                     return Ok(());
