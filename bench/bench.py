@@ -124,18 +124,46 @@ class Bench:
         client count), else one thread per core but never more than clients."""
         return str(self.args.threads or min(os.cpu_count() or 1, clients))
 
-    def run_tidebench(self, workload, clients, duration, tag):
+    def run_tidebench(self, workload, clients, duration, tag, extra=()):
         out_dir = os.path.join(self.results_dir, f"{tag}-{time.monotonic_ns()}")
         # No sampling: pgbench samples nothing, and the comparison is of the drivers alone.
         _, err, cpu, rss, wall, rc = self.tb("run", "--workload", workload, "--target", self.target, "-c", str(clients),
                                              "-j", self.jobs(clients), "-T", str(duration), "-P", "0", "--sample", "0",
-                                             "--out", out_dir, check=False)
+                                             *extra, "--out", out_dir, check=False)
         if rc != 0:
             sys.exit(f"bench: tidebench run failed:\n{err}")
         with open(os.path.join(out_dir, "summary.json")) as f:
             s = json.load(f)
         txns = s["totals"]["committed"]
-        return {"tps": s["totals"]["tps"], "cpu_us": cpu * 1e6 / max(txns, 1), "rss_mb": rss}
+        return {"tps": s["totals"]["tps"], "cpu_us": cpu * 1e6 / max(txns, 1), "rss_mb": rss,
+                "wall": wall, "dir": out_dir}
+
+    def profile_cost(self, clients_list):
+        """The cost of --profile (issue 29): the same select-only run with and without it at
+        99 Hz, alternating (the order flips every round), per round the tps ratio; the wall time
+        a profiled run adds after its window (reading perf's samples back) beside it."""
+        print_head(["clients", "tps without", "tps with --profile", "tps ratio (IQR)", "samples (instance)",
+                    "added wall s"])
+        for clients in clients_list:
+            plain, prof = [], []
+            steps = [
+                lambda: plain.append(self.run_tidebench("select-only", clients, self.args.duration, "noprof")),
+                lambda: prof.append(self.run_tidebench("select-only", clients, self.args.duration, "prof",
+                                                       ["--profile", "--profile-hz", "99"])),
+            ]
+            for r in range(max(self.args.other_rounds, 5)):
+                for step in rotated(steps, r):
+                    step()
+            ratio = fmt_iqr(*median_iqr([p["tps"] / q["tps"] for p, q in zip(prof, plain)]))
+            samples = []
+            for p in prof:
+                with open(os.path.join(p["dir"], "profile.json")) as f:
+                    subjects = json.load(f)["subjects"]
+                samples.append(sum(s["samples"] for s in subjects if s["kind"] == "instance"))
+            added = statistics.median(p["wall"] for p in prof) - statistics.median(q["wall"] for q in plain)
+            print("| {:>7} | {:>11.0f} | {:>18.0f} | {:>16} | {:>18.0f} | {:>12.2f} |".format(
+                clients, statistics.median(q["tps"] for q in plain), statistics.median(p["tps"] for p in prof),
+                ratio, statistics.median(samples), added), flush=True)
 
     def run_pgbench(self, workload, clients, duration):
         flags = {"select-only": ["-S"], "tpcb": [], "simple-update": ["-N"]}[workload]
@@ -445,6 +473,9 @@ def main():
     ap.add_argument("--default-only", action="store_true", help="only the default run (sampling on) against pgbench")
     ap.add_argument("--report-only", action="store_true", help="only time the reporter on a large generated run")
     ap.add_argument("--elastic-only", action="store_true", help="only the many-groups points (4, 8 and 40 groups)")
+    ap.add_argument("--profile-only", action="store_true",
+                    help="only the cost of --profile: select-only with and without it, alternating")
+    ap.add_argument("--profile-clients", default="4,16", help="client counts of the --profile cost")
     args = ap.parse_args()
     if args.threads is not None and args.threads < 1:
         ap.error("--threads must be at least 1")
@@ -472,6 +503,10 @@ def main():
                 b.prepare_ratio(scale)
             b.tpcc_load(16)
             return
+        if args.profile_only:
+            b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
+            b.profile_cost([int(x) for x in args.profile_clients.split(",")])
+            return
         if args.default_only:
             b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
             b.default_run_ratio(4)
@@ -483,6 +518,8 @@ def main():
         compare_table(b)
         print()
         b.default_run_ratio(4)
+        print()
+        b.profile_cost([int(x) for x in args.profile_clients.split(",")])
         if not args.skip_elastic:
             print()
             many_groups(b)

@@ -44,6 +44,13 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   fi
 fi
 
+# `--profile` samples with Linux perf (Debian's `linux-perf`); its tests need it.
+if ! command -v perf >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  say "installing linux-perf (CPU profiles: run --profile, tidebench overhead)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
+fi
+
 # PostgreSQL refuses to run as root: when we are root, managed instances run as `postgres`.
 if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
   say "creating the unprivileged system user 'postgres' for managed instances"
@@ -54,7 +61,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
     say "cargo is in ~/.cargo/bin but not on PATH: run 'export PATH=\$HOME/.cargo/bin:\$PATH'"
   else
-    say "no Rust toolchain found: install it with rustup (https://rustup.rs), Rust 1.75 or newer"
+    say "no Rust toolchain found: install it with rustup (https://rustup.rs), Rust 1.79 or newer"
   fi
   exit 2
 fi

@@ -1,6 +1,6 @@
 //! tidebench: a benchmark kit for PostgreSQL under consolidation, virtualization and elastic,
 //! multi-tenant load. See `DESIGN.md` for the data flow; the rooms below import only downwards:
-//! cli → experiment → runner → driver → sampler → workload → results/metrics → target →
+//! cli → experiment → runner → driver → sampler/profile → workload → results/metrics → target →
 //! instance → config, and any of them → event (what a run says while it works, sent to a
 //! sink; only `cli` prints).
 
@@ -11,6 +11,7 @@ pub mod event;
 pub mod experiment;
 pub mod instance;
 pub mod metrics;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -78,6 +78,46 @@ pub enum Command {
     #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per point, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-knee/]")))]
     #[command(mut_arg("preset", |a| a.help("A built-in experiment (vpostgres-knee) or run preset (see `tidebench presets`)")))]
     Knee(KneeArgs),
+    /// Native against virtual (seed 003): the same pgbench run on two targets, profiled; ends with the tps ratio and where the time went
+    #[command(after_help = OVERHEAD_AFTER_HELP)]
+    #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per side, experiment.json, experiment.html, compare.html; the same --out resumes [default: ./results/<UTC time>-overhead/]")))]
+    Overhead(OverheadArgs),
+}
+
+const OVERHEAD_AFTER_HELP: &str = "\
+Seed 003 ran pgbench (scale 10, 10 clients, synchronous_commit=off) natively and in a Xen VM: 4,500
+against 1,600 tps, and 51 % of PostgreSQL's samples in the VM were in hypercall_page. This runs
+that comparison on any two targets, each profiled with perf over its measured window:
+  --native   the bare-metal side: a managed instance without limits, or a DSN to the host
+  --virtual  the virtualized side: a DSN to a VM (run tidebench on the VM's host, or inside it
+             with --profile host to see what the guest sees), or a managed instance with
+             limits (instance start NAME --cpus 0.5)
+Defaults are seed 003's: --workload tpcb --scale 10 --clients 10 --session-set
+synchronous_commit=off --profile instances; any run flag overrides them. Data is loaded on each
+side when missing.
+
+Examples:
+  tidebench instance start native
+  tidebench instance start limited --cpus 0.5
+  tidebench overhead --native instance:native --virtual instance:limited -T 1m
+  tidebench overhead --native 'host=/var/run/postgresql dbname=bench' \\
+      --virtual postgresql://bench@vm1/bench --profile host --repeat 3 -T 2m
+
+Exit codes: 0 both runs complete, 1 a run failed, 2 bad input (perf missing: apt-get install
+linux-perf), 130 interrupted.";
+
+#[derive(Debug, Args)]
+pub struct OverheadArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
+    /// The native side: DSN or instance:NAME[/DB]
+    #[arg(long, value_name = "TARGET", help_heading = EXPERIMENT)]
+    pub native: String,
+    /// The virtualized side: DSN or instance:NAME[/DB]
+    #[arg(long = "virtual", value_name = "TARGET", help_heading = EXPERIMENT)]
+    pub virtual_: String,
 }
 
 const SWEEP_AFTER_HELP: &str = "\
@@ -210,6 +250,23 @@ pub struct RunArgs {
     /// Serve live counters in the Prometheus text format on HOST:PORT (a bare port means 127.0.0.1) during the run
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
+    /// A setting every benchmark session starts with, NAME=VALUE (as PGOPTIONS=-cNAME=VALUE for
+    /// pgbench); repeat for more, e.g. --session-set synchronous_commit=off
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub session_set: Vec<String>,
+    /// Sample the CPU with perf over the measured window only (ramps and loading left out):
+    /// `instances` profiles each managed instance's processes (and a local server's behind a
+    /// DSN, and the driver's own), `host` the whole host as well. Writes profile/*.folded and
+    /// profile.json; report.html draws flame graphs. Needs perf (apt-get install linux-perf)
+    /// [default when given without a value: instances]
+    #[arg(long, value_name = "SCOPE", num_args = 0..=1, default_missing_value = "instances")]
+    pub profile: Option<String>,
+    /// Samples per second per CPU for --profile [default: 99]
+    #[arg(long, value_name = "HZ")]
+    pub profile_hz: Option<u32>,
+    /// How perf walks stacks for --profile: fp (frame pointers) or dwarf (binaries built without them) [default: fp]
+    #[arg(long, value_name = "HOW")]
+    pub profile_call_graph: Option<String>,
     /// Workload (the list is the registry's)
     #[arg(short = 'w', long)]
     pub workload: Option<String>,
@@ -289,6 +346,10 @@ impl RunArgs {
             mix_log: self.mix_log.then_some(true),
             sample: self.sample.clone(),
             prometheus: self.prometheus.clone(),
+            session_set: (!self.session_set.is_empty()).then(|| self.session_set.clone()),
+            profile: self.profile.clone(),
+            profile_hz: self.profile_hz,
+            profile_call_graph: self.profile_call_graph.clone(),
             phase_duration: self.phase_duration.clone(),
             isolation: self.isolation,
             options: workload.options.clone(),

@@ -162,7 +162,7 @@ pub(super) fn experiment_preset(
 }
 
 /// The run the experiment varies, and its source's name.
-fn base_run(
+pub(super) fn base_run(
     run: &RunArgs,
     flags: &WorkloadFlags,
     preset: Option<&'static ExperimentPreset>,
@@ -256,6 +256,8 @@ fn given_run_flags() -> Vec<String> {
             "--steps",
             "--keep",
             "--keep-difference",
+            "--native",
+            "--virtual",
         ];
         if own.contains(&flag) {
             skip_next = !a.contains('=');
@@ -276,6 +278,16 @@ pub(super) fn out_dir(run: &RunArgs, kind: &str) -> PathBuf {
 }
 
 pub(super) fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
+    let (file, interrupted) = execute_file(exp, home)?;
+    Ok(exit_code(&file, interrupted))
+}
+
+/// Runs the experiment on the terminal sink and prints its summary; returns its record and
+/// whether it was interrupted.
+pub(super) fn execute_file(
+    exp: &Experiment,
+    home: &Home,
+) -> Result<(ExperimentFile, bool), CliError> {
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
@@ -293,10 +305,10 @@ pub(super) fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {
         ))
         .map_err(|e| CliError::usage(e.to_string()))?;
     print!("{}", console::experiment_summary(&file, &exp.dir));
-    Ok(exit_code(&file, interrupted))
+    Ok((file, interrupted))
 }
 
-fn exit_code(file: &ExperimentFile, interrupted: bool) -> u8 {
+pub(super) fn exit_code(file: &ExperimentFile, interrupted: bool) -> u8 {
     if interrupted {
         return EXIT_INTERRUPTED;
     }

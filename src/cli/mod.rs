@@ -9,6 +9,7 @@ mod consolidate_cmd;
 pub mod error;
 pub mod experiment_cmd;
 pub mod instance_cmd;
+mod overhead_cmd;
 pub mod terminal;
 pub mod workload_args;
 
@@ -73,6 +74,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
             }
         },
         Command::Knee(args) => experiment_cmd::knee(args, flags, &home),
+        Command::Overhead(args) => overhead_cmd::overhead(args, flags, &home),
     }
 }
 
@@ -377,8 +379,16 @@ fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     }
     let sides = crate::report::compare::sides(&args.dirs).map_err(CliError::usage)?;
     print!("{}", crate::report::compare::table(&sides));
+    print!("{}", crate::report::compare_profile::table(&args.dirs));
     if let Some(out) = &args.html {
-        crate::results::atomic::write(out, crate::report::compare::html(&sides).as_bytes())
+        let page = crate::report::compare::html(&sides).replace(
+            "</body>",
+            &format!(
+                "{}</body>",
+                crate::report::compare_profile::html(&args.dirs)
+            ),
+        );
+        crate::results::atomic::write(out, page.as_bytes())
             .map_err(|e| CliError::usage(e.to_string()))?;
         println!("{}", out.display());
     }

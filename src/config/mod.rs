@@ -11,6 +11,7 @@ pub mod instances;
 pub mod options;
 pub mod plan;
 pub mod presets;
+pub mod profile;
 pub mod size;
 pub mod target;
 pub mod timeline;
@@ -85,6 +86,14 @@ pub struct RawRun {
     pub sample: Option<String>,
     /// Address to serve live Prometheus metrics on (`HOST:PORT` or a port on loopback).
     pub prometheus: Option<String>,
+    /// `NAME=VALUE` settings every benchmark session starts with.
+    pub session_set: Option<Vec<String>>,
+    /// CPU profiles over the measured window: `instances`, `host` or `off` (see [`profile`]).
+    pub profile: Option<String>,
+    /// perf's sampling rate per CPU.
+    pub profile_hz: Option<u32>,
+    /// `fp` or `dwarf`.
+    pub profile_call_graph: Option<String>,
     /// Sets every phase's duration (presets are written for 12-minute phases).
     pub phase_duration: Option<String>,
     /// Every group's default isolation level.
@@ -144,6 +153,10 @@ impl RawRun {
             mix_log: over.mix_log.or(self.mix_log),
             sample: over.sample.or(self.sample),
             prometheus: over.prometheus.or(self.prometheus),
+            session_set: over.session_set.or(self.session_set),
+            profile: over.profile.or(self.profile),
+            profile_hz: over.profile_hz.or(self.profile_hz),
+            profile_call_graph: over.profile_call_graph.or(self.profile_call_graph),
             phase_duration: over.phase_duration.or(self.phase_duration),
             isolation: over.isolation.or(self.isolation),
             options: {
@@ -419,6 +432,13 @@ pub fn validate_run(
         mix_log: raw.mix_log.unwrap_or(false),
         sample: cadence.sample,
         prometheus: raw.prometheus,
+        session_settings: options::session_settings(raw.session_set.as_deref().unwrap_or(&[]))
+            .map_err(invalid)?,
+        profile: profile::validate(
+            raw.profile.as_deref(),
+            raw.profile_hz,
+            raw.profile_call_graph.as_deref(),
+        )?,
         out: raw.out,
     })
 }

@@ -45,6 +45,43 @@ impl Isolation {
     }
 }
 
+/// `NAME=VALUE` settings every benchmark session starts with (`--session-set`, pgbench users'
+/// `PGOPTIONS`), validated: a name as PostgreSQL spells settings, a value without control
+/// characters.
+pub fn session_settings(given: &[String]) -> Result<Vec<(String, String)>, String> {
+    given
+        .iter()
+        .map(|s| {
+            let (name, value) = s.split_once('=').ok_or_else(|| {
+                format!("session-set '{s}' is not NAME=VALUE; e.g. --session-set synchronous_commit=off")
+            })?;
+            let name = name.trim();
+            let good_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            if !good_name {
+                return Err(format!(
+                    "session-set '{s}': '{name}' is not a setting name (letters, digits, _ and .)"
+                ));
+            }
+            if value.is_empty() || value.chars().any(char::is_control) {
+                return Err(format!(
+                    "session-set '{s}': give a value, e.g. {name}=off"
+                ));
+            }
+            Ok((name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// One setting as a startup option: `-c name=value`, with spaces and backslashes escaped as
+/// libpq's options syntax wants.
+pub fn startup_option(name: &str, value: &str) -> String {
+    let value = value.replace('\\', "\\\\").replace(' ', "\\ ");
+    format!("-c {name}={value}")
+}
+
 /// What one group's sessions and transactions are told beyond the workload's name and scale:
 /// the isolation level (any workload) and the workload's own options, resolved by it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -55,6 +92,22 @@ pub struct GroupOptions {
     /// `isolation` in `runtime.toml`, as plans before the workload registry wrote them.
     #[serde(flatten)]
     pub workload: OptionValues,
+}
+
+#[cfg(test)]
+mod session_tests {
+    use super::*;
+
+    #[test]
+    fn session_settings_become_startup_options() {
+        let s = session_settings(&["synchronous_commit=off".into(), "search_path=a, b".into()])
+            .unwrap();
+        assert_eq!(s[0], ("synchronous_commit".into(), "off".into()));
+        assert_eq!(startup_option(&s[1].0, &s[1].1), "-c search_path=a,\\ b");
+        for bad in ["nothing", "=off", "a b=1", "work_mem="] {
+            assert!(session_settings(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
 }
 
 #[cfg(test)]

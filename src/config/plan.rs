@@ -199,6 +199,12 @@ pub struct RunPlan {
     /// Serve live metrics in the Prometheus text format on this address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prometheus: Option<String>,
+    /// Settings every benchmark session starts with (`--session-set NAME=VALUE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_settings: Vec<(String, String)>,
+    /// CPU profiles of the measured window (`--profile`); `None`: none taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<super::profile::ProfilePlan>,
     /// Results dir; `None` means `./results/<UTC timestamp>-<name>/`.
     pub out: Option<PathBuf>,
 }

@@ -34,6 +34,20 @@ pub struct Segment {
     pub measured: bool,
 }
 
+/// The measured window as offsets from the run's start: the first measured phase's start to
+/// the last one's end (the whole run when none is measured).
+pub fn measured_span(plan: &RunPlan) -> (Duration, Duration) {
+    let all = segments(plan);
+    let measured = all.iter().filter(|s| s.measured);
+    match (
+        measured.clone().map(|s| s.start).min(),
+        measured.map(|s| s.end).max(),
+    ) {
+        (Some(from), Some(to)) => (from, to),
+        _ => (Duration::ZERO, plan.total_duration()),
+    }
+}
+
 /// The segments of `plan`, in time order, covering `[0, plan.total_duration())`.
 pub fn segments(plan: &RunPlan) -> Vec<Segment> {
     let mut out = Vec::new();

@@ -1,5 +1,5 @@
-//! `report.html`: one self-contained page per results dir (inline SVG from `charts`, inline
-//! CSS, no script, nothing fetched), written at the end of every run and by `tidebench report
+//! `report.html`: one self-contained page per results dir (inline SVG from `charts` and, for
+//! profiled runs, flame graphs from `flame`; inline CSS, no script, nothing fetched), written at the end of every run and by `tidebench report
 //! DIR`. Sections, in order: [`SECTIONS`]. The managed instances' incidents (OOM kills, crash
 //! restarts) are red verticals on the charts over time and a table under "Failures".
 
@@ -15,19 +15,21 @@ use super::system_view as sys;
 mod glance;
 mod headline;
 mod incidents;
+mod profile;
 use glance::glance;
 use incidents::{down_windows_to, incident_times, incidents_to, INCIDENT_NOTE};
 
 pub const REPORT_FILE: &str = "report.html";
 
 /// Section headings, in page order (tests hold the page to this).
-pub const SECTIONS: [&str; 10] = [
+pub const SECTIONS: [&str; 11] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
     "Latency",
     "Response-time limits and mix",
     "CPU",
+    "Where the time goes",
     "Memory",
     "Disk IO",
     "Checkpoints and buffers",
@@ -39,7 +41,8 @@ pub(super) const STYLE: &str =
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 8px;\
 text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
 .note{color:#666;font-style:italic}.flag{background:#fdd;color:#a00;font-weight:bold}\
-svg{display:block;margin:1em 0}nav a{margin-right:1em}";
+svg{display:block;margin:1em 0}nav a{margin-right:1em}\
+.names td:nth-child(3),.names td:nth-child(4){text-align:left}";
 
 /// Reads `dir` and writes `dir/report.html`; returns its path.
 pub fn write(dir: &Path) -> Result<PathBuf, String> {
@@ -86,13 +89,14 @@ pub fn render(data: &RunData) -> String {
     for note in &data.notes {
         note_to(&mut p, note);
     }
-    let sections: [fn(&RunData, &mut String); 10] = [
+    let sections: [fn(&RunData, &mut String); 11] = [
         glance,
         throughput,
         shares,
         latency,
         limits,
         cpu,
+        profile::where_the_time_goes,
         memory,
         disk,
         checkpoints,

@@ -63,6 +63,8 @@ pub struct RunData {
     pub dist: Vec<Histogram<u64>>,
     /// `None` when the run has no `system.csv`.
     pub system: Option<Vec<SystemSeries>>,
+    /// `profile.json`; `None` when the run took no profile.
+    pub profile: Option<crate::results::profile::ProfileFile>,
 }
 
 impl RunData {
@@ -161,7 +163,12 @@ fn read(dir: &Path, with_intervals: bool) -> Result<RunData, String> {
         latency: Vec::new(),
         dist: Vec::new(),
         system: None,
+        profile: None,
     };
+    match crate::results::profile::ProfileFile::read(dir) {
+        Ok(profile) => data.profile = profile,
+        Err(e) => data.notes.push(format!("profile left out: {e}")),
+    }
     match intervals {
         Some(Ok(series)) => series.into_run(&mut data),
         Some(Err(e)) => data.notes.push(format!("time series left out: {e}")),

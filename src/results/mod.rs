@@ -44,6 +44,7 @@ pub mod hlog;
 pub mod incidents;
 pub mod intervals;
 pub mod mix;
+pub mod profile;
 pub mod ratios;
 pub mod read;
 pub mod recover;

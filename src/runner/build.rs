@@ -168,6 +168,7 @@ fn layout(
                 &r.params,
                 plan.groups[p.group].options.isolation,
                 plan.txn_timeout,
+                &plan.session_settings,
             ),
         })
         .collect();
@@ -214,11 +215,16 @@ fn session_params(
     params: &pgwire::ConnectParams,
     isolation: Isolation,
     txn_timeout: Option<std::time::Duration>,
+    settings: &[(String, String)],
 ) -> pgwire::ConnectParams {
     let mut out = params.clone();
     let timeout = txn_timeout.map(|t| format!("-c statement_timeout={}", t.as_millis().max(1)));
+    let given = settings
+        .iter()
+        .map(|(n, v)| Some(crate::config::options::startup_option(n, v)));
     for ours in [Some(isolation.startup_options()), timeout]
         .into_iter()
+        .chain(given)
         .flatten()
     {
         if ours.is_empty() {
@@ -251,23 +257,29 @@ mod tests {
             connect_timeout: Duration::from_secs(1),
         };
         assert_eq!(
-            session_params(&params, Isolation::ReadCommitted, None).options,
+            session_params(&params, Isolation::ReadCommitted, None, &[]).options,
             ""
         );
         params.options = "-c work_mem=64MB".into();
         assert_eq!(
-            session_params(&params, Isolation::Serializable, None).options,
+            session_params(&params, Isolation::Serializable, None, &[]).options,
             "-c work_mem=64MB -c default_transaction_isolation=serializable"
         );
         assert_eq!(
-            session_params(&params, Isolation::ReadCommitted, None).options,
+            session_params(&params, Isolation::ReadCommitted, None, &[]).options,
             "-c work_mem=64MB"
+        );
+        let off = [("synchronous_commit".to_string(), "off".to_string())];
+        assert_eq!(
+            session_params(&params, Isolation::ReadCommitted, None, &off).options,
+            "-c work_mem=64MB -c synchronous_commit=off"
         );
         assert_eq!(
             session_params(
                 &params,
                 Isolation::ReadCommitted,
-                Some(Duration::from_millis(2500))
+                Some(Duration::from_millis(2500)),
+                &[]
             )
             .options,
             "-c work_mem=64MB -c statement_timeout=2500"

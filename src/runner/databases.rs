@@ -48,6 +48,13 @@ struct Server {
     reset_before: Result<Option<String>, String>,
 }
 
+/// A server as a profile looks for it (see [`Databases::server_processes`]).
+pub struct ServerProcess {
+    pub target: ResolvedTarget,
+    pub backend_pid: Option<u32>,
+    pub data_directory: Option<String>,
+}
+
 pub struct Databases {
     dbs: Vec<Db>,
     servers: Vec<Server>,
@@ -149,6 +156,37 @@ impl Databases {
             );
         }
         Ok(out)
+    }
+
+    /// Each server's target, the pid of the backend serving the statistics session (its
+    /// parent is the postmaster, when the server is on this host) and its data directory
+    /// when the role may read it: what a profile needs to find a server's processes.
+    pub async fn server_processes(&self) -> Vec<ServerProcess> {
+        let mut out = Vec::with_capacity(self.servers.len());
+        for s in &self.servers {
+            let client = s.stats.client();
+            let backend_pid = match client.query_one("SELECT pg_backend_pid()", &[]).await {
+                Ok(row) => row
+                    .try_get::<_, i32>(0)
+                    .ok()
+                    .and_then(|p| u32::try_from(p).ok()),
+                Err(_) => None,
+            };
+            // Readable by superusers and pg_read_all_settings only: an error is "unknown".
+            let data_directory = match client
+                .query_one("SELECT current_setting('data_directory')", &[])
+                .await
+            {
+                Ok(row) => row.try_get::<_, String>(0).ok(),
+                Err(_) => None,
+            };
+            out.push(ServerProcess {
+                target: s.stats.target().clone(),
+                backend_pid,
+                data_directory,
+            });
+        }
+        out
     }
 
     /// Waits until no tidebench session is on any database, then reads settled counters (and

@@ -49,6 +49,8 @@ pub struct Surroundings<'a> {
     /// Each server's version and settings, for the `runtime.toml` written at the start.
     pub server_facts: &'a [ServerFacts],
     pub sampler: Option<Sampler>,
+    /// What `--profile` samples; `None` without it.
+    pub profile: Option<crate::profile::Request>,
     pub prometheus: Option<SocketAddr>,
     pub stop: &'a Stop,
     pub events: &'a Arc<dyn Sink>,
@@ -71,7 +73,17 @@ pub async fn drive(
         frame,
         server_facts: with.server_facts,
     };
-    run_clients(plan, ready, start, with.sampler, with.stop, events).await
+    let sides = Sides {
+        sampler: with.sampler,
+        profile: with.profile,
+    };
+    run_clients(plan, ready, start, sides, with.stop, events).await
+}
+
+/// What runs beside the clients over their clock.
+struct Sides {
+    sampler: Option<Sampler>,
+    profile: Option<crate::profile::Request>,
 }
 
 /// What the results dir records before the first interval (see `results::start`).
@@ -142,7 +154,7 @@ async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
     start: Start<'_>,
-    sampler: Option<Sampler>,
+    sides: Sides,
     stop: &Stop,
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
@@ -153,6 +165,7 @@ async fn run_clients(
         latest,
         out_dir,
     } = ready;
+    let Sides { sampler, profile } = sides;
     let keys = &start.frame.keys;
     let started_at = SystemTime::now();
     let mut created = ResultsWriter::create(&out_dir, started_at);
@@ -178,17 +191,23 @@ async fn run_clients(
         connected.abort().await;
         return Err(RunError::Results(e.to_string()));
     }
-    // The sampler's clock starts with the driver's, so `t_s` and interval offsets agree.
     let staging = writer.staging_path().to_path_buf();
-    let sampling =
-        match sampler.map(|s| s.start(&staging, Instant::now(), latest, Arc::clone(events))) {
-            Some(Ok(running)) => Some(running),
-            Some(Err(e)) => {
-                connected.abort().await;
-                return Err(RunError::Results(e));
-            }
-            None => None,
-        };
+    let armed = arm_profile(profile, &staging, events).await;
+    // The sampler's and the profile's clocks start with the driver's, so `t_s`, interval
+    // offsets and the profile's window agree.
+    let t0 = Instant::now();
+    let profiling = armed.map(|a| {
+        let (from, to) = crate::config::timeline::measured_span(plan);
+        a.run(t0, from, to)
+    });
+    let sampling = match sampler.map(|s| s.start(&staging, t0, latest, Arc::clone(events))) {
+        Some(Ok(running)) => Some(running),
+        Some(Err(e)) => {
+            connected.abort().await;
+            return Err(RunError::Results(e));
+        }
+        None => None,
+    };
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
         // the totals stay in memory for `finish`, which leaves the dir `.partial`. The error
@@ -213,7 +232,12 @@ async fn run_clients(
         None => None,
     };
     drop(exporter);
+    let profile_said = match profiling {
+        Some(running) => finish_profile(running, events).await,
+        None => Vec::new(),
+    };
     let mut result = result.map_err(RunError::Results)?;
+    result.warnings.extend(profile_said);
     let mut incidents = Vec::new();
     if let Some(report) = sampled {
         result.warnings.extend(report.warnings);
@@ -227,6 +251,57 @@ async fn run_clients(
         devices,
         incidents,
     })
+}
+
+/// Starts perf before the clients (it takes a moment to set up); a perf that cannot start
+/// is a warning, and the run goes on without a profile.
+async fn arm_profile(
+    profile: Option<crate::profile::Request>,
+    staging: &std::path::Path,
+    events: &Arc<dyn Sink>,
+) -> Option<crate::profile::Armed> {
+    let request = profile?;
+    let dir = staging.to_path_buf();
+    let armed = tokio::task::spawn_blocking(move || crate::profile::Armed::arm(request, &dir))
+        .await
+        .unwrap_or_else(|e| Err(format!("the profile could not start: {e}")));
+    match armed {
+        Ok(a) => Some(a),
+        Err(e) => {
+            events.send(Event::Warning(e));
+            None
+        }
+    }
+}
+
+/// Ends the profile where the clients ended and reads its samples back (`perf script` may
+/// take seconds on a long run, so it is said); returns what it could not profile, as warnings.
+async fn finish_profile(running: crate::profile::Running, events: &Arc<dyn Sink>) -> Vec<String> {
+    let ended = Instant::now();
+    events.send(Event::Note("profile: reading perf's samples back".into()));
+    let file = tokio::task::spawn_blocking(move || running.finish(ended))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+    match file {
+        Ok(file) => {
+            let sampled: Vec<String> = file
+                .subjects
+                .iter()
+                .map(|s| format!("{} {}", s.name, s.samples))
+                .collect();
+            events.send(Event::Note(format!(
+                "profile: samples over {:.1}-{:.1} s: {}",
+                file.window_s.0,
+                file.window_s.1,
+                sampled.join(", ")
+            )));
+            file.missing
+                .iter()
+                .map(|m| format!("profile: {m}"))
+                .collect()
+        }
+        Err(e) => vec![format!("profile: {e}")],
+    }
 }
 
 /// Writes `runtime.toml` and `run-start.json` into the staging dir.

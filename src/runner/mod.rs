@@ -18,6 +18,7 @@ mod databases;
 mod drive;
 mod finish;
 mod prepare;
+mod profiling;
 mod targets;
 
 use databases::Databases;
@@ -75,6 +76,11 @@ pub async fn run(
         crate::results::ResultsWriter::ensure_free(out)
             .map_err(|e| RunError::Results(e.to_string()))?;
     }
+    // A profile that cannot be taken is bad input, said before any target is touched.
+    let perf = match plan.profile {
+        Some(_) => Some(crate::profile::preflight().map_err(RunError::Config)?),
+        None => None,
+    };
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
     let mut dbs = Databases::open(&targets.resolved).await?;
@@ -82,12 +88,14 @@ pub async fn run(
     let scales: Vec<u32> = readies.iter().map(|r| r.scale).collect();
     let server_facts = dbs.server_facts().await?;
     let sampler = targets::sampler(&plan, &targets, home).await?;
+    let profile = profiling::request(&plan, perf, &targets, &dbs, home).await?;
     dbs.settle_idle().await?;
     let (layout, frame) = build::build(&plan, &targets, &readies)?;
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,
         sampler,
+        profile,
         prometheus,
         stop: &stop,
         events: &events,

@@ -121,7 +121,10 @@ pub async fn sampler(
 }
 
 /// The managed instances behind the targets, once each, for the sampler.
-fn managed_instances(planned: &[PlannedTarget], home: &Home) -> Result<Vec<Instance>, RunError> {
+pub(super) fn managed_instances(
+    planned: &[PlannedTarget],
+    home: &Home,
+) -> Result<Vec<Instance>, RunError> {
     let mut out: Vec<Instance> = Vec::new();
     for t in planned {
         if let TargetSpec::Instance { name, .. } = &t.spec {

@@ -176,6 +176,11 @@ impl StatsSession {
         &self.client
     }
 
+    /// The target the session was opened for.
+    pub fn target(&self) -> &ResolvedTarget {
+        &self.target
+    }
+
     /// The label of the target the session was opened for.
     pub fn label(&self) -> &str {
         &self.target.label

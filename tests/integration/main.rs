@@ -13,6 +13,7 @@ mod oom;
 mod options;
 mod pgbench;
 mod pgwire_conn;
+mod profile;
 mod recover;
 mod report;
 mod results;

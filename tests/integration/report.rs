@@ -8,13 +8,14 @@ use std::process::{Command, Output};
 
 use crate::support::{self, ok};
 
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
     "Latency",
     "Response-time limits and mix",
     "CPU",
+    "Where the time goes",
     "Memory",
     "Disk IO",
     "Checkpoints and buffers",
