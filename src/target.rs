@@ -1,6 +1,12 @@
 //! Resolving a [`TargetSpec`] to a server address: DSNs are parsed with libpq's rules and
-//! defaults (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), managed instances are looked up
-//! (and, for the `default` instance, started on demand).
+//! defaults, managed instances are looked up (and, for the `default` instance, started on
+//! demand). A value comes, as in libpq, from the connection string, else from its service
+//! (`service=` or PGSERVICE, in the service file), else from the environment (PGHOST,
+//! PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGAPPNAME, PGCONNECT_TIMEOUT, PGOPTIONS), else
+//! libpq's default; a password still missing is looked up in the password file (see
+//! [`libpq_files`]).
+
+mod libpq_files;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -15,6 +21,9 @@ use crate::instance::{self, Home};
 pub struct ResolvedTarget {
     pub label: String,
     pub params: pgwire::ConnectParams,
+    /// What resolving it noticed, for the caller to say (a password file ignored because
+    /// others may read it).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -35,13 +44,17 @@ pub enum TargetError {
 pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetError> {
     let label = spec.redacted();
     match spec {
-        TargetSpec::Dsn(dsn) => Ok(ResolvedTarget {
-            params: parse_dsn(dsn).map_err(|message| TargetError::Dsn {
+        TargetSpec::Dsn(dsn) => {
+            let (params, notes) = parse_dsn_noting(dsn).map_err(|message| TargetError::Dsn {
                 label: label.clone(),
                 message,
-            })?,
-            label,
-        }),
+            })?;
+            Ok(ResolvedTarget {
+                params,
+                label,
+                notes,
+            })
+        }
         TargetSpec::Instance { name, dbname } => {
             let wrap = |source| TargetError::Instance {
                 label: label.clone(),
@@ -56,26 +69,46 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
             Ok(ResolvedTarget {
                 params: inst.connect_params(dbname),
                 label,
+                notes: Vec::new(),
             })
         }
     }
 }
 
 /// Parses a libpq URI or keyword/value string into connection parameters, applying libpq's
-/// environment defaults. Only the first host is used.
+/// service file, environment defaults and password file. Only the first host is used.
 pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
+    parse_dsn_noting(dsn).map(|(params, _)| params)
+}
+
+/// As [`parse_dsn`], with what it noticed on the way (a password file ignored).
+pub fn parse_dsn_noting(dsn: &str) -> Result<(pgwire::ConnectParams, Vec<String>), String> {
     let looks_like_dsn =
         dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") || dsn.contains('=');
     if !looks_like_dsn {
         return Err(
             "not a connection string; write a URI like postgresql://user@host:5432/db, \
-             keywords like 'host=/tmp port=5432 dbname=db', or instance:NAME[/DB]"
+             keywords like 'host=/tmp port=5432 dbname=db', service=NAME, or instance:NAME[/DB]"
                 .into(),
         );
     }
     check_keyword_case(dsn)?;
-    check_sslmode(dsn, std::env::var("PGSSLMODE").ok().as_deref())?;
-    let cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| malformed(dsn, &e))?;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    // The parser knows neither keyword: they are taken out and applied here.
+    let (service_name, rest) = libpq_files::take_keyword(dsn, "service");
+    let (passfile, rest) = libpq_files::take_keyword(&rest, "passfile");
+    let service = match service_name.or_else(|| env("PGSERVICE")) {
+        Some(name) => libpq_files::find_service(&name)?,
+        None => libpq_files::Service::new(),
+    };
+    let svc = |k: &str| service.get(k).cloned().filter(|v| !v.is_empty());
+    let fallback = |k: &str, var: &str| svc(k).or_else(|| env(var));
+    check_sslmode(&rest, fallback("sslmode", "PGSSLMODE").as_deref())?;
+    let cfg = if rest.trim().is_empty() {
+        tokio_postgres::Config::new()
+    } else {
+        tokio_postgres::Config::from_str(&rest).map_err(|e| malformed(dsn, &e))?
+    };
     // A second guard behind the textual one: whatever spelling reached the parser, a mode
     // that demands TLS is never dropped silently.
     if cfg.get_ssl_mode() == tokio_postgres::config::SslMode::Require
@@ -83,51 +116,80 @@ pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
     {
         return Err(tls_refusal("sslmode=require"));
     }
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let host = match cfg.get_hosts().first() {
         Some(tokio_postgres::config::Host::Tcp(h)) => host_from_text(h),
         #[cfg(unix)]
         Some(tokio_postgres::config::Host::Unix(p)) => pgwire::Host::Unix(p.clone()),
-        None => match env("PGHOST") {
-            Some(h) => host_from_text(&h),
+        None => match fallback("host", "PGHOST") {
+            Some(h) => host_from_text(h.split(',').next().unwrap_or_default()),
             None => pgwire::Host::Unix(PathBuf::from("/var/run/postgresql")),
         },
     };
     let port = match cfg.get_ports().first() {
         Some(p) => *p,
-        None => match env("PGPORT") {
+        None => match fallback("port", "PGPORT") {
             Some(p) => p
                 .parse()
-                .map_err(|_| format!("PGPORT '{p}' is not a port number"))?,
+                .map_err(|_| format!("port '{p}' (service file or PGPORT) is not a port number"))?,
             None => 5432,
         },
     };
     let user = match cfg.get_user() {
         Some(u) => u.to_string(),
-        None => env("PGUSER").unwrap_or_else(os_user),
-    };
-    let password = match cfg.get_password() {
-        Some(p) => Some(String::from_utf8_lossy(p).into_owned()),
-        None => env("PGPASSWORD"),
+        None => fallback("user", "PGUSER").unwrap_or_else(os_user),
     };
     let dbname = match cfg.get_dbname() {
         Some(d) => d.to_string(),
-        None => env("PGDATABASE").unwrap_or_else(|| user.clone()),
+        None => fallback("dbname", "PGDATABASE").unwrap_or_else(|| user.clone()),
     };
-    let connect_timeout = cfg
-        .get_connect_timeout()
-        .copied()
-        .unwrap_or(Duration::from_secs(10));
-    Ok(pgwire::ConnectParams {
+    let mut notes = Vec::new();
+    let password = match cfg.get_password() {
+        Some(p) => Some(String::from_utf8_lossy(p).into_owned()),
+        None => fallback("password", "PGPASSWORD").or_else(|| {
+            let path = libpq_files::passfile_path(passfile.or_else(|| svc("passfile")).as_deref())?;
+            let host_text = match &host {
+                pgwire::Host::Tcp(h) => h.clone(),
+                pgwire::Host::Unix(dir) => dir.display().to_string(),
+            };
+            match libpq_files::lookup_password(&path, &host_text, port, &dbname, &user) {
+                libpq_files::Passfile::Found(pw) => Some(pw),
+                libpq_files::Passfile::Ignored(why) => {
+                    notes.push(why);
+                    None
+                }
+                libpq_files::Passfile::None => None,
+            }
+        }),
+    };
+    let connect_timeout = match cfg.get_connect_timeout() {
+        Some(t) => *t,
+        None => match fallback("connect_timeout", "PGCONNECT_TIMEOUT") {
+            // libpq: seconds, and anything below 2 means 2.
+            Some(t) => Duration::from_secs(t.parse::<u64>().map_err(|_| {
+                format!("connect_timeout '{t}' (service file or PGCONNECT_TIMEOUT) is not whole seconds")
+            })?.max(2)),
+            None => Duration::from_secs(10),
+        },
+    };
+    let options = match cfg.get_options() {
+        Some(o) => o.to_string(),
+        None => fallback("options", "PGOPTIONS").unwrap_or_default(),
+    };
+    let application_name = match cfg.get_application_name() {
+        Some(a) => a.to_string(),
+        None => fallback("application_name", "PGAPPNAME").unwrap_or_else(|| "tidebench".into()),
+    };
+    let params = pgwire::ConnectParams {
         host,
         port,
         user,
         password,
         dbname,
-        application_name: "tidebench".to_string(),
-        options: cfg.get_options().unwrap_or_default().to_string(),
+        application_name,
+        options,
         connect_timeout,
-    })
+    };
+    Ok((params, notes))
 }
 
 /// The `sslmode` a connection string (or else `PGSSLMODE`) asks for, refused when it demands

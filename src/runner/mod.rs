@@ -83,6 +83,13 @@ pub async fn run(
     };
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
+    let mut said: Vec<&str> = Vec::new();
+    for note in targets.resolved.iter().flat_map(|t| &t.notes) {
+        if !said.contains(&note.as_str()) {
+            events.send(crate::event::Event::Warning(note.clone()));
+            said.push(note);
+        }
+    }
     let mut dbs = Databases::open(&targets.resolved).await?;
     let readies = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;
     let scales: Vec<u32> = readies.iter().map(|r| r.scale).collect();

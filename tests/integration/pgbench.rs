@@ -26,6 +26,7 @@ fn target(inst: &Instance, db: &str) -> ResolvedTarget {
     ResolvedTarget {
         label: format!("instance:{}/{db}", inst.name),
         params: inst.connect_params(db),
+        notes: Vec::new(),
     }
 }
 

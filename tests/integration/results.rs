@@ -247,6 +247,7 @@ fn server_counters_match_client_transactions() {
     let target = ResolvedTarget {
         label: "instance:stats/tidebench".into(),
         params: inst.connect_params("tidebench"),
+        notes: Vec::new(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

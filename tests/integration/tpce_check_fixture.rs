@@ -442,6 +442,7 @@ fn check_copy(inst: &Instance, name: &str, breakage: &str) -> Vec<CheckOutcome> 
     let target = ResolvedTarget {
         label: format!("instance:{}/{name}", inst.name),
         params: inst.connect_params(name),
+        notes: Vec::new(),
     };
     block_on(async {
         let client = target.connect_tokio().await.unwrap();
