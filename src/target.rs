@@ -6,7 +6,10 @@
 //! libpq's default; a password still missing is looked up in the password file (see
 //! [`libpq_files`]).
 
+mod hosts;
 mod libpq_files;
+
+pub use hosts::{HostChoice, SessionAttrs};
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -22,8 +25,11 @@ pub struct ResolvedTarget {
     pub label: String,
     pub params: pgwire::ConnectParams,
     /// What resolving it noticed, for the caller to say (a password file ignored because
-    /// others may read it).
+    /// others may read it, the host chosen among several).
     pub notes: Vec<String>,
+    /// The hosts its connection string names and what the chosen one must be; `params` holds
+    /// the first until [`ResolvedTarget::choose_host`] has chosen.
+    pub choice: HostChoice,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -45,14 +51,15 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
     let label = spec.redacted();
     match spec {
         TargetSpec::Dsn(dsn) => {
-            let (params, notes) = parse_dsn_noting(dsn).map_err(|message| TargetError::Dsn {
+            let parsed = parse_dsn_full(dsn).map_err(|message| TargetError::Dsn {
                 label: label.clone(),
                 message,
             })?;
             Ok(ResolvedTarget {
-                params,
+                params: parsed.params,
                 label,
-                notes,
+                notes: parsed.notes,
+                choice: parsed.choice,
             })
         }
         TargetSpec::Instance { name, dbname } => {
@@ -70,6 +77,7 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
                 params: inst.connect_params(dbname),
                 label,
                 notes: Vec::new(),
+                choice: HostChoice::default(),
             })
         }
     }
@@ -78,11 +86,19 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
 /// Parses a libpq URI or keyword/value string into connection parameters, applying libpq's
 /// service file, environment defaults and password file. Only the first host is used.
 pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
-    parse_dsn_noting(dsn).map(|(params, _)| params)
+    parse_dsn_full(dsn).map(|p| p.params)
 }
 
-/// As [`parse_dsn`], with what it noticed on the way (a password file ignored).
-pub fn parse_dsn_noting(dsn: &str) -> Result<(pgwire::ConnectParams, Vec<String>), String> {
+/// A connection string parsed: the parameters (on its first host), what was noticed on the
+/// way (a password file ignored), and the hosts to choose from.
+pub struct ParsedDsn {
+    pub params: pgwire::ConnectParams,
+    pub notes: Vec<String>,
+    pub choice: HostChoice,
+}
+
+/// As [`parse_dsn`], with the notes and the host choice.
+pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
     let looks_like_dsn =
         dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") || dsn.contains('=');
     if !looks_like_dsn {
@@ -97,6 +113,7 @@ pub fn parse_dsn_noting(dsn: &str) -> Result<(pgwire::ConnectParams, Vec<String>
     // The parser knows neither keyword: they are taken out and applied here.
     let (service_name, rest) = libpq_files::take_keyword(dsn, "service");
     let (passfile, rest) = libpq_files::take_keyword(&rest, "passfile");
+    let (attrs, rest) = libpq_files::take_keyword(&rest, "target_session_attrs");
     let service = match service_name.or_else(|| env("PGSERVICE")) {
         Some(name) => libpq_files::find_service(&name)?,
         None => libpq_files::Service::new(),
@@ -116,24 +133,44 @@ pub fn parse_dsn_noting(dsn: &str) -> Result<(pgwire::ConnectParams, Vec<String>
     {
         return Err(tls_refusal("sslmode=require"));
     }
-    let host = match cfg.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(h)) => host_from_text(h),
-        #[cfg(unix)]
-        Some(tokio_postgres::config::Host::Unix(p)) => pgwire::Host::Unix(p.clone()),
-        None => match fallback("host", "PGHOST") {
-            Some(h) => host_from_text(h.split(',').next().unwrap_or_default()),
-            None => pgwire::Host::Unix(PathBuf::from("/var/run/postgresql")),
-        },
+    let attrs = match attrs.or_else(|| fallback("target_session_attrs", "PGTARGETSESSIONATTRS")) {
+        Some(a) => SessionAttrs::parse(&a)?,
+        None => SessionAttrs::Any,
     };
-    let port = match cfg.get_ports().first() {
-        Some(p) => *p,
-        None => match fallback("port", "PGPORT") {
-            Some(p) => p
-                .parse()
-                .map_err(|_| format!("port '{p}' (service file or PGPORT) is not a port number"))?,
-            None => 5432,
-        },
+    let ports_of = |text: &str| -> Result<Vec<u16>, String> {
+        text.split(',')
+            .map(|p| {
+                p.trim().parse().map_err(|_| {
+                    format!("port '{p}' (service file or PGPORT) is not a port number")
+                })
+            })
+            .collect()
     };
+    let hosts: Vec<pgwire::Host> = if cfg.get_hosts().is_empty() {
+        match fallback("host", "PGHOST") {
+            Some(h) => h.split(',').map(|h| host_from_text(h.trim())).collect(),
+            None => vec![pgwire::Host::Unix(PathBuf::from("/var/run/postgresql"))],
+        }
+    } else {
+        cfg.get_hosts()
+            .iter()
+            .map(|h| match h {
+                tokio_postgres::config::Host::Tcp(h) => host_from_text(h),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(p) => pgwire::Host::Unix(p.clone()),
+            })
+            .collect()
+    };
+    let ports = match (cfg.get_ports(), fallback("port", "PGPORT")) {
+        (given, _) if !given.is_empty() => given.to_vec(),
+        (_, Some(p)) => ports_of(&p)?,
+        _ => Vec::new(),
+    };
+    let hosts = hosts::pair(hosts, &ports, 5432)?;
+    let (host, port) = hosts
+        .first()
+        .cloned()
+        .ok_or("the connection string names no host")?;
     let user = match cfg.get_user() {
         Some(u) => u.to_string(),
         None => fallback("user", "PGUSER").unwrap_or_else(os_user),
@@ -189,7 +226,11 @@ pub fn parse_dsn_noting(dsn: &str) -> Result<(pgwire::ConnectParams, Vec<String>
         options,
         connect_timeout,
     };
-    Ok((params, notes))
+    Ok(ParsedDsn {
+        params,
+        notes,
+        choice: HostChoice { hosts, attrs },
+    })
 }
 
 /// The `sslmode` a connection string (or else `PGSSLMODE`) asks for, refused when it demands
@@ -225,6 +266,7 @@ fn tls_refusal(what: &str) -> String {
 /// libpq's keywords that take a secret or decide security, and the common ones: a key written
 /// in another letter case is one of these misspelt (libpq keywords are lowercase).
 const KNOWN_KEYWORDS: &[&str] = &[
+    "service",
     "host",
     "hostaddr",
     "port",

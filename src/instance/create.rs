@@ -117,6 +117,7 @@ fn initialize(
         ),
     )?;
     ensure_database(&instance, DEFAULT_DBNAME)?;
+    super::password::create(&instance)?;
     Ok(instance)
 }
 

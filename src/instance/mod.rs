@@ -11,6 +11,7 @@ mod create;
 mod error;
 mod host_group;
 mod os_user;
+mod password;
 mod reconfigure;
 mod record;
 mod server;
@@ -144,15 +145,31 @@ impl Instance {
         }
     }
 
-    /// A libpq keyword/value connection string, usable as-is by psql and pgbench.
+    /// A libpq keyword/value connection string, usable as-is by psql and pgbench: the unix
+    /// socket, and the passfile for a TCP login (`host=127.0.0.1` in its place) when the
+    /// instance has one.
     pub fn dsn(&self, dbname: &str) -> String {
-        format!(
+        let mut dsn = format!(
             "host={} port={} user={} dbname={}",
             dsn_value(&self.socket_dir.to_string_lossy()),
             self.port,
             dsn_value(&self.superuser),
             dsn_value(dbname)
-        )
+        );
+        let passfile = password::passfile_of(&self.dir);
+        if passfile.exists() {
+            dsn.push_str(&format!(
+                " passfile={}",
+                dsn_value(&passfile.to_string_lossy())
+            ));
+        }
+        dsn
+    }
+
+    /// The superuser's password for TCP logins (from the instance's passfile); `None` for
+    /// instances made before they had one.
+    pub fn password(&self) -> Option<String> {
+        password::read(&self.dir)
     }
 
     /// The instance's directory (`instance.toml`, `data/`, `server.log`).

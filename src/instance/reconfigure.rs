@@ -75,6 +75,11 @@ pub fn reconfigure(
     }
     wanted.save(&layout.record())?;
     let (instance, _) = start_reporting(home, name, &InstanceOptions::default())?;
+    // The pg_hba written above asks every TCP login for a password: an instance made before
+    // it had one gets its password now.
+    if instance.password().is_none() {
+        super::password::create(&instance)?;
+    }
     Ok((instance, Reconfigured::Restarted))
 }
 

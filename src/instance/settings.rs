@@ -10,17 +10,19 @@ pub use crate::config::size::{format_size, parse_size};
 /// The conf file tidebench writes into the data dir, included from postgresql.conf.
 pub(crate) const CONF_FILE: &str = "tidebench.conf";
 
-/// The group role whose members must log in over TCP with a password (scram-sha-256), so tests
-/// can exercise password authentication; everyone else is trusted on the local socket and
-/// 127.0.0.1 (the instance only listens there).
+/// A group role kept for instances and scripts made before every TCP login needed a password
+/// (issue 28): its members had to give one while others were trusted.
 pub const PASSWORD_GROUP: &str = "tidebench_password";
 
+/// Only the owner reaches the unix socket (`unix_socket_permissions = 0700`), and every TCP
+/// login gives a password (scram-sha-256): the superuser's is made at creation and kept in the
+/// instance's passfile (0600, see `password`), so other local users are refused.
 pub(crate) const HBA: &str = "\
-# Written by tidebench. The server listens on its unix socket and 127.0.0.1 only.
+# Written by tidebench. The server listens on its unix socket (mode 0700) and 127.0.0.1 only.
 # TYPE  DATABASE  USER                 ADDRESS        METHOD
 local   all       all                                 trust
-host    all       +tidebench_password  127.0.0.1/32   scram-sha-256
-host    all       all                  127.0.0.1/32   trust
+local   replication all                               trust
+host    all       all                  127.0.0.1/32   scram-sha-256
 ";
 
 /// Checks `--set` pairs: key syntax, reserved keys (the rules run files share).

@@ -168,6 +168,7 @@ pub fn generate(
             label: t.label.clone(),
             server_version: "15.8 (synthetic)".into(),
             settings: [("shared_buffers".to_string(), "4GB".to_string())].into(),
+            address: None,
         })
         .collect();
     let runtime = RuntimeInfo::new(plan, host, servers);

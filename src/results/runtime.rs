@@ -60,6 +60,10 @@ pub struct ServerFacts {
     pub server_version: String,
     /// Setting name → value as `SHOW` prints it, units included (`128MB`, `5min`).
     pub settings: BTreeMap<String, String>,
+    /// The host (or socket dir) and port the run reached it at: the one chosen when its
+    /// connection string names several (`host=a,b`, `target_session_attrs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -179,6 +183,7 @@ mod tests {
             label: "postgresql://u:********@127.0.0.1/db".into(),
             server_version: "15.8".into(),
             settings: BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]),
+            address: Some("127.0.0.1:5432".into()),
         };
         let mut info = RuntimeInfo::new(plan_with_password(), host.clone(), vec![server.clone()]);
         let mut keys = crate::results::intervals::tests::two_phase_keys();

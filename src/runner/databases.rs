@@ -149,11 +149,12 @@ impl Databases {
     pub async fn server_facts(&self) -> Result<Vec<ServerFacts>, RunError> {
         let mut out = Vec::with_capacity(self.servers.len());
         for s in &self.servers {
-            out.push(
-                ServerFacts::collect(s.stats.client(), &s.label)
-                    .await
-                    .map_err(|e| RunError::Target(e.to_string()))?,
-            );
+            let mut facts = ServerFacts::collect(s.stats.client(), &s.label)
+                .await
+                .map_err(|e| RunError::Target(e.to_string()))?;
+            let (host, port) = s.stats.target().server_key();
+            facts.address = Some(format!("{host}:{port}"));
+            out.push(facts);
         }
         Ok(out)
     }

@@ -186,8 +186,13 @@ pub async fn start_instances(
 pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, RunError> {
     let spec = spec.clone();
     let home = home.clone();
-    tokio::task::spawn_blocking(move || target::resolve(&spec, &home))
+    let resolved = tokio::task::spawn_blocking(move || target::resolve(&spec, &home))
         .await
         .map_err(|e| RunError::Setup(e.to_string()))?
+        .map_err(|e| RunError::Target(e.to_string()))?;
+    // Several hosts, or a demand on the server: one is chosen now, for the whole run.
+    resolved
+        .choose_host()
+        .await
         .map_err(|e| RunError::Target(e.to_string()))
 }

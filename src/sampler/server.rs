@@ -90,6 +90,7 @@ impl ServerFacts {
             label: label.to_string(),
             server_version: version.try_get(0).map_err(fail)?,
             settings,
+            address: None,
         })
     }
 }

@@ -105,6 +105,81 @@ fn dsn_works_with_psql_and_password_group_uses_scram() {
     let wrong = over_tcp("wrong");
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("password authentication failed"));
+
+    // The superuser too, with the password of the instance's passfile (0600), which the DSN
+    // names: psql over TCP with that DSN logs in.
+    let passfile = inst.dir().join("passfile");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&passfile).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the passfile is its owner's only");
+    assert!(inst.dsn("tidebench").contains("passfile="));
+    let tcp_dsn = inst.dsn("tidebench").replacen(
+        &format!("host={}", inst.socket_dir.display()),
+        "host=127.0.0.1",
+        1,
+    );
+    let out = Command::new("psql")
+        .arg(&tcp_dsn)
+        .args(["-X", "-w", "-A", "-t", "-c", "SELECT current_user"])
+        .env_remove("PGPASSWORD")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let password = inst.password().expect("a password");
+    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&ps.stdout).contains(&password));
+}
+
+/// Another local OS user reaches neither the socket (0700) nor a TCP login (a password it
+/// cannot read): the managed instance admits only its owner.
+#[test]
+fn another_local_user_is_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to act as another user");
+        return;
+    }
+    let home = temp_home();
+    let inst = start_instance(&home, "closed");
+    let as_nobody = |conninfo: String| {
+        Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(inst.bin_dir().join("psql"))
+            .arg(conninfo)
+            .args(["-X", "-w", "-A", "-t", "-c", "SELECT 1"])
+            .env_remove("PGPASSWORD")
+            .env_remove("PGPASSFILE")
+            .current_dir("/")
+            .output()
+            .unwrap()
+    };
+    let su = &inst.superuser;
+    let by_tcp = as_nobody(format!(
+        "host=127.0.0.1 port={} user={su} dbname=tidebench",
+        inst.port
+    ));
+    assert!(!by_tcp.status.success());
+    let said = String::from_utf8_lossy(&by_tcp.stderr);
+    assert!(said.contains("password"), "{said}");
+    // Even naming the instance's passfile: nobody may not read it.
+    let by_passfile = as_nobody(inst.dsn("tidebench").replacen(
+        &format!("host={}", inst.socket_dir.display()),
+        "host=127.0.0.1",
+        1,
+    ));
+    assert!(!by_passfile.status.success());
+    let by_socket = as_nobody(format!(
+        "host={} port={} user={su} dbname=tidebench",
+        inst.socket_dir.display(),
+        inst.port
+    ));
+    assert!(!by_socket.status.success());
+    let said = String::from_utf8_lossy(&by_socket.stderr);
+    assert!(said.contains("Permission denied"), "{said}");
 }
 
 #[test]

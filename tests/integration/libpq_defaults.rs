@@ -93,11 +93,11 @@ fn passfile_service_file_and_pg_variables_resolve_as_in_libpq() {
         String::from_utf8_lossy(&who.stdout).trim(),
         format!("bob|{port}")
     );
-    let o = run(&home, "service=bench user=postgres", &env);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "postgres is trusted: {}",
+    let o = run(&home, "service=bench dbname=nosuchdb", &env);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("nosuchdb"),
+        "the string's dbname wins: {}",
         text(&o)
     );
 
@@ -128,4 +128,140 @@ fn passfile_service_file_and_pg_variables_resolve_as_in_libpq() {
         String::from_utf8_lossy(&who.stdout).trim(),
         format!("bob|{port}")
     );
+}
+
+/// A standby of a managed instance (pg_basebackup -R, started with pg_ctl as the instance's
+/// user), stopped when dropped.
+struct Standby {
+    pg_ctl: std::path::PathBuf,
+    data: std::path::PathBuf,
+    user: String,
+}
+
+impl Standby {
+    fn start(inst: &tidebench::instance::Instance, root: &Path, port: u16) -> Standby {
+        let data = root.join("standby");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let user = inst.superuser.clone();
+        let as_owner = |program: &str| {
+            let mut c = Command::new("runuser");
+            c.args(["-u", &user, "--"])
+                .arg(inst.bin_dir().join(program));
+            c
+        };
+        if unsafe { libc::geteuid() } == 0 {
+            let ok = Command::new("chown")
+                .arg(&user)
+                .arg(&data)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        let o = as_owner("pg_basebackup")
+            .args(["-R", "-c", "fast", "-X", "stream", "-D"])
+            .arg(&data)
+            .arg("-h")
+            .arg(&inst.socket_dir)
+            .args(["-p", &inst.port.to_string(), "-U", &user])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "pg_basebackup: {}", text(&o));
+        let o = as_owner("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(data.join("log"))
+            .args(["-o", &format!("-p {port}"), "-w", "start"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "pg_ctl start: {}", text(&o));
+        Standby {
+            pg_ctl: inst.bin_dir().join("pg_ctl"),
+            data,
+            user,
+        }
+    }
+}
+
+impl Drop for Standby {
+    fn drop(&mut self) {
+        let _ = Command::new("runuser")
+            .args(["-u", &self.user, "--"])
+            .arg(&self.pg_ctl)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+    }
+}
+
+#[test]
+fn several_hosts_reach_the_first_that_answers_and_fits() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the standby is started as the instance's user, which needs root");
+        return;
+    }
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "primary");
+    support::prepare_tpcb(&home, "instance:primary");
+    let sock = inst.socket_dir.display().to_string();
+    let dead = support::free_port();
+    let runtime_address = |dir: &Path| -> String {
+        let text = std::fs::read_to_string(dir.join("runtime.toml")).unwrap();
+        let at = text.find("address = ").expect("the server's address");
+        text[at..].lines().next().unwrap().to_string()
+    };
+
+    // A dead host first: the live one is reached.
+    let out = home.path().join("dead-first");
+    let dsn = format!(
+        "host={sock},{sock} port={dead},{} user={} dbname=tidebench",
+        inst.port, inst.superuser
+    );
+    let o = support::tidebench(&home)
+        .args([
+            "run", "-S", "-T", "1s", "-P", "0", "--target", &dsn, "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(runtime_address(&out).contains(&format!(":{}", inst.port)));
+    assert!(text(&o).contains("chosen"), "{}", text(&o));
+
+    // read-write skips a standby listed first.
+    let standby_port = support::free_port();
+    let _standby = Standby::start(&inst, home.path(), standby_port);
+    let out = home.path().join("read-write");
+    let dsn = format!(
+        "host={sock},{sock} port={standby_port},{} user={} dbname=tidebench \
+         target_session_attrs=read-write",
+        inst.port, inst.superuser
+    );
+    let o = support::tidebench(&home)
+        .args([
+            "run", "-w", "tpcb", "-T", "1s", "-P", "0", "--target", &dsn, "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        runtime_address(&out).contains(&format!(":{}\"", inst.port)),
+        "{}",
+        runtime_address(&out)
+    );
+
+    // Only standbys and a demand for a primary: refused, naming what each host was.
+    let dsn = format!(
+        "host={sock} port={standby_port} user={} dbname=tidebench target_session_attrs=primary",
+        inst.superuser
+    );
+    let o = support::tidebench(&home)
+        .args(["run", "-S", "-T", "1s", "-P", "0", "--target", &dsn])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("a standby"), "{}", text(&o));
 }

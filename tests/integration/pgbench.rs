@@ -27,6 +27,7 @@ fn target(inst: &Instance, db: &str) -> ResolvedTarget {
         label: format!("instance:{}/{db}", inst.name),
         params: inst.connect_params(db),
         notes: Vec::new(),
+        choice: Default::default(),
     }
 }
 

@@ -209,11 +209,14 @@ fn pgwire_authenticates_with_scram_over_tcp() {
         assert!(matches!(error.kind, ErrorKind::Auth(_)), "{error}");
         assert!(error.to_string().contains("PGPASSWORD"), "{error}");
 
-        // The superuser is trusted over TCP: no password needed.
+        // The superuser gives a password over TCP too: the one of the instance's passfile.
         let superuser = instance.superuser.clone();
-        let conn = Connection::connect(&tcp_params(&instance, &superuser, None))
+        let none = Connection::connect(&tcp_params(&instance, &superuser, None)).await;
+        assert!(none.is_err(), "no TCP login without a password");
+        let password = instance.password().expect("the instance's password");
+        let conn = Connection::connect(&tcp_params(&instance, &superuser, Some(&password)))
             .await
-            .expect("trusted superuser over TCP");
+            .expect("the superuser with its password over TCP");
         conn.close().await;
     });
 }

@@ -248,6 +248,7 @@ fn server_counters_match_client_transactions() {
         label: "instance:stats/tidebench".into(),
         params: inst.connect_params("tidebench"),
         notes: Vec::new(),
+        choice: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

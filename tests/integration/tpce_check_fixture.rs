@@ -443,6 +443,7 @@ fn check_copy(inst: &Instance, name: &str, breakage: &str) -> Vec<CheckOutcome> 
         label: format!("instance:{}/{name}", inst.name),
         params: inst.connect_params(name),
         notes: Vec::new(),
+        choice: Default::default(),
     };
     block_on(async {
         let client = target.connect_tokio().await.unwrap();

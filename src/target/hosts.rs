@@ -1,0 +1,200 @@
+//! Several hosts in one connection string (`host=a,b port=5432,5433`), as libpq tries them
+//! (issue 28, item 3): in order, the first that answers and fits `target_session_attrs`
+//! (any, read-write, read-only, primary, standby, prefer-standby) is the run's. The choice is
+//! made once, when the target is resolved, by a control session asking the server
+//! `pg_is_in_recovery()` and `transaction_read_only`; every session of the run then goes to
+//! that host, and `runtime.toml` records it (`servers[].address`). Patroni-style clusters list
+//! their members this way.
+
+use super::{ResolvedTarget, TargetError};
+
+/// libpq's `target_session_attrs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionAttrs {
+    #[default]
+    Any,
+    ReadWrite,
+    ReadOnly,
+    Primary,
+    Standby,
+    PreferStandby,
+}
+
+impl SessionAttrs {
+    pub fn parse(text: &str) -> Result<SessionAttrs, String> {
+        Ok(match text {
+            "any" => SessionAttrs::Any,
+            "read-write" => SessionAttrs::ReadWrite,
+            "read-only" => SessionAttrs::ReadOnly,
+            "primary" => SessionAttrs::Primary,
+            "standby" => SessionAttrs::Standby,
+            "prefer-standby" => SessionAttrs::PreferStandby,
+            other => {
+                return Err(format!(
+                    "target_session_attrs '{other}' is not one of any, read-write, read-only, \
+                     primary, standby, prefer-standby"
+                ))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionAttrs::Any => "any",
+            SessionAttrs::ReadWrite => "read-write",
+            SessionAttrs::ReadOnly => "read-only",
+            SessionAttrs::Primary => "primary",
+            SessionAttrs::Standby => "standby",
+            SessionAttrs::PreferStandby => "prefer-standby",
+        }
+    }
+
+    /// Whether a server in recovery or not, read-only or not, fits.
+    fn accepts(self, in_recovery: bool, read_only: bool) -> bool {
+        match self {
+            SessionAttrs::Any => true,
+            SessionAttrs::ReadWrite => !read_only,
+            SessionAttrs::ReadOnly => read_only,
+            SessionAttrs::Primary => !in_recovery,
+            SessionAttrs::Standby | SessionAttrs::PreferStandby => in_recovery,
+        }
+    }
+}
+
+/// The hosts a connection string names, in order, and what the chosen one must be.
+#[derive(Debug, Clone, Default)]
+pub struct HostChoice {
+    pub hosts: Vec<(pgwire::Host, u16)>,
+    pub attrs: SessionAttrs,
+}
+
+impl HostChoice {
+    /// Only a list of hosts or a demand on the server needs a session to choose.
+    pub fn needs_probe(&self) -> bool {
+        self.hosts.len() > 1 || self.attrs != SessionAttrs::Any
+    }
+}
+
+/// libpq's pairing of hosts and ports: one port for every host, or one per host.
+pub fn pair(
+    hosts: Vec<pgwire::Host>,
+    ports: &[u16],
+    default_port: u16,
+) -> Result<Vec<(pgwire::Host, u16)>, String> {
+    match ports.len() {
+        0 => Ok(hosts.into_iter().map(|h| (h, default_port)).collect()),
+        1 => Ok(hosts.into_iter().map(|h| (h, ports[0])).collect()),
+        n if n == hosts.len() => Ok(hosts.into_iter().zip(ports.iter().copied()).collect()),
+        n => Err(format!(
+            "{} hosts and {n} ports: give one port for all of them, or one per host",
+            hosts.len()
+        )),
+    }
+}
+
+fn address(host: &pgwire::Host, port: u16) -> String {
+    match host {
+        pgwire::Host::Tcp(h) => format!("{h}:{port}"),
+        pgwire::Host::Unix(dir) => format!("{}:{port}", dir.display()),
+    }
+}
+
+impl ResolvedTarget {
+    /// The target on the first of its hosts that answers and fits its `target_session_attrs`
+    /// (prefer-standby: a standby, else any); unchanged when it names one host and no demand.
+    pub async fn choose_host(self) -> Result<ResolvedTarget, TargetError> {
+        if !self.choice.needs_probe() {
+            return Ok(self);
+        }
+        let attrs = self.choice.attrs;
+        let passes = match attrs {
+            SessionAttrs::PreferStandby => vec![SessionAttrs::Standby, SessionAttrs::Any],
+            other => vec![other],
+        };
+        let mut tried: Vec<String> = Vec::new();
+        for want in &passes {
+            for (host, port) in &self.choice.hosts {
+                let mut candidate = self.clone();
+                candidate.params.host = host.clone();
+                candidate.params.port = *port;
+                let at = address(host, *port);
+                let client = match candidate.connect_tokio().await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tried.push(format!("{at}: {e}"));
+                        continue;
+                    }
+                };
+                let state = client
+                    .query_one(
+                        "SELECT pg_is_in_recovery(), \
+                         current_setting('transaction_read_only') = 'on'",
+                        &[],
+                    )
+                    .await;
+                let (in_recovery, read_only): (bool, bool) = match state {
+                    Ok(row) => (row.get(0), row.get(1)),
+                    Err(e) => {
+                        tried.push(format!("{at}: {}", super::describe_pg_error(&e)));
+                        continue;
+                    }
+                };
+                if want.accepts(in_recovery, read_only) {
+                    candidate.notes.push(format!(
+                        "target '{}': {at} chosen (target_session_attrs={})",
+                        self.label,
+                        attrs.name()
+                    ));
+                    candidate.choice.hosts = vec![(host.clone(), *port)];
+                    candidate.choice.attrs = SessionAttrs::Any;
+                    return Ok(candidate);
+                }
+                tried.push(format!(
+                    "{at}: {}",
+                    if in_recovery {
+                        "a standby"
+                    } else if read_only {
+                        "read-only"
+                    } else {
+                        "a primary"
+                    }
+                ));
+            }
+        }
+        Err(TargetError::Connect {
+            label: self.label.clone(),
+            message: format!(
+                "no host fits target_session_attrs={} ({}); start a server that does, or ask \
+                 for another kind (any, read-write, read-only, primary, standby, prefer-standby)",
+                attrs.name(),
+                tried.join("; ")
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attrs_parse_and_accept_as_libpq() {
+        let p = |s| SessionAttrs::parse(s).unwrap();
+        assert!(p("read-write").accepts(false, false));
+        assert!(!p("read-write").accepts(true, true));
+        assert!(p("standby").accepts(true, true));
+        assert!(!p("primary").accepts(true, true));
+        assert!(p("read-only").accepts(false, true));
+        assert!(p("any").accepts(true, true));
+        assert!(SessionAttrs::parse("master").is_err());
+    }
+
+    #[test]
+    fn ports_pair_with_hosts_one_for_all_or_one_each() {
+        let hosts = || vec![pgwire::Host::Tcp("a".into()), pgwire::Host::Tcp("b".into())];
+        assert_eq!(pair(hosts(), &[5433], 5432).unwrap()[1].1, 5433);
+        assert_eq!(pair(hosts(), &[1, 2], 5432).unwrap()[1].1, 2);
+        assert_eq!(pair(hosts(), &[], 5432).unwrap()[0].1, 5432);
+        assert!(pair(hosts(), &[1, 2, 3], 5432).is_err());
+    }
+}
