@@ -180,23 +180,28 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         None => fallback("dbname", "PGDATABASE").unwrap_or_else(|| user.clone()),
     };
     let mut notes = Vec::new();
-    let password = match cfg.get_password() {
+    // A password the string, the service or PGPASSWORD gives serves every host; else each
+    // host looks itself up in the password file (see `hosts::HostChoice::passfile`).
+    let given = match cfg.get_password() {
         Some(p) => Some(String::from_utf8_lossy(p).into_owned()),
-        None => fallback("password", "PGPASSWORD").or_else(|| {
-            let path = libpq_files::passfile_path(passfile.or_else(|| svc("passfile")).as_deref())?;
-            let host_text = match &host {
-                pgwire::Host::Tcp(h) => h.clone(),
-                pgwire::Host::Unix(dir) => dir.display().to_string(),
-            };
-            match libpq_files::lookup_password(&path, &host_text, port, &dbname, &user) {
-                libpq_files::Passfile::Found(pw) => Some(pw),
-                libpq_files::Passfile::Ignored(why) => {
-                    notes.push(why);
-                    None
-                }
-                libpq_files::Passfile::None => None,
+        None => fallback("password", "PGPASSWORD"),
+    };
+    let passfile = match given {
+        Some(_) => None,
+        None => libpq_files::passfile_path(passfile.or_else(|| svc("passfile")).as_deref()),
+    };
+    let password = match (&given, &passfile) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(path)) => match libpq_files::lookup_password(path, &host, port, &dbname, &user)
+        {
+            libpq_files::Passfile::Found(pw) => Some(pw),
+            libpq_files::Passfile::Ignored(why) => {
+                notes.push(why);
+                None
             }
-        }),
+            libpq_files::Passfile::None => None,
+        },
+        (None, None) => None,
     };
     let connect_timeout = match cfg.get_connect_timeout() {
         Some(t) => *t,
@@ -229,7 +234,11 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
     Ok(ParsedDsn {
         params,
         notes,
-        choice: HostChoice { hosts, attrs },
+        choice: HostChoice {
+            hosts,
+            attrs,
+            passfile,
+        },
     })
 }
 

@@ -164,11 +164,15 @@ fn layout(
         .zip(&targets.resolved)
         .map(|(p, r)| TargetSlot {
             group: p.group,
-            params: session_params(
-                &r.params,
-                plan.groups[p.group].options.isolation,
-                plan.txn_timeout,
-                &plan.session_settings,
+            params: named_for(
+                session_params(
+                    &r.params,
+                    plan.groups[p.group].options.isolation,
+                    plan.txn_timeout,
+                    &plan.session_settings,
+                ),
+                &plan.groups[p.group].name,
+                &p.set,
             ),
         })
         .collect();
@@ -204,6 +208,16 @@ fn shares(plan: &RunPlan, keys: &KeySpace) -> Vec<Option<Vec<f64>>> {
             })
         })
         .collect()
+}
+
+/// Sessions keep the `application_name` their connection string gives; tidebench's default
+/// gains the group and set, so a DBA tells the tenants apart in `pg_stat_activity`
+/// (`tidebench/a/a_1`; PostgreSQL keeps 63 bytes of it).
+fn named_for(mut params: pgwire::ConnectParams, group: &str, set: &str) -> pgwire::ConnectParams {
+    if params.application_name == "tidebench" {
+        params.application_name = format!("tidebench/{group}/{set}");
+    }
+    params
 }
 
 /// The driver's session parameters for a group: the target's own, plus the group's isolation

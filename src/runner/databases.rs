@@ -39,6 +39,9 @@ struct Db {
     /// The readiness checks passed here: (workload, its options) and the scale found.
     checked: Vec<(String, OptionValues, Loaded)>,
     idle: XactCounters,
+    /// The `application_name`s its targets' connection strings give (besides tidebench's
+    /// own `tidebench/GROUP/SET`), to know the run's sessions in `pg_stat_activity`.
+    app_names: Vec<String>,
 }
 
 struct Server {
@@ -83,11 +86,17 @@ impl Databases {
                     servers.len() - 1
                 }
             };
+            let app_name = t.params.application_name.clone();
             match dbs
                 .iter_mut()
                 .find(|d| d.server == server && d.dbname == t.params.dbname)
             {
-                Some(d) => d.targets.push(i),
+                Some(d) => {
+                    d.targets.push(i);
+                    if !d.app_names.contains(&app_name) {
+                        d.app_names.push(app_name);
+                    }
+                }
                 None => dbs.push(Db {
                     label: t.label.clone(),
                     dbname: t.params.dbname.clone(),
@@ -95,6 +104,7 @@ impl Databases {
                     targets: vec![i],
                     checked: Vec::new(),
                     idle: XactCounters::default(),
+                    app_names: vec![app_name],
                 }),
             }
         }
@@ -198,7 +208,7 @@ impl Databases {
         }
         for d in 0..self.dbs.len() {
             let stats = self.servers[self.dbs[d].server].stats.client();
-            wait_for_no_sessions(stats, &self.dbs[d].dbname).await;
+            wait_for_no_sessions(stats, &self.dbs[d].dbname, &self.dbs[d].app_names).await;
             self.dbs[d].idle =
                 server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
                     .await
@@ -267,14 +277,17 @@ impl Databases {
                 continue;
             }
             let stats = &mut self.servers[d.server].stats;
-            let settled = tokio::time::timeout_at(deadline.into(), settled_after(stats, &d.dbname))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(format!(
-                        "its counters did not settle within {budget:?} after the run, so the \
+            let settled = tokio::time::timeout_at(
+                deadline.into(),
+                settled_after(stats, &d.dbname, &d.app_names),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "its counters did not settle within {budget:?} after the run, so the \
                          server's count is not compared"
-                    ))
-                });
+                ))
+            });
             match settled {
                 Ok(after) => {
                     let reset = restarted[d.server]
@@ -337,14 +350,18 @@ async fn reopen_and_probe(stats: &mut StatsSession, deadline: Instant) -> Result
 
 /// The settled counters of `dbname` once no tidebench session is on it; a session the server
 /// closed on the way is opened again and the read retried once.
-async fn settled_after(stats: &mut StatsSession, dbname: &str) -> Result<XactCounters, String> {
-    wait_for_no_sessions(stats.client(), dbname).await;
+async fn settled_after(
+    stats: &mut StatsSession,
+    dbname: &str,
+    app_names: &[String],
+) -> Result<XactCounters, String> {
+    wait_for_no_sessions(stats.client(), dbname, app_names).await;
     match server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await {
         Ok(c) => Ok(c),
         Err(e) if !stats.is_closed() => Err(e),
         Err(_) => {
             stats.revive(REVIVE_AFTER_RUN).await?;
-            wait_for_no_sessions(stats.client(), dbname).await;
+            wait_for_no_sessions(stats.client(), dbname, app_names).await;
             server::settled_xact_counters(stats.client(), dbname, SETTLE_TIMEOUT).await
         }
     }
@@ -358,13 +375,16 @@ fn committed_on(keys: &KeySpace, total: &Recorder, targets: &[usize]) -> u64 {
 
 /// Waits (bounded) until no tidebench session is connected to `dbname`, so every session's
 /// statistics have been flushed (PostgreSQL flushes a backend's counters when it exits).
-async fn wait_for_no_sessions(stats: &tokio_postgres::Client, dbname: &str) {
+/// The run's sessions are those named `tidebench…` and those named as its connection strings
+/// ask (`app_names`).
+async fn wait_for_no_sessions(stats: &tokio_postgres::Client, dbname: &str, app_names: &[String]) {
     let deadline = Instant::now() + SETTLE_TIMEOUT;
     while Instant::now() < deadline {
         let row = stats
             .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'tidebench%'",
-                &[&dbname],
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 \
+                 AND (application_name LIKE 'tidebench%' OR application_name = ANY($2))",
+                &[&dbname, &app_names],
             )
             .await;
         match row {

@@ -66,6 +66,9 @@ impl SessionAttrs {
 pub struct HostChoice {
     pub hosts: Vec<(pgwire::Host, u16)>,
     pub attrs: SessionAttrs,
+    /// The password file each host looks its password up in, when no password was given
+    /// (libpq matches its lines per host and port).
+    pub passfile: Option<std::path::PathBuf>,
 }
 
 impl HostChoice {
@@ -117,6 +120,15 @@ impl ResolvedTarget {
                 let mut candidate = self.clone();
                 candidate.params.host = host.clone();
                 candidate.params.port = *port;
+                if let Some(path) = &self.choice.passfile {
+                    let p = &candidate.params;
+                    candidate.params.password = match super::libpq_files::lookup_password(
+                        path, host, *port, &p.dbname, &p.user,
+                    ) {
+                        super::libpq_files::Passfile::Found(pw) => Some(pw),
+                        _ => None,
+                    };
+                }
                 let at = address(host, *port);
                 let client = match candidate.connect_tokio().await {
                     Ok(c) => c,

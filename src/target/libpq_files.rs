@@ -112,9 +112,14 @@ pub enum Passfile {
     Ignored(String),
 }
 
-/// Looks up `host:port:dbname:user` in the password file at `path`. A Unix socket directory
-/// matches the host `localhost`, as in libpq.
-pub fn lookup_password(path: &Path, host: &str, port: u16, dbname: &str, user: &str) -> Passfile {
+/// Looks up `host:port:dbname:user` in the password file at `path`.
+pub fn lookup_password(
+    path: &Path,
+    host: &pgwire::Host,
+    port: u16,
+    dbname: &str,
+    user: &str,
+) -> Passfile {
     use std::os::unix::fs::PermissionsExt;
     let Ok(meta) = std::fs::metadata(path) else {
         return Passfile::None;
@@ -133,10 +138,10 @@ pub fn lookup_password(path: &Path, host: &str, port: u16, dbname: &str, user: &
     let Ok(text) = std::fs::read_to_string(path) else {
         return Passfile::None;
     };
-    let host = if host.starts_with('/') {
-        "localhost"
-    } else {
-        host
+    // A unix socket (any directory) matches the host `localhost`, as in libpq.
+    let host = match host {
+        pgwire::Host::Tcp(h) => h.as_str(),
+        pgwire::Host::Unix(_) => "localhost",
     };
     let port = port.to_string();
     let wanted = [host, port.as_str(), dbname, user];
@@ -318,9 +323,16 @@ mod tests {
         )
         .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let found = |h: &str, p: u16, d: &str, u: &str| match lookup_password(&path, h, p, d, u) {
-            Passfile::Found(pw) => Some(pw),
-            _ => None,
+        let found = |h: &str, p: u16, d: &str, u: &str| {
+            let host = if h.starts_with('/') {
+                pgwire::Host::Unix(h.into())
+            } else {
+                pgwire::Host::Tcp(h.into())
+            };
+            match lookup_password(&path, &host, p, d, u) {
+                Passfile::Found(pw) => Some(pw),
+                _ => None,
+            }
         };
         assert_eq!(found("db1", 5432, "x", "bob").as_deref(), Some("first"));
         assert_eq!(
@@ -330,7 +342,7 @@ mod tests {
         assert_eq!(found("/run/pg", 5433, "x", "amy").as_deref(), Some("sock"));
         assert_eq!(found("db2", 5432, "x", "bob"), None);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        match lookup_password(&path, "db1", 5432, "x", "bob") {
+        match lookup_password(&path, &pgwire::Host::Tcp("db1".into()), 5432, "x", "bob") {
             Passfile::Ignored(why) => assert!(why.contains("chmod 0600"), "{why}"),
             _ => panic!("a world-readable file is ignored"),
         }

@@ -264,4 +264,79 @@ fn several_hosts_reach_the_first_that_answers_and_fits() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("a standby"), "{}", text(&o));
+
+    // Each host looks its own password up: the file knows only the live port.
+    support::psql(
+        &inst,
+        "tidebench",
+        "CREATE ROLE carol LOGIN PASSWORD 'c4rol' IN ROLE tidebench_password; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO carol",
+    );
+    let passfile = home.path().join("hosts.pgpass");
+    std::fs::write(
+        &passfile,
+        format!("127.0.0.1:{}:*:carol:c4rol\n", inst.port),
+    )
+    .unwrap();
+    std::fs::set_permissions(&passfile, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let dsn = format!(
+        "host=127.0.0.1,127.0.0.1 port={dead},{} user=carol dbname=tidebench",
+        inst.port
+    );
+    let o = support::tidebench(&home)
+        .env("PGPASSFILE", &passfile)
+        .env_remove("PGPASSWORD")
+        .args(["run", "-S", "-T", "1s", "-P", "0", "--target", &dsn])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// The `application_name`s a run's sessions show in `pg_stat_activity`, polled while `args`
+/// runs (about 4 s), and the run's output.
+fn names_during_run(
+    home: &support::TempHome,
+    inst: &tidebench::instance::Instance,
+    args: &[&str],
+) -> (String, String) {
+    let child = support::spawn_tidebench(home, args);
+    let mut seen = String::new();
+    for _ in 0..60 {
+        seen = support::psql(
+            inst,
+            "postgres",
+            "SELECT coalesce(string_agg(DISTINCT application_name, ','), '') FROM \
+             pg_stat_activity WHERE datname = 'tidebench' AND backend_type = 'client backend' \
+             AND application_name <> 'tidebench-control'",
+        );
+        if !seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().expect("the run ends");
+    assert!(out.status.success(), "{}", text(&out));
+    (seen, text(&out))
+}
+
+#[test]
+fn sessions_are_named_by_group_and_set_unless_the_string_names_them() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "names");
+    support::prepare_tpcb(&home, "instance:names");
+    let run = ["run", "-S", "-c", "2", "-T", "4s", "-P", "0", "--target"];
+    let mut args = run.to_vec();
+    args.push("instance:names");
+    let (seen, said) = names_during_run(&home, &inst, &args);
+    assert_eq!(seen.matches('/').count(), 2, "tidebench/GROUP/SET: {seen}");
+    assert!(seen.starts_with("tidebench/"), "{seen}");
+    assert!(said.contains("agrees"), "{said}");
+    // A name of the string's own: sent as given, and the server check still waits for the
+    // run's sessions to end before reading its counters.
+    let dsn = format!("{} application_name=tenant-a", inst.dsn("tidebench"));
+    let mut args = run.to_vec();
+    args.push(&dsn);
+    let (seen, said) = names_during_run(&home, &inst, &args);
+    assert_eq!(seen, "tenant-a");
+    assert!(said.contains("agrees"), "{said}");
 }
