@@ -139,36 +139,7 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         Some(a) => SessionAttrs::parse(&a)?,
         None => SessionAttrs::Any,
     };
-    let ports_of = |text: &str| -> Result<Vec<u16>, String> {
-        text.split(',')
-            .map(|p| {
-                p.trim().parse().map_err(|_| {
-                    format!("port '{p}' (service file or PGPORT) is not a port number")
-                })
-            })
-            .collect()
-    };
-    let hosts: Vec<pgwire::Host> = if cfg.get_hosts().is_empty() {
-        match fallback("host", "PGHOST") {
-            Some(h) => h.split(',').map(|h| host_from_text(h.trim())).collect(),
-            None => vec![pgwire::Host::Unix(PathBuf::from("/var/run/postgresql"))],
-        }
-    } else {
-        cfg.get_hosts()
-            .iter()
-            .map(|h| match h {
-                tokio_postgres::config::Host::Tcp(h) => host_from_text(h),
-                #[cfg(unix)]
-                tokio_postgres::config::Host::Unix(p) => pgwire::Host::Unix(p.clone()),
-            })
-            .collect()
-    };
-    let ports = match (cfg.get_ports(), fallback("port", "PGPORT")) {
-        (given, _) if !given.is_empty() => given.to_vec(),
-        (_, Some(p)) => ports_of(&p)?,
-        _ => Vec::new(),
-    };
-    let hosts = hosts::pair(hosts, &ports, 5432)?;
+    let hosts = hosts_of(&cfg, &fallback)?;
     let (host, port) = hosts
         .first()
         .cloned()
@@ -194,15 +165,9 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
     };
     let password = match (&given, &passfile) {
         (Some(p), _) => Some(p.clone()),
-        (None, Some(path)) => match libpq_files::lookup_password(path, &host, port, &dbname, &user)
-        {
-            libpq_files::Passfile::Found(pw) => Some(pw),
-            libpq_files::Passfile::Ignored(why) => {
-                notes.push(why);
-                None
-            }
-            libpq_files::Passfile::None => None,
-        },
+        (None, Some(path)) => {
+            libpq_files::lookup_password(path, &host, port, &dbname, &user).password(&mut notes)
+        }
         (None, None) => None,
     };
     let connect_timeout = match cfg.get_connect_timeout() {
@@ -221,7 +186,8 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
     };
     let application_name = match cfg.get_application_name() {
         Some(a) => a.to_string(),
-        None => fallback("application_name", "PGAPPNAME").unwrap_or_else(|| "tidebench".into()),
+        None => fallback("application_name", "PGAPPNAME")
+            .unwrap_or_else(|| crate::config::target::APPLICATION_NAME.into()),
     };
     let params = pgwire::ConnectParams {
         host,
@@ -242,6 +208,42 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
             passfile,
         },
     })
+}
+
+/// The hosts and ports to try, in order: the string's, else the service's or PGHOST and
+/// PGPORT (comma-separated lists, as libpq takes them), else the default socket and 5432.
+fn hosts_of(
+    cfg: &tokio_postgres::Config,
+    fallback: &dyn Fn(&str, &str) -> Option<String>,
+) -> Result<Vec<(pgwire::Host, u16)>, String> {
+    let hosts: Vec<pgwire::Host> = if cfg.get_hosts().is_empty() {
+        match fallback("host", "PGHOST") {
+            Some(h) => h.split(',').map(|h| host_from_text(h.trim())).collect(),
+            None => vec![pgwire::Host::Unix(PathBuf::from("/var/run/postgresql"))],
+        }
+    } else {
+        cfg.get_hosts()
+            .iter()
+            .map(|h| match h {
+                tokio_postgres::config::Host::Tcp(h) => host_from_text(h),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(p) => pgwire::Host::Unix(p.clone()),
+            })
+            .collect()
+    };
+    let ports = match (cfg.get_ports(), fallback("port", "PGPORT")) {
+        (given, _) if !given.is_empty() => given.to_vec(),
+        (_, Some(text)) => text
+            .split(',')
+            .map(|p| {
+                p.trim().parse().map_err(|_| {
+                    format!("port '{p}' (service file or PGPORT) is not a port number")
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    hosts::pair(hosts, &ports, 5432)
 }
 
 fn host_from_text(h: &str) -> pgwire::Host {

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_DBNAME: &str = "tidebench";
 /// The managed instance used when no target is given.
 pub const DEFAULT_INSTANCE: &str = "default";
+/// The `application_name` of benchmark sessions whose connection string names none (the
+/// runner adds the group and set); the server check knows the run's sessions by it.
+pub const APPLICATION_NAME: &str = "tidebench";
 
 #[derive(Clone, PartialEq, Eq)]
 pub enum TargetSpec {

@@ -139,7 +139,7 @@ impl Instance {
             user: self.superuser.clone(),
             password: None,
             dbname: dbname.to_string(),
-            application_name: "tidebench".to_string(),
+            application_name: crate::config::target::APPLICATION_NAME.to_string(),
             options: String::new(),
             connect_timeout: std::time::Duration::from_secs(10),
         }

@@ -126,24 +126,14 @@ impl Armed {
         let clock = Clock::now();
         let mut missing = std::mem::take(&mut self.request.missing);
         let start = t0 + from;
-        let wait_start = start.saturating_duration_since(Instant::now() + EDGE);
-        let mut ended = match stop.recv_timeout(wait_start) {
-            Err(mpsc::RecvTimeoutError::Timeout) => None,
-            Ok(at) => Some(at),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Instant::now()),
-        };
+        let mut ended = stopped_before(&stop, start - EDGE.min(from));
         let mut on = false;
         if ended.is_none() {
             match self.recording.enable() {
                 Ok(()) => on = true,
                 Err(e) => missing.push(format!("perf could not be switched on: {e}")),
             }
-            let wait_end = (t0 + to + EDGE).saturating_duration_since(Instant::now());
-            ended = match stop.recv_timeout(wait_end) {
-                Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Ok(at) => Some(at),
-                Err(mpsc::RecvTimeoutError::Disconnected) => Some(Instant::now()),
-            };
+            ended = stopped_before(&stop, t0 + to + EDGE);
         }
         if on {
             if let Err(e) = self.recording.disable() {
@@ -163,6 +153,7 @@ impl Armed {
             Ok(data) => data,
             Err(e) => {
                 file.missing.push(format!("no samples could be read: {e}"));
+                let _ = std::fs::remove_dir_all(self.dir.join(WORK_DIR));
                 let _ = file.write(&self.dir);
                 return file;
             }
@@ -302,6 +293,16 @@ fn read_samples(
         );
     }
     Ok(())
+}
+
+/// Waits until `until` for the run's end: `Some(when it ended)` if it came first (or the
+/// runner is gone), `None` when `until` came.
+fn stopped_before(stop: &mpsc::Receiver<Instant>, until: Instant) -> Option<Instant> {
+    match stop.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
+        Ok(at) => Some(at),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Some(Instant::now()),
+    }
 }
 
 /// `Instant`s as CLOCK_MONOTONIC ns (perf's timestamps), read at one moment.

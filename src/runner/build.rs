@@ -214,8 +214,9 @@ fn shares(plan: &RunPlan, keys: &KeySpace) -> Vec<Option<Vec<f64>>> {
 /// gains the group and set, so a DBA tells the tenants apart in `pg_stat_activity`
 /// (`tidebench/a/a_1`; PostgreSQL keeps 63 bytes of it).
 fn named_for(mut params: pgwire::ConnectParams, group: &str, set: &str) -> pgwire::ConnectParams {
-    if params.application_name == "tidebench" {
-        params.application_name = format!("tidebench/{group}/{set}");
+    let default = crate::config::target::APPLICATION_NAME;
+    if params.application_name == default {
+        params.application_name = format!("{default}/{group}/{set}");
     }
     params
 }

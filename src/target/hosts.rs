@@ -122,12 +122,10 @@ impl ResolvedTarget {
                 candidate.params.port = *port;
                 if let Some(path) = &self.choice.passfile {
                     let p = &candidate.params;
-                    candidate.params.password = match super::libpq_files::lookup_password(
-                        path, host, *port, &p.dbname, &p.user,
-                    ) {
-                        super::libpq_files::Passfile::Found(pw) => Some(pw),
-                        _ => None,
-                    };
+                    // The file's warning, if any, was noted when the string was parsed.
+                    candidate.params.password =
+                        super::libpq_files::lookup_password(path, host, *port, &p.dbname, &p.user)
+                            .password(&mut Vec::new());
                 }
                 let at = address(host, *port);
                 let client = match candidate.connect_tokio().await {

@@ -112,6 +112,20 @@ pub enum Passfile {
     Ignored(String),
 }
 
+impl Passfile {
+    /// The password found, if any; the warning of an ignored file goes to `notes`.
+    pub fn password(self, notes: &mut Vec<String>) -> Option<String> {
+        match self {
+            Passfile::Found(pw) => Some(pw),
+            Passfile::Ignored(why) => {
+                notes.push(why);
+                None
+            }
+            Passfile::None => None,
+        }
+    }
+}
+
 /// Looks up `host:port:dbname:user` in the password file at `path`.
 pub fn lookup_password(
     path: &Path,
