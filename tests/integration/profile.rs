@@ -2,7 +2,7 @@
 //! the measured window only, postgres's own functions in the profile, percentages that add
 //! up, a flame graph in report.html that headless Chromium renders), a DSN target on this host
 //! found through its postmaster, `compare` of profiles, `tidebench overhead` on a native and a
-//! 0.5-CPU instance, and the bad inputs: perf absent, a rate of 0, a perf that fails to record.
+//! quarter-CPU instance, and the bad inputs: perf absent, a rate of 0, a perf that fails to record.
 
 use std::path::Path;
 
@@ -232,13 +232,16 @@ fn render_in_chromium(page: &Path) -> Option<String> {
 }
 
 #[test]
-fn overhead_compares_a_native_and_a_half_cpu_instance() {
+fn overhead_compares_a_native_and_a_limited_instance() {
     let Some(home) = support::home_with_cgroups("overhead's 0.5-CPU side") else {
         return;
     };
     support::start_instance(&home, "native");
+    // A quarter CPU, not seed 003's half: the tests' debug-build driver, sharing 2 cores with
+    // another test, can hold the native side near half a CPU's worth of tpcb (a 0.95 ratio was
+    // seen once), and this test is about the command, not the size of the gap.
     let limited = InstanceOptions {
-        cpus: Some(0.5),
+        cpus: Some(0.25),
         ..InstanceOptions::default()
     };
     support::start_with(&home, "limited", limited);
@@ -272,7 +275,7 @@ fn overhead_compares_a_native_and_a_half_cpu_instance() {
         .unwrap_or_else(|| panic!("a ratio: {said}"));
     assert!(
         ratio > 0.0 && ratio < 0.9,
-        "half a CPU is slower: {ratio}\n{said}"
+        "a quarter CPU is slower: {ratio}\n{said}"
     );
     assert!(
         said.contains("where the time goes, instance native vs instance limited"),
