@@ -15,7 +15,10 @@ use postgres_protocol::IsNull;
 use crate::literal;
 use crate::response::{Response, Step};
 use crate::stream::Stream;
-use crate::{ConnectParams, Error, ErrorKind, Param, Protocol, QueryResult, Statement, TxStatus};
+use crate::{
+    ConnectParams, Error, ErrorKind, Host, Param, Protocol, QueryResult, SslMode, Statement,
+    TxStatus,
+};
 
 /// Room kept free in the read buffer before each read, so one `read` takes a whole typical
 /// response (a few small messages) and a result of many rows needs few reads.
@@ -61,12 +64,7 @@ impl Connection {
     /// and waits for the first ReadyForQuery, within `params.connect_timeout` (zero: no limit).
     /// Runs on an [`evloop`] loop (a driver thread's), which owns the socket from then on.
     pub async fn connect(params: &ConnectParams) -> Result<Connection, Error> {
-        let attempt = async {
-            let stream = Stream::open(params).await?;
-            let mut connection = Connection::new(stream);
-            connection.startup(params).await?;
-            Ok(connection)
-        };
+        let attempt = Connection::open(params);
         if params.connect_timeout.is_zero() {
             return attempt.await;
         }
@@ -76,6 +74,51 @@ impl Connection {
                 kind: ErrorKind::Timeout,
             }),
         }
+    }
+
+    /// One session as the sslmode says, with libpq's retries: `allow` tries TLS after the
+    /// server refused a plaintext session, `prefer` plaintext after a failed handshake. A
+    /// Unix-domain socket never carries TLS, as in libpq.
+    async fn open(params: &ConnectParams) -> Result<Connection, Error> {
+        let host = match &params.host {
+            Host::Tcp(host) if params.tls.mode != SslMode::Disable => host.as_str(),
+            _ => return Connection::open_plain(params).await,
+        };
+        match params.tls.mode {
+            SslMode::Allow => match Connection::open_plain(params).await {
+                Err(e) if matches!(e.kind, ErrorKind::Db { .. }) => {
+                    Connection::open_tls(params, host).await
+                }
+                other => other,
+            },
+            SslMode::Prefer => match Connection::open_tls(params, host).await {
+                Err(e) if matches!(e.kind, ErrorKind::Tls(_)) => {
+                    Connection::open_plain(params).await
+                }
+                other => other,
+            },
+            _ => Connection::open_tls(params, host).await,
+        }
+    }
+
+    async fn open_plain(params: &ConnectParams) -> Result<Connection, Error> {
+        let mut connection = Connection::new(Stream::open(params).await?);
+        connection.startup(params).await?;
+        Ok(connection)
+    }
+
+    /// TLS, or plaintext on the same socket when the server declines and the mode allows it.
+    async fn open_tls(params: &ConnectParams, host: &str) -> Result<Connection, Error> {
+        let mut stream = Stream::open(params).await?;
+        stream.start_tls(&params.tls, host).await?;
+        let mut connection = Connection::new(stream);
+        connection.startup(params).await?;
+        Ok(connection)
+    }
+
+    /// Whether the session's bytes are encrypted.
+    pub fn is_encrypted(&self) -> bool {
+        self.stream.tls.is_some()
     }
 
     fn new(stream: Stream) -> Connection {

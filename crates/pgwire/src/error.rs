@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Auth(String),
     /// The server sent something the protocol does not allow here.
     Protocol(String),
+    /// TLS could not be set up as the sslmode demands (no TLS at the server, a certificate
+    /// that does not verify); the text says which and what to do.
+    Tls(String),
 }
 
 #[derive(Debug)]
@@ -41,7 +44,7 @@ impl Error {
     pub fn is_connection_lost(&self) -> bool {
         match &self.kind {
             ErrorKind::Io(_) | ErrorKind::Timeout | ErrorKind::Protocol(_) => true,
-            ErrorKind::Auth(_) => true,
+            ErrorKind::Auth(_) | ErrorKind::Tls(_) => true,
             // FATAL/PANIC end the session (e.g. admin shutdown, 57P01).
             ErrorKind::Db { severity, .. } => severity == "FATAL" || severity == "PANIC",
         }
@@ -64,6 +67,7 @@ impl fmt::Display for Error {
             ErrorKind::Timeout => write!(f, "timed out connecting to the server"),
             ErrorKind::Auth(m) => write!(f, "authentication failed: {m}"),
             ErrorKind::Protocol(m) => write!(f, "protocol error: {m}"),
+            ErrorKind::Tls(m) => write!(f, "TLS: {m}"),
         }
     }
 }
@@ -74,6 +78,12 @@ impl Error {
     pub(crate) fn protocol(message: impl Into<String>) -> Error {
         Error {
             kind: ErrorKind::Protocol(message.into()),
+        }
+    }
+
+    pub(crate) fn tls(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Tls(message.into()),
         }
     }
 

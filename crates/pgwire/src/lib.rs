@@ -20,9 +20,14 @@ mod params;
 mod response;
 mod startup;
 mod stream;
+mod tls;
+mod tls_stream;
 
 pub use cancel::{cancel, CancelKey};
 pub use connection::Connection;
 pub use error::{Error, ErrorKind};
 pub use params::{ConnectParams, Host, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
+pub use tls::{
+    describe_tls_error, no_tls_at_server, Negotiation, RootCert, SslMode, Tls, TlsFiles,
+};

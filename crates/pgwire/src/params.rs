@@ -1,7 +1,10 @@
 //! What a connection needs to know: where the server is, who we are, how statements are sent.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::Tls;
 
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +27,11 @@ pub struct ConnectParams {
     /// `-c default_transaction_isolation=serializable`); empty sends none.
     pub options: String,
     pub connect_timeout: Duration,
+    /// libpq's `hostaddr`: the address to connect to when given, while `host` stays the
+    /// name the certificate is checked against.
+    pub hostaddr: Option<IpAddr>,
+    /// TLS as `sslmode` and the certificate files say.
+    pub tls: Tls,
 }
 
 impl std::fmt::Debug for ConnectParams {
@@ -36,6 +44,8 @@ impl std::fmt::Debug for ConnectParams {
             .field("dbname", &self.dbname)
             .field("application_name", &self.application_name)
             .field("options", &self.options)
+            .field("hostaddr", &self.hostaddr)
+            .field("tls", &self.tls)
             .finish()
     }
 }

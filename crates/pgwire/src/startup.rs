@@ -90,8 +90,9 @@ impl Connection {
         }
     }
 
-    /// SCRAM-SHA-256 (RFC 7677) as PostgreSQL runs it in SASL messages. Without TLS there is no
-    /// channel to bind to, so the client says it does not support binding ("n,,").
+    /// SCRAM-SHA-256 (RFC 7677) as PostgreSQL runs it in SASL messages, without channel binding
+    /// ("n,,") even over TLS: the server accepts that from a client that does not bind, as
+    /// from libpq with channel_binding=disable.
     async fn scram(
         &mut self,
         params: &ConnectParams,
@@ -107,8 +108,8 @@ impl Connection {
         }
         if !offered.iter().any(|m| m == sasl::SCRAM_SHA_256) {
             return Err(Error::auth(format!(
-                "the server offers SASL mechanisms {offered:?} but not {}, the one tidebench \
-                 speaks without TLS",
+                "the server offers SASL mechanisms {offered:?} but not {}, the one tidebench
+                 speaks",
                 sasl::SCRAM_SHA_256
             )));
         }

@@ -1,4 +1,5 @@
-//! The socket a session owns: TCP (with TCP_NODELAY) or a Unix-domain socket.
+//! The socket a session owns: TCP (with TCP_NODELAY) or a Unix-domain socket, in plaintext or
+//! wrapped in TLS (see [`crate::tls`] for what is verified, `tls_stream.rs` for the bytes).
 //!
 //! The socket is registered with the driver thread's loop for read readiness only. A session
 //! writes a request and then waits for the answer; with write interest too, the thread would
@@ -23,7 +24,11 @@ const WRITE_RETRY: Duration = Duration::from_micros(200);
 
 /// A session's socket on the driver thread's loop ([`evloop`]). Opening one needs a loop.
 pub(crate) struct Stream {
-    fd: Registration,
+    pub(crate) fd: Registration,
+    /// The TLS session once the handshake started; every byte then goes through it.
+    pub(crate) tls: Option<Box<rustls::ClientConnection>>,
+    /// The records TLS made, kept between writes so a statement allocates nothing.
+    pub(crate) records: Vec<u8>,
 }
 
 impl Stream {
@@ -33,15 +38,18 @@ impl Stream {
                 let address = format!("{host}:{}", params.port);
                 // Resolved on the loop's thread: a name in /etc/hosts or an address answers at
                 // once; libpq resolves the same way, blocking, before it connects.
-                let addrs: Vec<SocketAddr> = (host.as_str(), params.port)
-                    .to_socket_addrs()
-                    .map_err(|e| connect_error(e, &address))?
-                    .collect();
+                let addrs: Vec<SocketAddr> = match params.hostaddr {
+                    Some(ip) => vec![SocketAddr::new(ip, params.port)],
+                    None => (host.as_str(), params.port)
+                        .to_socket_addrs()
+                        .map_err(|e| connect_error(e, &address))?
+                        .collect(),
+                };
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address found");
                 // Each address in turn, as libpq tries every address a name has.
                 for addr in addrs {
                     match connect(Domain::for_address(addr), &SockAddr::from(addr)).await {
-                        Ok(fd) => return Ok(Stream { fd }),
+                        Ok(fd) => return Ok(Stream::new(fd)),
                         Err(e) => last = e,
                     }
                 }
@@ -51,7 +59,7 @@ impl Stream {
                 let path = dir.join(format!(".s.PGSQL.{}", params.port));
                 let addr = SockAddr::unix(&path)?;
                 match connect(Domain::UNIX, &addr).await {
-                    Ok(fd) => Ok(Stream { fd }),
+                    Ok(fd) => Ok(Stream::new(fd)),
                     Err(e) => Err(connect_error(e, &path.display().to_string())),
                 }
             }
@@ -60,6 +68,9 @@ impl Stream {
 
     /// Reads what is available into the spare capacity of `buf`; 0 means the server closed.
     pub(crate) async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        if self.tls.is_some() {
+            return self.read_plaintext(buf).await;
+        }
         if buf.capacity() == buf.len() {
             buf.reserve(8 * 1024);
         }
@@ -90,28 +101,53 @@ impl Stream {
         }
     }
 
-    pub(crate) async fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
-        let fd = self.fd.fd();
-        while !bytes.is_empty() {
-            // SAFETY: the pointer and length describe `bytes`. MSG_NOSIGNAL turns a closed
-            // peer into EPIPE instead of a SIGPIPE that would kill the process.
-            let n =
-                unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
-            if n >= 0 {
-                bytes = &bytes[n as usize..];
-                continue;
-            }
-            let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::WouldBlock => evloop::sleep(WRITE_RETRY).await,
-                io::ErrorKind::Interrupted => {}
-                _ => return Err(err),
-            }
+    pub(crate) async fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.tls.is_some() {
+            return self.write_plaintext(bytes).await;
         }
-        Ok(())
+        self.send_all(bytes).await
+    }
+
+    /// Sends bytes as they are (plaintext, or records TLS made).
+    pub(crate) async fn send_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        send_all(&self.fd, bytes).await
+    }
+}
+
+pub(crate) async fn send_all(fd: &Registration, mut bytes: &[u8]) -> io::Result<()> {
+    let fd = fd.fd();
+    while !bytes.is_empty() {
+        // SAFETY: the pointer and length describe `bytes`. MSG_NOSIGNAL turns a closed
+        // peer into EPIPE instead of a SIGPIPE that would kill the process.
+        let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            bytes = &bytes[n as usize..];
+            continue;
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::WouldBlock => evloop::sleep(WRITE_RETRY).await,
+            io::ErrorKind::Interrupted => {}
+            _ => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+impl Stream {
+    fn new(fd: Registration) -> Stream {
+        Stream {
+            fd,
+            tls: None,
+            records: Vec::new(),
+        }
     }
 
     pub(crate) async fn shutdown(&mut self) -> io::Result<()> {
+        if let Some(tls) = self.tls.as_mut() {
+            tls.send_close_notify();
+            self.flush_tls().await?;
+        }
         // SAFETY: shutdown on a socket we own; no memory is passed.
         let rc = unsafe { libc::shutdown(self.fd.fd(), libc::SHUT_WR) };
         if rc == 0 {
