@@ -6,11 +6,14 @@
 //! libpq's default; a password still missing is looked up in the password file (see
 //! [`libpq_files`]).
 
+mod control;
 mod guards;
 mod hosts;
 mod libpq_files;
+mod tls;
+mod tokio_tls;
 
-use guards::{check_keyword_case, check_sslmode, malformed, tls_refusal};
+use guards::{check_keyword_case, malformed};
 pub use hosts::{HostChoice, SessionAttrs};
 
 use std::path::PathBuf;
@@ -76,7 +79,7 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
             };
             instance::ensure_database(&inst, dbname).map_err(wrap)?;
             Ok(ResolvedTarget {
-                params: inst.connect_params(dbname),
+                params: inst.target_params(dbname).map_err(wrap)?,
                 label,
                 notes: Vec::new(),
                 choice: HostChoice::default(),
@@ -122,24 +125,26 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
     };
     let svc = |k: &str| service.get(k).cloned().filter(|v| !v.is_empty());
     let fallback = |k: &str, var: &str| svc(k).or_else(|| env(var));
-    check_sslmode(&rest, fallback("sslmode", "PGSSLMODE").as_deref())?;
+    let (tls, rest) = tls::take_tls(&rest, &fallback)?;
+    let (hostaddr, rest) = libpq_files::take_keyword(&rest, "hostaddr");
     let cfg = if rest.trim().is_empty() {
         tokio_postgres::Config::new()
     } else {
         tokio_postgres::Config::from_str(&rest).map_err(|e| malformed(dsn, &e))?
     };
-    // A second guard behind the textual one: whatever spelling reached the parser, a mode
-    // that demands TLS is never dropped silently.
-    if cfg.get_ssl_mode() == tokio_postgres::config::SslMode::Require
-        || cfg.get_ssl_negotiation() == tokio_postgres::config::SslNegotiation::Direct
-    {
-        return Err(tls_refusal("sslmode=require"));
+    if cfg.get_channel_binding() == tokio_postgres::config::ChannelBinding::Require {
+        return Err("channel_binding=require: tidebench's sessions authenticate without                     channel binding; leave channel_binding out, or use prefer"
+            .into());
     }
     let attrs = match attrs.or_else(|| fallback("target_session_attrs", "PGTARGETSESSIONATTRS")) {
         Some(a) => SessionAttrs::parse(&a)?,
         None => SessionAttrs::Any,
     };
-    let hosts = hosts_of(&cfg, &fallback)?;
+    let hostaddr = hostaddr
+        .filter(|a| !a.is_empty())
+        .or_else(|| fallback("hostaddr", "PGHOSTADDR"));
+    let no_host_named = cfg.get_hosts().is_empty() && fallback("host", "PGHOST").is_none();
+    let (hosts, hostaddr) = hosts_and_address(hosts_of(&cfg, &fallback)?, hostaddr, no_host_named)?;
     let (host, port) = hosts
         .first()
         .cloned()
@@ -198,6 +203,8 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         application_name,
         options,
         connect_timeout,
+        hostaddr,
+        tls,
     };
     Ok(ParsedDsn {
         params,
@@ -209,6 +216,9 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         },
     })
 }
+
+/// Hosts and their ports, in the order they are tried.
+type HostList = Vec<(pgwire::Host, u16)>;
 
 /// The hosts and ports to try, in order: the string's, else the service's or PGHOST and
 /// PGPORT (comma-separated lists, as libpq takes them), else the default socket and 5432.
@@ -246,6 +256,30 @@ fn hosts_of(
     hosts::pair(hosts, &ports, 5432)
 }
 
+/// libpq's `hostaddr`: the address to connect to, while the host name still serves the
+/// certificate check and the password file. With no host named, the address is the host.
+fn hosts_and_address(
+    hosts: HostList,
+    hostaddr: Option<String>,
+    no_host_named: bool,
+) -> Result<(HostList, Option<std::net::IpAddr>), String> {
+    let Some(text) = hostaddr else {
+        return Ok((hosts, None));
+    };
+    let addr: std::net::IpAddr = text.trim().parse().map_err(|_| {
+        format!("hostaddr '{text}' is not an IP address; put a host name in host= instead")
+    })?;
+    if hosts.len() > 1 {
+        return Err("hostaddr with several hosts is not supported: list the addresses in host=                     instead"
+            .into());
+    }
+    let port = hosts.first().map_or(5432, |(_, p)| *p);
+    if no_host_named {
+        return Ok((vec![(pgwire::Host::Tcp(addr.to_string()), port)], None));
+    }
+    Ok((hosts, Some(addr)))
+}
+
 fn host_from_text(h: &str) -> pgwire::Host {
     if h.starts_with('/') {
         pgwire::Host::Unix(PathBuf::from(h))
@@ -270,91 +304,6 @@ fn os_user() -> String {
         })
 }
 
-impl ResolvedTarget {
-    /// Opens a tokio-postgres session (setup, loading, sampling: everything off the hot path).
-    /// The connection task runs on the current tokio runtime.
-    pub async fn connect_tokio(&self) -> Result<tokio_postgres::Client, TargetError> {
-        self.connect_tokio_to(&self.params.dbname).await
-    }
-
-    /// Same, to another database of the same server (e.g. to read statistics from outside).
-    pub async fn connect_tokio_to(
-        &self,
-        dbname: &str,
-    ) -> Result<tokio_postgres::Client, TargetError> {
-        let p = &self.params;
-        let mut cfg = tokio_postgres::Config::new();
-        match &p.host {
-            pgwire::Host::Tcp(h) => cfg.host(h),
-            pgwire::Host::Unix(dir) => cfg.host_path(dir),
-        };
-        cfg.port(p.port)
-            .user(&p.user)
-            .dbname(dbname)
-            .application_name("tidebench-control")
-            .connect_timeout(p.connect_timeout);
-        if let Some(pw) = &p.password {
-            cfg.password(pw);
-        }
-        // tokio-postgres's connect_timeout covers the socket's connect only: a server that
-        // accepts it but never answers the startup (a stopped postmaster) must not hang a
-        // control session either, so the whole handshake gets the same bound.
-        let whole = p.connect_timeout.max(std::time::Duration::from_secs(1));
-        let (client, connection) = tokio::time::timeout(whole, cfg.connect(tokio_postgres::NoTls))
-            .await
-            .map_err(|_| TargetError::Connect {
-                label: self.label.clone(),
-                message: format!(
-                    "the server accepted the connection but did not answer within {whole:?} \
-                     (stopped or hung?); check it, or raise connect_timeout in the DSN"
-                ),
-            })?
-            .map_err(|e| TargetError::Connect {
-                label: self.label.clone(),
-                message: describe_pg_error(&e),
-            })?;
-        tokio::spawn(async move {
-            // The session ends when the client is dropped; errors then are of no interest.
-            let _ = connection.await;
-        });
-        Ok(client)
-    }
-}
-
-impl ResolvedTarget {
-    /// The server this target lives on (host or socket dir, and port).
-    pub fn server_key(&self) -> (String, u16) {
-        let host = match &self.params.host {
-            pgwire::Host::Tcp(h) => h.clone(),
-            pgwire::Host::Unix(p) => p.display().to_string(),
-        };
-        (host, self.params.port)
-    }
-
-    /// A control session for reading statistics of this target's server, opened to a database
-    /// that none of `all` measures: its own transactions must never count in a measured one.
-    pub async fn connect_for_stats(
-        &self,
-        all: &[ResolvedTarget],
-    ) -> Result<tokio_postgres::Client, TargetError> {
-        self.connect_tokio_to(self.stats_dbname(all)).await
-    }
-
-    /// The database [`connect_for_stats`](Self::connect_for_stats) connects to: `postgres`,
-    /// or `template1` when one of `all` on this server measures `postgres`.
-    pub fn stats_dbname(&self, all: &[ResolvedTarget]) -> &'static str {
-        let key = self.server_key();
-        let measured_postgres = all
-            .iter()
-            .any(|o| o.server_key() == key && o.params.dbname == "postgres");
-        if measured_postgres {
-            "template1"
-        } else {
-            "postgres"
-        }
-    }
-}
-
 /// One line for a tokio-postgres error, with the server's message when there is one.
 pub fn describe_pg_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
@@ -375,34 +324,6 @@ pub fn describe_pg_error(e: &tokio_postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tls_modes_are_refused_never_downgraded() {
-        for dsn in [
-            "postgresql://u@db/x?sslmode=require",
-            "postgresql://u@db/x?connect_timeout=2&sslmode=verify-full",
-            "host=db dbname=x sslmode=verify-ca",
-            "host=db dbname=x sslmode='require'",
-        ] {
-            let e = check_sslmode(dsn, None).unwrap_err();
-            assert!(e.contains("TLS") && e.contains("sslmode="), "{dsn}: {e}");
-        }
-        for dsn in [
-            "postgresql://u@db/x?sslmode=disable",
-            "host=db sslmode=prefer",
-            "host=db",
-        ] {
-            assert!(check_sslmode(dsn, None).is_ok(), "{dsn}");
-        }
-        // The environment counts when the string names no mode, and only then.
-        assert!(check_sslmode("host=db", Some("require"))
-            .unwrap_err()
-            .contains("PGSSLMODE=require"));
-        assert!(check_sslmode("host=db sslmode=disable", Some("require")).is_ok());
-        assert!(check_sslmode("host=db sslmode=maybe", None)
-            .unwrap_err()
-            .contains("not an sslmode"));
-    }
 
     #[test]
     fn parses_both_dsn_syntaxes() {
@@ -452,30 +373,39 @@ mod tests {
     }
 
     #[test]
-    fn every_dsn_entry_resolves_through_the_tls_refusal() {
-        // run, prepare, check, the sampler and experiments all reach a DSN through `resolve`;
-        // a DSN target never touches the home, so a missing one is fine here.
-        let home = Home::at(std::path::Path::new("/nonexistent-tidebench-home"));
-        for dsn in [
-            "postgresql://u:pw@db/x?sslmode=verify-full",
-            "host=db dbname=x sslmode=require",
-        ] {
-            let spec = crate::config::TargetSpec::parse(dsn).unwrap();
-            let e = resolve(&spec, &home).unwrap_err().to_string();
-            assert!(e.contains("TLS") && !e.contains(":pw@"), "{e}");
-        }
+    fn tls_and_hostaddr_reach_the_session_parameters() {
+        let p = parse_dsn("host=db.example hostaddr=127.0.0.1 sslmode=require dbname=x").unwrap();
+        assert_eq!(p.tls.mode, pgwire::SslMode::Require);
+        assert_eq!(p.host, pgwire::Host::Tcp("db.example".into()));
+        assert_eq!(p.hostaddr, Some("127.0.0.1".parse().unwrap()));
+        let p = parse_dsn("hostaddr=127.0.0.1 port=6000 dbname=x").unwrap();
+        assert_eq!(
+            (p.host, p.hostaddr, p.port),
+            (pgwire::Host::Tcp("127.0.0.1".into()), None, 6000)
+        );
+        assert!(parse_dsn("host=a hostaddr=db.example")
+            .unwrap_err()
+            .contains("not an IP"));
+        assert!(parse_dsn("host=a,b hostaddr=127.0.0.1")
+            .unwrap_err()
+            .contains("several hosts"));
+        assert!(parse_dsn("host=a channel_binding=require")
+            .unwrap_err()
+            .contains("channel binding"));
     }
 
     #[test]
-    fn tls_is_refused_whatever_the_spelling() {
-        for dsn in [
-            "host=db sslmode = require",
-            "host=db sslnegotiation=direct",
-            "host=db sslrootcert=/etc/ca.pem",
-            "host=db SSLMODE=require",
+    fn tls_spelling_mistakes_are_named() {
+        for (dsn, says) in [
+            ("host=db SSLMODE=require", "lowercase"),
+            ("host=db sslmode=requires", "verify-full"),
+            (
+                "postgresql://u:pw@db/x?sslmode=verify-full&sslrootcert=/nonexistent/ca",
+                "/nonexistent/ca",
+            ),
         ] {
             let e = parse_dsn(dsn).unwrap_err();
-            assert!(e.contains("TLS") || e.contains("lowercase"), "{dsn}: {e}");
+            assert!(e.contains(says) && !e.contains(":pw@"), "{dsn}: {e}");
         }
     }
 

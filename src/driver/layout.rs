@@ -417,6 +417,8 @@ mod tests {
                     application_name: "t".into(),
                     options: String::new(),
                     connect_timeout: Duration::from_secs(1),
+                    hostaddr: None,
+                    tls: pgwire::Tls::disabled(),
                 },
             })
             .collect();

@@ -1,39 +1,8 @@
-//! What a connection string is refused for before anything connects: a TLS mode this build
-//! cannot honour (never silently downgraded to plaintext), a keyword in the wrong letter case
-//! (`PASSWORD=`, named without its value), and a string the parser rejects, reported without
-//! echoing a password it may hold.
+//! What a connection string is refused for before anything connects: a keyword in the wrong
+//! letter case (`PASSWORD=`, named without its value), and a string the parser rejects,
+//! reported without echoing a password it may hold.
 
 use super::describe_pg_error;
-
-/// The `sslmode` a connection string (or else `PGSSLMODE`) asks for, refused when it demands
-/// TLS: tidebench's connections do not speak TLS yet, and a run must never go out in plaintext
-/// where the user asked for encryption. `disable`, `allow` and `prefer` accept a plaintext
-/// session, as libpq's would when the server offers no TLS.
-pub(super) fn check_sslmode(dsn: &str, env: Option<&str>) -> Result<(), String> {
-    let given = dsn
-        .split(|c: char| c == '?' || c == '&' || c.is_whitespace())
-        .find_map(|part| part.trim().strip_prefix("sslmode="))
-        .map(|v| v.trim_matches('\'').to_string());
-    let from_env = given.is_none();
-    let Some(mode) = given.or_else(|| env.map(str::to_string)) else {
-        return Ok(());
-    };
-    let origin = if from_env { "PGSSLMODE=" } else { "sslmode=" };
-    match mode.as_str() {
-        "" | "disable" | "allow" | "prefer" => Ok(()),
-        "require" | "verify-ca" | "verify-full" => Err(tls_refusal(&format!("{origin}{mode}"))),
-        other => Err(format!(
-            "{origin}{other} is not an sslmode; use disable, allow, prefer, require, verify-ca or verify-full"
-        )),
-    }
-}
-
-pub(super) fn tls_refusal(what: &str) -> String {
-    format!(
-        "{what} asks for TLS, which tidebench's connections do not support yet, and it will not fall back to plaintext; \
-         use sslmode=disable on a trusted network, or reach the server through a tunnel (e.g. ssh -L)"
-    )
-}
 
 /// libpq's keywords that take a secret or decide security, and the common ones: a key written
 /// in another letter case is one of these misspelt (libpq keywords are lowercase).
@@ -90,12 +59,6 @@ pub(super) fn malformed(dsn: &str, e: &tokio_postgres::Error) -> String {
     let hint = "check quoting and key names (host, port, user, password, dbname)";
     let text = describe_pg_error(e);
     let safe = crate::config::target::password_spans(dsn).is_empty();
-    if ["sslrootcert", "sslcert", "sslkey"]
-        .iter()
-        .any(|k| text.contains(&format!("unknown option `{k}`")))
-    {
-        return tls_refusal("an ssl certificate keyword");
-    }
     if safe {
         format!("malformed connection string ({text}); {hint}")
     } else {
