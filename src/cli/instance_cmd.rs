@@ -17,7 +17,8 @@ emulated VM; they need writable cgroups (run as root).
 
 Examples:
   tidebench instance start vm1 --cpus 2 --memory 4GiB
-  tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off";
+  tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off
+  tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA";
 
 const DSN_AFTER_HELP: &str = "\
 Examples:
@@ -48,6 +49,10 @@ pub enum InstanceCommand {
         /// every instance of the VM)
         #[arg(long, value_name = "PATH")]
         vm: Option<String>,
+        /// Serve TLS: make a CA and a server certificate for localhost/127.0.0.1 in the
+        /// instance's tls/ dir and turn ssl on; `instance dsn` then prints a verify-full DSN
+        #[arg(long)]
+        ssl: bool,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
@@ -93,6 +98,7 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             cpus,
             memory,
             vm,
+            ssl,
         } => {
             let opts = InstanceOptions {
                 port,
@@ -100,6 +106,7 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 cpus,
                 memory,
                 vm,
+                ssl,
             };
             let (inst, outcome) = instance::start_reporting(home, &name, &opts)?;
             let what = match outcome {

@@ -89,6 +89,7 @@ pub struct RawInstance {
     pub memory: Option<Spanned<Size>>,
     pub settings: Option<Spanned<toml::Table>>,
     pub vm: Option<Spanned<String>>,
+    pub ssl: Option<bool>,
 }
 
 /// A number written as an integer (`cpus = 2`) or a float (`cpus = 0.5`).
@@ -133,6 +134,9 @@ pub struct InstancePlan {
     /// one with other instances; `cpus` and `memory` are then the VM's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<String>,
+    /// Serves TLS; its targets connect with verify-full against the instance's own CA.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ssl: bool,
 }
 
 impl InstancePlan {
@@ -214,6 +218,7 @@ pub fn instances(
             memory_bytes,
             settings,
             vm,
+            ssl: r.ssl.unwrap_or(false),
         });
     }
     Ok(out)

@@ -407,6 +407,9 @@ fn declared_instances_reach_the_plan_and_runtime_toml() {
     // A one-group file may declare the instance its target names.
     let one = from_text("workload = \"tpcb\"\ntarget = \"instance:vm1/x\"\n[[instance]]\nname = \"vm1\"\ncpus = 1\n").unwrap();
     assert_eq!(one.instances[0].cpus, Some(1.0));
+    assert!(!one.instances[0].ssl);
+    let tls = from_text(&TWO_INSTANCES.replace("cpus = 0.5", "cpus = 0.5\nssl = true")).unwrap();
+    assert!(tls.instances[0].ssl && !tls.instances[1].ssl);
 }
 
 #[test]

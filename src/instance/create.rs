@@ -51,6 +51,7 @@ pub(super) fn create(
             })
             .collect(),
         vm: opts.vm.clone(),
+        ssl: opts.ssl,
     };
     if let Err(e) = std::fs::create_dir(&layout.dir) {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -97,12 +98,10 @@ fn initialize(
         layout,
     };
     server.initdb(&record.superuser)?;
-    server.write_config(&settings::server_conf(
-        record.port,
-        &layout.sockets,
-        record.memory,
-        &record.settings(),
-    ))?;
+    if record.ssl {
+        super::tls::ensure(&layout.dir, name, user)?;
+    }
+    server.write_config(&record.server_conf(layout))?;
     let procs = match cgroups {
         Some(cg) => cg.procs_files()?,
         None => Vec::new(),

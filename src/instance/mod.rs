@@ -16,6 +16,7 @@ mod reconfigure;
 mod record;
 mod server;
 mod settings;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 
@@ -82,6 +83,8 @@ pub struct InstanceOptions {
     /// The emulated VM to run in: a control group path below `tidebench/` (`host/vm1`)
     /// that several instances may share; the limits above are then the VM's.
     pub vm: Option<String>,
+    /// Serve TLS with a certificate of the instance's own CA (`--ssl`).
+    pub ssl: bool,
 }
 
 impl InstanceOptions {
@@ -129,6 +132,8 @@ pub struct Instance {
     memory: Option<u64>,
     vm: Option<String>,
     cgroups: Option<CgroupPaths>,
+    /// Serves TLS: its targets connect over TCP with verify-full (see [`tls`]).
+    pub ssl: bool,
 }
 
 impl Instance {
@@ -142,20 +147,57 @@ impl Instance {
             application_name: crate::config::target::APPLICATION_NAME.to_string(),
             options: String::new(),
             connect_timeout: std::time::Duration::from_secs(10),
+            hostaddr: None,
+            // The unix socket: libpq never uses TLS there.
+            tls: pgwire::Tls::disabled(),
         }
+    }
+
+    /// What a target naming this instance connects with: the unix socket, or, when the
+    /// instance serves TLS, TCP with verify-full against its CA and its password.
+    pub fn target_params(&self, dbname: &str) -> Result<pgwire::ConnectParams, InstanceError> {
+        let params = self.connect_params(dbname);
+        if !self.ssl {
+            return Ok(params);
+        }
+        let files = pgwire::TlsFiles {
+            root_cert: Some(pgwire::RootCert::File(tls::ca_cert_of(&self.dir))),
+            ..Default::default()
+        };
+        let tls = pgwire::Tls::new(
+            pgwire::SslMode::VerifyFull,
+            pgwire::Negotiation::Postgres,
+            &files,
+        )
+        .map_err(InstanceError::Setup)?;
+        Ok(pgwire::ConnectParams {
+            host: pgwire::Host::Tcp("127.0.0.1".into()),
+            password: self.password(),
+            tls,
+            ..params
+        })
     }
 
     /// A libpq keyword/value connection string, usable as-is by psql and pgbench: the unix
     /// socket, and the passfile for a TCP login (`host=127.0.0.1` in its place) when the
-    /// instance has one.
+    /// instance has one. An instance serving TLS gets TCP with verify-full naming its CA.
     pub fn dsn(&self, dbname: &str) -> String {
+        let host = match self.ssl {
+            true => "127.0.0.1".to_string(),
+            false => dsn_value(&self.socket_dir.to_string_lossy()),
+        };
         let mut dsn = format!(
-            "host={} port={} user={} dbname={}",
-            dsn_value(&self.socket_dir.to_string_lossy()),
+            "host={host} port={} user={} dbname={}",
             self.port,
             dsn_value(&self.superuser),
             dsn_value(dbname)
         );
+        if self.ssl {
+            dsn.push_str(&format!(
+                " sslmode=verify-full sslrootcert={}",
+                dsn_value(&tls::ca_cert_of(&self.dir).to_string_lossy())
+            ));
+        }
         let passfile = password::passfile_of(&self.dir);
         if passfile.exists() {
             dsn.push_str(&format!(
@@ -465,6 +507,7 @@ fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceE
         memory: record.memory,
         vm: record.vm.clone(),
         cgroups,
+        ssl: record.ssl,
     })
 }
 

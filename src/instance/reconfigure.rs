@@ -7,8 +7,8 @@
 use super::record::{Layout, Record, Setting};
 use super::server::Server;
 use super::{
-    check_bin_dir, check_name, check_socket_dir, create, os_user, settings, start_reporting,
-    CgroupPaths, Home, Instance, InstanceError, InstanceOptions, StartOutcome,
+    check_bin_dir, check_name, check_socket_dir, create, os_user, start_reporting, CgroupPaths,
+    Home, Instance, InstanceError, InstanceOptions, StartOutcome,
 };
 
 /// What [`reconfigure`] did.
@@ -60,12 +60,10 @@ pub fn reconfigure(
     if server.is_running()? {
         server.stop()?;
     }
-    server.write_config(&settings::server_conf(
-        wanted.port,
-        &layout.sockets,
-        wanted.memory,
-        &wanted.settings(),
-    ))?;
+    if wanted.ssl {
+        super::tls::ensure(&layout.dir, name, &user)?;
+    }
+    server.write_config(&wanted.server_conf(&layout))?;
     if wanted.has_cgroup() {
         CgroupPaths::locate(wanted.cgroup_name())?.create(wanted.cpus, wanted.memory)?;
     }
@@ -89,6 +87,7 @@ fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
     out.cpus = opts.cpus.or(record.cpus);
     out.memory = opts.memory.or(record.memory);
     out.vm = opts.vm.clone().or_else(|| record.vm.clone());
+    out.ssl = opts.ssl || record.ssl;
     for (key, value) in &opts.settings {
         match out
             .settings
@@ -106,7 +105,11 @@ fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
 }
 
 fn same_values(a: &Record, b: &Record) -> bool {
-    a.cpus == b.cpus && a.memory == b.memory && a.vm == b.vm && a.settings() == b.settings()
+    a.cpus == b.cpus
+        && a.memory == b.memory
+        && a.vm == b.vm
+        && a.ssl == b.ssl
+        && a.settings() == b.settings()
 }
 
 #[cfg(test)]
@@ -128,6 +131,7 @@ mod tests {
                 value: "4MB".into(),
             }],
             vm: None,
+            ssl: false,
         }
     }
 
@@ -142,6 +146,7 @@ mod tests {
             cpus: None,
             memory: Some(1 << 30),
             vm: None,
+            ssl: false,
         };
         let out = with_options(&record(), &opts);
         assert_eq!(out.cpus, Some(1.0));

@@ -35,6 +35,9 @@ pub(crate) struct Record {
     /// it is not the instance's own: instances naming the same VM share its limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<String>,
+    /// Serves TLS with the certificate in `tls/` (`--ssl`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ssl: bool,
 }
 
 /// Where an instance's files are: `<home>/instances/<name>/{instance.toml,data/,server.log}`
@@ -105,6 +108,16 @@ impl Record {
         self.cpus.is_some() || self.memory.is_some() || self.vm.is_some()
     }
 
+    /// The conf file for this record: defaults, TLS when on, then the user's settings.
+    pub fn server_conf(&self, layout: &Layout) -> String {
+        let mut settings = match self.ssl {
+            true => super::tls::conf_lines(&layout.dir),
+            false => Vec::new(),
+        };
+        settings.extend(self.settings());
+        super::settings::server_conf(self.port, &layout.sockets, self.memory, &settings)
+    }
+
     pub fn settings(&self) -> Vec<(String, String)> {
         self.settings
             .iter()
@@ -136,6 +149,9 @@ impl Record {
                 show_vm(self.vm.as_deref()),
                 show_vm(opts.vm.as_deref()),
             ));
+        }
+        if opts.ssl && !self.ssl {
+            return Err(conflict("no --ssl".into(), "--ssl".into()));
         }
         if !opts.settings.is_empty() && effective(&opts.settings) != effective(&self.settings()) {
             return Err(conflict(
@@ -199,6 +215,7 @@ mod tests {
                 value: "off".into(),
             }],
             vm: None,
+            ssl: false,
         }
     }
 

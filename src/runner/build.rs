@@ -270,6 +270,8 @@ mod tests {
             application_name: "tidebench".into(),
             options: String::new(),
             connect_timeout: Duration::from_secs(1),
+            hostaddr: None,
+            tls: pgwire::Tls::disabled(),
         };
         assert_eq!(
             session_params(&params, Isolation::ReadCommitted, None, &[]).options,

@@ -150,6 +150,7 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         cpus: decl.cpus,
         memory: decl.memory_bytes,
         vm: decl.vm.clone(),
+        ssl: decl.ssl,
     }
 }
 
