@@ -117,7 +117,7 @@ fn unusable_targets_exit_2_with_the_fix() {
         "cannot connect",
     );
 
-    // TLS asked for is refused, not silently downgraded to a plaintext session.
+    // A root certificate that cannot be read is named before anything connects.
     refuses(
         &home,
         &[
@@ -125,11 +125,13 @@ fn unusable_targets_exit_2_with_the_fix() {
             "--workload",
             "tpcb",
             "--target",
-            &format!("postgresql://x@127.0.0.1:{port}/x?sslmode=require"),
+            &format!(
+                "postgresql://x@127.0.0.1:{port}/x?sslmode=verify-full&sslrootcert=/nonexistent/ca.crt"
+            ),
             "-T",
             "1",
         ],
-        "asks for TLS",
+        "sslrootcert file /nonexistent/ca.crt",
     );
 
     let inst = support::start_instance(&home, "empty");

@@ -22,6 +22,7 @@ mod roles;
 mod run;
 mod sampler;
 mod support;
+mod tls;
 mod tpcc;
 mod tpcc_procedures;
 mod tpce;

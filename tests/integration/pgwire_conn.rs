@@ -270,6 +270,8 @@ fn pgwire_connect_gives_up_after_the_timeout() {
             application_name: String::new(),
             options: String::new(),
             connect_timeout: Duration::from_millis(200),
+            hostaddr: None,
+            tls: pgwire::Tls::disabled(),
         };
         let error = Connection::connect(&params).await.err().expect("timeout");
         assert!(matches!(error.kind, ErrorKind::Timeout), "{error}");
