@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test bench chaos clean
+.PHONY: setup build demo test bench bench-tls chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -28,6 +28,11 @@ test: setup
 # tidebench vs pgbench on the same instance, alternating, printing ratios (not part of `test`).
 bench: build
 	python3 bench/bench.py --bin $(BIN)
+
+# The compare table over TLS (issue 28): select-only and tpcb at 1, 4 and 16 clients, both tools
+# with sslmode=verify-full against an instance started with --ssl.
+bench-tls: build
+	python3 bench/bench.py --bin $(BIN) --tls --compare-only --clients 1,4,16 --rounds 5
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).

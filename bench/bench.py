@@ -109,8 +109,11 @@ class Bench:
         return res
 
     def setup(self):
+        # --tls: the instance serves TLS and both tools verify it (verify-full against its CA):
+        # pgbench through the printed DSN, tidebench through `instance:bench`, which follows it.
+        tls = ["--ssl"] if self.args.tls else []
         self.tb("instance", "start", "bench", "--set", "shared_buffers=1GB", "--set", "max_connections=1100",
-                "--set", "synchronous_commit=off")
+                "--set", "synchronous_commit=off", *tls)
         out = self.tb("instance", "dsn", "bench")[0].strip()
         self.dsn = out
         self.target = "instance:bench"
@@ -435,7 +438,8 @@ def compare_table(b):
     args = b.args
     b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
     jobs = f"-j {args.threads}" if args.threads else "-j min(cores, clients)"
-    print(f"\n{args.rounds} rounds of {args.duration} s, {jobs} for both tools; each round runs pgbench (A), "
+    over = "over TLS (verify-full), " if args.tls else ""
+    print(f"\n{args.rounds} rounds of {args.duration} s, {over}{jobs} for both tools; each round runs pgbench (A), "
           f"tidebench and pgbench (B) in an order rotated by round. Ratios are per round against A, median "
           f"(interquartile range); the control is B/A. Other columns are medians (pgbench: A); client CPU = "
           f"user+sys of the client process / transactions")
@@ -476,6 +480,8 @@ def main():
     ap.add_argument("--profile-only", action="store_true",
                     help="only the cost of --profile: select-only with and without it, alternating")
     ap.add_argument("--profile-clients", default="4,16", help="client counts of the --profile cost")
+    ap.add_argument("--tls", action="store_true",
+                    help="the instance serves TLS; both tools connect with sslmode=verify-full (make bench-tls)")
     args = ap.parse_args()
     if args.threads is not None and args.threads < 1:
         ap.error("--threads must be at least 1")
