@@ -63,6 +63,7 @@ impl ErrorClass {
             Some(code) => ErrorClass::from_sqlstate(code),
             None => match err.kind {
                 pgwire::ErrorKind::Timeout => ErrorClass::Timeout,
+                pgwire::ErrorKind::Client(_) => ErrorClass::Other,
                 _ => ErrorClass::Connection,
             },
         }

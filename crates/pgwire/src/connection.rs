@@ -166,9 +166,31 @@ impl Connection {
         stmt: &Statement,
         params: &[Param<'_>],
     ) -> Result<QueryResult<'_>, Error> {
+        self.send(protocol, stmt, params, false).await
+    }
+
+    /// [`Connection::execute`] that also asks for the result's description in the extended
+    /// and prepared protocols (one more message each way, as libpq always sends), so
+    /// [`QueryResult::set_columns`] names the columns (pgbench's `\gset`).
+    pub async fn query(
+        &mut self,
+        protocol: Protocol,
+        stmt: &Statement,
+        params: &[Param<'_>],
+    ) -> Result<QueryResult<'_>, Error> {
+        self.send(protocol, stmt, params, true).await
+    }
+
+    async fn send(
+        &mut self,
+        protocol: Protocol,
+        stmt: &Statement,
+        params: &[Param<'_>],
+        describe: bool,
+    ) -> Result<QueryResult<'_>, Error> {
         self.settle().await?;
         self.wbuf.clear();
-        let parsing = match self.encode(protocol, stmt, params) {
+        let parsing = match self.encode(protocol, stmt, params, describe) {
             Ok(parsing) => parsing,
             Err(e) => {
                 self.wbuf.clear();
@@ -223,6 +245,7 @@ impl Connection {
         protocol: Protocol,
         stmt: &Statement,
         params: &[Param<'_>],
+        describe: bool,
     ) -> Result<Option<&'static str>, Error> {
         let encode_error =
             |e: io::Error| Error::protocol(format!("cannot encode statement {:?}: {e}", stmt.name));
@@ -240,7 +263,7 @@ impl Connection {
             Protocol::Extended => {
                 frontend::parse("", stmt.sql, std::iter::empty(), &mut self.wbuf)
                     .map_err(encode_error)?;
-                bind_execute_sync("", params, &mut self.wbuf).map_err(encode_error)?;
+                bind_execute_sync("", params, describe, &mut self.wbuf).map_err(encode_error)?;
                 Ok(None)
             }
             Protocol::Prepared => {
@@ -249,7 +272,8 @@ impl Connection {
                     frontend::parse(stmt.name, stmt.sql, std::iter::empty(), &mut self.wbuf)
                         .map_err(encode_error)?;
                 }
-                bind_execute_sync(stmt.name, params, &mut self.wbuf).map_err(encode_error)?;
+                bind_execute_sync(stmt.name, params, describe, &mut self.wbuf)
+                    .map_err(encode_error)?;
                 Ok(fresh.then_some(stmt.name))
             }
         }
@@ -397,7 +421,12 @@ pub(crate) fn record_server_param(
 /// length patch per parameter) took about 380 instructions per select-only transaction, a
 /// tenth of the driver's own (callgrind, issue 25). The test below checks the bytes against
 /// that encoder.
-fn bind_execute_sync(statement: &str, params: &[Param<'_>], buf: &mut BytesMut) -> io::Result<()> {
+fn bind_execute_sync(
+    statement: &str,
+    params: &[Param<'_>],
+    describe: bool,
+    buf: &mut BytesMut,
+) -> io::Result<()> {
     if statement.as_bytes().contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -429,6 +458,10 @@ fn bind_execute_sync(statement: &str, params: &[Param<'_>], buf: &mut BytesMut) 
     let bind_len = i32::try_from(buf.len() - bind_at)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a Bind message over 2 GiB"))?;
     buf[bind_at..bind_at + 4].copy_from_slice(&bind_len.to_be_bytes());
+    if describe {
+        // Describe the unnamed portal: the server answers with its RowDescription.
+        buf.put_slice(&[b'D', 0, 0, 0, 6, b'P', 0]);
+    }
     // Execute the unnamed portal with no row limit, then Sync.
     buf.put_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4]);
     Ok(())
@@ -477,7 +510,7 @@ mod tests {
     #[test]
     fn bind_execute_sync_is_one_contiguous_message_train() {
         let mut buf = BytesMut::new();
-        bind_execute_sync("s1", &[Param::Int(5), Param::Null], &mut buf).unwrap();
+        bind_execute_sync("s1", &[Param::Int(5), Param::Null], false, &mut buf).unwrap();
         let tags: Vec<u8> = {
             let mut tags = Vec::new();
             let mut at = 0;
@@ -503,7 +536,7 @@ mod tests {
         ];
         for (name, params) in [("", &params[..]), ("s_42", &params[..]), ("x", &[][..])] {
             let mut ours = BytesMut::new();
-            bind_execute_sync(name, params, &mut ours).unwrap();
+            bind_execute_sync(name, params, false, &mut ours).unwrap();
             let mut theirs = BytesMut::new();
             frontend::bind(
                 "",
@@ -520,6 +553,6 @@ mod tests {
             frontend::sync(&mut theirs);
             assert_eq!(&ours[..], &theirs[..], "statement {name:?}");
         }
-        assert!(bind_execute_sync("a\0b", &[], &mut BytesMut::new()).is_err());
+        assert!(bind_execute_sync("a\0b", &[], false, &mut BytesMut::new()).is_err());
     }
 }

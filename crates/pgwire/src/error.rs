@@ -24,6 +24,9 @@ pub enum ErrorKind {
     /// TLS could not be set up as the sslmode demands (no TLS at the server, a certificate
     /// that does not verify); the text says which and what to do.
     Tls(String),
+    /// The client's own code failed between statements (a pgbench script's division by
+    /// zero or unknown variable): neither the server nor the session is at fault.
+    Client(String),
 }
 
 #[derive(Debug)]
@@ -45,6 +48,7 @@ impl Error {
         match &self.kind {
             ErrorKind::Io(_) | ErrorKind::Timeout | ErrorKind::Protocol(_) => true,
             ErrorKind::Auth(_) | ErrorKind::Tls(_) => true,
+            ErrorKind::Client(_) => false,
             // FATAL/PANIC end the session (e.g. admin shutdown, 57P01).
             ErrorKind::Db { severity, .. } => severity == "FATAL" || severity == "PANIC",
         }
@@ -68,6 +72,7 @@ impl fmt::Display for Error {
             ErrorKind::Auth(m) => write!(f, "authentication failed: {m}"),
             ErrorKind::Protocol(m) => write!(f, "protocol error: {m}"),
             ErrorKind::Tls(m) => write!(f, "TLS: {m}"),
+            ErrorKind::Client(m) => write!(f, "{m}"),
         }
     }
 }
@@ -75,6 +80,13 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl Error {
+    /// A failure of the client's own code (see [`ErrorKind::Client`]).
+    pub fn client(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Client(message.into()),
+        }
+    }
+
     pub(crate) fn protocol(message: impl Into<String>) -> Error {
         Error {
             kind: ErrorKind::Protocol(message.into()),

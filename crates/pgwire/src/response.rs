@@ -42,6 +42,12 @@ pub(crate) struct Response {
     /// Index in `cells` of each row's first cell.
     rows: Vec<usize>,
     affected: u64,
+    /// One entry per RowDescription (a query that returns rows): the index of its first row
+    /// and its column names' spans in `names`. Kept for `\gset`-style readers; a benchmark's
+    /// statements that send no Describe never fill it.
+    sets: Vec<ResultSet>,
+    names: Vec<u8>,
+    name_spans: Vec<(usize, usize)>,
     /// A ParseComplete arrived: a named statement sent with Parse now exists on the server.
     pub(crate) parse_complete: bool,
     /// The first ErrorResponse; later ones (there are none before Sync in practice) add nothing.
@@ -54,6 +60,9 @@ impl Response {
         self.cells.clear();
         self.rows.clear();
         self.affected = 0;
+        self.sets.clear();
+        self.names.clear();
+        self.name_spans.clear();
         self.parse_complete = false;
         self.error = None;
     }
@@ -126,9 +135,10 @@ impl Response {
                 self.parse_complete = true;
                 Ok(Step::More)
             }
+            b'T' => self.push_description(body).map(|()| Step::More),
             // BindComplete, CloseComplete, NoData, EmptyQueryResponse, PortalSuspended, and the
-            // descriptions (results are always text): nothing to keep.
-            b'2' | b'3' | b'n' | b'I' | b's' | b'T' | b't' => Ok(Step::More),
+            // parameter descriptions: nothing to keep.
+            b'2' | b'3' | b'n' | b'I' | b's' | b't' => Ok(Step::More),
             _ => return None,
         };
         Some(step)
@@ -174,6 +184,29 @@ impl Response {
         Ok(())
     }
 
+    /// A RowDescription body: the field count (i16), then per field its name (NUL-ended) and
+    /// 18 bytes of table, column, type, size, modifier and format.
+    fn push_description(&mut self, body: &[u8]) -> Result<(), Error> {
+        let malformed = || Error::protocol("malformed RowDescription");
+        let (count, mut rest) = match body {
+            [a, b, rest @ ..] => (u16::from_be_bytes([*a, *b]) as usize, rest),
+            _ => return Err(malformed()),
+        };
+        self.sets.push(ResultSet {
+            first_row: self.rows.len(),
+            first_name: self.name_spans.len(),
+            columns: count,
+        });
+        for _ in 0..count {
+            let nul = rest.iter().position(|&c| c == 0).ok_or_else(malformed)?;
+            let start = self.names.len();
+            self.names.extend_from_slice(&rest[..nul]);
+            self.name_spans.push((start, self.names.len()));
+            rest = rest.get(nul + 1 + 18..).ok_or_else(malformed)?;
+        }
+        Ok(())
+    }
+
     fn cell(&self, row: usize, col: usize) -> Option<Cell> {
         let first = *self.rows.get(row)?;
         let end = self.rows.get(row + 1).copied().unwrap_or(self.cells.len());
@@ -188,6 +221,14 @@ impl Response {
         }
         self.data.get(cell.start..cell.start + cell.len)
     }
+}
+
+/// One query's rows within a response (see `Response::sets`).
+#[derive(Debug, Clone, Copy)]
+struct ResultSet {
+    first_row: usize,
+    first_name: usize,
+    columns: usize,
 }
 
 /// The tag and whole length (tag byte included) of the first message in `buf`, once all of
@@ -276,6 +317,36 @@ impl QueryResult<'_> {
     /// Rows affected from the CommandComplete tag (UPDATE 1 → 1), 0 when the tag has none.
     pub fn affected(&self) -> u64 {
         self.response.affected
+    }
+
+    /// How many of the statements returned rows with a description (the simple protocol
+    /// always describes; the others only through [`crate::Connection::query`]).
+    pub fn result_sets(&self) -> usize {
+        self.response.sets.len()
+    }
+
+    /// The rows (as indexes for `get_str`) of result set `set`.
+    pub fn set_rows(&self, set: usize) -> std::ops::Range<usize> {
+        let sets = &self.response.sets;
+        let Some(this) = sets.get(set) else {
+            return 0..0;
+        };
+        let end = sets
+            .get(set + 1)
+            .map_or(self.response.rows.len(), |next| next.first_row);
+        this.first_row..end
+    }
+
+    /// The column names of result set `set`, in order.
+    pub fn set_columns(&self, set: usize) -> impl Iterator<Item = &str> + '_ {
+        let (first, count) = self
+            .response
+            .sets
+            .get(set)
+            .map_or((0, 0), |s| (s.first_name, s.columns));
+        self.response.name_spans[first..first + count]
+            .iter()
+            .map(|&(a, b)| std::str::from_utf8(&self.response.names[a..b]).unwrap_or("?column?"))
     }
 }
 
