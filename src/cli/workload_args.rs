@@ -133,13 +133,22 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
             .value_parser(clap::value_parser!(u32).range(1..)),
         // Checked against the names when the options are validated, with the others.
         OptionKind::Names(_) => arg.value_name("NAME,..."),
+        OptionKind::Entries {
+            short, value_name, ..
+        } => {
+            let arg = arg.value_name(value_name).action(ArgAction::Append);
+            match short {
+                Some(c) => arg.short(c),
+                None => arg,
+            }
+        }
     }
 }
 
 /// The workloads' flags in a parsed `run` or `prepare` (`load_only`: the options the data
 /// depends on), or none (`with_options` false).
 pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlags {
-    let shorthand = WORKLOADS
+    let mut shorthand = WORKLOADS
         .iter()
         .filter(|k| k.shorthand().is_some())
         .find(|k| m.get_flag(&shorthand_id(k.name())))
@@ -159,6 +168,16 @@ pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlag
                         let names = s.split(',').map(str::trim).filter(|n| !n.is_empty());
                         toml::Value::Array(names.map(|n| n.to_string().into()).collect())
                     }),
+                    OptionKind::Entries { selects, .. } => {
+                        m.get_many::<String>(o.key).map(|given| {
+                            // `-f x.sql` alone means the workload that takes scripts.
+                            let named = m.try_get_one::<String>("workload").ok().flatten();
+                            if selects && shorthand.is_none() && named.is_none() {
+                                shorthand = Some(k.name().to_string());
+                            }
+                            toml::Value::Array(given.map(|s| s.clone().into()).collect())
+                        })
+                    }
                 };
                 if let Some(v) = value {
                     options.insert(o.key.to_string(), v);

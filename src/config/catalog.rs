@@ -24,6 +24,16 @@ pub enum OptionKind {
     /// A list of distinct words out of these (possibly empty); on the command line
     /// comma-separated.
     Names(&'static [&'static str]),
+    /// A list of free-form strings the workload checks itself (pgbench's `-f FILE@W`); on the
+    /// command line the flag repeated, with `short` as its pgbench letter. With `selects`,
+    /// giving the flag chooses the declaring workload when no `--workload` is given. With
+    /// `paths`, each entry starts with a file path, which a run file gives relative to itself.
+    Entries {
+        short: Option<char>,
+        value_name: &'static str,
+        selects: bool,
+        paths: bool,
+    },
 }
 
 /// One option a workload declares: its key in run files (also `--key-with-dashes` on the
@@ -70,6 +80,9 @@ impl OptionSpec {
             (OptionKind::Flag, toml::Value::Boolean(_)) => true,
             (OptionKind::Choice(words), toml::Value::String(s)) => words.contains(&s.as_str()),
             (OptionKind::Count, toml::Value::Integer(n)) => *n >= 1 && *n <= i64::from(u32::MAX),
+            (OptionKind::Entries { .. }, toml::Value::Array(items)) => items
+                .iter()
+                .all(|v| v.as_str().is_some_and(|s| !s.is_empty())),
             (OptionKind::Names(words), toml::Value::Array(items)) => {
                 let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
                 names.len() == items.len()
@@ -90,6 +103,10 @@ impl OptionSpec {
             ),
             OptionKind::Count => format!(
                 "{} must be a whole number of at least 1, not {value}",
+                self.key
+            ),
+            OptionKind::Entries { value_name, .. } => format!(
+                "{} takes a list of strings such as [\"{value_name}\"], not {value}",
                 self.key
             ),
             OptionKind::Names(words) => format!(
@@ -139,6 +156,11 @@ pub trait WorkloadInfo: Sync {
     }
     /// The names of the transaction types a phase's `mix` may give weights to.
     fn txn_type_names(&self) -> Vec<String>;
+    /// The same for a group with these resolved `options`, for workloads whose types come
+    /// from their options (the script workload's scripts).
+    fn txn_type_names_for(&self, _options: &OptionValues) -> Vec<String> {
+        self.txn_type_names()
+    }
 }
 
 /// The workloads configuration may name.

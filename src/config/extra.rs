@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
-use super::catalog::{Catalog, OptionValues};
+use super::catalog::{Catalog, OptionKind, OptionValues};
 use super::groups::Source;
 use super::ConfigError;
 
@@ -83,9 +83,37 @@ fn options_of(
                 ),
             ));
         }
-        out.insert(k.key, k.value);
+        let value = match catalog.option_spec(&k.key).map(|o| o.kind) {
+            Some(OptionKind::Entries { paths: true, .. }) => relative_to_file(src.file, k.value),
+            _ => k.value,
+        };
+        out.insert(k.key, value);
     }
     Ok(out)
+}
+
+/// Entries that start with a relative path, made relative to the run file's folder (a run
+/// file names its scripts as it sees them, wherever tidebench is started).
+fn relative_to_file(file: &str, value: toml::Value) -> toml::Value {
+    let Some(dir) = std::path::Path::new(file).parent() else {
+        return value;
+    };
+    match value {
+        toml::Value::Array(items) => toml::Value::Array(
+            items
+                .into_iter()
+                .map(|v| match v {
+                    toml::Value::String(s)
+                        if !s.starts_with('/') && !dir.as_os_str().is_empty() =>
+                    {
+                        toml::Value::String(dir.join(&s).display().to_string())
+                    }
+                    other => other,
+                })
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn extras(table: &toml_edit::Table, values: &toml::Table, fields: &[&str]) -> Vec<ExtraKey> {

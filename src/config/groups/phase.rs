@@ -26,7 +26,7 @@ pub fn phases(
         .map(|g| {
             catalog
                 .find(g.workload.as_str())
-                .map_or_else(Vec::new, |w| w.txn_type_names())
+                .map_or_else(Vec::new, |w| w.txn_type_names_for(&g.options.workload))
         })
         .collect();
     if raw.is_empty() {
