@@ -1,0 +1,568 @@
+//! Lexed commands made ready to run: variables become slots of one table shared by a
+//! workload's scripts, expressions are parsed once, `\if` chains become jumps, SQL is split
+//! into the pieces the simple protocol substitutes and the `$n` text the extended and
+//! prepared protocols send, and `\gset`/`\aset` join the SQL command they follow.
+
+use std::collections::HashMap;
+
+use super::expr::{self, Expr};
+use super::lex::Lexed;
+
+/// Variable names and their slots; a slot is an index into a client's values.
+#[derive(Debug, Default, Clone)]
+pub struct VarNames {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl VarNames {
+    /// The slot of `name`, made on first use.
+    pub fn slot(&mut self, name: &str) -> usize {
+        if let Some(&slot) = self.index.get(name) {
+            return slot;
+        }
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+
+    /// The slot of `name` if some command uses it (a `\gset` column nobody reads has none).
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    pub fn name(&self, slot: usize) -> &str {
+        &self.names[slot]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// One command ready to run.
+#[derive(Debug)]
+pub enum Command {
+    Sql(Sql),
+    Set {
+        slot: usize,
+        expr: Expr,
+    },
+    Sleep {
+        amount: Amount,
+        unit_us: i64,
+    },
+    /// `\shell` (`set` None) or `\setshell` (the slot the command's output goes to).
+    Shell {
+        set: Option<usize>,
+        argv: Vec<Arg>,
+    },
+    /// `\if` / `\elif`: when `cond` is not true, go on at command `otherwise`.
+    Branch {
+        cond: Expr,
+        otherwise: usize,
+    },
+    /// The end of a branch taken: go on past its `\endif`.
+    Jump(usize),
+}
+
+/// A `\sleep` count: a number, or a variable holding one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    Fixed(i64),
+    Var(usize),
+}
+
+/// A `\shell` word: as written, or a variable's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    Text(String),
+    Var(usize),
+}
+
+/// A piece of SQL text for the simple protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    Text(String),
+    /// `:name`: its value when set, else the text as written (pgbench leaves it alone).
+    Var(usize),
+}
+
+/// One SQL command (several statements when joined with `\;`).
+#[derive(Debug)]
+pub struct Sql {
+    pub parts: Vec<Part>,
+    /// The text with `$1..$n` in place of the variables (extended and prepared protocols),
+    /// and its prepared statement's name; leaked once per build, as statements are `'static`.
+    pub statement: pgwire::Statement,
+    /// The variable of each `$n`, in order.
+    pub params: Vec<usize>,
+    /// `\gset` / `\aset` after it.
+    pub store: Option<Store>,
+}
+
+/// Where query results go: `\gset` (the last query's only row) or `\aset` (every query's
+/// last row), each column into the variable `prefix` + its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    pub all: bool,
+    pub prefix: String,
+}
+
+/// A compile error at a byte offset of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError {
+    pub at: usize,
+    pub message: String,
+}
+
+fn error(at: usize, message: impl Into<String>) -> CompileError {
+    CompileError {
+        at,
+        message: message.into(),
+    }
+}
+
+/// An open `\if` chain: its last branch (to point at the next one), the jumps out of the
+/// branches taken so far, and whether `\else` was seen.
+struct OpenIf {
+    at: usize,
+    last_branch: Option<usize>,
+    jumps: Vec<usize>,
+    seen_else: bool,
+}
+
+/// Compiles one script's commands; `tag` makes its prepared statements' names unique.
+pub fn compile(
+    lexed: Vec<Lexed>,
+    tag: &str,
+    vars: &mut VarNames,
+) -> Result<Vec<Command>, CompileError> {
+    let mut out: Vec<Command> = Vec::new();
+    let mut open: Vec<OpenIf> = Vec::new();
+    for l in lexed {
+        match l {
+            Lexed::Sql { text, .. } => {
+                let name = format!("tbs_{tag}_{}", out.len());
+                out.push(Command::Sql(sql(&text, name, vars)));
+            }
+            Lexed::Meta {
+                name,
+                at,
+                rest,
+                rest_at,
+            } => meta(&name, at, &rest, rest_at, vars, &mut out, &mut open)?,
+        }
+    }
+    if let Some(unclosed) = open.last() {
+        return Err(error(unclosed.at, "\\if without a matching \\endif"));
+    }
+    if out.is_empty() {
+        return Err(error(0, "the script has no command"));
+    }
+    Ok(out)
+}
+
+fn meta(
+    name: &str,
+    at: usize,
+    rest: &str,
+    rest_at: usize,
+    vars: &mut VarNames,
+    out: &mut Vec<Command>,
+    open: &mut Vec<OpenIf>,
+) -> Result<(), CompileError> {
+    let words = words(rest, rest_at);
+    let expression = |vars: &mut VarNames, text: &str, text_at: usize| {
+        if text.trim().is_empty() {
+            return Err(error(at, format!("\\{name} needs an expression")));
+        }
+        expr::parse(text, &mut |n: &str| vars.slot(n))
+            .map_err(|e| error(text_at + e.offset, e.message))
+    };
+    match name {
+        "set" => {
+            let Some(&(var, var_at)) = words.first() else {
+                return Err(error(at, "\\set needs a variable name and an expression"));
+            };
+            check_name(var, var_at)?;
+            let slot = vars.slot(var);
+            let after = var_at - rest_at + var.len();
+            let expr = expression(vars, &rest[after..], rest_at + after)?;
+            out.push(Command::Set { slot, expr });
+        }
+        "sleep" => {
+            let (amount, unit) = match words.as_slice() {
+                [(a, a_at)] => ((*a, *a_at), "s"),
+                [(a, a_at), (u, _)] => ((*a, *a_at), *u),
+                [] => return Err(error(at, "\\sleep needs a time: \\sleep 10 ms")),
+                [_, _, (_, extra_at), ..] => {
+                    return Err(error(*extra_at, "too many arguments to \\sleep"))
+                }
+            };
+            let unit_us = match unit.to_ascii_lowercase().as_str() {
+                "us" => 1,
+                "ms" => 1_000,
+                "s" => 1_000_000,
+                other => {
+                    return Err(error(
+                        at,
+                        format!("unrecognized time unit \"{other}\"; use us, ms or s"),
+                    ))
+                }
+            };
+            let amount = match amount.0.strip_prefix(':') {
+                Some(var) => {
+                    check_name(var, amount.1 + 1)?;
+                    Amount::Var(vars.slot(var))
+                }
+                None => Amount::Fixed(amount.0.parse().map_err(|_| {
+                    error(
+                        amount.1,
+                        format!(
+                            "\\sleep takes a whole number or a :variable, not \"{}\"",
+                            amount.0
+                        ),
+                    )
+                })?),
+            };
+            out.push(Command::Sleep { amount, unit_us });
+        }
+        "shell" | "setshell" => {
+            let mut words = words.into_iter();
+            let set = if name == "setshell" {
+                let Some((var, var_at)) = words.next() else {
+                    return Err(error(at, "\\setshell needs a variable and a command"));
+                };
+                check_name(var, var_at)?;
+                Some(vars.slot(var))
+            } else {
+                None
+            };
+            let argv: Vec<Arg> = words
+                .map(|(w, _)| match w.strip_prefix(':') {
+                    Some(rest) if rest.starts_with(':') => Arg::Text(rest.to_string()),
+                    Some(var) if !var.is_empty() => Arg::Var(vars.slot(var)),
+                    _ => Arg::Text(w.to_string()),
+                })
+                .collect();
+            if argv.is_empty() {
+                return Err(error(at, format!("\\{name} needs a command")));
+            }
+            out.push(Command::Shell { set, argv });
+        }
+        "if" => {
+            let cond = expression(vars, rest, rest_at)?;
+            open.push(OpenIf {
+                at,
+                last_branch: Some(out.len()),
+                jumps: Vec::new(),
+                seen_else: false,
+            });
+            out.push(Command::Branch {
+                cond,
+                otherwise: usize::MAX,
+            });
+        }
+        "elif" | "else" => {
+            let Some(top) = open.last_mut() else {
+                return Err(error(at, format!("\\{name} without a matching \\if")));
+            };
+            if top.seen_else {
+                return Err(error(at, format!("\\{name} after \\else")));
+            }
+            top.jumps.push(out.len());
+            out.push(Command::Jump(usize::MAX));
+            if let Some(b) = top.last_branch.take() {
+                let next = out.len();
+                patch(out, b, next);
+            }
+            if name == "elif" {
+                let cond = expression(vars, rest, rest_at)?;
+                let top = open.last_mut().expect("checked above");
+                top.last_branch = Some(out.len());
+                out.push(Command::Branch {
+                    cond,
+                    otherwise: usize::MAX,
+                });
+            } else {
+                no_arguments(name, &words)?;
+                top.seen_else = true;
+            }
+        }
+        "endif" => {
+            no_arguments(name, &words)?;
+            let Some(top) = open.pop() else {
+                return Err(error(at, "\\endif without a matching \\if"));
+            };
+            let end = out.len();
+            if let Some(b) = top.last_branch {
+                patch(out, b, end);
+            }
+            for j in top.jumps {
+                patch(out, j, end);
+            }
+        }
+        "gset" | "aset" => {
+            let prefix = match words.as_slice() {
+                [] => String::new(),
+                [(p, p_at)] => {
+                    check_name(p, *p_at)?;
+                    p.to_string()
+                }
+                [_, (_, extra_at), ..] => {
+                    return Err(error(*extra_at, format!("too many arguments to \\{name}")))
+                }
+            };
+            match out.last_mut() {
+                Some(Command::Sql(sql)) if sql.store.is_none() => {
+                    sql.store = Some(Store {
+                        all: name == "aset",
+                        prefix,
+                    })
+                }
+                _ => return Err(error(at, format!("\\{name} must follow an SQL command"))),
+            }
+        }
+        "startpipeline" | "syncpipeline" | "endpipeline" => {
+            return Err(error(
+                at,
+                format!(
+                    "\\{name}: pipelines are not supported by tidebench yet; run the commands \
+                     without \\startpipeline/\\endpipeline"
+                ),
+            ))
+        }
+        other => {
+            return Err(error(
+                at,
+                format!(
+                    "invalid command \\{other}; pgbench's are \\set, \\sleep, \\setshell, \\shell, \
+                     \\if, \\elif, \\else, \\endif, \\gset and \\aset"
+                ),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Points the branch or jump at `index` to command `to`.
+fn patch(out: &mut [Command], index: usize, to: usize) {
+    match &mut out[index] {
+        Command::Branch { otherwise, .. } => *otherwise = to,
+        Command::Jump(target) => *target = to,
+        _ => unreachable!("only branches and jumps are patched"),
+    }
+}
+
+fn no_arguments(name: &str, words: &[(&str, usize)]) -> Result<(), CompileError> {
+    match words.first() {
+        Some((_, at)) => Err(error(*at, format!("\\{name} takes no argument"))),
+        None => Ok(()),
+    }
+}
+
+/// Whitespace-separated words of `rest` with their file offsets.
+fn words(rest: &str, rest_at: usize) -> Vec<(&str, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in rest.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((&rest[s..i], rest_at + s));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((&rest[s..], rest_at + s));
+    }
+    out
+}
+
+/// A character pgbench allows in a variable name.
+pub fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii()
+}
+
+fn check_name(name: &str, at: usize) -> Result<(), CompileError> {
+    if name.is_empty() || !name.chars().all(name_char) {
+        return Err(error(at, format!("invalid variable name \"{name}\"")));
+    }
+    Ok(())
+}
+
+/// Splits SQL at its `:variables` (`::` is a cast and stays), as pgbench does: everywhere in
+/// the text, quotes included.
+fn sql(text: &str, name: String, vars: &mut VarNames) -> Sql {
+    let mut parts = Vec::new();
+    let mut numbered = String::with_capacity(text.len());
+    let mut params = Vec::new();
+    let mut lit = String::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != ':' {
+            lit.push(c);
+            numbered.push(c);
+            continue;
+        }
+        if chars.peek().is_some_and(|&(_, n)| n == ':') {
+            chars.next();
+            lit.push_str("::");
+            numbered.push_str("::");
+            continue;
+        }
+        let start = i + 1;
+        let end = text[start..]
+            .char_indices()
+            .find(|&(_, c)| !name_char(c))
+            .map_or(text.len(), |(j, _)| start + j);
+        if end == start {
+            lit.push(':');
+            numbered.push(':');
+            continue;
+        }
+        let slot = vars.slot(&text[start..end]);
+        if !lit.is_empty() {
+            parts.push(Part::Text(std::mem::take(&mut lit)));
+        }
+        parts.push(Part::Var(slot));
+        params.push(slot);
+        numbered.push('$');
+        numbered.push_str(&params.len().to_string());
+        while chars.peek().is_some_and(|&(j, _)| j < end) {
+            chars.next();
+        }
+    }
+    if !lit.is_empty() {
+        parts.push(Part::Text(lit));
+    }
+    Sql {
+        statement: pgwire::Statement {
+            name: Box::leak(name.into_boxed_str()),
+            sql: Box::leak(numbered.into_boxed_str()),
+        },
+        parts,
+        params,
+        store: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lex::lex;
+    use super::*;
+
+    fn build(src: &str) -> Result<(Vec<Command>, VarNames), CompileError> {
+        let mut vars = VarNames::default();
+        let cmds = compile(lex(src).unwrap(), "t", &mut vars)?;
+        Ok((cmds, vars))
+    }
+
+    #[test]
+    fn variables_become_slots_and_numbered_parameters() {
+        let (cmds, vars) =
+            build("select :a, :b::int, ':a', :a, x::text, :\"q\" from t where c = :c_1;").unwrap();
+        let Command::Sql(s) = &cmds[0] else { panic!() };
+        assert_eq!(
+            s.statement.sql,
+            "select $1, $2::int, '$3', $4, x::text, :\"q\" from t where c = $5;"
+        );
+        let names: Vec<&str> = s.params.iter().map(|&p| vars.name(p)).collect();
+        assert_eq!(names, ["a", "b", "a", "a", "c_1"]);
+        assert_eq!(s.parts[0], Part::Text("select ".into()));
+        assert_eq!(s.parts[1], Part::Var(vars.get("a").unwrap()));
+        assert!(s.statement.name.starts_with("tbs_t_"));
+    }
+
+    #[test]
+    fn if_chains_become_branches_and_jumps() {
+        let (cmds, _) = build(
+            "\\if :x = 1\nselect 1;\n\\elif :x = 2\nselect 2;\n\\else\nselect 3;\n\\endif\nselect 4;",
+        )
+        .unwrap();
+        // 0 Branch(->3) 1 Sql 2 Jump(->7) 3 Branch(->6) 4 Sql 5 Jump(->7) 6 Sql 7 Sql
+        let shape: Vec<String> = cmds
+            .iter()
+            .map(|c| match c {
+                Command::Branch { otherwise, .. } => format!("B{otherwise}"),
+                Command::Jump(to) => format!("J{to}"),
+                Command::Sql(_) => "S".into(),
+                _ => "?".into(),
+            })
+            .collect();
+        assert_eq!(shape, ["B3", "S", "J7", "B6", "S", "J7", "S", "S"]);
+    }
+
+    #[test]
+    fn gset_joins_the_sql_before_it() {
+        let (cmds, _) = build("select 1 as one \\gset p_\nselect 2 \\; select 3; \\aset").unwrap();
+        let stores: Vec<Option<Store>> = cmds
+            .iter()
+            .map(|c| match c {
+                Command::Sql(s) => s.store.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            stores,
+            [
+                Some(Store {
+                    all: false,
+                    prefix: "p_".into()
+                }),
+                Some(Store {
+                    all: true,
+                    prefix: String::new()
+                })
+            ]
+        );
+    }
+
+    #[test]
+    fn mistakes_point_at_the_place() {
+        // pgbench takes letters, digits, _ and non-ASCII (so `1x` is a name); not `-`.
+        let src = "\\set a-b 2";
+        assert_eq!(build(src).unwrap_err().at, 5);
+        for (src, says) in [
+            ("\\gset", "must follow an SQL command"),
+            ("\\sleep 1 fortnights", "time unit"),
+            ("\\sleep x", "whole number"),
+            ("\\if true\nselect 1;", "without a matching \\endif"),
+            ("\\endif", "without a matching \\if"),
+            ("\\if true\n\\else\n\\else\n\\endif", "after \\else"),
+            ("\\frobnicate", "invalid command"),
+            ("\\startpipeline", "pipelines"),
+            ("", "no command"),
+            ("select 1 \\gset a b", "too many"),
+        ] {
+            let e = build(src).unwrap_err();
+            assert!(e.message.contains(says), "{src}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn sleep_and_shell_arguments() {
+        let (cmds, vars) = build("\\sleep :t ms\n\\setshell v echo ::x :y").unwrap();
+        assert!(matches!(
+            cmds[0],
+            Command::Sleep {
+                amount: Amount::Var(_),
+                unit_us: 1000
+            }
+        ));
+        let Command::Shell { set: Some(_), argv } = &cmds[1] else {
+            panic!()
+        };
+        assert_eq!(
+            argv,
+            &[
+                Arg::Text("echo".into()),
+                Arg::Text(":x".into()),
+                Arg::Var(vars.get("y").unwrap())
+            ]
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! pgbench scripts as a workload (`-f FILE[@W]`, `-b NAME[@W]`, `-D NAME=VALUE`): the user's
+//! own SQL with pgbench's script language and semantics, each script a transaction type.
+//!
+//! Files: `lex` (text → commands, as pgbench's lexer splits them), `expr` (the `\set`
+//! expression language), `compile` (slots, jumps, SQL for each protocol), `run` (the
+//! interpreter), `builtin` (`-b`), `sources` (reading and errors with a caret), `plugin`.
+
+mod builtin;
+mod compile;
+pub mod expr;
+mod lex;
+mod plugin;
+mod run;
+mod sources;
+
+pub use plugin::{ScriptKind, SCRIPT};

@@ -1,0 +1,278 @@
+//! The `script` workload: each named script is a transaction type, drawn by its weight as
+//! pgbench draws `-f`/`-b` scripts; a client keeps its variables from one transaction to the
+//! next, as pgbench's do, and each try starts its random draws from the same seed, so a
+//! retry replays the same values (pgbench 15).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use rand::{Rng as _, SeedableRng};
+
+use super::run::{run, ClientVars};
+use super::sources::{self, Scripts, BUILTIN, DEFINE, FILE};
+use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
+use crate::event::Sink;
+use crate::target::ResolvedTarget;
+use crate::workload::{
+    ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
+};
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: FILE,
+        kind: OptionKind::Entries {
+            short: Some('f'),
+            value_name: "FILE[@WEIGHT]",
+            selects: true,
+            paths: true,
+        },
+        help: "a pgbench script file to run, drawn by weight among the others (as pgbench -f)",
+        load: false,
+    },
+    OptionSpec {
+        key: BUILTIN,
+        kind: OptionKind::Entries {
+            short: Some('b'),
+            value_name: "NAME[@WEIGHT]",
+            selects: true,
+            paths: false,
+        },
+        help: "one of pgbench's built-in scripts: tpcb-like, simple-update, select-only (as pgbench -b)",
+        load: false,
+    },
+    OptionSpec {
+        key: DEFINE,
+        kind: OptionKind::Entries {
+            short: Some('D'),
+            value_name: "NAME=VALUE",
+            selects: false,
+            paths: false,
+        },
+        help: "a variable every client of a script starts with (as pgbench -D)",
+        load: false,
+    },
+];
+
+/// The registered workload.
+pub struct ScriptKind;
+
+pub static SCRIPT: ScriptKind = ScriptKind;
+
+/// The option's strings (an absent option is an empty list).
+fn strings(options: &OptionValues, key: &str) -> Vec<String> {
+    options
+        .get(key)
+        .and_then(|v| v.as_array())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn load(options: &OptionValues) -> Result<Scripts, String> {
+    sources::load(
+        &strings(options, FILE),
+        &strings(options, BUILTIN),
+        &strings(options, DEFINE),
+    )
+}
+
+impl WorkloadInfo for ScriptKind {
+    fn name(&self) -> &'static str {
+        "script"
+    }
+    fn about(&self) -> &'static str {
+        "your own SQL: pgbench scripts (-f FILE, -b NAME, -D NAME=VALUE) with pgbench's language"
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+    /// Reads and compiles the scripts now, so a mistake stops the run before it connects.
+    fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
+        load(given)?;
+        Ok(given.clone())
+    }
+    /// The types are the scripts, known only from the options.
+    fn txn_type_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn txn_type_names_for(&self, options: &OptionValues) -> Vec<String> {
+        load(options)
+            .map(|s| s.codes.into_iter().map(|c| c.name).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Kind for ScriptKind {
+    /// Any database will do; the scale (`:scale`) is pgbench's: the rows of
+    /// pgbench_branches when that table is there, else 1.
+    fn check_ready<'a>(
+        &'a self,
+        _options: &'a OptionValues,
+        client: &'a tokio_postgres::Client,
+    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
+        Box::pin(async move {
+            let db = |e: tokio_postgres::Error| {
+                WorkloadError::Database(format!(
+                    "reading the scale failed: {}",
+                    crate::target::describe_pg_error(&e)
+                ))
+            };
+            // Two statements: a subquery on a missing table fails at planning, CASE or not.
+            let present: bool = client
+                .query_one("select to_regclass('pgbench_branches') is not null", &[])
+                .await
+                .map_err(db)?
+                .get(0);
+            let count: i64 = if present {
+                client
+                    .query_one("select count(*) from pgbench_branches", &[])
+                    .await
+                    .map_err(db)?
+                    .get(0)
+            } else {
+                1
+            };
+            Ok(Loaded::scale(
+                u32::try_from(count.max(1)).unwrap_or(u32::MAX),
+            ))
+        })
+    }
+
+    /// Scripts bring no data of their own: `prepare` of a run file only makes the groups'
+    /// databases (the runner does that before this), and the scripts' tables are the user's
+    /// (for `-b`, `tidebench prepare --workload tpcb --scale N`).
+    fn prepare<'a>(
+        &'a self,
+        _plan: &'a PreparePlan,
+        _target: &'a ResolvedTarget,
+        _events: &'a Arc<dyn Sink>,
+    ) -> Pending<'a, Result<(), WorkloadError>> {
+        Box::pin(async move { Ok(()) })
+    }
+
+    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
+        let scripts = load(options)?;
+        let types = scripts
+            .codes
+            .iter()
+            .map(|c| TxnType::new(c.name.clone(), crate::config::DEFAULT_ROLE))
+            .collect();
+        Ok(Arc::new(ScriptWorkload {
+            total: scripts.weights.iter().sum(),
+            scripts,
+            types,
+            scale,
+        }))
+    }
+}
+
+/// The scripts of a run at a known scale.
+#[derive(Debug)]
+pub struct ScriptWorkload {
+    scripts: Scripts,
+    types: Vec<TxnType>,
+    total: u64,
+    scale: u32,
+}
+
+impl ScriptWorkload {
+    /// pgbench's automatic variables, where a script uses them and `-D` did not set them
+    /// (`client_id` always, as pgbench).
+    fn start_vars(&self, slot: ClientSlot) -> ClientVars {
+        let names = &self.scripts.vars;
+        let mut vars = ClientVars::new(names.len(), Rng::seed_from_u64(0));
+        for (s, text) in &self.scripts.defines {
+            vars.set_text(*s, text);
+        }
+        let auto = [
+            ("scale", i64::from(self.scale)),
+            ("default_seed", 0),
+            ("random_seed", 0),
+        ];
+        for (name, value) in auto {
+            if let Some(s) = names.get(name) {
+                if !vars.slots[s].defined {
+                    vars.set_value(s, super::expr::Value::Int(value));
+                }
+            }
+        }
+        if let Some(s) = names.get("client_id") {
+            vars.set_value(s, super::expr::Value::Int(i64::from(slot.index)));
+        }
+        vars
+    }
+}
+
+impl Workload for ScriptWorkload {
+    fn txn_types(&self) -> &[TxnType] {
+        &self.types
+    }
+
+    fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
+        let vars = self.start_vars(slot);
+        Box::new(ScriptTerminal {
+            workload: self,
+            vars: RefCell::new(vars),
+            txn: 0,
+            seed: 0,
+        })
+    }
+}
+
+/// One client: its variables, the drawn script and the seed its tries start from.
+struct ScriptTerminal {
+    workload: Arc<ScriptWorkload>,
+    vars: RefCell<ClientVars>,
+    txn: usize,
+    seed: u64,
+}
+
+impl Terminal for ScriptTerminal {
+    fn next_type(&mut self, rng: &mut Rng) -> usize {
+        let w = &self.workload;
+        if w.types.len() == 1 {
+            return 0;
+        }
+        let mut pick = rng.gen_range(0..w.total);
+        for (i, &weight) in w.scripts.weights.iter().enumerate() {
+            if pick < weight {
+                return i;
+            }
+            pick -= weight;
+        }
+        0
+    }
+
+    fn draw(&mut self, txn: usize, rng: &mut Rng) {
+        self.txn = txn;
+        self.seed = rng.gen();
+    }
+
+    fn execute<'a>(
+        &'a self,
+        conn: &'a mut pgwire::Connection,
+        protocol: pgwire::Protocol,
+        _emulator: Option<&'a dyn crate::workload::Emulator>,
+    ) -> TxnFuture<'a> {
+        // The borrow spans the whole try on purpose: a terminal runs one try at a time on its
+        // client's thread, and a try cut short drops its future, and the borrow with it.
+        #[allow(clippy::await_holding_refcell_ref)]
+        Box::pin(async move {
+            let mut vars = self.vars.borrow_mut();
+            vars.rng = Rng::seed_from_u64(self.seed);
+            let w = &self.workload;
+            run(
+                &w.scripts.codes[self.txn],
+                &w.scripts.vars,
+                &mut vars,
+                conn,
+                protocol,
+            )
+            .await
+        })
+    }
+}

@@ -1,0 +1,332 @@
+//! One execution of a compiled script on a session: pgbench's interpreter. Variables are
+//! slots whose text and value are kept side by side (a `\set` writes both, a `\gset` the text,
+//! read as a value on first use); buffers live with the client, so a transaction allocates
+//! nothing once they have grown.
+
+use std::process::Command as Process;
+use std::time::Duration;
+
+use pgwire::{Connection, Param, Protocol};
+
+use super::compile::{Amount, Arg, Command, Part, Sql, VarNames};
+use super::expr::{Env, Value};
+use crate::workload::{Rng, TxnEnd};
+
+/// A compiled script and its name (the transaction type's).
+#[derive(Debug)]
+pub struct Code {
+    pub name: String,
+    pub commands: Vec<Command>,
+}
+
+/// One variable of one client.
+#[derive(Debug, Clone, Default)]
+pub struct Slot {
+    pub text: String,
+    /// The value of `text` once read as one (or as `\set` made it).
+    pub value: Option<Value>,
+    pub defined: bool,
+}
+
+/// A client's variables and buffers.
+#[derive(Debug)]
+pub struct ClientVars {
+    pub slots: Vec<Slot>,
+    /// The SQL text the simple protocol sends, rebuilt per command.
+    sql: String,
+    /// A `\gset` column's variable name, built per column.
+    name: String,
+    pub rng: Rng,
+}
+
+impl ClientVars {
+    pub fn new(count: usize, rng: Rng) -> ClientVars {
+        ClientVars {
+            slots: vec![Slot::default(); count],
+            sql: String::new(),
+            name: String::new(),
+            rng,
+        }
+    }
+
+    /// Sets a variable to text as given (`-D`, `\gset`, `\setshell`).
+    pub fn set_text(&mut self, slot: usize, text: &str) {
+        let s = &mut self.slots[slot];
+        s.text.clear();
+        s.text.push_str(text);
+        s.value = None;
+        s.defined = true;
+    }
+
+    pub fn set_value(&mut self, slot: usize, value: Value) {
+        let s = &mut self.slots[slot];
+        s.text.clear();
+        value.write_text(&mut s.text);
+        s.value = Some(value);
+        s.defined = true;
+    }
+}
+
+/// What an expression sees: the client's variables and random source.
+struct Eval<'a> {
+    slots: &'a mut [Slot],
+    names: &'a VarNames,
+    rng: &'a mut Rng,
+}
+
+impl Env for Eval<'_> {
+    fn var(&mut self, slot: usize) -> Result<Value, String> {
+        read_var(&mut self.slots[slot], self.names.name(slot))
+    }
+
+    fn rng(&mut self) -> &mut Rng {
+        self.rng
+    }
+
+    /// pgbench prints the value on stderr; nothing below the CLI prints, and a driver's
+    /// clients would interleave, so debug() only returns its argument here.
+    fn debug(&mut self, _value: &Value) {}
+}
+
+fn read_var(slot: &mut Slot, name: &str) -> Result<Value, String> {
+    if !slot.defined {
+        return Err(format!("undefined variable \"{name}\""));
+    }
+    if let Some(v) = slot.value {
+        return Ok(v);
+    }
+    let v = Value::from_text(&slot.text)
+        .ok_or_else(|| format!("malformed variable \"{name}\" value: \"{}\"", slot.text))?;
+    slot.value = Some(v);
+    Ok(v)
+}
+
+/// Runs `code` once. A script's own error (pgbench's runtime errors) comes back as a
+/// [`pgwire::ErrorKind::Client`] naming the script and command.
+pub async fn run(
+    code: &Code,
+    names: &VarNames,
+    vars: &mut ClientVars,
+    conn: &mut Connection,
+    protocol: Protocol,
+) -> Result<TxnEnd, pgwire::Error> {
+    let mut pc = 0;
+    let fail = |pc: usize, message: String| {
+        pgwire::Error::client(format!(
+            "script \"{}\" command {}: {message}",
+            code.name,
+            pc + 1
+        ))
+    };
+    while let Some(command) = code.commands.get(pc) {
+        match command {
+            Command::Sql(sql) => {
+                run_sql(sql, names, vars, conn, protocol)
+                    .await
+                    .map_err(|e| match e {
+                        Failed::Server(e) => e,
+                        Failed::Script(m) => fail(pc, m),
+                    })?;
+            }
+            Command::Set { slot, expr } => {
+                let mut env = Eval {
+                    slots: &mut vars.slots,
+                    names,
+                    rng: &mut vars.rng,
+                };
+                let v = expr.eval(&mut env).map_err(|m| fail(pc, m))?;
+                vars.set_value(*slot, v);
+            }
+            Command::Sleep { amount, unit_us } => {
+                let n = match *amount {
+                    Amount::Fixed(n) => n,
+                    Amount::Var(slot) => match read_var(&mut vars.slots[slot], names.name(slot)) {
+                        Ok(Value::Int(n)) => n,
+                        Ok(Value::Double(d)) => d as i64,
+                        Ok(other) => {
+                            return Err(fail(pc, format!("\\sleep needs a number, not {other:?}")))
+                        }
+                        Err(m) => return Err(fail(pc, m)),
+                    },
+                };
+                let us = n.saturating_mul(*unit_us);
+                if us > 0 {
+                    evloop::sleep(Duration::from_micros(us as u64)).await;
+                }
+            }
+            Command::Shell { set, argv } => {
+                let out = shell(argv, names, vars).map_err(|m| fail(pc, m))?;
+                if let Some(slot) = set {
+                    let text = out.trim();
+                    if text.parse::<i64>().is_err() {
+                        return Err(fail(
+                            pc,
+                            format!("\\setshell: the command printed \"{text}\", not an integer"),
+                        ));
+                    }
+                    vars.set_text(*slot, text);
+                }
+            }
+            Command::Branch { cond, otherwise } => {
+                let mut env = Eval {
+                    slots: &mut vars.slots,
+                    names,
+                    rng: &mut vars.rng,
+                };
+                if !cond.eval(&mut env).map_err(|m| fail(pc, m))?.truth() {
+                    pc = *otherwise;
+                    continue;
+                }
+            }
+            Command::Jump(to) => {
+                pc = *to;
+                continue;
+            }
+        }
+        pc += 1;
+    }
+    Ok(TxnEnd::Committed)
+}
+
+enum Failed {
+    Server(pgwire::Error),
+    Script(String),
+}
+
+impl From<pgwire::Error> for Failed {
+    fn from(e: pgwire::Error) -> Failed {
+        Failed::Server(e)
+    }
+}
+
+/// Parameters kept on the stack up to this many (pgbench's statements rarely have more).
+const STACK_PARAMS: usize = 16;
+
+async fn run_sql(
+    sql: &Sql,
+    names: &VarNames,
+    vars: &mut ClientVars,
+    conn: &mut Connection,
+    protocol: Protocol,
+) -> Result<(), Failed> {
+    let ClientVars {
+        slots, sql: text, ..
+    } = vars;
+    let result = match protocol {
+        Protocol::Simple => {
+            text.clear();
+            for part in &sql.parts {
+                match part {
+                    Part::Text(t) => text.push_str(t),
+                    Part::Var(slot) if slots[*slot].defined => text.push_str(&slots[*slot].text),
+                    // pgbench leaves a variable it does not know as written.
+                    Part::Var(slot) => {
+                        text.push(':');
+                        text.push_str(names.name(*slot));
+                    }
+                }
+            }
+            conn.simple_query(text).await?
+        }
+        Protocol::Extended | Protocol::Prepared => {
+            let param = |slot: &usize| {
+                let s = &slots[*slot];
+                // An undefined variable is sent as NULL, as pgbench 15 does.
+                if s.defined {
+                    Param::Text(&s.text)
+                } else {
+                    Param::Null
+                }
+            };
+            let describe = sql.store.is_some();
+            let mut stack = [Param::Null; STACK_PARAMS];
+            let heap: Vec<Param<'_>>;
+            let params: &[Param<'_>] = if sql.params.len() <= STACK_PARAMS {
+                for (p, slot) in stack.iter_mut().zip(&sql.params) {
+                    *p = param(slot);
+                }
+                &stack[..sql.params.len()]
+            } else {
+                heap = sql.params.iter().map(param).collect();
+                &heap
+            };
+            if describe {
+                conn.query(protocol, &sql.statement, params).await?
+            } else {
+                conn.execute(protocol, &sql.statement, params).await?
+            }
+        }
+    };
+    let Some(store) = &sql.store else {
+        return Ok(());
+    };
+    // Copied out before the variables change: the result borrows the session.
+    let sets = result.result_sets();
+    let chosen = if store.all {
+        0..sets
+    } else {
+        sets.saturating_sub(1)..sets
+    };
+    if !store.all {
+        let rows = if sets == 0 {
+            0
+        } else {
+            result.set_rows(sets - 1).len()
+        };
+        if rows != 1 {
+            return Err(Failed::Script(format!(
+                "\\gset expects one row, got {rows}"
+            )));
+        }
+    }
+    for set in chosen {
+        let Some(last) = result.set_rows(set).last() else {
+            // \aset skips a query without rows.
+            continue;
+        };
+        for (col, column) in result.set_columns(set).enumerate() {
+            vars.name.clear();
+            vars.name.push_str(&store.prefix);
+            vars.name.push_str(column);
+            // A column no command reads has no slot: nothing to keep.
+            if let Some(slot) = names.get(&vars.name) {
+                let s = &mut vars.slots[slot];
+                s.text.clear();
+                s.text.push_str(result.get_str(last, col).unwrap_or(""));
+                s.value = None;
+                s.defined = true;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs a `\shell` / `\setshell` command line through `sh -c` (pgbench hands it to the
+/// shell too) and returns what it printed. It blocks the driver thread, as pgbench's does.
+fn shell(argv: &[Arg], names: &VarNames, vars: &ClientVars) -> Result<String, String> {
+    let mut line = String::new();
+    for (i, arg) in argv.iter().enumerate() {
+        if i > 0 {
+            line.push(' ');
+        }
+        match arg {
+            Arg::Text(t) => line.push_str(t),
+            Arg::Var(slot) => {
+                let s = &vars.slots[*slot];
+                if !s.defined {
+                    return Err(format!("undefined variable \"{}\"", names.name(*slot)));
+                }
+                line.push_str(&s.text);
+            }
+        }
+    }
+    let out = Process::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .output()
+        .map_err(|e| format!("cannot run \"{line}\": {e}"))?;
+    if !out.status.success() {
+        return Err(format!("\"{line}\" failed ({})", out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
