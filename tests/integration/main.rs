@@ -21,6 +21,7 @@ mod results;
 mod roles;
 mod run;
 mod sampler;
+mod script;
 mod support;
 mod tls;
 mod tpcc;
