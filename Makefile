@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test bench bench-tls chaos clean
+.PHONY: setup build demo test bench bench-tls bench-scripts chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -33,6 +33,11 @@ bench: build
 # with sslmode=verify-full against an instance started with --ssl.
 bench-tls: build
 	python3 bench/bench.py --bin $(BIN) --tls --compare-only --clients 1,4,16 --rounds 5
+
+# The compare table through the script interpreter (issue 27): pgbench's select-only and
+# tpcb-like scripts as files, `tidebench run -f` against `pgbench -f` on the same file.
+bench-scripts: build
+	python3 bench/bench.py --bin $(BIN) --scripts --compare-only --clients 1,4,16,64 --rounds 5
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).

@@ -99,6 +99,18 @@ class Bench:
         self.env = dict(os.environ, TIDEBENCH_HOME=self.home)
         self.args = args
         self.results_dir = os.path.join(self.home, "results")
+        # --scripts: pgbench's own built-in scripts as files (`--show-script`), which both
+        # tools then run with -f, so the interpreters compare on identical text.
+        self.script_files = {}
+        if args.scripts:
+            for workload, builtin in (("select-only", "select-only"), ("tpcb", "tpcb-like"),
+                                      ("simple-update", "simple-update")):
+                shown = subprocess.run([self.pgbench, f"--show-script={builtin}"], capture_output=True, text=True)
+                text = shown.stderr.split("\n", 1)[1] if shown.stderr.startswith("-- ") else shown.stderr
+                path = os.path.join(self.home, f"{builtin}.sql")
+                with open(path, "w") as f:
+                    f.write(text)
+                self.script_files[workload] = path
 
     def tb(self, *a, check=True, binary=None):
         """Runs tidebench (--bin, or the build at `binary`) measured; exits on failure if `check`."""
@@ -130,7 +142,8 @@ class Bench:
     def run_tidebench(self, workload, clients, duration, tag, extra=()):
         out_dir = os.path.join(self.results_dir, f"{tag}-{time.monotonic_ns()}")
         # No sampling: pgbench samples nothing, and the comparison is of the drivers alone.
-        _, err, cpu, rss, wall, rc = self.tb("run", "--workload", workload, "--target", self.target, "-c", str(clients),
+        chosen = ["-f", self.script_files[workload]] if self.script_files else ["--workload", workload]
+        _, err, cpu, rss, wall, rc = self.tb("run", *chosen, "--target", self.target, "-c", str(clients),
                                              "-j", self.jobs(clients), "-T", str(duration), "-P", "0", "--sample", "0",
                                              *extra, "--out", out_dir, check=False)
         if rc != 0:
@@ -170,6 +183,9 @@ class Bench:
 
     def run_pgbench(self, workload, clients, duration):
         flags = {"select-only": ["-S"], "tpcb": [], "simple-update": ["-N"]}[workload]
+        if self.script_files:
+            # With -f pgbench's :scale is 1 unless -s says it; tidebench reads the tables' 10.
+            flags = ["-f", self.script_files[workload], "-s", "10"]
         out, err, cpu, rss, wall, rc = run_measured(
             [self.pgbench, *flags, "-M", "prepared", "-c", str(clients), "-j", self.jobs(clients), "-T", str(duration),
              self.dsn])
@@ -439,6 +455,8 @@ def compare_table(b):
     b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
     jobs = f"-j {args.threads}" if args.threads else "-j min(cores, clients)"
     over = "over TLS (verify-full), " if args.tls else ""
+    if args.scripts:
+        over += "both tools running pgbench's built-in scripts as files (-f), "
     print(f"\n{args.rounds} rounds of {args.duration} s, {over}{jobs} for both tools; each round runs pgbench (A), "
           f"tidebench and pgbench (B) in an order rotated by round. Ratios are per round against A, median "
           f"(interquartile range); the control is B/A. Other columns are medians (pgbench: A); client CPU = "
@@ -482,6 +500,9 @@ def main():
     ap.add_argument("--profile-clients", default="4,16", help="client counts of the --profile cost")
     ap.add_argument("--tls", action="store_true",
                     help="the instance serves TLS; both tools connect with sslmode=verify-full (make bench-tls)")
+    ap.add_argument("--scripts", action="store_true",
+                    help="the compare table with -f: pgbench's built-in scripts written to files, run by both "
+                         "tools (make bench-scripts)")
     args = ap.parse_args()
     if args.threads is not None and args.threads < 1:
         ap.error("--threads must be at least 1")
