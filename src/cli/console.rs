@@ -1,5 +1,5 @@
-//! What the terminal shows after a run (pgbench's summary block, plus groups and phases when
-//! there are several, and the server's count), and the list of presets.
+//! What the terminal shows after a run (pgbench's summary block, plus types, groups and
+//! phases when there are several, and the server's count), and the list of presets.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,6 +11,7 @@ use crate::results::{GroupStats, Incident, RuleCheck, ServerDelta, Stats, Summar
 
 mod experiment;
 mod headline;
+mod types;
 
 pub use experiment::experiment_summary;
 use headline::{by_group_and_phase, headline_line, ratio_lines};
@@ -38,6 +39,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         out.push_str(&rules_table(&s.type_rules));
     }
     out.push_str(&ratio_lines(&s.ratio_rules));
+    if let Some(table) = types::types_table(s) {
+        out.push_str(&table);
+    }
     if s.groups.len() > 1 {
         out.push_str(&groups_table(&s.groups));
     }

@@ -24,10 +24,11 @@ pub enum OptionKind {
     /// A list of distinct words out of these (possibly empty); on the command line
     /// comma-separated.
     Names(&'static [&'static str]),
-    /// A list of free-form strings the workload checks itself (pgbench's `-f FILE@W`); on the
-    /// command line the flag repeated, with `short` as its pgbench letter. With `selects`,
-    /// giving the flag chooses the declaring workload when no `--workload` is given. With
-    /// `paths`, each entry starts with a file path, which a run file gives relative to itself.
+    /// A list of free-form strings (or, in run files, tables) the workload checks itself
+    /// (pgbench's `-f FILE@W`); on the command line the flag repeated, with `short` as its
+    /// pgbench letter. With `selects`, giving the flag chooses the declaring workload when no
+    /// `--workload` is given. With `paths`, each string starts with a file path, as does a
+    /// table's `file`, which a run file gives relative to itself.
     Entries {
         short: Option<char>,
         value_name: &'static str,
@@ -80,9 +81,11 @@ impl OptionSpec {
             (OptionKind::Flag, toml::Value::Boolean(_)) => true,
             (OptionKind::Choice(words), toml::Value::String(s)) => words.contains(&s.as_str()),
             (OptionKind::Count, toml::Value::Integer(n)) => *n >= 1 && *n <= i64::from(u32::MAX),
+            // Strings, or tables a run file writes (`{ file = "a.sql", role = "dss" }`);
+            // the workload checks what they say.
             (OptionKind::Entries { .. }, toml::Value::Array(items)) => items
                 .iter()
-                .all(|v| v.as_str().is_some_and(|s| !s.is_empty())),
+                .all(|v| v.as_str().is_some_and(|s| !s.is_empty()) || v.is_table()),
             (OptionKind::Names(words), toml::Value::Array(items)) => {
                 let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
                 names.len() == items.len()

@@ -92,21 +92,34 @@ fn options_of(
     Ok(out)
 }
 
-/// Entries that start with a relative path, made relative to the run file's folder (a run
-/// file names its scripts as it sees them, wherever tidebench is started).
+/// Entries that start with a relative path (or tables whose `file` is one), made relative to
+/// the run file's folder: a run file names its scripts as it sees them, wherever tidebench is
+/// started.
 fn relative_to_file(file: &str, value: toml::Value) -> toml::Value {
-    let Some(dir) = std::path::Path::new(file).parent() else {
+    let dir = std::path::Path::new(file)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty());
+    let Some(dir) = dir else {
         return value;
+    };
+    let rebase = |s: String| {
+        if s.starts_with('/') {
+            s
+        } else {
+            dir.join(&s).display().to_string()
+        }
     };
     match value {
         toml::Value::Array(items) => toml::Value::Array(
             items
                 .into_iter()
                 .map(|v| match v {
-                    toml::Value::String(s)
-                        if !s.starts_with('/') && !dir.as_os_str().is_empty() =>
-                    {
-                        toml::Value::String(dir.join(&s).display().to_string())
+                    toml::Value::String(s) => toml::Value::String(rebase(s)),
+                    toml::Value::Table(mut t) => {
+                        if let Some(toml::Value::String(f)) = t.remove("file") {
+                            t.insert("file".into(), toml::Value::String(rebase(f)));
+                        }
+                        toml::Value::Table(t)
                     }
                     other => other,
                 })

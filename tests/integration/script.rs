@@ -125,6 +125,12 @@ fn files_and_builtins_run_in_every_protocol_with_pgbench_semantics() {
         types.contains(&"tpcb-like") && types.contains(&"select-only"),
         "{types:?}"
     );
+    // The terminal has a line per script, as pgbench's per-script blocks.
+    let said = text(&o);
+    assert!(said.contains("mix %"), "{said}");
+    for name in ["tpcb-like ", "select-only "] {
+        assert!(said.lines().any(|l| l.starts_with(name)), "{name}: {said}");
+    }
     support::assert_server_agrees(&s["server"][0], 0);
 }
 
@@ -353,5 +359,66 @@ fn a_sweep_over_clients_runs_a_script() {
         let row = &s["by_target_and_type"][0];
         assert_eq!(row["txn_type"], "probe", "{row}");
         assert!(row["committed"].as_i64().unwrap() > 0, "{row}");
+    }
+}
+
+#[test]
+fn a_script_on_the_dss_role_runs_only_on_the_dss_database() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "sr");
+    script(&home, "o.sql", "SELECT current_database();\n");
+    script(
+        &home,
+        "d.sql",
+        "\\set n random(1, 5)\nSELECT count(*) FROM generate_series(1, :n);\n",
+    );
+    let cfg = "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n\
+        [[group]]\nname = \"R\"\nworkload = \"script\"\n\
+        scripts = [{ file = \"o.sql\", weight = 3 }, { file = \"d.sql\", role = \"dss\" }]\n\
+        [[group.set]]\noltp = \"instance:sr/r_oltp\"\ndss = \"instance:sr/r_dss\"\n\
+        [[phase]]\nduration = \"2s\"\nshares = { R = 100 }\n";
+    let cfg_path = home.path().join("roles.toml");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    let o = support::run_tidebench(&home, &["prepare", cfg_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = home.path().join("res-roles");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            cfg_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = support::summary(&out);
+    let rows = s["by_target_and_type"].as_array().unwrap();
+    let on = |txn: &str| -> Vec<(String, String)> {
+        rows.iter()
+            .filter(|r| r["txn_type"] == txn)
+            .map(|r| {
+                (
+                    r["target"].as_str().unwrap().to_string(),
+                    r["role"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        on("o"),
+        [("instance:sr/r_oltp".to_string(), "oltp".to_string())],
+        "{rows:?}"
+    );
+    assert_eq!(
+        on("d"),
+        [("instance:sr/r_dss".to_string(), "dss".to_string())],
+        "{rows:?}"
+    );
+    let server = s["server"].as_array().unwrap();
+    assert_eq!(server.len(), 2, "{s}");
+    for d in server {
+        support::assert_server_agrees(d, 0);
+        assert!(d["client_committed"].as_i64().unwrap() > 0, "{d}");
     }
 }

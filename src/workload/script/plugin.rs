@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rand::{Rng as _, SeedableRng};
 
 use super::run::{run, ClientVars};
-use super::sources::{self, Scripts, BUILTIN, DEFINE, FILE};
+use super::sources::{self, Scripts, BUILTIN, DEFINE, FILE, ROLES, SCRIPTS};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
@@ -51,6 +51,18 @@ const OPTIONS: &[OptionSpec] = &[
         help: "a variable every client of a script starts with (as pgbench -D)",
         load: false,
     },
+    OptionSpec {
+        key: SCRIPTS,
+        kind: OptionKind::Entries {
+            short: None,
+            value_name: "FILE[@WEIGHT]",
+            selects: true,
+            paths: true,
+        },
+        help: "scripts as -f takes them; in run files also tables \
+               { file = \"a.sql\" or builtin = \"NAME\", weight = 3, role = \"dss\" }",
+        load: false,
+    },
 ];
 
 /// The registered workload.
@@ -58,26 +70,8 @@ pub struct ScriptKind;
 
 pub static SCRIPT: ScriptKind = ScriptKind;
 
-/// The option's strings (an absent option is an empty list).
-fn strings(options: &OptionValues, key: &str) -> Vec<String> {
-    options
-        .get(key)
-        .and_then(|v| v.as_array())
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn load(options: &OptionValues) -> Result<Scripts, String> {
-    sources::load(
-        &strings(options, FILE),
-        &strings(options, BUILTIN),
-        &strings(options, DEFINE),
-    )
+    sources::load(options)
 }
 
 impl WorkloadInfo for ScriptKind {
@@ -89,6 +83,11 @@ impl WorkloadInfo for ScriptKind {
     }
     fn options(&self) -> &'static [OptionSpec] {
         OPTIONS
+    }
+    /// A script runs on a set's `oltp` target unless its `scripts` entry says `dss`; a set
+    /// with one target serves both.
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
     }
     /// Reads and compiles the scripts now, so a mistake stops the run before it connects.
     fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
@@ -159,7 +158,8 @@ impl Kind for ScriptKind {
         let types = scripts
             .codes
             .iter()
-            .map(|c| TxnType::new(c.name.clone(), crate::config::DEFAULT_ROLE))
+            .zip(&scripts.roles)
+            .map(|(c, role)| TxnType::new(c.name.clone(), role.clone()))
             .collect();
         Ok(Arc::new(ScriptWorkload {
             total: scripts.weights.iter().sum(),

@@ -8,28 +8,45 @@ use super::builtin;
 use super::compile::{compile, name_char, VarNames};
 use super::lex::{lex, locate};
 use super::run::Code;
+use crate::config::OptionValues;
 
-/// The option keys (`-f`, `-b`, `-D` on the command line).
+/// The option keys: `-f`, `-b`, `-D` on the command line; `scripts` takes run files' tables
+/// (`{ file = "a.sql", weight = 3, role = "dss" }`).
 pub const FILE: &str = "file";
 pub const BUILTIN: &str = "builtin";
 pub const DEFINE: &str = "define";
+pub const SCRIPTS: &str = "scripts";
+
+/// The roles a script may run on: a set's `oltp` target (the default) or its `dss` one.
+pub const ROLES: &[&str] = &["oltp", "dss"];
 
 /// Every script of a run, compiled over one variable table.
 #[derive(Debug)]
 pub struct Scripts {
     pub codes: Vec<Code>,
     pub weights: Vec<u64>,
+    /// The role each script runs on.
+    pub roles: Vec<String>,
     pub vars: VarNames,
     /// `-D` values by slot.
     pub defines: Vec<(usize, String)>,
 }
 
-/// One script before compiling: its type name, where it came from, its text and weight.
+/// A script as the options name it: a file or a built-in, its weight and role.
+struct Named {
+    file: Option<String>,
+    builtin: Option<String>,
+    weight: u64,
+    role: String,
+}
+
+/// One script before compiling: its type name, where it came from, its text, weight, role.
 struct Source {
     name: String,
     origin: String,
     text: String,
     weight: u64,
+    role: String,
 }
 
 /// Splits `x@W` into `x` and the weight (1 without one), as pgbench reads `-f`/`-b`.
@@ -39,41 +56,151 @@ fn weighted(given: &str) -> Result<(&str, u64), String> {
             let weight = w.parse::<u64>().map_err(|_| {
                 format!("weight \"{w}\" of \"{given}\" is not a whole number (write NAME@3)")
             })?;
-            if weight > i32::MAX as u64 {
-                return Err(format!("weight {weight} of \"{given}\" is too large"));
-            }
+            check_weight(weight, given)?;
             Ok((what, weight))
         }
         None => Ok((given, 1)),
     }
 }
 
-/// Reads the named scripts: files (relative to the working directory) and built-ins.
-fn sources(files: &[String], builtins: &[String]) -> Result<Vec<Source>, String> {
-    let mut out: Vec<Source> = Vec::new();
-    for given in files {
-        let (path, weight) = weighted(given)?;
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            format!("cannot read script {path}: {e} (give a pgbench script file with -f FILE)")
-        })?;
-        let stem = Path::new(path)
-            .file_stem()
-            .map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned());
-        out.push(Source {
-            name: stem,
-            origin: path.to_string(),
-            text,
+fn check_weight(weight: u64, of: &str) -> Result<(), String> {
+    if weight > i32::MAX as u64 {
+        return Err(format!("weight {weight} of \"{of}\" is too large"));
+    }
+    Ok(())
+}
+
+/// The option's strings (an absent option is an empty list).
+fn strings(options: &OptionValues, key: &str) -> Vec<String> {
+    options
+        .get(key)
+        .and_then(|v| v.as_array())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The scripts `options` name, in order: `file`, `builtin`, then `scripts`.
+fn named(options: &OptionValues) -> Result<Vec<Named>, String> {
+    let mut out = Vec::new();
+    let oltp = || ROLES[0].to_string();
+    for f in strings(options, FILE) {
+        let (path, weight) = weighted(&f)?;
+        out.push(Named {
+            file: Some(path.to_string()),
+            builtin: None,
             weight,
+            role: oltp(),
         });
     }
-    for given in builtins {
-        let (name, weight) = weighted(given)?;
-        let (name, text) = builtin::find(name)?;
-        out.push(Source {
-            name: name.to_string(),
-            origin: format!("builtin:{name}"),
-            text: text.to_string(),
+    for b in strings(options, BUILTIN) {
+        let (name, weight) = weighted(&b)?;
+        out.push(Named {
+            file: None,
+            builtin: Some(name.to_string()),
             weight,
+            role: oltp(),
+        });
+    }
+    for entry in options
+        .get(SCRIPTS)
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        out.push(match entry {
+            toml::Value::Table(t) => table_entry(t)?,
+            other => {
+                let (path, weight) = weighted(other.as_str().unwrap_or_default())?;
+                Named {
+                    file: Some(path.to_string()),
+                    builtin: None,
+                    weight,
+                    role: oltp(),
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// A `scripts` table: `file` or `builtin`, and optionally `weight` and `role`.
+fn table_entry(t: &toml::Table) -> Result<Named, String> {
+    const KEYS: [&str; 4] = ["file", "builtin", "weight", "role"];
+    if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "scripts entry {t}: unknown key `{k}`; an entry takes file or builtin, weight and role"
+        ));
+    }
+    let text = |key: &str| t.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let (file, builtin) = (text("file"), text("builtin"));
+    if file.is_some() == builtin.is_some() {
+        return Err(format!(
+            "scripts entry {t}: give file = \"PATH\" or builtin = \"NAME\", one of the two"
+        ));
+    }
+    let weight = match t.get("weight") {
+        None => 1,
+        Some(toml::Value::Integer(w)) if *w >= 0 => *w as u64,
+        Some(other) => {
+            return Err(format!(
+                "scripts entry {t}: weight {other} is not a whole number of at least 0"
+            ))
+        }
+    };
+    check_weight(weight, &t.to_string())?;
+    let role = text("role").unwrap_or_else(|| ROLES[0].to_string());
+    if !ROLES.contains(&role.as_str()) {
+        return Err(format!(
+            "scripts entry {t}: role \"{role}\" is not one of {}",
+            ROLES.join(", ")
+        ));
+    }
+    Ok(Named {
+        file,
+        builtin,
+        weight,
+        role,
+    })
+}
+
+/// Reads the named scripts: files (relative to the working directory, or to the run file
+/// that named them) and built-ins.
+fn sources(named: Vec<Named>) -> Result<Vec<Source>, String> {
+    let mut out: Vec<Source> = Vec::new();
+    for n in named {
+        out.push(match (n.file, n.builtin) {
+            (Some(path), _) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    format!(
+                        "cannot read script {path}: {e} (give a pgbench script file with -f FILE)"
+                    )
+                })?;
+                let stem = Path::new(&path)
+                    .file_stem()
+                    .map_or_else(|| path.clone(), |s| s.to_string_lossy().into_owned());
+                Source {
+                    name: stem,
+                    origin: path,
+                    text,
+                    weight: n.weight,
+                    role: n.role,
+                }
+            }
+            (None, builtin) => {
+                let (name, text) = builtin::find(builtin.as_deref().unwrap_or_default())?;
+                Source {
+                    name: name.to_string(),
+                    origin: format!("builtin:{name}"),
+                    text: text.to_string(),
+                    weight: n.weight,
+                    role: n.role,
+                }
+            }
         });
     }
     // Type names must be unique: a script named twice gets #2, #3...
@@ -91,9 +218,10 @@ fn sources(files: &[String], builtins: &[String]) -> Result<Vec<Source>, String>
     Ok(out)
 }
 
-/// Reads, checks and compiles the scripts and defines of a run.
-pub fn load(files: &[String], builtins: &[String], defines: &[String]) -> Result<Scripts, String> {
-    if files.is_empty() && builtins.is_empty() {
+/// Reads, checks and compiles the scripts and defines `options` name.
+pub fn load(options: &OptionValues) -> Result<Scripts, String> {
+    let named = named(options)?;
+    if named.is_empty() {
         return Err(
             "the script workload needs a script: -f FILE[@WEIGHT] (a pgbench script) or \
              -b NAME[@WEIGHT] (tpcb-like, simple-update, select-only)"
@@ -101,9 +229,8 @@ pub fn load(files: &[String], builtins: &[String], defines: &[String]) -> Result
         );
     }
     let mut vars = VarNames::default();
-    let mut codes = Vec::new();
-    let mut weights = Vec::new();
-    for (i, s) in sources(files, builtins)?.into_iter().enumerate() {
+    let (mut codes, mut weights, mut roles) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, s) in sources(named)?.into_iter().enumerate() {
         let lexed = lex(&s.text).map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
         let commands = compile(lexed, &i.to_string(), &mut vars)
             .map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
@@ -112,12 +239,13 @@ pub fn load(files: &[String], builtins: &[String], defines: &[String]) -> Result
             commands,
         });
         weights.push(s.weight);
+        roles.push(s.role);
     }
     if weights.iter().sum::<u64>() == 0 {
         return Err("every script has weight 0; give at least one a weight above 0".into());
     }
     let mut set = Vec::new();
-    for d in defines {
+    for d in strings(options, DEFINE) {
         let (name, value) = d
             .split_once('=')
             .ok_or_else(|| format!("define \"{d}\" has no '=': write -D NAME=VALUE"))?;
@@ -129,6 +257,7 @@ pub fn load(files: &[String], builtins: &[String], defines: &[String]) -> Result
     Ok(Scripts {
         codes,
         weights,
+        roles,
         vars,
         defines: set,
     })
@@ -149,22 +278,62 @@ fn pointed(origin: &str, text: &str, at: usize, message: &str) -> String {
 mod tests {
     use super::*;
 
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn options(files: &[&str], builtins: &[&str], defines: &[&str]) -> OptionValues {
+        let list = |v: &[&str]| toml::Value::Array(v.iter().map(|s| (*s).into()).collect());
+        [(FILE, files), (BUILTIN, builtins), (DEFINE, defines)]
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (k.to_string(), list(v)))
+            .collect()
     }
 
     #[test]
     fn builtins_weights_names_and_defines() {
-        let s = load(
+        let s = load(&options(
             &[],
-            &strings(&["tpcb-like@3", "select@1", "select-only"]),
-            &strings(&["x=5"]),
-        )
+            &["tpcb-like@3", "select@1", "select-only"],
+            &["x=5"],
+        ))
         .unwrap();
         let names: Vec<&str> = s.codes.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["tpcb-like", "select-only", "select-only#2"]);
         assert_eq!(s.weights, [3, 1, 1]);
+        assert_eq!(s.roles, ["oltp", "oltp", "oltp"]);
         assert_eq!(s.defines, [(s.vars.get("x").unwrap(), "5".to_string())]);
+    }
+
+    #[test]
+    fn run_file_tables_name_a_role_and_mistakes_say_which_entry() {
+        let table: toml::Table = toml::from_str(
+            "scripts = [{ builtin = \"select-only\", weight = 2, role = \"dss\" }, { builtin = \"tpcb-like\" }]",
+        )
+        .unwrap();
+        let opts: OptionValues = table.into_iter().collect();
+        let s = load(&opts).unwrap();
+        assert_eq!(s.roles, ["dss", "oltp"]);
+        assert_eq!(s.weights, [2, 1]);
+        for (text, says) in [
+            (
+                "scripts = [{ builtin = \"select-only\", role = \"olap\" }]",
+                "not one of oltp, dss",
+            ),
+            (
+                "scripts = [{ builtin = \"select-only\", file = \"x\" }]",
+                "one of the two",
+            ),
+            (
+                "scripts = [{ builtin = \"select-only\", weight = -1 }]",
+                "at least 0",
+            ),
+            (
+                "scripts = [{ builtin = \"select-only\", wieght = 2 }]",
+                "unknown key `wieght`",
+            ),
+        ] {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            let e = load(&table.into_iter().collect()).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]
@@ -172,7 +341,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.sql");
         std::fs::write(&path, "select 1;\n\\sleep 2 fortnights\n").unwrap();
-        let e = load(&[path.display().to_string()], &[], &[]).unwrap_err();
+        let e = load(&options(&[&path.display().to_string()], &[], &[])).unwrap_err();
         assert!(e.contains("bad.sql:2:1: unrecognized time unit"), "{e}");
         assert!(e.ends_with("    \\sleep 2 fortnights\n    ^"), "{e}");
         for (files, builtins, defines, says) in [
@@ -194,7 +363,7 @@ mod tests {
                 "not a variable name",
             ),
         ] {
-            let e = load(&strings(&files), &strings(&builtins), &strings(&defines)).unwrap_err();
+            let e = load(&options(&files, &builtins, &defines)).unwrap_err();
             assert!(e.contains(says), "{says}: {e}");
         }
     }

@@ -1,0 +1,53 @@
+//! Per transaction type, after a run whose workload drew several (pgbench's "SQL script N"
+//! block, one line each): its share of the mix, transactions, tps, failures and latency.
+
+use std::fmt::Write as _;
+
+use crate::results::Summary;
+
+/// The table, or None when fewer than two drawn types ran or the spec-rules table already
+/// lists the types (TPC-C, tpce).
+pub fn types_table(s: &Summary) -> Option<String> {
+    let drawn: Vec<_> = s.mix.iter().filter(|t| !t.emulated).collect();
+    if drawn.len() < 2 || !s.type_rules.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<20} {:>8} {:>12} {:>10} {:>8} {:>10} {:>10}",
+        "type", "mix %", "transactions", "tps", "failed", "mean ms", "p95 ms"
+    );
+    for t in drawn {
+        let rows: Vec<_> = s
+            .by_target_and_type
+            .iter()
+            .filter(|r| r.txn_type == t.txn_type)
+            .collect();
+        let failed: u64 = rows.iter().map(|r| r.stats.failed).sum();
+        // Percentiles of one type over several targets would need their histograms merged;
+        // the report has them (`report --by type`), the terminal shows one target's only.
+        let (mean, p95) = match rows.as_slice() {
+            [one] => one
+                .stats
+                .latency_ms
+                .as_ref()
+                .map_or(("-".into(), "-".into()), |l| {
+                    (format!("{:.3}", l.mean), format!("{:.3}", l.p95))
+                }),
+            _ => ("-".to_string(), "-".to_string()),
+        };
+        let _ = writeln!(
+            out,
+            "{:<20} {:>8} {:>12} {:>10.1} {:>8} {:>10} {:>10}",
+            t.txn_type,
+            t.share_pct.map_or("-".to_string(), |p| format!("{p:.2}")),
+            t.completed,
+            t.tps,
+            failed,
+            mean,
+            p95
+        );
+    }
+    Some(out)
+}
