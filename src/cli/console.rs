@@ -42,6 +42,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     if let Some(table) = types::types_table(s) {
         out.push_str(&table);
     }
+    if let Some(table) = types::commands_table(s) {
+        out.push_str(&table);
+    }
     if s.groups.len() > 1 {
         out.push_str(&groups_table(&s.groups));
     }

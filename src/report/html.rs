@@ -332,6 +332,10 @@ fn limits(d: &RunData, p: &mut String) {
         p.push_str(&table);
         note_to(p, rules_view::RATIO_NOTE);
     }
+    if let Some(tables) = super::commands_view::tables(&s.commands) {
+        p.push_str(&tables);
+        note_to(p, super::commands_view::NOTE);
+    }
 }
 
 fn no_system(d: &RunData, p: &mut String) -> bool {

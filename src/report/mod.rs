@@ -4,6 +4,7 @@
 
 pub mod by;
 pub mod charts;
+pub mod commands_view;
 pub mod compare;
 pub mod compare_experiment;
 pub mod compare_profile;

@@ -35,6 +35,7 @@
 
 pub mod atomic;
 pub mod breakdown;
+pub mod commands;
 pub mod csv;
 pub mod down;
 pub mod emulators;
@@ -59,6 +60,7 @@ pub mod writer;
 use std::path::{Path, PathBuf};
 
 pub use breakdown::{GroupStats, PhaseStats, RoleStats};
+pub use commands::{CommandStats, CommandSums};
 pub use emulators::EmulatorEnd;
 pub use headline::{Headline, HeadlineRate, Per};
 pub use incidents::{Incident, IncidentKind};

@@ -280,6 +280,9 @@ pub struct Summary {
     /// without an emulator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub emulators: Vec<super::EmulatorEnd>,
+    /// Per command of each script, with `--report-per-command` (the script workload).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<super::CommandStats>,
     /// What happened to the managed instances during the run (OOM kills, server processes
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -419,6 +422,7 @@ impl Summary {
             mix: mix::of(keys, &per_type, measured_time),
             ratio_rules: ratios::check(&run.ratio_rules, &keys.txn_types, &per_type, measured_time),
             emulators: Vec::new(),
+            commands: Vec::new(),
             incidents: Vec::new(),
             cut_in_flight: 0,
             committed_after_end: 0,

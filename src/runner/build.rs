@@ -27,6 +27,8 @@ pub struct Frame {
     /// Per segment, each group's configured share (shared mode), for the polling block.
     pub shares: Vec<Option<Vec<f64>>>,
     pub notes: Vec<String>,
+    /// The groups' workloads, asked for what they kept themselves once the run has ended.
+    pub workloads: Vec<Arc<dyn Workload>>,
 }
 
 impl Frame {
@@ -94,8 +96,10 @@ pub fn build(
     for (g, (group, w)) in plan.groups.iter().zip(&workloads).enumerate() {
         notes.extend(w.notes(&group.name, plan.most_clients(g)));
     }
+    let kept = workloads.clone();
     let layout = layout(plan, targets, workloads, &keys)?;
     let frame = Frame {
+        workloads: kept,
         type_rules,
         ratio_rules,
         headline,

@@ -52,6 +52,10 @@ pub async fn finish(
     let facts = frame.run_facts(plan, started_at, result.elapsed, result.complete);
     let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
     summary.emulators = emulator_ends(plan, &result.emulators);
+    // The clients have ended, so each group's workload has merged its clients' figures.
+    for w in &frame.workloads {
+        summary.commands.extend(w.command_stats());
+    }
     summary.failure = result.failure.clone();
     summary.incidents = incidents;
     summary.cut_in_flight = result.at_end.values().map(|c| c.cut_in_flight).sum();

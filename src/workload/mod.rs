@@ -241,6 +241,12 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     fn ratio_rules(&self) -> Vec<crate::results::RatioRule> {
         Vec::new()
     }
+
+    /// Per-command figures the workload kept over the run (the script workload with
+    /// `--report-per-command`), read once every client has ended; empty when it keeps none.
+    fn command_stats(&self) -> Vec<crate::results::CommandStats> {
+        Vec::new()
+    }
 }
 
 /// One client's state for one group's workload. It lives on its client's driver thread.

@@ -111,10 +111,53 @@ fn files_and_builtins_run_in_every_protocol_with_pgbench_semantics() {
             "prepared",
             "-c",
             "2",
+            "--report-per-command",
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
     let s = support::summary(&out);
+    // -r: every command of both scripts, timed over the whole run (so at least as often as
+    // the window's commits), in the terminal and the report too.
+    let commands = s["commands"].as_array().expect("per-command figures");
+    let of = |script: &str| -> Vec<&serde_json::Value> {
+        commands
+            .iter()
+            .filter(|c| c["txn_type"] == script)
+            .collect()
+    };
+    assert_eq!(of("tpcb-like").len(), 11, "{commands:?}");
+    assert_eq!(of("select-only").len(), 2, "{commands:?}");
+    let committed = |script: &str| -> u64 {
+        s["by_target_and_type"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["txn_type"] == script)
+            .map(|r| r["committed"].as_u64().unwrap())
+            .sum()
+    };
+    for c in of("tpcb-like") {
+        assert!(
+            c["count"].as_u64().unwrap() >= committed("tpcb-like"),
+            "{c}"
+        );
+        assert_eq!(c["failed"], 0, "{c}");
+    }
+    let update = of("tpcb-like")[5];
+    assert!(
+        update["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("UPDATE pgbench_accounts"),
+        "{update}"
+    );
+    assert!(update["mean_ms"].as_f64().unwrap() > 0.0, "{update}");
+    assert!(text(&o).contains("script tpcb-like"), "{}", text(&o));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("script tpcb-like: command"),
+        "report.html lacks the table"
+    );
     let types: Vec<&str> = s["by_target_and_type"]
         .as_array()
         .unwrap()

@@ -1,5 +1,6 @@
 //! Per transaction type, after a run whose workload drew several (pgbench's "SQL script N"
-//! block, one line each): its share of the mix, transactions, tps, failures and latency.
+//! block, one line each): its share of the mix, transactions, tps, failures and latency; and
+//! per command of each script when the run timed them (pgbench's `-r`).
 
 use std::fmt::Write as _;
 
@@ -47,6 +48,32 @@ pub fn types_table(s: &Summary) -> Option<String> {
             failed,
             mean,
             p95
+        );
+    }
+    Some(out)
+}
+
+/// Each script's commands in order, with their counts and times; None when not timed.
+pub fn commands_table(s: &Summary) -> Option<String> {
+    if s.commands.is_empty() {
+        return None;
+    }
+    let mut out =
+        String::from("per command, over the whole run (ramps included, as pgbench -r):\n");
+    let mut script = "";
+    for c in &s.commands {
+        if c.txn_type != script {
+            script = &c.txn_type;
+            let _ = writeln!(
+                out,
+                "script {script}\n{:>5} {:>10} {:>8} {:>10} {:>10}  command",
+                "#", "count", "failed", "mean ms", "max ms"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{:>5} {:>10} {:>8} {:>10.3} {:>10.3}  {}",
+            c.command, c.count, c.failed, c.mean_ms, c.max_ms, c.text
         );
     }
     Some(out)

@@ -132,15 +132,22 @@ struct OpenIf {
     seen_else: bool,
 }
 
-/// Compiles one script's commands; `tag` makes its prepared statements' names unique.
+/// Compiles one script's commands; `tag` makes its prepared statements' names unique. Also
+/// returns each command's text as written (a jump `\elif`/`\else` adds is labelled by it),
+/// for per-command reports.
 pub fn compile(
     lexed: Vec<Lexed>,
     tag: &str,
     vars: &mut VarNames,
-) -> Result<Vec<Command>, CompileError> {
+) -> Result<(Vec<Command>, Vec<String>), CompileError> {
     let mut out: Vec<Command> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
     let mut open: Vec<OpenIf> = Vec::new();
     for l in lexed {
+        let label = match &l {
+            Lexed::Sql { text, .. } => text.clone(),
+            Lexed::Meta { name, rest, .. } => format!("\\{name} {}", rest.trim()),
+        };
         match l {
             Lexed::Sql { text, .. } => {
                 let name = format!("tbs_{tag}_{}", out.len());
@@ -153,6 +160,7 @@ pub fn compile(
                 rest_at,
             } => meta(&name, at, &rest, rest_at, vars, &mut out, &mut open)?,
         }
+        labels.resize(out.len(), label);
     }
     if let Some(unclosed) = open.last() {
         return Err(error(unclosed.at, "\\if without a matching \\endif"));
@@ -160,7 +168,7 @@ pub fn compile(
     if out.is_empty() {
         return Err(error(0, "the script has no command"));
     }
-    Ok(out)
+    Ok((out, labels))
 }
 
 fn meta(
@@ -457,7 +465,8 @@ mod tests {
 
     fn build(src: &str) -> Result<(Vec<Command>, VarNames), CompileError> {
         let mut vars = VarNames::default();
-        let cmds = compile(lex(src).unwrap(), "t", &mut vars)?;
+        let (cmds, labels) = compile(lex(src).unwrap(), "t", &mut vars)?;
+        assert_eq!(labels.len(), cmds.len());
         Ok((cmds, vars))
     }
 

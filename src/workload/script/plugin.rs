@@ -4,7 +4,7 @@
 //! retry replays the same values (pgbench 15).
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rand::{Rng as _, SeedableRng};
 
@@ -12,6 +12,7 @@ use super::run::{run, ClientVars};
 use super::sources::{self, Scripts, BUILTIN, DEFINE, FILE, ROLES, SCRIPTS};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
+use crate::results::{CommandStats, CommandSums};
 use crate::target::ResolvedTarget;
 use crate::workload::{
     ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
@@ -52,6 +53,12 @@ const OPTIONS: &[OptionSpec] = &[
         load: false,
     },
     OptionSpec {
+        key: PER_COMMAND,
+        kind: OptionKind::Flag,
+        help: "time each command of each script and report them (as pgbench -r)",
+        load: false,
+    },
+    OptionSpec {
         key: SCRIPTS,
         kind: OptionKind::Entries {
             short: None,
@@ -64,6 +71,9 @@ const OPTIONS: &[OptionSpec] = &[
         load: false,
     },
 ];
+
+/// The option that turns per-command figures on (`--report-per-command`).
+const PER_COMMAND: &str = "report_per_command";
 
 /// The registered workload.
 pub struct ScriptKind;
@@ -161,13 +171,28 @@ impl Kind for ScriptKind {
             .zip(&scripts.roles)
             .map(|(c, role)| TxnType::new(c.name.clone(), role.clone()))
             .collect();
+        let per_command = options
+            .get(PER_COMMAND)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+            .then(|| Mutex::new(empty_sums(&scripts)));
         Ok(Arc::new(ScriptWorkload {
             total: scripts.weights.iter().sum(),
             scripts,
             types,
             scale,
+            per_command,
         }))
     }
+}
+
+/// Zeroed sums, one per command of each script.
+fn empty_sums(scripts: &Scripts) -> Vec<Vec<CommandSums>> {
+    scripts
+        .codes
+        .iter()
+        .map(|c| vec![CommandSums::default(); c.commands.len()])
+        .collect()
 }
 
 /// The scripts of a run at a known scale.
@@ -177,6 +202,9 @@ pub struct ScriptWorkload {
     types: Vec<TxnType>,
     total: u64,
     scale: u32,
+    /// With `--report-per-command`: every ended client's sums, merged (one lock per client,
+    /// at its end; a client adds to its own sums without any).
+    per_command: Option<Mutex<Vec<Vec<CommandSums>>>>,
 }
 
 impl ScriptWorkload {
@@ -203,6 +231,9 @@ impl ScriptWorkload {
         if let Some(s) = names.get("client_id") {
             vars.set_value(s, super::expr::Value::Int(i64::from(slot.index)));
         }
+        if self.per_command.is_some() {
+            vars.per_command = Some(empty_sums(&self.scripts));
+        }
         vars
     }
 }
@@ -210,6 +241,20 @@ impl ScriptWorkload {
 impl Workload for ScriptWorkload {
     fn txn_types(&self) -> &[TxnType] {
         &self.types
+    }
+
+    fn command_stats(&self) -> Vec<CommandStats> {
+        let Some(merged) = &self.per_command else {
+            return Vec::new();
+        };
+        let merged = merged.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (code, sums) in self.scripts.codes.iter().zip(merged.iter()) {
+            for (i, (s, label)) in sums.iter().zip(&code.labels).enumerate() {
+                out.push(s.stats(&code.name, i as u32 + 1, label));
+            }
+        }
+        out
     }
 
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
@@ -229,6 +274,24 @@ struct ScriptTerminal {
     vars: RefCell<ClientVars>,
     txn: usize,
     seed: u64,
+}
+
+/// A client's per-command sums join the workload's when it ends.
+impl Drop for ScriptTerminal {
+    fn drop(&mut self) {
+        let (Some(mine), Some(all)) = (
+            self.vars.get_mut().per_command.take(),
+            &self.workload.per_command,
+        ) else {
+            return;
+        };
+        let mut all = all.lock().unwrap_or_else(|e| e.into_inner());
+        for (to, from) in all.iter_mut().zip(&mine) {
+            for (t, f) in to.iter_mut().zip(from) {
+                t.merge(f);
+            }
+        }
+    }
 }
 
 impl Terminal for ScriptTerminal {
@@ -267,6 +330,7 @@ impl Terminal for ScriptTerminal {
             let w = &self.workload;
             run(
                 &w.scripts.codes[self.txn],
+                self.txn,
                 &w.scripts.vars,
                 &mut vars,
                 conn,

@@ -4,19 +4,21 @@
 //! nothing once they have grown.
 
 use std::process::Command as Process;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Param, Protocol};
 
 use super::compile::{Amount, Arg, Command, Part, Sql, VarNames};
 use super::expr::{Env, Value};
+use crate::results::CommandSums;
 use crate::workload::{Rng, TxnEnd};
 
-/// A compiled script and its name (the transaction type's).
+/// A compiled script, its name (the transaction type's) and each command as written.
 #[derive(Debug)]
 pub struct Code {
     pub name: String,
     pub commands: Vec<Command>,
+    pub labels: Vec<String>,
 }
 
 /// One variable of one client.
@@ -37,6 +39,8 @@ pub struct ClientVars {
     /// A `\gset` column's variable name, built per column.
     name: String,
     pub rng: Rng,
+    /// Per script and command, this client's time in it (`--report-per-command` only).
+    pub per_command: Option<Vec<Vec<CommandSums>>>,
 }
 
 impl ClientVars {
@@ -46,6 +50,7 @@ impl ClientVars {
             sql: String::new(),
             name: String::new(),
             rng,
+            per_command: None,
         }
     }
 
@@ -101,91 +106,110 @@ fn read_var(slot: &mut Slot, name: &str) -> Result<Value, String> {
     Ok(v)
 }
 
-/// Runs `code` once. A script's own error (pgbench's runtime errors) comes back as a
-/// [`pgwire::ErrorKind::Client`] naming the script and command.
+/// Runs `code` (script `script` of the workload) once. A script's own error (pgbench's
+/// runtime errors) comes back as a [`pgwire::ErrorKind::Client`] naming the script and
+/// command. With per-command figures on, each command's time is added to the client's sums.
 pub async fn run(
     code: &Code,
+    script: usize,
     names: &VarNames,
     vars: &mut ClientVars,
     conn: &mut Connection,
     protocol: Protocol,
 ) -> Result<TxnEnd, pgwire::Error> {
     let mut pc = 0;
-    let fail = |pc: usize, message: String| {
-        pgwire::Error::client(format!(
-            "script \"{}\" command {}: {message}",
-            code.name,
-            pc + 1
-        ))
-    };
     while let Some(command) = code.commands.get(pc) {
-        match command {
-            Command::Sql(sql) => {
-                run_sql(sql, names, vars, conn, protocol)
-                    .await
-                    .map_err(|e| match e {
-                        Failed::Server(e) => e,
-                        Failed::Script(m) => fail(pc, m),
-                    })?;
-            }
-            Command::Set { slot, expr } => {
-                let mut env = Eval {
-                    slots: &mut vars.slots,
-                    names,
-                    rng: &mut vars.rng,
-                };
-                let v = expr.eval(&mut env).map_err(|m| fail(pc, m))?;
-                vars.set_value(*slot, v);
-            }
-            Command::Sleep { amount, unit_us } => {
-                let n = match *amount {
-                    Amount::Fixed(n) => n,
-                    Amount::Var(slot) => match read_var(&mut vars.slots[slot], names.name(slot)) {
-                        Ok(Value::Int(n)) => n,
-                        Ok(Value::Double(d)) => d as i64,
-                        Ok(other) => {
-                            return Err(fail(pc, format!("\\sleep needs a number, not {other:?}")))
-                        }
-                        Err(m) => return Err(fail(pc, m)),
-                    },
-                };
-                let us = n.saturating_mul(*unit_us);
-                if us > 0 {
-                    evloop::sleep(Duration::from_micros(us as u64)).await;
-                }
-            }
-            Command::Shell { set, argv } => {
-                let out = shell(argv, names, vars).map_err(|m| fail(pc, m))?;
-                if let Some(slot) = set {
-                    let text = out.trim();
-                    if text.parse::<i64>().is_err() {
-                        return Err(fail(
-                            pc,
-                            format!("\\setshell: the command printed \"{text}\", not an integer"),
-                        ));
-                    }
-                    vars.set_text(*slot, text);
-                }
-            }
-            Command::Branch { cond, otherwise } => {
-                let mut env = Eval {
-                    slots: &mut vars.slots,
-                    names,
-                    rng: &mut vars.rng,
-                };
-                if !cond.eval(&mut env).map_err(|m| fail(pc, m))?.truth() {
-                    pc = *otherwise;
-                    continue;
-                }
-            }
-            Command::Jump(to) => {
-                pc = *to;
-                continue;
-            }
+        let began = vars.per_command.is_some().then(Instant::now);
+        let step = step(command, names, vars, conn, protocol).await;
+        if let (Some(began), Some(sums)) = (began, vars.per_command.as_mut()) {
+            let ns = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            sums[script][pc].add(ns, step.is_err());
         }
-        pc += 1;
+        pc = match step {
+            Ok(Flow::Next) => pc + 1,
+            Ok(Flow::Goto(to)) => to,
+            Err(Failed::Server(e)) => return Err(e),
+            Err(Failed::Script(m)) => {
+                return Err(pgwire::Error::client(format!(
+                    "script \"{}\" command {}: {m}",
+                    code.name,
+                    pc + 1
+                )))
+            }
+        };
     }
     Ok(TxnEnd::Committed)
+}
+
+/// Where a script goes on after a command.
+enum Flow {
+    Next,
+    Goto(usize),
+}
+
+/// Runs one command.
+async fn step(
+    command: &Command,
+    names: &VarNames,
+    vars: &mut ClientVars,
+    conn: &mut Connection,
+    protocol: Protocol,
+) -> Result<Flow, Failed> {
+    match command {
+        Command::Sql(sql) => run_sql(sql, names, vars, conn, protocol).await?,
+        Command::Set { slot, expr } => {
+            let mut env = Eval {
+                slots: &mut vars.slots,
+                names,
+                rng: &mut vars.rng,
+            };
+            let v = expr.eval(&mut env).map_err(Failed::Script)?;
+            vars.set_value(*slot, v);
+        }
+        Command::Sleep { amount, unit_us } => {
+            let n = match *amount {
+                Amount::Fixed(n) => n,
+                Amount::Var(slot) => match read_var(&mut vars.slots[slot], names.name(slot)) {
+                    Ok(Value::Int(n)) => n,
+                    Ok(Value::Double(d)) => d as i64,
+                    Ok(other) => {
+                        return Err(Failed::Script(format!(
+                            "\\sleep needs a number, not {other:?}"
+                        )))
+                    }
+                    Err(m) => return Err(Failed::Script(m)),
+                },
+            };
+            let us = n.saturating_mul(*unit_us);
+            if us > 0 {
+                evloop::sleep(Duration::from_micros(us as u64)).await;
+            }
+        }
+        Command::Shell { set, argv } => {
+            let out = shell(argv, names, vars).map_err(Failed::Script)?;
+            if let Some(slot) = set {
+                let text = out.trim();
+                if text.parse::<i64>().is_err() {
+                    return Err(Failed::Script(format!(
+                        "\\setshell: the command printed \"{text}\", not an integer"
+                    )));
+                }
+                vars.set_text(*slot, text);
+            }
+        }
+        Command::Branch { cond, otherwise } => {
+            let mut env = Eval {
+                slots: &mut vars.slots,
+                names,
+                rng: &mut vars.rng,
+            };
+            if !cond.eval(&mut env).map_err(Failed::Script)?.truth() {
+                return Ok(Flow::Goto(*otherwise));
+            }
+        }
+        Command::Jump(to) => return Ok(Flow::Goto(*to)),
+    }
+    Ok(Flow::Next)
 }
 
 enum Failed {

@@ -232,11 +232,12 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
     let (mut codes, mut weights, mut roles) = (Vec::new(), Vec::new(), Vec::new());
     for (i, s) in sources(named)?.into_iter().enumerate() {
         let lexed = lex(&s.text).map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
-        let commands = compile(lexed, &i.to_string(), &mut vars)
+        let (commands, labels) = compile(lexed, &i.to_string(), &mut vars)
             .map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
         codes.push(Code {
             name: s.name,
             commands,
+            labels,
         });
         weights.push(s.weight);
         roles.push(s.role);
