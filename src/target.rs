@@ -133,7 +133,7 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         tokio_postgres::Config::from_str(&rest).map_err(|e| malformed(dsn, &e))?
     };
     if cfg.get_channel_binding() == tokio_postgres::config::ChannelBinding::Require {
-        return Err("channel_binding=require: tidebench's sessions authenticate without                     channel binding; leave channel_binding out, or use prefer"
+        return Err("channel_binding=require: tidebench's sessions authenticate without channel binding; leave channel_binding out, or use prefer"
             .into());
     }
     let attrs = match attrs.or_else(|| fallback("target_session_attrs", "PGTARGETSESSIONATTRS")) {
@@ -270,7 +270,7 @@ fn hosts_and_address(
         format!("hostaddr '{text}' is not an IP address; put a host name in host= instead")
     })?;
     if hosts.len() > 1 {
-        return Err("hostaddr with several hosts is not supported: list the addresses in host=                     instead"
+        return Err("hostaddr with several hosts is not supported: list the addresses in host= instead"
             .into());
     }
     let port = hosts.first().map_or(5432, |(_, p)| *p);

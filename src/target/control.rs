@@ -105,6 +105,15 @@ impl ResolvedTarget {
         ControlConnectError,
     > {
         let p = &self.params;
+        let fail =
+            |message: String, server_refused: bool, handshake_failed: bool| ControlConnectError {
+                error: TargetError::Connect {
+                    label: self.label.clone(),
+                    message,
+                },
+                server_refused,
+                handshake_failed,
+            };
         cfg.ssl_mode(mode);
         let tls = tokio_tls::MakeRustls {
             config: match &p.tls.config {
@@ -115,14 +124,7 @@ impl ResolvedTarget {
                     pgwire::Negotiation::Postgres,
                     &pgwire::TlsFiles::default(),
                 )
-                .map_err(|message| ControlConnectError {
-                    error: TargetError::Connect {
-                        label: self.label.clone(),
-                        message,
-                    },
-                    server_refused: false,
-                    handshake_failed: false,
-                })?
+                .map_err(|message| fail(message, false, false))?
                 .config
                 .expect("a TLS configuration"),
             },
@@ -131,15 +133,6 @@ impl ResolvedTarget {
         // accepts it but never answers the startup (a stopped postmaster) must not hang a
         // control session either, so the whole handshake gets the same bound.
         let whole = p.connect_timeout.max(std::time::Duration::from_secs(1));
-        let fail =
-            |message: String, server_refused: bool, handshake_failed: bool| ControlConnectError {
-                error: TargetError::Connect {
-                    label: self.label.clone(),
-                    message,
-                },
-                server_refused,
-                handshake_failed,
-            };
         match tokio::time::timeout(whole, cfg.connect(tls)).await {
             Err(_) => Err(fail(
                 format!(

@@ -108,7 +108,7 @@ impl Connection {
         }
         if !offered.iter().any(|m| m == sasl::SCRAM_SHA_256) {
             return Err(Error::auth(format!(
-                "the server offers SASL mechanisms {offered:?} but not {}, the one tidebench
+                "the server offers SASL mechanisms {offered:?} but not {}, the one tidebench \
                  speaks",
                 sasl::SCRAM_SHA_256
             )));

@@ -57,6 +57,16 @@ pub fn lex(src: &str) -> Result<Vec<Lexed>, LexError> {
             }
             sql_at = i;
         }
+        if let Some((end, unterminated)) = quoted_run(src, i) {
+            // Quotes and block comments are copied whole: nothing inside them ends a command.
+            let end = end.ok_or(LexError {
+                at: i,
+                message: unterminated,
+            })?;
+            sql.push_str(&src[i..end]);
+            i = end;
+            continue;
+        }
         match c {
             b'-' if b.get(i + 1) == Some(&b'-') => {
                 // A comment to the end of the line: dropped, the line break kept.
@@ -64,47 +74,6 @@ pub fn lex(src: &str) -> Result<Vec<Lexed>, LexError> {
                     i += 1;
                 }
                 continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = block_comment_end(b, i).ok_or_else(|| LexError {
-                    at: i,
-                    message: "unterminated /* comment".into(),
-                })?;
-                sql.push_str(&src[i..end]);
-                i = end;
-                continue;
-            }
-            b'\'' => {
-                let escapes = i > 0 && matches!(b[i - 1], b'E' | b'e') && !word_before(b, i - 1);
-                let end = quoted_end(b, i, b'\'', escapes).ok_or_else(|| LexError {
-                    at: i,
-                    message: "unterminated quoted string".into(),
-                })?;
-                sql.push_str(&src[i..end]);
-                i = end;
-                continue;
-            }
-            b'"' => {
-                let end = quoted_end(b, i, b'"', false).ok_or_else(|| LexError {
-                    at: i,
-                    message: "unterminated quoted identifier".into(),
-                })?;
-                sql.push_str(&src[i..end]);
-                i = end;
-                continue;
-            }
-            b'$' => {
-                if let Some(tag_end) = dollar_tag(b, i) {
-                    let tag = &src[i..tag_end];
-                    let body_end = src[tag_end..].find(tag).ok_or_else(|| LexError {
-                        at: i,
-                        message: format!("unterminated dollar-quoted string {tag}"),
-                    })?;
-                    let end = tag_end + body_end + tag.len();
-                    sql.push_str(&src[i..end]);
-                    i = end;
-                    continue;
-                }
             }
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
@@ -135,6 +104,37 @@ pub fn lex(src: &str) -> Result<Vec<Lexed>, LexError> {
     }
     flush(&mut sql, sql_at, &mut out);
     Ok(out)
+}
+
+/// A quoted string, quoted identifier, dollar-quoted string or block comment starting at
+/// byte `i`: its end (None when it never ends) and what to call it then; None for anything
+/// else.
+fn quoted_run(src: &str, i: usize) -> Option<(Option<usize>, String)> {
+    let b = src.as_bytes();
+    match b[i] {
+        b'/' if b.get(i + 1) == Some(&b'*') => {
+            Some((block_comment_end(b, i), "unterminated /* comment".into()))
+        }
+        b'\'' => {
+            let escapes = i > 0 && matches!(b[i - 1], b'E' | b'e') && !word_before(b, i - 1);
+            Some((
+                quoted_end(b, i, b'\'', escapes),
+                "unterminated quoted string".into(),
+            ))
+        }
+        b'"' => Some((
+            quoted_end(b, i, b'"', false),
+            "unterminated quoted identifier".into(),
+        )),
+        b'$' => dollar_tag(b, i).map(|tag_end| {
+            let tag = &src[i..tag_end];
+            let end = src[tag_end..]
+                .find(tag)
+                .map(|body| tag_end + body + tag.len());
+            (end, format!("unterminated dollar-quoted string {tag}"))
+        }),
+        _ => None,
+    }
 }
 
 /// True when byte `at` continues a word (so `WHERE'x'` is not an E-string).

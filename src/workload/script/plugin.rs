@@ -80,10 +80,6 @@ pub struct ScriptKind;
 
 pub static SCRIPT: ScriptKind = ScriptKind;
 
-fn load(options: &OptionValues) -> Result<Scripts, String> {
-    sources::load(options)
-}
-
 impl WorkloadInfo for ScriptKind {
     fn name(&self) -> &'static str {
         "script"
@@ -101,7 +97,7 @@ impl WorkloadInfo for ScriptKind {
     }
     /// Reads and compiles the scripts now, so a mistake stops the run before it connects.
     fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
-        load(given)?;
+        sources::load(given)?;
         Ok(given.clone())
     }
     /// The types are the scripts, known only from the options.
@@ -109,7 +105,7 @@ impl WorkloadInfo for ScriptKind {
         Vec::new()
     }
     fn txn_type_names_for(&self, options: &OptionValues) -> Vec<String> {
-        load(options)
+        sources::load(options)
             .map(|s| s.codes.into_iter().map(|c| c.name).collect())
             .unwrap_or_default()
     }
@@ -164,7 +160,7 @@ impl Kind for ScriptKind {
     }
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
-        let scripts = load(options)?;
+        let scripts = sources::load(options)?;
         let types = scripts
             .codes
             .iter()

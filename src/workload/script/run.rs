@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use pgwire::{Connection, Param, Protocol};
 
 use super::compile::{Amount, Arg, Command, Part, Sql, VarNames};
-use super::expr::{Env, Value};
+use super::expr::{Env, Expr, Value};
 use crate::results::CommandSums;
 use crate::workload::{Rng, TxnEnd};
 
@@ -93,6 +93,15 @@ impl Env for Eval<'_> {
     fn debug(&mut self, _value: &Value) {}
 }
 
+/// `expr` over the client's variables and random source.
+fn evaluate(expr: &Expr, names: &VarNames, vars: &mut ClientVars) -> Result<Value, String> {
+    expr.eval(&mut Eval {
+        slots: &mut vars.slots,
+        names,
+        rng: &mut vars.rng,
+    })
+}
+
 fn read_var(slot: &mut Slot, name: &str) -> Result<Value, String> {
     if !slot.defined {
         return Err(format!("undefined variable \"{name}\""));
@@ -129,17 +138,10 @@ pub async fn run(
                         break 'step Err(e);
                     }
                 }
-                Command::Set { slot, expr } => {
-                    let mut env = Eval {
-                        slots: &mut vars.slots,
-                        names,
-                        rng: &mut vars.rng,
-                    };
-                    match expr.eval(&mut env) {
-                        Ok(v) => vars.set_value(*slot, v),
-                        Err(m) => break 'step Err(Failed::Script(m)),
-                    }
-                }
+                Command::Set { slot, expr } => match evaluate(expr, names, vars) {
+                    Ok(v) => vars.set_value(*slot, v),
+                    Err(m) => break 'step Err(Failed::Script(m)),
+                },
                 Command::Sleep { amount, unit_us } => {
                     match sleep_us(*amount, *unit_us, names, vars) {
                         Ok(us) if us > 0 => evloop::sleep(Duration::from_micros(us)).await,
@@ -152,18 +154,11 @@ pub async fn run(
                         break 'step Err(Failed::Script(m));
                     }
                 }
-                Command::Branch { cond, otherwise } => {
-                    let mut env = Eval {
-                        slots: &mut vars.slots,
-                        names,
-                        rng: &mut vars.rng,
-                    };
-                    match cond.eval(&mut env) {
-                        Ok(v) if !v.truth() => break 'step Ok(Flow::Goto(*otherwise)),
-                        Ok(_) => {}
-                        Err(m) => break 'step Err(Failed::Script(m)),
-                    }
-                }
+                Command::Branch { cond, otherwise } => match evaluate(cond, names, vars) {
+                    Ok(v) if !v.truth() => break 'step Ok(Flow::Goto(*otherwise)),
+                    Ok(_) => {}
+                    Err(m) => break 'step Err(Failed::Script(m)),
+                },
                 Command::Jump(to) => break 'step Ok(Flow::Goto(*to)),
             }
             Ok(Flow::Next)
@@ -304,7 +299,7 @@ async fn run_sql(
     let Some(store) = &sql.store else {
         return Ok(());
     };
-    // Copied out before the variables change: the result borrows the session.
+    // The result borrows the session, not the variables, so they can be set from it.
     let sets = result.result_sets();
     let chosen = if store.all {
         0..sets
@@ -312,11 +307,9 @@ async fn run_sql(
         sets.saturating_sub(1)..sets
     };
     if !store.all {
-        let rows = if sets == 0 {
-            0
-        } else {
-            result.set_rows(sets - 1).len()
-        };
+        let rows = sets
+            .checked_sub(1)
+            .map_or(0, |last| result.set_rows(last).len());
         if rows != 1 {
             return Err(Failed::Script(format!(
                 "\\gset expects one row, got {rows}"
@@ -334,11 +327,7 @@ async fn run_sql(
             vars.name.push_str(column);
             // A column no command reads has no slot: nothing to keep.
             if let Some(slot) = names.get(&vars.name) {
-                let s = &mut vars.slots[slot];
-                s.text.clear();
-                s.text.push_str(result.get_str(last, col).unwrap_or(""));
-                s.value = None;
-                s.defined = true;
+                vars.set_text(slot, result.get_str(last, col).unwrap_or(""));
             }
         }
     }
