@@ -270,8 +270,10 @@ fn hosts_and_address(
         format!("hostaddr '{text}' is not an IP address; put a host name in host= instead")
     })?;
     if hosts.len() > 1 {
-        return Err("hostaddr with several hosts is not supported: list the addresses in host= instead"
-            .into());
+        return Err(
+            "hostaddr with several hosts is not supported: list the addresses in host= instead"
+                .into(),
+        );
     }
     let port = hosts.first().map_or(5432, |(_, p)| *p);
     if no_host_named {
