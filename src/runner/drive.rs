@@ -137,8 +137,7 @@ async fn connect(
     let connected = driver::connect(driver_plan, with.stop.clone())
         .await
         .map_err(RunError::Target)?;
-    // Each new session is one transaction at the server: wait until all are in the baseline.
-    let before = with.dbs.baseline(&sessions).await;
+    let before = with.dbs.baseline(&sessions);
     Ok(Ready {
         connected,
         before,

@@ -222,13 +222,20 @@ fn a_target_that_dies_fails_its_share_and_the_run_ends_on_time() {
     let cfg = write(&home, "dies.toml", cfg);
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     let out = home.path().join("res");
-    let started = std::time::Instant::now();
     let child = support::tidebench(&home)
         .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Stop it 2.5 s into the measured window: the clock starts when the run does (its setup is
+    // slower beside other tests).
+    let started = support::wait_for(
+        &support::partial(&out).join("run-start.json"),
+        Duration::from_secs(30),
+    );
+    assert!(started, "the run did not start within 30 s");
+    let started = std::time::Instant::now();
     std::thread::sleep(Duration::from_millis(2500));
     tidebench::instance::stop(&home.home, "dies").unwrap();
     let o = child.wait_with_output().unwrap();

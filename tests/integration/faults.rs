@@ -71,8 +71,16 @@ fn a_stopped_server_times_out_its_share_while_the_other_runs_and_the_run_ends_on
             out.to_str().unwrap(),
         ],
     );
-    // Freeze B once the run is under way (setup takes a second or two), until after its end.
-    std::thread::sleep(Duration::from_secs(4));
+    // Freeze B 2 s into the measured window, until after its end. The clock starts when the run
+    // does: its setup is slower beside other tests.
+    assert!(
+        support::wait_for(
+            &support::partial(&out).join("run-start.json"),
+            Duration::from_secs(30)
+        ),
+        "the run did not start within 30 s"
+    );
+    std::thread::sleep(Duration::from_secs(2));
     let frozen = Frozen::freeze(&b);
     let froze_at = Instant::now();
     let status = loop {
