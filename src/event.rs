@@ -21,6 +21,9 @@ pub enum Event {
     Note(String),
     /// A problem that does not stop the work (shown as `warning: ...`).
     Warning(String),
+    /// A script's `debug()` value, in pgbench's words (`debug(script=0,command=2): int 5`),
+    /// shown on stderr as pgbench shows it.
+    ScriptDebug(String),
     /// The live progress line (pgbench's `-P`).
     Progress(ProgressLine),
     /// The live polling block (the TPC-V reference kit's Fig. 6).

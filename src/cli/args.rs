@@ -308,8 +308,9 @@ pub struct RunArgs {
     /// Scale the data was prepared with [default: read from the data]
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
-    /// Random seed; the same seed gives the same transaction parameters [default: time-based]
-    #[arg(long)]
+    /// Random seed; the same seed gives the same transaction parameters (pgbench's
+    /// --random-seed is the same flag) [default: time-based]
+    #[arg(long, visible_alias = "random-seed")]
     pub seed: Option<u64>,
     /// Results dir [default: ./results/<UTC time>-<workload>/]
     #[arg(short = 'o', long)]

@@ -47,6 +47,7 @@ impl Sink for Terminal {
             Event::RunStarting(d) => eprintln!("{}", describe(&d)),
             Event::Note(n) => eprintln!("{n}"),
             Event::Warning(w) => eprintln!("warning: {w}"),
+            Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),
             // The polling block names the phase; an edge alone adds nothing to read.

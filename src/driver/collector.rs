@@ -23,6 +23,7 @@ use super::poll::Poller;
 use super::progress;
 use super::session::EndCounts;
 use super::thread::{TickReport, TICK};
+use crate::results::down::AbortedClient;
 
 /// How often the collector reports: intervals to the sink, progress lines, polling blocks
 /// (zero turns the last two off).
@@ -48,6 +49,8 @@ pub struct Collected {
     pub warnings: Vec<String>,
     /// Clients that panicked (each with its thread): the run failed.
     pub panics: Vec<String>,
+    /// Clients an error of the workload's own ended, in the order they ended.
+    pub aborted: Vec<AbortedClient>,
 }
 
 pub struct Collector<'k, 's> {
@@ -152,6 +155,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut outages = Vec::new();
         let mut warnings = Vec::new();
         let mut panics = Vec::new();
+        let mut aborted = Vec::new();
         let mut state = Folding::new(keys);
         while let Some(rep) = rx.recv().await {
             pending
@@ -171,6 +175,15 @@ impl<'k, 's> Collector<'k, 's> {
                     at_end.entry(target).or_default().add(counts);
                 }
                 outages.extend(end.outages);
+                aborted.extend(end.aborted.into_iter().map(|(client, at, message)| {
+                    AbortedClient {
+                        client,
+                        at_s: (at.saturating_duration_since(self.start).as_secs_f64() * 1e3)
+                            .round()
+                            / 1e3,
+                        message,
+                    }
+                }));
                 panics.extend(
                     end.panics
                         .into_iter()
@@ -225,6 +238,7 @@ impl<'k, 's> Collector<'k, 's> {
             reconnects,
             at_end,
             down: down_windows(outages, self.start),
+            aborted,
             warnings,
             panics,
         })
@@ -418,6 +432,7 @@ mod tests {
                 outages: Vec::new(),
                 mixlog_error: None,
                 panics: Vec::new(),
+                aborted: Vec::new(),
             });
             let report = TickReport {
                 thread: 0,

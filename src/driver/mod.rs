@@ -101,6 +101,8 @@ pub struct DriverResult {
     pub at_end: BTreeMap<usize, session::EndCounts>,
     /// Each target's down windows, as its clients saw them.
     pub down: Vec<outages::DownWindow>,
+    /// Clients a script's runtime error ended.
+    pub aborted: Vec<crate::results::down::AbortedClient>,
     /// How long after the planned end the last client finished, when that was more than
     /// [`OVERRUN_TOLERANCE`] (closing sessions on a hung server, a client that ignored the
     /// cut): reported, never folded into the measured window.
@@ -284,6 +286,7 @@ impl Connected {
             failure,
             at_end: collected.at_end,
             down: collected.down,
+            aborted: collected.aborted,
             overrun,
         })
     }

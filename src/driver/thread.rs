@@ -52,6 +52,8 @@ pub struct ThreadEnd {
     pub mixlog_error: Option<String>,
     /// Clients of this thread that panicked, with the panic's message: the run failed.
     pub panics: Vec<String>,
+    /// Clients an error of the workload's own ended: id, when, why.
+    pub aborted: Vec<(u32, Instant, String)>,
 }
 
 /// The go signal: the common start instant, and where to write the mix log (if on).
@@ -167,11 +169,13 @@ async fn run_thread(
     let mut reconnects = 0;
     let mut at_end = Vec::new();
     let mut outages = Vec::new();
+    let mut aborted = Vec::new();
     for c in finished {
         let ended = c.close().await;
         reconnects += ended.reconnects;
         at_end.extend(ended.at_end);
         outages.extend(ended.outages);
+        aborted.extend(ended.aborted);
     }
     let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
     // The ticker is gone: what was recorded since its last swap goes in this final report.
@@ -188,6 +192,7 @@ async fn run_thread(
             outages,
             mixlog_error,
             panics,
+            aborted,
         }),
     });
 }

@@ -207,7 +207,20 @@ pub(crate) fn read_pid(data: &Path) -> Option<u32> {
     text.lines().next()?.trim().parse().ok()
 }
 
-/// Runs SQL with psql on the instance's socket; returns unaligned, tuples-only output.
+/// How long psql waits for a server in crash recovery (after an OOM kill, say) to take
+/// connections again before it gives up.
+const RECOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What a server says to a login it cannot take yet: starting up, or recovering from a crash.
+/// The SQL never ran, so it is safe to try again.
+fn not_yet_accepting(stderr: &str) -> bool {
+    stderr.contains("the database system is not yet accepting connections")
+        || stderr.contains("the database system is starting up")
+        || stderr.contains("the database system is in recovery mode")
+}
+
+/// Runs SQL with psql on the instance's socket; returns unaligned, tuples-only output. A
+/// server still recovering is waited for, up to [`RECOVERY_WAIT`].
 pub(crate) fn psql(
     bin: &Path,
     socket_dir: &Path,
@@ -223,7 +236,15 @@ pub(crate) fn psql(
         .env_remove("PGOPTIONS")
         .env_remove("PGSERVICE")
         .stdin(Stdio::null());
-    let out = output(cmd, "psql")?;
+    let waited = std::time::Instant::now();
+    let mut out = output_of(&mut cmd, "psql")?;
+    while !out.status.success()
+        && not_yet_accepting(&String::from_utf8_lossy(&out.stderr))
+        && waited.elapsed() < RECOVERY_WAIT
+    {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        out = output_of(&mut cmd, "psql")?;
+    }
     if !out.status.success() {
         return Err(InstanceError::Command {
             program: "psql".into(),
@@ -234,6 +255,10 @@ pub(crate) fn psql(
 }
 
 fn output(mut cmd: Command, what: &str) -> Result<Output, InstanceError> {
+    output_of(&mut cmd, what)
+}
+
+fn output_of(cmd: &mut Command, what: &str) -> Result<Output, InstanceError> {
     cmd.output().map_err(|e| InstanceError::Command {
         program: what.to_string(),
         detail: format!("cannot run {} ({e})", cmd.get_program().to_string_lossy()),

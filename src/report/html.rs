@@ -17,7 +17,7 @@ mod headline;
 mod incidents;
 mod profile;
 use glance::glance;
-use incidents::{down_windows_to, incident_times, incidents_to, INCIDENT_NOTE};
+use incidents::{aborted_clients_to, down_windows_to, incident_times, incidents_to, INCIDENT_NOTE};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -524,6 +524,7 @@ fn failures(d: &RunData, p: &mut String) {
     );
     incidents_to(&d.summary.incidents, p);
     down_windows_to(&d.summary.down_windows, p);
+    aborted_clients_to(&d.summary.aborted_clients, p);
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@
 //! Transactions drawn for a down target count as `connection` (or `timeout`) failures; the
 //! server's count covers only what reached it, and a server that restarted in the window is
 //! marked `restarted` in `server` and not compared.
+//!
+//! `aborted_clients` lists the clients a script's runtime error ended ([`AbortedClient`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -33,4 +35,15 @@ impl DownWindow {
             None => format!("from {:.1} s to the end", self.from_s),
         }
     }
+}
+
+/// `summary.json`'s `aborted_clients`: a client a script's runtime error ended (division by
+/// zero, an undefined variable, a `\gset` without its one row), as pgbench ends one. Its
+/// failed transaction is counted under `other`; the run and the other clients went on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbortedClient {
+    pub client: u32,
+    /// Seconds since the run started.
+    pub at_s: f64,
+    pub message: String,
 }

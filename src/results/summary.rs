@@ -302,6 +302,9 @@ pub struct Summary {
     /// When each target was down for its clients (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub down_windows: Vec<super::down::DownWindow>,
+    /// Clients a script's runtime error ended (see `down`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aborted_clients: Vec<super::down::AbortedClient>,
 }
 
 /// A target's place in the plan.
@@ -428,6 +431,7 @@ impl Summary {
             committed_after_end: 0,
             overrun_s: None,
             down_windows: Vec::new(),
+            aborted_clients: Vec::new(),
         }
     }
 

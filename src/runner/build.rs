@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{timeline, DriveMode, Isolation, RunPlan};
+use crate::config::{timeline, DriveMode, Isolation, ProtocolName, RunPlan};
 use crate::driver::layout::{GroupSlot, Layout, TargetSlot};
 use crate::driver::poll::LiveHeadline;
 use crate::metrics::{KeySpace, TargetKey};
@@ -58,6 +58,31 @@ impl Frame {
     }
 }
 
+/// What every workload's `build` learns of the run besides its own options (see
+/// [`crate::workload::RUN_SEED`]).
+fn run_options(plan: &RunPlan) -> [(String, toml::Value); 3] {
+    let protocol = match plan.protocol {
+        ProtocolName::Simple => "simple",
+        ProtocolName::Extended => "extended",
+        ProtocolName::Prepared => "prepared",
+    };
+    [
+        // As the TOML integer it would be written as: the same 64 bits.
+        (
+            crate::workload::RUN_SEED.to_string(),
+            toml::Value::Integer(plan.seed as i64),
+        ),
+        (
+            crate::workload::RUN_PROTOCOL.to_string(),
+            toml::Value::String(protocol.to_string()),
+        ),
+        (
+            crate::workload::RUN_CLIENTS.to_string(),
+            toml::Value::Integer(i64::from(plan.clients)),
+        ),
+    ]
+}
+
 /// Stage 3: the driver's layout, and the run's frame.
 pub fn build(
     plan: &RunPlan,
@@ -72,6 +97,7 @@ pub fn build(
         .map(|((g, kind), ready)| {
             let mut options = g.options.workload.clone();
             options.extend(ready.facts.clone());
+            options.extend(run_options(plan));
             kind.build(ready.scale, &options)
                 .map_err(|e| RunError::Config(format!("group '{}': {e}", g.name)))
         })

@@ -75,6 +75,7 @@ pub async fn finish(
         })
         .collect();
     summary.overrun_s = result.overrun.map(secs3);
+    summary.aborted_clients = result.aborted.clone();
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
@@ -83,6 +84,14 @@ pub async fn finish(
         .map_err(|e| RunError::Results(e.to_string()))?;
     // The results are safe on disk by now: a report that cannot be drawn only warns.
     let mut warnings = result.warnings;
+    // As pgbench's "client N aborted": the other clients went on (aborted_clients in
+    // summary.json).
+    for a in &result.aborted {
+        warnings.push(format!(
+            "client {} aborted at {:.1} s: {}; its other transactions were not run",
+            a.client, a.at_s, a.message
+        ));
+    }
     if let Some(late) = result.overrun {
         warnings.push(format!(
             "the clients finished {late:.1?} after the planned end (sessions slow to close: a \

@@ -98,6 +98,9 @@ pub async fn run(
     let profile = profiling::request(&plan, perf, &targets, &dbs, home).await?;
     dbs.settle_idle().await?;
     let (layout, frame) = build::build(&plan, &targets, &readies)?;
+    for w in &frame.workloads {
+        w.attach(&events);
+    }
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,

@@ -109,6 +109,15 @@ impl CheckOutcome {
     }
 }
 
+/// The option the runner adds to those [`Kind::build`] gets: the run's seed (`--seed`), for a
+/// workload whose own variables derive from it (pgbench's `:random_seed`, `:default_seed`).
+pub const RUN_SEED: &str = "run_seed";
+/// Another such option: the run's statement protocol (`simple`, `extended`, `prepared`), for a
+/// workload that cannot run on every one (pgbench's pipelines need extended or prepared).
+pub const RUN_PROTOCOL: &str = "run_protocol";
+/// Another: the run's client count (pgbench's `-c`), on which pgbench's `:default_seed` rests.
+pub const RUN_CLIENTS: &str = "run_clients";
+
 /// What a readiness check found in a database: the data's scale and the facts of its load a
 /// run must use (e.g. tpce's trade days and generator seed, which the driver needs to draw
 /// inputs that exist); the runner merges `facts` into the options [`Kind::build`] gets.
@@ -201,6 +210,9 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
 
     /// A client's own state, made once per (client, group) on the client's driver thread.
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal>;
+    /// Where the workload may send what its clients have to say during the run (a script's
+    /// `debug()`); given once, before any terminal is made.
+    fn attach(&self, _events: &Arc<dyn crate::event::Sink>) {}
 
     /// Pause before transaction type `txn` that is not part of its response time (TPC-C's
     /// keying time).

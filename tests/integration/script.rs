@@ -1,8 +1,8 @@
 //! pgbench scripts as a workload (issue 27): the user's own files and pgbench's built-ins run
 //! with pgbench's language on a managed instance in every protocol; deterministic functions
 //! give pgbench's own values (both tools run one script and write into one table); a parse
-//! error stops before connecting with file:line:column and a caret; a runtime error is
-//! counted while the run goes on.
+//! error stops before connecting with file:line:column and a caret; a runtime error ends its
+//! client, counted and shown, while the run goes on.
 
 use std::path::Path;
 
@@ -200,7 +200,8 @@ fn deterministic_functions_equal_pgbench_and_mistakes_are_named() {
          \\set f CASE WHEN :a > 0 THEN 1 WHEN :a < 0 THEN -1 ELSE 0 END\n\
          \\set g (NULL IS NULL) AND NOT (1 > 2) OR false\n\
          \\set h 9223372036854775807 / -1 + 1 < 0\n\
-         INSERT INTO parity VALUES (':tool', ':a :b :c :d :e :f :g :h');\n",
+         \\set i hash(12345) + permute(5, 100)\n\
+         INSERT INTO parity VALUES (':tool', ':a :b :c :d :e :f :g :h :i :random_seed :default_seed');\n",
     );
     let o = std::process::Command::new(support::pgbench_path(&inst))
         .args([
@@ -211,6 +212,7 @@ fn deterministic_functions_equal_pgbench_and_mistakes_are_named() {
             "simple",
             "-D",
             "tool=pgbench",
+            "--random-seed=7",
             "-f",
             &file,
             &dsn,
@@ -223,7 +225,16 @@ fn deterministic_functions_equal_pgbench_and_mistakes_are_named() {
         &home,
         &dsn,
         &out,
-        &["-f", &file, "-D", "tool=tidebench", "-M", "simple"],
+        &[
+            "-f",
+            &file,
+            "-D",
+            "tool=tidebench",
+            "-M",
+            "simple",
+            "--random-seed",
+            "7",
+        ],
     );
     assert!(o.status.success(), "{}", text(&o));
     let rows = support::psql(
@@ -238,9 +249,36 @@ fn deterministic_functions_equal_pgbench_and_mistakes_are_named() {
     assert_eq!((rows[0][1], rows[1][1]), ("1", "1"), "{rows:?}");
     assert_eq!(rows[0][2], rows[1][2], "pgbench vs tidebench values");
     assert!(
-        !rows[0][2].contains(':') && rows[0][2].split(' ').count() == 8,
+        !rows[0][2].contains(':') && rows[0][2].split(' ').count() == 11,
         "{rows:?}"
     );
+
+    // debug() prints what pgbench prints, on stderr.
+    let dbg = script(
+        &home,
+        "dbg.sql",
+        "\\set d debug(2 * 3)\n\\set e debug(1.5) * 2\n\\set f debug(NULL IS NULL)\nSELECT 1;\n",
+    );
+    let o = std::process::Command::new(support::pgbench_path(&inst))
+        .args(["-n", "-t", "1", "-f", &dbg, &dsn])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "pgbench: {}", text(&o));
+    let theirs: Vec<String> = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("debug("))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(theirs.len(), 3, "{}", text(&o));
+    let o = run_script(&home, &dsn, &home.path().join("res-dbg"), &["-f", &dbg]);
+    assert!(o.status.success(), "{}", text(&o));
+    let ours = String::from_utf8_lossy(&o.stderr);
+    for line in &theirs {
+        assert!(
+            ours.lines().any(|l| l == line),
+            "{line} not in {ours:.2000}"
+        );
+    }
 
     // A parse error: exit 2 before connecting, with file:line:column, the line and a caret.
     let bad = script(&home, "bad.sql", "SELECT 1;\n\\set x 1 + nosuch(2)\n");
@@ -259,26 +297,46 @@ fn deterministic_functions_equal_pgbench_and_mistakes_are_named() {
         "{said}"
     );
 
-    // A runtime error ends that transaction as a failure; the run goes on and ends well.
+    // A runtime error ends its client, as pgbench's: counted and shown, while the run and
+    // the other client go on.
     let zero = script(
         &home,
         "zero.sql",
-        "\\set x random(0, 1)\n\\set y 10 / :x\nSELECT :y;\n",
+        "\\if :client_id = 0\n\\set y 10 / 0\n\\endif\nSELECT 1;\n",
     );
     let out = home.path().join("res-zero");
-    let o = run_script(&home, &dsn, &out, &["-f", &zero]);
+    let o = run_script(&home, &dsn, &out, &["-f", &zero, "-c", "2"]);
     assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("client 0 aborted") && text(&o).contains("division by zero"),
+        "{}",
+        text(&o)
+    );
     let s = support::summary(&out);
     assert!(
-        s["totals"]["committed"].as_i64().unwrap() > 0,
+        s["totals"]["committed"].as_i64().unwrap() > 100,
         "{}",
         s["totals"]
     );
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(1), "{}", s["totals"]);
+    assert_eq!(
+        s["totals"]["failed_by_class"]["other"].as_i64(),
+        Some(1),
+        "{}",
+        s["totals"]
+    );
+    let aborted = s["aborted_clients"].as_array().expect("aborted_clients");
+    assert_eq!(aborted.len(), 1, "{aborted:?}");
+    assert_eq!(aborted[0]["client"].as_u64(), Some(0), "{aborted:?}");
     assert!(
-        s["totals"]["failed"].as_i64().unwrap() > 0,
-        "{}",
-        s["totals"]
+        aborted[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("command 2: division by zero"),
+        "{aborted:?}"
     );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Aborted clients"));
 }
 
 #[test]
@@ -464,4 +522,107 @@ fn a_script_on_the_dss_role_runs_only_on_the_dss_database() {
         support::assert_server_agrees(d, 0);
         assert!(d["client_committed"].as_i64().unwrap() > 0, "{d}");
     }
+}
+
+#[test]
+fn pipelines_send_statements_together_and_a_sync_bounds_an_error() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "pipe");
+    let dsn = inst.dsn("tidebench");
+    support::psql(
+        &inst,
+        "tidebench",
+        "create table pipe (proto text, k int, step text); create table pipe_err (v int)",
+    );
+    // Both statements of a pipelined transaction land, in both protocols that pipeline.
+    let file = script(
+        &home,
+        "pipe.sql",
+        "\\set k random(1, 1000000)\n\
+         \\startpipeline\n\
+         BEGIN;\n\
+         INSERT INTO pipe VALUES (:proto, :k, 'a');\n\
+         \\set k2 :k + 0\n\
+         INSERT INTO pipe VALUES (:proto, :k2, 'b');\n\
+         END;\n\
+         \\endpipeline\n",
+    );
+    for proto in ["extended", "prepared"] {
+        let out = home.path().join(format!("res-{proto}"));
+        let define = format!("proto={proto}");
+        let o = run_script(
+            &home,
+            &dsn,
+            &out,
+            &["-f", &file, "-M", proto, "-D", &define],
+        );
+        assert!(o.status.success(), "{proto}: {}", text(&o));
+        let s = support::summary(&out);
+        let committed = support::committed_over_run(&s);
+        assert!(committed > 20, "{proto}: {}", s["totals"]);
+        assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{}", s["totals"]);
+        let rows = support::psql(
+            &inst,
+            "tidebench",
+            &format!(
+                "select count(*) filter (where step = 'a'), count(*) filter (where step = 'b'), \
+                 count(distinct (k, step)) from pipe where proto = '{proto}'"
+            ),
+        );
+        let counts: Vec<i64> = rows.trim().split('|').map(|c| c.parse().unwrap()).collect();
+        assert_eq!(counts[0], counts[1], "{proto}: {rows}");
+        assert!(counts[0] >= committed, "{proto}: {rows} vs {committed}");
+        support::assert_server_agrees(&s["server"][0], 0);
+    }
+
+    // An error skips the rest of its part of the pipeline (and rolls back the statements of
+    // that implicit transaction); the part after a \syncpipeline still runs.
+    let file = script(
+        &home,
+        "pipe_err.sql",
+        "\\startpipeline\n\
+         INSERT INTO pipe_err VALUES (1);\n\
+         SELECT 1 / 0;\n\
+         INSERT INTO pipe_err VALUES (2);\n\
+         \\syncpipeline\n\
+         INSERT INTO pipe_err VALUES (3);\n\
+         \\endpipeline\n",
+    );
+    let out = home.path().join("res-err");
+    let o = run_script(&home, &dsn, &out, &["-f", &file, "-M", "extended"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = support::summary(&out);
+    let failed = s["totals"]["failed_by_class"]["other"].as_i64().unwrap();
+    assert!(failed > 20, "{}", s["totals"]);
+    assert!(
+        s.get("aborted_clients").is_none(),
+        "a server error ends no client: {s}"
+    );
+    let rows = support::psql(
+        &inst,
+        "tidebench",
+        "select coalesce(sum((v = 1)::int), 0), coalesce(sum((v = 2)::int), 0), \
+         coalesce(sum((v = 3)::int), 0) from pipe_err",
+    );
+    let counts: Vec<i64> = rows.trim().split('|').map(|c| c.parse().unwrap()).collect();
+    assert_eq!((counts[0], counts[1]), (0, 0), "{rows}");
+    // Every execution's third insert committed; one still in flight at the end may add one.
+    assert!(
+        counts[2] >= failed && counts[2] <= failed + 1,
+        "{rows} vs {failed} failed"
+    );
+
+    // The simple protocol cannot pipeline: refused before any client runs, with the fix.
+    let o = run_script(
+        &home,
+        &dsn,
+        &home.path().join("res-simple"),
+        &["-f", &file, "-M", "simple"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("simple protocol") && text(&o).contains("-M extended"),
+        "{}",
+        text(&o)
+    );
 }

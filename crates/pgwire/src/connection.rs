@@ -39,6 +39,8 @@ enum State {
     Broken,
 }
 
+mod pipeline;
+
 /// A session that owns its socket. Not `Sync`; one client task uses it.
 pub struct Connection {
     pub(crate) stream: Stream,
@@ -54,6 +56,10 @@ pub struct Connection {
     /// A name sent with Parse in the round trip under way: it counts as prepared only once the
     /// server answers ParseComplete.
     pending_prepare: Option<&'static str>,
+    /// A pipeline being queued in the write buffer (see `pipeline`).
+    pipeline: Option<pipeline::Queued>,
+    /// ReadyForQuery messages still owed after the one being read: a pipeline's other Syncs.
+    more_ready: u32,
     pub(crate) server_params: Vec<(String, String)>,
     pub(crate) backend_pid: i32,
     pub(crate) secret_key: i32,
@@ -132,6 +138,8 @@ impl Connection {
             tx_status: TxStatus::Idle,
             prepared: Vec::new(),
             pending_prepare: None,
+            pipeline: None,
+            more_ready: 0,
             server_params: Vec::new(),
             backend_pid: 0,
             secret_key: 0,
@@ -189,6 +197,8 @@ impl Connection {
         describe: bool,
     ) -> Result<QueryResult<'_>, Error> {
         self.settle().await?;
+        // A pipeline still queued is dropped unsent (a script that failed half-way).
+        self.pipeline = None;
         self.wbuf.clear();
         let parsing = match self.encode(protocol, stmt, params, describe) {
             Ok(parsing) => parsing,
@@ -204,6 +214,7 @@ impl Connection {
     /// Runs SQL text (one or more statements) with the simple query protocol.
     pub async fn simple_query(&mut self, sql: &str) -> Result<QueryResult<'_>, Error> {
         self.settle().await?;
+        self.pipeline = None;
         self.wbuf.clear();
         if let Err(e) = frontend::query(sql, &mut self.wbuf) {
             self.wbuf.clear();
@@ -230,7 +241,14 @@ impl Connection {
     async fn settle(&mut self) -> Result<(), Error> {
         match self.state {
             State::Idle => Ok(()),
-            State::Reading => self.read_response().await,
+            State::Reading => {
+                self.read_response().await?;
+                while self.more_ready > 0 {
+                    self.more_ready -= 1;
+                    self.read_response().await?;
+                }
+                Ok(())
+            }
             State::Writing | State::Broken => Err(Error::from(io::Error::new(
                 io::ErrorKind::NotConnected,
                 "the session was lost by an earlier statement (socket error, server shutdown, \
@@ -335,11 +353,16 @@ impl Connection {
                 Ok(Step::More) => {}
                 Ok(Step::Ready(status)) => {
                     self.tx_status = status;
-                    self.state = State::Idle;
+                    // A pipeline's answers go on to its last ReadyForQuery.
+                    self.state = if self.more_ready == 0 {
+                        State::Idle
+                    } else {
+                        State::Reading
+                    };
                     if let Some(name) = self.pending_prepare.take() {
                         // Parse and the execution fail separately: a statement parsed fine but
                         // hitting e.g. division by zero exists on the server all the same.
-                        if self.response.parse_complete {
+                        if self.response.parses > 0 {
                             self.prepared.push(name);
                         }
                     }
@@ -427,6 +450,18 @@ fn bind_execute_sync(
     describe: bool,
     buf: &mut BytesMut,
 ) -> io::Result<()> {
+    bind_execute(statement, params, describe, buf)?;
+    buf.put_slice(&[b'S', 0, 0, 0, 4]);
+    Ok(())
+}
+
+/// [`bind_execute_sync`] without the Sync: a pipeline's statement.
+fn bind_execute(
+    statement: &str,
+    params: &[Param<'_>],
+    describe: bool,
+    buf: &mut BytesMut,
+) -> io::Result<()> {
     if statement.as_bytes().contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -462,8 +497,8 @@ fn bind_execute_sync(
         // Describe the unnamed portal: the server answers with its RowDescription.
         buf.put_slice(&[b'D', 0, 0, 0, 6, b'P', 0]);
     }
-    // Execute the unnamed portal with no row limit, then Sync.
-    buf.put_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4]);
+    // Execute the unnamed portal with no row limit.
+    buf.put_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
     Ok(())
 }
 

@@ -48,8 +48,9 @@ pub(crate) struct Response {
     sets: Vec<ResultSet>,
     names: Vec<u8>,
     name_spans: Vec<(usize, usize)>,
-    /// A ParseComplete arrived: a named statement sent with Parse now exists on the server.
-    pub(crate) parse_complete: bool,
+    /// ParseCompletes that arrived: each a statement sent with Parse now exists on the server
+    /// (in a pipeline, the first that many Parses of the part up to this Sync).
+    pub(crate) parses: u32,
     /// The first ErrorResponse; later ones (there are none before Sync in practice) add nothing.
     pub(crate) error: Option<Error>,
 }
@@ -63,7 +64,7 @@ impl Response {
         self.sets.clear();
         self.names.clear();
         self.name_spans.clear();
-        self.parse_complete = false;
+        self.parses = 0;
         self.error = None;
     }
 
@@ -132,7 +133,7 @@ impl Response {
                 _ => Err(Error::protocol("malformed ReadyForQuery")),
             },
             b'1' => {
-                self.parse_complete = true;
+                self.parses += 1;
                 Ok(Step::More)
             }
             b'T' => self.push_description(body).map(|()| Step::More),
@@ -442,7 +443,7 @@ mod tests {
             let mut response = Response::default();
             let status = feed(&mut response, &bytes, chunk).unwrap();
             assert_eq!(status, TxStatus::InTransaction);
-            assert!(response.parse_complete);
+            assert_eq!(response.parses, 1);
             assert!(response.error.is_none());
             let result = QueryResult {
                 response: &response,

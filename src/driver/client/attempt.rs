@@ -152,6 +152,11 @@ impl Client {
             Err(e) => e,
         };
         let class = ErrorClass::of(&err);
+        if let pgwire::ErrorKind::Client(why) = &err.kind {
+            // pgbench ends a client on its script's runtime error; rolled back below first,
+            // so the session is left clean.
+            self.aborted = Some((Instant::now(), why.clone()));
+        }
         if err.is_connection_lost() {
             self.sessions[local].lost();
             return Tried::Final(ErrorClass::Connection);
@@ -163,6 +168,9 @@ impl Client {
                 }
                 return Tried::Final(class);
             }
+        }
+        if self.aborted.is_some() {
+            return Tried::Final(class);
         }
         Tried::Failed(class)
     }

@@ -2,7 +2,8 @@
 //! find the segment → (sleep while inactive) → serve a due emulator job if there is one →
 //! schedule → draw a target card and a transaction card → start → (statement ⇄ wait)* → end;
 //! on error roll back, then retry with the same parameters (serialization failure, deadlock) up
-//! to `max_tries`, or count the failure by class and go on. A lost session is reopened with
+//! to `max_tries`, or count the failure by class and go on; an error of the workload's own
+//! (a script's runtime error) is counted and ends the client, as pgbench's. A lost session is reopened with
 //! capped backoff; while a target is down its cards count as `connection` failures, so one dead
 //! target never stalls the run. A card for a down target costs what a try on it typically
 //! took: in shared mode a dead group's cards hold clients as its live ones did, instead of
@@ -75,6 +76,8 @@ pub struct Client {
     watch: Rc<Watch>,
     /// CancelRequests sent for abandoned tries, awaited (bounded) before the client ends.
     cancels: Vec<evloop::JoinHandle<()>>,
+    /// When and why a workload's own error ended this client (pgbench's runtime errors).
+    aborted: Option<(Instant, String)>,
 }
 
 /// What a client shares with the other clients of its driver thread.
@@ -92,6 +95,8 @@ pub struct ClientEnd {
     pub at_end: Vec<(usize, EndCounts)>,
     /// The sessions' outages, with their global targets.
     pub outages: Vec<Outage>,
+    /// This client's id, when and why an error of the workload's own ended it.
+    pub aborted: Option<(u32, Instant, String)>,
 }
 
 /// What one try runs: the transaction a group's terminal drew (on a set whose emulator, if any,
@@ -181,6 +186,7 @@ impl Client {
             shared,
             watch,
             cancels: Vec::new(),
+            aborted: None,
         }
     }
 
@@ -220,7 +226,7 @@ impl Client {
             if now >= seg.end && !self.next_segment(&mut seg, &mut schedule, &run, now) {
                 break;
             }
-            if shared.stop.is_set() {
+            if shared.stop.is_set() || self.aborted.is_some() {
                 break;
             }
             if !seg.active || seg.deck.is_empty() {
@@ -502,6 +508,7 @@ impl Client {
             reconnects: 0,
             at_end: Vec::new(),
             outages: Vec::new(),
+            aborted: self.aborted.map(|(at, why)| (self.id, at, why)),
         };
         for (s, target) in self.sessions.into_iter().zip(self.targets) {
             if !s.at_end.is_empty() {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::{note_to, table_to};
-use crate::results::down::DownWindow;
+use crate::results::down::{AbortedClient, DownWindow};
 use crate::results::incidents::per_instance;
 use crate::results::Incident;
 
@@ -50,6 +50,31 @@ pub fn down_windows_to(all: &[DownWindow], p: &mut String) {
     note_to(
         p,
         "From the first client that lost its session to the target (the server went away, or a try timed out) to the last that had it back: up to a reconnection backoff (2 s) longer than the server's own outage. Its transactions failed meanwhile; the server's count covers only what reached it.",
+    );
+}
+
+/// The clients a script's runtime error ended (summary.json's `aborted_clients`); nothing when
+/// none was.
+pub fn aborted_clients_to(all: &[AbortedClient], p: &mut String) {
+    if all.is_empty() {
+        return;
+    }
+    p.push_str("<h3>Aborted clients</h3>\n");
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .take(MAX_ROWS)
+        .map(|a| {
+            vec![
+                a.client.to_string(),
+                format!("{:.1}", a.at_s),
+                a.message.clone(),
+            ]
+        })
+        .collect();
+    table_to(p, &["client", "at (s)", "error"], &rows);
+    note_to(
+        p,
+        "A script's runtime error ends its client, as in pgbench; its failed transaction is counted under other, and the other clients went on.",
     );
 }
 

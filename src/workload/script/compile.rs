@@ -64,6 +64,12 @@ pub enum Command {
     },
     /// The end of a branch taken: go on past its `\endif`.
     Jump(usize),
+    /// `\startpipeline`.
+    StartPipeline,
+    /// `\syncpipeline`: a Sync inside the pipeline.
+    SyncPipeline,
+    /// `\endpipeline`: the last Sync, then every answer.
+    EndPipeline,
 }
 
 /// A `\sleep` count: a number, or a variable holding one.
@@ -132,6 +138,19 @@ struct OpenIf {
     seen_else: bool,
 }
 
+/// An open `\startpipeline`: where it was written and the `\if` depth it must end at.
+struct OpenPipeline {
+    at: usize,
+    depth: usize,
+}
+
+/// What `meta` keeps between commands: the open `\if` chains and pipeline.
+#[derive(Default)]
+struct Open {
+    ifs: Vec<OpenIf>,
+    pipeline: Option<OpenPipeline>,
+}
+
 /// Compiles one script's commands; `tag` makes its prepared statements' names unique. Also
 /// returns each command's text as written (a jump `\elif`/`\else` adds is labelled by it),
 /// for per-command reports.
@@ -142,7 +161,7 @@ pub fn compile(
 ) -> Result<(Vec<Command>, Vec<String>), CompileError> {
     let mut out: Vec<Command> = Vec::new();
     let mut labels: Vec<String> = Vec::new();
-    let mut open: Vec<OpenIf> = Vec::new();
+    let mut open = Open::default();
     for l in lexed {
         let label = match &l {
             Lexed::Sql { text, .. } => text.clone(),
@@ -162,8 +181,14 @@ pub fn compile(
         }
         labels.resize(out.len(), label);
     }
-    if let Some(unclosed) = open.last() {
+    if let Some(unclosed) = open.ifs.last() {
         return Err(error(unclosed.at, "\\if without a matching \\endif"));
+    }
+    if let Some(p) = open.pipeline {
+        return Err(error(
+            p.at,
+            "\\startpipeline without a matching \\endpipeline",
+        ));
     }
     if out.is_empty() {
         return Err(error(0, "the script has no command"));
@@ -178,9 +203,28 @@ fn meta(
     rest_at: usize,
     vars: &mut VarNames,
     out: &mut Vec<Command>,
-    open: &mut Vec<OpenIf>,
+    open: &mut Open,
 ) -> Result<(), CompileError> {
     let words = words(rest, rest_at);
+    if let Some(p) = &open.pipeline {
+        // A pipeline lies within one branch of an \if, so every run that starts it ends it.
+        let leaves_branch = matches!(name, "elif" | "else" | "endif") && open.ifs.len() <= p.depth;
+        if leaves_branch {
+            return Err(error(
+                at,
+                format!("\\{name} inside a pipeline: end the pipeline in the branch it started in"),
+            ));
+        }
+        if matches!(name, "gset" | "aset") {
+            return Err(error(
+                at,
+                format!(
+                    "\\{name} cannot be used in a pipeline: the results are not there yet \
+                     when the next command runs"
+                ),
+            ));
+        }
+    }
     let expression = |vars: &mut VarNames, text: &str, text_at: usize| {
         if text.trim().is_empty() {
             return Err(error(at, format!("\\{name} needs an expression")));
@@ -261,7 +305,7 @@ fn meta(
         }
         "if" => {
             let cond = expression(vars, rest, rest_at)?;
-            open.push(OpenIf {
+            open.ifs.push(OpenIf {
                 at,
                 last_branch: Some(out.len()),
                 jumps: Vec::new(),
@@ -273,7 +317,7 @@ fn meta(
             });
         }
         "elif" | "else" => {
-            let Some(top) = open.last_mut() else {
+            let Some(top) = open.ifs.last_mut() else {
                 return Err(error(at, format!("\\{name} without a matching \\if")));
             };
             if top.seen_else {
@@ -287,7 +331,7 @@ fn meta(
             }
             if name == "elif" {
                 let cond = expression(vars, rest, rest_at)?;
-                let top = open.last_mut().expect("checked above");
+                let top = open.ifs.last_mut().expect("checked above");
                 top.last_branch = Some(out.len());
                 out.push(Command::Branch {
                     cond,
@@ -300,7 +344,7 @@ fn meta(
         }
         "endif" => {
             no_arguments(name, &words)?;
-            let Some(top) = open.pop() else {
+            let Some(top) = open.ifs.pop() else {
                 return Err(error(at, "\\endif without a matching \\if"));
             };
             let end = out.len();
@@ -332,21 +376,48 @@ fn meta(
                 _ => return Err(error(at, format!("\\{name} must follow an SQL command"))),
             }
         }
-        "startpipeline" | "syncpipeline" | "endpipeline" => {
-            return Err(error(
+        "startpipeline" => {
+            no_arguments(name, &words)?;
+            if open.pipeline.is_some() {
+                return Err(error(at, "\\startpipeline inside a pipeline"));
+            }
+            open.pipeline = Some(OpenPipeline {
                 at,
-                format!(
-                    "\\{name}: pipelines are not supported by tidebench yet; run the commands \
-                     without \\startpipeline/\\endpipeline"
-                ),
-            ))
+                depth: open.ifs.len(),
+            });
+            out.push(Command::StartPipeline);
+        }
+        "syncpipeline" => {
+            no_arguments(name, &words)?;
+            if open.pipeline.is_none() {
+                return Err(error(at, "\\syncpipeline outside a pipeline"));
+            }
+            out.push(Command::SyncPipeline);
+        }
+        "endpipeline" => {
+            no_arguments(name, &words)?;
+            let Some(p) = open.pipeline.take() else {
+                return Err(error(
+                    at,
+                    "\\endpipeline without a matching \\startpipeline",
+                ));
+            };
+            if open.ifs.len() != p.depth {
+                return Err(error(
+                    at,
+                    "\\endpipeline inside an \\if the pipeline did not start in: end the \
+                     pipeline in the branch it started in",
+                ));
+            }
+            out.push(Command::EndPipeline);
         }
         other => {
             return Err(error(
                 at,
                 format!(
                     "invalid command \\{other}; pgbench's are \\set, \\sleep, \\setshell, \\shell, \
-                     \\if, \\elif, \\else, \\endif, \\gset and \\aset"
+                     \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \
+                     \\syncpipeline and \\endpipeline"
                 ),
             ))
         }
@@ -543,13 +614,43 @@ mod tests {
             ("\\endif", "without a matching \\if"),
             ("\\if true\n\\else\n\\else\n\\endif", "after \\else"),
             ("\\frobnicate", "invalid command"),
-            ("\\startpipeline", "pipelines"),
+            (
+                "\\startpipeline\nselect 1;",
+                "without a matching \\endpipeline",
+            ),
+            ("\\endpipeline", "without a matching \\startpipeline"),
+            ("\\syncpipeline", "outside a pipeline"),
+            ("\\startpipeline\n\\startpipeline", "inside a pipeline"),
+            (
+                "\\startpipeline\nselect 1 \\gset\n\\endpipeline",
+                "cannot be used in a pipeline",
+            ),
+            (
+                "\\if true\n\\startpipeline\n\\endif\n\\endpipeline",
+                "branch it started in",
+            ),
+            (
+                "\\startpipeline\n\\if true\n\\endpipeline\n\\endif",
+                "branch it started in",
+            ),
             ("", "no command"),
             ("select 1 \\gset a b", "too many"),
         ] {
             let e = build(src).unwrap_err();
             assert!(e.message.contains(says), "{src}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn pipeline_commands_compile_in_place() {
+        let (cmds, _) = build(
+            "select 0;\n\\startpipeline\nselect 1;\n\\set x 2\nselect :x;\n\\syncpipeline\n\
+             select 3;\n\\endpipeline\nselect 4;",
+        )
+        .unwrap();
+        assert!(matches!(cmds[1], Command::StartPipeline));
+        assert!(matches!(cmds[5], Command::SyncPipeline));
+        assert!(matches!(cmds[7], Command::EndPipeline));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! retry replays the same values (pgbench 15).
 
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rand::{Rng as _, SeedableRng};
 
@@ -161,6 +161,22 @@ impl Kind for ScriptKind {
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
         let scripts = sources::load(options)?;
+        let simple = options
+            .get(crate::workload::RUN_PROTOCOL)
+            .and_then(|v| v.as_str())
+            == Some("simple");
+        if let Some(code) = scripts
+            .codes
+            .iter()
+            .find(|c| c.has_pipeline())
+            .filter(|_| simple)
+        {
+            return Err(format!(
+                "script \"{}\" has a \\startpipeline, which the simple protocol cannot run; \
+                 use -M extended or -M prepared (pgbench refuses it too)",
+                code.name
+            ));
+        }
         let types = scripts
             .codes
             .iter()
@@ -172,12 +188,23 @@ impl Kind for ScriptKind {
             .and_then(|v| v.as_bool())
             .unwrap_or(false)
             .then(|| Mutex::new(empty_sums(&scripts)));
+        let seed = options
+            .get(crate::workload::RUN_SEED)
+            .and_then(|v| v.as_integer())
+            .unwrap_or(0) as u64;
+        let clients = options
+            .get(crate::workload::RUN_CLIENTS)
+            .and_then(|v| v.as_integer())
+            .unwrap_or(1) as u32;
         Ok(Arc::new(ScriptWorkload {
             total: scripts.weights.iter().sum(),
+            default_seed: super::expr::default_seed(seed, clients),
+            seed,
             scripts,
             types,
             scale,
             per_command,
+            events: OnceLock::new(),
         }))
     }
 }
@@ -191,6 +218,15 @@ fn empty_sums(scripts: &Scripts) -> Vec<Vec<CommandSums>> {
         .collect()
 }
 
+/// The run's event sink, as a workload keeps it.
+struct Events(Arc<dyn Sink>);
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Events")
+    }
+}
+
 /// The scripts of a run at a known scale.
 #[derive(Debug)]
 pub struct ScriptWorkload {
@@ -198,6 +234,12 @@ pub struct ScriptWorkload {
     types: Vec<TxnType>,
     total: u64,
     scale: u32,
+    /// The run's seed (pgbench's `--random-seed`).
+    seed: u64,
+    /// pgbench's `:default_seed` for that seed and the run's clients.
+    default_seed: i64,
+    /// The run's events, for `debug()` (see [`Workload::attach`]).
+    events: OnceLock<Events>,
     /// With `--report-per-command`: every ended client's sums, merged (one lock per client,
     /// at its end; a client adds to its own sums without any).
     per_command: Option<Mutex<Vec<Vec<CommandSums>>>>,
@@ -212,10 +254,12 @@ impl ScriptWorkload {
         for (s, text) in &self.scripts.defines {
             vars.set_text(*s, text);
         }
+        // As pgbench: `:random_seed` is the seed, `:default_seed` (the hash functions' seed)
+        // a draw of pg_prng seeded with it.
         let auto = [
             ("scale", i64::from(self.scale)),
-            ("default_seed", 0),
-            ("random_seed", 0),
+            ("default_seed", self.default_seed),
+            ("random_seed", self.seed as i64),
         ];
         for (name, value) in auto {
             if let Some(s) = names.get(name) {
@@ -251,6 +295,10 @@ impl Workload for ScriptWorkload {
             }
         }
         out
+    }
+
+    fn attach(&self, events: &Arc<dyn Sink>) {
+        let _ = self.events.set(Events(Arc::clone(events)));
     }
 
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
@@ -331,6 +379,7 @@ impl Terminal for ScriptTerminal {
                 &mut vars,
                 conn,
                 protocol,
+                w.events.get().map(|e| &*e.0),
             )
             .await
         })

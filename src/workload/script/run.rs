@@ -10,6 +10,7 @@ use pgwire::{Connection, Param, Protocol};
 
 use super::compile::{Amount, Arg, Command, Part, Sql, VarNames};
 use super::expr::{Env, Expr, Value};
+use crate::event::{Event, Sink};
 use crate::results::CommandSums;
 use crate::workload::{Rng, TxnEnd};
 
@@ -19,6 +20,15 @@ pub struct Code {
     pub name: String,
     pub commands: Vec<Command>,
     pub labels: Vec<String>,
+}
+
+impl Code {
+    /// Whether the script has a `\startpipeline`.
+    pub fn has_pipeline(&self) -> bool {
+        self.commands
+            .iter()
+            .any(|c| matches!(c, Command::StartPipeline))
+    }
 }
 
 /// One variable of one client.
@@ -72,11 +82,20 @@ impl ClientVars {
     }
 }
 
+/// Where a command's `debug()` values go: the run's events, with pgbench's prefix.
+#[derive(Clone, Copy)]
+pub struct Debug<'a> {
+    pub events: Option<&'a dyn Sink>,
+    pub script: usize,
+    pub command: usize,
+}
+
 /// What an expression sees: the client's variables and random source.
 struct Eval<'a> {
     slots: &'a mut [Slot],
     names: &'a VarNames,
     rng: &'a mut Rng,
+    debug: Debug<'a>,
 }
 
 impl Env for Eval<'_> {
@@ -88,17 +107,40 @@ impl Env for Eval<'_> {
         self.rng
     }
 
-    /// pgbench prints the value on stderr; nothing below the CLI prints, and a driver's
-    /// clients would interleave, so debug() only returns its argument here.
-    fn debug(&mut self, _value: &Value) {}
+    /// pgbench prints the value on stderr; here it is an event the terminal prints the same.
+    fn debug(&mut self, value: &Value) {
+        let Some(events) = self.debug.events else {
+            return;
+        };
+        let shown = match value {
+            Value::Null => "null".to_string(),
+            Value::Bool(b) => format!("boolean {b}"),
+            Value::Int(i) => format!("int {i}"),
+            Value::Double(_) => {
+                let mut text = String::new();
+                value.write_text(&mut text);
+                format!("double {text}")
+            }
+        };
+        events.send(Event::ScriptDebug(format!(
+            "debug(script={},command={}): {shown}",
+            self.debug.script, self.debug.command
+        )));
+    }
 }
 
 /// `expr` over the client's variables and random source.
-fn evaluate(expr: &Expr, names: &VarNames, vars: &mut ClientVars) -> Result<Value, String> {
+fn evaluate(
+    expr: &Expr,
+    names: &VarNames,
+    vars: &mut ClientVars,
+    debug: Debug<'_>,
+) -> Result<Value, String> {
     expr.eval(&mut Eval {
         slots: &mut vars.slots,
         names,
         rng: &mut vars.rng,
+        debug,
     })
 }
 
@@ -125,7 +167,13 @@ pub async fn run(
     vars: &mut ClientVars,
     conn: &mut Connection,
     protocol: Protocol,
+    events: Option<&dyn Sink>,
 ) -> Result<TxnEnd, pgwire::Error> {
+    let at = |pc: usize| Debug {
+        events,
+        script,
+        command: pc + 1,
+    };
     let mut pc = 0;
     while let Some(command) = code.commands.get(pc) {
         let began = vars.per_command.is_some().then(Instant::now);
@@ -138,7 +186,7 @@ pub async fn run(
                         break 'step Err(e);
                     }
                 }
-                Command::Set { slot, expr } => match evaluate(expr, names, vars) {
+                Command::Set { slot, expr } => match evaluate(expr, names, vars, at(pc)) {
                     Ok(v) => vars.set_value(*slot, v),
                     Err(m) => break 'step Err(Failed::Script(m)),
                 },
@@ -154,12 +202,32 @@ pub async fn run(
                         break 'step Err(Failed::Script(m));
                     }
                 }
-                Command::Branch { cond, otherwise } => match evaluate(cond, names, vars) {
+                Command::Branch { cond, otherwise } => match evaluate(cond, names, vars, at(pc)) {
                     Ok(v) if !v.truth() => break 'step Ok(Flow::Goto(*otherwise)),
                     Ok(_) => {}
                     Err(m) => break 'step Err(Failed::Script(m)),
                 },
                 Command::Jump(to) => break 'step Ok(Flow::Goto(*to)),
+                Command::StartPipeline => {
+                    if protocol == Protocol::Simple {
+                        break 'step Err(Failed::Script(
+                            "cannot use pipeline mode with the simple query protocol".into(),
+                        ));
+                    }
+                    if let Err(e) = conn.start_pipeline().await {
+                        break 'step Err(e.into());
+                    }
+                }
+                Command::SyncPipeline => {
+                    if let Err(e) = conn.queue_sync() {
+                        break 'step Err(e.into());
+                    }
+                }
+                Command::EndPipeline => {
+                    if let Err(e) = conn.end_pipeline().await {
+                        break 'step Err(e.into());
+                    }
+                }
             }
             Ok(Flow::Next)
         };
@@ -289,7 +357,11 @@ async fn run_sql(
                 heap = sql.params.iter().map(param).collect();
                 &heap
             };
-            if describe {
+            if conn.in_pipeline() {
+                // Queued: its answer is read at \endpipeline (no \gset in a pipeline).
+                conn.queue(protocol, &sql.statement, params)?;
+                return Ok(());
+            } else if describe {
                 conn.query(protocol, &sql.statement, params).await?
             } else {
                 conn.execute(protocol, &sql.statement, params).await?

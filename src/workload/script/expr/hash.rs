@@ -37,6 +37,16 @@ pub(super) fn hash_murmur2(val: i64, seed: i64) -> i64 {
     result as i64
 }
 
+/// pgbench's `:default_seed` for `--random-seed=seed` and `-c clients`: its base random
+/// sequence, seeded with `seed`, first gives each client's function seed, then this.
+pub fn default_seed(seed: u64, clients: u32) -> i64 {
+    let mut base = PgPrng::seeded(seed);
+    for _ in 0..clients {
+        base.next_u64();
+    }
+    base.next_u64() as i64
+}
+
 /// PostgreSQL's `pg_prng`: xoroshiro128** 1.0.
 struct PgPrng {
     s0: u64,
@@ -136,6 +146,13 @@ mod tests {
         for _ in 0..1000 {
             assert!(p.below_or_eq(6) <= 6);
         }
+    }
+
+    #[test]
+    fn default_seed_is_pgbench_s_draw_after_one_per_client() {
+        // What pgbench 15 set :default_seed to with --random-seed=7 and one client.
+        assert_eq!(default_seed(7, 1), -2_715_325_821_952_477_995);
+        assert_eq!(default_seed(7, 0), 7_735_655_662_133_668_289);
     }
 
     #[test]

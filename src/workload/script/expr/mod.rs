@@ -21,6 +21,8 @@ mod parser;
 mod random;
 mod value;
 
+pub use hash::default_seed;
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
