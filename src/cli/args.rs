@@ -40,7 +40,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a benchmark (from flags, a TOML file, or both: flags override the file)
     #[command(after_help = RUN_AFTER_HELP)]
-    Run(RunArgs),
+    Run(RunCommand),
     /// Create a workload's schema and load its data (parallel COPY)
     Prepare(PrepareArgs),
     /// Manage local PostgreSQL instances (the emulated VMs)
@@ -82,6 +82,9 @@ pub enum Command {
     #[command(after_help = OVERHEAD_AFTER_HELP)]
     #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per side, experiment.json, experiment.html, compare.html; the same --out resumes [default: ./results/<UTC time>-overhead/]")))]
     Overhead(OverheadArgs),
+    /// Merge the results dirs of a run's shards (run --shard) into one results dir: exact totals, percentiles, server check
+    #[command(after_help = MERGE_AFTER_HELP)]
+    Merge(MergeArgs),
 }
 
 const OVERHEAD_AFTER_HELP: &str = "\
@@ -369,6 +372,15 @@ impl RunArgs {
     }
 }
 
+/// `run`'s flags: a run's, and those of one shard of a run on many driver hosts.
+#[derive(Debug, Args)]
+pub struct RunCommand {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub shard: super::shard_args::ShardArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     #[command(flatten)]
@@ -602,6 +614,34 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' results dirs (one per shard of the run)
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// The merged results dir (must not exist)
+    #[arg(short = 'o', long)]
+    pub out: PathBuf,
+    /// Merge even when shards are missing: the result is marked incomplete and covers the
+    /// given shards' clients only (nothing is scaled up)
+    #[arg(long)]
+    pub allow_missing: bool,
+}
+
+const MERGE_AFTER_HELP: &str = "\
+The dirs must be the shards of one run (the same run id and shard count, each shard once); a dir of
+another run, a shard given twice or a missing one is refused with exit 2. The merged dir is an
+ordinary results dir: report, compare and the experiments read it. Its summary is built from every
+shard's intervals at once, so totals are the shards' sums and percentiles come from their merged
+histograms; intervals.csv gains a shard column (report DIR --by shard); the server check compares
+each database's commits, from the earliest shard's idle reading to the latest final one, with the
+sum of every shard's.
+
+Example (two hosts, a shared results dir):
+  host-a$ tidebench run run.toml --shard 0/2 --start-at +30s@/shared/start --out /shared/r/shard-0
+  host-b$ tidebench run run.toml --shard 1/2 --start-at +30s@/shared/start --out /shared/r/shard-1
+  tidebench merge /shared/r/shard-0 /shared/r/shard-1 --out /shared/r/merged";
+
+#[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Results dirs, dirs holding several results dirs (repeated runs), or experiment dirs (point by point); the first is the baseline
     #[arg(required = true, num_args = 2..)]
@@ -679,7 +719,7 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("not run")
         };
-        let raw = run.to_raw(&flags);
+        let raw = run.run.to_raw(&flags);
         assert_eq!(raw.workload, Some(WorkloadName::new("select-only")));
         assert_eq!(
             (raw.clients, raw.jobs, raw.scale),
@@ -705,7 +745,7 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("not run")
         };
-        let raw = run.to_raw(&flags);
+        let raw = run.run.to_raw(&flags);
         assert_eq!((raw.preset.lu_base, raw.preset.sets), (Some(2), Some(3)));
         let (cli, _) = parse_from([
             "tidebench",

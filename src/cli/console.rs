@@ -54,8 +54,30 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for e in &s.emulators {
         out.push_str(&emulator_line(e));
     }
-    for d in &s.server {
-        out.push_str(&server_line(d));
+    match &s.shard {
+        // One shard sees every shard's commits on a database: the check is merge's.
+        Some(shard) if shard.merged.is_empty() => {
+            let _ = writeln!(
+                out,
+                "shard {}/{} of run {} on {}: the server check runs over every shard in \
+                 `tidebench merge`",
+                shard.index, shard.count, shard.run_id, shard.host
+            );
+        }
+        _ => {
+            for d in &s.server {
+                out.push_str(&server_line(d));
+            }
+        }
+    }
+    if let Some(shard) = s.shard.as_ref().filter(|f| !f.merged.is_empty()) {
+        for m in &shard.merged {
+            let _ = writeln!(
+                out,
+                "shard {} on {}: {} committed, {:.1} tps, clock within {:.1} ms of the servers",
+                m.index, m.host, m.committed, m.tps, m.max_clock_offset_ms
+            );
+        }
     }
     for line in incident_lines(&s.incidents) {
         let _ = writeln!(out, "{line}");
@@ -476,6 +498,7 @@ mod tests {
             client_committed: 900,
             restarted: true,
             cut_in_flight: 0,
+            readings: None,
         }];
         let out = run_summary(&s, Path::new("/tmp/r"), &[1]);
         assert!(

@@ -10,6 +10,7 @@ pub mod error;
 pub mod experiment_cmd;
 pub mod instance_cmd;
 mod overhead_cmd;
+mod shard_args;
 pub mod terminal;
 pub mod workload_args;
 
@@ -75,6 +76,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         },
         Command::Knee(args) => experiment_cmd::knee(args, flags, &home),
         Command::Overhead(args) => overhead_cmd::overhead(args, flags, &home),
+        Command::Merge(args) => merge(args),
     }
 }
 
@@ -144,14 +146,28 @@ fn presets(args: args::PresetsArgs) -> Result<u8, CliError> {
     Ok(0)
 }
 
-fn run(args: args::RunArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
-    let plan = config::build_run_plan(
-        on_host(args.source()),
-        args.to_raw(flags),
-        cores(),
-        config::seed_from_clock(),
-        &Registry,
-    )?;
+fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
+    let args = command.run;
+    let build = |seed: u64| {
+        config::build_run_plan(
+            on_host(args.source()),
+            args.to_raw(flags),
+            cores(),
+            seed,
+            &Registry,
+        )
+    };
+    let mut plan = build(config::seed_from_clock())?;
+    if let Some(start) = command.shard.read().map_err(CliError::usage)? {
+        // Every shard must draw as one process would: unless --seed (or the file) gives one,
+        // the seed comes from the run id they share.
+        let run_id = command.shard.run_id(plan.name(), &start);
+        plan = build(config::shard::seed_of_run(&run_id))?;
+        command
+            .shard
+            .apply(&mut plan, start, run_id)
+            .map_err(CliError::usage)?;
+    }
     let rt = runtime()?;
     let stop = Stop::new();
     let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
@@ -314,6 +330,32 @@ fn recover_if_killed(dir: &std::path::Path) -> Result<(), CliError> {
         s.duration_s,
     );
     Ok(())
+}
+
+/// `tidebench merge`: the shards' dirs into one; bad input exits 2.
+fn merge(args: args::MergeArgs) -> Result<u8, CliError> {
+    let merged = crate::results::merge::merge(&args.dirs, &args.out, args.allow_missing)
+        .map_err(CliError::usage)?;
+    for w in &merged.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Err(e) = crate::report::html::write(&merged.dir) {
+        eprintln!(
+            "warning: report.html not written ({e}); retry with `tidebench report {}`",
+            merged.dir.display()
+        );
+    }
+    print!(
+        "{}",
+        console::run_summary(&merged.summary, &merged.dir, &[])
+    );
+    if !merged.missing.is_empty() {
+        eprintln!(
+            "warning: {}",
+            merged.summary.failure.clone().unwrap_or_default()
+        );
+    }
+    Ok(0)
 }
 
 fn report(args: args::ReportArgs) -> Result<u8, CliError> {

@@ -12,6 +12,7 @@ pub mod options;
 pub mod plan;
 pub mod presets;
 pub mod profile;
+pub mod shard;
 pub mod size;
 pub mod target;
 pub mod timeline;
@@ -440,6 +441,7 @@ pub fn validate_run(
             raw.profile_call_graph.as_deref(),
         )?,
         out: raw.out,
+        shard: None,
     })
 }
 

@@ -207,6 +207,9 @@ pub struct RunPlan {
     pub profile: Option<super::profile::ProfilePlan>,
     /// Results dir; `None` means `./results/<UTC timestamp>-<name>/`.
     pub out: Option<PathBuf>,
+    /// This process's part of a run spread over several driver processes (`--shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::ShardPlan>,
 }
 
 /// Plans written before sampling existed sampled nothing.

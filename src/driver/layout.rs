@@ -162,14 +162,16 @@ impl Layout {
         labels: Vec<String>,
         txn_types: &[String],
     ) -> Result<Layout, String> {
-        // One emulator per set: what it issues goes back to the set its input came from.
+        // One emulator per set: what it issues goes back to the set its input came from. Each
+        // shard of a run has its own (for its clients' trades), with draws of its own; only
+        // the first runs the work a database needs once.
+        let shard = plan.shard.as_ref().map_or(0, |s| s.index);
         for (i, set) in sets.iter_mut().enumerate() {
-            set.emulator = groups[set.group]
-                .workload
-                .emulator(crate::driver::thread::client_seed(
-                    plan.seed,
-                    u32::MAX - i as u32,
-                ));
+            let seed = crate::driver::thread::client_seed(
+                plan.seed ^ u64::from(shard).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                u32::MAX - i as u32,
+            );
+            set.emulator = groups[set.group].workload.emulator(seed, shard == 0);
         }
         for (g, slot) in groups.iter_mut().enumerate() {
             slot.txn_map = slot
@@ -221,15 +223,22 @@ impl Layout {
         }
     }
 
-    /// Sessions each target receives (one per client that serves it).
+    /// Sessions each target receives from this process (one per client that serves it).
     pub fn sessions_per_target(&self) -> Vec<u32> {
         let mut n = vec![0u32; self.targets.len()];
-        for role in &self.clients {
-            for t in self.client_targets(role) {
+        for id in self.own_clients() {
+            for t in self.client_targets(&self.clients[id as usize]) {
                 n[t] += 1;
             }
         }
         n
+    }
+
+    /// The global ids of the clients this process runs: all of them, or a shard's (`--shard`).
+    pub fn own_clients(&self) -> Vec<u32> {
+        (0..self.clients.len() as u32)
+            .filter(|c| self.plan.shard.as_ref().map_or(true, |s| s.runs_client(*c)))
+            .collect()
     }
 
     /// The sets whose emulators a client serves: those it can reach.

@@ -116,7 +116,8 @@ pub const OVERRUN_TOLERANCE: Duration = Duration::from_secs(1);
 
 /// Opens every client's sessions on its driver thread. Fails with the first connect error.
 pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> {
-    let clients = plan.layout.clients.len() as u32;
+    let own = plan.layout.own_clients();
+    let clients = own.len() as u32;
     let shared = Arc::new(ClientShared {
         layout: plan.layout,
         protocol: plan.protocol,
@@ -142,8 +143,11 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     let mut starts = Vec::with_capacity(jobs);
     for index in 0..jobs {
         // Round-robin, so threads differ by at most one client.
-        let ids: Vec<u32> = (0..clients)
-            .filter(|c| *c as usize % jobs == index)
+        let ids: Vec<u32> = own
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| k % jobs == index)
+            .map(|(_, c)| *c)
             .collect();
         let (start_tx, start_rx) = oneshot::channel();
         let spec = ThreadSpec {

@@ -22,6 +22,8 @@ pub enum Dim {
     Phase,
     Target,
     Role,
+    /// The driver process a merged dir's row came from (`tidebench merge`).
+    Shard,
 }
 
 impl Dim {
@@ -34,9 +36,10 @@ impl Dim {
             "phase" => Dim::Phase,
             "target" => Dim::Target,
             "role" => Dim::Role,
+            "shard" => Dim::Shard,
             other => {
                 return Err(format!(
-                "cannot group by '{other}'; choose from type, group, set, iteration, phase, target, role"
+                "cannot group by '{other}'; choose from type, group, set, iteration, phase, target, role, shard"
             ))
             }
         })
@@ -51,6 +54,7 @@ impl Dim {
             Dim::Phase => "phase",
             Dim::Target => "target",
             Dim::Role => "role",
+            Dim::Shard => "shard",
         }
     }
 
@@ -63,6 +67,7 @@ impl Dim {
             Dim::Phase => row.phase.clone(),
             Dim::Target => row.target.clone(),
             Dim::Role => row.role.clone(),
+            Dim::Shard => row.shard.clone(),
         }
     }
 }

@@ -44,6 +44,7 @@ pub mod headline;
 pub mod hlog;
 pub mod incidents;
 pub mod intervals;
+pub mod merge;
 pub mod mix;
 pub mod profile;
 pub mod ratios;
@@ -51,6 +52,7 @@ pub mod read;
 pub mod recover;
 pub mod rules;
 pub mod runtime;
+pub mod shard;
 pub mod start;
 pub mod summary;
 mod syncer;
@@ -72,7 +74,8 @@ pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
 pub use runtime::{HostFacts, RuntimeInfo, ServerFacts, TxnTypeFacts};
 pub use start::{RunStart, START_FILE};
 pub use summary::{
-    FailedByClass, LatencyStats, RunFacts, ServerDelta, Stats, Summary, TargetTypeStats,
+    FailedByClass, LatencyStats, RunFacts, ServerDelta, ServerReadings, Stats, Summary,
+    TargetTypeStats,
 };
 pub use writer::{default_dir, ResultsWriter};
 

@@ -117,6 +117,8 @@ pub struct IntervalRow {
     pub txn_type: String,
     /// `oltp` in files written before roles.
     pub role: String,
+    /// The shard the row came from, in a merged dir (`tidebench merge`); empty otherwise.
+    pub shard: String,
     pub count: u64,
     pub committed: u64,
     pub expected_rollback: u64,
@@ -147,6 +149,7 @@ struct Columns {
     failed: usize,
     retried: usize,
     role: Option<usize>,
+    shard: Option<usize>,
     failed_class: Option<Vec<usize>>,
 }
 
@@ -196,6 +199,7 @@ impl IntervalRows {
             failed: need("failed")?,
             retried: need("retried")?,
             role: col("role"),
+            shard: col("shard"),
             failed_class: ErrorClass::ALL
                 .iter()
                 .map(|k| col(&format!("failed_{}", k.name())))
@@ -266,6 +270,7 @@ impl IntervalRows {
             role: c
                 .role
                 .map_or_else(|| DEFAULT_ROLE.to_string(), |i| f[i].clone()),
+            shard: c.shard.map(|i| f[i].clone()).unwrap_or_default(),
             count: num(c.count),
             committed: num(c.committed),
             expected_rollback: num(c.expected),

@@ -94,6 +94,31 @@ pub fn recover(dir: &Path) -> Result<Recovered, ResultsError> {
     })
 }
 
+/// Every interval of a finished dir summed into one recorder over `keys` (what `merge` adds
+/// up per shard); an error at the first damaged row.
+pub(super) fn sum_all(
+    dir: &Path,
+    keys: &KeySpace,
+    interval: Duration,
+) -> Result<Recorder, ResultsError> {
+    let summed = sum_intervals(IntervalRows::open(dir)?, keys, interval, &HashMap::new());
+    let bad = |message: String| ResultsError::Decode {
+        file: INTERVALS_FILE,
+        path: dir.join(INTERVALS_FILE),
+        message,
+    };
+    if let Some(damage) = summed.damage {
+        return Err(bad(damage));
+    }
+    if summed.unmatched > 0 {
+        return Err(bad(format!(
+            "{} row(s) name no target or type of the run",
+            summed.unmatched
+        )));
+    }
+    Ok(summed.total)
+}
+
 /// The intervals on disk, summed per key.
 struct Summed {
     total: Recorder,

@@ -185,6 +185,18 @@ pub struct ServerDelta {
     /// `client_committed` by up to this many and still agree.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub cut_in_flight: i64,
+    /// The raw readings behind the deltas, for `merge` to check the server over every shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readings: Option<ServerReadings>,
+}
+
+/// `xact_commit` of one database as one driver process read it: idle before its clients
+/// connected, the sessions it opened (one commit each), and after its clients had closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerReadings {
+    pub idle_commit: i64,
+    pub sessions: i64,
+    pub final_commit: i64,
 }
 
 fn is_zero_i64(n: &i64) -> bool {
@@ -305,6 +317,9 @@ pub struct Summary {
     /// Clients a script's runtime error ended (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aborted_clients: Vec<super::down::AbortedClient>,
+    /// The part of a sharded run this dir holds (see `shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::ShardFacts>,
 }
 
 /// A target's place in the plan.
@@ -432,6 +447,7 @@ impl Summary {
             overrun_s: None,
             down_windows: Vec::new(),
             aborted_clients: Vec::new(),
+            shard: None,
         }
     }
 
@@ -664,6 +680,7 @@ pub mod tests {
             client_committed: 1,
             restarted: true,
             cut_in_flight: 0,
+            readings: None,
         }];
         let mut s = Summary::build(&run(false), &plan(), &k, &rec, server);
         s.incidents = vec![crate::results::Incident {

@@ -14,7 +14,7 @@ use crate::config::OptionValues;
 use crate::driver::session::EndCounts;
 use crate::event::{Event, Sink};
 use crate::metrics::{KeySpace, Recorder};
-use crate::results::{ServerDelta, ServerFacts};
+use crate::results::{ServerDelta, ServerFacts, ServerReadings};
 use crate::sampler::server::{self, StatsSession, XactCounters};
 use crate::target::ResolvedTarget;
 use crate::workload::{Kind, Loaded};
@@ -153,6 +153,14 @@ impl Databases {
         Ok(ready)
     }
 
+    /// Each server's label and statistics session (a session to another database than the
+    /// measured ones: what it runs never counts).
+    pub fn stats_sessions(&self) -> impl Iterator<Item = (&str, &tokio_postgres::Client)> {
+        self.servers
+            .iter()
+            .map(|s| (s.label.as_str(), s.stats.client()))
+    }
+
     /// Version and key settings of each server.
     pub async fn server_facts(&self) -> Result<Vec<ServerFacts>, RunError> {
         let mut out = Vec::with_capacity(self.servers.len());
@@ -220,7 +228,7 @@ impl Databases {
     /// them instead of waiting for them matters: PostgreSQL 15 may defer a session's first
     /// statistics flush by up to 10 s, which right after a `prepare` held every run's start.
     /// The sessions' commits are all in the final reading, as a backend flushes when it exits.
-    pub fn baseline(&self, sessions: &[u32]) -> Vec<XactCounters> {
+    pub fn baseline(&self, sessions: &[u32]) -> Vec<Baseline> {
         self.dbs
             .iter()
             .map(|d| {
@@ -229,9 +237,12 @@ impl Databases {
                     .iter()
                     .map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0)))
                     .sum();
-                XactCounters {
-                    commit: d.idle.commit + opened,
-                    rollback: d.idle.rollback,
+                Baseline {
+                    counters: XactCounters {
+                        commit: d.idle.commit + opened,
+                        rollback: d.idle.rollback,
+                    },
+                    sessions: opened,
                 }
             })
             .collect()
@@ -247,7 +258,7 @@ impl Databases {
     /// be read in time is left out, with a warning to `events`.
     pub async fn deltas(
         &mut self,
-        before: &[XactCounters],
+        before: &[Baseline],
         ran: &RunCounts<'_>,
         budget: Duration,
         events: &dyn Sink,
@@ -296,11 +307,21 @@ impl Databases {
             match settled {
                 Ok(after) => {
                     let reset = restarted[d.server]
-                        || after.commit < b.commit
-                        || after.rollback < b.rollback;
+                        || after.commit < b.counters.commit
+                        || after.rollback < b.counters.rollback;
                     // Counters that started over count from zero since.
-                    let from = if reset { XactCounters::default() } else { *b };
+                    let from = if reset {
+                        XactCounters::default()
+                    } else {
+                        b.counters
+                    };
                     let mut delta = after.delta_since(from, &d.label, &d.dbname);
+                    // What `merge` needs to check the server over every shard of a run.
+                    delta.readings = Some(ServerReadings {
+                        idle_commit: b.counters.commit - b.sessions,
+                        sessions: b.sessions,
+                        final_commit: after.commit,
+                    });
                     let mut at_end = EndCounts::default();
                     for t in &d.targets {
                         at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
@@ -322,6 +343,14 @@ impl Databases {
         }
         out
     }
+}
+
+/// A database's counters at the start of the run's window: the idle reading plus one commit
+/// per client session opened since (`sessions`).
+#[derive(Debug, Clone, Copy)]
+pub struct Baseline {
+    pub counters: XactCounters,
+    pub sessions: i64,
 }
 
 /// What the clients did, for the server check: the recorders' totals and what became of the

@@ -15,7 +15,6 @@ use crate::metrics::Recorder;
 use crate::results::runtime::InstanceDevices;
 use crate::results::{self, ResultsWriter, RunStart, RuntimeInfo, ServerFacts};
 use crate::sampler::prometheus::Exporter;
-use crate::sampler::server::XactCounters;
 use crate::sampler::{LatestSamples, Sampler};
 
 use super::build::Frame;
@@ -26,18 +25,20 @@ use super::RunError;
 pub struct Driven {
     pub result: DriverResult,
     /// Each database's counters before the first transaction.
-    pub before: Vec<XactCounters>,
+    pub before: Vec<super::databases::Baseline>,
     pub writer: ResultsWriter,
     pub started_at: SystemTime,
     pub devices: Vec<InstanceDevices>,
     /// What the sampler saw happen to the managed instances (OOM kills, crash restarts).
     pub incidents: Vec<Incident>,
+    /// A shard's part and clock offsets (`--shard`).
+    pub shard: Option<crate::results::shard::ShardFacts>,
 }
 
 /// The clients connected and the baseline read, ready to start on one clock.
 struct Ready {
     connected: Connected,
-    before: Vec<XactCounters>,
+    before: Vec<super::databases::Baseline>,
     exporter: Option<Exporter>,
     latest: LatestSamples,
     out_dir: PathBuf,
@@ -64,6 +65,25 @@ pub async fn drive(
     with: Surroundings<'_>,
 ) -> Result<Driven, RunError> {
     let ready = connect(plan, layout, frame, &with).await?;
+    // A shard checks its clock and waits for the run's start instant (see `shard`).
+    let shard = match &plan.shard {
+        Some(s) => {
+            let started = match super::shard::check_clocks(s, with.dbs).await {
+                Ok(facts) => super::shard::wait_for_start(s, with.stop, &**with.events)
+                    .await
+                    .map(|()| facts),
+                Err(e) => Err(e),
+            };
+            match started {
+                Ok(facts) => Some(facts),
+                Err(e) => {
+                    ready.connected.abort().await;
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
     let events = with.events;
     events.send(Event::RunStarting(describe(plan, frame.keys.targets.len())));
     for note in &frame.notes {
@@ -77,7 +97,9 @@ pub async fn drive(
         sampler: with.sampler,
         profile: with.profile,
     };
-    run_clients(plan, ready, start, sides, with.stop, events).await
+    let mut driven = run_clients(plan, ready, start, sides, with.stop, events).await?;
+    driven.shard = shard;
+    Ok(driven)
 }
 
 /// What runs beside the clients over their clock.
@@ -249,6 +271,7 @@ async fn run_clients(
         started_at,
         devices,
         incidents,
+        shard: None,
     })
 }
 

@@ -35,6 +35,7 @@ pub async fn finish(
         started_at,
         devices,
         incidents,
+        shard,
     } = driven;
     let ran = super::databases::RunCounts {
         keys: &frame.keys,
@@ -76,6 +77,7 @@ pub async fn finish(
         .collect();
     summary.overrun_s = result.overrun.map(secs3);
     summary.aborted_clients = result.aborted.clone();
+    summary.shard = shard;
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);

@@ -19,6 +19,7 @@ mod drive;
 mod finish;
 mod prepare;
 mod profiling;
+mod shard;
 mod targets;
 
 use databases::Databases;
@@ -98,6 +99,18 @@ pub async fn run(
     let profile = profiling::request(&plan, perf, &targets, &dbs, home).await?;
     dbs.settle_idle().await?;
     let (layout, frame) = build::build(&plan, &targets, &readies)?;
+    if let Some(s) = &plan.shard {
+        if layout.own_clients().is_empty() {
+            return Err(RunError::Config(format!(
+                "--shard {}: the run has {} client(s), dealt one by one over {} shards, so this \
+                 one has none; use at most {} shards or more clients (-c)",
+                s.label(),
+                layout.clients.len(),
+                s.count,
+                layout.clients.len()
+            )));
+        }
+    }
     for w in &frame.workloads {
         w.attach(&events);
     }

@@ -113,6 +113,7 @@ impl XactCounters {
             client_committed: 0,
             restarted: false,
             cut_in_flight: 0,
+            readings: None,
         }
     }
 }

@@ -243,8 +243,11 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     }
 
     /// The emulator of one (group, set), whose jobs are this workload's emulated types (see
-    /// [`emulator`]); `seed` makes its random draws reproducible. None: the workload has none.
-    fn emulator(&self, _seed: u64) -> Option<Arc<dyn Emulator>> {
+    /// [`emulator`]); `seed` makes its random draws reproducible. `once_per_database`: this
+    /// process also runs the work a database needs once per run however many driver processes
+    /// share it (TPC-E's Trade-Cleanup, Data-Maintenance); false on all shards of a run but
+    /// the first. None: the workload has none.
+    fn emulator(&self, _seed: u64, _once_per_database: bool) -> Option<Arc<dyn Emulator>> {
         None
     }
 

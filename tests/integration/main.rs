@@ -22,6 +22,7 @@ mod roles;
 mod run;
 mod sampler;
 mod script;
+mod shards;
 mod support;
 mod tls;
 mod tpcc;

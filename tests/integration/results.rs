@@ -105,6 +105,7 @@ fn write_run(out: &std::path::Path, complete: bool) -> (std::path::PathBuf, Reco
         client_committed: 63,
         restarted: false,
         cut_in_flight: 0,
+        readings: None,
     }];
     let run_plan = plan();
     let summary = Summary::build(&run, &run_plan, &keys, &total, server);

@@ -277,8 +277,12 @@ impl Workload for Tpce {
             .collect()
     }
 
-    fn emulator(&self, seed: u64) -> Option<Arc<dyn Emulator>> {
-        Some(Arc::new(Market::new(Arc::clone(&self.market), seed)))
+    fn emulator(&self, seed: u64, once_per_database: bool) -> Option<Arc<dyn Emulator>> {
+        Some(Arc::new(Market::new(
+            Arc::clone(&self.market),
+            seed,
+            once_per_database,
+        )))
     }
 
     /// tpce.md §4: completed (committed) Trade-Results per second of the measured window:

@@ -67,7 +67,9 @@ pub struct Market {
 }
 
 impl Market {
-    pub fn new(setting: Arc<Setting>, seed: u64) -> Market {
+    /// `once_per_database`: this market also runs Trade-Cleanup and Data-Maintenance, the work
+    /// that must happen once per database however many driver processes share the run.
+    pub fn new(setting: Arc<Setting>, seed: u64, once_per_database: bool) -> Market {
         let scale = setting.inputs.scale();
         let exchange = Exchange::new(
             seed,
@@ -75,8 +77,13 @@ impl Market {
             run_start(scale.trade_days()),
             scale.securities(),
             Arc::clone(&setting.ids),
-            true,
+            once_per_database,
         );
+        let exchange = if once_per_database {
+            exchange
+        } else {
+            exchange.without_maintenance()
+        };
         let next = exchange.next_due();
         Market {
             setting,
