@@ -544,6 +544,14 @@ pub struct PrepareArgs {
     /// Drop and reload tables that already exist
     #[arg(long)]
     pub force: bool,
+    /// Targets of a run file or preset loaded at a time [default: the host's cores over
+    /// --jobs, at least 1]
+    #[arg(long, value_name = "N")]
+    pub parallel_targets: Option<u32>,
+    /// Load the I-th share of a run file's targets (I from 0; auto/N under a launcher), so
+    /// several hosts load a large rig together
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 }
 
 const KNOBS: &str = "Preset tpcv";

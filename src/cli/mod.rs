@@ -10,6 +10,7 @@ pub mod error;
 pub mod experiment_cmd;
 pub mod instance_cmd;
 mod overhead_cmd;
+mod prepare_cmd;
 mod shard_args;
 pub mod terminal;
 pub mod workload_args;
@@ -25,7 +26,7 @@ use crate::config;
 use crate::driver::Stop;
 use crate::event::Sink;
 use crate::instance::Home;
-use crate::workload::{Registry, WorkloadError};
+use crate::workload::Registry;
 
 /// Exit code of a run or prepare stopped by SIGINT/SIGTERM (results still written for a run).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -58,7 +59,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
     let home = Home::from_env();
     match command {
         Command::Run(args) => run(args, flags, &home),
-        Command::Prepare(args) => prepare(args, flags, &home),
+        Command::Prepare(args) => prepare_cmd::prepare(args, flags, &home),
         Command::Instance(cmd) => instance_cmd::run(cmd, &home).map(|()| 0),
         Command::Presets(args) => presets(args),
         Command::Report(args) => report(args),
@@ -195,114 +196,6 @@ fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Result<
         0
     } else {
         EXIT_INTERRUPTED
-    })
-}
-
-/// What `prepare` does: start the run file's declared instances, then load every target.
-struct Preparation {
-    instances: Vec<config::InstancePlan>,
-    loads: Vec<config::PreparePlan>,
-}
-
-/// Every distinct target of the plan (see `config::load_plans`) and the instances the run
-/// file declares.
-fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Preparation, CliError> {
-    let from_run = args.config.is_some() || args.preset.is_some();
-    let workload = flags.shorthand.as_deref().or(args.workload.as_deref());
-    if !from_run {
-        config::presets::refuse_knobs(&args.knobs.to_knobs()).map_err(CliError::usage)?;
-        let request = config::PrepareRequest {
-            workload,
-            scale: args.scale,
-            target: args.target.as_deref(),
-            jobs: args.jobs,
-            force: args.force,
-            options: flags.options.clone(),
-        };
-        let plan = config::validate_prepare(&request, cores(), &Registry)?;
-        return Ok(Preparation {
-            instances: Vec::new(),
-            loads: vec![plan],
-        });
-    }
-    if workload.is_some() || args.scale.is_some() || args.target.is_some() {
-        return Err(CliError::usage(
-            "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
-        ));
-    }
-    let source = match (&args.config, &args.preset) {
-        (Some(p), _) => config::RunSource::File(p),
-        (None, Some(n)) => config::RunSource::PresetOnHost(n, host_memory()),
-        (None, None) => config::RunSource::None,
-    };
-    // Load options (`--trade-days`) apply to every group whose workload takes them, as in `run`.
-    let flags = config::RawRun {
-        options: flags.options.clone(),
-        preset: args.knobs.to_knobs(),
-        ..config::RawRun::default()
-    };
-    let run = config::build_run_plan(source, flags, cores(), 1, &Registry)?;
-    let jobs = match args.jobs {
-        Some(0) => return Err(CliError::usage("jobs must be at least 1 (--jobs / -j)")),
-        Some(j) => j,
-        None => config::default_load_jobs(cores()),
-    };
-    let plans = config::load_plans(&run, jobs, args.force, &Registry)?
-        .into_iter()
-        .map(|(plan, _)| plan)
-        .collect();
-    Ok(Preparation {
-        instances: run.instances,
-        loads: plans,
-    })
-}
-
-fn prepare(args: args::PrepareArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
-    let Preparation { instances, loads } = prepare_plans(&args, flags)?;
-    let rt = runtime()?;
-    let stop = Stop::new();
-    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(
-        stop.clone()
-            .on_signals(Arc::clone(&events), exit_on_second_signal),
-    );
-    rt.block_on(async {
-        tokio::select! {
-            started = crate::runner::start_instances(&instances, home, &*events) => {
-                started.map_err(|e| CliError::usage(e.to_string()))?;
-            }
-            _ = stop.wait() => {
-                eprintln!("prepare interrupted while starting instances; run prepare again");
-                return Ok(EXIT_INTERRUPTED);
-            }
-        }
-        for (i, plan) in loads.iter().enumerate() {
-            let target = crate::runner::resolve_target(&plan.target, home)
-                .await
-                .map_err(|e| CliError::usage(e.to_string()))?;
-            if loads.len() > 1 {
-                eprintln!(
-                    "prepare {} of {}: {} on '{}'",
-                    i + 1,
-                    loads.len(),
-                    plan.workload,
-                    target.label
-                );
-            }
-            let kind = Registry::kind(plan.workload.as_str()).map_err(CliError::usage)?;
-            tokio::select! {
-                done = kind.prepare(plan, &target, &events) => match done {
-                    Ok(()) => {}
-                    Err(WorkloadError::Interrupted) => return Ok(EXIT_INTERRUPTED),
-                    Err(e) => return Err(CliError::usage(format!("prepare on '{}': {e}", target.label))),
-                },
-                _ = stop.wait() => {
-                    eprintln!("prepare interrupted: no table was left looking complete; run prepare again");
-                    return Ok(EXIT_INTERRUPTED);
-                }
-            }
-        }
-        Ok(0)
     })
 }
 

@@ -51,10 +51,16 @@ fn three_shards_merge_into_one_exact_run() {
     let _a = support::start_instance(&home, "sa");
     let _b = support::start_instance(&home, "sb");
     let cfg = two_groups(&home, 6);
-    support::ok(support::run_tidebench(
+    // Both targets load at once.
+    let o = support::ok(support::run_tidebench(
         &home,
-        &["prepare", cfg.to_str().unwrap()],
+        &["prepare", cfg.to_str().unwrap(), "--parallel-targets", "2"],
     ));
+    assert!(
+        text(&o).contains("2 targets, 2 at a time") && text(&o).contains("loaded in"),
+        "{}",
+        text(&o)
+    );
     let children: Vec<Child> = (0..3).map(|i| shard(&home, &cfg, i, 3, &[])).collect();
     for (i, c) in children.into_iter().enumerate() {
         let o = c.wait_with_output().unwrap();
@@ -220,7 +226,20 @@ fn bad_shards_and_starts_are_refused_with_the_fix() {
         None,
         "in the past",
     );
-    support::ok(support::run_tidebench(&home, &["prepare", cfg_s]));
+    // prepare --shard loads its share of the targets: here the second of two.
+    let o = support::ok(support::run_tidebench(
+        &home,
+        &["prepare", cfg_s, "--shard", "1/2"],
+    ));
+    assert!(
+        text(&o).contains("instance:sb") && !text(&o).contains("instance:sa"),
+        "{}",
+        text(&o)
+    );
+    support::ok(support::run_tidebench(
+        &home,
+        &["prepare", cfg_s, "--shard", "0/2"],
+    ));
     let out = home.path().join("refused");
     let out_s = out.to_str().unwrap();
     // Two clients dealt over three shards leave the third without one.
