@@ -290,3 +290,86 @@ fn bad_shards_and_starts_are_refused_with_the_fix() {
     // Nothing was left looking like a result.
     assert!(!out.exists() && !support::partial(&out).exists());
 }
+
+/// How many of `txn` a summary's measured window completed.
+fn completed(s: &serde_json::Value, txn: &str) -> u64 {
+    s["mix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["txn_type"] == txn)
+        .map_or(0, |t| t["completed"].as_u64().unwrap())
+}
+
+#[test]
+fn tpce_shards_run_the_once_per_database_work_once_and_merge_tps_e() {
+    let home = support::temp_home();
+    let _i = support::start_instance(&home, "ts");
+    crate::tpce::prepare_tpce(&home, "instance:ts", 1_000, 1, 2);
+    let start = format!("+8s@{}", home.path().join("start").display());
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            let out = shard_dir(&home, i);
+            support::spawn_tidebench(
+                &home,
+                &[
+                    "run",
+                    "-w",
+                    "tpce",
+                    "--target",
+                    "instance:ts",
+                    "-c",
+                    "4",
+                    "-T",
+                    "4s",
+                    "-P",
+                    "0",
+                    "--sample",
+                    "0",
+                    "--shard",
+                    &format!("{i}/2"),
+                    "--start-at",
+                    &start,
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "shard {i}: {}", text(&o));
+    }
+    let s0 = support::summary(&shard_dir(&home, 0));
+    let s1 = support::summary(&shard_dir(&home, 1));
+    // Trade-Cleanup runs once for the database, on the first shard; both trade.
+    assert_eq!(completed(&s0, "trade_cleanup"), 1, "{}", s0["mix"]);
+    assert_eq!(completed(&s1, "trade_cleanup"), 0, "{}", s1["mix"]);
+    assert!(completed(&s1, "trade_order") > 0, "{}", s1["mix"]);
+    let merged = home.path().join("r").join("merged");
+    support::ok(support::run_tidebench(
+        &home,
+        &[
+            "merge",
+            shard_dir(&home, 0).to_str().unwrap(),
+            shard_dir(&home, 1).to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+    ));
+    let m = support::summary(&merged);
+    assert_eq!(completed(&m, "trade_cleanup"), 1);
+    let results = completed(&s0, "trade_result") + completed(&s1, "trade_result");
+    assert_eq!(completed(&m, "trade_result"), results);
+    // tpsE over the merged window: every shard's Trade-Results.
+    let tps_e = m["headline"]["per_second"].as_f64().unwrap();
+    let duration = m["duration_s"].as_f64().unwrap();
+    assert!(
+        (tps_e - results as f64 / duration).abs() < 0.01,
+        "{} vs {results} / {duration}",
+        m["headline"]
+    );
+    for d in m["server"].as_array().unwrap() {
+        support::assert_server_agrees(d, 0);
+    }
+}
