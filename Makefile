@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test bench bench-tls bench-scripts chaos clean
+.PHONY: setup build demo test bench bench-tls bench-scripts bench-shards chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -38,6 +38,11 @@ bench-tls: build
 # tpcb-like scripts as files, `tidebench run -f` against `pgbench -f` on the same file.
 bench-scripts: build
 	python3 bench/bench.py --bin $(BIN) --scripts --compare-only --clients 1,4,16,64 --rounds 5
+
+# One process against the same run in 2 shards on this host (issue 26): select-only at 16
+# clients, `run --shard i/2` on one start instant and `tidebench merge`, tps ratio per round.
+bench-shards: build
+	python3 bench/bench.py --bin $(BIN) --shards-only
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).

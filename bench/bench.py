@@ -181,6 +181,46 @@ class Bench:
                 clients, statistics.median(q["tps"] for q in plain), statistics.median(p["tps"] for p in prof),
                 ratio, statistics.median(samples), added), flush=True)
 
+    def shards_ratio(self, clients):
+        """Issue 26's cost of sharding: select-only at `clients` in one process against the same
+        run in 2 shards on this host (`--shard i/2`, one start instant, then `tidebench merge`),
+        alternating; per round the merged tps over the one process's."""
+        print_head(["clients", "one process tps", "2 shards merged tps", "tps ratio (IQR)", "server agrees"])
+        one, two, agrees = [], [], []
+        jobs = str(max(1, int(self.jobs(clients)) // 2))
+
+        def sharded():
+            base = os.path.join(self.results_dir, f"shards-{time.monotonic_ns()}")
+            start = f"+4s@{base}-start"
+            procs = []
+            for i in range(2):
+                cmd = [self.bin, "run", "--workload", "select-only", "--target", self.target, "-c", str(clients),
+                       "-j", jobs, "-T", str(self.args.duration), "-P", "0", "--sample", "0",
+                       "--shard", f"{i}/2", "--start-at", start, "--out", f"{base}/shard-{i}"]
+                procs.append(subprocess.Popen(cmd, env=self.env, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.PIPE, text=True))
+            for p in procs:
+                _, err = p.communicate()
+                if p.returncode != 0:
+                    sys.exit(f"bench: a shard failed:\n{err}")
+            self.tb("merge", f"{base}/shard-0", f"{base}/shard-1", "--out", f"{base}/merged")
+            with open(os.path.join(base, "merged", "summary.json")) as f:
+                s = json.load(f)
+            ok = all(d["xact_commit_delta"] - d["client_committed"] in range(0, d.get("cut_in_flight", 0) + 1)
+                     for d in s["server"])
+            agrees.append(ok)
+            two.append(s["totals"]["tps"])
+
+        steps = [lambda: one.append(self.run_tidebench("select-only", clients, self.args.duration, "one")["tps"]),
+                 sharded]
+        for r in range(max(self.args.other_rounds, 5)):
+            for step in rotated(steps, r):
+                step()
+        ratio = fmt_iqr(*median_iqr([t / o for t, o in zip(two, one)]))
+        print("| {:>7} | {:>15.0f} | {:>19.0f} | {:>15} | {:>13} |".format(
+            clients, statistics.median(one), statistics.median(two), ratio,
+            "yes" if all(agrees) else "NO"), flush=True)
+
     def run_pgbench(self, workload, clients, duration):
         flags = {"select-only": ["-S"], "tpcb": [], "simple-update": ["-N"]}[workload]
         if self.script_files:
@@ -500,6 +540,8 @@ def main():
     ap.add_argument("--profile-clients", default="4,16", help="client counts of the --profile cost")
     ap.add_argument("--tls", action="store_true",
                     help="the instance serves TLS; both tools connect with sslmode=verify-full (make bench-tls)")
+    ap.add_argument("--shards-only", action="store_true",
+                    help="only one process against 2 shards on this host, select-only at 16 clients (make bench-shards)")
     ap.add_argument("--scripts", action="store_true",
                     help="the compare table with -f: pgbench's built-in scripts written to files, run by both "
                          "tools (make bench-scripts)")
@@ -530,6 +572,10 @@ def main():
                 b.prepare_ratio(scale)
             b.tpcc_load(16)
             return
+        if args.shards_only:
+            b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
+            b.shards_ratio(16)
+            return
         if args.profile_only:
             b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
             b.profile_cost([int(x) for x in args.profile_clients.split(",")])
@@ -547,6 +593,8 @@ def main():
         b.default_run_ratio(4)
         print()
         b.profile_cost([int(x) for x in args.profile_clients.split(",")])
+        print()
+        b.shards_ratio(16)
         if not args.skip_elastic:
             print()
             many_groups(b)

@@ -51,6 +51,14 @@ if ! command -v perf >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
 fi
 
+# The Slurm launcher's test runs a one-node cluster on localhost (scripts/slurm-local.sh up
+# starts it): Debian's slurm-wlm and munge.
+if ! command -v slurmctld >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  say "installing slurm-wlm and munge (the Slurm launcher's test runs a one-node cluster)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+fi
+
 # PostgreSQL refuses to run as root: when we are root, managed instances run as `postgres`.
 if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
   say "creating the unprivileged system user 'postgres' for managed instances"

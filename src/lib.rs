@@ -10,6 +10,7 @@ pub mod driver;
 pub mod event;
 pub mod experiment;
 pub mod instance;
+pub mod launch;
 pub mod metrics;
 pub mod profile;
 pub mod report;

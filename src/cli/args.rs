@@ -85,6 +85,12 @@ pub enum Command {
     /// Merge the results dirs of a run's shards (run --shard) into one results dir: exact totals, percentiles, server check
     #[command(after_help = MERGE_AFTER_HELP)]
     Merge(MergeArgs),
+    /// Write a Slurm batch script that runs one run as N shards (srun), then merges them; --submit hands it to sbatch
+    #[command(after_help = crate::launch::args::SLURM_AFTER_HELP)]
+    Slurm(SlurmCommand),
+    /// Write Kubernetes manifests that run one run as N shards (an Indexed Job), then merge them
+    #[command(after_help = crate::launch::args::KUBE_AFTER_HELP)]
+    Kube(crate::launch::args::KubeArgs),
 }
 
 const OVERHEAD_AFTER_HELP: &str = "\
@@ -619,6 +625,19 @@ pub struct CheckArgs {
     /// Where to check: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
+}
+
+/// `tidebench slurm`: the generator's flags, and whether to submit the script.
+#[derive(Debug, Args)]
+pub struct SlurmCommand {
+    #[command(flatten)]
+    pub slurm: crate::launch::args::SlurmArgs,
+    /// Write the script into the results dir and submit it with sbatch instead of printing it
+    #[arg(long)]
+    pub submit: bool,
+    /// With --submit: wait for the job to end (sbatch --wait) and exit with its status
+    #[arg(long, requires = "submit")]
+    pub wait: bool,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ mod consolidate_cmd;
 pub mod error;
 pub mod experiment_cmd;
 pub mod instance_cmd;
+mod launch_cmd;
 mod overhead_cmd;
 mod prepare_cmd;
 mod shard_args;
@@ -78,6 +79,8 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Knee(args) => experiment_cmd::knee(args, flags, &home),
         Command::Overhead(args) => overhead_cmd::overhead(args, flags, &home),
         Command::Merge(args) => merge(args),
+        Command::Slurm(args) => launch_cmd::slurm(args),
+        Command::Kube(args) => launch_cmd::kube(args),
     }
 }
 

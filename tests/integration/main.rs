@@ -23,6 +23,7 @@ mod run;
 mod sampler;
 mod script;
 mod shards;
+mod slurm;
 mod support;
 mod tls;
 mod tpcc;
