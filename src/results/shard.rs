@@ -48,4 +48,11 @@ pub struct MergedShard {
     /// Its measured window's commits and tps.
     pub committed: u64,
     pub tps: f64,
+    /// Its host's mean CPU use (user + system, percent of all CPUs) over the run, from its
+    /// `system.csv`; absent when it sampled nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_pct: Option<f64>,
+    /// Its driver's p95 lag behind the schedule (a `--rate` run), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_p95_ms: Option<f64>,
 }

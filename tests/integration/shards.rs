@@ -41,6 +41,13 @@ fn shard(home: &support::TempHome, cfg: &Path, i: u32, n: u32, extra: &[&str]) -
     support::spawn_tidebench(home, &args)
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
 fn shard_dir(home: &support::TempHome, i: u32) -> PathBuf {
     home.path().join("r").join(format!("shard-{i}"))
 }
@@ -94,6 +101,11 @@ fn three_shards_merge_into_one_exact_run() {
         .all(|s| s["totals"]["committed"].as_u64().unwrap() > 100));
     assert_eq!(m["complete"], true);
     assert_eq!(m["shard"]["merged"].as_array().unwrap().len(), 3);
+    let html = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert!(
+        html.contains("Driver hosts"),
+        "report.html has no driver hosts table"
+    );
 
     // The server agrees over all shards on both databases.
     let server = m["server"].as_array().unwrap();
@@ -171,7 +183,22 @@ fn three_shards_merge_into_one_exact_run() {
         &["merge", d0, merged.to_str().unwrap(), "--out", out2],
         "already a merged dir",
     );
+    // A dir of another run: the same shard with another run id.
+    let other = home.path().join("other-run");
+    copy_dir(&dirs[2], &other);
+    let mut s2 = support::summary(&other);
+    s2["shard"]["run_id"] = "someone-else".into();
+    std::fs::write(other.join("summary.json"), s2.to_string()).unwrap();
+    bad(
+        &["merge", d0, d1, other.to_str().unwrap(), "--out", out2],
+        "of run someone-else",
+    );
     assert!(!Path::new(out2).exists());
+    // compare reads the merged dir beside a shard's.
+    support::ok(support::run_tidebench(
+        &home,
+        &["compare", d0, merged.to_str().unwrap()],
+    ));
     // --allow-missing merges what is there, marked incomplete.
     let o = support::ok(support::run_tidebench(
         &home,

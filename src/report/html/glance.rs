@@ -6,7 +6,7 @@ use crate::report::roles_view;
 use crate::report::system_view as sys;
 use crate::results::{HostFacts, Per, ServerFacts, Summary};
 
-use super::{ms, table_to};
+use super::{ms, note_to, table_to};
 
 /// PostgreSQL settings shown beside each server's version: the ones that most shape a result.
 const SETTINGS: [&str; 9] = [
@@ -33,10 +33,57 @@ pub(super) fn glance(d: &RunData, p: &mut String) {
         rows.push(vec!["sampling cost".into(), cost]);
     }
     table_to(p, &["", ""], &rows);
+    driver_hosts_to(p, s);
     if let Some(table) = roles_view::table(&s.by_role) {
         p.push_str(&table);
     }
     phases_to(p, s);
+}
+
+/// A merged run's shards (`tidebench merge`): a row per driver host, so one that ran short of
+/// CPU or lagged its schedule shows.
+fn driver_hosts_to(p: &mut String, s: &Summary) {
+    let Some(shard) = s.shard.as_ref().filter(|f| !f.merged.is_empty()) else {
+        return;
+    };
+    p.push_str("<h3>Driver hosts</h3>\n");
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    let rows: Vec<Vec<String>> = shard
+        .merged
+        .iter()
+        .map(|m| {
+            vec![
+                format!("{}/{}", m.index, shard.count),
+                m.host.clone(),
+                m.committed.to_string(),
+                format!("{:.1}", m.tps),
+                opt(m.host_cpu_pct, 1),
+                opt(m.lag_p95_ms, 3),
+                format!("{:.1}", m.max_clock_offset_ms),
+            ]
+        })
+        .collect();
+    table_to(
+        p,
+        &[
+            "shard",
+            "host",
+            "committed",
+            "tps",
+            "host CPU %",
+            "driver lag p95 ms",
+            "clock offset ms",
+        ],
+        &rows,
+    );
+    note_to(
+        p,
+        &format!(
+            "Run {} in {} shards on one start instant, merged: totals and percentiles are over every shard's transactions. Host CPU is the mean of the host's user and system time over its run; lag is behind a --rate schedule; the clock offset is the largest against the target servers.",
+            shard.run_id, shard.count
+        ),
+    );
 }
 
 /// The facts table's rows from the summary: what ran, for how long, counts, rates, latency.

@@ -236,7 +236,24 @@ fn merged_shard(s: &Shard) -> MergedShard {
             .fold(0.0, f64::max),
         committed: s.summary.totals.committed,
         tps: s.summary.totals.tps,
+        host_cpu_pct: host_cpu(&s.dir),
+        lag_p95_ms: s.summary.totals.lag_ms.as_ref().map(|l| l.p95),
     }
+}
+
+/// A shard host's mean CPU use over its run (user + system), from its `system.csv`.
+fn host_cpu(dir: &Path) -> Option<f64> {
+    let text = std::fs::read_to_string(dir.join(super::SYSTEM_FILE)).ok()?;
+    let series = super::read::parse_system(&text).ok()?;
+    let mean = |metric: &str| {
+        let s = series
+            .iter()
+            .find(|s| s.source == "host" && s.metric == metric)?;
+        let n = s.points.len();
+        (n > 0).then(|| s.points.iter().map(|(_, v)| v).sum::<f64>() / n as f64)
+    };
+    let busy = mean("cpu_user_pct")? + mean("cpu_system_pct")?;
+    Some((busy * 10.0).round() / 10.0)
 }
 
 /// Writes the merged dir as `<out>.partial`, renamed to `out` when whole.

@@ -228,6 +228,25 @@ fn cleanup_comes_first_and_alone_then_maintenance_once_a_minute_round_robin() {
 }
 
 #[test]
+fn a_shard_other_than_the_first_trades_but_never_cleans_up_or_maintains() {
+    let mut x =
+        Exchange::new(9, DATA_SEED, MarketMs(0), SECURITIES, ids(), false).without_maintenance();
+    assert!(!x.starting());
+    x.submit(&order(1, 2, "TMB", 0, false), 0);
+    let work = drain(&mut x, 13 * MAINTENANCE_EVERY_MS);
+    assert!(
+        work.iter().any(|(_, w)| matches!(w, Work::Result(_))),
+        "{work:?}"
+    );
+    assert!(
+        !work
+            .iter()
+            .any(|(_, w)| matches!(w, Work::Maintenance(_) | Work::Cleanup)),
+        "{work:?}"
+    );
+}
+
+#[test]
 fn failed_work_is_requeued_or_counted_never_dropped() {
     let mut x = exchange(10);
     x.submit(&order(1, 2, "TMB", 0, false), 0);
