@@ -104,6 +104,19 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))
 }
 
+/// What a command that runs or loads needs: the async runtime, the stop signal wired to Ctrl-C
+/// and SIGTERM, and the terminal as the events' sink.
+fn interactive() -> Result<(tokio::runtime::Runtime, Stop, Arc<dyn Sink>), CliError> {
+    let rt = runtime()?;
+    let stop = Stop::new();
+    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
+    rt.spawn(
+        stop.clone()
+            .on_signals(Arc::clone(&events), exit_on_second_signal),
+    );
+    Ok((rt, stop, events))
+}
+
 /// The host's memory, which a generated preset sizes its instances by.
 fn host_memory() -> Option<u64> {
     crate::sampler::host::HostFacts::collect().memory_total_bytes
@@ -172,13 +185,7 @@ fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Result<
             .apply(&mut plan, start, run_id)
             .map_err(CliError::usage)?;
     }
-    let rt = runtime()?;
-    let stop = Stop::new();
-    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(
-        stop.clone()
-            .on_signals(Arc::clone(&events), exit_on_second_signal),
-    );
+    let (rt, stop, events) = interactive()?;
     let outcome = rt
         .block_on(crate::runner::run(plan, home, stop.clone(), events))
         .map_err(|e| CliError::usage(e.to_string()))?;

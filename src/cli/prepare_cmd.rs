@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::{stream, TryStreamExt};
 
-use super::{args, cores, exit_on_second_signal, host_memory, runtime, terminal};
+use super::{args, cores, host_memory, interactive, terminal};
 use super::{CliError, WorkloadFlags, EXIT_INTERRUPTED};
 use crate::config;
-use crate::driver::Stop;
 use crate::event::{Event, Sink};
 use crate::instance::Home;
 use crate::workload::{Registry, WorkloadError};
@@ -89,13 +88,7 @@ pub fn prepare(
         Some(n) => n as usize,
         None => default_parallel(&loads),
     };
-    let rt = runtime()?;
-    let stop = Stop::new();
-    let events: Arc<dyn Sink> = Arc::new(terminal::Terminal::default());
-    rt.spawn(
-        stop.clone()
-            .on_signals(Arc::clone(&events), exit_on_second_signal),
-    );
+    let (rt, stop, events) = interactive()?;
     rt.block_on(async {
         tokio::select! {
             started = crate::runner::start_instances(&instances, home, &*events) => {
