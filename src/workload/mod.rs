@@ -18,6 +18,7 @@ mod load_lock;
 pub mod pgbench;
 pub mod probe;
 pub mod registry;
+pub mod retail;
 pub mod script;
 pub mod staging;
 pub mod tpcc;

@@ -18,6 +18,7 @@ mod profile;
 mod recover;
 mod report;
 mod results;
+mod retail;
 mod roles;
 mod run;
 mod sampler;

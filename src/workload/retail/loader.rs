@@ -1,0 +1,221 @@
+//! `prepare` for `retail`: the tables and the fact table's partitions, then `--jobs` COPY
+//! streams, each taking the next partition and copying its range of line items straight into
+//! it, in chunks generated as they go (gpfdist's role in seed 002). The rows are functions of
+//! their ids, so the tables are byte for byte the same whatever the number of streams. The
+//! dimensions follow, then ANALYZE, then `retail_meta`, written last: a load interrupted
+//! anywhere has none and is not taken as ready.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::future::try_join_all;
+use futures_util::SinkExt;
+use tokio_postgres::Client;
+
+use super::gen::{self, Size};
+use super::{DATA_SEED, META, ROWS_PER_SCALE, SCHEMA, TABLES};
+use crate::config::PreparePlan;
+use crate::event::{Event, LoadSummary, Sink};
+use crate::target::ResolvedTarget;
+use crate::workload::pgbench::progress::Progress;
+use crate::workload::staging::{connect, copy_text, db_error};
+use crate::workload::WorkloadError;
+
+/// Line items generated and sent per CopyData batch.
+const CHUNK_ROWS: u64 = 20_000;
+
+pub async fn prepare(
+    plan: &PreparePlan,
+    target: &ResolvedTarget,
+    events: &Arc<dyn Sink>,
+) -> Result<(), WorkloadError> {
+    let size = Size::new(u64::from(plan.scale.max(1)) * ROWS_PER_SCALE, DATA_SEED);
+    let client = connect(target).await?;
+    crate::workload::load_lock::take(&client, target, "retail tables").await?;
+    let started = Instant::now();
+    create(&client, target, plan.force).await?;
+    let mut progress = Progress::start("retail order_lineitems", size.rows, Arc::clone(events));
+    let bytes = Arc::new(AtomicU64::new(0));
+    copy_fact(
+        target,
+        &size,
+        plan.jobs,
+        progress.counter(),
+        Arc::clone(&bytes),
+    )
+    .await?;
+    let copy = started.elapsed();
+    progress.phase("dimensions and ANALYZE");
+    copy_dimensions(&client, target, &size).await?;
+    client
+        .batch_execute("ANALYZE")
+        .await
+        .map_err(|e| db_error(target, "ANALYZE", &e))?;
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE {META} (rows bigint NOT NULL, customers bigint NOT NULL, seed bigint \
+             NOT NULL); INSERT INTO {META} VALUES ({}, {}, {})",
+            size.rows, size.customers, size.seed
+        ))
+        .await
+        .map_err(|e| db_error(target, "writing retail_meta", &e))?;
+    drop(progress);
+    let mb = bytes.load(Ordering::Relaxed) as f64 / 1e6;
+    events.send(Event::Note(format!(
+        "retail: {} line items, {mb:.1} MB in {} streams: {:.0} rows/s, {:.1} MB/s",
+        size.rows,
+        plan.jobs.max(1),
+        size.rows as f64 / copy.as_secs_f64().max(1e-9),
+        mb / copy.as_secs_f64().max(1e-9)
+    )));
+    events.send(Event::LoadFinished(LoadSummary {
+        what: format!("retail scale {}", plan.scale),
+        target: target.label.clone(),
+        rows: size.rows,
+        elapsed: started.elapsed(),
+        steps: vec![
+            ("copy".into(), copy),
+            ("dimensions, analyze".into(), started.elapsed() - copy),
+        ],
+    }));
+    Ok(())
+}
+
+/// The tables and partitions, dropping an earlier load only with `--force`.
+async fn create(
+    client: &Client,
+    target: &ResolvedTarget,
+    force: bool,
+) -> Result<(), WorkloadError> {
+    let found: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() \
+             AND tablename = ANY($1)",
+            &[&TABLES.iter().map(|t| t.to_string()).collect::<Vec<_>>()],
+        )
+        .await
+        .map_err(|e| db_error(target, "looking for retail's tables", &e))?
+        .get(0);
+    if found > 0 && !force {
+        return Err(WorkloadError::AlreadyPrepared(format!(
+            "target '{}' already has retail's tables; add --force to drop and reload them",
+            target.label
+        )));
+    }
+    let mut sql = format!("DROP TABLE IF EXISTS {} CASCADE;\n", TABLES.join(", "));
+    sql.push_str(SCHEMA);
+    for p in gen::partitions() {
+        sql.push_str(&format!(
+            "CREATE TABLE {} PARTITION OF order_lineitems FOR VALUES FROM ('{}') TO ('{}');\n",
+            p.name,
+            gen::timestamp(p.from),
+            gen::timestamp(p.to)
+        ));
+    }
+    client
+        .batch_execute(&sql)
+        .await
+        .map_err(|e| db_error(target, "creating retail's tables", &e))
+}
+
+/// The fact table over `jobs` sessions, a partition at a time each.
+async fn copy_fact(
+    target: &ResolvedTarget,
+    size: &Size,
+    jobs: u32,
+    rows: Arc<AtomicU64>,
+    bytes: Arc<AtomicU64>,
+) -> Result<(), WorkloadError> {
+    let parts = Arc::new(gen::partitions());
+    let next = Arc::new(AtomicUsize::new(0));
+    let streams = (jobs.max(1) as usize).min(parts.len());
+    try_join_all((0..streams).map(|_| {
+        let (parts, next, rows, bytes) = (
+            Arc::clone(&parts),
+            Arc::clone(&next),
+            Arc::clone(&rows),
+            Arc::clone(&bytes),
+        );
+        async move {
+            let client = connect(target).await?;
+            loop {
+                let Some(p) = parts.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    return Ok::<(), WorkloadError>(());
+                };
+                let (lo, hi) = (size.first_id_at(p.from), size.first_id_at(p.to));
+                copy_range(&client, target, &p.name, size, lo, hi, &rows, &bytes).await?;
+            }
+        }
+    }))
+    .await?;
+    Ok(())
+}
+
+/// Line items `lo..hi` into `table`, generated a chunk at a time.
+#[allow(clippy::too_many_arguments)]
+async fn copy_range(
+    client: &Client,
+    target: &ResolvedTarget,
+    table: &str,
+    size: &Size,
+    lo: u64,
+    hi: u64,
+    rows: &AtomicU64,
+    bytes: &AtomicU64,
+) -> Result<(), WorkloadError> {
+    let what = format!("loading {table}");
+    let sink = client
+        .copy_in::<_, bytes::Bytes>(&format!("COPY {table} FROM STDIN"))
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    let mut sink = Box::pin(sink);
+    let mut from = lo;
+    let mut text = String::new();
+    while from < hi {
+        let to = (from + CHUNK_ROWS).min(hi);
+        text.clear();
+        gen::copy_rows(size, from, to, &mut text);
+        bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+        sink.send(bytes::Bytes::copy_from_slice(text.as_bytes()))
+            .await
+            .map_err(|e| db_error(target, &what, &e))?;
+        rows.fetch_add(to - from, Ordering::Relaxed);
+        from = to;
+    }
+    sink.as_mut()
+        .finish()
+        .await
+        .map_err(|e| db_error(target, &what, &e))?;
+    Ok(())
+}
+
+/// Categories, products and customers: small, one session.
+async fn copy_dimensions(
+    client: &Client,
+    target: &ResolvedTarget,
+    size: &Size,
+) -> Result<(), WorkloadError> {
+    let mut categories = String::new();
+    for (i, name) in gen::CATEGORIES.iter().enumerate() {
+        categories.push_str(&format!("{}\t{name}\n", i + 1));
+    }
+    copy_text(client, target, "product_categories", categories).await?;
+    let mut products = String::new();
+    for p in 1..=gen::PRODUCTS {
+        let c = gen::price_of(p);
+        products.push_str(&format!(
+            "{p}\tProduct {p}\t{}\t{}.{:02}\n",
+            gen::category_of(p),
+            c / 100,
+            c % 100
+        ));
+    }
+    copy_text(client, target, "products", products).await?;
+    let mut customers = String::with_capacity(size.customers as usize * 20);
+    for c in 1..=size.customers {
+        customers.push_str(&format!("{c}\tCustomer {c}\n"));
+    }
+    copy_text(client, target, "customers", customers).await?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! The `retail` workload: the analytic side of seed 002 (the Greenplum study). A five-year
+//! retail fact table, `order_lineitems`, range-partitioned monthly and then weekly, with its
+//! small dimensions; `prepare` streams it in with parallel COPY straight into the partitions
+//! (gpfdist's role); a run draws the study's two reports, FullScanSQL (`full_scan`) and
+//! PartialScanSQL (`partial_scan`), on the set's `dss` target and records each one's response
+//! time. Files: `gen` (the rows, pure functions of seed and id), `loader` (`prepare`), `plugin`
+//! (the registered workload and `check`).
+
+mod gen;
+mod loader;
+mod plugin;
+
+pub use plugin::RETAIL;
+
+/// Line items per unit of `--scale` (about 12 MB of the fact table).
+pub const ROWS_PER_SCALE: u64 = 100_000;
+/// The generator's seed: one data set for every load, so any two loads of a scale are equal.
+pub const DATA_SEED: u64 = 2_010;
+
+/// The tables, the fact table's partitions made by `loader`.
+const SCHEMA: &str = "\
+CREATE TABLE product_categories (product_category_id int PRIMARY KEY, \
+  product_category_name text NOT NULL);
+CREATE TABLE products (product_id int PRIMARY KEY, product_name text NOT NULL, \
+  product_category_id int NOT NULL, price numeric(10,2) NOT NULL);
+CREATE TABLE customers (customer_id bigint PRIMARY KEY, customer_name text NOT NULL);
+CREATE TABLE order_lineitems (lineitem_id bigint NOT NULL, order_id bigint NOT NULL, \
+  customer_id bigint NOT NULL, product_id int NOT NULL, product_category_id int NOT NULL, \
+  product_category_name text NOT NULL, order_datetime timestamp NOT NULL, \
+  item_quantity int NOT NULL, item_price numeric(10,2) NOT NULL, \
+  item_amount numeric(12,2) NOT NULL) PARTITION BY RANGE (order_datetime);
+";
+
+/// Written last by `prepare`: a load without it is incomplete.
+const META: &str = "retail_meta";
+
+const TABLES: [&str; 5] = [
+    "order_lineitems",
+    "customers",
+    "products",
+    "product_categories",
+    META,
+];
+
+/// FullScanSQL as seed 002 gives it (its schema qualifier left out): each customer's first
+/// and last order per product category, over the whole fact table.
+pub const FULL_SCAN: &str = "\
+SELECT customer_id, product_category_name, first_order_datetime, first_order_id, \
+       last_order_datetime, last_order_id
+FROM (
+  SELECT customer_id, product_category_name,
+    FIRST_VALUE(order_datetime) OVER (PARTITION BY customer_id, product_category_id \
+      ORDER BY order_datetime ASC) AS first_order_datetime,
+    FIRST_VALUE(order_id) OVER (PARTITION BY customer_id, product_category_id \
+      ORDER BY order_datetime ASC) AS first_order_id,
+    LAST_VALUE(order_datetime) OVER (PARTITION BY customer_id, product_category_id \
+      ORDER BY order_datetime ASC) AS last_order_datetime,
+    LAST_VALUE(order_id) OVER (PARTITION BY customer_id, product_category_id \
+      ORDER BY order_datetime ASC) AS last_order_id,
+    ROW_NUMBER() OVER (PARTITION BY customer_id, product_category_id ORDER BY NULL) AS rn
+  FROM order_lineitems
+  WHERE product_id IN (20, 25, 29, 50, 38)
+) base
+WHERE base.rn = 1";
+
+/// PartialScanSQL as seed 002 gives it: the average items bought per customer and month of
+/// the year 2010, whose partitions alone are read.
+pub const PARTIAL_SCAN: &str = "\
+SELECT ROUND(AVG(item_count), 2) AS average_item_count
+FROM (SELECT customer_id, TO_CHAR(order_datetime, 'YYYY/MM') AS order_month,
+             SUM(item_quantity) AS item_count
+      FROM order_lineitems
+      WHERE order_datetime BETWEEN TIMESTAMP '2010-01-01' AND DATE '2010-12-31'
+      GROUP BY customer_id, TO_CHAR(order_datetime, 'YYYY/MM')
+      ORDER BY TO_CHAR(order_datetime, 'YYYY/MM')) lineitems";
