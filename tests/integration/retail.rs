@@ -1,7 +1,8 @@
 //! The Greenplum study's analytic workload (issue 30, first part): the retail fact table loads
 //! the same bytes whatever the number of COPY streams, every partition holds the generator's
-//! rows, the two reports return what the same SQL returns on a plain unpartitioned copy, a run
-//! records both, and Ctrl-C leaves no report running at the server.
+//! rows, the two reports return what the same SQL returns on a plain unpartitioned copy and on
+//! 2 segment instances behind a postgres_fdw coordinator, a run records both, and Ctrl-C
+//! leaves no report running at the server.
 
 use std::time::Duration;
 
@@ -10,20 +11,21 @@ use tidebench::workload::retail::{FULL_SCAN, PARTIAL_SCAN};
 use crate::support::{self, output_text as text};
 
 fn prepare(home: &support::TempHome, db: &str, jobs: &str) -> std::process::Output {
-    support::run_tidebench(
-        home,
-        &[
-            "prepare",
-            "-w",
-            "retail",
-            "--scale",
-            "2",
-            "--jobs",
-            jobs,
-            "--target",
-            &format!("instance:rt/{db}"),
-        ],
-    )
+    prepare_with(home, db, jobs, &[])
+}
+
+fn prepare_with(
+    home: &support::TempHome,
+    db: &str,
+    jobs: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let target = format!("instance:rt/{db}");
+    let mut args = vec![
+        "prepare", "-w", "retail", "--scale", "2", "--jobs", jobs, "--target", &target,
+    ];
+    args.extend_from_slice(extra);
+    support::run_tidebench(home, &args)
 }
 
 /// An md5 over a query's rows, in a fixed order.
@@ -84,6 +86,36 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
         assert_eq!(partitioned, flat, "{query}");
         assert!(!partitioned.trim().is_empty());
     }
+    // Over 2 segment instances behind a coordinator: the same reports, the same rows.
+    let o = support::ok(prepare_with(&home, "mpp", "2", &["--segments", "2"]));
+    assert!(text(&o).contains("over 2 segments"), "{}", text(&o));
+    for query in [FULL_SCAN, PARTIAL_SCAN] {
+        assert_eq!(
+            digest(&inst, "mpp", query),
+            digest(&inst, "one", query),
+            "{query}"
+        );
+    }
+    // Each customer's rows sit on the segment whose bounds hold it: a lookup the coordinator
+    // prunes to one segment finds them all.
+    let per_customer = "SELECT customer_id, count(*) FROM order_lineitems \
+                        WHERE customer_id IN (1, 2500, 2501, 2502, 4999, 5000) GROUP BY 1";
+    assert_eq!(
+        digest(&inst, "mpp", per_customer),
+        digest(&inst, "one", per_customer)
+    );
+    let plan = support::psql(&inst, "mpp", &format!("EXPLAIN {PARTIAL_SCAN}"));
+    assert!(plan.contains("Async Foreign Scan"), "{plan}");
+    let o = support::ok(support::run_tidebench(
+        &home,
+        &["check", "-w", "retail", "--target", "instance:rt/mpp"],
+    ));
+    assert!(text(&o).contains("each of 2 segments"), "{}", text(&o));
+    // More segments than the host can give: refused with the fix.
+    let o = prepare_with(&home, "many", "1", &["--segments", "99"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("at most"), "{}", text(&o));
+
     let avg = support::psql(&inst, "one", PARTIAL_SCAN);
     assert!(avg.trim().parse::<f64>().unwrap() > 0.0, "{avg}");
 

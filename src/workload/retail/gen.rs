@@ -104,10 +104,23 @@ pub fn price_of(product: u64) -> u64 {
 }
 
 /// Appends line items `from..to` in COPY's text format, in the fact table's column order.
+#[cfg(test)]
 pub fn copy_rows(size: &Size, from: u64, to: u64, out: &mut String) {
+    copy_rows_split(size, from, to, &|_| 0, std::slice::from_mut(out));
+}
+
+/// As [`copy_rows`], each line into `outs[route(customer_id)]`: the segment it belongs on.
+pub fn copy_rows_split(
+    size: &Size,
+    from: u64,
+    to: u64,
+    route: &dyn Fn(u64) -> usize,
+    outs: &mut [String],
+) {
     for id in from..to {
         let l = line(size, id);
         let cents = |c: u64| format!("{}.{:02}", c / 100, c % 100);
+        let out = &mut outs[route(l.customer_id)];
         let _ = writeln!(
             out,
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
@@ -123,6 +136,34 @@ pub fn copy_rows(size: &Size, from: u64, to: u64, out: &mut String) {
             cents(l.price_cents * l.quantity),
         );
     }
+}
+
+/// The customers of segment `k` (from 0) of `n`: `[lo, hi)`, equal ranges of customer ids.
+pub fn customer_range(size: &Size, k: u64, n: u64) -> (u64, u64) {
+    (k * size.customers / n + 1, (k + 1) * size.customers / n + 1)
+}
+
+/// The segment (from 0) of `n` customer `c` belongs on: the one whose [`customer_range`]
+/// holds it (a first guess, corrected for the ranges' rounding).
+pub fn segment_of(size: &Size, c: u64, n: u64) -> usize {
+    let lo = |k: u64| k * size.customers / n + 1;
+    let mut k = ((c - 1) * n / size.customers).min(n - 1);
+    while k + 1 < n && lo(k + 1) <= c {
+        k += 1;
+    }
+    while k > 0 && lo(k) > c {
+        k -= 1;
+    }
+    k as usize
+}
+
+/// Line items per segment of `n`, counted from the generator (a customer per order).
+pub fn rows_per_segment(size: &Size, n: u64) -> Vec<u64> {
+    let mut out = vec![0; n as usize];
+    for id in 0..size.rows {
+        out[segment_of(size, line(size, id).customer_id, n)] += 1;
+    }
+    out
 }
 
 /// `YYYY-MM-DD HH:MM:SS` (UTC) of epoch seconds.
@@ -247,6 +288,25 @@ mod tests {
         }
         assert_eq!(size.first_id_at(START), 0);
         assert_eq!(size.first_id_at(END), size.rows);
+    }
+
+    #[test]
+    fn segments_split_the_customers_evenly_and_route_to_their_range() {
+        let size = Size::new(8_000, 4);
+        let n = 3;
+        for c in 1..=size.customers {
+            let k = segment_of(&size, c, n) as u64;
+            let (lo, hi) = customer_range(&size, k, n);
+            assert!(
+                lo <= c && c < hi,
+                "customer {c} in segment {k} [{lo}, {hi})"
+            );
+        }
+        assert_eq!(customer_range(&size, 0, n).0, 1);
+        assert_eq!(customer_range(&size, n - 1, n).1, size.customers + 1);
+        let per = rows_per_segment(&size, n);
+        assert_eq!(per.iter().sum::<u64>(), size.rows);
+        assert!(per.iter().all(|r| *r > size.rows / 5), "{per:?}");
     }
 
     #[test]

@@ -31,14 +31,31 @@ pub async fn prepare(
     events: &Arc<dyn Sink>,
 ) -> Result<(), WorkloadError> {
     let size = Size::new(u64::from(plan.scale.max(1)) * ROWS_PER_SCALE, DATA_SEED);
+    let segments = super::segments_of(&plan.options);
     let client = connect(target).await?;
     crate::workload::load_lock::take(&client, target, "retail tables").await?;
     let started = Instant::now();
-    create(&client, target, plan.force).await?;
+    let layout = if segments == 0 {
+        create(&client, target, plan.force, SCHEMA).await?;
+        None
+    } else {
+        Some(super::segments::create(plan, target, &client, &size, segments).await?)
+    };
     let mut progress = Progress::start("retail order_lineitems", size.rows, Arc::clone(events));
     let bytes = Arc::new(AtomicU64::new(0));
+    let single = std::slice::from_ref(target);
+    let to = match &layout {
+        None => Dests {
+            dests: single,
+            route: &|_| 0,
+        },
+        Some(seg) => Dests {
+            dests: &seg.targets,
+            route: &*seg.route,
+        },
+    };
     copy_fact(
-        target,
+        &to,
         &size,
         plan.jobs,
         progress.counter(),
@@ -48,22 +65,31 @@ pub async fn prepare(
     let copy = started.elapsed();
     progress.phase("dimensions and ANALYZE");
     copy_dimensions(&client, target, &size).await?;
-    client
-        .batch_execute("ANALYZE")
-        .await
-        .map_err(|e| db_error(target, "ANALYZE", &e))?;
+    let coordinator = std::slice::from_ref(target).iter().filter(|_| segments > 0);
+    for t in to.dests.iter().chain(coordinator) {
+        connect(t)
+            .await?
+            .batch_execute("ANALYZE")
+            .await
+            .map_err(|e| db_error(t, "ANALYZE", &e))?;
+    }
     client
         .batch_execute(&format!(
             "CREATE TABLE {META} (rows bigint NOT NULL, customers bigint NOT NULL, seed bigint \
-             NOT NULL); INSERT INTO {META} VALUES ({}, {}, {})",
+             NOT NULL, segments int NOT NULL); INSERT INTO {META} VALUES ({}, {}, {}, {segments})",
             size.rows, size.customers, size.seed
         ))
         .await
         .map_err(|e| db_error(target, "writing retail_meta", &e))?;
     drop(progress);
     let mb = bytes.load(Ordering::Relaxed) as f64 / 1e6;
+    let spread = if segments == 0 {
+        String::new()
+    } else {
+        format!(" over {segments} segments")
+    };
     events.send(Event::Note(format!(
-        "retail: {} line items, {mb:.1} MB in {} streams: {:.0} rows/s, {:.1} MB/s",
+        "retail: {} line items, {mb:.1} MB in {} streams{spread}: {:.0} rows/s, {:.1} MB/s",
         size.rows,
         plan.jobs.max(1),
         size.rows as f64 / copy.as_secs_f64().max(1e-9),
@@ -82,11 +108,25 @@ pub async fn prepare(
     Ok(())
 }
 
-/// The tables and partitions, dropping an earlier load only with `--force`.
-async fn create(
+/// The tables (`schema`) and the fact table's time partitions, dropping an earlier load only
+/// with `--force`.
+pub async fn create(
     client: &Client,
     target: &ResolvedTarget,
     force: bool,
+    schema: &str,
+) -> Result<(), WorkloadError> {
+    create_with(client, target, force, schema, true).await
+}
+
+/// As [`create`]; `by_time` false leaves the fact table's partitions to the caller (a
+/// coordinator's are its segments).
+pub async fn create_with(
+    client: &Client,
+    target: &ResolvedTarget,
+    force: bool,
+    schema: &str,
+    by_time: bool,
 ) -> Result<(), WorkloadError> {
     let found: i64 = client
         .query_one(
@@ -104,8 +144,8 @@ async fn create(
         )));
     }
     let mut sql = format!("DROP TABLE IF EXISTS {} CASCADE;\n", TABLES.join(", "));
-    sql.push_str(SCHEMA);
-    for p in gen::partitions() {
+    sql.push_str(schema);
+    for p in gen::partitions().into_iter().filter(|_| by_time) {
         sql.push_str(&format!(
             "CREATE TABLE {} PARTITION OF order_lineitems FOR VALUES FROM ('{}') TO ('{}');\n",
             p.name,
@@ -119,9 +159,17 @@ async fn create(
         .map_err(|e| db_error(target, "creating retail's tables", &e))
 }
 
-/// The fact table over `jobs` sessions, a partition at a time each.
-async fn copy_fact(
-    target: &ResolvedTarget,
+/// Where the fact table's rows go: one database, or segments that each hold a range of
+/// customers (`route` gives a customer's index into `dests`).
+pub struct Dests<'a> {
+    pub dests: &'a [ResolvedTarget],
+    pub route: &'a (dyn Fn(u64) -> usize + Sync),
+}
+
+/// The fact table over `jobs` streams, a partition at a time each; a stream holds a COPY to
+/// every destination and sends each row to its own.
+pub async fn copy_fact(
+    to: &Dests<'_>,
     size: &Size,
     jobs: u32,
     rows: Arc<AtomicU64>,
@@ -138,13 +186,13 @@ async fn copy_fact(
             Arc::clone(&bytes),
         );
         async move {
-            let client = connect(target).await?;
+            let clients = try_join_all(to.dests.iter().map(connect)).await?;
             loop {
                 let Some(p) = parts.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     return Ok::<(), WorkloadError>(());
                 };
-                let (lo, hi) = (size.first_id_at(p.from), size.first_id_at(p.to));
-                copy_range(&client, target, &p.name, size, lo, hi, &rows, &bytes).await?;
+                let range = (size.first_id_at(p.from), size.first_id_at(p.to));
+                copy_range(&clients, to, &p.name, size, range, &rows, &bytes).await?;
             }
         }
     }))
@@ -152,41 +200,49 @@ async fn copy_fact(
     Ok(())
 }
 
-/// Line items `lo..hi` into `table`, generated a chunk at a time.
-#[allow(clippy::too_many_arguments)]
+/// Line items `range` into `table` of every destination, generated a chunk at a time.
 async fn copy_range(
-    client: &Client,
-    target: &ResolvedTarget,
+    clients: &[Client],
+    to: &Dests<'_>,
     table: &str,
     size: &Size,
-    lo: u64,
-    hi: u64,
+    (lo, hi): (u64, u64),
     rows: &AtomicU64,
     bytes: &AtomicU64,
 ) -> Result<(), WorkloadError> {
     let what = format!("loading {table}");
-    let sink = client
-        .copy_in::<_, bytes::Bytes>(&format!("COPY {table} FROM STDIN"))
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
-    let mut sink = Box::pin(sink);
-    let mut from = lo;
-    let mut text = String::new();
-    while from < hi {
-        let to = (from + CHUNK_ROWS).min(hi);
-        text.clear();
-        gen::copy_rows(size, from, to, &mut text);
-        bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
-        sink.send(bytes::Bytes::copy_from_slice(text.as_bytes()))
+    let mut sinks = Vec::with_capacity(clients.len());
+    for (client, target) in clients.iter().zip(to.dests) {
+        let sink = client
+            .copy_in::<_, bytes::Bytes>(&format!("COPY {table} FROM STDIN"))
             .await
             .map_err(|e| db_error(target, &what, &e))?;
-        rows.fetch_add(to - from, Ordering::Relaxed);
-        from = to;
+        sinks.push(Box::pin(sink));
     }
-    sink.as_mut()
-        .finish()
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
+    let mut texts = vec![String::new(); clients.len()];
+    let mut from = lo;
+    while from < hi {
+        let chunk_end = (from + CHUNK_ROWS).min(hi);
+        texts.iter_mut().for_each(String::clear);
+        gen::copy_rows_split(size, from, chunk_end, to.route, &mut texts);
+        for ((sink, text), target) in sinks.iter_mut().zip(&texts).zip(to.dests) {
+            if text.is_empty() {
+                continue;
+            }
+            bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+            sink.send(bytes::Bytes::copy_from_slice(text.as_bytes()))
+                .await
+                .map_err(|e| db_error(target, &what, &e))?;
+        }
+        rows.fetch_add(chunk_end - from, Ordering::Relaxed);
+        from = chunk_end;
+    }
+    for (sink, target) in sinks.iter_mut().zip(to.dests) {
+        sink.as_mut()
+            .finish()
+            .await
+            .map_err(|e| db_error(target, &what, &e))?;
+    }
     Ok(())
 }
 

@@ -9,6 +9,7 @@
 mod gen;
 mod loader;
 mod plugin;
+mod segments;
 
 pub use plugin::RETAIL;
 
@@ -31,6 +32,17 @@ CREATE TABLE order_lineitems (lineitem_id bigint NOT NULL, order_id bigint NOT N
   item_amount numeric(12,2) NOT NULL) PARTITION BY RANGE (order_datetime);
 ";
 
+/// The segment instances a load spreads the fact table over (`--segments`; 0: none).
+pub fn segments_of(options: &crate::config::OptionValues) -> u64 {
+    options
+        .get(SEGMENTS)
+        .and_then(|v| v.as_integer())
+        .map_or(0, |n| n.max(0) as u64)
+}
+
+/// The option `--segments`.
+pub(crate) const SEGMENTS: &str = "segments";
+
 /// Written last by `prepare`: a load without it is incomplete.
 const META: &str = "retail_meta";
 
@@ -43,7 +55,11 @@ const TABLES: [&str; 5] = [
 ];
 
 /// FullScanSQL as seed 002 gives it (its schema qualifier left out): each customer's first
-/// and last order per product category, over the whole fact table.
+/// and last order per product category, over the whole fact table. One change: the seed's
+/// `ROW_NUMBER() ... ORDER BY NULL` keeps an arbitrary row of each group, and LAST_VALUE (its
+/// frame ends at that row) then reads that row's order, so the result depends on the plan and
+/// differs between one instance and segments. Ordered by time, newest first, the row kept is
+/// the last order, as the report's name says, and every plan returns the same rows.
 pub const FULL_SCAN: &str = "\
 SELECT customer_id, product_category_name, first_order_datetime, first_order_id, \
        last_order_datetime, last_order_id
@@ -57,7 +73,8 @@ FROM (
       ORDER BY order_datetime ASC) AS last_order_datetime,
     LAST_VALUE(order_id) OVER (PARTITION BY customer_id, product_category_id \
       ORDER BY order_datetime ASC) AS last_order_id,
-    ROW_NUMBER() OVER (PARTITION BY customer_id, product_category_id ORDER BY NULL) AS rn
+    ROW_NUMBER() OVER (PARTITION BY customer_id, product_category_id \
+      ORDER BY order_datetime DESC, lineitem_id DESC) AS rn
   FROM order_lineitems
   WHERE product_id IN (20, 25, 29, 50, 38)
 ) base

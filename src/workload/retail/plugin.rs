@@ -10,7 +10,7 @@ use rand::Rng as _;
 
 use super::gen::{self, Size};
 use super::{FULL_SCAN, META, PARTIAL_SCAN, ROWS_PER_SCALE};
-use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
+use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::{describe_pg_error, ResolvedTarget};
 use crate::workload::{
@@ -19,6 +19,14 @@ use crate::workload::{
 };
 
 const ROLES: &[&str] = &["dss"];
+
+const OPTIONS: &[OptionSpec] = &[OptionSpec {
+    key: super::SEGMENTS,
+    kind: OptionKind::Count,
+    help: "spread the fact table over N segment instances behind the target (the \
+           coordinator), joined by postgres_fdw [default: none]",
+    load: true,
+}];
 const TYPES: [&str; 2] = ["full_scan", "partial_scan"];
 
 pub struct RetailKind;
@@ -35,6 +43,9 @@ impl WorkloadInfo for RetailKind {
     fn roles(&self) -> &'static [&'static str] {
         ROLES
     }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
     fn txn_type_names(&self) -> Vec<String> {
         TYPES.iter().map(|t| t.to_string()).collect()
     }
@@ -44,8 +55,9 @@ fn db(what: &str) -> impl Fn(tokio_postgres::Error) -> WorkloadError + '_ {
     move |e| WorkloadError::Database(format!("{what}: {}", describe_pg_error(&e)))
 }
 
-/// The load's size from `retail_meta`; `NotPrepared` with the fix when there is none.
-async fn loaded_size(client: &tokio_postgres::Client) -> Result<Size, WorkloadError> {
+/// The load's size and segments from `retail_meta`; `NotPrepared` with the fix when there is
+/// none.
+async fn loaded_size(client: &tokio_postgres::Client) -> Result<(Size, u64), WorkloadError> {
     let present: bool = client
         .query_one(&format!("SELECT to_regclass('{META}') IS NOT NULL"), &[])
         .await
@@ -59,11 +71,11 @@ async fn loaded_size(client: &tokio_postgres::Client) -> Result<Size, WorkloadEr
         ));
     }
     let row = client
-        .query_one(&format!("SELECT rows, seed FROM {META}"), &[])
+        .query_one(&format!("SELECT rows, seed, segments FROM {META}"), &[])
         .await
         .map_err(db("reading retail_meta"))?;
-    let (rows, seed): (i64, i64) = (row.get(0), row.get(1));
-    Ok(Size::new(rows as u64, seed as u64))
+    let (rows, seed, segments): (i64, i64, i32) = (row.get(0), row.get(1), row.get(2));
+    Ok((Size::new(rows as u64, seed as u64), segments.max(0) as u64))
 }
 
 impl Kind for RetailKind {
@@ -73,7 +85,7 @@ impl Kind for RetailKind {
         client: &'a tokio_postgres::Client,
     ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         Box::pin(async move {
-            let size = loaded_size(client).await?;
+            let (size, _) = loaded_size(client).await?;
             let scale = (size.rows / ROWS_PER_SCALE).max(1);
             Ok(Loaded::scale(u32::try_from(scale).unwrap_or(u32::MAX)))
         })
@@ -102,9 +114,10 @@ impl Kind for RetailKind {
     }
 }
 
-/// Every partition holds exactly the line items the generator puts in its time range.
+/// Every partition holds exactly the line items the generator puts in its time range (over
+/// segments: every segment those of its customers).
 async fn check(client: &tokio_postgres::Client) -> Result<Vec<CheckOutcome>, WorkloadError> {
-    let size = loaded_size(client).await?;
+    let (size, segments) = loaded_size(client).await?;
     let counted = client
         .query(
             "SELECT tableoid::regclass::text, count(*) FROM order_lineitems GROUP BY 1",
@@ -112,23 +125,38 @@ async fn check(client: &tokio_postgres::Client) -> Result<Vec<CheckOutcome>, Wor
         )
         .await
         .map_err(db("counting order_lineitems per partition"))?;
+    let expected: Vec<(String, u64)> = if segments == 0 {
+        gen::partitions()
+            .into_iter()
+            .map(|p| (p.name, size.first_id_at(p.to) - size.first_id_at(p.from)))
+            .collect()
+    } else {
+        gen::rows_per_segment(&size, segments)
+            .into_iter()
+            .enumerate()
+            .map(|(k, n)| (format!("order_lineitems_seg{}", k + 1), n))
+            .collect()
+    };
     let mut examples = Vec::new();
     let mut offending = 0;
-    for p in gen::partitions() {
-        let want = size.first_id_at(p.to) - size.first_id_at(p.from);
+    for (name, want) in expected {
         let got = counted
             .iter()
-            .find(|r| r.get::<_, String>(0) == p.name)
+            .find(|r| r.get::<_, String>(0) == name)
             .map_or(0, |r| r.get::<_, i64>(1) as u64);
         if got != want {
             offending += 1;
             if examples.len() < 5 {
-                examples.push(format!("{}: {got} rows, the generator puts {want}", p.name));
+                examples.push(format!("{name}: {got} rows, the generator puts {want}"));
             }
         }
     }
     Ok(vec![CheckOutcome {
-        name: "every partition holds the generator's rows".into(),
+        name: if segments == 0 {
+            "every partition holds the generator's rows".into()
+        } else {
+            format!("each of {segments} segments holds its customers' rows")
+        },
         offending,
         examples,
     }])

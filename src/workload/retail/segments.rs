@@ -1,0 +1,140 @@
+//! MPP on PostgreSQL (seed 002's segments): `--segments N` starts N managed instances, the
+//! segments, each holding the fact table (with its own time partitions) for a range of
+//! customers; the target's database becomes the coordinator, where `order_lineitems` is
+//! partitioned by customer into postgres_fdw foreign tables, one per segment, with
+//! `async_capable` on so a scan runs on every segment at once, and partitionwise aggregation
+//! and join on for the database. The reports run unchanged on it. Loading writes to the
+//! segments directly, every stream a COPY to each.
+//!
+//! Customers are split into equal ranges of ids (not hashed): customers are drawn uniformly,
+//! so the segments are even, and the queries group by customer, so the work splits the same.
+
+use tokio_postgres::Client;
+
+use super::gen::{self, Size};
+use super::loader::{self, create_with};
+use super::SCHEMA;
+use crate::config::{PreparePlan, TargetSpec};
+use crate::instance::{self, Home, InstanceOptions};
+use crate::target::ResolvedTarget;
+use crate::workload::staging::{connect, db_error};
+use crate::workload::WorkloadError;
+
+/// The database every segment holds its share in.
+const SEGMENT_DB: &str = "retail";
+
+/// The segments of a load: where each is, and which one a customer's rows go to.
+pub struct Segments {
+    pub targets: Vec<ResolvedTarget>,
+    pub route: Box<dyn Fn(u64) -> usize + Sync + Send>,
+}
+
+/// Starts the segments, creates their tables and the coordinator's foreign tables.
+pub async fn create(
+    plan: &PreparePlan,
+    coordinator: &ResolvedTarget,
+    client: &Client,
+    size: &Size,
+    n: u64,
+) -> Result<Segments, WorkloadError> {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get() as u64);
+    if n > 4 * cores || n > 32 {
+        return Err(WorkloadError::Database(format!(
+            "--segments {n}: this host has {cores} cores, and more than {} segments would leave \
+             each a sliver; use at most that many",
+            (4 * cores).min(32)
+        )));
+    }
+    let base = match &plan.target {
+        TargetSpec::Instance { name, .. } => name.clone(),
+        TargetSpec::Dsn(_) => "retail".to_string(),
+    };
+    let home = Home::from_env();
+    let mut targets = Vec::new();
+    let mut servers = Vec::new();
+    for k in 1..=n {
+        let name = format!("{base}-seg{k}");
+        let (inst, target) = start_segment(&home, &name).await?;
+        let seg = connect(&target).await?;
+        loader::create(&seg, &target, true, SCHEMA).await?;
+        servers.push(inst);
+        targets.push(target);
+    }
+    // The coordinator: dimensions here, the fact table over the segments.
+    let schema = SCHEMA.replace(
+        "PARTITION BY RANGE (order_datetime)",
+        "PARTITION BY RANGE (customer_id)",
+    );
+    drop_servers(client, coordinator).await?;
+    create_with(client, coordinator, plan.force, &schema, false).await?;
+    let mut sql = String::from("CREATE EXTENSION IF NOT EXISTS postgres_fdw;\n");
+    for (k, inst) in servers.iter().enumerate() {
+        let (lo, hi) = gen::customer_range(size, k as u64, n);
+        let s = k + 1;
+        sql.push_str(&format!(
+            "CREATE SERVER retail_seg{s} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '{}', \
+             port '{}', dbname '{SEGMENT_DB}', async_capable 'true', fetch_size '10000');\n\
+             CREATE USER MAPPING FOR CURRENT_USER SERVER retail_seg{s} OPTIONS (user '{}');\n\
+             CREATE FOREIGN TABLE order_lineitems_seg{s} PARTITION OF order_lineitems FOR VALUES \
+             FROM ({lo}) TO ({hi}) SERVER retail_seg{s} OPTIONS (table_name 'order_lineitems');\n",
+            inst.socket_dir.display(),
+            inst.port,
+            inst.superuser
+        ));
+    }
+    client
+        .batch_execute(&sql)
+        .await
+        .map_err(|e| db_error(coordinator, "creating the segments' foreign tables", &e))?;
+    let db: String = client
+        .query_one("SELECT current_database()", &[])
+        .await
+        .map_err(|e| db_error(coordinator, "reading the database's name", &e))?
+        .get(0);
+    let quoted = db.replace('"', "\"\"");
+    client
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{quoted}\" SET enable_partitionwise_aggregate = on;\n\
+             ALTER DATABASE \"{quoted}\" SET enable_partitionwise_join = on;"
+        ))
+        .await
+        .map_err(|e| db_error(coordinator, "turning partitionwise plans on", &e))?;
+    let size = *size;
+    Ok(Segments {
+        targets,
+        route: Box::new(move |c| gen::segment_of(&size, c, n)),
+    })
+}
+
+/// Starts (creating on first use) segment `name` and its database.
+async fn start_segment(
+    home: &Home,
+    name: &str,
+) -> Result<(instance::Instance, ResolvedTarget), WorkloadError> {
+    let (home, name) = (home.clone(), name.to_string());
+    tokio::task::spawn_blocking(move || {
+        let inst = instance::start(&home, &name, &InstanceOptions::default())
+            .map_err(|e| WorkloadError::Database(format!("segment {name}: {e}")))?;
+        let spec = TargetSpec::Instance {
+            name: name.clone(),
+            dbname: SEGMENT_DB.into(),
+        };
+        let target = crate::target::resolve(&spec, &home)
+            .map_err(|e| WorkloadError::Database(format!("segment {name}: {e}")))?;
+        Ok((inst, target))
+    })
+    .await
+    .map_err(|e| WorkloadError::Database(e.to_string()))?
+}
+
+/// An earlier load's segment servers (and with them its foreign tables).
+async fn drop_servers(client: &Client, target: &ResolvedTarget) -> Result<(), WorkloadError> {
+    client
+        .batch_execute(
+            "DO $$ DECLARE s text; BEGIN FOR s IN SELECT srvname FROM pg_foreign_server \
+             WHERE srvname LIKE 'retail\\_seg%' LOOP EXECUTE format('DROP SERVER %I CASCADE', s); \
+             END LOOP; END $$;",
+        )
+        .await
+        .map_err(|e| db_error(target, "dropping an earlier load's segments", &e))
+}
