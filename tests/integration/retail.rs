@@ -116,6 +116,35 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("at most"), "{}", text(&o));
 
+    // Seed 002's Figure 3 as a sweep: each point prepares the data over its segment count.
+    let sweep = home.path().join("sweep");
+    support::ok(support::run_tidebench(
+        &home,
+        &[
+            "sweep",
+            "-w",
+            "retail",
+            "--scale",
+            "1",
+            "--vary",
+            "segments=1,2",
+            "-T",
+            "1s",
+            "-P",
+            "0",
+            "--sample",
+            "0",
+            "--target",
+            "instance:rt/sweep",
+            "--out",
+            sweep.to_str().unwrap(),
+        ],
+    ));
+    let e = support::experiment(&sweep);
+    assert_eq!(e["complete"], true, "{e}");
+    let spread = support::psql(&inst, "sweep", "SELECT segments FROM retail_meta");
+    assert_eq!(spread.trim(), "2", "the last point's data");
+
     let avg = support::psql(&inst, "one", PARTIAL_SCAN);
     assert!(avg.trim().parse::<f64>().unwrap() > 0.0, "{avg}");
 

@@ -79,13 +79,23 @@ async fn loaded_size(client: &tokio_postgres::Client) -> Result<(Size, u64), Wor
 }
 
 impl Kind for RetailKind {
+    /// A run that names `segments` needs the data spread over that many: a sweep over
+    /// `segments` re-prepares each point (seed 002's Figure 3).
     fn check_ready<'a>(
         &'a self,
-        _options: &'a OptionValues,
+        options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
     ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         Box::pin(async move {
-            let (size, _) = loaded_size(client).await?;
+            let (size, segments) = loaded_size(client).await?;
+            let asked = super::segments_of(options);
+            if options.contains_key(super::SEGMENTS) && asked != segments {
+                return Err(WorkloadError::NotPrepared(format!(
+                    "the retail data here is spread over {segments} segment(s), the run asks for \
+                     {asked}: run `tidebench prepare -w retail --segments {asked} --force` (a \
+                     sweep over segments prepares each point itself)"
+                )));
+            }
             let scale = (size.rows / ROWS_PER_SCALE).max(1);
             Ok(Loaded::scale(u32::try_from(scale).unwrap_or(u32::MAX)))
         })
