@@ -89,6 +89,16 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
     // Over 2 segment instances behind a coordinator: the same reports, the same rows.
     let o = support::ok(prepare_with(&home, "mpp", "2", &["--segments", "2"]));
     assert!(text(&o).contains("over 2 segments"), "{}", text(&o));
+    // Each segment is an emulated VM with half the host, where control groups can be made.
+    let seg = tidebench::instance::find(&home.home, "rt-seg1").unwrap();
+    let (cpus, memory) = seg.limits();
+    if support::cgroups_writable() {
+        let cores = std::thread::available_parallelism().unwrap().get() as f64;
+        assert_eq!(cpus, Some((cores / 2.0 * 100.0).floor() / 100.0));
+        assert!(memory.is_some_and(|m| m > 0));
+    } else {
+        assert_eq!((cpus, memory), (None, None));
+    }
     for query in [FULL_SCAN, PARTIAL_SCAN] {
         assert_eq!(
             digest(&inst, "mpp", query),

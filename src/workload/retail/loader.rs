@@ -83,10 +83,15 @@ pub async fn prepare(
         .map_err(|e| db_error(target, "writing retail_meta", &e))?;
     drop(progress);
     let mb = bytes.load(Ordering::Relaxed) as f64 / 1e6;
-    let spread = if segments == 0 {
-        String::new()
-    } else {
-        format!(" over {segments} segments")
+    let spread = match layout.as_ref().map(|s| s.share) {
+        None => String::new(),
+        Some(Some((cpus, bytes))) => format!(
+            " over {segments} segments ({cpus} CPU and {:.1} GiB each)",
+            bytes as f64 / (1u64 << 30) as f64
+        ),
+        Some(None) => {
+            format!(" over {segments} segments (without limits: control groups need root)")
+        }
     };
     events.send(Event::Note(format!(
         "retail: {} line items, {mb:.1} MB in {} streams{spread}: {:.0} rows/s, {:.1} MB/s",

@@ -23,10 +23,26 @@ use crate::workload::WorkloadError;
 /// The database every segment holds its share in.
 const SEGMENT_DB: &str = "retail";
 
-/// The segments of a load: where each is, and which one a customer's rows go to.
+/// The segments of a load: where each is, which one a customer's rows go to, and each one's
+/// share of the host (cores, bytes) when it could be enforced.
 pub struct Segments {
     pub targets: Vec<ResolvedTarget>,
     pub route: Box<dyn Fn(u64) -> usize + Sync + Send>,
+    pub share: Option<(f64, u64)>,
+}
+
+/// Each segment's share of the host, as the study's segment VMs split theirs: the cores and
+/// the memory split evenly, enforced by a control group; `None` where none can be made (it
+/// takes root), and the segments run unlimited.
+fn share_of_host(n: u64) -> Option<(f64, u64)> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root || instance::CgroupPaths::locate("probe").is_err() {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
+    let memory = crate::sampler::host::HostFacts::collect().memory_total_bytes?;
+    Some(((cores / n as f64 * 100.0).floor() / 100.0, memory / n))
 }
 
 /// Starts the segments, creates their tables and the coordinator's foreign tables.
@@ -50,11 +66,17 @@ pub async fn create(
         TargetSpec::Dsn(_) => "retail".to_string(),
     };
     let home = Home::from_env();
+    let share = share_of_host(n);
+    let limits = InstanceOptions {
+        cpus: share.map(|s| s.0),
+        memory: share.map(|s| s.1),
+        ..InstanceOptions::default()
+    };
     let mut targets = Vec::new();
     let mut servers = Vec::new();
     for k in 1..=n {
         let name = format!("{base}-seg{k}");
-        let (inst, target) = start_segment(&home, &name).await?;
+        let (inst, target) = start_segment(&home, &name, &limits).await?;
         let seg = connect(&target).await?;
         loader::create(&seg, &target, true, SCHEMA).await?;
         servers.push(inst);
@@ -103,17 +125,20 @@ pub async fn create(
     Ok(Segments {
         targets,
         route: Box::new(move |c| gen::segment_of(&size, c, n)),
+        share,
     })
 }
 
-/// Starts (creating on first use) segment `name` and its database.
+/// Starts (creating on first use) segment `name` with `limits`, and its database.
 async fn start_segment(
     home: &Home,
     name: &str,
+    limits: &InstanceOptions,
 ) -> Result<(instance::Instance, ResolvedTarget), WorkloadError> {
-    let (home, name) = (home.clone(), name.to_string());
+    let (home, name, limits) = (home.clone(), name.to_string(), limits.clone());
     tokio::task::spawn_blocking(move || {
-        let inst = instance::start(&home, &name, &InstanceOptions::default())
+        // Another segment count gives each another share: the segment restarts with it.
+        let (inst, _) = instance::reconfigure(&home, &name, &limits)
             .map_err(|e| WorkloadError::Database(format!("segment {name}: {e}")))?;
         let spec = TargetSpec::Instance {
             name: name.clone(),
