@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test bench bench-tls bench-scripts bench-shards chaos clean
+.PHONY: setup build demo test bench bench-tls bench-scripts bench-shards bench-retail chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -43,6 +43,11 @@ bench-scripts: build
 # clients, `run --shard i/2` on one start instant and `tidebench merge`, tps ratio per round.
 bench-shards: build
 	python3 bench/bench.py --bin $(BIN) --shards-only
+
+# retail's references (issue 30): the load rate against one `psql \copy` of the same rows,
+# --jobs 2 against --jobs 1, and full_scan beside a count(*) scan, at scale 20.
+bench-retail: build
+	python3 bench/bench.py --bin $(BIN) --retail-only
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).

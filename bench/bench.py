@@ -441,6 +441,54 @@ class Bench:
               f"ratio tidebench/pgbench {tb / pg:.2f} (target <= 1.00, aim 0.67; "
               f"{self.args.other_rounds} rounds, medians)", flush=True)
 
+    def retail_refs(self, scale):
+        """Issue 30's references: retail's `prepare --jobs 1` copy rate against one `psql \\copy`
+        of the same rows as CSV into the same partitioned table, `--jobs 2` against
+        `--jobs 1`, and `full_scan`'s time beside a `count(*)` scan of the fact table on the
+        same server (the physical reference). Medians over the rounds."""
+        target = "instance:bench/retail"
+        psql = os.path.join(os.path.dirname(self.pgbench), "psql")
+        dsn = self.dsn.replace("dbname=tidebench", "dbname=retail")
+        if "dbname=retail" not in dsn:
+            dsn = dsn + " dbname=retail"
+
+        def load(jobs):
+            _, err, _, _, _, _ = self.tb("prepare", "-w", "retail", "--scale", str(scale), "--jobs", str(jobs),
+                                         "--target", target, "--force")
+            m = re.search(r"([\d.]+) rows/s, ([\d.]+) MB/s", err)
+            return float(m.group(1)), float(m.group(2))
+
+        def sql(text):
+            start = time.monotonic()
+            res = subprocess.run([psql, "-X", "-q", "-A", "-t", "-c", text, dsn], capture_output=True, text=True)
+            if res.returncode != 0:
+                sys.exit(f"bench: psql failed:\n{res.stderr}")
+            return time.monotonic() - start, res.stdout.strip()
+
+        one, two, refs, scans, counts = [], [], [], [], []
+        csv_path = os.path.join(self.home, "retail.csv")
+        for r in range(self.args.other_rounds):
+            one.append(load(1))
+            two.append(load(2))
+            rows = int(sql("SELECT count(*) FROM order_lineitems")[1])
+            sql(f"\\copy (SELECT * FROM order_lineitems) TO '{csv_path}' CSV")
+            sql("TRUNCATE order_lineitems")
+            wall, _ = sql(f"\\copy order_lineitems FROM '{csv_path}' CSV")
+            refs.append(rows / wall)
+            with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "workload",
+                                   "retail", "mod.rs")) as f:
+                full = f.read().split('pub const FULL_SCAN: &str = "')[1].split('";')[0].replace("\\\n", "")
+            scans.append(sql(full)[0])
+            counts.append(sql("SELECT count(*) FROM order_lineitems")[0])
+        med = statistics.median
+        rate1, rate2 = med(r for r, _ in one), med(r for r, _ in two)
+        print_head(["reference", "tidebench", "reference value", "ratio"])
+        print(f"| prepare --jobs 1 rows/s vs psql \\copy CSV | {rate1:.0f} | {med(refs):.0f} | "
+              f"{rate1 / med(refs):.2f} (goal >= 1.0) |")
+        print(f"| prepare --jobs 2 vs --jobs 1 rows/s | {rate2:.0f} | {rate1:.0f} | {rate2 / rate1:.2f} |")
+        print(f"| full_scan s vs count(*) scan s | {med(scans):.3f} | {med(counts):.3f} | "
+              f"{med(scans) / med(counts):.1f} |", flush=True)
+
     def tpcc_load(self, warehouses):
         """The TPC-C load alone: wall and client CPU."""
         _, _, cpu, _, wall, _ = self.tb("prepare", "--workload", "tpcc", "--warehouses", str(warehouses),
@@ -540,6 +588,9 @@ def main():
     ap.add_argument("--profile-clients", default="4,16", help="client counts of the --profile cost")
     ap.add_argument("--tls", action="store_true",
                     help="the instance serves TLS; both tools connect with sslmode=verify-full (make bench-tls)")
+    ap.add_argument("--retail-only", action="store_true",
+                    help="only retail's references at scale 20: load rate against psql \\copy, --jobs 2 against 1, "
+                         "full_scan beside a count(*) scan (make bench-retail)")
     ap.add_argument("--shards-only", action="store_true",
                     help="only one process against 2 shards on this host, select-only at 16 clients (make bench-shards)")
     ap.add_argument("--scripts", action="store_true",
@@ -572,6 +623,9 @@ def main():
                 b.prepare_ratio(scale)
             b.tpcc_load(16)
             return
+        if args.retail_only:
+            b.retail_refs(20)
+            return
         if args.shards_only:
             b.tb("prepare", "--workload", "tpcb", "--scale", "10", "--target", b.target, "--force")
             b.shards_ratio(16)
@@ -595,6 +649,8 @@ def main():
         b.profile_cost([int(x) for x in args.profile_clients.split(",")])
         print()
         b.shards_ratio(16)
+        print()
+        b.retail_refs(20)
         if not args.skip_elastic:
             print()
             many_groups(b)
