@@ -28,6 +28,25 @@ fn prepare_with(
     support::run_tidebench(home, &args)
 }
 
+/// `run` of retail's reports from 2 streams on the `three` database for `duration`.
+fn run_args<'a>(out: &'a std::path::Path, duration: &'a str) -> [&'a str; 13] {
+    [
+        "run",
+        "-w",
+        "retail",
+        "--target",
+        "instance:rt/three",
+        "-c",
+        "2",
+        "-T",
+        duration,
+        "-P",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]
+}
+
 /// An md5 over a query's rows, in a fixed order.
 fn digest(inst: &tidebench::instance::Instance, db: &str, query: &str) -> String {
     support::psql(
@@ -160,24 +179,7 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
 
     // A run draws both reports on the dss role and records each one's response time.
     let out = home.path().join("res");
-    support::ok(support::run_tidebench(
-        &home,
-        &[
-            "run",
-            "-w",
-            "retail",
-            "--target",
-            "instance:rt/three",
-            "-c",
-            "2",
-            "-T",
-            "3s",
-            "-P",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    ));
+    support::ok(support::run_tidebench(&home, &run_args(&out, "3s")));
     let s = support::summary(&out);
     for t in ["full_scan", "partial_scan"] {
         let row = s["mix"]
@@ -193,24 +195,7 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
 
     // Ctrl-C during the reports cancels them at the server.
     let out = home.path().join("res-int");
-    let child = support::spawn_tidebench(
-        &home,
-        &[
-            "run",
-            "-w",
-            "retail",
-            "--target",
-            "instance:rt/three",
-            "-c",
-            "2",
-            "-T",
-            "60s",
-            "-P",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let child = support::spawn_tidebench(&home, &run_args(&out, "60s"));
     assert!(support::wait_for(
         &support::partial(&out).join("run-start.json"),
         Duration::from_secs(30)
