@@ -444,8 +444,10 @@ class Bench:
     def retail_refs(self, scale):
         """Issue 30's references: retail's `prepare --jobs 1` copy rate against one `psql \\copy`
         of the same rows as CSV into the same partitioned table, `--jobs 2` against
-        `--jobs 1`, and `full_scan`'s time beside a `count(*)` scan of the fact table on the
-        same server (the physical reference). Medians over the rounds."""
+        `--jobs 1`, `full_scan`'s time beside a `count(*)` scan of the fact table on the
+        same server (the physical reference), and the `load` test case's MB/s from one stream
+        against one `psql \\copy` of the same amount of COPY text into a plain table of the same
+        columns. Medians over the rounds."""
         target = "instance:bench/retail"
         psql = os.path.join(os.path.dirname(self.pgbench), "psql")
         dsn = self.dsn.replace("dbname=tidebench", "dbname=retail")
@@ -465,8 +467,9 @@ class Bench:
                 sys.exit(f"bench: psql failed:\n{res.stderr}")
             return time.monotonic() - start, res.stdout.strip()
 
-        one, two, refs, scans, counts = [], [], [], [], []
+        one, two, refs, scans, counts, loads, load_refs = [], [], [], [], [], [], []
         csv_path = os.path.join(self.home, "retail.csv")
+        txt_path = os.path.join(self.home, "retail-load.txt")
         for r in range(self.args.other_rounds):
             one.append(load(1))
             two.append(load(2))
@@ -480,6 +483,19 @@ class Bench:
                 full = f.read().split('pub const FULL_SCAN: &str = "')[1].split('";')[0].replace("\\\n", "")
             scans.append(sql(full)[0])
             counts.append(sql("SELECT count(*) FROM order_lineitems")[0])
+            # The load test case from one stream against psql's \copy of as much text.
+            sql(f"\\copy (SELECT * FROM order_lineitems LIMIT 1000000) TO '{txt_path}'")
+            size = os.path.getsize(txt_path)
+            sql("DROP TABLE IF EXISTS ref_load; CREATE TABLE ref_load (LIKE order_lineitems)")
+            wall, _ = sql(f"\\copy ref_load FROM '{txt_path}'")
+            load_refs.append(size / 1e6 / wall)
+            out = os.path.join(self.home, "retail-load")
+            shutil.rmtree(out, ignore_errors=True)
+            self.tb("run", "-w", "retail", "--target", target, "--cases", "load", "--load-size", str(size),
+                    "-c", "1", "-T", "10s", "-P", "0", "--out", out)
+            with open(os.path.join(out, "summary.json")) as f:
+                v = json.load(f)["volumes"][0]
+            loads.append(v["bytes"] / 1e6 / v["busy_s"])
         med = statistics.median
         rate1, rate2 = med(r for r, _ in one), med(r for r, _ in two)
         print_head(["reference", "tidebench", "reference value", "ratio"])
@@ -487,7 +503,9 @@ class Bench:
               f"{rate1 / med(refs):.2f} (goal >= 1.0) |")
         print(f"| prepare --jobs 2 vs --jobs 1 rows/s | {rate2:.0f} | {rate1:.0f} | {rate2 / rate1:.2f} |")
         print(f"| full_scan s vs count(*) scan s | {med(scans):.3f} | {med(counts):.3f} | "
-              f"{med(scans) / med(counts):.1f} |", flush=True)
+              f"{med(scans) / med(counts):.1f} |")
+        print(f"| load test case MB/s (1 stream) vs psql \\copy into a plain table | {med(loads):.1f} | "
+              f"{med(load_refs):.1f} | {med(loads) / med(load_refs):.2f} |", flush=True)
 
     def tpcc_load(self, warehouses):
         """The TPC-C load alone: wall and client CPU."""

@@ -176,6 +176,10 @@ pub struct ProgressLine {
     pub retried: u64,
     /// The emulators' work (tpce's market) at the end of the window, when the run has any.
     pub backlog: Option<EmulatedBacklog>,
+    /// The transactions running for a second or more, longest first (type, seconds so far),
+    /// and how many more there are: a run of a few long operations shows them here.
+    pub running: Vec<(String, f64)>,
+    pub running_more: usize,
 }
 
 /// What the run's emulators (tpce's markets, one per set) hold: work due and not yet run by a

@@ -315,7 +315,7 @@ pub struct RunArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub interval: Option<String>,
     /// Scale the data was prepared with [default: read from the data]
-    #[arg(short = 's', long)]
+    #[arg(short = 's', long, value_parser = parse_scale)]
     pub scale: Option<u32>,
     /// Random seed; the same seed gives the same transaction parameters (pgbench's
     /// --random-seed is the same flag) [default: time-based]
@@ -539,7 +539,7 @@ pub struct PrepareArgs {
     #[arg(short = 'w', long)]
     pub workload: Option<String>,
     /// Scale: for pgbench's scripts 1 = 100,000 accounts, as pgbench -s [default: 1; tpce: 1000]
-    #[arg(short = 's', long)]
+    #[arg(short = 's', long, value_parser = parse_scale)]
     pub scale: Option<u32>,
     /// Where to load: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
@@ -710,6 +710,22 @@ fn from_matches(matches: &ArgMatches) -> Result<(Cli, WorkloadFlags), clap::Erro
 /// Parses the process's command line.
 pub fn parse() -> Result<(Cli, WorkloadFlags), clap::Error> {
     from_matches(&command().try_get_matches()?)
+}
+
+/// `--scale`: a whole number; a size in bytes (`10GB`) is retail's `--size`, which says so.
+fn parse_scale(text: &str) -> Result<u32, String> {
+    text.parse::<u32>().map_err(|_| {
+        if crate::config::size::parse_size(text).is_ok()
+            && text.ends_with(|c: char| c.is_alphabetic())
+        {
+            format!(
+                "'{text}' is a size, and --scale takes a whole number; for a size in bytes give \
+                 --size {text} (the retail workload)"
+            )
+        } else {
+            format!("'{text}' is not a whole number")
+        }
+    })
 }
 
 #[cfg(test)]

@@ -45,6 +45,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     if let Some(table) = types::commands_table(s) {
         out.push_str(&table);
     }
+    for v in &s.volumes {
+        let _ = writeln!(out, "loaded, {}", v.describe(s.elapsed_s));
+    }
     if s.groups.len() > 1 {
         out.push_str(&groups_table(&s.groups));
     }

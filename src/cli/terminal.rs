@@ -203,6 +203,17 @@ pub fn progress_line(p: &ProgressLine) -> String {
             let _ = write!(out, " (lag {:.0} ms)", b.lag_ms);
         }
     }
+    if !p.running.is_empty() {
+        let each: Vec<String> = p
+            .running
+            .iter()
+            .map(|(txn, s)| format!("{txn} {s:.1} s"))
+            .collect();
+        let _ = write!(out, ", running: {}", each.join(", "));
+        if p.running_more > 0 {
+            let _ = write!(out, " (+{} more)", p.running_more);
+        }
+    }
     out
 }
 

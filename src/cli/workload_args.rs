@@ -131,6 +131,12 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
         OptionKind::Count => arg
             .value_name("N")
             .value_parser(clap::value_parser!(u32).range(1..)),
+        OptionKind::Size => arg
+            .value_name("SIZE")
+            .value_parser(|s: &str| crate::config::size::parse_size(s).map(|_| s.to_string())),
+        OptionKind::Cores => arg
+            .value_name("CORES")
+            .value_parser(clap::value_parser!(f64)),
         // Checked against the names when the options are validated, with the others.
         OptionKind::Names(_) => arg.value_name("NAME,..."),
         OptionKind::Entries {
@@ -164,6 +170,8 @@ pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlag
                     OptionKind::Flag => m.get_flag(o.key).then_some(true.into()),
                     OptionKind::Choice(_) => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Count => m.get_one::<u32>(o.key).map(|n| i64::from(*n).into()),
+                    OptionKind::Size => m.get_one::<String>(o.key).map(|s| s.clone().into()),
+                    OptionKind::Cores => m.get_one::<f64>(o.key).map(|c| (*c).into()),
                     OptionKind::Names(_) => m.get_one::<String>(o.key).map(|s| {
                         let names = s.split(',').map(str::trim).filter(|n| !n.is_empty());
                         toml::Value::Array(names.map(|n| n.to_string().into()).collect())

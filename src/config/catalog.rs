@@ -21,6 +21,10 @@ pub enum OptionKind {
     Choice(&'static [&'static str]),
     /// A whole number, at least 1.
     Count,
+    /// A byte size as people write it (`512MB`, `10GB`), kept as written.
+    Size,
+    /// A number of cores, fractions allowed (`1.5`).
+    Cores,
     /// A list of distinct words out of these (possibly empty); on the command line
     /// comma-separated.
     Names(&'static [&'static str]),
@@ -81,6 +85,9 @@ impl OptionSpec {
             (OptionKind::Flag, toml::Value::Boolean(_)) => true,
             (OptionKind::Choice(words), toml::Value::String(s)) => words.contains(&s.as_str()),
             (OptionKind::Count, toml::Value::Integer(n)) => *n >= 1 && *n <= i64::from(u32::MAX),
+            (OptionKind::Size, toml::Value::String(s)) => super::size::parse_size(s).is_ok(),
+            (OptionKind::Cores, toml::Value::Float(c)) => c.is_finite() && *c >= 0.01,
+            (OptionKind::Cores, toml::Value::Integer(n)) => *n >= 1,
             // Strings, or tables a run file writes (`{ file = "a.sql", role = "dss" }`);
             // the workload checks what they say.
             (OptionKind::Entries { .. }, toml::Value::Array(items)) => items
@@ -106,6 +113,14 @@ impl OptionSpec {
             ),
             OptionKind::Count => format!(
                 "{} must be a whole number of at least 1, not {value}",
+                self.key
+            ),
+            OptionKind::Size => format!(
+                "{} takes a size such as \"512MB\" or \"10GB\", not {value}",
+                self.key
+            ),
+            OptionKind::Cores => format!(
+                "{} takes a number of cores such as 2 or 1.5 (at least 0.01), not {value}",
                 self.key
             ),
             OptionKind::Entries { value_name, .. } => format!(

@@ -21,6 +21,7 @@ use crate::workload::{Backlog, Emulator};
 use super::outages::{down_windows, DownWindow};
 use super::poll::Poller;
 use super::progress;
+use super::running::Running;
 use super::session::EndCounts;
 use super::thread::{TickReport, TICK};
 use crate::results::down::AbortedClient;
@@ -69,6 +70,8 @@ pub struct Collector<'k, 's> {
     live: Option<LiveTotals>,
     /// The sets' emulators, whose backlog the progress line and polling block show.
     emulators: Vec<Arc<dyn Emulator>>,
+    /// The tries in flight, whose long ones the progress line shows.
+    running: Option<Arc<Running>>,
 }
 
 fn whole_ticks(d: Duration) -> u64 {
@@ -107,7 +110,14 @@ impl<'k, 's> Collector<'k, 's> {
             events,
             live: None,
             emulators: Vec::new(),
+            running: None,
         }
+    }
+
+    /// Shows the long tries in flight on `running` on the progress line.
+    pub fn show_running(mut self, running: Arc<Running>) -> Self {
+        self.running = Some(running);
+        self
     }
 
     /// Shows the backlog of `emulators` on the progress line and in the polling block.
@@ -359,6 +369,17 @@ impl<'k, 's> Collector<'k, 's> {
                     self.poller.headline.as_ref(),
                 );
                 line.backlog = self.backlog();
+                if let Some(board) = &self.running {
+                    let (long, more) = board.longest(Instant::now());
+                    line.running = long
+                        .into_iter()
+                        .map(|(txn, d)| {
+                            let name = self.keys.txn_types.get(txn as usize);
+                            (name.cloned().unwrap_or_default(), d.as_secs_f64())
+                        })
+                        .collect();
+                    line.running_more = more;
+                }
                 self.events.send(Event::Progress(line));
                 s.progress_acc.clear();
                 s.progress_from = tick + 1;

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod outages;
 pub mod poll;
 pub mod progress;
+pub mod running;
 pub mod schedule;
 pub mod session;
 pub mod stop;
@@ -66,6 +67,8 @@ pub struct DriverPlan {
 /// Clients connected and waiting for the start.
 pub struct Connected {
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// What the clients have in flight, for the progress line.
+    running: Arc<running::Running>,
     /// Every set's emulator (set index, emulator), started on the clients' clock.
     emulators: Vec<(usize, Arc<dyn Emulator>)>,
     starts: Vec<oneshot::Sender<StartSignal>>,
@@ -118,6 +121,7 @@ pub const OVERRUN_TOLERANCE: Duration = Duration::from_secs(1);
 pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> {
     let own = plan.layout.own_clients();
     let clients = own.len() as u32;
+    let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;
     let shared = Arc::new(ClientShared {
         layout: plan.layout,
         protocol: plan.protocol,
@@ -125,13 +129,13 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         keys: plan.keys.shape(),
         stop,
         txn_timeout: plan.txn_timeout,
+        running: Arc::new(running::Running::new(jobs)),
     });
     let emulators = shared
         .layout
         .emulators()
         .map(|(s, e)| (s, Arc::clone(e)))
         .collect();
-    let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;
     let (tick_tx, tick_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = std_mpsc::channel();
     let cpus = if plan.pin_threads {
@@ -167,6 +171,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     drop(ready_tx);
     drop(tick_tx);
     let connected = Connected {
+        running: Arc::clone(&shared.running),
         threads,
         emulators,
         starts,
@@ -248,6 +253,7 @@ impl Connected {
             self.events,
         )
         .publish_to(self.live)
+        .show_running(self.running)
         .watch(self.emulators.iter().map(|(_, e)| Arc::clone(e)).collect());
         let collected = collector.run(self.ticks).await;
         let threads = self.threads;

@@ -47,5 +47,7 @@ pub fn line(
         failed: t.failed_total(),
         retried: t.retried,
         backlog: None,
+        running: Vec::new(),
+        running_more: 0,
     }
 }

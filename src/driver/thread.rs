@@ -160,6 +160,7 @@ async fn run_thread(
         run_end,
         spec.shared.txn_timeout,
         spec.shared.stop.clone(),
+        Some((Arc::clone(&spec.shared.running), spec.index)),
     ));
     let handles = spawn_clients(&spec, sessions, start, &recorder, &mixlog, watches);
     let (finished, panics) = await_clients(&spec.shared.stop, handles).await;

@@ -12,9 +12,11 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use super::running::{Running, PUBLISH};
 use super::stop::Stop;
 
 /// How often the watchdog looks for tries past the transaction timeout: a timeout fires up to
@@ -36,6 +38,8 @@ pub enum Cut {
 #[derive(Default)]
 pub struct Watch {
     since: Cell<Option<Instant>>,
+    /// The global type of the try under way, for the progress line.
+    what: Cell<u32>,
     cut: Cell<Option<Cut>>,
     waker: Cell<Option<Waker>>,
     /// Shared by a thread's watches: set once the run has ended, so a try that begins after
@@ -66,6 +70,17 @@ impl Watch {
         } else {
             None
         });
+    }
+
+    /// The tries that follow are of global type `txn`.
+    #[inline]
+    pub fn doing(&self, txn: usize) {
+        self.what.set(txn as u32);
+    }
+
+    /// The try under way: when it began and its global type.
+    fn in_flight(&self) -> Option<(Instant, u32)> {
+        self.since.get().map(|s| (s, self.what.get()))
     }
 
     /// The try has ended (or was cut): the watchdog leaves this client alone.
@@ -112,19 +127,24 @@ impl Watch {
 }
 
 /// Watches one thread's clients until the run's `end` or the `stop`, then cuts every try in
-/// flight; meanwhile cuts each try older than `timeout`.
+/// flight; meanwhile cuts each try older than `timeout`, and publishes the tries in flight on
+/// `board` (the board and this thread's index) every [`PUBLISH`].
 pub async fn watchdog(
     watches: Vec<Rc<Watch>>,
     end: Instant,
     timeout: Option<Duration>,
     stop: Stop,
+    board: Option<(Arc<Running>, usize)>,
 ) {
     loop {
         let now = Instant::now();
-        let next = match timeout {
-            Some(_) => (now + STEP).min(end),
-            None => end,
-        };
+        let mut next = end;
+        if timeout.is_some() {
+            next = next.min(now + STEP);
+        }
+        if board.is_some() {
+            next = next.min(now + PUBLISH);
+        }
         let stopped = tokio::select! {
             _ = evloop::sleep_until(next) => stop.is_set(),
             _ = stop.wait() => true,
@@ -138,6 +158,9 @@ pub async fn watchdog(
                 w.cut(if stopped { Cut::Stop } else { Cut::End });
             }
             return;
+        }
+        if let Some((board, thread)) = &board {
+            board.publish(*thread, watches.iter().filter_map(|w| w.in_flight()));
         }
         if let Some(t) = timeout {
             for w in &watches {
@@ -171,6 +194,7 @@ mod tests {
                 end,
                 Some(Duration::from_secs(1)),
                 Stop::new(),
+                None,
             ));
             let w = &watches[0];
             w.begin(Instant::now());
@@ -192,6 +216,7 @@ mod tests {
                 end,
                 Some(Duration::from_millis(200)),
                 Stop::new(),
+                None,
             ));
             let hung = std::future::pending::<()>();
             watches[0].begin(Instant::now());
@@ -233,6 +258,7 @@ mod tests {
                 Instant::now() + Duration::from_secs(60),
                 None,
                 stop.clone(),
+                None,
             ));
             let t0 = Instant::now();
             let trigger = stop.clone();

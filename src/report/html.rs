@@ -251,6 +251,27 @@ fn shares(d: &RunData, p: &mut String) {
 }
 
 fn latency(d: &RunData, p: &mut String) {
+    if let Some((cases, reads)) = super::cases_view::tables(d) {
+        table_to(
+            p,
+            &[
+                "test case",
+                "target",
+                "executions",
+                "min s",
+                "median s",
+                "max s",
+                "loaded MB",
+                "MB/s per stream",
+                "MB/s over the run",
+            ],
+            &cases,
+        );
+        if !reads.is_empty() {
+            table_to(p, &super::cases_view::read_heads(), &reads);
+        }
+        note_to(p, super::cases_view::NOTE);
+    }
     if no_series(d, p) {
         return;
     }

@@ -3,6 +3,7 @@
 //! merges the per-thread transaction logs into one CSV ordered by time.
 
 pub mod by;
+pub mod cases_view;
 pub mod charts;
 pub mod commands_view;
 pub mod compare;

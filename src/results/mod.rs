@@ -57,6 +57,7 @@ pub mod start;
 pub mod summary;
 mod syncer;
 pub mod system;
+pub mod volume;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -77,6 +78,7 @@ pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, ServerReadings, Stats, Summary,
     TargetTypeStats,
 };
+pub use volume::Volume;
 pub use writer::{default_dir, ResultsWriter};
 
 /// Version of every file format in a results dir; bump it when a reader would misread old files.

@@ -295,6 +295,9 @@ pub struct Summary {
     /// Per command of each script, with `--report-per-command` (the script workload).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<super::CommandStats>,
+    /// Bytes moved by test cases that load (retail's `load`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<super::Volume>,
     /// What happened to the managed instances during the run (OOM kills, server processes
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -441,6 +444,7 @@ impl Summary {
             ratio_rules: ratios::check(&run.ratio_rules, &keys.txn_types, &per_type, measured_time),
             emulators: Vec::new(),
             commands: Vec::new(),
+            volumes: Vec::new(),
             incidents: Vec::new(),
             cut_in_flight: 0,
             committed_after_end: 0,

@@ -56,6 +56,7 @@ pub async fn finish(
     // The clients have ended, so each group's workload has merged its clients' figures.
     for w in &frame.workloads {
         summary.commands.extend(w.command_stats());
+        summary.volumes.extend(w.volumes());
     }
     summary.failure = result.failure.clone();
     summary.incidents = incidents;

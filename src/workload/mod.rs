@@ -263,6 +263,12 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     fn command_stats(&self) -> Vec<crate::results::CommandStats> {
         Vec::new()
     }
+
+    /// Bytes the workload's loading types moved over the run (retail's `load`), read once
+    /// every client has ended; empty when none loads.
+    fn volumes(&self) -> Vec<crate::results::Volume> {
+        Vec::new()
+    }
 }
 
 /// One client's state for one group's workload. It lives on its client's driver thread.

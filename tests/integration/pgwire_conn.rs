@@ -277,3 +277,64 @@ fn pgwire_connect_gives_up_after_the_timeout() {
         assert!(matches!(error.kind, ErrorKind::Timeout), "{error}");
     });
 }
+
+#[test]
+fn pgwire_copies_in_and_survives_a_failed_copy() {
+    let home = support::temp_home();
+    let instance = support::start_instance(&home, "pgwcopy");
+    support::psql(
+        &instance,
+        DEFAULT_DBNAME,
+        "CREATE TABLE c (id int PRIMARY KEY, v text)",
+    );
+    on_driver_loop(async {
+        let mut conn = Connection::connect(&instance.connect_params(DEFAULT_DBNAME))
+            .await
+            .expect("connect");
+        // Three chunks of 1,000 rows, the statement after a TRUNCATE in the same round trip.
+        let mut chunk = 0;
+        let copied = conn
+            .copy_in("TRUNCATE c; COPY c FROM STDIN", |text| {
+                for id in chunk * 1000..(chunk + 1) * 1000 {
+                    text.push_str(&format!("{id}\trow {id}\n"));
+                }
+                chunk += 1;
+                chunk < 3
+            })
+            .await
+            .expect("copy")
+            .affected();
+        assert_eq!(copied, 3000);
+        let r = conn
+            .simple_query("SELECT count(*), max(v) FROM c WHERE v = 'row ' || id")
+            .await
+            .unwrap();
+        assert_eq!(r.get_i64(0, 0), Some(3000));
+        // A duplicate key fails the COPY at its end; the session goes on, the table unchanged.
+        let err = conn
+            .copy_in("COPY c FROM STDIN", |text| {
+                text.push_str("5\tagain\n");
+                false
+            })
+            .await
+            .map(|r| r.affected())
+            .expect_err("a duplicate key");
+        assert_eq!(err.sqlstate(), Some(b"23505"), "{err}");
+        assert_eq!(conn.tx_status(), TxStatus::Idle);
+        // Not a COPY at all, and a missing table: errors, and the session still answers.
+        let err = conn
+            .copy_in("SELECT 1", |_| false)
+            .await
+            .map(|r| r.affected())
+            .expect_err("not a copy");
+        assert!(err.to_string().contains("not a COPY"), "{err}");
+        let err = conn
+            .copy_in("COPY nowhere FROM STDIN", |_| false)
+            .await
+            .map(|r| r.affected())
+            .expect_err("no table");
+        assert_eq!(err.sqlstate(), Some(b"42P01"), "{err}");
+        let r = conn.simple_query("SELECT count(*) FROM c").await.unwrap();
+        assert_eq!(r.get_i64(0, 0), Some(3000));
+    });
+}

@@ -1,8 +1,10 @@
-//! The Greenplum study's analytic workload (issue 30, first part): the retail fact table loads
-//! the same bytes whatever the number of COPY streams, every partition holds the generator's
-//! rows, the two reports return what the same SQL returns on a plain unpartitioned copy and on
-//! 2 segment instances behind a postgres_fdw coordinator, a run records both, and Ctrl-C
-//! leaves no report running at the server.
+//! The Greenplum study's analytic workload (issue 30): the retail fact table loads the same
+//! bytes whatever the number of COPY streams, every partition holds the generator's rows, the
+//! two reports return what the same SQL returns on a plain unpartitioned copy and on 2 segment
+//! instances behind a postgres_fdw coordinator, a run records both, and Ctrl-C leaves no report
+//! running at the server. A size in bytes gives that much COPY text, the `load` test case
+//! copies what it is asked from each stream and reports MB/s, and segments take the cores and
+//! memory they are given (or refuse more than the host has).
 
 use std::time::Duration;
 
@@ -210,4 +212,178 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
          AND query LIKE '%order_lineitems%' AND pid <> pg_backend_pid()",
     );
     assert_eq!(running.trim(), "0", "a report still runs after Ctrl-C");
+}
+
+/// `run` of `cases` on `db` of instance `rl` from 2 streams for 3 s, plus `extra`.
+fn run_cases(
+    home: &support::TempHome,
+    out: &std::path::Path,
+    db: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let target = format!("instance:rl/{db}");
+    let mut args = vec![
+        "run",
+        "-w",
+        "retail",
+        "--target",
+        &target,
+        "-c",
+        "2",
+        "-T",
+        "3s",
+        "-P",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    support::run_tidebench(home, &args)
+}
+
+#[test]
+fn retail_sizes_in_bytes_loads_as_a_test_case_and_gives_segments_their_share() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "rl");
+    let prepare = |db: &str, extra: &[&str]| {
+        let target = format!("instance:rl/{db}");
+        let mut args = vec!["prepare", "-w", "retail", "--target", &target];
+        args.extend_from_slice(extra);
+        support::run_tidebench(&home, &args)
+    };
+    // --size: about that much COPY text, every partition still the generator's.
+    let o = support::ok(prepare("sized", &["--size", "3MB"]));
+    let loaded_mb: f64 = text(&o)
+        .split("line items, ")
+        .nth(1)
+        .and_then(|r| r.split(" MB").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", text(&o)));
+    let asked = 3.0 * 1048576.0 / 1e6;
+    assert!(
+        (loaded_mb / asked - 1.0).abs() < 0.02,
+        "{loaded_mb} MB for 3MB"
+    );
+    let o = support::ok(support::run_tidebench(
+        &home,
+        &["check", "-w", "retail", "--target", "instance:rl/sized"],
+    ));
+    assert!(text(&o).contains("PASS"), "{}", text(&o));
+    let facts = "SELECT count(*), sum(item_amount) FROM order_lineitems";
+    let before = support::psql(&inst, "sized", facts);
+    // A run asking for another size is refused with the fix; so are a bad size and case.
+    for (args, says) in [
+        (vec!["--size", "4MB"], "--force"),
+        (vec!["--size", "lots"], "not a size"),
+        (vec!["--cases", "vacuum"], "cases"),
+    ] {
+        let o = run_cases(&home, &home.path().join("refused"), "sized", &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+    }
+    let o = support::run_tidebench(&home, &["prepare", "-w", "retail", "--scale", "2GB"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--size 2GB"), "{}", text(&o));
+
+    // The load test case from 2 streams: each execution copies --load-size of COPY text
+    // into its client's own table, one transaction at the server, and the run says MB/s.
+    let out = home.path().join("load");
+    let o = support::ok(run_cases(
+        &home,
+        &out,
+        "sized",
+        &["--cases", "load", "--load-size", "512kB"],
+    ));
+    assert!(text(&o).contains("MB/s per stream"), "{}", text(&o));
+    let s = support::summary(&out);
+    let v = &s["volumes"][0];
+    assert_eq!(v["txn_type"], "load", "{s}");
+    let executions = v["executions"].as_u64().unwrap();
+    assert!(executions >= 2, "{v}");
+    let per_execution = v["bytes"].as_f64().unwrap() / executions as f64;
+    assert!((per_execution / 524288.0 - 1.0).abs() < 0.001, "{v}");
+    // Each client's table holds its last load: about a 512 kB share of the rows copied.
+    let rows_each = v["rows"].as_f64().unwrap() / executions as f64;
+    for client in 0..2 {
+        let sql = format!("SELECT count(*) FROM retail_load_{client}");
+        let held: f64 = support::psql(&inst, "sized", &sql).trim().parse().unwrap();
+        assert!(
+            (held / rows_each - 1.0).abs() < 0.01,
+            "client {client}: {held}, {v}"
+        );
+    }
+    support::assert_server_agrees(&s["server"][0], 0);
+    assert_eq!(
+        support::psql(&inst, "sized", facts),
+        before,
+        "the fact table is untouched"
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("MB/s per stream") && report.contains("rows returned"));
+
+    // A long operation shows on the progress line while it runs, with its elapsed time.
+    let sleep = home.path().join("long.sql");
+    std::fs::write(&sleep, "SELECT pg_sleep(2.6);\n").unwrap();
+    let o = support::ok(support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-f",
+            sleep.to_str().unwrap(),
+            "--target",
+            "instance:rl/sized",
+            "-c",
+            "1",
+            "-T",
+            "3s",
+            "-P",
+            "1",
+            "--out",
+            home.path().join("long").to_str().unwrap(),
+        ],
+    ));
+    assert!(text(&o).contains(", running: long "), "{}", text(&o));
+
+    // Segments with the cores and memory given, where control groups can be made; more than
+    // the host has is refused with what each may have.
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let too_many = format!("{}", cores);
+    let o = prepare(
+        "mpp",
+        &[
+            "--size",
+            "1MB",
+            "--segments",
+            "2",
+            "--segment-cpus",
+            &too_many,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = prepare(
+        "mpp",
+        &[
+            "--size",
+            "1MB",
+            "--segments",
+            "2",
+            "--segment-cpus",
+            "0.5",
+            "--segment-memory",
+            "512MB",
+        ],
+    );
+    if support::cgroups_writable() {
+        support::ok(o);
+        let seg = tidebench::instance::find(&home.home, "rl-seg2").unwrap();
+        assert_eq!(seg.limits(), (Some(0.5), Some(512 << 20)));
+        let o = support::ok(support::run_tidebench(
+            &home,
+            &["check", "-w", "retail", "--target", "instance:rl/mpp"],
+        ));
+        assert!(text(&o).contains("each of 2 segments"), "{}", text(&o));
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("root"), "{}", text(&o));
+    }
 }

@@ -39,6 +39,7 @@ enum State {
     Broken,
 }
 
+mod copy;
 mod pipeline;
 
 /// A session that owns its socket. Not `Sync`; one client task uses it.

@@ -254,6 +254,8 @@ fn the_market_backlog_shows_on_the_progress_line_and_in_the_polling_block() {
         failed: 0,
         retried: 0,
         backlog: Some(backlog),
+        running: Vec::new(),
+        running_more: 0,
     };
     assert!(
         progress_line(&line).ends_with(", market 3 due (lag 12 ms)"),
@@ -265,6 +267,17 @@ fn the_market_backlog_shows_on_the_progress_line_and_in_the_polling_block() {
         ..line
     };
     assert!(progress_line(&idle).ends_with(", market 0 due"));
+    let long = ProgressLine {
+        backlog: None,
+        running: vec![("full_scan".into(), 12.34), ("load".into(), 4.06)],
+        running_more: 2,
+        ..idle
+    };
+    assert!(
+        progress_line(&long).ends_with(", running: full_scan 12.3 s, load 4.1 s (+2 more)"),
+        "{}",
+        progress_line(&long)
+    );
     let block = PollBlock {
         iteration: 1,
         phase: "p1".into(),

@@ -53,6 +53,8 @@ pub struct ClientShared {
     pub stop: Stop,
     /// How long one try may run before it is abandoned as a `timeout` failure.
     pub txn_timeout: Option<Duration>,
+    /// Where the watchdogs publish the tries in flight, for the progress line.
+    pub running: Arc<super::running::Running>,
 }
 
 /// One client's own state.
@@ -343,6 +345,8 @@ impl Client {
             }
             Instant::now()
         };
+        let global_txn = g.txn_map.get(card.txn).copied().unwrap_or(0);
+        self.watch.doing(global_txn);
         let started = Instant::now();
         let work = Work::Drawn {
             group: card.group,
@@ -357,7 +361,6 @@ impl Client {
             ended: Instant::now(),
             lagged,
         };
-        let global_txn = g.txn_map.get(card.txn).copied().unwrap_or(0);
         self.record(
             seg.index, target, global_txn, outcome, retries, &timing, run.start,
         );
@@ -466,6 +469,8 @@ impl Client {
         let g = &shared.layout.groups[slot.group];
         let target = slot.target_for(g, job.txn);
         let local = self.session_of[target];
+        let global_txn = g.txn_map.get(job.txn).copied().unwrap_or(0);
+        self.watch.doing(global_txn);
         let started = Instant::now();
         let work = Work::Emulated {
             emulator,
@@ -480,7 +485,6 @@ impl Client {
             ended: Instant::now(),
             lagged: true,
         };
-        let global_txn = g.txn_map.get(job.txn).copied().unwrap_or(0);
         self.record(
             segment, target, global_txn, outcome, retries, &timing, start,
         );

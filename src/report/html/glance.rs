@@ -9,10 +9,11 @@ use crate::results::{HostFacts, Per, ServerFacts, Summary};
 use super::{ms, note_to, table_to};
 
 /// PostgreSQL settings shown beside each server's version: the ones that most shape a result.
-const SETTINGS: [&str; 9] = [
+const SETTINGS: [&str; 10] = [
     "shared_buffers",
     "max_connections",
     "work_mem",
+    "max_parallel_workers_per_gather",
     "effective_cache_size",
     "max_wal_size",
     "checkpoint_timeout",

@@ -14,7 +14,7 @@ use futures_util::SinkExt;
 use tokio_postgres::Client;
 
 use super::gen::{self, Size};
-use super::{DATA_SEED, META, ROWS_PER_SCALE, SCHEMA, TABLES};
+use super::{DATA_SEED, META, SCHEMA, TABLES};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::ResolvedTarget;
@@ -30,7 +30,7 @@ pub async fn prepare(
     target: &ResolvedTarget,
     events: &Arc<dyn Sink>,
 ) -> Result<(), WorkloadError> {
-    let size = Size::new(u64::from(plan.scale.max(1)) * ROWS_PER_SCALE, DATA_SEED);
+    let size = Size::new(super::rows_of(plan.scale, &plan.options), DATA_SEED);
     let segments = super::segments_of(&plan.options);
     let client = connect(target).await?;
     crate::workload::load_lock::take(&client, target, "retail tables").await?;
@@ -101,7 +101,10 @@ pub async fn prepare(
         mb / copy.as_secs_f64().max(1e-9)
     )));
     events.send(Event::LoadFinished(LoadSummary {
-        what: format!("retail scale {}", plan.scale),
+        what: match super::bytes_of(&plan.options, super::SIZE) {
+            Some(b) => format!("retail {}", crate::config::size::format_size(b)),
+            None => format!("retail scale {}", plan.scale),
+        },
         target: target.label.clone(),
         rows: size.rows,
         elapsed: started.elapsed(),

@@ -3,9 +3,12 @@
 //! small dimensions; `prepare` streams it in with parallel COPY straight into the partitions
 //! (gpfdist's role); a run draws the study's two reports, FullScanSQL (`full_scan`) and
 //! PartialScanSQL (`partial_scan`), on the set's `dss` target and records each one's response
-//! time. Files: `gen` (the rows, pure functions of seed and id), `loader` (`prepare`), `plugin`
-//! (the registered workload and `check`).
+//! time; the `load` test case copies more line items in as a run's transaction (seed 002's
+//! "Data Loading"). Files: `gen` (the rows, pure functions of seed and id), `loader`
+//! (`prepare`), `segments` (MPP over segment instances), `plugin` (the registered workload and
+//! `check`), `cases` (the test cases a client runs).
 
+mod cases;
 mod gen;
 mod loader;
 mod plugin;
@@ -42,6 +45,32 @@ pub fn segments_of(options: &crate::config::OptionValues) -> u64 {
 
 /// The option `--segments`.
 pub(crate) const SEGMENTS: &str = "segments";
+/// The fact table's size in bytes of COPY text (`--size 10GB`), instead of `--scale`.
+const SIZE: &str = "size";
+/// Each segment's cores and memory (`--segment-cpus`, `--segment-memory`).
+const SEGMENT_CPUS: &str = "segment_cpus";
+const SEGMENT_MEMORY: &str = "segment_memory";
+/// The test cases the clients draw (`--cases`).
+const CASES: &str = "cases";
+/// What one `load` test case copies (`--load-size`).
+const LOAD_SIZE: &str = "load_size";
+
+/// A size option's bytes, when given (checked as a size before any workload reads it).
+fn bytes_of(options: &crate::config::OptionValues, key: &str) -> Option<u64> {
+    options
+        .get(key)
+        .and_then(|v| v.as_str())
+        .and_then(|s| crate::config::size::parse_size(s).ok())
+}
+
+/// The line items of a load of `scale` with `options`: `--size` worth of COPY text when
+/// given, else `--scale` units of [`ROWS_PER_SCALE`].
+pub fn rows_of(scale: u32, options: &crate::config::OptionValues) -> u64 {
+    match bytes_of(options, SIZE) {
+        Some(bytes) => gen::rows_for_bytes(bytes, DATA_SEED),
+        None => u64::from(scale.max(1)) * ROWS_PER_SCALE,
+    }
+}
 
 /// Written last by `prepare`: a load without it is incomplete.
 const META: &str = "retail_meta";

@@ -1,33 +1,65 @@
-//! `retail` as a registered workload: two transaction types on the `dss` role, FullScanSQL and
-//! PartialScanSQL, drawn evenly (a phase's `mix` weighs them), each a single statement whose
-//! response time is recorded. Runs are a few long operations: `--txn-timeout` cuts one at the
+//! `retail` as a registered workload: its options, the readiness check (the load's size and
+//! segments against the run's), `prepare`, `check` (every partition's rows against what the
+//! generator puts there), and the test cases of `cases`, drawn evenly out of `--cases` (a
+//! phase's `mix` weighs them). Runs are a few long operations: `--txn-timeout` cuts one at the
 //! server, and Ctrl-C cancels those in flight (the driver sends each a CancelRequest).
-//! `check` counts every partition's rows against what the generator puts there.
 
 use std::sync::Arc;
 
-use rand::Rng as _;
-
+use super::cases::{self, Amount, LoadSpec, Retail, TYPES};
 use super::gen::{self, Size};
-use super::{FULL_SCAN, META, PARTIAL_SCAN, ROWS_PER_SCALE};
+use super::{DATA_SEED, META, ROWS_PER_SCALE};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::{describe_pg_error, ResolvedTarget};
-use crate::workload::{
-    CheckOutcome, ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnEnd, TxnFuture, TxnType,
-    Workload, WorkloadError,
-};
+use crate::workload::{CheckOutcome, Kind, Loaded, Pending, Workload, WorkloadError};
 
 const ROLES: &[&str] = &["dss"];
 
-const OPTIONS: &[OptionSpec] = &[OptionSpec {
-    key: super::SEGMENTS,
-    kind: OptionKind::Count,
-    help: "spread the fact table over N segment instances behind the target (the \
-           coordinator), joined by postgres_fdw [default: none]",
-    load: true,
-}];
-const TYPES: [&str; 2] = ["full_scan", "partial_scan"];
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: super::SEGMENTS,
+        kind: OptionKind::Count,
+        help: "spread the fact table over N segment instances behind the target (the \
+               coordinator), joined by postgres_fdw [default: none]",
+        load: true,
+    },
+    OptionSpec {
+        key: super::SIZE,
+        kind: OptionKind::Size,
+        help: "the fact table's size as COPY text (10GB), instead of --scale [default: \
+               --scale units of 100,000 line items, about 6.3 MB each]",
+        load: true,
+    },
+    OptionSpec {
+        key: super::SEGMENT_CPUS,
+        kind: OptionKind::Cores,
+        help: "each segment's cores, enforced by a control group (as root) [default: the \
+               host's split evenly]",
+        load: true,
+    },
+    OptionSpec {
+        key: super::SEGMENT_MEMORY,
+        kind: OptionKind::Size,
+        help: "each segment's memory, enforced by a control group (as root) [default: the \
+               host's split evenly]",
+        load: true,
+    },
+    OptionSpec {
+        key: super::CASES,
+        kind: OptionKind::Names(&TYPES),
+        help: "the test cases clients draw, evenly: full_scan, partial_scan, load (COPY more \
+               line items in) [default: full_scan,partial_scan]",
+        load: false,
+    },
+    OptionSpec {
+        key: super::LOAD_SIZE,
+        kind: OptionKind::Size,
+        help: "what one load test case copies, as COPY text [default: a tenth of the fact \
+               table]",
+        load: false,
+    },
+];
 
 pub struct RetailKind;
 
@@ -88,6 +120,19 @@ impl Kind for RetailKind {
     ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         Box::pin(async move {
             let (size, segments) = loaded_size(client).await?;
+            if let Some(bytes) = super::bytes_of(options, super::SIZE) {
+                let rows = gen::rows_for_bytes(bytes, DATA_SEED);
+                if rows != size.rows {
+                    return Err(WorkloadError::NotPrepared(format!(
+                        "the retail data here has {} line items, the run's --size {} makes \
+                         {rows}: run `tidebench prepare -w retail --size {} --force` (a sweep \
+                         over size prepares each point itself)",
+                        size.rows,
+                        crate::config::size::format_size(bytes),
+                        crate::config::size::format_size(bytes)
+                    )));
+                }
+            }
             let asked = super::segments_of(options);
             if options.contains_key(super::SEGMENTS) && asked != segments {
                 return Err(WorkloadError::NotPrepared(format!(
@@ -117,10 +162,36 @@ impl Kind for RetailKind {
         Some(Box::pin(check(client)))
     }
 
-    fn build(&self, _scale: u32, _options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
-        Ok(Arc::new(Retail {
-            types: TYPES.iter().map(|t| TxnType::new(*t, ROLES[0])).collect(),
-        }))
+    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
+        let cases: Vec<String> = match options.get(super::CASES).and_then(|v| v.as_array()) {
+            Some(given) => given
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            None => cases::DEFAULT_CASES.map(String::from).to_vec(),
+        };
+        if cases.is_empty() {
+            return Err(format!(
+                "cases is empty: name at least one of {}",
+                TYPES.join(", ")
+            ));
+        }
+        let size = Size::new(super::rows_of(scale, options), DATA_SEED);
+        let amount = match super::bytes_of(options, super::LOAD_SIZE) {
+            Some(bytes) => Amount::Bytes(bytes),
+            None => Amount::Rows((size.rows / 10).max(1)),
+        };
+        let spacing = match amount {
+            Amount::Rows(n) => n,
+            // Rows run to about 60 bytes: a client's range ends well before the next one's.
+            Amount::Bytes(b) => b / 40 + 1,
+        };
+        let load = LoadSpec {
+            size,
+            amount,
+            spacing,
+        };
+        Ok(Arc::new(Retail::new(&cases, load)))
     }
 }
 
@@ -170,51 +241,4 @@ async fn check(client: &tokio_postgres::Client) -> Result<Vec<CheckOutcome>, Wor
         offending,
         examples,
     }])
-}
-
-#[derive(Debug)]
-struct Retail {
-    types: Vec<TxnType>,
-}
-
-impl Workload for Retail {
-    fn txn_types(&self) -> &[TxnType] {
-        &self.types
-    }
-
-    fn terminal(self: Arc<Self>, _slot: ClientSlot) -> Box<dyn Terminal> {
-        Box::new(RetailTerminal { txn: 0 })
-    }
-}
-
-/// A stream of reports: which one runs next.
-struct RetailTerminal {
-    txn: usize,
-}
-
-impl Terminal for RetailTerminal {
-    fn next_type(&mut self, rng: &mut Rng) -> usize {
-        rng.gen_range(0..TYPES.len())
-    }
-
-    fn draw(&mut self, txn: usize, _rng: &mut Rng) {
-        self.txn = txn;
-    }
-
-    fn execute<'a>(
-        &'a self,
-        conn: &'a mut pgwire::Connection,
-        _protocol: pgwire::Protocol,
-        _emulator: Option<&'a dyn crate::workload::Emulator>,
-    ) -> TxnFuture<'a> {
-        let sql = if self.txn == 0 {
-            FULL_SCAN
-        } else {
-            PARTIAL_SCAN
-        };
-        Box::pin(async move {
-            conn.simple_query(sql).await?;
-            Ok(TxnEnd::Committed)
-        })
-    }
 }

@@ -14,7 +14,7 @@ use tokio_postgres::Client;
 use super::gen::{self, Size};
 use super::loader::{self, create_with};
 use super::SCHEMA;
-use crate::config::{PreparePlan, TargetSpec};
+use crate::config::{OptionValues, PreparePlan, TargetSpec};
 use crate::instance::{self, Home, InstanceOptions};
 use crate::target::ResolvedTarget;
 use crate::workload::staging::{connect, db_error};
@@ -31,18 +31,59 @@ pub struct Segments {
     pub share: Option<(f64, u64)>,
 }
 
-/// Each segment's share of the host, as the study's segment VMs split theirs: the cores and
-/// the memory split evenly, enforced by a control group; `None` where none can be made (it
-/// takes root), and the segments run unlimited.
-fn share_of_host(n: u64) -> Option<(f64, u64)> {
+/// Each segment's share of the host, as the study's segment VMs split theirs: `--segment-cpus`
+/// and `--segment-memory` when given, else the cores and the memory split evenly, enforced by
+/// a control group. `None` where none can be made (it takes root): the segments run unlimited,
+/// which only an even split may do quietly.
+fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, WorkloadError> {
+    let cpus = options
+        .get(super::SEGMENT_CPUS)
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
+    let memory = super::bytes_of(options, super::SEGMENT_MEMORY);
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root || instance::CgroupPaths::locate("probe").is_err() {
-        return None;
+        if cpus.is_some() || memory.is_some() {
+            return Err(WorkloadError::Database(
+                "--segment-cpus and --segment-memory are enforced by a control group per \
+                 segment, which needs root and a writable cgroup tree: run prepare as root, or \
+                 leave them out to run the segments unlimited"
+                    .into(),
+            ));
+        }
+        return Ok(None);
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
-    let memory = crate::sampler::host::HostFacts::collect().memory_total_bytes?;
-    Some(((cores / n as f64 * 100.0).floor() / 100.0, memory / n))
+    let Some(host_memory) = crate::sampler::host::HostFacts::collect().memory_total_bytes else {
+        // Without /proc/meminfo there is nothing to split; given limits are taken as they are.
+        return Ok(cpus.zip(memory));
+    };
+    if let Some(c) = cpus.filter(|c| c * n as f64 > cores + 1e-9) {
+        return Err(WorkloadError::Database(format!(
+            "--segment-cpus {c} for {n} segments asks for {} cores, and this host has {cores}: \
+             give each at most {:.2}, or fewer segments",
+            c * n as f64,
+            (cores / n as f64 * 100.0).floor() / 100.0
+        )));
+    }
+    if let Some(m) = memory.filter(|m| m.saturating_mul(n) > host_memory) {
+        return Err(WorkloadError::Database(format!(
+            "--segment-memory {} for {n} segments asks for {} of this host's {}: give each \
+             at most {}, or fewer segments",
+            gib(m),
+            gib(m.saturating_mul(n)),
+            gib(host_memory),
+            gib(host_memory / n)
+        )));
+    }
+    Ok(Some((
+        cpus.unwrap_or((cores / n as f64 * 100.0).floor() / 100.0),
+        memory.unwrap_or(host_memory / n),
+    )))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// Starts the segments, creates their tables and the coordinator's foreign tables.
@@ -66,7 +107,7 @@ pub async fn create(
         TargetSpec::Dsn(_) => "retail".to_string(),
     };
     let home = Home::from_env();
-    let share = share_of_host(n);
+    let share = share_of_host(&plan.options, n)?;
     let limits = InstanceOptions {
         cpus: share.map(|s| s.0),
         memory: share.map(|s| s.1),
