@@ -285,8 +285,8 @@ pub struct RunArgs {
     /// Where to run: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
-    /// Concurrent clients (sessions) [default: 1]
-    #[arg(short = 'c', long)]
+    /// Concurrent clients (sessions; seed 002 calls them streams) [default: 1]
+    #[arg(short = 'c', long, visible_alias = "streams")]
     pub clients: Option<u32>,
     /// Driver threads; clients are spread over them [default: min(cores, clients)]
     #[arg(short = 'j', long)]

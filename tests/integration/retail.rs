@@ -214,7 +214,8 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
     assert_eq!(running.trim(), "0", "a report still runs after Ctrl-C");
 }
 
-/// `run` of `cases` on `db` of instance `rl` from 2 streams for 3 s, plus `extra`.
+/// `run` of `cases` on `db` of instance `rl` from 2 streams (seed 002's word for clients) for
+/// 3 s, plus `extra`.
 fn run_cases(
     home: &support::TempHome,
     out: &std::path::Path,
@@ -228,7 +229,7 @@ fn run_cases(
         "retail",
         "--target",
         &target,
-        "-c",
+        "--streams",
         "2",
         "-T",
         "3s",
@@ -346,33 +347,18 @@ fn retail_sizes_in_bytes_loads_as_a_test_case_and_gives_segments_their_share() {
 
     // Segments with the cores and memory given, where control groups can be made; more than
     // the host has is refused with what each may have.
-    let cores = std::thread::available_parallelism().unwrap().get();
-    let too_many = format!("{}", cores);
-    let o = prepare(
-        "mpp",
-        &[
-            "--size",
-            "1MB",
-            "--segments",
-            "2",
-            "--segment-cpus",
-            &too_many,
-        ],
-    );
+    let cores = std::thread::available_parallelism()
+        .unwrap()
+        .get()
+        .to_string();
+    let segments = |share: &[&str]| {
+        let mut args = vec!["--size", "1MB", "--segments", "2"];
+        args.extend_from_slice(share);
+        prepare("mpp", &args)
+    };
+    let o = segments(&["--segment-cpus", &cores]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let o = prepare(
-        "mpp",
-        &[
-            "--size",
-            "1MB",
-            "--segments",
-            "2",
-            "--segment-cpus",
-            "0.5",
-            "--segment-memory",
-            "512MB",
-        ],
-    );
+    let o = segments(&["--segment-cpus", "0.5", "--segment-memory", "512MB"]);
     if support::cgroups_writable() {
         support::ok(o);
         let seg = tidebench::instance::find(&home.home, "rl-seg2").unwrap();

@@ -321,6 +321,11 @@ impl Connection {
             }
             return Err(Error::from(e));
         }
+        self.read_result().await
+    }
+
+    /// Reads the answer to what was sent: its rows, or the server's error.
+    pub(crate) async fn read_result(&mut self) -> Result<QueryResult<'_>, Error> {
         self.state = State::Reading;
         self.read_response().await?;
         match self.response.error.take() {

@@ -54,14 +54,7 @@ impl Connection {
         self.wbuf.clear();
         frontend::copy_done(&mut self.wbuf);
         self.write_buffer().await?;
-        self.state = State::Reading;
-        self.read_response().await?;
-        match self.response.error.take() {
-            Some(e) => Err(e),
-            None => Ok(QueryResult {
-                response: &self.response,
-            }),
-        }
+        self.read_result().await
     }
 
     /// Writes the write buffer; a failure loses the session.
