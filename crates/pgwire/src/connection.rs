@@ -214,14 +214,19 @@ impl Connection {
 
     /// Runs SQL text (one or more statements) with the simple query protocol.
     pub async fn simple_query(&mut self, sql: &str) -> Result<QueryResult<'_>, Error> {
+        self.encode_query(sql).await?;
+        self.round_trip().await
+    }
+
+    /// Readies the session and puts a Query of `sql` alone in the write buffer.
+    pub(crate) async fn encode_query(&mut self, sql: &str) -> Result<(), Error> {
         self.settle().await?;
         self.pipeline = None;
         self.wbuf.clear();
-        if let Err(e) = frontend::query(sql, &mut self.wbuf) {
+        frontend::query(sql, &mut self.wbuf).map_err(|e| {
             self.wbuf.clear();
-            return Err(Error::protocol(format!("cannot send the SQL text: {e}")));
-        }
-        self.round_trip().await
+            Error::protocol(format!("cannot send the SQL text: {e}"))
+        })
     }
 
     /// Sends Terminate and closes the socket.

@@ -22,13 +22,7 @@ impl Connection {
         sql: &str,
         mut next: impl FnMut(&mut String) -> bool,
     ) -> Result<QueryResult<'_>, Error> {
-        self.settle().await?;
-        self.pipeline = None;
-        self.wbuf.clear();
-        if let Err(e) = frontend::query(sql, &mut self.wbuf) {
-            self.wbuf.clear();
-            return Err(Error::protocol(format!("cannot send the SQL text: {e}")));
-        }
+        self.encode_query(sql).await?;
         // From here to CopyDone the server is in COPY mode: a drop half-way leaves a session
         // no statement can follow, which `Writing` says.
         self.state = State::Writing;
