@@ -36,6 +36,11 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// `bytes` in GiB to one decimal, for messages: `1.5 GiB`.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

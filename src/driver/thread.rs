@@ -352,10 +352,7 @@ async fn tick_loop(
 
 /// Distinct, reproducible seeds per client (splitmix64 of seed and id).
 pub fn client_seed(seed: u64, client: u32) -> u64 {
-    let mut z = seed ^ (u64::from(client).wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::workload::splitmix(seed, u64::from(client))
 }
 
 #[cfg(test)]

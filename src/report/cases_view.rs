@@ -83,7 +83,6 @@ fn long_operations(s: &Summary) -> bool {
         || s.by_target_and_type
             .iter()
             .any(|t| t.stats.latency_ms.as_ref().is_some_and(|l| l.p50 >= 1000.0))
-        || s.workload == "retail"
 }
 
 fn secs(ms: f64) -> String {

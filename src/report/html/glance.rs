@@ -158,7 +158,7 @@ fn host_row(h: &HostFacts) -> Vec<String> {
         h.cpu_model.clone(),
         h.cpus_available.map(|c| format!("{c} CPUs available")),
         h.memory_total_bytes
-            .map(|b| format!("{:.1} GiB RAM", b as f64 / (1u64 << 30) as f64)),
+            .map(|b| format!("{} RAM", crate::config::size::gib(b))),
         h.os.clone(),
         h.kernel.clone().map(|k| format!("kernel {k}")),
         h.hypervisor

@@ -1,21 +1,16 @@
 //! The parts of the shards' summaries that are not rebuilt from their intervals: added up into
 //! the merged summary. Emulated sets' work is summed per set (each shard ran a market of its
 //! own for its clients' trades); per-command figures are summed per command (their means
-//! weighted by count), loaded bytes per type; incidents, down windows and aborted clients are listed from every shard
-//! (client ids are the run's, so they stay apart); the margins of the server check add up.
+//! weighted by count), loaded bytes per type; incidents, down windows and aborted clients are
+//! listed from every shard (client ids are the run's, so they stay apart); the margins of the
+//! server check add up.
 
-use super::super::{CommandStats, EmulatorEnd, Summary};
+use super::super::{CommandStats, EmulatorEnd, Summary, Volume};
 
 pub fn add(merged: &mut Summary, shards: &[&Summary]) {
     merged.emulators = emulators(shards);
     merged.commands = commands(shards);
-    merged.volumes = Vec::new();
-    for v in shards.iter().flat_map(|s| &s.volumes) {
-        match merged.volumes.iter_mut().find(|m| m.txn_type == v.txn_type) {
-            Some(m) => m.add(v),
-            None => merged.volumes.push(v.clone()),
-        }
-    }
+    merged.volumes = volumes(shards);
     merged.incidents = shards.iter().flat_map(|s| s.incidents.clone()).collect();
     merged.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     merged.down_windows = shards.iter().flat_map(|s| s.down_windows.clone()).collect();
@@ -56,6 +51,17 @@ fn emulators(shards: &[&Summary]) -> Vec<EmulatorEnd> {
                 o.lag_ms_at_end = o.lag_ms_at_end.max(e.lag_ms_at_end);
             }
             None => out.push(e.clone()),
+        }
+    }
+    out
+}
+
+fn volumes(shards: &[&Summary]) -> Vec<Volume> {
+    let mut out: Vec<Volume> = Vec::new();
+    for v in shards.iter().flat_map(|s| &s.volumes) {
+        match out.iter_mut().find(|o| o.txn_type == v.txn_type) {
+            Some(o) => o.add(v),
+            None => out.push(v.clone()),
         }
     }
     out

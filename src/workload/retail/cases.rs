@@ -88,7 +88,7 @@ impl Workload for Retail {
         Box::new(RetailTerminal {
             txn: 0,
             first_id: self.load.size.rows + u64::from(slot.index) * self.load.spacing,
-            table: format!("retail_load_{}", slot.index),
+            load_sql: load_sql(&format!("retail_load_{}", slot.index)),
             workload: self,
         })
     }
@@ -115,7 +115,16 @@ struct RetailTerminal {
     txn: usize,
     /// The first line-item id of this client's loads.
     first_id: u64,
-    table: String,
+    /// Its load: into its own table, made if new and emptied first.
+    load_sql: String,
+}
+
+/// One load's statements into `table`: one transaction, the COPY last.
+fn load_sql(table: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {table} (LIKE order_lineitems); TRUNCATE {table}; \
+         COPY {table} FROM STDIN"
+    )
 }
 
 impl Terminal for RetailTerminal {
@@ -149,11 +158,6 @@ impl RetailTerminal {
     /// One `load`: the table made if new, emptied, and this client's rows copied in, all one
     /// transaction; the bytes sent are counted once it commits.
     async fn load(&self, conn: &mut pgwire::Connection) -> Result<(), pgwire::Error> {
-        let t = &self.table;
-        let sql = format!(
-            "CREATE TABLE IF NOT EXISTS {t} (LIKE order_lineitems); TRUNCATE {t}; \
-             COPY {t} FROM STDIN"
-        );
         let LoadSpec { size, amount, .. } = self.workload.load;
         let (end, limit) = match amount {
             Amount::Rows(n) => (self.first_id + n, u64::MAX),
@@ -163,7 +167,7 @@ impl RetailTerminal {
         let mut bytes = 0u64;
         let started = Instant::now();
         let copied = conn
-            .copy_in(&sql, |text| {
+            .copy_in(&self.load_sql, |text| {
                 let to = (from + CHUNK_ROWS).min(end);
                 gen::copy_rows(&size, from, to, text);
                 from = to;

@@ -8,6 +8,8 @@
 //! of ids, which a stream copies straight into that partition. A customer is drawn per order,
 //! a product (of 100, in 10 categories) and a quantity (1 to 10) per line item.
 
+use crate::workload::splitmix as mix;
+
 /// 2007-01-01T00:00:00Z and 2012-01-01T00:00:00Z: the five years the data spans.
 pub const START: i64 = 1_167_609_600;
 pub const END: i64 = 1_325_376_000;
@@ -275,14 +277,6 @@ pub fn partitions() -> Vec<Partition> {
         week += 1;
     }
     out
-}
-
-/// SplitMix64 of `x` under `seed`.
-fn mix(seed: u64, x: u64) -> u64 {
-    let mut z = seed ^ x.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

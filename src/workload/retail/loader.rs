@@ -86,8 +86,8 @@ pub async fn prepare(
     let spread = match layout.as_ref().map(|s| s.share) {
         None => String::new(),
         Some(Some((cpus, bytes))) => format!(
-            " over {segments} segments ({cpus} CPU and {:.1} GiB each)",
-            bytes as f64 / (1u64 << 30) as f64
+            " over {segments} segments ({cpus} CPU and {} each)",
+            crate::config::size::gib(bytes)
         ),
         Some(None) => {
             format!(" over {segments} segments (without limits: control groups need root)")

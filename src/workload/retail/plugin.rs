@@ -123,13 +123,12 @@ impl Kind for RetailKind {
             if let Some(bytes) = super::bytes_of(options, super::SIZE) {
                 let rows = gen::rows_for_bytes(bytes, DATA_SEED);
                 if rows != size.rows {
+                    let asked = crate::config::size::format_size(bytes);
                     return Err(WorkloadError::NotPrepared(format!(
-                        "the retail data here has {} line items, the run's --size {} makes \
-                         {rows}: run `tidebench prepare -w retail --size {} --force` (a sweep \
-                         over size prepares each point itself)",
-                        size.rows,
-                        crate::config::size::format_size(bytes),
-                        crate::config::size::format_size(bytes)
+                        "the retail data here has {} line items, the run's --size {asked} makes \
+                         {rows}: run `tidebench prepare -w retail --size {asked} --force` (a \
+                         sweep over size prepares each point itself)",
+                        size.rows
                     )));
                 }
             }

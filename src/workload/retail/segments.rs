@@ -14,6 +14,7 @@ use tokio_postgres::Client;
 use super::gen::{self, Size};
 use super::loader::{self, create_with};
 use super::SCHEMA;
+use crate::config::size::gib;
 use crate::config::{OptionValues, PreparePlan, TargetSpec};
 use crate::instance::{self, Home, InstanceOptions};
 use crate::target::ResolvedTarget;
@@ -54,6 +55,7 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
         return Ok(None);
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
+    let even_cpus = (cores / n as f64 * 100.0).floor() / 100.0;
     let Some(host_memory) = crate::sampler::host::HostFacts::collect().memory_total_bytes else {
         // Without /proc/meminfo there is nothing to split; given limits are taken as they are.
         return Ok(cpus.zip(memory));
@@ -63,7 +65,7 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
             "--segment-cpus {c} for {n} segments asks for {} cores, and this host has {cores}: \
              give each at most {:.2}, or fewer segments",
             c * n as f64,
-            (cores / n as f64 * 100.0).floor() / 100.0
+            even_cpus
         )));
     }
     if let Some(m) = memory.filter(|m| m.saturating_mul(n) > host_memory) {
@@ -77,13 +79,9 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
         )));
     }
     Ok(Some((
-        cpus.unwrap_or((cores / n as f64 * 100.0).floor() / 100.0),
+        cpus.unwrap_or(even_cpus),
         memory.unwrap_or(host_memory / n),
     )))
-}
-
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// Starts the segments, creates their tables and the coordinator's foreign tables.

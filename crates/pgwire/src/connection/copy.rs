@@ -6,7 +6,6 @@
 //! A server error while the data flows (a malformed row) is only read at the end: the server
 //! discards CopyData until CopyDone, then answers with the error, and the session goes on.
 
-use bytes::BufMut;
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
@@ -36,9 +35,9 @@ impl Connection {
             let more = next(&mut text);
             if !text.is_empty() {
                 self.wbuf.clear();
-                self.wbuf.put_u8(b'd');
-                self.wbuf.put_i32(4 + text.len() as i32);
-                self.wbuf.put_slice(text.as_bytes());
+                frontend::CopyData::new(text.as_bytes())
+                    .map_err(|e| Error::client(format!("a COPY chunk too large to send: {e}")))?
+                    .write(&mut self.wbuf);
                 self.write_buffer().await?;
             }
             if !more {
