@@ -13,6 +13,8 @@ mod libpq_defaults;
 mod oom;
 mod options;
 mod pgbench;
+mod pgbench_conformance;
+mod pgbench_conformance_cases;
 mod pgwire_conn;
 mod profile;
 mod recover;

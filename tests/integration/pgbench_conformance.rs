@@ -1,0 +1,214 @@
+//! pgbench as the referee (issue 38): every case runs the real `pgbench` and `tidebench
+//! pgbench` with the same arguments, scripts and environment against the same server, and
+//! compares what a user of pgbench sees and relies on:
+//!
+//! - the exit status (0 ran, 1 refused before running, 2 a client was aborted);
+//! - the substance of the messages (each case names the words both must print);
+//! - `debug()` lines, which carry every value a script computed (seeded draws included);
+//! - the "processed: N/M" count of the summary block;
+//! - where the case writes rows, the rows (read back with one query after each tool).
+//!
+//! The cases are written here from pgbench's documentation and from what its own test suite
+//! (src/bin/pgbench/t/ in PostgreSQL's source) exercises; see `pgbench_conformance_cases.rs`.
+//! The test prints its count of cases and agreements, which the README quotes, and fails on
+//! any disagreement, naming the case and both tools' output.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tidebench::instance::Instance;
+
+use crate::pgbench_conformance_cases::{cases, Case};
+use crate::support::{pgbench_path, psql, start_instance, temp_home, TempHome};
+
+/// A case that takes longer than this is stopped and counted as a disagreement, so a hang in
+/// either tool fails the test instead of holding CI. The slowest case runs for under 3 s.
+const CASE_LIMIT: Duration = Duration::from_secs(90);
+
+/// What one tool did with one case.
+struct Seen {
+    status: Option<i32>,
+    text: String,
+    rows: String,
+}
+
+impl Seen {
+    /// `debug(...)` lines in order of appearance (pgbench writes them to stderr as it runs).
+    fn debug_lines(&self) -> Vec<&str> {
+        let mut lines: Vec<&str> = self
+            .text
+            .lines()
+            .filter(|l| l.contains("debug(script="))
+            .map(|l| l.trim_start_matches("pgbench: "))
+            .collect();
+        // Clients interleave: compare the multiset, not the order between clients.
+        lines.sort_unstable();
+        lines
+    }
+
+    /// `N/M` of the summary block's "number of transactions actually processed" line.
+    fn processed(&self) -> Option<&str> {
+        self.text
+            .lines()
+            .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+            .map(|rest| rest.split_whitespace().next().unwrap_or(""))
+    }
+}
+
+/// Runs `cmd` to its end, or stops it at [`CASE_LIMIT`].
+fn run_bounded(mut cmd: Command) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the tool");
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() > CASE_LIMIT => {
+                let _ = child.kill();
+                break;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("waiting for the tool: {e}"),
+        }
+    }
+    child.wait_with_output().expect("collect the tool's output")
+}
+
+/// The connection both tools take from the environment, as a pgbench user's would.
+fn connection_env(cmd: &mut Command, inst: &Instance, case: &Case) {
+    cmd.env("PGHOST", &inst.socket_dir)
+        .env("PGPORT", inst.port.to_string())
+        .env("PGUSER", &inst.superuser)
+        .env("PGDATABASE", case.db)
+        .env_remove("PGOPTIONS")
+        .env("LC_ALL", "C");
+    for (k, v) in &case.env {
+        cmd.env(k, v);
+    }
+}
+
+fn run_tool(tool: &str, home: &TempHome, inst: &Instance, dir: &Path, case: &Case) -> Seen {
+    if !case.setup.is_empty() {
+        psql(inst, case.db_for_sql(), &case.setup);
+    }
+    let mut cmd = if tool == "pgbench" {
+        Command::new(pgbench_path(inst))
+    } else {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tidebench"));
+        c.env("TIDEBENCH_HOME", home.path()).arg("pgbench");
+        c
+    };
+    cmd.current_dir(dir).args(&case.args);
+    connection_env(&mut cmd, inst, case);
+    let out = run_bounded(cmd);
+    let rows = if case.observe.is_empty() {
+        String::new()
+    } else {
+        psql(inst, case.db_for_sql(), &case.observe)
+    };
+    Seen {
+        status: out.status.code(),
+        text: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        rows,
+    }
+}
+
+/// The ways tidebench's result differs from pgbench's on one case (empty: they agree).
+fn differences(case: &Case, referee: &Seen, ours: &Seen) -> Vec<String> {
+    let mut out = Vec::new();
+    if referee.status != ours.status {
+        out.push(format!(
+            "exit status: pgbench {:?}, tidebench {:?}",
+            referee.status, ours.status
+        ));
+    }
+    for words in &case.says {
+        for (tool, seen) in [("pgbench", referee), ("tidebench", ours)] {
+            if !seen.text.contains(words.as_str()) {
+                out.push(format!("{tool} did not say {words:?}"));
+            }
+        }
+    }
+    if referee.debug_lines() != ours.debug_lines() {
+        out.push(format!(
+            "debug lines differ:\n  pgbench:   {:?}\n  tidebench: {:?}",
+            referee.debug_lines(),
+            ours.debug_lines()
+        ));
+    }
+    if referee.processed().is_some() && referee.processed() != ours.processed() {
+        out.push(format!(
+            "processed: pgbench {:?}, tidebench {:?}",
+            referee.processed(),
+            ours.processed()
+        ));
+    }
+    if referee.rows != ours.rows {
+        out.push(format!(
+            "rows differ:\n  pgbench:   {:?}\n  tidebench: {:?}",
+            referee.rows, ours.rows
+        ));
+    }
+    out
+}
+
+/// Writes the case's scripts into a fresh directory both tools run in.
+fn script_dir(case: &Case) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir for scripts");
+    for (name, text) in &case.files {
+        std::fs::write(dir.path().join(name), text).expect("write a script");
+    }
+    dir
+}
+
+#[test]
+fn tidebench_pgbench_agrees_with_pgbench_on_its_own_cases() {
+    let home = temp_home();
+    let inst = start_instance(&home, "referee");
+    psql(&inst, "postgres", "create database bench");
+    psql(&inst, "postgres", "create database empty");
+    let init = Command::new(pgbench_path(&inst))
+        .args(["-i", "-q", "-s", "1", "-h"])
+        .arg(&inst.socket_dir)
+        .args(["-p", &inst.port.to_string(), "-U", &inst.superuser, "bench"])
+        .output()
+        .expect("run pgbench -i");
+    assert!(init.status.success(), "{init:?}");
+
+    let all = cases();
+    let mut failed = Vec::new();
+    for case in &all {
+        let dir = script_dir(case);
+        let referee = run_tool("pgbench", &home, &inst, dir.path(), case);
+        let ours = run_tool("tidebench", &home, &inst, dir.path(), case);
+        let diff = differences(case, &referee, &ours);
+        if !diff.is_empty() {
+            failed.push(format!(
+                "case {:?} ({}): args {:?}\n- {}\n--- pgbench said:\n{}\n--- tidebench said:\n{}",
+                case.name,
+                case.from,
+                case.args,
+                diff.join("\n- "),
+                referee.text.trim_end(),
+                ours.text.trim_end()
+            ));
+        }
+    }
+    let agree = all.len() - failed.len();
+    // The count the README quotes.
+    println!(
+        "pgbench conformance: {} cases, {agree} agree, {} differ",
+        all.len(),
+        failed.len()
+    );
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
