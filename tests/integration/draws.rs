@@ -24,7 +24,16 @@ fn script(home: &support::TempHome, name: &str, body: &str) -> String {
 /// pgbench on `dsn` with `args`, `-t 20` and the seed; it must succeed.
 fn pgbench(inst: &tidebench::instance::Instance, dsn: &str, args: &[&str]) {
     let t = TRANSACTIONS.to_string();
-    let mut all = vec!["-n", "-M", "simple", "-t", &t, "--random-seed=7", "-D", "tool=pgbench"];
+    let mut all = vec![
+        "-n",
+        "-M",
+        "simple",
+        "-t",
+        &t,
+        "--random-seed=7",
+        "-D",
+        "tool=pgbench",
+    ];
     all.extend_from_slice(args);
     all.push(dsn);
     let o = std::process::Command::new(support::pgbench_path(inst))
@@ -94,7 +103,12 @@ fn assert_same_prefixes(
     let theirs = per_client(inst, table, columns, "pgbench");
     let ours = per_client(inst, table, columns, "tidebench");
     assert_eq!(theirs.len(), clients, "pgbench's clients: {theirs:?}");
-    assert_eq!(ours.len(), clients, "tidebench's clients: {:?}", ours.keys());
+    assert_eq!(
+        ours.len(),
+        clients,
+        "tidebench's clients: {:?}",
+        ours.keys()
+    );
     for (client, expected) in &theirs {
         assert_eq!(expected.len(), TRANSACTIONS, "pgbench client {client}");
         let got = &ours[client];
@@ -131,7 +145,12 @@ fn seeded_random_functions_draw_pgbench_s_values_per_client() {
          INSERT INTO draws (tool, client, r, e, g, z) VALUES (':tool', :client_id, :r, :e, :g, :z);\n",
     );
     pgbench(&inst, &dsn, &["-c", "3", "-j", "3", "-f", &file]);
-    tidebench(&home, &dsn, "res-draws", &["-c", "3", "-j", "3", "-f", &file]);
+    tidebench(
+        &home,
+        &dsn,
+        "res-draws",
+        &["-c", "3", "-j", "3", "-f", &file],
+    );
     assert_same_prefixes(&inst, "draws", "r, e, g, z", 3);
 }
 
@@ -161,4 +180,62 @@ fn weighted_scripts_are_chosen_as_pgbench_chooses_them_per_client() {
         &["-c", "2", "-j", "2", "-f", &a, "-f", &b],
     );
     assert_same_prefixes(&inst, "picks", "script", 2);
+}
+
+#[test]
+fn builtin_tpcb_touches_pgbench_s_accounts_in_pgbench_s_order() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "bidraws");
+    let target = "instance:bidraws";
+    support::prepare_tpcb(&home, target);
+    let dsn = inst.dsn("tidebench");
+    // One client: pgbench_history has no client column, so one client's order is the table's
+    // (its transactions' start times, CURRENT_TIMESTAMP, increase).
+    let t = TRANSACTIONS.to_string();
+    let o = std::process::Command::new(support::pgbench_path(&inst))
+        .args(["-n", "-c", "1", "-t", &t, "--random-seed=7", &dsn])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "pgbench: {}", text(&o));
+    support::psql(
+        &inst,
+        "tidebench",
+        "create table theirs as select * from pgbench_history; truncate pgbench_history",
+    );
+    let out = home.path().join("res-builtin");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "-c",
+            "1",
+            "-T",
+            "1s",
+            "-P",
+            "0",
+            "--sample",
+            "0",
+            "--random-seed",
+            "7",
+            "--target",
+            target,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let first = |table: &str| {
+        support::psql(
+            &inst,
+            "tidebench",
+            &format!(
+                "select aid, bid, tid, delta from {table} order by mtime limit {TRANSACTIONS}"
+            ),
+        )
+    };
+    let theirs = first("theirs");
+    assert_eq!(theirs.lines().count(), TRANSACTIONS, "{theirs}");
+    assert_eq!(first("pgbench_history"), theirs, "tidebench vs pgbench");
 }

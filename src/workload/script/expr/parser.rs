@@ -486,7 +486,10 @@ impl<'a> Parser<'a, '_> {
             .iter()
             .all(|&a| matches!(self.expr.nodes[a as usize], Node::Const(_)));
         if foldable {
-            if let Ok(v) = self.expr.eval_node(id, &mut NoEnv(crate::workload::pg_prng::PgPrng::seeded(0))) {
+            if let Ok(v) = self
+                .expr
+                .eval_node(id, &mut NoEnv(crate::workload::pg_prng::PgPrng::seeded(0)))
+            {
                 self.expr.nodes[id as usize] = Node::Const(v);
                 self.heights[id as usize] = 1;
             }

@@ -62,7 +62,10 @@ fn script_choice_draws_pgbench_15_s_sequence() {
 
 #[test]
 fn builtin_draws_equal_the_script_engine_s_for_the_builtin_scripts() {
-    for (script, name) in [(TPCB_TXN, "tpcb-like"), (SIMPLE_UPDATE_TXN, "simple-update")] {
+    for (script, name) in [
+        (TPCB_TXN, "tpcb-like"),
+        (SIMPLE_UPDATE_TXN, "simple-update"),
+    ] {
         let text = BUILTINS
             .iter()
             .find(|(n, _)| *n == name)
