@@ -239,3 +239,53 @@ fn builtin_tpcb_touches_pgbench_s_accounts_in_pgbench_s_order() {
     assert_eq!(theirs.lines().count(), TRANSACTIONS, "{theirs}");
     assert_eq!(first("pgbench_history"), theirs, "tidebench vs pgbench");
 }
+
+#[test]
+fn a_retry_replays_the_draws_and_the_next_transaction_goes_on_from_them() {
+    use tidebench::workload::{Kind as _, Rng};
+
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "replay");
+    support::psql(
+        &inst,
+        "tidebench",
+        "create table replay (n serial, r bigint)",
+    );
+    let file = script(
+        &home,
+        "replay.sql",
+        "\\set r random(1, 1000000)\nINSERT INTO replay (r) VALUES (:r);\n",
+    );
+    let mut options = tidebench::workload::OptionValues::new();
+    options.insert("file".into(), toml::Value::Array(vec![file.into()]));
+    options.insert(
+        tidebench::workload::RUN_SEED.into(),
+        toml::Value::Integer(7),
+    );
+    let workload = tidebench::workload::script::SCRIPT
+        .build(1, &options)
+        .unwrap();
+    let mut terminal = workload.terminal(tidebench::workload::ClientSlot { index: 0, count: 1 });
+    let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(1);
+    support::on_driver_loop(async {
+        let mut conn = pgwire::Connection::connect(&inst.connect_params("tidebench"))
+            .await
+            .unwrap();
+        let protocol = pgwire::Protocol::Extended;
+        // Two tries of one transaction (as the driver retries: execute again without a new
+        // draw), then the next transaction.
+        terminal.draw(0, &mut rng);
+        terminal.execute(&mut conn, protocol, None).await.unwrap();
+        terminal.execute(&mut conn, protocol, None).await.unwrap();
+        terminal.draw(0, &mut rng);
+        terminal.execute(&mut conn, protocol, None).await.unwrap();
+        conn.close().await;
+    });
+    // pgbench 15 with --random-seed=7 drew 869439 then 372040 for client 0's first two
+    // `random(1, 1000000)`; the retry drew the first again.
+    let rows = support::psql(&inst, "tidebench", "select r from replay order by n");
+    assert_eq!(
+        rows.lines().collect::<Vec<_>>(),
+        ["869439", "869439", "372040"]
+    );
+}
