@@ -97,26 +97,37 @@ fn splitmix64(state: &mut u64) -> u64 {
 
 /// The states pgbench 15 derives from `--random-seed` for a run of `clients` clients on
 /// `threads` threads (see the module's header).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgbenchSeeds {
     pub seed: u64,
     pub clients: u32,
     /// As pgbench uses it: at least 1, at most `clients`.
     pub threads: u32,
+    /// The base sequence's draws pgbench makes, taken once: every client's terminal reads
+    /// its own, and redrawing them per client would cost the square of the clients.
+    base: Vec<u64>,
 }
 
 impl PgbenchSeeds {
     pub fn new(seed: u64, clients: u32, threads: u32) -> PgbenchSeeds {
         let clients = clients.max(1);
+        let threads = threads.clamp(1, clients);
+        let mut sequence = PgPrng::seeded(seed);
+        let count = clients as usize + 1 + 3 * threads as usize;
         PgbenchSeeds {
             seed,
             clients,
-            threads: threads.clamp(1, clients),
+            threads,
+            base: (0..count).map(|_| sequence.next_u64()).collect(),
         }
     }
 
     /// The `n`-th draw (from 0) of the base sequence.
     fn base_draw(&self, n: u64) -> u64 {
+        if let Some(&d) = usize::try_from(n).ok().and_then(|i| self.base.get(i)) {
+            return d;
+        }
+        // Past pgbench's draws (a client numbered beyond the run's count): go on drawing.
         let mut base = PgPrng::seeded(self.seed);
         for _ in 0..n {
             base.next_u64();
@@ -227,7 +238,7 @@ mod tests {
     fn seeds_come_from_one_base_sequence_in_pgbench_s_order() {
         let s = PgbenchSeeds::new(99, 3, 2);
         let mut base = PgPrng::seeded(99);
-        let draws: Vec<u64> = (0..10).map(|_| base.next_u64()).collect();
+        let draws: Vec<u64> = (0..60).map(|_| base.next_u64()).collect();
         assert_eq!(s.client(0), PgPrng::seeded(draws[0]));
         assert_eq!(s.client(2), PgPrng::seeded(draws[2]));
         assert_eq!(s.default_seed(), draws[3] as i64);
@@ -236,5 +247,7 @@ mod tests {
         assert_eq!(s.client_choose(2), PgPrng::seeded(draws[7]));
         assert_ne!(s.client_choose(1), s.client_choose(0));
         assert_eq!(s.client_choose(1), s.client_choose(1));
+        // A client past the run's count goes on along the same sequence.
+        assert_eq!(s.client(50), PgPrng::seeded(draws[50]));
     }
 }
