@@ -60,7 +60,7 @@ impl Frame {
 
 /// What every workload's `build` learns of the run besides its own options (see
 /// [`crate::workload::RUN_SEED`]).
-fn run_options(plan: &RunPlan) -> [(String, toml::Value); 3] {
+fn run_options(plan: &RunPlan) -> [(String, toml::Value); 4] {
     let protocol = match plan.protocol {
         ProtocolName::Simple => "simple",
         ProtocolName::Extended => "extended",
@@ -79,6 +79,10 @@ fn run_options(plan: &RunPlan) -> [(String, toml::Value); 3] {
         (
             crate::workload::RUN_CLIENTS.to_string(),
             toml::Value::Integer(i64::from(plan.clients)),
+        ),
+        (
+            crate::workload::RUN_THREADS.to_string(),
+            toml::Value::Integer(i64::from(plan.jobs)),
         ),
     ]
 }

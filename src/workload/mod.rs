@@ -15,6 +15,7 @@
 
 pub mod emulator;
 mod load_lock;
+pub mod pg_prng;
 pub mod pgbench;
 pub mod probe;
 pub mod registry;
@@ -127,6 +128,24 @@ pub const RUN_SEED: &str = "run_seed";
 pub const RUN_PROTOCOL: &str = "run_protocol";
 /// Another: the run's client count (pgbench's `-c`), on which pgbench's `:default_seed` rests.
 pub const RUN_CLIENTS: &str = "run_clients";
+/// Another: the run's driver threads (pgbench's `-j`), on which pgbench's script choice rests.
+pub const RUN_THREADS: &str = "run_threads";
+
+/// The run's seed, client count and threads as [`RUN_SEED`], [`RUN_CLIENTS`] and
+/// [`RUN_THREADS`] give them to [`Kind::build`], for pgbench's seeding of its states.
+pub fn pgbench_seeds(options: &OptionValues) -> pg_prng::PgbenchSeeds {
+    let get = |key: &str, default: i64| {
+        options
+            .get(key)
+            .and_then(|v| v.as_integer())
+            .unwrap_or(default)
+    };
+    // The seed travels as the TOML integer of its 64 bits.
+    let seed = get(RUN_SEED, 0) as u64;
+    let clients = u32::try_from(get(RUN_CLIENTS, 1)).unwrap_or(1);
+    let threads = u32::try_from(get(RUN_THREADS, 1)).unwrap_or(1);
+    pg_prng::PgbenchSeeds::new(seed, clients, threads)
+}
 
 /// What a readiness check found in a database: the data's scale and the facts of its load a
 /// run must use (e.g. tpce's trade days and generator seed, which the driver needs to draw

@@ -4,6 +4,7 @@
 mod bad_input;
 mod consolidate;
 mod declared_instances;
+mod draws;
 mod elastic;
 mod experiments;
 mod faults;

@@ -346,6 +346,7 @@ fn each_script_runs_through_pgwire_on_every_protocol() {
             .await
             .unwrap();
         let mut rng = tidebench::workload::Rng::seed_from_u64(7);
+        let mut draws = tidebench::workload::pg_prng::PgPrng::seeded(7);
 
         for protocol in [
             pgwire::Protocol::Simple,
@@ -362,7 +363,7 @@ fn each_script_runs_through_pgwire_on_every_protocol() {
                     let w = Pgbench::new(script, 1);
                     let name = w.name();
                     let txn = w.draw_txn(&mut rng);
-                    let a = w.draw_args(txn, &mut rng);
+                    let a = w.draw_args(txn, &mut draws);
                     let before = totals(&inst);
                     let end = w.execute(&mut conn, protocol, txn, &a).await;
                     assert_eq!(end.unwrap(), TxnEnd::Committed, "{name:?} on {protocol:?}");

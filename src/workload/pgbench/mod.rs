@@ -1,7 +1,8 @@
 //! pgbench's built-in scripts (tpcb-like, select-only, simple-update) over pgbench's own
 //! schema, with pgbench 15's semantics so results compare one to one: the same statements,
-//! the same uniform `random(lb, ub)` draws, the same transaction boundaries, one round trip
-//! per statement.
+//! the same uniform `random(lb, ub)` draws (from the client's pg_prng state seeded as pgbench
+//! seeds it, so the same `--seed` touches the same accounts in the same order per client),
+//! the same transaction boundaries, one round trip per statement.
 //!
 //! Files: `schema` (tables), `copy` + `loader` + `progress` (`prepare`), one file per script
 //! with its SQL at the top.
@@ -16,8 +17,7 @@ pub mod simple_update;
 mod sql;
 pub mod tpcb;
 
-use rand::Rng as _;
-
+use super::pg_prng::PgPrng;
 use super::{Rng, TxnEnd, TxnType, WorkloadError};
 use schema::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TABLES, TELLERS_PER_SCALE};
 
@@ -81,9 +81,9 @@ impl Pgbench {
     }
 
     /// The script's `\set` lines, in pgbench's order: `aid`, `bid`, `tid`, `delta`, each
-    /// uniform and inclusive like pgbench's `random(lb, ub)`.
-    pub fn draw_args(&self, txn: usize, rng: &mut Rng) -> Args {
-        let aid = rng.gen_range(1..=self.naccounts);
+    /// pgbench's `random(lb, ub)` (`getrand`) on the client's function state.
+    pub fn draw_args(&self, txn: usize, rng: &mut PgPrng) -> Args {
+        let aid = rng.getrand(1, self.naccounts);
         if txn == SELECT_ONLY_TXN {
             return Args {
                 aid,
@@ -94,9 +94,9 @@ impl Pgbench {
         }
         Args {
             aid,
-            bid: rng.gen_range(1..=self.nbranches),
-            tid: rng.gen_range(1..=self.ntellers),
-            delta: rng.gen_range(-5000..=5000),
+            bid: rng.getrand(1, self.nbranches),
+            tid: rng.getrand(1, self.ntellers),
+            delta: rng.getrand(-5000, 5000),
         }
     }
 
@@ -173,8 +173,9 @@ mod tests {
     fn draws(script: usize, scale: u32, n: usize) -> Vec<Args> {
         let w = Pgbench::new(script, scale);
         let mut rng = Rng::seed_from_u64(42);
+        let mut state = PgPrng::seeded(42);
         (0..n)
-            .map(|_| w.draw_args(w.draw_txn(&mut rng), &mut rng))
+            .map(|_| w.draw_args(w.draw_txn(&mut rng), &mut state))
             .collect()
     }
 

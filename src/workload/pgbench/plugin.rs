@@ -8,6 +8,7 @@ use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
+    pg_prng::{PgPrng, PgbenchSeeds},
     ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
@@ -72,18 +73,29 @@ impl Kind for Script {
         Box::pin(super::prepare(plan, target, events))
     }
 
-    fn build(&self, scale: u32, _options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
-        Ok(Arc::new(Pgbench::new(self.index, scale)))
+    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
+        Ok(Arc::new(Built {
+            pgbench: Pgbench::new(self.index, scale),
+            seeds: crate::workload::pgbench_seeds(options),
+        }))
     }
 }
 
-impl Workload for Pgbench {
+/// A built-in script for a run: the script and pgbench's seeding of the run's clients.
+#[derive(Debug)]
+struct Built {
+    pgbench: Pgbench,
+    seeds: PgbenchSeeds,
+}
+
+impl Workload for Built {
     fn txn_types(&self) -> &[TxnType] {
-        &self.types
+        &self.pgbench.types
     }
 
-    fn terminal(self: Arc<Self>, _slot: ClientSlot) -> Box<dyn Terminal> {
+    fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
         Box::new(PgbenchTerminal {
+            rng: self.seeds.client(slot.index),
             workload: self,
             txn: TPCB_TXN,
             args: Args {
@@ -96,21 +108,23 @@ impl Workload for Pgbench {
     }
 }
 
-/// A pgbench client: the drawn script and its variables.
+/// A pgbench client: the drawn script, its variables, kept for the retries (which replay
+/// them, as pgbench 15's do), and its function state (pgbench's `cs_func_rs`).
 struct PgbenchTerminal {
-    workload: Arc<Pgbench>,
+    workload: Arc<Built>,
     txn: usize,
     args: Args,
+    rng: PgPrng,
 }
 
 impl Terminal for PgbenchTerminal {
     fn next_type(&mut self, rng: &mut Rng) -> usize {
-        self.workload.draw_txn(rng)
+        self.workload.pgbench.draw_txn(rng)
     }
 
-    fn draw(&mut self, txn: usize, rng: &mut Rng) {
+    fn draw(&mut self, txn: usize, _rng: &mut Rng) {
         self.txn = txn;
-        self.args = self.workload.draw_args(txn, rng);
+        self.args = self.workload.pgbench.draw_args(txn, &mut self.rng);
     }
 
     fn execute<'a>(
@@ -119,6 +133,10 @@ impl Terminal for PgbenchTerminal {
         protocol: pgwire::Protocol,
         _emulator: Option<&'a dyn crate::workload::Emulator>,
     ) -> TxnFuture<'a> {
-        Box::pin(self.workload.execute(conn, protocol, self.txn, &self.args))
+        Box::pin(
+            self.workload
+                .pgbench
+                .execute(conn, protocol, self.txn, &self.args),
+        )
     }
 }

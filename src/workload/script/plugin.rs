@@ -1,12 +1,12 @@
 //! The `script` workload: each named script is a transaction type, drawn by its weight as
 //! pgbench draws `-f`/`-b` scripts; a client keeps its variables from one transaction to the
-//! next, as pgbench's do, and each try starts its random draws from the same seed, so a
-//! retry replays the same values (pgbench 15).
+//! next, as pgbench's do. Its `random*()` draw from its own pg_prng state, seeded as pgbench
+//! 15 seeds client `:client_id`'s from `--random-seed`, saved at a transaction's start and
+//! put back for each retry, so a retry replays the same values (pgbench 15); the script is
+//! chosen by weight from the state of the pgbench thread the client would be on.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, OnceLock};
-
-use rand::{Rng as _, SeedableRng};
 
 use super::run::{run, ClientVars};
 use super::sources::{self, Scripts, BUILTIN, DEFINE, FILE, ROLES, SCRIPTS};
@@ -15,6 +15,7 @@ use crate::event::Sink;
 use crate::results::{CommandStats, CommandSums};
 use crate::target::ResolvedTarget;
 use crate::workload::{
+    pg_prng::{PgPrng, PgbenchSeeds},
     ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
@@ -188,18 +189,11 @@ impl Kind for ScriptKind {
             .and_then(|v| v.as_bool())
             .unwrap_or(false)
             .then(|| Mutex::new(empty_sums(&scripts)));
-        let seed = options
-            .get(crate::workload::RUN_SEED)
-            .and_then(|v| v.as_integer())
-            .unwrap_or(0) as u64;
-        let clients = options
-            .get(crate::workload::RUN_CLIENTS)
-            .and_then(|v| v.as_integer())
-            .unwrap_or(1) as u32;
+        let seeds = crate::workload::pgbench_seeds(options);
         Ok(Arc::new(ScriptWorkload {
             total: scripts.weights.iter().sum(),
-            default_seed: super::expr::default_seed(seed, clients),
-            seed,
+            default_seed: seeds.default_seed(),
+            seeds,
             scripts,
             types,
             scale,
@@ -234,8 +228,8 @@ pub struct ScriptWorkload {
     types: Vec<TxnType>,
     total: u64,
     scale: u32,
-    /// The run's seed (pgbench's `--random-seed`).
-    seed: u64,
+    /// The run's seed (pgbench's `--random-seed`), clients and threads.
+    seeds: PgbenchSeeds,
     /// pgbench's `:default_seed` for that seed and the run's clients.
     default_seed: i64,
     /// The run's events, for `debug()` (see [`Workload::attach`]).
@@ -250,7 +244,7 @@ impl ScriptWorkload {
     /// (`client_id` always, as pgbench).
     fn start_vars(&self, slot: ClientSlot) -> ClientVars {
         let names = &self.scripts.vars;
-        let mut vars = ClientVars::new(names.len(), Rng::seed_from_u64(0));
+        let mut vars = ClientVars::new(names.len(), self.seeds.client(slot.index));
         for (s, text) in &self.scripts.defines {
             vars.set_text(*s, text);
         }
@@ -259,7 +253,7 @@ impl ScriptWorkload {
         let auto = [
             ("scale", i64::from(self.scale)),
             ("default_seed", self.default_seed),
-            ("random_seed", self.seed as i64),
+            ("random_seed", self.seeds.seed as i64),
         ];
         for (name, value) in auto {
             if let Some(s) = names.get(name) {
@@ -303,21 +297,27 @@ impl Workload for ScriptWorkload {
 
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
         let vars = self.start_vars(slot);
+        let choose = self.seeds.client_choose(slot.index);
         Box::new(ScriptTerminal {
+            saved: vars.rng,
             workload: self,
             vars: RefCell::new(vars),
             txn: 0,
-            seed: 0,
+            choose,
         })
     }
 }
 
-/// One client: its variables, the drawn script and the seed its tries start from.
+/// One client: its variables, the drawn script, the function state its tries start from
+/// and the state its scripts are chosen with.
 struct ScriptTerminal {
     workload: Arc<ScriptWorkload>,
     vars: RefCell<ClientVars>,
     txn: usize,
-    seed: u64,
+    /// `vars.rng` at the transaction's start (pgbench's `random_state`).
+    saved: PgPrng,
+    /// pgbench's `ts_choose_rs` (see [`PgbenchSeeds::client_choose`]).
+    choose: PgPrng,
 }
 
 /// A client's per-command sums join the workload's when it ends.
@@ -339,12 +339,14 @@ impl Drop for ScriptTerminal {
 }
 
 impl Terminal for ScriptTerminal {
-    fn next_type(&mut self, rng: &mut Rng) -> usize {
+    /// pgbench's `chooseScript`: no draw for one script, else `getrand(0, total - 1)` on
+    /// the thread's state, walked over the weights.
+    fn next_type(&mut self, _rng: &mut Rng) -> usize {
         let w = &self.workload;
         if w.types.len() == 1 {
             return 0;
         }
-        let mut pick = rng.gen_range(0..w.total);
+        let mut pick = self.choose.getrand(0, w.total as i64 - 1) as u64;
         for (i, &weight) in w.scripts.weights.iter().enumerate() {
             if pick < weight {
                 return i;
@@ -354,9 +356,11 @@ impl Terminal for ScriptTerminal {
         0
     }
 
-    fn draw(&mut self, txn: usize, rng: &mut Rng) {
+    /// Nothing is drawn ahead: the script draws as it runs. Its state is saved here, at
+    /// the transaction's start, for the retries.
+    fn draw(&mut self, txn: usize, _rng: &mut Rng) {
         self.txn = txn;
-        self.seed = rng.gen();
+        self.saved = self.vars.get_mut().rng;
     }
 
     fn execute<'a>(
@@ -370,7 +374,7 @@ impl Terminal for ScriptTerminal {
         #[allow(clippy::await_holding_refcell_ref)]
         Box::pin(async move {
             let mut vars = self.vars.borrow_mut();
-            vars.rng = Rng::seed_from_u64(self.seed);
+            vars.rng = self.saved;
             let w = &self.workload;
             run(
                 &w.scripts.codes[self.txn],

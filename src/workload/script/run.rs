@@ -12,7 +12,8 @@ use super::compile::{Amount, Arg, Command, Part, Sql, VarNames};
 use super::expr::{Env, Expr, Value};
 use crate::event::{Event, Sink};
 use crate::results::CommandSums;
-use crate::workload::{Rng, TxnEnd};
+use crate::workload::pg_prng::PgPrng;
+use crate::workload::TxnEnd;
 
 /// A compiled script, its name (the transaction type's) and each command as written.
 #[derive(Debug)]
@@ -48,13 +49,14 @@ pub struct ClientVars {
     sql: String,
     /// A `\gset` column's variable name, built per column.
     name: String,
-    pub rng: Rng,
+    /// The client's function state (pgbench's `cs_func_rs`), which `random*()` draw from.
+    pub rng: PgPrng,
     /// Per script and command, this client's time in it (`--report-per-command` only).
     pub per_command: Option<Vec<Vec<CommandSums>>>,
 }
 
 impl ClientVars {
-    pub fn new(count: usize, rng: Rng) -> ClientVars {
+    pub fn new(count: usize, rng: PgPrng) -> ClientVars {
         ClientVars {
             slots: vec![Slot::default(); count],
             sql: String::new(),
@@ -94,7 +96,7 @@ pub struct Debug<'a> {
 struct Eval<'a> {
     slots: &'a mut [Slot],
     names: &'a VarNames,
-    rng: &'a mut Rng,
+    rng: &'a mut PgPrng,
     debug: Debug<'a>,
 }
 
@@ -103,7 +105,7 @@ impl Env for Eval<'_> {
         read_var(&mut self.slots[slot], self.names.name(slot))
     }
 
-    fn rng(&mut self) -> &mut Rng {
+    fn rng(&mut self) -> &mut PgPrng {
         self.rng
     }
 

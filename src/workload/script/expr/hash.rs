@@ -1,7 +1,8 @@
 //! pgbench's deterministic functions of integers: `hash_murmur2` (also `hash`),
 //! `hash_fnv1a`, and `permute`, which must give pgbench's exact outputs for the same inputs
-//! and seed. `permute` draws from PostgreSQL's own PRNG (`pg_prng`: xoroshiro128** seeded
-//! through splitmix64), which is therefore reimplemented here, privately, bit for bit.
+//! and seed. `permute` draws from PostgreSQL's own PRNG ([`PgPrng`]).
+
+use crate::workload::pg_prng::PgPrng;
 
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
@@ -35,62 +36,6 @@ pub(super) fn hash_murmur2(val: i64, seed: i64) -> i64 {
     result = result.wrapping_mul(MM2_MUL);
     result ^= result >> MM2_ROT;
     result as i64
-}
-
-/// pgbench's `:default_seed` for `--random-seed=seed` and `-c clients`: its base random
-/// sequence, seeded with `seed`, first gives each client's function seed, then this.
-pub fn default_seed(seed: u64, clients: u32) -> i64 {
-    let mut base = PgPrng::seeded(seed);
-    for _ in 0..clients {
-        base.next_u64();
-    }
-    base.next_u64() as i64
-}
-
-/// PostgreSQL's `pg_prng`: xoroshiro128** 1.0.
-struct PgPrng {
-    s0: u64,
-    s1: u64,
-}
-
-impl PgPrng {
-    /// `pg_prng_seed`: two splitmix64 outputs, and a fixed state should both be zero.
-    fn seeded(seed: u64) -> Self {
-        let mut sm = seed;
-        let s0 = splitmix64(&mut sm);
-        let s1 = splitmix64(&mut sm);
-        if s0 == 0 && s1 == 0 {
-            // Knuth's LCG constants, as pg_prng_seed_check puts them.
-            PgPrng {
-                s0: 0x5851_F42D_4C95_7F2D,
-                s1: 0x1405_7B7E_F767_814F,
-            }
-        } else {
-            PgPrng { s0, s1 }
-        }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let s0 = self.s0;
-        let sx = self.s1 ^ s0;
-        let val = s0.wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        self.s0 = s0.rotate_left(24) ^ sx ^ (sx << 16);
-        self.s1 = sx.rotate_left(37);
-        val
-    }
-
-    /// `pg_prng_uint64_range(state, 0, max)`: bitmask rejection, on the high bits.
-    fn below_or_eq(&mut self, max: u64) -> u64 {
-        super::random::bitmask_below_or_eq(max, || self.next_u64())
-    }
-}
-
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut v = *state;
-    v = (v ^ (v >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    v = (v ^ (v >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    v ^ (v >> 31)
 }
 
 /// pgbench's `permute(i, size, seed)`: the position of `i mod size` in a pseudorandom
@@ -132,28 +77,6 @@ pub(super) fn permute(val: i64, size: i64, seed: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pg_prng_matches_xoroshiro128_starstar_seeded_by_splitmix64() {
-        // splitmix64's published first output for seed 0, then the generator's first output
-        // from that state, computed by hand from the algorithm's definition.
-        let mut sm = 0u64;
-        assert_eq!(splitmix64(&mut sm), 0xE220_A839_7B1D_CDAF);
-        let mut p = PgPrng { s0: 1, s1: 0 };
-        assert_eq!(p.next_u64(), 5760); // rotl(5, 7) * 9
-        assert_eq!(p.below_or_eq(0), 0);
-        let mut p = PgPrng::seeded(42);
-        for _ in 0..1000 {
-            assert!(p.below_or_eq(6) <= 6);
-        }
-    }
-
-    #[test]
-    fn default_seed_is_pgbench_s_draw_after_one_per_client() {
-        // What pgbench 15 set :default_seed to with --random-seed=7 and one client.
-        assert_eq!(default_seed(7, 1), -2_715_325_821_952_477_995);
-        assert_eq!(default_seed(7, 0), 7_735_655_662_133_668_289);
-    }
 
     #[test]
     fn permute_of_one_or_less_is_zero() {

@@ -10,8 +10,8 @@
 //! does on x86-64 Linux (and say so where it happens).
 //!
 //! Files: `lexer` (tokens), `parser` (grammar, function table, argument counts), `eval`
-//! (operators and functions), `value` (text forms of values), `hash` (hashes, `permute` and
-//! the small PRNG it needs), `random` (the random distributions), `tests` and `tests_parse`
+//! (operators and functions), `value` (text forms of values), `hash` (hashes and `permute`),
+//! `random` (the random distributions), `tests` and `tests_parse`
 //! (behaviour checked against a real pgbench 15).
 
 mod eval;
@@ -21,14 +21,14 @@ mod parser;
 mod random;
 mod value;
 
-pub use hash::default_seed;
-
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_parse;
 #[cfg(test)]
 mod tests_random;
+#[cfg(test)]
+mod tests_seeded;
 
 use std::fmt;
 
@@ -139,9 +139,9 @@ pub trait Env {
     /// The value of variable `slot`, or the error message (e.g. `undefined variable "x"`, or
     /// a malformed value).
     fn var(&mut self, slot: usize) -> Result<Value, String>;
-    /// The client's random source for `random()`, `random_exponential()`,
-    /// `random_gaussian()` and `random_zipfian()`.
-    fn rng(&mut self) -> &mut crate::workload::Rng;
+    /// The client's pg_prng state (pgbench's `cs_func_rs`) for `random()`,
+    /// `random_exponential()`, `random_gaussian()` and `random_zipfian()`.
+    fn rng(&mut self) -> &mut crate::workload::pg_prng::PgPrng;
     /// `debug(x)`: pgbench prints the value to stderr; here the caller decides. Called with the
     /// value, which `debug` then returns.
     fn debug(&mut self, value: &Value);

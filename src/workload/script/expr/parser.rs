@@ -22,8 +22,6 @@
 //! then, as pgbench does, the rest of the line is read and its last lexical error, if any,
 //! is the one reported.
 
-use rand::SeedableRng as _;
-
 use super::lexer::{Lexer, Tok, Token};
 use super::{Env, Expr, Func, Node, ParseError, Value};
 
@@ -488,7 +486,10 @@ impl<'a> Parser<'a, '_> {
             .iter()
             .all(|&a| matches!(self.expr.nodes[a as usize], Node::Const(_)));
         if foldable {
-            if let Ok(v) = self.expr.eval_node(id, &mut NoEnv(None)) {
+            if let Ok(v) = self
+                .expr
+                .eval_node(id, &mut NoEnv(crate::workload::pg_prng::PgPrng::seeded(0)))
+            {
                 self.expr.nodes[id as usize] = Node::Const(v);
                 self.heights[id as usize] = 1;
             }
@@ -502,16 +503,15 @@ fn is_comparison(t: Tok<'_>) -> bool {
 }
 
 /// The environment of constant folding: folded calls read no variable and draw nothing.
-struct NoEnv(Option<crate::workload::Rng>);
+struct NoEnv(crate::workload::pg_prng::PgPrng);
 
 impl Env for NoEnv {
     fn var(&mut self, _slot: usize) -> Result<Value, String> {
         Err("no variables while folding constants".to_string())
     }
 
-    fn rng(&mut self) -> &mut crate::workload::Rng {
-        self.0
-            .get_or_insert_with(|| crate::workload::Rng::seed_from_u64(0))
+    fn rng(&mut self) -> &mut crate::workload::pg_prng::PgPrng {
+        &mut self.0
     }
 
     fn debug(&mut self, _value: &Value) {}

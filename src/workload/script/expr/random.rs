@@ -1,42 +1,9 @@
 //! pgbench's random distributions (`getrand`, `getExponentialRand`, `getGaussianRand`,
-//! `getZipfianRand`), with its formulas on the client's own random source: the draws differ
-//! from pgbench's (which uses pg_prng) but follow the same laws, bounds and roundings. The
+//! `getZipfianRand`), with its formulas on the client's own pg_prng state, so the same seed
+//! gives pgbench's very values (the caller seeds and saves the state as pgbench does). The
 //! caller has checked the range (`max - min + 1` fits an int64) and the parameter.
 
-use rand::RngCore as _;
-
-use crate::workload::Rng;
-
-/// A uniform integer in `[0, max]` from the 64-bit words `next` gives: bitmask rejection on
-/// the high bits, as pg_prng does (used over the client's `Rng` and over `permute`'s pg_prng).
-pub(super) fn bitmask_below_or_eq(max: u64, mut next: impl FnMut() -> u64) -> u64 {
-    if max == 0 {
-        return 0;
-    }
-    let shift = max.leading_zeros();
-    loop {
-        let v = next() >> shift;
-        if v <= max {
-            return v;
-        }
-    }
-}
-
-fn below_or_eq(rng: &mut Rng, max: u64) -> u64 {
-    bitmask_below_or_eq(max, || rng.next_u64())
-}
-
-/// A uniform double in `[0, 1)` with 52 random bits, as `pg_prng_double`.
-fn unit(rng: &mut Rng) -> f64 {
-    (rng.next_u64() >> 12) as f64 * (1.0 / (1u64 << 52) as f64)
-}
-
-/// A standard normal variate by Box-Muller, as `pg_prng_double_normal`.
-fn normal(rng: &mut Rng) -> f64 {
-    let u1 = 1.0 - unit(rng);
-    let u2 = 1.0 - unit(rng);
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).sin()
-}
+use crate::workload::pg_prng::PgPrng;
 
 /// C's conversion of a double to int64 as x86-64 does it: truncation, and the "integer
 /// indefinite" value `i64::MIN` for NaN or out of range (where `as` would saturate).
@@ -49,8 +16,8 @@ fn c_trunc(x: f64) -> i64 {
 }
 
 /// `random(min, max)`: uniform over `[min, max]`.
-pub(super) fn uniform(rng: &mut Rng, min: i64, max: i64) -> i64 {
-    min.wrapping_add(below_or_eq(rng, max.wrapping_sub(min) as u64) as i64)
+pub(super) fn uniform(rng: &mut PgPrng, min: i64, max: i64) -> i64 {
+    rng.getrand(min, max)
 }
 
 /// Scales `r` in `[0, 1)` onto `[min, max]` as pgbench does: `min + (int64) ((max - min + 1)
@@ -61,19 +28,19 @@ fn scale(min: i64, max: i64, r: f64) -> i64 {
 
 /// `random_exponential(min, max, param)`, `param > 0`: the density at `max` is
 /// `exp(-param)` times that at `min`.
-pub(super) fn exponential(rng: &mut Rng, min: i64, max: i64, param: f64) -> i64 {
+pub(super) fn exponential(rng: &mut PgPrng, min: i64, max: i64, param: f64) -> i64 {
     let cut = (-param).exp();
-    let uniform = 1.0 - unit(rng); // (0, 1]
+    let uniform = 1.0 - rng.double(); // (0, 1]
     let r = -(cut + (1.0 - cut) * uniform).ln() / param;
     scale(min, max, r)
 }
 
 /// `random_gaussian(min, max, param)`, `param >= 2`: a normal variate cut to
 /// `[-param, param)`, mapped onto the range.
-pub(super) fn gaussian(rng: &mut Rng, min: i64, max: i64, param: f64) -> i64 {
+pub(super) fn gaussian(rng: &mut PgPrng, min: i64, max: i64, param: f64) -> i64 {
     let mut stdev;
     loop {
-        stdev = normal(rng);
+        stdev = rng.double_normal();
         // Written as pgbench's loop condition, so that a NaN parameter ends it as there.
         if !(stdev < -param || stdev >= param) {
             break;
@@ -85,15 +52,15 @@ pub(super) fn gaussian(rng: &mut Rng, min: i64, max: i64, param: f64) -> i64 {
 /// `random_zipfian(min, max, s)`, `s` in `[1.001, 1000]`: Devroye's rejection method
 /// ("Non-Uniform Random Variate Generation", p. 550), as pgbench's
 /// `computeIterativeZipfian`.
-pub(super) fn zipfian(rng: &mut Rng, min: i64, max: i64, s: f64) -> i64 {
+pub(super) fn zipfian(rng: &mut PgPrng, min: i64, max: i64, s: f64) -> i64 {
     let n = max - min + 1;
     let x = if n <= 1 {
         1
     } else {
         let b = 2f64.powf(s - 1.0);
         loop {
-            let u = unit(rng);
-            let v = unit(rng);
+            let u = rng.double();
+            let v = rng.double();
             let x = u.powf(-1.0 / (s - 1.0)).floor();
             let t = (1.0 + 1.0 / x).powf(s - 1.0);
             if v * x * (t - 1.0) / (b - 1.0) <= t / b && x <= n as f64 {
@@ -106,13 +73,11 @@ pub(super) fn zipfian(rng: &mut Rng, min: i64, max: i64, s: f64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use rand::SeedableRng as _;
-
     use super::*;
 
     #[test]
     fn draws_stay_in_range_and_cover_it() {
-        let mut rng = Rng::seed_from_u64(7);
+        let mut rng = PgPrng::seeded(7);
         let mut seen = [false; 6];
         for _ in 0..2000 {
             let u = uniform(&mut rng, 5, 10);
@@ -130,7 +95,7 @@ mod tests {
 
     #[test]
     fn distributions_lean_the_way_pgbench_describes() {
-        let mut rng = Rng::seed_from_u64(11);
+        let mut rng = PgPrng::seeded(11);
         let (mut low_exp, mut mid_gauss, mut one_zipf) = (0, 0, 0);
         for _ in 0..10_000 {
             low_exp += (exponential(&mut rng, 1, 100, 5.0) <= 50) as u32;
@@ -148,7 +113,7 @@ mod tests {
     #[test]
     fn nan_scaling_gives_c_indefinite_value() {
         // pgbench 15: random_gaussian(1, 10, 0.0/0) = -9223372036854775807 (1 + INT64_MIN).
-        let mut rng = Rng::seed_from_u64(1);
+        let mut rng = PgPrng::seeded(1);
         assert_eq!(
             gaussian(&mut rng, 1, 10, f64::NAN),
             -9_223_372_036_854_775_807

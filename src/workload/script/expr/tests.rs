@@ -3,16 +3,14 @@
 //! pgbench printed for `\set v <expression>` (the value read back from the `select :v` it
 //! then sent with `--debug`). Also the helpers `tests_parse` shares.
 
-use rand::SeedableRng as _;
-
 use super::{parse, Env, Value};
-use crate::workload::Rng;
+use crate::workload::pg_prng::PgPrng;
 
 /// A client with named variables, a seeded random source and a record of `debug` calls.
 pub(super) struct TestEnv {
     names: Vec<String>,
     values: Vec<Option<Value>>,
-    rng: Rng,
+    pub(super) rng: PgPrng,
     pub(super) debugged: Vec<Value>,
 }
 
@@ -21,7 +19,7 @@ impl TestEnv {
         TestEnv {
             names: Vec::new(),
             values: Vec::new(),
-            rng: Rng::seed_from_u64(42),
+            rng: PgPrng::seeded(42),
             debugged: Vec::new(),
         }
     }
@@ -40,7 +38,7 @@ impl TestEnv {
         self.values[slot] = Some(v);
     }
 
-    fn eval(&mut self, text: &str) -> Result<Value, String> {
+    pub(super) fn eval(&mut self, text: &str) -> Result<Value, String> {
         let expr = {
             let mut intern = |name: &str| self.slot(name);
             parse(text, &mut intern).unwrap_or_else(|e| panic!("{text:?} does not parse: {e}"))
@@ -54,7 +52,7 @@ impl Env for TestEnv {
         self.values[slot].ok_or_else(|| format!("undefined variable \"{}\"", self.names[slot]))
     }
 
-    fn rng(&mut self) -> &mut Rng {
+    fn rng(&mut self) -> &mut PgPrng {
         &mut self.rng
     }
 

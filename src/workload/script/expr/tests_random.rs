@@ -4,11 +4,10 @@
 //! `random`, `random_exponential`, `random_gaussian` and `random_zipfian`, plus the parameter
 //! errors it documents.
 //!
-//! Why: `tests` can only compare single values with pgbench's, and our draws come from our own
-//! generator, so they never equal pgbench's; what must match is the law they follow. A wrong
-//! rounding, a mis-scaled range or a slip in a formula keeps every draw in range and passes
-//! the value checks, but moves the mean, the variance or the frequency of some value by far
-//! more than the sampling noise of a few hundred thousand draws.
+//! Why: `tests` compares single values with pgbench's; beyond those, what must hold is the
+//! law the draws follow. A wrong rounding, a mis-scaled range or a slip in a formula keeps
+//! every draw in range and may pass a few value checks, but moves the mean, the variance or
+//! the frequency of some value by far more than the sampling noise of many draws.
 //!
 //! Every expected figure is computed from the documentation's formula (the probability of each
 //! value, summed over a small range), not from `random.rs`, so the implementation is checked
@@ -16,10 +15,8 @@
 //! statistic under the expected law: with fixed seeds the tests are deterministic, and a true
 //! law leaves them a wide margin (a 5-sigma excursion has odds of about 1 in 1.7 million).
 
-use rand::SeedableRng as _;
-
 use super::{parse, Env, Expr, Value};
-use crate::workload::Rng;
+use crate::workload::pg_prng::PgPrng;
 
 /// Draws per distribution: enough that 5 standard errors of a mean are a fraction of a percent
 /// of the range's width, few enough that the dev-profile tests take a fraction of a second.
@@ -34,7 +31,7 @@ const MIN_CELL: f64 = 25.0;
 
 /// A client with no variables and a seeded random source: all these expressions need.
 struct DrawEnv {
-    rng: Rng,
+    rng: PgPrng,
 }
 
 impl Env for DrawEnv {
@@ -42,7 +39,7 @@ impl Env for DrawEnv {
         Err(format!("no variables here (slot {slot})"))
     }
 
-    fn rng(&mut self) -> &mut Rng {
+    fn rng(&mut self) -> &mut PgPrng {
         &mut self.rng
     }
 
@@ -59,7 +56,7 @@ fn compile(text: &str) -> Expr {
 /// Evaluates `text` once, on a fresh source: for the parameter errors.
 fn eval_once(text: &str) -> Result<Value, String> {
     let mut env = DrawEnv {
-        rng: Rng::seed_from_u64(1),
+        rng: PgPrng::seeded(1),
     };
     compile(text).eval(&mut env)
 }
@@ -69,7 +66,7 @@ fn eval_once(text: &str) -> Result<Value, String> {
 fn draw(text: &str, seed: u64, n: usize) -> Vec<i64> {
     let expr = compile(text);
     let mut env = DrawEnv {
-        rng: Rng::seed_from_u64(seed),
+        rng: PgPrng::seeded(seed),
     };
     (0..n)
         .map(|_| match expr.eval(&mut env) {
