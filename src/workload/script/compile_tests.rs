@@ -6,9 +6,10 @@ use super::*;
 
 fn build(src: &str) -> Result<(Vec<Command>, VarNames), CompileError> {
     let mut vars = VarNames::default();
-    let (cmds, labels) = compile(lex(src).unwrap(), "t", &mut vars)?;
-    assert_eq!(labels.len(), cmds.len());
-    Ok((cmds, vars))
+    let c = compile(lex(src).unwrap(), "t", &mut vars)?;
+    assert_eq!(c.labels.len(), c.commands.len());
+    assert_eq!(c.numbers.len(), c.commands.len());
+    Ok((c.commands, vars))
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::builtin;
-use super::compile::{compile, name_char, VarNames};
+use super::compile::{compile, name_char, Command, CompileError, VarNames, MAX_PARAMS};
 use super::lex::{lex, locate};
 use super::run::Code;
 use crate::config::OptionValues;
@@ -218,6 +218,11 @@ fn sources(named: Vec<Named>) -> Result<Vec<Source>, String> {
     Ok(out)
 }
 
+/// Whether `options` name one of pgbench's built-in scripts (which need pgbench's tables).
+pub fn uses_builtin(options: &OptionValues) -> bool {
+    named(options).is_ok_and(|n| n.iter().any(|n| n.builtin.is_some()))
+}
+
 /// Reads, checks and compiles the scripts and defines `options` name.
 pub fn load(options: &OptionValues) -> Result<Scripts, String> {
     let named = named(options)?;
@@ -228,16 +233,27 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
                 .into(),
         );
     }
+    if named.len() > MAX_SCRIPTS {
+        return Err(format!(
+            "{} scripts named, but pgbench allows at most {MAX_SCRIPTS} SQL scripts; \
+             give fewer -f/-b (a weight, as -f FILE@3, stands for repeats)",
+            named.len()
+        ));
+    }
     let mut vars = VarNames::default();
     let (mut codes, mut weights, mut roles) = (Vec::new(), Vec::new(), Vec::new());
     for (i, s) in sources(named)?.into_iter().enumerate() {
         let lexed = lex(&s.text).map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
-        let (commands, labels) = compile(lexed, &i.to_string(), &mut vars)
+        let compiled = compile(lexed, &i.to_string(), &mut vars)
             .map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
+        if let Some(e) = too_many_params(&compiled.commands, options) {
+            return Err(pointed(&s.origin, &s.text, e.at, &e.message));
+        }
         codes.push(Code {
             name: s.name,
-            commands,
-            labels,
+            commands: compiled.commands,
+            labels: compiled.labels,
+            numbers: compiled.numbers,
         });
         weights.push(s.weight);
         roles.push(s.role);
@@ -261,6 +277,34 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
         roles,
         vars,
         defines: set,
+    })
+}
+
+/// pgbench's limit on the scripts of one run (its MAX_SCRIPTS).
+const MAX_SCRIPTS: usize = 128;
+
+/// An SQL command with more parameters than pgbench sends, in the protocols that send them
+/// as parameters (pgbench 15 refuses it when it parses the script under -M extended or
+/// prepared; the simple protocol puts the values into the text).
+fn too_many_params(commands: &[Command], options: &OptionValues) -> Option<CompileError> {
+    // The protocol is known when the run builds its workload (not while options resolve).
+    let protocol = options
+        .get(crate::workload::RUN_PROTOCOL)
+        .and_then(|v| v.as_str())?;
+    if protocol == "simple" {
+        return None;
+    }
+    commands.iter().find_map(|c| match c {
+        Command::Sql(sql) if sql.params.len() > MAX_PARAMS => Some(CompileError {
+            at: sql.at,
+            message: format!(
+                "statement has {} variables, but pgbench sends at most {MAX_PARAMS} \
+                 parameters (maximum is {MAX_PARAMS}); split the statement, or run with \
+                 -M simple",
+                sql.params.len()
+            ),
+        }),
+        _ => None,
     })
 }
 
