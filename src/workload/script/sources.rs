@@ -235,7 +235,8 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
     }
     if named.len() > MAX_SCRIPTS {
         return Err(format!(
-            "{} scripts named, but pgbench allows at most {MAX_SCRIPTS} SQL scripts; \
+            "{} scripts named, but at most {MAX_SCRIPTS} SQL scripts are allowed (pgbench's \
+             limit); \
              give fewer -f/-b (a weight, as -f FILE@3, stands for repeats)",
             named.len()
         ));
@@ -387,8 +388,8 @@ mod tests {
         let path = dir.path().join("bad.sql");
         std::fs::write(&path, "select 1;\n\\sleep 2 fortnights\n").unwrap();
         let e = load(&options(&[&path.display().to_string()], &[], &[])).unwrap_err();
-        assert!(e.contains("bad.sql:2:1: unrecognized time unit"), "{e}");
-        assert!(e.ends_with("    \\sleep 2 fortnights\n    ^"), "{e}");
+        assert!(e.contains("bad.sql:2:10: unrecognized time unit"), "{e}");
+        assert!(e.ends_with("    \\sleep 2 fortnights\n             ^"), "{e}");
         for (files, builtins, defines, says) in [
             (vec![], vec![], vec![], "needs a script"),
             (
@@ -411,5 +412,35 @@ mod tests {
             let e = load(&options(&files, &builtins, &defines)).unwrap_err();
             assert!(e.contains(says), "{says}: {e}");
         }
+    }
+
+    #[test]
+    fn pgbench_limits_on_scripts_and_parameters() {
+        let many = vec!["select-only"; MAX_SCRIPTS + 1];
+        let e = load(&options(&[], &many, &[])).unwrap_err();
+        assert!(e.contains("at most 128 SQL scripts"), "{e}");
+        let enough = vec!["select-only"; MAX_SCRIPTS];
+        assert!(load(&options(&[], &enough, &[])).is_ok());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wide.sql");
+        let cols = |n: usize| (0..n).map(|i| format!(":v{i}")).collect::<Vec<_>>().join(", ");
+        std::fs::write(&path, format!("\\set v0 1\nselect {};\n", cols(256))).unwrap();
+        let file = path.display().to_string();
+        let with = |protocol: &str| {
+            let mut o = options(&[&file], &[], &[]);
+            o.insert(crate::workload::RUN_PROTOCOL.into(), protocol.into());
+            load(&o)
+        };
+        // Refused where values go as parameters, and only once the protocol is known.
+        for protocol in ["extended", "prepared"] {
+            let e = with(protocol).unwrap_err();
+            assert!(e.contains("wide.sql:2:1: statement has 256 variables"), "{e}");
+            assert!(e.contains("maximum is 255"), "{e}");
+        }
+        assert!(with("simple").is_ok());
+        assert!(load(&options(&[&file], &[], &[])).is_ok());
+        std::fs::write(&path, format!("select {};\n", cols(255))).unwrap();
+        assert!(with("prepared").is_ok());
     }
 }
