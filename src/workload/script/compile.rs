@@ -148,7 +148,11 @@ pub struct Compiled {
 pub const MAX_PARAMS: usize = 255;
 
 /// Compiles one script's commands; `tag` makes its prepared statements' names unique.
-pub fn compile(lexed: Vec<Lexed>, tag: &str, vars: &mut VarNames) -> Result<Compiled, CompileError> {
+pub fn compile(
+    lexed: Vec<Lexed>,
+    tag: &str,
+    vars: &mut VarNames,
+) -> Result<Compiled, CompileError> {
     let mut b = Builder::new(vars);
     let (mut labels, mut numbers) = (Vec::new(), Vec::new());
     let mut number = 0;

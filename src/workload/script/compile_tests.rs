@@ -208,7 +208,8 @@ fn sleep_takes_pgbench_forms() {
 #[test]
 fn numbers_count_commands_as_pgbench() {
     let mut vars = VarNames::default();
-    let src = "\\set x 1\n\\if false\n\\set y 2\n\\elif true\n\\set y 3\n\\else\n\\set y 4\n\\endif\n\
+    let src =
+        "\\set x 1\n\\if false\n\\set y 2\n\\elif true\n\\set y 3\n\\else\n\\set y 4\n\\endif\n\
                select 1 \\gset\n\\set z 5\n";
     let c = compile(lex(src).unwrap(), "t", &mut vars).unwrap();
     let sets: Vec<usize> = c

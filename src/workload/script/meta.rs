@@ -195,7 +195,10 @@ impl<'v> Builder<'v> {
             (Amount::Var(self.vars.slot(var)), m.words.get(1).copied())
         } else {
             let (n, attached) = sleep_number(amount, amount_at, m.words.len())?;
-            (Amount::Fixed(n), attached.or_else(|| m.words.get(1).copied()))
+            (
+                Amount::Fixed(n),
+                attached.or_else(|| m.words.get(1).copied()),
+            )
         };
         let unit_us = match unit {
             None => 1_000_000,

@@ -389,7 +389,10 @@ mod tests {
         std::fs::write(&path, "select 1;\n\\sleep 2 fortnights\n").unwrap();
         let e = load(&options(&[&path.display().to_string()], &[], &[])).unwrap_err();
         assert!(e.contains("bad.sql:2:10: unrecognized time unit"), "{e}");
-        assert!(e.ends_with("    \\sleep 2 fortnights\n             ^"), "{e}");
+        assert!(
+            e.ends_with("    \\sleep 2 fortnights\n             ^"),
+            "{e}"
+        );
         for (files, builtins, defines, says) in [
             (vec![], vec![], vec![], "needs a script"),
             (
@@ -424,7 +427,12 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("wide.sql");
-        let cols = |n: usize| (0..n).map(|i| format!(":v{i}")).collect::<Vec<_>>().join(", ");
+        let cols = |n: usize| {
+            (0..n)
+                .map(|i| format!(":v{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         std::fs::write(&path, format!("\\set v0 1\nselect {};\n", cols(256))).unwrap();
         let file = path.display().to_string();
         let with = |protocol: &str| {
@@ -435,7 +443,10 @@ mod tests {
         // Refused where values go as parameters, and only once the protocol is known.
         for protocol in ["extended", "prepared"] {
             let e = with(protocol).unwrap_err();
-            assert!(e.contains("wide.sql:2:1: statement has 256 variables"), "{e}");
+            assert!(
+                e.contains("wide.sql:2:1: statement has 256 variables"),
+                "{e}"
+            );
             assert!(e.contains("maximum is 255"), "{e}");
         }
         assert!(with("simple").is_ok());
