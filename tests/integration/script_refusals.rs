@@ -103,6 +103,10 @@ fn tidebench_column(said: &str, name: &str) -> Option<usize> {
     col.parse::<usize>().ok().map(|c| c - 1)
 }
 
+/// A script's name, its text, the options both tools get, the class both must end in, and
+/// what pgbench and tidebench must say.
+type Case<'a> = (&'a str, String, Vec<&'a str>, Class, &'a str, &'a str);
+
 #[test]
 fn scripts_are_refused_aborted_or_run_as_pgbench_15_does() {
     let home = support::temp_home();
@@ -115,8 +119,7 @@ fn scripts_are_refused_aborted_or_run_as_pgbench_15_does() {
     let columns: String = (0..256).map(|i| format!(":v{i}, ")).collect();
     let wide = format!("\\set v0 1\nselect {}1;\n", columns);
     let shell256 = format!("\\shell echo {}\nselect 1;\n", vec!["a"; 255].join(" "));
-    // (name, script, pgbench's options, both tools' class, what pgbench says, what tidebench says)
-    let cases: Vec<(&str, String, Vec<&str>, Class, &str, &str)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (
             "open_block",
             "BEGIN;\nselect 1;\n".into(),

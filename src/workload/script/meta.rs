@@ -16,7 +16,7 @@ pub struct Meta<'a> {
     at: usize,
     rest: &'a str,
     rest_at: usize,
-    words: Vec<(&'a str, usize)>,
+    words: Vec<Word<'a>>,
 }
 
 impl<'a> Meta<'a> {
@@ -384,6 +384,9 @@ impl<'v> Builder<'v> {
     }
 }
 
+/// A word and its offset in the file.
+type Word<'a> = (&'a str, usize);
+
 /// A `\sleep` number as pgbench 15 reads it: an optional sign and digits, and a unit
 /// written onto them (`2ms`) when it is the command's only word. Returns the number and the
 /// attached unit with its offset.
@@ -391,7 +394,7 @@ fn sleep_number(
     word: &str,
     at: usize,
     words: usize,
-) -> Result<(i64, Option<(&str, usize)>), CompileError> {
+) -> Result<(i64, Option<Word<'_>>), CompileError> {
     let sign = usize::from(word.starts_with(['+', '-']));
     let digits = word[sign..]
         .find(|c: char| !c.is_ascii_digit())
@@ -430,7 +433,7 @@ fn patch(out: &mut [Command], index: usize, to: usize) {
 }
 
 /// Whitespace-separated words of `rest` with their file offsets.
-fn words(rest: &str, rest_at: usize) -> Vec<(&str, usize)> {
+fn words(rest: &str, rest_at: usize) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut start = None;
     for (i, c) in rest.char_indices() {
