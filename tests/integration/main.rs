@@ -26,6 +26,7 @@ mod roles;
 mod run;
 mod sampler;
 mod script;
+mod script_refusals;
 mod shards;
 mod slurm;
 mod support;

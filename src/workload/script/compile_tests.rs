@@ -6,9 +6,10 @@ use super::*;
 
 fn build(src: &str) -> Result<(Vec<Command>, VarNames), CompileError> {
     let mut vars = VarNames::default();
-    let (cmds, labels) = compile(lex(src).unwrap(), "t", &mut vars)?;
-    assert_eq!(labels.len(), cmds.len());
-    Ok((cmds, vars))
+    let c = compile(lex(src).unwrap(), "t", &mut vars)?;
+    assert_eq!(c.labels.len(), c.commands.len());
+    assert_eq!(c.numbers.len(), c.commands.len());
+    Ok((c.commands, vars))
 }
 
 #[test]
@@ -73,9 +74,18 @@ fn gset_joins_the_sql_before_it() {
 
 #[test]
 fn mistakes_point_at_the_place() {
-    // pgbench takes letters, digits, _ and non-ASCII (so `1x` is a name); not `-`.
-    let src = "\\set a-b 2";
-    assert_eq!(build(src).unwrap_err().at, 5);
+    // pgbench 15 sets names of letters, digits, _ and non-ASCII, not starting with a digit.
+    for (src, at) in [
+        ("\\set a-b 2", 5),
+        ("\\set 1x 2", 5),
+        ("select 1 \\gset 1p", 15),
+        ("\\setshell a.b echo 1", 10),
+    ] {
+        let e = build(src).unwrap_err();
+        assert_eq!(e.at, at, "{src}");
+        assert!(e.message.contains("invalid variable name"), "{src}: {e:?}");
+    }
+    assert!(build("\\set _1 2\n\\set x1 :_1").is_ok());
     for (src, says) in [
         ("\\gset", "must follow an SQL command"),
         ("\\sleep 1 fortnights", "time unit"),
@@ -144,4 +154,81 @@ fn sleep_and_shell_arguments() {
             Arg::Var(vars.get("y").unwrap())
         ]
     );
+}
+
+/// Where pgbench's caret goes (checked against pgbench 15's `error found here`): under the
+/// offending token, or just past the command when an expression is missing.
+#[test]
+fn columns_agree_with_pgbench() {
+    for (src, at) in [
+        ("\\if\n\\endif\n", 3),
+        ("\\set x\n", 6),
+        ("\\set x 1 +\n", 10),
+        ("\\set x foo(1)\n", 9),
+        ("\\set x 1 2\n", 9),
+        ("\\set i least()\n", 13),
+        ("\\if 0\n\\elif +\n\\endif\n", 13),
+        ("\\sleep 2x\n", 8),
+        ("\\sleep x\n", 7),
+        ("\\sleep 1.5\n", 8),
+        ("\\sleep 2ms ms\n", 7),
+        ("\\sleep :v x\n", 10),
+        ("\\sleep 2 ms extra\n", 12),
+    ] {
+        let e = build(src).unwrap_err();
+        assert_eq!(e.at, at, "{src:?}: {e:?}");
+    }
+}
+
+#[test]
+fn sleep_takes_pgbench_forms() {
+    for (src, us) in [
+        ("\\sleep 2ms", 2_000),
+        ("\\sleep 2 ms", 2_000),
+        ("\\sleep 2MS", 2_000),
+        ("\\sleep 2us", 2),
+        ("\\sleep 2s", 2_000_000),
+        ("\\sleep 2", 2_000_000),
+        ("\\sleep +2ms", 2_000),
+        ("\\sleep -2 ms", -2_000),
+    ] {
+        let (cmds, _) = build(src).unwrap();
+        let Command::Sleep {
+            amount: Amount::Fixed(n),
+            unit_us,
+        } = cmds[0]
+        else {
+            panic!("{src}")
+        };
+        assert_eq!(n * unit_us, us, "{src}");
+    }
+}
+
+/// pgbench counts every command written, `\elif`/`\else`/`\endif` too, not `\gset`.
+#[test]
+fn numbers_count_commands_as_pgbench() {
+    let mut vars = VarNames::default();
+    let src =
+        "\\set x 1\n\\if false\n\\set y 2\n\\elif true\n\\set y 3\n\\else\n\\set y 4\n\\endif\n\
+               select 1 \\gset\n\\set z 5\n";
+    let c = compile(lex(src).unwrap(), "t", &mut vars).unwrap();
+    let sets: Vec<usize> = c
+        .commands
+        .iter()
+        .zip(&c.numbers)
+        .filter(|(c, _)| matches!(c, Command::Set { .. }))
+        .map(|(_, n)| *n)
+        .collect();
+    assert_eq!(sets, [1, 3, 5, 7, 10]);
+}
+
+#[test]
+fn shell_takes_at_most_255_words() {
+    let words = |n: usize| vec!["a"; n].join(" ");
+    assert!(build(&format!("\\shell echo {}", words(254))).is_ok());
+    let e = build(&format!("\\shell echo {}", words(255))).unwrap_err();
+    assert!(e.message.contains("too many arguments"), "{e:?}");
+    assert_eq!(e.at, "\\shell echo ".len() + 2 * 254);
+    let e = build(&format!("\\setshell v echo {}", words(254))).unwrap_err();
+    assert!(e.message.contains("too many arguments"), "{e:?}");
 }

@@ -113,14 +113,20 @@ impl WorkloadInfo for ScriptKind {
 }
 
 impl Kind for ScriptKind {
-    /// Any database will do; the scale (`:scale`) is pgbench's: the rows of
-    /// pgbench_branches when that table is there, else 1.
+    /// Any database will do for the user's own scripts; the scale (`:scale`) is pgbench's:
+    /// the rows of pgbench_branches when that table is there, else 1. A built-in (`-b`)
+    /// needs pgbench's tables, as pgbench 15 checks before it runs one.
     fn check_ready<'a>(
         &'a self,
-        _options: &'a OptionValues,
+        options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
     ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         Box::pin(async move {
+            if sources::uses_builtin(options) {
+                return crate::workload::pgbench::check_ready(client)
+                    .await
+                    .map(Loaded::scale);
+            }
             let db = |e: tokio_postgres::Error| {
                 WorkloadError::Database(format!(
                     "reading the scale failed: {}",

@@ -3,24 +3,26 @@
 //! read as a value on first use); buffers live with the client, so a transaction allocates
 //! nothing once they have grown.
 
-use std::process::Command as Process;
+use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Param, Protocol};
 
-use super::compile::{Amount, Arg, Command, Part, Sql, VarNames};
+use super::compile::{valid_name, Amount, Arg, Command, Part, Sql, VarNames};
 use super::expr::{Env, Expr, Value};
 use crate::event::{Event, Sink};
 use crate::results::CommandSums;
 use crate::workload::pg_prng::PgPrng;
 use crate::workload::TxnEnd;
 
-/// A compiled script, its name (the transaction type's) and each command as written.
+/// A compiled script, its name (the transaction type's), each command as written and its
+/// number as pgbench counts commands (see [`super::compile::Compiled`]).
 #[derive(Debug)]
 pub struct Code {
     pub name: String,
     pub commands: Vec<Command>,
     pub labels: Vec<String>,
+    pub numbers: Vec<usize>,
 }
 
 impl Code {
@@ -171,10 +173,11 @@ pub async fn run(
     protocol: Protocol,
     events: Option<&dyn Sink>,
 ) -> Result<TxnEnd, pgwire::Error> {
+    let number = |pc: usize| code.numbers.get(pc).copied().unwrap_or(pc + 1);
     let at = |pc: usize| Debug {
         events,
         script,
-        command: pc + 1,
+        command: number(pc),
     };
     let mut pc = 0;
     while let Some(command) = code.commands.get(pc) {
@@ -245,10 +248,19 @@ pub async fn run(
                 return Err(pgwire::Error::client(format!(
                     "script \"{}\" command {}: {m}",
                     code.name,
-                    pc + 1
+                    number(pc)
                 )))
             }
         };
+    }
+    // pgbench 15 ends a client whose script ends inside a transaction block, rather than
+    // run its next transaction inside the same one.
+    if conn.tx_status() != pgwire::TxStatus::Idle {
+        return Err(pgwire::Error::client(format!(
+            "script \"{}\": end of script reached without completing the last transaction; \
+             end the script with COMMIT (or END) after its BEGIN",
+            code.name
+        )));
     }
     Ok(TxnEnd::Committed)
 }
@@ -284,7 +296,7 @@ fn run_shell(
     names: &VarNames,
     vars: &mut ClientVars,
 ) -> Result<(), String> {
-    let out = shell(argv, names, vars)?;
+    let out = shell(argv, set.is_some(), names, vars)?;
     if let Some(slot) = set {
         let text = out.trim();
         if text.parse::<i64>().is_err() {
@@ -399,6 +411,14 @@ async fn run_sql(
             vars.name.clear();
             vars.name.push_str(&store.prefix);
             vars.name.push_str(column);
+            // pgbench 15 aborts the client on a column whose name is no variable name.
+            if !valid_name(&vars.name) {
+                let command = if store.all { "aset" } else { "gset" };
+                return Err(Failed::Script(format!(
+                    "{command}: invalid variable name: \"{}\"; name the column with AS",
+                    vars.name
+                )));
+            }
             // A column no command reads has no slot: nothing to keep.
             if let Some(slot) = names.get(&vars.name) {
                 vars.set_text(slot, result.get_str(last, col).unwrap_or(""));
@@ -408,9 +428,21 @@ async fn run_sql(
     Ok(())
 }
 
+/// pgbench's longest `\shell` command line, in bytes (its SHELL_COMMAND_SIZE less the space
+/// it puts first and the terminating NUL).
+const MAX_SHELL_LINE: usize = 254;
+
 /// Runs a `\shell` / `\setshell` command line through `sh -c` (pgbench hands it to the
-/// shell too) and returns what it printed. It blocks the driver thread, as pgbench's does.
-fn shell(argv: &[Arg], names: &VarNames, vars: &ClientVars) -> Result<String, String> {
+/// shell too) and returns what `\setshell` reads. As pgbench's, the command writes to the
+/// terminal: `\shell` inherits stdout and stderr, `\setshell` stderr (its stdout is the
+/// value). That output is the user's command's, not tidebench's: it does not go through
+/// events. It blocks the driver thread, as pgbench's does.
+fn shell(
+    argv: &[Arg],
+    capture: bool,
+    names: &VarNames,
+    vars: &ClientVars,
+) -> Result<String, String> {
     let mut line = String::new();
     for (i, arg) in argv.iter().enumerate() {
         if i > 0 {
@@ -427,9 +459,19 @@ fn shell(argv: &[Arg], names: &VarNames, vars: &ClientVars) -> Result<String, St
             }
         }
     }
-    let out = Process::new("sh")
-        .arg("-c")
-        .arg(&line)
+    if line.len() > MAX_SHELL_LINE {
+        return Err(format!(
+            "shell command is too long ({} bytes; pgbench takes at most {MAX_SHELL_LINE}): \
+             put it in a shell script and call that",
+            line.len()
+        ));
+    }
+    let mut process = Process::new("sh");
+    process.arg("-c").arg(&line).stderr(Stdio::inherit());
+    if !capture {
+        process.stdout(Stdio::inherit());
+    }
+    let out = process
         .output()
         .map_err(|e| format!("cannot run \"{line}\": {e}"))?;
     if !out.status.success() {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::builtin;
-use super::compile::{compile, name_char, VarNames};
+use super::compile::{compile, name_char, Command, CompileError, VarNames, MAX_PARAMS};
 use super::lex::{lex, locate};
 use super::run::Code;
 use crate::config::OptionValues;
@@ -218,6 +218,11 @@ fn sources(named: Vec<Named>) -> Result<Vec<Source>, String> {
     Ok(out)
 }
 
+/// Whether `options` name one of pgbench's built-in scripts (which need pgbench's tables).
+pub fn uses_builtin(options: &OptionValues) -> bool {
+    named(options).is_ok_and(|n| n.iter().any(|n| n.builtin.is_some()))
+}
+
 /// Reads, checks and compiles the scripts and defines `options` name.
 pub fn load(options: &OptionValues) -> Result<Scripts, String> {
     let named = named(options)?;
@@ -228,16 +233,28 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
                 .into(),
         );
     }
+    if named.len() > MAX_SCRIPTS {
+        return Err(format!(
+            "{} scripts named, but at most {MAX_SCRIPTS} SQL scripts are allowed (pgbench's \
+             limit); \
+             give fewer -f/-b (a weight, as -f FILE@3, stands for repeats)",
+            named.len()
+        ));
+    }
     let mut vars = VarNames::default();
     let (mut codes, mut weights, mut roles) = (Vec::new(), Vec::new(), Vec::new());
     for (i, s) in sources(named)?.into_iter().enumerate() {
         let lexed = lex(&s.text).map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
-        let (commands, labels) = compile(lexed, &i.to_string(), &mut vars)
+        let compiled = compile(lexed, &i.to_string(), &mut vars)
             .map_err(|e| pointed(&s.origin, &s.text, e.at, &e.message))?;
+        if let Some(e) = too_many_params(&compiled.commands, options) {
+            return Err(pointed(&s.origin, &s.text, e.at, &e.message));
+        }
         codes.push(Code {
             name: s.name,
-            commands,
-            labels,
+            commands: compiled.commands,
+            labels: compiled.labels,
+            numbers: compiled.numbers,
         });
         weights.push(s.weight);
         roles.push(s.role);
@@ -261,6 +278,34 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
         roles,
         vars,
         defines: set,
+    })
+}
+
+/// pgbench's limit on the scripts of one run (its MAX_SCRIPTS).
+const MAX_SCRIPTS: usize = 128;
+
+/// An SQL command with more parameters than pgbench sends, in the protocols that send them
+/// as parameters (pgbench 15 refuses it when it parses the script under -M extended or
+/// prepared; the simple protocol puts the values into the text).
+fn too_many_params(commands: &[Command], options: &OptionValues) -> Option<CompileError> {
+    // The protocol is known when the run builds its workload (not while options resolve).
+    let protocol = options
+        .get(crate::workload::RUN_PROTOCOL)
+        .and_then(|v| v.as_str())?;
+    if protocol == "simple" {
+        return None;
+    }
+    commands.iter().find_map(|c| match c {
+        Command::Sql(sql) if sql.params.len() > MAX_PARAMS => Some(CompileError {
+            at: sql.at,
+            message: format!(
+                "statement has {} variables, but pgbench sends at most {MAX_PARAMS} \
+                 parameters (maximum is {MAX_PARAMS}); split the statement, or run with \
+                 -M simple",
+                sql.params.len()
+            ),
+        }),
+        _ => None,
     })
 }
 
@@ -343,8 +388,11 @@ mod tests {
         let path = dir.path().join("bad.sql");
         std::fs::write(&path, "select 1;\n\\sleep 2 fortnights\n").unwrap();
         let e = load(&options(&[&path.display().to_string()], &[], &[])).unwrap_err();
-        assert!(e.contains("bad.sql:2:1: unrecognized time unit"), "{e}");
-        assert!(e.ends_with("    \\sleep 2 fortnights\n    ^"), "{e}");
+        assert!(e.contains("bad.sql:2:10: unrecognized time unit"), "{e}");
+        assert!(
+            e.ends_with("    \\sleep 2 fortnights\n             ^"),
+            "{e}"
+        );
         for (files, builtins, defines, says) in [
             (vec![], vec![], vec![], "needs a script"),
             (
@@ -367,5 +415,43 @@ mod tests {
             let e = load(&options(&files, &builtins, &defines)).unwrap_err();
             assert!(e.contains(says), "{says}: {e}");
         }
+    }
+
+    #[test]
+    fn pgbench_limits_on_scripts_and_parameters() {
+        let many = vec!["select-only"; MAX_SCRIPTS + 1];
+        let e = load(&options(&[], &many, &[])).unwrap_err();
+        assert!(e.contains("at most 128 SQL scripts"), "{e}");
+        let enough = vec!["select-only"; MAX_SCRIPTS];
+        assert!(load(&options(&[], &enough, &[])).is_ok());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wide.sql");
+        let cols = |n: usize| {
+            (0..n)
+                .map(|i| format!(":v{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        std::fs::write(&path, format!("\\set v0 1\nselect {};\n", cols(256))).unwrap();
+        let file = path.display().to_string();
+        let with = |protocol: &str| {
+            let mut o = options(&[&file], &[], &[]);
+            o.insert(crate::workload::RUN_PROTOCOL.into(), protocol.into());
+            load(&o)
+        };
+        // Refused where values go as parameters, and only once the protocol is known.
+        for protocol in ["extended", "prepared"] {
+            let e = with(protocol).unwrap_err();
+            assert!(
+                e.contains("wide.sql:2:1: statement has 256 variables"),
+                "{e}"
+            );
+            assert!(e.contains("maximum is 255"), "{e}");
+        }
+        assert!(with("simple").is_ok());
+        assert!(load(&options(&[&file], &[], &[])).is_ok());
+        std::fs::write(&path, format!("select {};\n", cols(255))).unwrap();
+        assert!(with("prepared").is_ok());
     }
 }
