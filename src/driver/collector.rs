@@ -72,6 +72,10 @@ pub struct Collector<'k, 's> {
     emulators: Vec<Arc<dyn Emulator>>,
     /// The tries in flight, whose long ones the progress line shows.
     running: Option<Arc<Running>>,
+    /// Every thread has finished: the ticks still to fold end the run, and the last of them
+    /// may be partial (a run by count, or a stop, ends between two ticks), so no interval is
+    /// closed at its full length any more; the run's last one is written with its true length.
+    ending: bool,
 }
 
 fn whole_ticks(d: Duration) -> u64 {
@@ -111,6 +115,7 @@ impl<'k, 's> Collector<'k, 's> {
             live: None,
             emulators: Vec::new(),
             running: None,
+            ending: false,
         }
     }
 
@@ -206,6 +211,7 @@ impl<'k, 's> Collector<'k, 's> {
                     ));
                 }
             }
+            self.ending = done.iter().all(|d| *d);
             // A tick is complete once every thread has finished or reported it.
             let complete_below = reported
                 .iter()
@@ -324,6 +330,7 @@ impl<'k, 's> Collector<'k, 's> {
             .any(|last| (first..=tick).contains(last));
         if (tick + 1) % self.interval_ticks != 0
             || tick + 1 >= self.duration_ticks
+            || self.ending
             || ends_a_phase
             || self.interval_of(tick) != s.interval
         {
@@ -535,6 +542,56 @@ mod tests {
         assert_eq!(rows[4].2, [3, 4], "{rows:?}");
         let total: u64 = rows.iter().map(|r| r.2[0] + r.2[1]).sum();
         assert_eq!(total, 20 + 3);
+    }
+
+    /// A run by count (`-t`) ends between two ticks, well before its planned end: the ticks
+    /// before are whole intervals, and the last one, which the thread's final report holds,
+    /// is written once with its true length, not as a whole second.
+    #[tokio::test]
+    async fn a_run_that_ends_early_writes_its_last_interval_with_its_true_length() {
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let start = Instant::now();
+        let (tx, rx) = mpsc::unbounded_channel();
+        for tick in 0..=2u64 {
+            let mut rec = Recorder::new(keys.len());
+            rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+            let finished = (tick == 2).then(|| ThreadEnd {
+                at: start + Duration::from_millis(2_700),
+                reconnects: 0,
+                at_end: Vec::new(),
+                outages: Vec::new(),
+                mixlog_error: None,
+                panics: Vec::new(),
+                aborted: Vec::new(),
+            });
+            let _ = tx.send(TickReport {
+                thread: 0,
+                tick,
+                recorder: rec,
+                finished,
+            });
+        }
+        drop(tx);
+        let mut rows = Vec::new();
+        let mut sink = |at: Duration, len: Duration, rec: &Recorder| {
+            rows.push((at.as_millis(), len.as_millis(), rec.total().committed));
+            Ok(())
+        };
+        let cadence = Cadence {
+            interval: Duration::from_secs(1),
+            progress: Duration::ZERO,
+            poll: Duration::ZERO,
+        };
+        let poller = Poller {
+            shares: vec![None, None],
+            headline: None,
+        };
+        let events: Arc<dyn Sink> = Arc::new(crate::event::Discard);
+        Collector::new(&keys, 1, start, cadence, poller, &mut sink, events)
+            .run(rx)
+            .await
+            .unwrap();
+        assert_eq!(rows, [(0, 1000, 1), (1000, 1000, 1), (2000, 700, 1)]);
     }
 
     /// One driver thread's 20 ticks over two 10 s phases, through the real collector: the

@@ -46,6 +46,8 @@ pub struct DriverPlan {
     pub protocol: pgwire::Protocol,
     pub max_tries: u32,
     pub txn_timeout: Option<Duration>,
+    /// pgbench's `-t`: transactions per client, after which it ends.
+    pub transactions: Option<u64>,
     pub jobs: u32,
     /// Pin each driver thread to a CPU of its own when there are enough (see [`affinity`]).
     pub pin_threads: bool,
@@ -129,6 +131,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         keys: plan.keys.shape(),
         stop,
         txn_timeout: plan.txn_timeout,
+        transactions: plan.transactions,
         running: Arc::new(running::Running::new(jobs)),
     });
     let emulators = shared

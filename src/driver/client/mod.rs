@@ -53,6 +53,8 @@ pub struct ClientShared {
     pub stop: Stop,
     /// How long one try may run before it is abandoned as a `timeout` failure.
     pub txn_timeout: Option<Duration>,
+    /// pgbench's `-t`: transactions each client runs before it ends.
+    pub transactions: Option<u64>,
     /// Where the watchdogs publish the tries in flight, for the progress line.
     pub running: Arc<super::running::Running>,
 }
@@ -223,7 +225,15 @@ impl Client {
             return self;
         }
         let mut schedule: Option<Schedule> = seg.pace.rate.map(|r| Schedule::new(start, r));
+        // A card whose work never waits (a script of `\set` lines) would keep the thread to
+        // this client; pgbench's threads take their clients in turn (issue 38).
+        let mut fair = evloop::FairShare::new();
+        let mut left = shared.transactions;
         loop {
+            fair.take_turn().await;
+            if left == Some(0) {
+                break;
+            }
             let now = Instant::now();
             if now >= seg.end && !self.next_segment(&mut seg, &mut schedule, &run, now) {
                 break;
@@ -248,6 +258,8 @@ impl Client {
                 continue;
             };
             let lagged = schedule.is_some();
+            // pgbench's -t counts every transaction a client ends, failed ones too.
+            left = left.map(|n| n - 1);
             if !self
                 .play(&shared, card, &seg, scheduled, lagged, &run)
                 .await
