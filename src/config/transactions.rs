@@ -94,7 +94,12 @@ mod tests {
         let mut r = raw(5);
         r.duration = Some("10s".into());
         let m = message(check(&r, None));
-        assert!(m.starts_with("specify either a number of transactions (-t) or a duration (-T), not both"), "{m}");
+        assert!(
+            m.starts_with(
+                "specify either a number of transactions (-t) or a duration (-T), not both"
+            ),
+            "{m}"
+        );
         let m = message(check(&raw(5), Some(Duration::from_secs(60))));
         assert!(m.contains("not both"), "{m}");
     }

@@ -236,7 +236,10 @@ fn tasks_still_waiting_when_block_on_returns_are_dropped() {
     })
     .unwrap();
     assert_eq!(out, "main's result");
-    assert!(dropped.get(), "a task left waiting was not dropped with its loop");
+    assert!(
+        dropped.get(),
+        "a task left waiting was not dropped with its loop"
+    );
 }
 
 #[test]
