@@ -65,6 +65,8 @@ pub struct RawRun {
     pub duration: Option<String>,
     /// pgbench's `-t`: transactions per client, instead of a duration (see [`transactions`]).
     pub transactions: Option<u64>,
+    /// pgbench's `-C`: a new session per transaction.
+    pub connect: Option<bool>,
     pub protocol: Option<ProtocolName>,
     pub rate: Option<f64>,
     pub max_tries: Option<u32>,
@@ -138,6 +140,7 @@ impl RawRun {
             jobs: over.jobs.or(self.jobs),
             duration: over.duration.or(self.duration),
             transactions: over.transactions.or(self.transactions),
+            connect: over.connect.or(self.connect),
             protocol: over.protocol.or(self.protocol),
             rate: over.rate.or(self.rate),
             max_tries: over.max_tries.or(self.max_tries),
@@ -427,6 +430,7 @@ pub fn validate_run(
         protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
         rate: raw.rate,
         transactions,
+        connect: raw.connect.unwrap_or(false),
         max_tries,
         txn_timeout,
         progress: cadence.progress,

@@ -22,7 +22,7 @@ use super::outages::{down_windows, DownWindow};
 use super::poll::Poller;
 use super::progress;
 use super::running::Running;
-use super::session::EndCounts;
+use super::session::{ConnectTime, EndCounts};
 use super::thread::{TickReport, TICK};
 use crate::results::down::AbortedClient;
 
@@ -43,6 +43,8 @@ pub struct Collected {
     /// When the last client finished (None if no thread finished cleanly).
     pub ended: Option<Instant>,
     pub reconnects: u64,
+    /// With `-C`: sessions opened per transaction over all threads, and the time they took.
+    pub connect_time: ConnectTime,
     /// Per global target, what became of the tries in flight at the end (over all threads).
     pub at_end: BTreeMap<usize, EndCounts>,
     /// Each target's down windows, as its clients saw them.
@@ -166,6 +168,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut done = vec![false; self.threads];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
+        let mut connect_time = ConnectTime::default();
         let mut at_end: BTreeMap<usize, EndCounts> = BTreeMap::new();
         let mut outages = Vec::new();
         let mut warnings = Vec::new();
@@ -186,6 +189,7 @@ impl<'k, 's> Collector<'k, 's> {
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
+                connect_time.add(end.connect_time);
                 for (target, counts) in end.at_end {
                     at_end.entry(target).or_default().add(counts);
                 }
@@ -252,6 +256,7 @@ impl<'k, 's> Collector<'k, 's> {
             total: state.total,
             ended,
             reconnects,
+            connect_time,
             at_end,
             down: down_windows(outages, self.start),
             aborted,
@@ -456,6 +461,7 @@ mod tests {
             let finished = (tick == last).then(|| ThreadEnd {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
+                connect_time: Default::default(),
                 at_end: Vec::new(),
                 outages: Vec::new(),
                 mixlog_error: None,
@@ -558,6 +564,7 @@ mod tests {
             let finished = (tick == 2).then(|| ThreadEnd {
                 at: start + Duration::from_millis(2_700),
                 reconnects: 0,
+                connect_time: Default::default(),
                 at_end: Vec::new(),
                 outages: Vec::new(),
                 mixlog_error: None,

@@ -145,6 +145,7 @@ async fn connect(
         max_tries: plan.max_tries,
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
+        connect_each: plan.connect,
         jobs: plan.jobs,
         pin_threads: plan.pin_threads,
         seed: plan.seed,

@@ -345,3 +345,53 @@ fn t_with_a_script_counts_each_clients_transactions_failed_ones_too() {
         support::assert_server_agrees(server, 0);
     }
 }
+
+/// `-C`: every transaction on a new session, as pgbench's `--connect`: the server counts one
+/// commit per session opened beside the transactions' own, and both tools print the average
+/// connection time (summary.json has it under `connections`).
+#[test]
+fn connect_opens_a_session_per_transaction_as_pgbench_s() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "conn");
+    support::prepare_tpcb(&home, "instance:conn");
+    let o = pgbench(
+        &inst,
+        &["-n", "-C", "-t", "20", "-c", "2"],
+        &inst.dsn("tidebench"),
+    );
+    assert!(o.status.success(), "pgbench: {}", text(&o));
+    assert_eq!(pgbench_counts(&o), (40, 40, 0), "{}", text(&o));
+    assert!(
+        text(&o).contains("average connection time = "),
+        "{}",
+        text(&o)
+    );
+
+    let out = home.path().join("res-c");
+    let o = run(
+        &home,
+        "instance:conn",
+        &out,
+        &["-w", "tpcb", "-C", "-t", "20", "-c", "2"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("average connection time = "),
+        "{}",
+        text(&o)
+    );
+    let s = support::summary(&out);
+    assert_eq!(
+        s["totals"]["committed"].as_u64(),
+        Some(40),
+        "{}",
+        s["totals"]
+    );
+    let c = &s["connections"];
+    assert_eq!(c["opened"].as_u64(), Some(40), "{c}");
+    assert!(c["mean_ms"].as_f64().unwrap() > 0.0, "{c}");
+    // 40 transactions and 40 sessions opened for them, each one commit at the server.
+    let server = &s["server"][0];
+    support::assert_server_agrees(server, 0);
+    assert_eq!(server["xact_commit_delta"].as_i64(), Some(80), "{server}");
+}
