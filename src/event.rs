@@ -156,6 +156,9 @@ pub struct RunDescription {
     pub shared_clients: Option<u32>,
     pub threads: u32,
     pub duration: Duration,
+    /// pgbench's `-t`: transactions per client, when the run is by count (then `duration`
+    /// is only its cap).
+    pub transactions: Option<u64>,
 }
 
 /// One progress line: the window of `window` that ended `elapsed` after the start.

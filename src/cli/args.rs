@@ -294,6 +294,12 @@ pub struct RunArgs {
     /// How long to run: 30s, 5m, 1h, or seconds [default: 30s]
     #[arg(short = 'T', long, allow_hyphen_values = true)]
     pub duration: Option<String>,
+    /// Transactions each client runs, then ends (pgbench's -t), instead of a duration
+    #[arg(short = 't', long, value_name = "N")]
+    pub transactions: Option<u64>,
+    /// A new session for every transaction, as pgbench's -C; the time to open them is reported as the average connection time
+    #[arg(short = 'C', long)]
+    pub connect: bool,
     /// Statement protocol: simple, extended or prepared [default: prepared]
     #[arg(short = 'M', long, value_enum)]
     pub protocol: Option<ProtocolName>,
@@ -338,6 +344,8 @@ impl RunArgs {
             clients: self.clients,
             jobs: self.jobs,
             duration: self.duration.clone(),
+            transactions: self.transactions,
+            connect: self.connect.then_some(true),
             protocol: self.protocol,
             rate: self.rate,
             max_tries: self.max_tries,

@@ -134,6 +134,14 @@ fn totals_to(out: &mut String, s: &Summary, scales: &[u32]) {
         );
     }
     let _ = writeln!(out, "tps: {:.1}", t.tps);
+    if let Some(c) = &s.connections {
+        // pgbench -C's line; its tps includes the reconnections, as ours does.
+        let _ = writeln!(
+            out,
+            "average connection time = {:.3} ms ({} sessions opened, one per transaction)",
+            c.mean_ms, c.opened
+        );
+    }
 }
 
 /// Latency and schedule-lag percentiles, each line only when the run recorded it.

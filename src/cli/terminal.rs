@@ -148,7 +148,10 @@ pub fn describe(d: &RunDescription) -> String {
         d.phases,
         d.iterations,
         d.threads,
-        crate::config::duration::format_duration(d.duration)
+        match d.transactions {
+            Some(n) => format!("{n} transactions per client"),
+            None => crate::config::duration::format_duration(d.duration),
+        }
     )
 }
 

@@ -16,6 +16,7 @@ pub mod shard;
 pub mod size;
 pub mod target;
 pub mod timeline;
+pub mod transactions;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -62,6 +63,10 @@ pub struct RawRun {
     pub clients: Option<u32>,
     pub jobs: Option<u32>,
     pub duration: Option<String>,
+    /// pgbench's `-t`: transactions per client, instead of a duration (see [`transactions`]).
+    pub transactions: Option<u64>,
+    /// pgbench's `-C`: a new session per transaction.
+    pub connect: Option<bool>,
     pub protocol: Option<ProtocolName>,
     pub rate: Option<f64>,
     pub max_tries: Option<u32>,
@@ -134,6 +139,8 @@ impl RawRun {
             clients: over.clients.or(self.clients),
             jobs: over.jobs.or(self.jobs),
             duration: over.duration.or(self.duration),
+            transactions: over.transactions.or(self.transactions),
+            connect: over.connect.or(self.connect),
             protocol: over.protocol.or(self.protocol),
             rate: over.rate.or(self.rate),
             max_tries: over.max_tries.or(self.max_tries),
@@ -350,6 +357,7 @@ pub fn validate_run(
         }
         None => None,
     };
+    let transactions = transactions::check(&raw, phase_duration)?;
     let (groups, phases) = if raw.group.is_empty() {
         single_group(&raw, phase_duration, catalog)?
     } else {
@@ -421,6 +429,8 @@ pub fn validate_run(
         jobs,
         protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
         rate: raw.rate,
+        transactions,
+        connect: raw.connect.unwrap_or(false),
         max_tries,
         txn_timeout,
         progress: cadence.progress,
@@ -599,9 +609,10 @@ fn single_group(
                 .into(),
         ));
     }
-    let duration = match phase_duration {
-        Some(d) => d,
-        None => parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?,
+    let duration = match (phase_duration, raw.transactions) {
+        (Some(d), _) => d,
+        (None, Some(_)) => transactions::CAP,
+        (None, None) => parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?,
     };
     if duration < Duration::from_secs(1) {
         return Err(invalid(format!(

@@ -162,6 +162,14 @@ pub struct RunPlan {
     pub protocol: ProtocolName,
     /// Shared mode: total scheduled transactions per second over all clients (Poisson arrivals).
     pub rate: Option<f64>,
+    /// pgbench's `-t`: each client runs this many transactions, then ends; the run ends
+    /// when every client has (its one phase lasts `config::transactions::CAP` at most).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
+    /// pgbench's `-C`: every transaction on a new session (the time to open it reported as
+    /// the connection time).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub connect: bool,
     /// Tries per transaction for serialization failures and deadlocks (1 = no retry).
     pub max_tries: u32,
     /// How long one try of a transaction may run before the client abandons it as a `timeout`

@@ -22,7 +22,7 @@ use super::outages::{down_windows, DownWindow};
 use super::poll::Poller;
 use super::progress;
 use super::running::Running;
-use super::session::EndCounts;
+use super::session::{ConnectTime, EndCounts};
 use super::thread::{TickReport, TICK};
 use crate::results::down::AbortedClient;
 
@@ -43,6 +43,8 @@ pub struct Collected {
     /// When the last client finished (None if no thread finished cleanly).
     pub ended: Option<Instant>,
     pub reconnects: u64,
+    /// With `-C`: sessions opened per transaction over all threads, and the time they took.
+    pub connect_time: ConnectTime,
     /// Per global target, what became of the tries in flight at the end (over all threads).
     pub at_end: BTreeMap<usize, EndCounts>,
     /// Each target's down windows, as its clients saw them.
@@ -72,6 +74,10 @@ pub struct Collector<'k, 's> {
     emulators: Vec<Arc<dyn Emulator>>,
     /// The tries in flight, whose long ones the progress line shows.
     running: Option<Arc<Running>>,
+    /// Every thread has finished: the ticks still to fold end the run, and the last of them
+    /// may be partial (a run by count, or a stop, ends between two ticks), so no interval is
+    /// closed at its full length any more; the run's last one is written with its true length.
+    ending: bool,
 }
 
 fn whole_ticks(d: Duration) -> u64 {
@@ -111,6 +117,7 @@ impl<'k, 's> Collector<'k, 's> {
             live: None,
             emulators: Vec::new(),
             running: None,
+            ending: false,
         }
     }
 
@@ -161,6 +168,7 @@ impl<'k, 's> Collector<'k, 's> {
         let mut done = vec![false; self.threads];
         let mut ended: Option<Instant> = None;
         let mut reconnects = 0;
+        let mut connect_time = ConnectTime::default();
         let mut at_end: BTreeMap<usize, EndCounts> = BTreeMap::new();
         let mut outages = Vec::new();
         let mut warnings = Vec::new();
@@ -181,6 +189,7 @@ impl<'k, 's> Collector<'k, 's> {
                 }
                 ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
                 reconnects += end.reconnects;
+                connect_time.add(end.connect_time);
                 for (target, counts) in end.at_end {
                     at_end.entry(target).or_default().add(counts);
                 }
@@ -206,6 +215,7 @@ impl<'k, 's> Collector<'k, 's> {
                     ));
                 }
             }
+            self.ending = done.iter().all(|d| *d);
             // A tick is complete once every thread has finished or reported it.
             let complete_below = reported
                 .iter()
@@ -246,6 +256,7 @@ impl<'k, 's> Collector<'k, 's> {
             total: state.total,
             ended,
             reconnects,
+            connect_time,
             at_end,
             down: down_windows(outages, self.start),
             aborted,
@@ -324,6 +335,7 @@ impl<'k, 's> Collector<'k, 's> {
             .any(|last| (first..=tick).contains(last));
         if (tick + 1) % self.interval_ticks != 0
             || tick + 1 >= self.duration_ticks
+            || self.ending
             || ends_a_phase
             || self.interval_of(tick) != s.interval
         {
@@ -449,6 +461,7 @@ mod tests {
             let finished = (tick == last).then(|| ThreadEnd {
                 at: start + Duration::from_secs(last + 1),
                 reconnects: 0,
+                connect_time: Default::default(),
                 at_end: Vec::new(),
                 outages: Vec::new(),
                 mixlog_error: None,
@@ -535,6 +548,57 @@ mod tests {
         assert_eq!(rows[4].2, [3, 4], "{rows:?}");
         let total: u64 = rows.iter().map(|r| r.2[0] + r.2[1]).sum();
         assert_eq!(total, 20 + 3);
+    }
+
+    /// A run by count (`-t`) ends between two ticks, well before its planned end: the ticks
+    /// before are whole intervals, and the last one, which the thread's final report holds,
+    /// is written once with its true length, not as a whole second.
+    #[tokio::test]
+    async fn a_run_that_ends_early_writes_its_last_interval_with_its_true_length() {
+        let keys = crate::results::intervals::tests::two_phase_keys();
+        let start = Instant::now();
+        let (tx, rx) = mpsc::unbounded_channel();
+        for tick in 0..=2u64 {
+            let mut rec = Recorder::new(keys.len());
+            rec.record(keys.key(0, 0, 0), Outcome::Committed, 1_000, None, 0);
+            let finished = (tick == 2).then(|| ThreadEnd {
+                at: start + Duration::from_millis(2_700),
+                reconnects: 0,
+                connect_time: Default::default(),
+                at_end: Vec::new(),
+                outages: Vec::new(),
+                mixlog_error: None,
+                panics: Vec::new(),
+                aborted: Vec::new(),
+            });
+            let _ = tx.send(TickReport {
+                thread: 0,
+                tick,
+                recorder: rec,
+                finished,
+            });
+        }
+        drop(tx);
+        let mut rows = Vec::new();
+        let mut sink = |at: Duration, len: Duration, rec: &Recorder| {
+            rows.push((at.as_millis(), len.as_millis(), rec.total().committed));
+            Ok(())
+        };
+        let cadence = Cadence {
+            interval: Duration::from_secs(1),
+            progress: Duration::ZERO,
+            poll: Duration::ZERO,
+        };
+        let poller = Poller {
+            shares: vec![None, None],
+            headline: None,
+        };
+        let events: Arc<dyn Sink> = Arc::new(crate::event::Discard);
+        Collector::new(&keys, 1, start, cadence, poller, &mut sink, events)
+            .run(rx)
+            .await
+            .unwrap();
+        assert_eq!(rows, [(0, 1000, 1), (1000, 1000, 1), (2000, 700, 1)]);
     }
 
     /// One driver thread's 20 ticks over two 10 s phases, through the real collector: the

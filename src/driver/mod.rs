@@ -46,6 +46,10 @@ pub struct DriverPlan {
     pub protocol: pgwire::Protocol,
     pub max_tries: u32,
     pub txn_timeout: Option<Duration>,
+    /// pgbench's `-t`: transactions per client, after which it ends.
+    pub transactions: Option<u64>,
+    /// pgbench's `-C`: a new session for every transaction.
+    pub connect_each: bool,
     pub jobs: u32,
     /// Pin each driver thread to a CPU of its own when there are enough (see [`affinity`]).
     pub pin_threads: bool,
@@ -93,6 +97,8 @@ pub struct DriverResult {
     pub complete: bool,
     /// Sessions reopened during the run (each is one transaction at the server).
     pub reconnects: u64,
+    /// With `-C`: sessions opened per transaction, and the time that took.
+    pub connect_time: session::ConnectTime,
     /// Problems that did not stop the run (e.g. the mix log could not be written).
     pub warnings: Vec<String>,
     /// Each emulated set's backlog when the clients had stopped: the work left pending.
@@ -129,6 +135,8 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         keys: plan.keys.shape(),
         stop,
         txn_timeout: plan.txn_timeout,
+        transactions: plan.transactions,
+        connect_each: plan.connect_each,
         running: Arc::new(running::Running::new(jobs)),
     });
     let emulators = shared
@@ -292,6 +300,7 @@ impl Connected {
             elapsed: actual.min(planned),
             complete: !stop.is_set() && failure.is_none(),
             reconnects: collected.reconnects,
+            connect_time: collected.connect_time,
             warnings: collected.warnings,
             failure,
             at_end: collected.at_end,

@@ -50,6 +50,21 @@ impl EndCounts {
     }
 }
 
+/// pgbench's `-C`: sessions a client opened for its transactions and the time spent opening
+/// them and saying goodbye to the previous one (pgbench's "connection time").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnectTime {
+    pub connects: u64,
+    pub total: Duration,
+}
+
+impl ConnectTime {
+    pub fn add(&mut self, other: ConnectTime) {
+        self.connects += other.connects;
+        self.total += other.total;
+    }
+}
+
 /// What a try is taken to cost before any has ended on the session.
 const TYPICAL_FIRST_NS: u64 = 1_000_000;
 

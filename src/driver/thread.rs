@@ -21,7 +21,7 @@ use crate::workload::Rng;
 
 use super::client::{Client, ClientShared, OnThread};
 use super::outages::Outage;
-use super::session::{EndCounts, Session};
+use super::session::{ConnectTime, EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::{self, Watch};
 
@@ -44,6 +44,8 @@ pub struct TickReport {
 pub struct ThreadEnd {
     pub at: Instant,
     pub reconnects: u64,
+    /// With `-C`: its clients' sessions opened per transaction and the time that took.
+    pub connect_time: ConnectTime,
     /// Per global target, what became of the tries in flight at the end.
     pub at_end: Vec<(usize, EndCounts)>,
     /// The clients' session outages.
@@ -168,12 +170,14 @@ async fn run_thread(
     ticker.abort();
     dog.abort();
     let mut reconnects = 0;
+    let mut connect_time = ConnectTime::default();
     let mut at_end = Vec::new();
     let mut outages = Vec::new();
     let mut aborted = Vec::new();
     for c in finished {
         let ended = c.close().await;
         reconnects += ended.reconnects;
+        connect_time.add(ended.connect_time);
         at_end.extend(ended.at_end);
         outages.extend(ended.outages);
         aborted.extend(ended.aborted);
@@ -189,6 +193,7 @@ async fn run_thread(
         finished: Some(ThreadEnd {
             at: end,
             reconnects,
+            connect_time,
             at_end,
             outages,
             mixlog_error,

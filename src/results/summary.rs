@@ -323,6 +323,34 @@ pub struct Summary {
     /// The part of a sharded run this dir holds (see `shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardFacts>,
+    /// With `-C` (pgbench's `--connect`): the sessions opened for transactions and their
+    /// mean connection time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
+}
+
+/// pgbench's `-C` figures: each transaction's session opened (and the previous one closed)
+/// before it; `mean_ms` is pgbench's "average connection time".
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Connections {
+    pub opened: u64,
+    pub total_s: f64,
+    pub mean_ms: f64,
+}
+
+impl Connections {
+    pub fn of(opened: u64, total: Duration) -> Connections {
+        let total_s = total.as_secs_f64();
+        Connections {
+            opened,
+            total_s: round3(total_s),
+            mean_ms: round3(if opened == 0 {
+                0.0
+            } else {
+                total_s * 1e3 / opened as f64
+            }),
+        }
+    }
 }
 
 /// A target's place in the plan.
@@ -452,6 +480,7 @@ impl Summary {
             down_windows: Vec::new(),
             aborted_clients: Vec::new(),
             shard: None,
+            connections: None,
         }
     }
 

@@ -144,6 +144,8 @@ async fn connect(
         protocol: plan.protocol.wire(),
         max_tries: plan.max_tries,
         txn_timeout: plan.txn_timeout,
+        transactions: plan.transactions,
+        connect_each: plan.connect,
         jobs: plan.jobs,
         pin_threads: plan.pin_threads,
         seed: plan.seed,
@@ -356,5 +358,6 @@ fn describe(plan: &RunPlan, targets: usize) -> RunDescription {
         shared_clients: (plan.mode == DriveMode::Shared).then_some(plan.clients),
         threads: plan.jobs,
         duration: plan.total_duration(),
+        transactions: plan.transactions,
     }
 }

@@ -78,6 +78,12 @@ pub async fn finish(
         .collect();
     summary.overrun_s = result.overrun.map(secs3);
     summary.aborted_clients = result.aborted.clone();
+    summary.connections = plan.connect.then(|| {
+        crate::results::summary::Connections::of(
+            result.connect_time.connects,
+            result.connect_time.total,
+        )
+    });
     summary.shard = shard;
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;

@@ -39,3 +39,4 @@ mod tpce_maintenance;
 mod tpce_trades_fixture;
 mod tpce_txns;
 mod tpcv;
+mod transactions;

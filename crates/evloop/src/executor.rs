@@ -42,6 +42,18 @@ thread_local! {
     /// The id of the loop running on this thread (0: none), for wakers to tell whether they
     /// are called on their own loop's thread.
     static LOOP_ID: Cell<u64> = const { Cell::new(0) };
+    /// Polls begun on this thread's loop (tasks and the main future): a task that reads the
+    /// same count before and after some work was never suspended in between (see `fair.rs`).
+    static POLLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many polls this thread's loop has begun so far.
+pub(crate) fn polls() -> u64 {
+    POLLS.with(Cell::get)
+}
+
+fn count_poll() {
+    POLLS.with(|p| p.set(p.get().wrapping_add(1)));
 }
 
 /// The loop of this thread; `None` outside [`block_on`].
@@ -286,6 +298,7 @@ impl Core {
             return;
         };
         self.current.set(id);
+        count_poll();
         let done = future
             .as_mut()
             .poll(&mut Context::from_waker(&task.waker))
@@ -450,6 +463,7 @@ pub fn block_on<F: Future>(future: F) -> io::Result<F::Output> {
     loop {
         if core.main_woken.replace(false) {
             core.current.set(MAIN);
+            count_poll();
             if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
                 return Ok(out);
             }

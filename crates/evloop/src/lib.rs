@@ -12,7 +12,8 @@
 //!
 //! What it offers is what the driver needs and no more: [`block_on`] (one loop per thread),
 //! [`spawn`] with a [`JoinHandle`] that reports panics and can abort, [`sleep_until`],
-//! [`sleep`] and [`timeout`], and [`Registration`], a non-blocking socket registered for read
+//! [`sleep`] and [`timeout`], [`yield_now`] and [`FairShare`] (so a task that never waits
+//! still lets the others run), and [`Registration`], a non-blocking socket registered for read
 //! readiness (and write readiness while it connects). Futures from elsewhere that use only
 //! wakers (tokio's `sync` channels, `watch`, `oneshot`) work too: a wake from another thread
 //! goes through a locked queue and an eventfd.
@@ -21,11 +22,16 @@
 //! the thread that made them.
 
 mod executor;
+mod fair;
 mod io;
 mod join;
 mod time;
 
+#[cfg(test)]
+mod tests;
+
 pub use executor::{block_on, in_loop};
+pub use fair::{yield_now, FairShare, YieldNow};
 pub use io::Registration;
 pub use join::{spawn, JoinError, JoinHandle};
 pub use time::{sleep, sleep_until, timeout, Elapsed, Sleep};

@@ -221,6 +221,7 @@ fn run_description_reads_as_before() {
         shared_clients: Some(8),
         threads: 2,
         duration: Duration::from_secs(60),
+        transactions: None,
     };
     assert!(
         describe(&d).starts_with(
@@ -234,6 +235,11 @@ fn run_description_reads_as_before() {
         ..d
     };
     assert!(describe(&d).contains(", clients per group and phase, "));
+    let d = RunDescription {
+        transactions: Some(50),
+        ..d
+    };
+    assert!(describe(&d).ends_with(", 2 threads, 50 transactions per client"));
 }
 
 #[test]

@@ -198,6 +198,24 @@ impl Client {
         true
     }
 
+    /// pgbench's `-C`: says goodbye to session `local` (bounded, as at the end) and opens a
+    /// new one, timing both as pgbench's connection time. Each new session is one commit at
+    /// the server, counted as a reopened session for the server check. A connect that fails
+    /// leaves the session down: the transaction then fails as `connection` and the next
+    /// opens it with the usual backoff.
+    pub(super) async fn fresh_session(&mut self, local: usize) {
+        let began = Instant::now();
+        if let Some(c) = self.sessions[local].conn.take() {
+            let _ = evloop::timeout(CLOSE_WITHIN, c.close()).await;
+        }
+        let params = &self.shared.layout.targets[self.targets[local]].params;
+        if self.sessions[local].may_try(began) {
+            self.sessions[local].reconnect(params).await;
+        }
+        self.connect_time.connects += 1;
+        self.connect_time.total += began.elapsed();
+    }
+
     /// Makes sure session `local` is open. While its target is down (between reconnection
     /// attempts), a client with other sessions spends on the card what a try on that target
     /// typically took and fails it, so in shared mode a dead group's cards hold clients as

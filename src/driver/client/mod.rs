@@ -34,7 +34,7 @@ use super::deck::Deck;
 use super::layout::{ClientAssignment, Layout, Pace};
 use super::outages::Outage;
 use super::schedule::Schedule;
-use super::session::{EndCounts, Session};
+use super::session::{ConnectTime, EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::Watch;
 use crate::metrics::mixlog::{MixLog, MixRecord};
@@ -53,6 +53,10 @@ pub struct ClientShared {
     pub stop: Stop,
     /// How long one try may run before it is abandoned as a `timeout` failure.
     pub txn_timeout: Option<Duration>,
+    /// pgbench's `-t`: transactions each client runs before it ends.
+    pub transactions: Option<u64>,
+    /// pgbench's `-C`: a new session for every transaction.
+    pub connect_each: bool,
     /// Where the watchdogs publish the tries in flight, for the progress line.
     pub running: Arc<super::running::Running>,
 }
@@ -80,6 +84,8 @@ pub struct Client {
     cancels: Vec<evloop::JoinHandle<()>>,
     /// When and why a workload's own error ended this client (pgbench's runtime errors).
     aborted: Option<(Instant, String)>,
+    /// With `-C`: the sessions opened per transaction and the time that took.
+    connect_time: ConnectTime,
 }
 
 /// What a client shares with the other clients of its driver thread.
@@ -99,6 +105,8 @@ pub struct ClientEnd {
     pub outages: Vec<Outage>,
     /// This client's id, when and why an error of the workload's own ended it.
     pub aborted: Option<(u32, Instant, String)>,
+    /// With `-C`: sessions opened per transaction, and the time they took.
+    pub connect_time: ConnectTime,
 }
 
 /// What one try runs: the transaction a group's terminal drew (on a set whose emulator, if any,
@@ -189,6 +197,7 @@ impl Client {
             watch,
             cancels: Vec::new(),
             aborted: None,
+            connect_time: ConnectTime::default(),
         }
     }
 
@@ -223,7 +232,15 @@ impl Client {
             return self;
         }
         let mut schedule: Option<Schedule> = seg.pace.rate.map(|r| Schedule::new(start, r));
+        // A card whose work never waits (a script of `\set` lines) would keep the thread to
+        // this client; pgbench's threads take their clients in turn (issue 38).
+        let mut fair = evloop::FairShare::new();
+        let mut left = shared.transactions;
         loop {
+            fair.take_turn().await;
+            if left == Some(0) {
+                break;
+            }
             let now = Instant::now();
             if now >= seg.end && !self.next_segment(&mut seg, &mut schedule, &run, now) {
                 break;
@@ -248,6 +265,8 @@ impl Client {
                 continue;
             };
             let lagged = schedule.is_some();
+            // pgbench's -t counts every transaction a client ends, failed ones too.
+            left = left.map(|n| n - 1);
             if !self
                 .play(&shared, card, &seg, scheduled, lagged, &run)
                 .await
@@ -346,6 +365,18 @@ impl Client {
             Instant::now()
         };
         let global_txn = g.txn_map.get(card.txn).copied().unwrap_or(0);
+        // pgbench's -C: a new session, whose opening is connection time, not the
+        // transaction's (unless a rate's schedule counts it, as pgbench's -R does).
+        let scheduled = if shared.connect_each {
+            self.fresh_session(local).await;
+            if lagged {
+                scheduled
+            } else {
+                Instant::now()
+            }
+        } else {
+            scheduled
+        };
         self.watch.doing(global_txn);
         let started = Instant::now();
         let work = Work::Drawn {
@@ -513,6 +544,7 @@ impl Client {
             at_end: Vec::new(),
             outages: Vec::new(),
             aborted: self.aborted.map(|(at, why)| (self.id, at, why)),
+            connect_time: self.connect_time,
         };
         for (s, target) in self.sessions.into_iter().zip(self.targets) {
             if !s.at_end.is_empty() {
