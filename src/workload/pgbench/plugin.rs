@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
-use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
+use crate::config::{OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
     ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
+use super::init::{self, InitOptions};
 use super::{Args, Pgbench, SCRIPTS, SELECT_ONLY_TXN, SIMPLE_UPDATE_TXN, TPCB_TXN};
 
 /// One of pgbench's built-in scripts as a workload.
@@ -48,6 +49,19 @@ impl WorkloadInfo for Script {
     }
     fn shorthand(&self) -> Option<char> {
         self.shorthand
+    }
+    /// `pgbench -i`'s options: the three scripts load the same tables.
+    fn options(&self) -> &'static [OptionSpec] {
+        init::OPTIONS
+    }
+    fn option_shorts(&self) -> &'static [(&'static str, char)] {
+        init::SHORTS
+    }
+    /// Checks the load options together, as pgbench does; the defaults stay out, so a run's
+    /// recorded options are the ones given.
+    fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
+        InitOptions::from_values(given)?;
+        Ok(given.clone())
     }
     fn txn_type_names(&self) -> Vec<String> {
         SCRIPTS.iter().map(|s| s.to_string()).collect()
