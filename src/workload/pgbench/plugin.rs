@@ -136,3 +136,75 @@ impl Terminal for PgbenchTerminal {
         Box::pin(self.workload.execute(conn, protocol, self.txn, &self.args))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{self, groups::Source, OptionKind};
+    use crate::workload::Registry;
+
+    use super::init::OPTIONS;
+
+    /// A run file's plan, or its error as text.
+    fn run_file(text: &str) -> Result<config::RunPlan, String> {
+        let src = Source {
+            file: "run.toml",
+            text,
+        };
+        config::parse_run_text(&src, &Registry)
+            .and_then(|raw| config::validate_run(&src, raw, 2, 1, &Registry))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn run_files_take_pgbench_init_options_and_refuse_bad_ones_as_flags_do() {
+        let head = "workload = \"tpcb\"\ntarget = \"instance:default\"\n";
+        let plan = run_file(&format!(
+            "{head}fillfactor = 90\npartitions = 2\npartition_method = \"hash\"\n\
+             init_steps = \"dtGvp\"\n"
+        ))
+        .unwrap();
+        let loads = config::load_plans(&plan, 1, false, &Registry).unwrap();
+        let options = &loads[0].0.options;
+        assert_eq!(options.get("fillfactor"), Some(&toml::Value::Integer(90)));
+        assert_eq!(
+            options.get("init_steps"),
+            Some(&toml::Value::String("dtGvp".into()))
+        );
+        for (line, needle) in [
+            (
+                "fillfactor = 5",
+                "fillfactor must be a whole number from 10 to 100, not 5",
+            ),
+            (
+                "partitions = -1",
+                "partitions must be a whole number from 0",
+            ),
+            (
+                "init_steps = \"dtx\"",
+                "unrecognized initialization step \"x\"",
+            ),
+            (
+                "partition_method = \"range\"",
+                "--partition-method requires",
+            ),
+            ("partition_method = \"list\"", "takes one of range, hash"),
+        ] {
+            let e = run_file(&format!("{head}{line}\n")).unwrap_err();
+            assert!(e.contains(needle), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn number_and_text_kinds_check_values() {
+        let spec = |key: &str| *OPTIONS.iter().find(|o| o.key == key).unwrap();
+        let fillfactor = spec("fillfactor");
+        assert!(matches!(fillfactor.kind, OptionKind::Number { .. }));
+        assert!(fillfactor.check(&toml::Value::Integer(10)).is_ok());
+        assert!(fillfactor.check(&toml::Value::Integer(101)).is_err());
+        assert!(fillfactor.check(&toml::Value::String("90".into())).is_err());
+        let steps = spec("init_steps");
+        assert!(steps.check(&toml::Value::String("dtg".into())).is_ok());
+        let e = steps.check(&toml::Value::Integer(1)).unwrap_err();
+        assert!(e.contains("takes a string"), "{e}");
+    }
+}
