@@ -343,13 +343,18 @@ pub fn load_summary(s: &LoadSummary) -> String {
         .iter()
         .map(|(what, d)| format!("{what} {:.2} s", d.as_secs_f64()))
         .collect();
+    // A load of steps without timed ones (`--init-steps dt`) has no parentheses.
+    let steps = if steps.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", steps.join(", "))
+    };
     format!(
-        "prepared {} in target '{}': {} rows in {:.2} s ({})",
+        "prepared {} in target '{}': {} rows in {:.2} s{steps}",
         s.what,
         s.target,
         s.rows,
         s.elapsed.as_secs_f64(),
-        steps.join(", ")
     )
 }
 

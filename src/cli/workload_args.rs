@@ -111,7 +111,16 @@ fn options(mut c: Command, load_only: bool) -> Command {
                 .filter(|w| w.options().iter().any(|x| x.key == o.key))
                 .map(|w| w.name())
                 .collect();
-            c = c.arg(option_arg(o, &owners.join(", ")));
+            let short = WORKLOADS
+                .iter()
+                .flat_map(|w| w.option_shorts())
+                .find(|(key, _)| *key == o.key)
+                .map(|(_, letter)| *letter);
+            let arg = option_arg(o, &owners.join(", "));
+            c = c.arg(match short {
+                Some(letter) => arg.short(letter),
+                None => arg,
+            });
         }
     }
     c
@@ -137,6 +146,12 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
         OptionKind::Cores => arg
             .value_name("CORES")
             .value_parser(clap::value_parser!(f64)),
+        // The range is checked with the run file's values, so `-1` must reach it.
+        OptionKind::Number { .. } => arg
+            .value_name("N")
+            .allow_negative_numbers(true)
+            .value_parser(clap::value_parser!(i64)),
+        OptionKind::Text { value_name } => arg.value_name(value_name),
         // Checked against the names when the options are validated, with the others.
         OptionKind::Names(_) => arg.value_name("NAME,..."),
         OptionKind::Entries {
@@ -172,6 +187,8 @@ pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlag
                     OptionKind::Count => m.get_one::<u32>(o.key).map(|n| i64::from(*n).into()),
                     OptionKind::Size => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Cores => m.get_one::<f64>(o.key).map(|c| (*c).into()),
+                    OptionKind::Number { .. } => m.get_one::<i64>(o.key).map(|n| (*n).into()),
+                    OptionKind::Text { .. } => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Names(_) => m.get_one::<String>(o.key).map(|s| {
                         let names = s.split(',').map(str::trim).filter(|n| !n.is_empty());
                         toml::Value::Array(names.map(|n| n.to_string().into()).collect())

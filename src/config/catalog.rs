@@ -25,6 +25,12 @@ pub enum OptionKind {
     Size,
     /// A number of cores, fractions allowed (`1.5`).
     Cores,
+    /// A whole number from `min` to `max` (pgbench's `--fillfactor` 10..100); on the command
+    /// line negative numbers reach the check, so both places refuse them alike.
+    Number { min: i64, max: i64 },
+    /// A free-form string the workload checks itself in `resolve_options` (pgbench's
+    /// `--init-steps dtgvp`, `--tablespace NAME`).
+    Text { value_name: &'static str },
     /// A list of distinct words out of these (possibly empty); on the command line
     /// comma-separated.
     Names(&'static [&'static str]),
@@ -88,6 +94,8 @@ impl OptionSpec {
             (OptionKind::Size, toml::Value::String(s)) => super::size::parse_size(s).is_ok(),
             (OptionKind::Cores, toml::Value::Float(c)) => c.is_finite() && *c >= 0.01,
             (OptionKind::Cores, toml::Value::Integer(n)) => *n >= 1,
+            (OptionKind::Number { min, max }, toml::Value::Integer(n)) => (min..=max).contains(n),
+            (OptionKind::Text { .. }, toml::Value::String(_)) => true,
             // Strings, or tables a run file writes (`{ file = "a.sql", role = "dss" }`);
             // the workload checks what they say.
             (OptionKind::Entries { .. }, toml::Value::Array(items)) => items
@@ -121,6 +129,14 @@ impl OptionSpec {
             ),
             OptionKind::Cores => format!(
                 "{} takes a number of cores such as 2 or 1.5 (at least 0.01), not {value}",
+                self.key
+            ),
+            OptionKind::Number { min, max } => format!(
+                "{} must be a whole number from {min} to {max}, not {value}",
+                self.key
+            ),
+            OptionKind::Text { value_name } => format!(
+                "{} takes a string such as \"{value_name}\", not {value}",
                 self.key
             ),
             OptionKind::Entries { value_name, .. } => format!(
@@ -165,6 +181,11 @@ pub trait WorkloadInfo: Sync {
     }
     /// The options the workload takes beyond the generic ones.
     fn options(&self) -> &'static [OptionSpec] {
+        &[]
+    }
+    /// pgbench's one-letter flags of some of those options, by key (`("fillfactor", 'F')`);
+    /// an `Entries` option carries its own.
+    fn option_shorts(&self) -> &'static [(&'static str, char)] {
         &[]
     }
     /// Checks the combination of `given` options (each already of the right kind) and returns

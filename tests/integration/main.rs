@@ -16,6 +16,7 @@ mod options;
 mod pgbench;
 mod pgbench_conformance;
 mod pgbench_conformance_cases;
+mod pgbench_init;
 mod pgwire_conn;
 mod profile;
 mod recover;

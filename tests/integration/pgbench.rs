@@ -98,8 +98,8 @@ const ROW_RULES: &str = "select
 const ALL_VISIBLE: &str = "select reltuples, relallvisible * 10 >= relpages * 9 from pg_class
   where relname = 'pgbench_accounts'";
 
-/// Nothing half-loaded is left behind.
-const STAGING_LEFT: &str = "select count(*) from pg_class where relname like '%\\_\\_loading%'";
+/// Nothing half-loaded is left behind: the staging schema is gone.
+const STAGING_LEFT: &str = "select count(*) from pg_namespace where nspname = 'tidebench_staging'";
 
 #[tokio::test]
 async fn prepare_loads_pgbench_rows_that_pgbench_runs_on() {
@@ -252,12 +252,13 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
         other => panic!("expected AlreadyPrepared, got {other:?}"),
     }
 
-    // Leftovers: changed data, and a staging table of an interrupted load.
+    // Leftovers: changed data, and the staging schema of an interrupted load.
     psql(
         &inst,
         "tb",
         "update pgbench_accounts set abalance = 7 where aid = 1;
-         create table pgbench_accounts__loading (junk int)",
+         create schema tidebench_staging;
+         create table tidebench_staging.pgbench_accounts (junk int)",
     );
     pgbench::TPCB
         .prepare(&plan(&inst, "tb", 2, 3, true), &t, &quiet())
@@ -300,7 +301,8 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
             &inst,
             "tb",
             "select count(*) from pg_class where relname in
-               ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history')"
+               ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history')
+               and relnamespace = 'public'::regnamespace"
         ),
         "0"
     );

@@ -1,244 +1,312 @@
-//! `prepare` for pgbench's tables: the same rows `pgbench -i` (PostgreSQL 15) leaves, loaded
-//! with parallel binary COPY, and swapped in only once complete.
+//! `prepare` for pgbench's tables: what `pgbench -i` (PostgreSQL 15) with the same options
+//! leaves (see `init` and `schema`), rows loaded with parallel binary COPY (`g`) or
+//! server-side `generate_series` (`G`), and swapped in only once complete.
 //!
-//! Steps: take a per-database advisory lock; refuse if the tables exist (unless `--force`,
-//! which drops them first, as `pgbench -i` does); drop leftover staging tables of an
-//! interrupted load; create the staging tables; COPY branches and tellers on one session and
-//! accounts over `jobs` sessions (contiguous `aid` ranges); `VACUUM ANALYZE` then primary
-//! keys, one session per table (pgbench's order: the vacuum then has no index to scan);
-//! finally, in one transaction, rename the staging tables and their indexes to pgbench's names.
+//! Staged (a step list that creates the tables, e.g. the default `dtgvp`): take the
+//! per-database load lock; refuse if the tables exist (unless `--force` and the list drops them,
+//! as `pgbench -i` does); drop the old tables (`d`); create the tables in tidebench's staging
+//! schema (`t`, dropping what an interrupted load left there); run the other steps there, in
+//! order, with unqualified names as pgbench sends them, so indexes, constraints and partitions
+//! get pgbench's names; finally, in one transaction, move every table into the target schema.
+//! Interrupted anywhere (error, Ctrl-C dropping this future, server crash), the target schema
+//! holds no table under pgbench's names that looks complete.
 //!
-//! Interrupted anywhere (error, Ctrl-C dropping this future, server crash), the database holds
-//! at most `*__loading` tables, which nothing reads and the next `prepare` drops: never
-//! tables under pgbench's names that look complete.
+//! In place (any other list, e.g. `-I g`, `-I vp`, `-I f`): each step on the tables under
+//! pgbench's names, in order, as pgbench does. A generation step there is one transaction on
+//! one session (truncate, then the rows), as pgbench's, so it too never leaves half the rows.
 //!
 //! `COPY ... FREEZE` (what pgbench 14+ uses: rows written frozen and all-visible, so the
-//! VACUUM has nothing to do) needs the table created in the loading transaction, hence a
-//! single session. With one job the accounts staging table is created that way; with more,
-//! rows are written plain and the VACUUM sets the same all-visible state, at the cost of one
-//! more pass over the table.
+//! vacuum has nothing to do) needs the table created or truncated in the loading transaction,
+//! hence a single session, and a table that is not partitioned. With more jobs, rows are
+//! written plain and the vacuum sets the same all-visible state, at the cost of one more pass.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures_util::future::try_join_all;
-use futures_util::{pin_mut, SinkExt};
 use tokio_postgres::Client;
 
-use super::copy::{self, AccountRows};
+use super::generate::{self, Generation};
+use super::init::{InitOptions, Step};
 use super::progress::Progress;
-use super::schema::{self, ACCOUNTS, ACCOUNTS_PER_SCALE, BRANCHES, TABLES, TELLERS};
+use super::schema::{self, NAMES};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::workload::staging::{self, STAGING};
 use crate::workload::{load_lock, WorkloadError};
 
-/// Creates pgbench's tables at `plan.scale` in `target`, as `pgbench -i -s SCALE` would;
-/// progress and the summary go to `events`.
+/// Where the steps' unqualified names point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// tidebench's staging schema, moved in at the end.
+    Staging,
+    /// The target schema: pgbench's tables themselves.
+    InPlace,
+}
+
+/// Creates pgbench's tables at `plan.scale` with `plan.options` (pgbench -i's) in `target`,
+/// as `pgbench -i` would; progress and the summary go to `events`.
 pub async fn prepare(
     plan: &PreparePlan,
     target: &ResolvedTarget,
     events: &Arc<dyn Sink>,
 ) -> Result<(), WorkloadError> {
-    let scale = plan.scale;
-    if scale == 0 {
+    if plan.scale == 0 {
         return Err(WorkloadError::Database(
             "scale 0 has no rows; pass --scale 1 or more (pgbench's -s)".into(),
         ));
     }
+    let init = InitOptions::from_values(&plan.options).map_err(WorkloadError::Database)?;
     let started = Instant::now();
-    let control = connect(target).await?;
+    let control = connect(target, Place::InPlace).await?;
     load_lock::take(&control, target, "pgbench tables").await?;
+    let schema = staging::target_schema(&control, target).await?;
+    let existing = staging::existing_tables(&control, target, &schema, &NAMES).await?;
+    refuse_existing(&init, &existing, plan.force, target)?;
 
-    let existing = existing_tables(&control, target).await?;
-    if !existing.is_empty() && !plan.force {
+    let mut load = Load {
+        target,
+        init: &init,
+        scale: plan.scale,
+        jobs: plan.jobs,
+        place: Place::InPlace,
+        events,
+        progress: None,
+        rows: 0,
+        times: Vec::new(),
+    };
+    match init.staged() {
+        Some((drops, rest)) => {
+            if drops && !existing.is_empty() {
+                // As `pgbench -i`: the old tables go first. Kept until the move, their pages
+                // still being written back competed with the load (scale 50: 5.7 s against
+                // 4.7 s); dropped, the kernel discards them unwritten.
+                run(
+                    &control,
+                    target,
+                    "dropping the old tables",
+                    &schema::drop_sql(),
+                )
+                .await?;
+            }
+            let mut create = schema::create_sql(plan.scale, &init, true).join(";\n");
+            create.push(';');
+            staging::create_fresh(&control, target, &create, "pgbench").await?;
+            load.place = Place::Staging;
+            for step in rest {
+                load.step(*step).await?;
+            }
+            let mv = move_sql(&init, &schema);
+            run(&control, target, "moving in the loaded tables", &mv).await?;
+        }
+        None => {
+            for step in &init.steps {
+                load.step(*step).await?;
+            }
+        }
+    }
+    load.finish(started);
+    Ok(())
+}
+
+/// Refuses to touch existing tables that the steps would drop or refill without `--force`,
+/// and a staged list that would create them again without dropping them (pgbench fails on
+/// its `create table` there).
+fn refuse_existing(
+    init: &InitOptions,
+    existing: &[String],
+    force: bool,
+    target: &ResolvedTarget,
+) -> Result<(), WorkloadError> {
+    if existing.is_empty() {
+        return Ok(());
+    }
+    if let Some((false, _)) = init.staged() {
+        return Err(WorkloadError::AlreadyPrepared(format!(
+            "target '{}' already has pgbench tables ({}) and --init-steps creates them (t) \
+             without dropping them first (d), which fails in pgbench too; start the steps with \
+             d and add `--force` to replace them",
+            target.label,
+            existing.join(", ")
+        )));
+    }
+    if init.replaces_rows() && !force {
         return Err(WorkloadError::AlreadyPrepared(format!(
             "target '{}' already has pgbench tables ({}); add `--force` to drop and reload them",
             target.label,
             existing.join(", ")
         )));
     }
-    if !existing.is_empty() {
-        // As `pgbench -i`: the old tables go first. Kept until the swap, their pages still
-        // being written back competed with the load (scale 50: 5.7 s against 4.7 s, scale
-        // 200 about 15 % slower than pgbench); dropped, the kernel discards them unwritten.
-        run(&control, target, "dropping the old tables", &drop_sql()).await?;
-    }
-    let accounts = ACCOUNTS_PER_SCALE * i64::from(scale);
-    let ranges = job_ranges(accounts, plan.jobs);
-    // One session: create accounts in its loading transaction, so COPY can FREEZE.
-    let freeze = ranges.len() == 1;
-    let sql = staging_sql(scale, !freeze);
-    run(&control, target, "creating staging tables", &sql).await?;
-
-    let tellers = schema::TELLERS_PER_SCALE * i64::from(scale);
-    let branches = schema::BRANCHES_PER_SCALE * i64::from(scale);
-    let mut progress = Progress::start(
-        "pgbench tables",
-        (accounts + tellers + branches) as u64,
-        Arc::clone(events),
-    );
-    let rows = load_rows(&control, target, scale, ranges, progress.counter()).await?;
-    let copy = started.elapsed();
-
-    progress.phase("vacuum analyze ...");
-    let t = Instant::now();
-    run_each(
-        target,
-        TABLES
-            .iter()
-            .map(|t| format!("vacuum analyze {}", t.staging_name())),
-    )
-    .await?;
-    revacuum_not_all_visible(&control, target).await?;
-    let vacuum = t.elapsed();
-
-    progress.phase("creating primary keys ...");
-    let t = Instant::now();
-    run_each(
-        target,
-        TABLES.iter().filter_map(|t| t.add_staging_pkey_sql()),
-    )
-    .await?;
-    let pkeys = t.elapsed();
-
-    run(
-        &control,
-        target,
-        "swapping in the loaded tables",
-        &swap_sql(),
-    )
-    .await?;
-    drop(progress);
-    events.send(Event::LoadFinished(LoadSummary {
-        what: format!("pgbench scale {scale}"),
-        target: target.label.clone(),
-        rows,
-        elapsed: started.elapsed(),
-        steps: vec![
-            ("copy".into(), copy),
-            ("vacuum".into(), vacuum),
-            ("primary keys".into(), pkeys),
-        ],
-    }));
     Ok(())
 }
 
-/// The COPY phase: branches and tellers on the control session, accounts on one session
-/// per range, all at once. Returns the rows the server counted.
-async fn load_rows(
-    control: &Client,
-    target: &ResolvedTarget,
-    scale: u32,
-    ranges: Vec<(i64, i64)>,
-    counter: Arc<AtomicU64>,
-) -> Result<u64, WorkloadError> {
-    let small = async {
-        let b = copy_all(
-            control,
-            target,
-            &BRANCHES.staging_name(),
-            copy::branches(scale),
-        )
-        .await?;
-        counter.fetch_add(b, Ordering::Relaxed);
-        let t = copy_all(
-            control,
-            target,
-            &TELLERS.staging_name(),
-            copy::tellers(scale),
-        )
-        .await?;
-        counter.fetch_add(t, Ordering::Relaxed);
-        Ok::<u64, WorkloadError>(b + t)
-    };
-    let freeze = ranges.len() == 1;
-    let big = try_join_all(ranges.into_iter().map(|(first, last)| {
-        let job = AccountsJob {
-            first,
-            last,
-            big_aid: schema::big_aid(scale),
-            freeze,
-            scale,
-        };
-        load_accounts(target, job, Arc::clone(&counter))
-    }));
-    let (small_rows, account_rows) = tokio::try_join!(small, big)?;
-    Ok(small_rows + account_rows.iter().sum::<u64>())
-}
-
-/// Splits `1..=total` into `jobs` contiguous ranges of nearly equal size.
-fn job_ranges(total: i64, jobs: u32) -> Vec<(i64, i64)> {
-    let jobs = i128::from(jobs.max(1)).min(i128::from(total.max(1)));
-    let total = i128::from(total);
-    // i128: total * job would overflow i64 for huge scales with many jobs.
-    (0..jobs)
-        .map(|j| {
-            (
-                (total * j / jobs + 1) as i64,
-                (total * (j + 1) / jobs) as i64,
-            )
-        })
-        .collect()
-}
-
-/// Drops leftovers of an interrupted load, then creates empty staging tables (all but
-/// accounts unless `with_accounts`).
-fn staging_sql(scale: u32, with_accounts: bool) -> String {
-    let names: Vec<String> = TABLES.iter().map(|t| t.staging_name()).collect();
-    let mut sql = format!("drop table if exists {};\n", names.join(", "));
-    for t in TABLES
-        .iter()
-        .filter(|t| with_accounts || t.name != ACCOUNTS.name)
-    {
-        sql.push_str(&t.create_staging_sql(scale));
+/// The last step of a staged load, one transaction: old tables out (dropped again in case
+/// another session created them meanwhile: the load lock keeps out only other `prepare`s),
+/// autovacuum back on, every table (partitions too: they do not follow their parent) into
+/// `schema`, the staging schema gone.
+fn move_sql(init: &InitOptions, schema: &str) -> String {
+    let target = staging::ident(schema);
+    let old: Vec<String> = NAMES.iter().map(|t| format!("{target}.{t}")).collect();
+    let mut sql = format!("begin;\ndrop table if exists {};\n", old.join(", "));
+    for t in schema::leaf_tables(init) {
+        sql.push_str(&schema::reset_autovacuum_sql(&format!("{STAGING}.{t}")));
         sql.push_str(";\n");
     }
-    sql
-}
-
-/// One transaction: old tables out (when forced), staging tables and indexes renamed in.
-fn drop_sql() -> String {
-    let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
-    format!("drop table if exists {};\n", names.join(", "))
-}
-
-/// Renames the loaded staging tables to pgbench's names, in one transaction. The old tables
-/// are gone by then (see [`drop_sql`]); dropping again covers tables another session created
-/// in the meantime (the advisory lock keeps out only other `prepare`s).
-fn swap_sql() -> String {
-    let mut sql = String::from("begin;\n");
-    sql.push_str(&drop_sql());
-    for t in TABLES {
-        sql.push_str(&t.rename_sql());
+    for t in schema::all_tables(init) {
+        sql.push_str(&format!("alter table {STAGING}.{t} set schema {target};\n"));
     }
-    sql.push_str("commit;\n");
+    sql.push_str(&format!("drop schema {STAGING};\ncommit;\n"));
     sql
 }
 
-/// Opens a session for loading. Its commits are synchronous whatever the server default:
-/// VACUUM marks a page all-visible only once it could set its rows' "committed" hint bits,
-/// and it cannot while the commit-log LSN group of their transaction (32 consecutive xids)
-/// holds an async commit whose WAL is not yet flushed. With async commits here, pages were
-/// left not all-visible, unlike after `pgbench -i`.
-async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
+/// One load under way: what the steps need and what they have to tell.
+pub(super) struct Load<'a> {
+    pub target: &'a ResolvedTarget,
+    pub init: &'a InitOptions,
+    pub scale: u32,
+    pub jobs: u32,
+    pub place: Place,
+    events: &'a Arc<dyn Sink>,
+    progress: Option<Progress>,
+    rows: u64,
+    times: Vec<(String, Duration)>,
+}
+
+impl Load<'_> {
+    async fn step(&mut self, step: Step) -> Result<(), WorkloadError> {
+        let t = Instant::now();
+        match step {
+            Step::Drop => self.once("dropping tables", &schema::drop_sql()).await?,
+            Step::Create => {
+                let sql = schema::create_sql(self.scale, self.init, false).join(";\n");
+                self.once("creating tables", &sql).await?;
+            }
+            Step::ClientGenerate => self.generate(Generation::Client).await?,
+            Step::ServerGenerate => self.generate(Generation::Server).await?,
+            Step::Vacuum => self.vacuum().await?,
+            Step::PrimaryKeys => {
+                self.announce("creating primary keys ...");
+                run_each(self.target, self.place, schema::primary_keys_sql(self.init)).await?;
+            }
+            Step::ForeignKeys => {
+                self.announce("creating foreign keys ...");
+                let sql = schema::foreign_keys_sql();
+                self.once("creating foreign keys", &sql).await?;
+            }
+        }
+        if let Some(label) = step.timed_label() {
+            self.times.push((label.to_string(), t.elapsed()));
+        }
+        Ok(())
+    }
+
+    /// `sql` on a session of its own (one implicit transaction).
+    async fn once(&self, what: &str, sql: &str) -> Result<(), WorkloadError> {
+        let client = connect(self.target, self.place).await?;
+        run(&client, self.target, what, sql).await
+    }
+
+    /// `g` or `G`: a fresh row count, then the rows.
+    async fn generate(&mut self, how: Generation) -> Result<(), WorkloadError> {
+        let total = generate::total_rows(self.scale);
+        // A second generation (`-I dtgG`) starts its own count, as pgbench's.
+        drop(self.progress.take());
+        let progress = Progress::start("pgbench tables", total, Arc::clone(self.events));
+        let counter = progress.counter();
+        self.progress = Some(progress);
+        self.rows = generate::rows(self, how, counter).await?;
+        Ok(())
+    }
+
+    /// `v`: `VACUUM ANALYZE` of the four tables, each on its own session (pgbench's order;
+    /// after the keys when the list says so, like pgbench's).
+    async fn vacuum(&mut self) -> Result<(), WorkloadError> {
+        self.announce("vacuum analyze ...");
+        let sqls = schema::TABLES
+            .iter()
+            .map(|t| format!("vacuum analyze {}", t.name))
+            .collect();
+        run_each(self.target, self.place, sqls).await?;
+        revacuum_not_all_visible(self).await
+    }
+
+    /// Ends the row count, if any, and says what comes next.
+    fn announce(&mut self, what: &str) {
+        match self.progress.as_mut() {
+            Some(p) => p.phase(what),
+            None => self.events.send(Event::LoadStep(what.to_string())),
+        }
+    }
+
+    fn finish(mut self, started: Instant) {
+        drop(self.progress.take());
+        self.events.send(Event::LoadFinished(LoadSummary {
+            what: format!("pgbench scale {}", self.scale),
+            target: self.target.label.clone(),
+            rows: self.rows,
+            elapsed: started.elapsed(),
+            steps: std::mem::take(&mut self.times),
+        }));
+    }
+}
+
+/// Vacuums again the tables a first VACUUM left with pages not all-visible. That happens
+/// when an asynchronous commit elsewhere on the server shares the loaded rows' commit-log
+/// group and its WAL is not flushed yet (see [`connect`]; CI saw it once). A transaction that
+/// takes an xid and commits synchronously flushes the WAL up to it first.
+async fn revacuum_not_all_visible(load: &Load<'_>) -> Result<(), WorkloadError> {
+    let (target, place) = (load.target, load.place);
+    let names = schema::leaf_tables(load.init);
+    let client = connect(target, place).await?;
+    let rows = client
+        .query(
+            "select relname::text from pg_class \
+             where relnamespace = (select oid from pg_namespace where nspname = current_schema()) \
+               and relname = any($1) \
+               and relkind = 'r' and relallvisible < relpages",
+            &[&names],
+        )
+        .await
+        .map_err(|e| db_error(target, "checking the vacuum", &e))?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    run(&client, target, "flushing the WAL", "select txid_current()").await?;
+    let sqls = rows
+        .iter()
+        .map(|r| format!("vacuum {}", r.get::<_, String>(0)))
+        .collect();
+    run_each(target, place, sqls).await
+}
+
+/// Opens a session for loading, its unqualified names `place`'s. Its commits are synchronous
+/// whatever the server default: VACUUM marks a page all-visible only once it could set its
+/// rows' "committed" hint bits, and it cannot while the commit-log LSN group of their
+/// transaction (32 consecutive xids) holds an async commit whose WAL is not yet flushed. With
+/// async commits here, pages were left not all-visible, unlike after `pgbench -i`.
+pub(super) async fn connect(
+    target: &ResolvedTarget,
+    place: Place,
+) -> Result<Client, WorkloadError> {
     let client = target
         .connect_tokio()
         .await
         .map_err(|e| WorkloadError::Database(e.to_string()))?;
-    run(
-        &client,
-        target,
-        "setting up the session",
-        "set synchronous_commit = on",
-    )
-    .await?;
+    let mut setup = String::from("set synchronous_commit = on");
+    if place == Place::Staging {
+        setup.push_str(&format!(";\nset search_path to {STAGING}"));
+    }
+    run(&client, target, "setting up the session", &setup).await?;
     Ok(client)
 }
 
-fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) -> WorkloadError {
+pub(super) fn db_error(
+    target: &ResolvedTarget,
+    what: &str,
+    e: &tokio_postgres::Error,
+) -> WorkloadError {
     WorkloadError::Database(format!(
         "target '{}': {what} failed: {}",
         target.label,
@@ -246,7 +314,7 @@ fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) -> W
     ))
 }
 
-async fn run(
+pub(super) async fn run(
     client: &Client,
     target: &ResolvedTarget,
     what: &str,
@@ -258,139 +326,24 @@ async fn run(
         .map_err(|e| db_error(target, what, &e))
 }
 
-/// Vacuums again the loaded tables a first VACUUM left with pages not all-visible. That
-/// happens when an asynchronous commit elsewhere on the server shares the loaded rows'
-/// commit-log group and its WAL is not flushed yet (see [`connect`]; CI saw it once). A
-/// transaction that takes an xid and commits synchronously flushes the WAL up to it first.
-async fn revacuum_not_all_visible(
-    control: &Client,
-    target: &ResolvedTarget,
-) -> Result<(), WorkloadError> {
-    let names: Vec<String> = TABLES.iter().map(|t| t.staging_name()).collect();
-    let rows = control
-        .query(
-            "select relname::text from pg_class \
-             where relname = any($1) and relkind = 'r' and relallvisible < relpages",
-            &[&names],
-        )
-        .await
-        .map_err(|e| db_error(target, "checking the vacuum", &e))?;
-    if rows.is_empty() {
-        return Ok(());
-    }
-    run(control, target, "flushing the WAL", "select txid_current()").await?;
-    run_each(
-        target,
-        rows.iter()
-            .map(|r| format!("vacuum {}", r.get::<_, String>(0))),
-    )
-    .await
-}
-
 /// Runs each statement on its own session, all at once (VACUUM and index builds of
 /// different tables do not wait on each other).
 async fn run_each(
     target: &ResolvedTarget,
-    sqls: impl Iterator<Item = String>,
+    place: Place,
+    sqls: Vec<String>,
 ) -> Result<(), WorkloadError> {
-    try_join_all(sqls.map(|sql| async move {
-        let client = connect(target).await?;
+    try_join_all(sqls.into_iter().map(|sql| async move {
+        let client = connect(target, place).await?;
         run(&client, target, &format!("`{sql}`"), &sql).await
     }))
     .await
     .map(|_| ())
 }
 
-/// Which of pgbench's tables exist (as the search path resolves them, like pgbench).
-async fn existing_tables(
-    control: &Client,
-    target: &ResolvedTarget,
-) -> Result<Vec<String>, WorkloadError> {
-    let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
-    let rows = control
-        .query(
-            "select t from unnest($1::text[]) as t where to_regclass(t) is not null order by t",
-            &[&names],
-        )
-        .await
-        .map_err(|e| db_error(target, "looking for pgbench tables", &e))?;
-    Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
-}
-
-/// COPYs one complete binary stream into `table`; returns the rows the server counted.
-async fn copy_all(
-    client: &Client,
-    target: &ResolvedTarget,
-    table: &str,
-    data: Bytes,
-) -> Result<u64, WorkloadError> {
-    let what = format!("loading {table}");
-    run(client, target, &what, "begin").await?;
-    let sink = client
-        .copy_in::<_, Bytes>(&format!("copy {table} from stdin (format binary)"))
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
-    pin_mut!(sink);
-    sink.feed(data)
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
-    let copied = sink
-        .finish()
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
-    run(client, target, &what, "commit").await?;
-    Ok(copied)
-}
-
-/// What one loader session loads.
-struct AccountsJob {
-    first: i64,
-    last: i64,
-    big_aid: bool,
-    /// Sole loader: create the staging table in the loading transaction and COPY FREEZE.
-    freeze: bool,
-    scale: u32,
-}
-
-/// One loader session: accounts `first..=last` in ~256 KiB CopyData chunks.
-async fn load_accounts(
-    target: &ResolvedTarget,
-    job: AccountsJob,
-    counter: Arc<AtomicU64>,
-) -> Result<u64, WorkloadError> {
-    let table = ACCOUNTS.staging_name();
-    let what = format!("loading {table} (aid {}..{})", job.first, job.last);
-    let client = connect(target).await?;
-    // Explicit transaction: tokio-postgres reports the COPY done at CommandComplete, before
-    // the implicit transaction commits at Sync; VACUUM starting in that gap would see the rows
-    // as in progress and leave their pages not all-visible.
-    let mut setup = String::from("begin;\n");
-    let copy = if job.freeze {
-        // Created in the loading transaction, so COPY may FREEZE.
-        setup.push_str(&ACCOUNTS.create_staging_sql(job.scale));
-        format!("copy {table} from stdin (format binary, freeze)")
-    } else {
-        format!("copy {table} from stdin (format binary)")
-    };
-    run(&client, target, &what, &setup).await?;
-    let sink = client
-        .copy_in::<_, Bytes>(&copy)
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
-    pin_mut!(sink);
-    let mut rows = AccountRows::new(job.first, job.last, job.big_aid);
-    while let Some((chunk, n)) = rows.next_chunk() {
-        sink.feed(chunk)
-            .await
-            .map_err(|e| db_error(target, &what, &e))?;
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
-    let copied = sink
-        .finish()
-        .await
-        .map_err(|e| db_error(target, &what, &e))?;
-    run(&client, target, &what, "commit").await?;
-    Ok(copied)
+/// Adds `n` rows to the progress count.
+pub(super) fn count(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
 }
 
 #[cfg(test)]
@@ -398,29 +351,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn job_ranges_cover_every_aid_once() {
-        for (total, jobs) in [
-            (100_000, 1),
-            (100_000, 3),
-            (5_000_000, 7),
-            (3, 8),
-            (100_000, 0),
-        ] {
-            let r = job_ranges(total, jobs);
-            assert_eq!(r.first().map(|x| x.0), Some(1));
-            assert_eq!(r.last().map(|x| x.1), Some(total));
-            for w in r.windows(2) {
-                assert_eq!(w[0].1 + 1, w[1].0);
-            }
-            assert!(r.iter().all(|(a, b)| a <= b));
-        }
-    }
-
-    #[test]
-    fn swap_renames_in_one_transaction() {
-        let swap = swap_sql();
-        assert!(swap.starts_with("begin;\ndrop table if exists pgbench_history"));
-        assert!(swap.contains("rename to pgbench_accounts"), "{swap}");
-        assert!(swap.ends_with("commit;\n"));
+    fn the_move_takes_every_table_in_one_transaction() {
+        let init = InitOptions {
+            partitions: 2,
+            ..InitOptions::default()
+        };
+        let sql = move_sql(&init, "public");
+        assert!(sql.starts_with(
+            "begin;\ndrop table if exists \"public\".pgbench_accounts, \"public\".pgbench_branches"
+        ));
+        assert!(sql.contains(
+            "alter table tidebench_staging.pgbench_accounts_2 reset (autovacuum_enabled);"
+        ));
+        // The partitioned parent takes no storage options.
+        assert!(!sql.contains("tidebench_staging.pgbench_accounts reset"));
+        assert!(
+            sql.contains("alter table tidebench_staging.pgbench_accounts_1 set schema \"public\";")
+        );
+        assert!(sql.ends_with("drop schema tidebench_staging;\ncommit;\n"));
     }
 }

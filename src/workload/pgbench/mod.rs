@@ -4,10 +4,13 @@
 //! seeds it, so the same `--seed` touches the same accounts in the same order per client),
 //! the same transaction boundaries, one round trip per statement.
 //!
-//! Files: `schema` (tables), `copy` + `loader` + `progress` (`prepare`), one file per script
-//! with its SQL at the top.
+//! Files: `init` (`pgbench -i`'s options), `schema` (tables and the steps' statements),
+//! `loader` + `generate` + `copy` + `progress` (`prepare`), one file per script with its SQL
+//! at the top.
 
 mod copy;
+mod generate;
+pub mod init;
 mod loader;
 mod plugin;
 pub(crate) mod progress;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
+use crate::config::{OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
@@ -12,6 +12,7 @@ use crate::workload::{
     ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
+use super::init::{self, InitOptions};
 use super::{Args, Pgbench, SCRIPTS, SELECT_ONLY_TXN, SIMPLE_UPDATE_TXN, TPCB_TXN};
 
 /// One of pgbench's built-in scripts as a workload.
@@ -49,6 +50,19 @@ impl WorkloadInfo for Script {
     }
     fn shorthand(&self) -> Option<char> {
         self.shorthand
+    }
+    /// `pgbench -i`'s options: the three scripts load the same tables.
+    fn options(&self) -> &'static [OptionSpec] {
+        init::OPTIONS
+    }
+    fn option_shorts(&self) -> &'static [(&'static str, char)] {
+        init::SHORTS
+    }
+    /// Checks the load options together, as pgbench does; the defaults stay out, so a run's
+    /// recorded options are the ones given.
+    fn resolve_options(&self, given: &OptionValues) -> Result<OptionValues, String> {
+        InitOptions::from_values(given)?;
+        Ok(given.clone())
     }
     fn txn_type_names(&self) -> Vec<String> {
         SCRIPTS.iter().map(|s| s.to_string()).collect()
@@ -138,5 +152,77 @@ impl Terminal for PgbenchTerminal {
                 .pgbench
                 .execute(conn, protocol, self.txn, &self.args),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{self, groups::Source, OptionKind};
+    use crate::workload::Registry;
+
+    use super::init::OPTIONS;
+
+    /// A run file's plan, or its error as text.
+    fn run_file(text: &str) -> Result<config::RunPlan, String> {
+        let src = Source {
+            file: "run.toml",
+            text,
+        };
+        config::parse_run_text(&src, &Registry)
+            .and_then(|raw| config::validate_run(&src, raw, 2, 1, &Registry))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn run_files_take_pgbench_init_options_and_refuse_bad_ones_as_flags_do() {
+        let head = "workload = \"tpcb\"\ntarget = \"instance:default\"\n";
+        let plan = run_file(&format!(
+            "{head}fillfactor = 90\npartitions = 2\npartition_method = \"hash\"\n\
+             init_steps = \"dtGvp\"\n"
+        ))
+        .unwrap();
+        let loads = config::load_plans(&plan, 1, false, &Registry).unwrap();
+        let options = &loads[0].0.options;
+        assert_eq!(options.get("fillfactor"), Some(&toml::Value::Integer(90)));
+        assert_eq!(
+            options.get("init_steps"),
+            Some(&toml::Value::String("dtGvp".into()))
+        );
+        for (line, needle) in [
+            (
+                "fillfactor = 5",
+                "fillfactor must be a whole number from 10 to 100, not 5",
+            ),
+            (
+                "partitions = -1",
+                "partitions must be a whole number from 0",
+            ),
+            (
+                "init_steps = \"dtx\"",
+                "unrecognized initialization step \"x\"",
+            ),
+            (
+                "partition_method = \"range\"",
+                "--partition-method requires",
+            ),
+            ("partition_method = \"list\"", "takes one of range, hash"),
+        ] {
+            let e = run_file(&format!("{head}{line}\n")).unwrap_err();
+            assert!(e.contains(needle), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn number_and_text_kinds_check_values() {
+        let spec = |key: &str| *OPTIONS.iter().find(|o| o.key == key).unwrap();
+        let fillfactor = spec("fillfactor");
+        assert!(matches!(fillfactor.kind, OptionKind::Number { .. }));
+        assert!(fillfactor.check(&toml::Value::Integer(10)).is_ok());
+        assert!(fillfactor.check(&toml::Value::Integer(101)).is_err());
+        assert!(fillfactor.check(&toml::Value::String("90".into())).is_err());
+        let steps = spec("init_steps");
+        assert!(steps.check(&toml::Value::String("dtg".into())).is_ok());
+        let e = steps.check(&toml::Value::Integer(1)).unwrap_err();
+        assert!(e.contains("takes a string"), "{e}");
     }
 }
