@@ -143,6 +143,7 @@ async fn connect(
         layout,
         protocol: plan.protocol.wire(),
         max_tries: plan.max_tries,
+        on_error: plan.on_error,
         txn_timeout: plan.txn_timeout,
         jobs: plan.jobs,
         pin_threads: plan.pin_threads,

@@ -359,6 +359,10 @@ impl Terminal for ScriptTerminal {
         self.seed = rng.gen();
     }
 
+    fn failed_command(&self) -> Option<u32> {
+        self.vars.borrow().failed_at
+    }
+
     fn execute<'a>(
         &'a self,
         conn: &'a mut pgwire::Connection,
