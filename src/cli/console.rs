@@ -126,6 +126,9 @@ fn totals_to(out: &mut String, s: &Summary, scales: &[u32]) {
     let t = &s.totals;
     let state = if s.complete {
         "complete"
+    } else if s.on_error == Some(crate::config::OnError::ExitRun) && !s.aborted_clients.is_empty()
+    {
+        "STOPPED at the first aborted client, --exit-on-abort (complete: false)"
     } else {
         "INTERRUPTED (complete: false)"
     };
