@@ -34,7 +34,10 @@ fn errors_to(out: &mut String, errors: &[crate::results::errors::ErrorEntry]) {
     if errors.is_empty() {
         return;
     }
-    let _ = writeln!(out, "errors by kind (the first of each in summary.json's errors):");
+    let _ = writeln!(
+        out,
+        "errors by kind (the first of each in summary.json's errors):"
+    );
     for e in errors {
         let text = e.text();
         let first_line = text.lines().next().unwrap_or("");
@@ -126,8 +129,7 @@ fn totals_to(out: &mut String, s: &Summary, scales: &[u32]) {
     let t = &s.totals;
     let state = if s.complete {
         "complete"
-    } else if s.on_error == Some(crate::config::OnError::ExitRun) && !s.aborted_clients.is_empty()
-    {
+    } else if s.on_error == Some(crate::config::OnError::ExitRun) && !s.aborted_clients.is_empty() {
         "STOPPED at the first aborted client, --exit-on-abort (complete: false)"
     } else {
         "INTERRUPTED (complete: false)"

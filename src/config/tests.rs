@@ -385,17 +385,32 @@ fn issue_38_error_modes_default_by_the_style_of_the_run() {
         ..RawRun::default()
     };
     // pgbench's style (flags, one database): its abort; the flags and keys as given.
-    assert_eq!(flags(one(None, None)).unwrap().on_error, OnError::AbortClient);
-    assert_eq!(flags(one(Some(true), None)).unwrap().on_error, OnError::Continue);
-    assert_eq!(flags(one(None, Some(true))).unwrap().on_error, OnError::ExitRun);
+    assert_eq!(
+        flags(one(None, None)).unwrap().on_error,
+        OnError::AbortClient
+    );
+    assert_eq!(
+        flags(one(Some(true), None)).unwrap().on_error,
+        OnError::Continue
+    );
+    assert_eq!(
+        flags(one(None, Some(true))).unwrap().on_error,
+        OnError::ExitRun
+    );
     let both = flags(one(Some(true), Some(true))).unwrap_err().to_string();
-    assert!(both.contains("--continue-on-error") && both.contains("--exit-on-abort"), "{both}");
+    assert!(
+        both.contains("--continue-on-error") && both.contains("--exit-on-abort"),
+        "{both}"
+    );
     // A run file, and a run over two databases, go on; a file may ask for the abort.
     let file = "workload = \"select-only\"\n";
     assert_eq!(from_text(file).unwrap().on_error, OnError::Continue);
     let asked = format!("{file}continue_on_error = false\n");
     assert_eq!(from_text(&asked).unwrap().on_error, OnError::AbortClient);
-    assert_eq!(from_text(TWO_INSTANCES).unwrap().on_error, OnError::Continue);
+    assert_eq!(
+        from_text(TWO_INSTANCES).unwrap().on_error,
+        OnError::Continue
+    );
 }
 
 #[test]

@@ -18,7 +18,13 @@ pub struct Announced {
 impl Announced {
     /// Shows each kind in `tally` not shown before (its first error as that thread saw it in
     /// that tick: the earliest the collector knows of).
-    pub fn announce(&mut self, tally: &ErrorTally, keys: &KeySpace, start: Instant, sink: &dyn Sink) {
+    pub fn announce(
+        &mut self,
+        tally: &ErrorTally,
+        keys: &KeySpace,
+        start: Instant,
+        sink: &dyn Sink,
+    ) {
         for seen in &tally.kinds {
             if self.kinds.contains(&seen.key) {
                 continue;

@@ -180,6 +180,9 @@ mod tests {
             server_text("ERROR", "boom", Some(&more)),
             "ERROR:  boom\nDETAIL:  d1\nCONTEXT:  c1"
         );
-        assert_eq!(server_text("", "undefined variable", None), "undefined variable");
+        assert_eq!(
+            server_text("", "undefined variable", None),
+            "undefined variable"
+        );
     }
 }

@@ -73,7 +73,12 @@ fn issue_38_a_bad_table_aborts_the_clients_as_pgbench_and_is_never_silent() {
     let bad = script(&home, "bad.sql", BAD);
 
     let theirs = pgbench(&inst, &dsn, &["-c", "2", "-t", "5", "-f", &bad]);
-    assert_eq!(theirs.status.code(), Some(2), "pgbench: {}", stderr(&theirs));
+    assert_eq!(
+        theirs.status.code(),
+        Some(2),
+        "pgbench: {}",
+        stderr(&theirs)
+    );
     let said = server_error(&stderr(&theirs));
     assert_eq!(said, "relation \"nope\" does not exist");
     assert!(stderr(&theirs).contains("Run was aborted; the above results are incomplete."));
@@ -127,7 +132,11 @@ fn issue_38_a_bad_table_aborts_the_clients_as_pgbench_and_is_never_silent() {
     assert!(text.contains(&format!("ERROR:  {said}")), "{text}");
     assert!(!text.contains("Run was aborted"), "{text}");
     let s = support::summary(&out);
-    assert!(s.get("aborted_clients").is_none(), "{}", s["aborted_clients"]);
+    assert!(
+        s.get("aborted_clients").is_none(),
+        "{}",
+        s["aborted_clients"]
+    );
     let failed = s["totals"]["failed_by_class"]["other"].as_u64().unwrap();
     assert!(failed > 2, "both clients went on failing: {failed}");
     let e = &s["errors"][0];
@@ -145,7 +154,12 @@ fn issue_38_one_aborted_client_leaves_the_other_running_unless_exit_on_abort() {
 
     // pgbench 15: client 0 aborts, client 1 runs to the end, exit 2.
     let theirs = pgbench(&inst, &dsn, &["-c", "2", "-t", "50", "-f", &one]);
-    assert_eq!(theirs.status.code(), Some(2), "pgbench: {}", stderr(&theirs));
+    assert_eq!(
+        theirs.status.code(),
+        Some(2),
+        "pgbench: {}",
+        stderr(&theirs)
+    );
     let processed = String::from_utf8_lossy(&theirs.stdout).into_owned();
     assert!(
         processed.contains("actually processed: 50/100"),
@@ -193,10 +207,18 @@ fn issue_38_serialization_failures_are_retried_and_counted_never_an_abort() {
     );
     assert!(theirs.status.success(), "pgbench: {}", stderr(&theirs));
     let report = String::from_utf8_lossy(&theirs.stdout).into_owned();
-    assert!(report.contains("number of failed transactions: 6"), "{report}");
+    assert!(
+        report.contains("number of failed transactions: 6"),
+        "{report}"
+    );
 
     let out = home.path().join("res-serial");
-    let ours = run(&home, &dsn, &out, &["-c", "2", "--max-tries", "2", "-f", &serial]);
+    let ours = run(
+        &home,
+        &dsn,
+        &out,
+        &["-c", "2", "--max-tries", "2", "-f", &serial],
+    );
     let text = support::output_text(&ours);
     assert!(ours.status.success(), "{text}");
     // Never silent: the first one is shown in full.
@@ -205,7 +227,11 @@ fn issue_38_serialization_failures_are_retried_and_counted_never_an_abort() {
         "{text}"
     );
     let s = support::summary(&out);
-    assert!(s.get("aborted_clients").is_none(), "{}", s["aborted_clients"]);
+    assert!(
+        s.get("aborted_clients").is_none(),
+        "{}",
+        s["aborted_clients"]
+    );
     let t = &s["totals"];
     let failed = t["failed"].as_u64().unwrap();
     assert!(failed > 0, "{t}");

@@ -39,6 +39,9 @@ impl Client {
         } else if class == ErrorClass::Other
             && self.shared.on_error.aborts()
             && !err.is_connection_lost()
+            // An emulator's job that failed goes back to its emulator (requeued or given
+            // up), as the market resubmits: it is not the client's own transaction.
+            && matches!(work, Work::Drawn { .. })
         {
             let why = self.abort_text(err, txn, command);
             self.aborted = Some((Instant::now(), why));
