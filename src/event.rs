@@ -21,6 +21,9 @@ pub enum Event {
     Note(String),
     /// A problem that does not stop the work (shown as `warning: ...`).
     Warning(String),
+    /// The first error of a kind the run met (issue 38: no failure is silent); later ones of
+    /// the kind are only counted (summary.json's `errors`).
+    FirstError(ErrorNotice),
     /// A script's `debug()` value, in pgbench's words (`debug(script=0,command=2): int 5`),
     /// shown on stderr as pgbench shows it.
     ScriptDebug(String),
@@ -50,6 +53,17 @@ pub enum Event {
     /// killed, crash-recovery restarts, a server gone (shown as warnings; kept in
     /// `summary.json`).
     Incidents(Vec<Incident>),
+}
+
+/// The first error of its kind: the kind (`other, SQLSTATE 42P01`), where (`client 0,
+/// "bad.sql" command 1`), when, and the error as the server wrote it (`ERROR:  ...` with
+/// DETAIL, HINT and CONTEXT lines).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorNotice {
+    pub kind: String,
+    pub place: String,
+    pub at_s: f64,
+    pub text: String,
 }
 
 /// Something that happened to a managed instance during a run: the kernel's OOM killer struck

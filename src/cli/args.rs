@@ -309,6 +309,14 @@ pub struct RunArgs {
     /// Tries per transaction on serialization failure or deadlock [default: 1 = no retry]
     #[arg(long)]
     pub max_tries: Option<u32>,
+    /// After an error no retry helps (a bad table name, a constraint violation), count it and
+    /// go on instead of ending the client [default: on for run files, presets and runs over
+    /// several databases; off for a one-database run from flags, as pgbench 15]
+    #[arg(long, conflicts_with = "exit_on_abort")]
+    pub continue_on_error: bool,
+    /// Stop the whole run (exit 2) when the first client is aborted (pgbench 17)
+    #[arg(long)]
+    pub exit_on_abort: bool,
     /// Abandon a transaction that runs longer than this as a `timeout` failure and reconnect
     /// (also the server's statement_timeout); 0 turns it off [default: 10s when the run has
     /// more than one target, else off]
@@ -349,6 +357,8 @@ impl RunArgs {
             protocol: self.protocol,
             rate: self.rate,
             max_tries: self.max_tries,
+            continue_on_error: self.continue_on_error.then_some(true),
+            exit_on_abort: self.exit_on_abort.then_some(true),
             txn_timeout: self.txn_timeout.clone(),
             progress: self.progress.clone(),
             interval: self.interval.clone(),

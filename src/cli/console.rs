@@ -28,6 +28,30 @@ fn emulator_line(e: &crate::results::EmulatorEnd) -> String {
 }
 
 /// The end-of-run summary as lines of text.
+/// Every kind of error the run met, its count and its first message's first line (the full
+/// text was shown when it happened and is in summary.json's `errors`).
+fn errors_to(out: &mut String, errors: &[crate::results::errors::ErrorEntry]) {
+    if errors.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "errors by kind (the first of each in summary.json's errors):"
+    );
+    for e in errors {
+        let text = e.text();
+        let first_line = text.lines().next().unwrap_or("");
+        let _ = writeln!(
+            out,
+            "  {}: {} × (first at {:.1} s, {}): {first_line}",
+            e.kind(),
+            e.count,
+            e.first_at_s,
+            e.place()
+        );
+    }
+}
+
 pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     let mut out = String::new();
     totals_to(&mut out, s, scales);
@@ -57,6 +81,7 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for e in &s.emulators {
         out.push_str(&emulator_line(e));
     }
+    errors_to(&mut out, &s.errors);
     match &s.shard {
         // One shard sees every shard's commits on a database: the check is merge's.
         Some(shard) if shard.merged.is_empty() => {
@@ -104,6 +129,8 @@ fn totals_to(out: &mut String, s: &Summary, scales: &[u32]) {
     let t = &s.totals;
     let state = if s.complete {
         "complete"
+    } else if s.on_error == Some(crate::config::OnError::ExitRun) && !s.aborted_clients.is_empty() {
+        "STOPPED at the first aborted client, --exit-on-abort (complete: false)"
     } else {
         "INTERRUPTED (complete: false)"
     };

@@ -1,5 +1,6 @@
 //! Errors as the user sees them: one message naming the problem and the fix, and an exit code.
-//! 0 ok; 1 the run finished but a check or threshold failed; 2 usage, config or setup error.
+//! 0 ok; 1 the run finished but a check or threshold failed; 2 usage, config or setup error,
+//! or a run whose client an error aborted (pgbench's "Run was aborted", issue 38).
 
 use std::fmt;
 

@@ -202,6 +202,15 @@ fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Result<
         );
         return Ok(EXIT_RUN_FAILED);
     }
+    // pgbench's last word after an aborted client, and its exit status (2).
+    if !outcome.summary.aborted_clients.is_empty() {
+        eprintln!(
+            "error: Run was aborted; the above results are incomplete ({} client(s) aborted: \
+             see the warnings above and aborted_clients in summary.json)",
+            outcome.summary.aborted_clients.len()
+        );
+        return Ok(error::EXIT_USAGE);
+    }
     Ok(if outcome.summary.complete {
         0
     } else {

@@ -47,6 +47,10 @@ impl Sink for Terminal {
             Event::RunStarting(d) => eprintln!("{}", describe(&d)),
             Event::Note(n) => eprintln!("{n}"),
             Event::Warning(w) => eprintln!("warning: {w}"),
+            Event::FirstError(e) => eprintln!(
+                "error ({}; first of its kind, at {:.1} s in {}): {}",
+                e.kind, e.at_s, e.place, e.text
+            ),
             Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),

@@ -28,8 +28,8 @@ pub use catalog::{Catalog, OptionKind, OptionSpec, OptionValues, WorkloadInfo, D
 pub use instances::InstancePlan;
 pub use options::{GroupOptions, Isolation};
 pub use plan::{
-    DriveMode, GroupPlan, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan, SetPlan,
-    WorkloadName,
+    DriveMode, GroupPlan, OnError, PhaseGroup, PhasePlan, PreparePlan, ProtocolName, RunPlan,
+    SetPlan, WorkloadName,
 };
 pub use presets::PresetKnobs;
 pub use target::TargetSpec;
@@ -70,6 +70,11 @@ pub struct RawRun {
     pub protocol: Option<ProtocolName>,
     pub rate: Option<f64>,
     pub max_tries: Option<u32>,
+    /// `--continue-on-error`: an error no retry helps is counted and the client goes on
+    /// (`false` in a run file asks for pgbench's abort).
+    pub continue_on_error: Option<bool>,
+    /// `--exit-on-abort`: the first aborted client stops the run.
+    pub exit_on_abort: Option<bool>,
     /// How long one transaction may take before it is abandoned as a `timeout` failure.
     pub txn_timeout: Option<String>,
     pub progress: Option<String>,
@@ -144,6 +149,8 @@ impl RawRun {
             protocol: over.protocol.or(self.protocol),
             rate: over.rate.or(self.rate),
             max_tries: over.max_tries.or(self.max_tries),
+            continue_on_error: over.continue_on_error.or(self.continue_on_error),
+            exit_on_abort: over.exit_on_abort.or(self.exit_on_abort),
             txn_timeout: over.txn_timeout.or(self.txn_timeout),
             progress: over.progress.or(self.progress),
             interval: over.interval.or(self.interval),
@@ -406,6 +413,7 @@ pub fn validate_run(
         ));
     }
     let txn_timeout = txn_timeout(raw.txn_timeout.as_deref(), &groups)?;
+    let on_error = on_error(&raw, src, &groups)?;
     let iterations = raw.iterations.unwrap_or(1);
     if iterations == 0 {
         return Err(invalid("iterations must be at least 1".into()));
@@ -432,6 +440,7 @@ pub fn validate_run(
         transactions,
         connect: raw.connect.unwrap_or(false),
         max_tries,
+        on_error,
         txn_timeout,
         progress: cadence.progress,
         poll: cadence.poll,
@@ -453,6 +462,48 @@ pub fn validate_run(
         out: raw.out,
         shard: None,
     })
+}
+
+/// What a client does after an error no retry helps (issue 38): the flags or run-file keys
+/// when given; else pgbench's abort for a run in pgbench's style (flags only: no run file
+/// or preset, one group on one database), and counting and going on for run files, presets
+/// and runs over several databases, where one tenant's trouble must not end the others' work.
+fn on_error(
+    raw: &RawRun,
+    src: &groups::Source,
+    groups: &[GroupPlan],
+) -> Result<OnError, ConfigError> {
+    match (raw.continue_on_error, raw.exit_on_abort) {
+        (Some(true), Some(true)) => Err(invalid(
+            "--continue-on-error and --exit-on-abort contradict each other (one goes on after an \
+             error, the other stops the run at the first); give one of them"
+                .into(),
+        )),
+        (_, Some(true)) => Ok(OnError::ExitRun),
+        (Some(true), _) => Ok(OnError::Continue),
+        (Some(false), _) => Ok(OnError::AbortClient),
+        (None, _) => {
+            // A set maps each of its roles to a database, often one under every role.
+            let one_database = match groups {
+                [g] => {
+                    g.sets.len() == 1
+                        && g.sets[0]
+                            .targets
+                            .values()
+                            .map(|t| format!("{t:?}"))
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .len()
+                            <= 1
+                }
+                _ => false,
+            };
+            Ok(if src.text.trim().is_empty() && one_database {
+                OnError::AbortClient
+            } else {
+                OnError::Continue
+            })
+        }
+    }
 }
 
 /// The transaction timeout: `--txn-timeout` (0 turns it off), else

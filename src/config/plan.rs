@@ -55,6 +55,39 @@ impl ProtocolName {
     }
 }
 
+/// What a client does after an error no retry can help (class `other`: a typo in a script, a
+/// missing table, a constraint violation), issue 38. Serialization failures and deadlocks
+/// are retried per `max_tries` and counted in every mode; lost sessions and timeouts are
+/// reconnected and counted in every mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnError {
+    /// pgbench 15: the client ends (aborted), the others go on, the run exits 2.
+    AbortClient,
+    /// pgbench 17's `--exit-on-abort`: the first aborted client stops the whole run (exit 2).
+    ExitRun,
+    /// Count the failure by class and go on (a later pgbench's `--continue-on-error`); what
+    /// runs written before the modes existed did.
+    #[default]
+    Continue,
+}
+
+impl OnError {
+    /// Whether an error of `other` class ends the client.
+    pub fn aborts(self) -> bool {
+        self != OnError::Continue
+    }
+
+    /// The flag that gives this mode, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnError::AbortClient => "abort the client (pgbench's default)",
+            OnError::ExitRun => "--exit-on-abort",
+            OnError::Continue => "--continue-on-error",
+        }
+    }
+}
+
 /// How clients are assigned to targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -172,6 +205,10 @@ pub struct RunPlan {
     pub connect: bool,
     /// Tries per transaction for serialization failures and deadlocks (1 = no retry).
     pub max_tries: u32,
+    /// What a client does after an error no retry can help; runs written before the modes
+    /// existed went on.
+    #[serde(default)]
+    pub on_error: OnError,
     /// How long one try of a transaction may run before the client abandons it as a `timeout`
     /// failure (also sent as the server's `statement_timeout`); `None`: no limit.
     #[serde(

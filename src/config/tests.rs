@@ -42,6 +42,9 @@ fn flags_and_file_compile_to_the_same_plan() {
         clients: Some(8),
         duration: Some("10s".into()),
         seed: Some(7),
+        // The one default that differs on purpose: a run file goes on after an error no
+        // retry helps, a run from flags aborts the client as pgbench does (issue 38).
+        continue_on_error: Some(true),
         ..RawRun::default()
     })
     .unwrap();
@@ -370,6 +373,43 @@ fn tpcc_options_on_other_workloads_are_refused_with_the_line() {
     assert!(
         e.contains("--think spec") && e.contains("select-only"),
         "{e}"
+    );
+}
+
+#[test]
+fn issue_38_error_modes_default_by_the_style_of_the_run() {
+    let one = |continue_on_error, exit_on_abort| RawRun {
+        workload: name("select-only"),
+        continue_on_error,
+        exit_on_abort,
+        ..RawRun::default()
+    };
+    // pgbench's style (flags, one database): its abort; the flags and keys as given.
+    assert_eq!(
+        flags(one(None, None)).unwrap().on_error,
+        OnError::AbortClient
+    );
+    assert_eq!(
+        flags(one(Some(true), None)).unwrap().on_error,
+        OnError::Continue
+    );
+    assert_eq!(
+        flags(one(None, Some(true))).unwrap().on_error,
+        OnError::ExitRun
+    );
+    let both = flags(one(Some(true), Some(true))).unwrap_err().to_string();
+    assert!(
+        both.contains("--continue-on-error") && both.contains("--exit-on-abort"),
+        "{both}"
+    );
+    // A run file, and a run over two databases, go on; a file may ask for the abort.
+    let file = "workload = \"select-only\"\n";
+    assert_eq!(from_text(file).unwrap().on_error, OnError::Continue);
+    let asked = format!("{file}continue_on_error = false\n");
+    assert_eq!(from_text(&asked).unwrap().on_error, OnError::AbortClient);
+    assert_eq!(
+        from_text(TWO_INSTANCES).unwrap().on_error,
+        OnError::Continue
     );
 }
 

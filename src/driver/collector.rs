@@ -52,8 +52,10 @@ pub struct Collected {
     pub warnings: Vec<String>,
     /// Clients that panicked (each with its thread): the run failed.
     pub panics: Vec<String>,
-    /// Clients an error of the workload's own ended, in the order they ended.
+    /// Clients an error ended, in the order they ended.
     pub aborted: Vec<AbortedClient>,
+    /// Every kind of error met (see [`super::errors`]).
+    pub errors: Vec<crate::results::errors::ErrorEntry>,
 }
 
 pub struct Collector<'k, 's> {
@@ -175,7 +177,11 @@ impl<'k, 's> Collector<'k, 's> {
         let mut panics = Vec::new();
         let mut aborted = Vec::new();
         let mut state = Folding::new(keys);
+        let mut announced = super::errors::Announced::default();
         while let Some(rep) = rx.recv().await {
+            if !rep.recorder.errors.is_empty() {
+                announced.announce(&rep.recorder.errors, self.keys, self.start, &*self.events);
+            }
             pending
                 .entry(rep.tick)
                 .or_insert_with(|| Recorder::new(keys))
@@ -252,6 +258,7 @@ impl<'k, 's> Collector<'k, 's> {
         if end_offset > last_start || anything {
             (self.sink)(last_start, last_len, &state.interval_acc)?;
         }
+        let errors = super::errors::entries(&state.total.errors, self.keys, self.start);
         Ok(Collected {
             total: state.total,
             ended,
@@ -260,6 +267,7 @@ impl<'k, 's> Collector<'k, 's> {
             at_end,
             down: down_windows(outages, self.start),
             aborted,
+            errors,
             warnings,
             panics,
         })

@@ -10,6 +10,7 @@ pub mod affinity;
 pub mod client;
 pub mod collector;
 pub mod deck;
+pub mod errors;
 pub mod layout;
 pub mod outages;
 pub mod poll;
@@ -45,6 +46,8 @@ pub struct DriverPlan {
     pub layout: Layout,
     pub protocol: pgwire::Protocol,
     pub max_tries: u32,
+    /// What a client does after an error no retry helps.
+    pub on_error: crate::config::OnError,
     pub txn_timeout: Option<Duration>,
     /// pgbench's `-t`: transactions per client, after which it ends.
     pub transactions: Option<u64>,
@@ -110,8 +113,11 @@ pub struct DriverResult {
     pub at_end: BTreeMap<usize, session::EndCounts>,
     /// Each target's down windows, as its clients saw them.
     pub down: Vec<outages::DownWindow>,
-    /// Clients a script's runtime error ended.
+    /// Clients an error ended: a script's runtime error, or (unless the run goes on after
+    /// errors) a server error no retry helps.
     pub aborted: Vec<crate::results::down::AbortedClient>,
+    /// Every kind of error met, with its count and first error.
+    pub errors: Vec<crate::results::errors::ErrorEntry>,
     /// How long after the planned end the last client finished, when that was more than
     /// [`OVERRUN_TOLERANCE`] (closing sessions on a hung server, a client that ignored the
     /// cut): reported, never folded into the measured window.
@@ -132,6 +138,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         layout: plan.layout,
         protocol: plan.protocol,
         max_tries: plan.max_tries,
+        on_error: plan.on_error,
         keys: plan.keys.shape(),
         stop,
         txn_timeout: plan.txn_timeout,
@@ -306,6 +313,7 @@ impl Connected {
             at_end: collected.at_end,
             down: collected.down,
             aborted: collected.aborted,
+            errors: collected.errors,
             overrun,
         })
     }

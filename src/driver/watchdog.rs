@@ -78,6 +78,11 @@ impl Watch {
         self.what.set(txn as u32);
     }
 
+    /// The global type of the try under way (or the last one).
+    pub fn what(&self) -> usize {
+        self.what.get() as usize
+    }
+
     /// The try under way: when it began and its global type.
     fn in_flight(&self) -> Option<(Instant, u32)> {
         self.since.get().map(|s| (s, self.what.get()))

@@ -1,6 +1,7 @@
 //! Metrics: recorders that clients write without locks, merged on each tick into interval and
 //! run totals. Formats for humans live elsewhere (`results`, the progress line).
 
+pub mod errors;
 pub mod live;
 pub mod mixlog;
 pub mod outcome;

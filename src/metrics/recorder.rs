@@ -153,12 +153,15 @@ fn merge_hist(into: &mut Option<Histogram<u64>>, from: &Option<Histogram<u64>>) 
 #[derive(Debug, Clone)]
 pub struct Recorder {
     pub slots: Vec<Slot>,
+    /// The kinds of error met, each with its first (see [`super::errors`]).
+    pub errors: super::errors::ErrorTally,
 }
 
 impl Recorder {
     pub fn new(keys: usize) -> Recorder {
         Recorder {
             slots: vec![Slot::default(); keys],
+            errors: Default::default(),
         }
     }
 
@@ -183,6 +186,9 @@ impl Recorder {
         for (a, b) in self.slots.iter_mut().zip(other.slots.iter()) {
             a.merge(b);
         }
+        if !other.errors.is_empty() {
+            self.errors.merge(&other.errors);
+        }
     }
 
     /// Empties counters and histograms, keeping their allocations.
@@ -190,6 +196,7 @@ impl Recorder {
         for s in &mut self.slots {
             s.clear();
         }
+        self.errors.clear();
     }
 
     /// Sum over all keys.

@@ -17,7 +17,9 @@ mod headline;
 mod incidents;
 mod profile;
 use glance::glance;
-use incidents::{aborted_clients_to, down_windows_to, incident_times, incidents_to, INCIDENT_NOTE};
+use incidents::{
+    aborted_clients_to, down_windows_to, errors_to, incident_times, incidents_to, INCIDENT_NOTE,
+};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -546,6 +548,7 @@ fn failures(d: &RunData, p: &mut String) {
     incidents_to(&d.summary.incidents, p);
     down_windows_to(&d.summary.down_windows, p);
     aborted_clients_to(&d.summary.aborted_clients, p);
+    errors_to(&d.summary.errors, p);
 }
 
 #[cfg(test)]

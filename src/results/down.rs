@@ -14,7 +14,8 @@
 //! server's count covers only what reached it, and a server that restarted in the window is
 //! marked `restarted` in `server` and not compared.
 //!
-//! `aborted_clients` lists the clients a script's runtime error ended ([`AbortedClient`]).
+//! `aborted_clients` lists the clients an error ended ([`AbortedClient`]): a script's runtime
+//! error, or a server error no retry helps unless the run goes on after errors (issue 38).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,9 +38,13 @@ impl DownWindow {
     }
 }
 
-/// `summary.json`'s `aborted_clients`: a client a script's runtime error ended (division by
-/// zero, an undefined variable, a `\gset` without its one row), as pgbench ends one. Its
-/// failed transaction is counted under `other`; the run and the other clients went on.
+/// `summary.json`'s `aborted_clients`: a client an error ended, as pgbench ends one: a
+/// script's runtime error (division by zero, an undefined variable, a `\gset` without its one
+/// row), or, unless the run was told to go on (`--continue-on-error`), a server error no retry
+/// helps (class `other`: `"bad.sql" command 1: ERROR:  relation "nope" does not exist`, the
+/// command counted from 0 as in pgbench's abort line). Its failed transaction is counted under
+/// `other` (pgbench leaves it out of its counts); the other clients went on, unless the run
+/// stopped at the first abort (`--exit-on-abort`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AbortedClient {
     pub client: u32,

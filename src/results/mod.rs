@@ -39,6 +39,7 @@ pub mod commands;
 pub mod csv;
 pub mod down;
 pub mod emulators;
+pub mod errors;
 pub mod experiment;
 pub mod headline;
 pub mod hlog;

@@ -320,6 +320,13 @@ pub struct Summary {
     /// Clients a script's runtime error ended (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aborted_clients: Vec<super::down::AbortedClient>,
+    /// Every kind of error met, with its count and its first error in full (see `errors`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<super::errors::ErrorEntry>,
+    /// What a client did after an error no retry helps: `abort-client` (pgbench's),
+    /// `exit-run` (`--exit-on-abort`) or `continue` (`--continue-on-error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<crate::config::OnError>,
     /// The part of a sharded run this dir holds (see `shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardFacts>,
@@ -479,6 +486,8 @@ impl Summary {
             overrun_s: None,
             down_windows: Vec::new(),
             aborted_clients: Vec::new(),
+            errors: Vec::new(),
+            on_error: None,
             shard: None,
             connections: None,
         }

@@ -143,6 +143,7 @@ async fn connect(
         layout,
         protocol: plan.protocol.wire(),
         max_tries: plan.max_tries,
+        on_error: plan.on_error,
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
         connect_each: plan.connect,

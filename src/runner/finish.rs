@@ -84,6 +84,8 @@ pub async fn finish(
             result.connect_time.total,
         )
     });
+    summary.errors = result.errors.clone();
+    summary.on_error = Some(plan.on_error);
     summary.shard = shard;
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
@@ -100,6 +102,13 @@ pub async fn finish(
             "client {} aborted at {:.1} s: {}; its other transactions were not run",
             a.client, a.at_s, a.message
         ));
+    }
+    if plan.on_error == crate::config::OnError::ExitRun && !result.aborted.is_empty() {
+        warnings.push(
+            "the run stopped at the first aborted client (--exit-on-abort): the other clients \
+             ended early"
+                .into(),
+        );
     }
     if let Some(late) = result.overrun {
         warnings.push(format!(

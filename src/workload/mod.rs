@@ -317,4 +317,10 @@ pub trait Terminal {
         protocol: pgwire::Protocol,
         emulator: Option<&'a dyn Emulator>,
     ) -> TxnFuture<'a>;
+
+    /// The command (counted from 0, as pgbench's abort line does) whose server error ended
+    /// the last try, for workloads made of commands (scripts); read only after an error.
+    fn failed_command(&self) -> Option<u32> {
+        None
+    }
 }

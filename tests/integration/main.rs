@@ -1,6 +1,7 @@
 //! Integration tests: one binary, real PostgreSQL instances started through tidebench's own
 //! `instance` code, in temp dirs on free ports.
 
+mod abort;
 mod bad_input;
 mod consolidate;
 mod declared_instances;

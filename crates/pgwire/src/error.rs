@@ -12,6 +12,9 @@ pub enum ErrorKind {
         sqlstate: [u8; 5],
         severity: String,
         message: String,
+        /// DETAIL, HINT and CONTEXT when the server sent any: boxed, so an error without
+        /// them (most serialization failures) allocates nothing more.
+        more: Option<Box<DbMore>>,
     },
     /// The socket failed or closed: the session is gone.
     Io(std::io::Error),
@@ -29,6 +32,14 @@ pub enum ErrorKind {
     Client(String),
 }
 
+/// The optional fields of a server error that say more than its message.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DbMore {
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    pub context: Option<String>,
+}
+
 #[derive(Debug)]
 pub struct Error {
     pub kind: ErrorKind,
@@ -39,6 +50,14 @@ impl Error {
     pub fn sqlstate(&self) -> Option<&[u8; 5]> {
         match &self.kind {
             ErrorKind::Db { sqlstate, .. } => Some(sqlstate),
+            _ => None,
+        }
+    }
+
+    /// A server error's DETAIL, HINT and CONTEXT, when it had any.
+    pub fn more(&self) -> Option<&DbMore> {
+        match &self.kind {
+            ErrorKind::Db { more, .. } => more.as_deref(),
             _ => None,
         }
     }
@@ -62,6 +81,7 @@ impl fmt::Display for Error {
                 sqlstate,
                 severity,
                 message,
+                ..
             } => write!(
                 f,
                 "{severity}: {message} (SQLSTATE {})",
@@ -113,6 +133,7 @@ impl Error {
         let mut severity = String::new();
         let mut localized_severity = String::new();
         let mut message = String::new();
+        let mut more: Option<Box<DbMore>> = None;
         let mut fields = body.fields();
         loop {
             match fields.next() {
@@ -123,6 +144,15 @@ impl Error {
                         b'V' => severity = String::from_utf8_lossy(value).into_owned(),
                         b'S' => localized_severity = String::from_utf8_lossy(value).into_owned(),
                         b'M' => message = String::from_utf8_lossy(value).into_owned(),
+                        b'D' | b'H' | b'W' => {
+                            let text = Some(String::from_utf8_lossy(value).into_owned());
+                            let m = more.get_or_insert_with(Box::default);
+                            match field.type_() {
+                                b'D' => m.detail = text,
+                                b'H' => m.hint = text,
+                                _ => m.context = text,
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -138,6 +168,7 @@ impl Error {
                 sqlstate,
                 severity,
                 message,
+                more,
             },
         }
     }

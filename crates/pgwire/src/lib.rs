@@ -25,7 +25,7 @@ mod tls_stream;
 
 pub use cancel::{cancel, CancelKey};
 pub use connection::Connection;
-pub use error::{Error, ErrorKind};
+pub use error::{DbMore, Error, ErrorKind};
 pub use params::{ConnectParams, Host, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{

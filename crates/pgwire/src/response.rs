@@ -487,6 +487,30 @@ mod tests {
     }
 
     #[test]
+    fn detail_hint_and_context_are_kept_only_when_sent() {
+        let mut bytes = BytesMut::new();
+        let body = b"SERROR\0VERROR\0C40001\0Mboom\0Dd1\0Hh1\0WPL/pgSQL line 1\0\0";
+        msg(&mut bytes, b'E', body);
+        msg(&mut bytes, b'Z', b"E");
+        let mut response = Response::default();
+        feed(&mut response, &bytes, 7).unwrap();
+        let more = response.error.take().unwrap().more().cloned();
+        assert_eq!(
+            more,
+            Some(crate::DbMore {
+                detail: Some("d1".into()),
+                hint: Some("h1".into()),
+                context: Some("PL/pgSQL line 1".into()),
+            })
+        );
+        let mut bytes = BytesMut::new();
+        error_response(&mut bytes, "ERROR", "22012", "division by zero");
+        msg(&mut bytes, b'Z', b"E");
+        feed(&mut response, &bytes, 64).unwrap();
+        assert!(response.error.take().unwrap().more().is_none());
+    }
+
+    #[test]
     fn fatal_errors_mean_the_session_is_lost() {
         let mut bytes = BytesMut::new();
         error_response(&mut bytes, "FATAL", "57P01", "terminating connection");

@@ -99,6 +99,7 @@ impl Client {
                 }
                 Ending::Tried(Tried::Failed(class)) => class,
                 Ending::TimedOut => {
+                    self.on_timeout();
                     self.sessions[local].mark_down();
                     if self.abandon(local, true) {
                         self.sessions[local].at_end.cut_in_flight += 1;
@@ -152,15 +153,16 @@ impl Client {
             Err(e) => e,
         };
         let class = ErrorClass::of(&err);
-        if let pgwire::ErrorKind::Client(why) = &err.kind {
-            // pgbench ends a client on its script's runtime error; rolled back below first,
-            // so the session is left clean.
-            self.aborted = Some((Instant::now(), why.clone()));
-        }
+        // Kept if first of its kind; may end the client (rolled back below first, so the
+        // session is left clean).
+        self.on_failure(&err, class, work);
         if err.is_connection_lost() {
             self.sessions[local].lost();
             return Tried::Final(ErrorClass::Connection);
         }
+        let Some(conn) = self.sessions[local].conn.as_mut() else {
+            return Tried::Final(class);
+        };
         if conn.tx_status() != pgwire::TxStatus::Idle {
             if let Err(e) = conn.simple_query("ROLLBACK").await {
                 if e.is_connection_lost() {

@@ -40,6 +40,7 @@ use super::watchdog::Watch;
 use crate::metrics::mixlog::{MixLog, MixRecord};
 
 mod attempt;
+mod failure;
 
 use attempt::{CANCEL_WITHIN, CLOSE_WITHIN};
 
@@ -48,6 +49,8 @@ pub struct ClientShared {
     pub layout: Layout,
     pub protocol: pgwire::Protocol,
     pub max_tries: u32,
+    /// What a client does after an error no retry helps (pgbench's abort, or go on).
+    pub on_error: crate::config::OnError,
     /// How (segment, target, type) make a recorder key.
     pub keys: KeyShape,
     pub stop: Stop,
@@ -245,7 +248,14 @@ impl Client {
             if now >= seg.end && !self.next_segment(&mut seg, &mut schedule, &run, now) {
                 break;
             }
-            if shared.stop.is_set() || self.aborted.is_some() {
+            if self.aborted.is_some() {
+                // pgbench 17's --exit-on-abort: the first aborted client ends the run.
+                if shared.on_error == crate::config::OnError::ExitRun {
+                    shared.stop.trigger();
+                }
+                break;
+            }
+            if shared.stop.is_set() {
                 break;
             }
             if !seg.active || seg.deck.is_empty() {

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::{note_to, table_to};
 use crate::results::down::{AbortedClient, DownWindow};
+use crate::results::errors::ErrorEntry;
 use crate::results::incidents::per_instance;
 use crate::results::Incident;
 
@@ -53,8 +54,37 @@ pub fn down_windows_to(all: &[DownWindow], p: &mut String) {
     );
 }
 
-/// The clients a script's runtime error ended (summary.json's `aborted_clients`); nothing when
-/// none was.
+/// Every kind of error the run met (summary.json's `errors`), each with its count and first
+/// error in full; nothing when there was none.
+pub fn errors_to(all: &[ErrorEntry], p: &mut String) {
+    if all.is_empty() {
+        return;
+    }
+    p.push_str("<h3>Errors by kind</h3>\n");
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|e| {
+            vec![
+                e.kind(),
+                e.count.to_string(),
+                format!("{:.1}", e.first_at_s),
+                e.place(),
+                e.text().replace('\n', " | "),
+            ]
+        })
+        .collect();
+    table_to(
+        p,
+        &["kind", "count", "first at (s)", "first in", "first error"],
+        &rows,
+    );
+    note_to(
+        p,
+        "A kind is an error class and a SQLSTATE; the count covers the whole run (ramps and retried tries included). Commands are counted from 0, as in pgbench's abort line.",
+    );
+}
+
+/// The clients an error ended (summary.json's `aborted_clients`); nothing when none was.
 pub fn aborted_clients_to(all: &[AbortedClient], p: &mut String) {
     if all.is_empty() {
         return;
@@ -74,7 +104,7 @@ pub fn aborted_clients_to(all: &[AbortedClient], p: &mut String) {
     table_to(p, &["client", "at (s)", "error"], &rows);
     note_to(
         p,
-        "A script's runtime error ends its client, as in pgbench; its failed transaction is counted under other, and the other clients went on.",
+        "A script's runtime error ends its client, as in pgbench, and so does an error no retry helps (class other) unless the run goes on after errors (--continue-on-error); its failed transaction is counted under other, and the other clients went on (unless --exit-on-abort stopped the run).",
     );
 }
 

@@ -2,8 +2,8 @@
 //! the merged summary. Emulated sets' work is summed per set (each shard ran a market of its
 //! own for its clients' trades); per-command figures are summed per command (their means
 //! weighted by count), loaded bytes per type; incidents, down windows and aborted clients are
-//! listed from every shard (client ids are the run's, so they stay apart); the margins of the
-//! server check add up.
+//! listed from every shard (client ids are the run's, so they stay apart); errors are merged
+//! by kind (the earliest first kept); the margins of the server check add up.
 
 use super::super::{CommandStats, EmulatorEnd, Summary, Volume};
 
@@ -21,6 +21,8 @@ pub fn add(merged: &mut Summary, shards: &[&Summary]) {
         .iter()
         .flat_map(|s| s.aborted_clients.clone())
         .collect();
+    merged.errors = crate::results::errors::merge(shards.iter().flat_map(|s| s.errors.clone()));
+    merged.on_error = shards.iter().find_map(|s| s.on_error);
     merged.cut_in_flight = shards.iter().map(|s| s.cut_in_flight).sum();
     merged.committed_after_end = shards.iter().map(|s| s.committed_after_end).sum();
     merged.overrun_s = shards.iter().filter_map(|s| s.overrun_s).reduce(f64::max);

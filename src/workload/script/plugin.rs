@@ -369,6 +369,10 @@ impl Terminal for ScriptTerminal {
         self.saved = self.vars.get_mut().rng;
     }
 
+    fn failed_command(&self) -> Option<u32> {
+        self.vars.borrow().failed_at
+    }
+
     fn execute<'a>(
         &'a self,
         conn: &'a mut pgwire::Connection,

@@ -55,6 +55,8 @@ pub struct ClientVars {
     pub rng: PgPrng,
     /// Per script and command, this client's time in it (`--report-per-command` only).
     pub per_command: Option<Vec<Vec<CommandSums>>>,
+    /// The command whose server error ended the last try (set only on such an error).
+    pub failed_at: Option<u32>,
 }
 
 impl ClientVars {
@@ -65,6 +67,7 @@ impl ClientVars {
             name: String::new(),
             rng,
             per_command: None,
+            failed_at: None,
         }
     }
 
@@ -243,7 +246,10 @@ pub async fn run(
         pc = match step {
             Ok(Flow::Next) => pc + 1,
             Ok(Flow::Goto(to)) => to,
-            Err(Failed::Server(e)) => return Err(e),
+            Err(Failed::Server(e)) => {
+                vars.failed_at = u32::try_from(pc).ok();
+                return Err(e);
+            }
             Err(Failed::Script(m)) => {
                 return Err(pgwire::Error::client(format!(
                     "script \"{}\" command {}: {m}",

@@ -253,6 +253,7 @@ fn missing(what: String) -> pgwire::Error {
             sqlstate: *b"02000",
             severity: "ERROR".into(),
             message: what,
+            more: None,
         },
     }
 }

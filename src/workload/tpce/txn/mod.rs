@@ -97,6 +97,7 @@ pub fn missing(what: String) -> pgwire::Error {
             sqlstate: *b"02000",
             severity: "ERROR".into(),
             message: what,
+            more: None,
         },
     }
 }
