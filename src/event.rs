@@ -156,6 +156,8 @@ pub struct RunDescription {
     pub shared_clients: Option<u32>,
     pub threads: u32,
     pub duration: Duration,
+    /// How long opening every client's sessions took (pgbench's "initial connection time").
+    pub connect: Duration,
 }
 
 /// One progress line: the window of `window` that ended `elapsed` after the start.
@@ -246,6 +248,8 @@ impl Per {
 pub struct Latency {
     pub mean_ms: f64,
     pub p95_ms: f64,
+    /// Standard deviation (pgbench's `-P` line shows it).
+    pub stddev_ms: f64,
 }
 
 /// One polling block over a window that ended in segment (`iteration`, `phase`).

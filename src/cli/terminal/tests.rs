@@ -221,6 +221,7 @@ fn run_description_reads_as_before() {
         shared_clients: Some(8),
         threads: 2,
         duration: Duration::from_secs(60),
+        connect: Duration::ZERO,
     };
     assert!(
         describe(&d).starts_with(

@@ -5,7 +5,7 @@
 //! expression language), `compile` (slots, jumps, SQL for each protocol), `run` (the
 //! interpreter), `builtin` (`-b`), `sources` (reading and errors with a caret), `plugin`.
 
-mod builtin;
+pub mod builtin;
 mod compile;
 pub mod expr;
 mod lex;
