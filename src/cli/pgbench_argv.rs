@@ -88,7 +88,7 @@ pub const OPTIONS: &[PgOpt] = &[
     opt('N', "skip-some-updates", false, Bench, Own),
     opt('S', "select-only", false, Bench, Own),
     // Benchmarking: `run` with these flags.
-    opt('c', "client", true, Bench, Flag("clients")),
+    opt('c', "client", true, Bench, Own),
     opt('C', "connect", false, Bench, Flag("connect")),
     opt('D', "define", true, Bench, Own),
     opt('j', "jobs", true, Bench, Own),
@@ -96,7 +96,13 @@ pub const OPTIONS: &[PgOpt] = &[
     opt('L', "latency-limit", true, Bench, Unsupported),
     opt('M', "protocol", true, Bench, Own),
     opt('P', "progress", true, Bench, Own),
-    opt('r', "report-per-command", false, Bench, Flag("report-per-command")),
+    opt(
+        'r',
+        "report-per-command",
+        false,
+        Bench,
+        Flag("report-per-command"),
+    ),
     opt('R', "rate", true, Bench, Own),
     opt('t', "transactions", true, Bench, Flag("transactions")),
     opt('T', "time", true, Bench, Own),
@@ -104,7 +110,7 @@ pub const OPTIONS: &[PgOpt] = &[
     long("aggregate-interval", true, Bench, Unsupported),
     long("failures-detailed", false, Bench, Own),
     long("log-prefix", true, Bench, Unsupported),
-    long("max-tries", true, Bench, Flag("max-tries")),
+    long("max-tries", true, Bench, Own),
     long("progress-timestamp", false, Bench, Unsupported),
     long("random-seed", true, Bench, Own),
     long("sampling-rate", true, Bench, Unsupported),
@@ -209,7 +215,10 @@ fn find_long(name: &str) -> Result<&'static PgOpt, ArgvError> {
     let starts: Vec<&'static PgOpt> = if name.is_empty() {
         Vec::new()
     } else {
-        OPTIONS.iter().filter(|o| o.long.starts_with(name)).collect()
+        OPTIONS
+            .iter()
+            .filter(|o| o.long.starts_with(name))
+            .collect()
     };
     match starts.as_slice() {
         [one] => Ok(one),
@@ -308,7 +317,10 @@ mod tests {
 
     #[test]
     fn clusters_attached_values_prefixes_and_permuted_operands() {
-        let a = read(&words("-Sn -c4 --client=5 --cli 6 -T10 db -j 2 --random-seed=7")).unwrap();
+        let a = read(&words(
+            "-Sn -c4 --client=5 --cli 6 -T10 db -j 2 --random-seed=7",
+        ))
+        .unwrap();
         assert_eq!(
             pairs(&a),
             [
@@ -349,7 +361,10 @@ mod tests {
             amb.starts_with("option '--p' is ambiguous; possibilities: '--partition-method'"),
             "{amb}"
         );
-        assert!(amb.contains("'--port'") && amb.contains("'--progress'"), "{amb}");
+        assert!(
+            amb.contains("'--port'") && amb.contains("'--progress'"),
+            "{amb}"
+        );
     }
 
     #[test]
@@ -373,8 +388,9 @@ mod tests {
     fn every_option_is_listed_once() {
         for (i, o) in OPTIONS.iter().enumerate() {
             assert!(
-                OPTIONS[i + 1..].iter().all(|p| p.long != o.long
-                    && (o.short.is_none() || p.short != o.short)),
+                OPTIONS[i + 1..]
+                    .iter()
+                    .all(|p| p.long != o.long && (o.short.is_none() || p.short != o.short)),
                 "{o:?}"
             );
         }

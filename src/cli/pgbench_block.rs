@@ -68,12 +68,15 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
         );
     }
     if facts.max_tries != 1 {
+        // tidebench counts tries, not the transactions that needed them: the first line is
+        // an upper bound, equal to pgbench's when no transaction was tried three times.
         let _ = writeln!(
             out,
             "number of transactions retried: {} ({:.3}%)",
             t.retried,
             percent(t.retried, all)
         );
+        let _ = writeln!(out, "total number of retries: {}", t.retried);
     }
     if done == 0 {
         return out;
@@ -145,7 +148,10 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
             .filter(|r| r.txn_type == s.txn_type)
             .map(|r| &r.stats)
             .collect();
-        let n: u64 = stats.iter().map(|s| s.committed + s.expected_rollback).sum();
+        let n: u64 = stats
+            .iter()
+            .map(|s| s.committed + s.expected_rollback)
+            .sum();
         let failed: u64 = stats.iter().map(|s| s.failed).sum();
         let _ = writeln!(
             out,
@@ -168,7 +174,8 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
 }
 
 /// pgbench's `-P` line: `progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed`,
-/// with the schedule lag under -R and the retried count when tries are more than one.
+/// with the schedule lag under -R and the retries when tries are more than one (tidebench
+/// counts tries, so "retried" is the same number, an upper bound).
 pub fn progress_line(p: &ProgressLine, max_tries: i64) -> String {
     let (lat, stddev) = p
         .latency
@@ -184,7 +191,7 @@ pub fn progress_line(p: &ProgressLine, max_tries: i64) -> String {
         let _ = write!(out, ", lag {lag:.3} ms");
     }
     if max_tries != 1 {
-        let _ = write!(out, ", {} retried", p.retried);
+        let _ = write!(out, ", {} retried, {} retries", p.retried, p.retried);
     }
     out
 }

@@ -52,7 +52,7 @@ pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
             "pgbench (PostgreSQL) 15 (tidebench {}, pgbench 15's command line)",
             env!("CARGO_PKG_VERSION")
         ),
-        Request::ListBuiltins => eprint!("{}", pgbench_plan::builtin_list()),
+        Request::ListBuiltins => eprintln!("{}", pgbench_plan::builtin_list()),
         Request::ShowScript(name) => show_script(name),
         Request::Init(argv) => return Ok(init(argv, home)),
         Request::Bench(argv, facts) => return Ok(bench(argv, &facts, home)),

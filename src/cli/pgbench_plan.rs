@@ -318,6 +318,8 @@ impl Builder {
             // The mode error comes first, as pgbench's.
             _ if wrong_mode => false,
             To::Flag(flag) if known.has(self.init, flag) => {
+                // pgbench takes an option again (the last value counts), clap does not.
+                self.drop_flag(&format!("--{flag}"), g.opt.takes_value);
                 self.out.push(format!("--{flag}"));
                 self.out.extend(g.value.clone());
                 false
@@ -330,7 +332,16 @@ impl Builder {
         }
     }
 
+    /// Forgets `flag` (and its value) given earlier.
+    fn drop_flag(&mut self, flag: &str, with_value: bool) {
+        if let Some(at) = self.out.iter().position(|a| a == flag) {
+            let end = (at + 1 + usize::from(with_value)).min(self.out.len());
+            self.out.drain(at..end);
+        }
+    }
+
     fn push(&mut self, flag: &str, value: &str) {
+        self.drop_flag(flag, true);
         self.out.push(flag.to_string());
         self.out.push(value.to_string());
     }

@@ -54,10 +54,17 @@ fn has(args: &[String], flag: &str, value: &str) -> bool {
 fn a_pgbench_run_becomes_run_flags_with_pgbench_defaults() {
     let (args, f) = bench("-Sn -c4 -j 8 -T 3 -P1 --random-seed=7 -h /tmp -p 5433 -U bob shop");
     assert!(has(&args, "--workload", "select-only"), "{args:?}");
-    assert!(has(&args, "--clients", "4") && has(&args, "--jobs", "4"), "{args:?}");
+    assert!(
+        has(&args, "--clients", "4") && has(&args, "--jobs", "4"),
+        "{args:?}"
+    );
     assert!(has(&args, "--protocol", "simple") && has(&args, "--duration", "3s"));
     assert!(has(&args, "--progress", "1s") && has(&args, "--seed", "7"));
-    assert!(has(&args, "--target", "host=/tmp port=5433 user=bob dbname=shop"));
+    assert!(has(
+        &args,
+        "--target",
+        "host=/tmp port=5433 user=bob dbname=shop"
+    ));
     assert_eq!((f.clients, f.threads, f.vacuum), (4, 4, false));
     assert_eq!(f.scripts[0].desc, "<builtin: select only>");
     assert!(f.latency_samples && f.internal);
@@ -97,7 +104,15 @@ fn init_becomes_prepare_on_the_target() {
         Ok(Request::Init(args)) => {
             assert_eq!(
                 args,
-                ["--workload", "tpcb", "--force", "--scale", "3", "--target", "dbname=db"]
+                [
+                    "--workload",
+                    "tpcb",
+                    "--force",
+                    "--scale",
+                    "3",
+                    "--target",
+                    "dbname=db"
+                ]
             );
         }
         other => panic!("{other:?}"),
@@ -133,7 +148,10 @@ fn pgbench_refusals_in_its_words() {
     assert_eq!(refusal("-R 0"), "invalid rate limit: \"0\"");
     assert_eq!(refusal("-D x"), "invalid variable definition: \"x\"");
     assert!(refusal("-b s").starts_with("ambiguous builtin name: 2 builtin scripts"));
-    assert_eq!(refusal("-b tpcb@0 -T 1"), "total script weight must not be zero");
+    assert_eq!(
+        refusal("-b tpcb@0 -T 1"),
+        "total script weight must not be zero"
+    );
     assert_eq!(
         refusal("-l -T 1"),
         "option -l is not supported yet (`tidebench pgbench --help` lists what is)"
@@ -143,7 +161,10 @@ fn pgbench_refusals_in_its_words() {
         req("-T 1 -t 5", &all_known()).unwrap_err().message,
         "specify either a number of transactions (-t) or a duration (-T), not both"
     );
-    assert!(matches!(req("-X", &known()), Err(Refusal { hint: true, .. })));
+    assert!(matches!(
+        req("-X", &known()),
+        Err(Refusal { hint: true, .. })
+    ));
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod libpq_defaults;
 mod oom;
 mod options;
 mod pgbench;
+mod pgbench_dropin;
 mod pgwire_conn;
 mod profile;
 mod recover;
