@@ -15,6 +15,7 @@ mod pgbench_argv;
 mod pgbench_block;
 pub mod pgbench_cmd;
 mod pgbench_plan;
+mod pgbench_values;
 mod prepare_cmd;
 mod shard_args;
 pub mod terminal;

@@ -82,16 +82,19 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
         return out;
     }
     latency_lines(&mut out, facts, summary, all);
-    let _ = writeln!(
-        out,
-        "initial connection time = {:.3} ms",
-        connect.as_secs_f64() * 1000.0
-    );
-    let _ = writeln!(
-        out,
-        "tps = {:.6} (without initial connection time)",
-        rate(done, summary.duration_s)
-    );
+    let tps = rate(done, summary.duration_s);
+    if facts.connect_each {
+        // pgbench's "average connection time" line needs the time each -C connection took,
+        // which the summary does not hold yet.
+        let _ = writeln!(out, "tps = {tps:.6} (including reconnection times)");
+    } else {
+        let _ = writeln!(
+            out,
+            "initial connection time = {:.3} ms",
+            connect.as_secs_f64() * 1000.0
+        );
+        let _ = writeln!(out, "tps = {tps:.6} (without initial connection time)");
+    }
     if facts.scripts.len() > 1 {
         scripts(&mut out, facts, summary, done);
     }
@@ -209,5 +212,113 @@ fn rate(n: u64, seconds: f64) -> f64 {
         n as f64 / seconds
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::pgbench_plan::Script;
+    use crate::event::Latency;
+
+    /// A stored tidebench summary: 3,953 tpcb transactions over 3.005 s, mean 1.514 ms.
+    fn summary() -> Summary {
+        serde_json::from_str(include_str!("../../tests/fuzz-corpus/results/summary.json"))
+            .expect("the fixture is a summary")
+    }
+
+    fn facts() -> Facts {
+        Facts {
+            scripts: vec![Script {
+                desc: "<builtin: TPC-B (sort of)>".into(),
+                weight: 1,
+                txn_type: "tpcb".into(),
+            }],
+            internal: true,
+            scale: 1,
+            scale_given: false,
+            protocol: "simple".into(),
+            clients: 2,
+            threads: 1,
+            max_tries: 1,
+            length: Length::Seconds(3),
+            latency_samples: false,
+            rate: false,
+            failures_detailed: false,
+            connect_each: false,
+            vacuum: true,
+            vacuum_accounts: false,
+            target: "dbname=x".into(),
+        }
+    }
+
+    #[test]
+    fn the_block_is_pgbench_15_s_line_for_line() {
+        let block = render(&facts(), &summary(), Some(10), Duration::from_micros(4917));
+        assert_eq!(
+            block,
+            "transaction type: <builtin: TPC-B (sort of)>\n\
+             scaling factor: 10\n\
+             query mode: simple\n\
+             number of clients: 2\n\
+             number of threads: 1\n\
+             maximum number of tries: 1\n\
+             duration: 3 s\n\
+             number of transactions actually processed: 3953\n\
+             number of failed transactions: 0 (0.000%)\n\
+             latency average = 1.520 ms\n\
+             initial connection time = 4.917 ms\n\
+             tps = 1315.474210 (without initial connection time)\n"
+        );
+        // With -P (or -R) the samples' average and stddev; -t counts per client.
+        let f = Facts {
+            latency_samples: true,
+            length: Length::PerClient(2000),
+            max_tries: 3,
+            ..facts()
+        };
+        let block = render(&f, &summary(), Some(10), Duration::ZERO);
+        for line in [
+            "number of transactions per client: 2000\n",
+            "number of transactions actually processed: 3953/4000\n",
+            "number of transactions retried: 0 (0.000%)\ntotal number of retries: 0\n",
+            "latency average = 1.514 ms\nlatency stddev = 0.000 ms\n",
+        ] {
+            assert!(block.contains(line), "{line} not in\n{block}");
+        }
+    }
+
+    #[test]
+    fn the_progress_line_is_pgbench_s() {
+        let p = ProgressLine {
+            elapsed: Duration::from_secs(5),
+            window: Duration::from_secs(5),
+            tps: 1234.54,
+            headline: None,
+            latency: Some(Latency {
+                mean_ms: 0.8104,
+                p95_ms: 2.0,
+                stddev_ms: 0.1234,
+            }),
+            lag_ms: None,
+            failed: 0,
+            retried: 0,
+            backlog: None,
+            running: Vec::new(),
+            running_more: 0,
+        };
+        assert_eq!(
+            progress_line(&p, 1),
+            "progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed"
+        );
+        let p = ProgressLine {
+            lag_ms: Some(0.25),
+            latency: None,
+            ..p
+        };
+        assert_eq!(
+            progress_line(&p, 2),
+            "progress: 5.0 s, 1234.5 tps, lat 0.000 ms stddev 0.000, 0 failed, lag 0.250 ms, 0 retried, 0 retries"
+        );
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::pgbench_plan::{self, Facts, Known, Refusal, Request};
-use super::{args, pgbench_block, CliError, Command, WorkloadFlags};
+use super::{args, pgbench_block, pgbench_values, CliError, Command, WorkloadFlags};
 use crate::config;
 use crate::driver::Stop;
 use crate::event::{Event, Sink};
@@ -52,7 +52,7 @@ pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
             "pgbench (PostgreSQL) 15 (tidebench {}, pgbench 15's command line)",
             env!("CARGO_PKG_VERSION")
         ),
-        Request::ListBuiltins => eprintln!("{}", pgbench_plan::builtin_list()),
+        Request::ListBuiltins => eprintln!("{}", pgbench_values::builtin_list()),
         Request::ShowScript(name) => show_script(name),
         Request::Init(argv) => return Ok(init(argv, home)),
         Request::Bench(argv, facts) => return Ok(bench(argv, &facts, home)),
@@ -66,7 +66,7 @@ fn show_script(name: &str) {
         .iter()
         .find(|(n, _)| *n == name)
         .map_or("", |(_, t)| t);
-    let desc = pgbench_plan::BUILTINS
+    let desc = pgbench_values::BUILTINS
         .iter()
         .find(|b| b.0 == name)
         .map_or("", |b| b.1);
@@ -179,6 +179,11 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     }
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
     let scale = outcome.scales.first().copied();
+    if let Some(s) = scale.filter(|_| facts.internal && facts.scale_given) {
+        eprintln!(
+            "{NAME}: warning: scale option ignored, using count from pgbench_branches table ({s})"
+        );
+    }
     print!(
         "{}",
         pgbench_block::render(facts, &outcome.summary, scale, connect)

@@ -8,14 +8,7 @@
 //! No I/O: the environment comes in as a function.
 
 use super::pgbench_argv::{self, Argv, Given, Mode, To};
-
-/// pgbench's built-in scripts: name, the description its summary prints, and the tidebench
-/// workload that runs it natively (used when it is the only script).
-pub const BUILTINS: [(&str, &str, &str); 3] = [
-    ("tpcb-like", "<builtin: TPC-B (sort of)>", "tpcb"),
-    ("simple-update", "<builtin: simple update>", "simple-update"),
-    ("select-only", "<builtin: select only>", "select-only"),
-];
+use super::pgbench_values::{find_builtin, leading_float, target, weighted, BUILTINS};
 
 /// pgbench's default number of transactions per client when neither -t nor -T is given.
 const DEFAULT_TRANSACTIONS: i64 = 10;
@@ -59,6 +52,8 @@ pub struct Facts {
     /// A built-in script runs: the scale is the data's (pgbench counts pgbench_branches).
     pub internal: bool,
     pub scale: i64,
+    /// -s given: with a built-in script pgbench says it reads the data's scale instead.
+    pub scale_given: bool,
     pub protocol: String,
     pub clients: i64,
     pub threads: i64,
@@ -83,7 +78,7 @@ pub struct Refusal {
     pub hint: bool,
 }
 
-fn refuse(message: impl Into<String>) -> Refusal {
+pub(super) fn refuse(message: impl Into<String>) -> Refusal {
     Refusal {
         message: message.into(),
         hint: false,
@@ -165,7 +160,6 @@ struct Builder {
     init_set: bool,
     facts: Facts,
     transactions: bool,
-    scale_given: bool,
     no_vacuum: bool,
     per_command: bool,
     host: Option<String>,
@@ -189,6 +183,7 @@ impl Builder {
                 scripts: Vec::new(),
                 internal: false,
                 scale: 1,
+                scale_given: false,
                 protocol: "simple".into(),
                 clients: 1,
                 threads: 1,
@@ -203,7 +198,6 @@ impl Builder {
                 target: String::new(),
             },
             transactions: false,
-            scale_given: false,
             no_vacuum: false,
             per_command: false,
             host: None,
@@ -222,71 +216,28 @@ impl Builder {
             Mode::Both => {}
         }
         let value = g.value.clone().unwrap_or_default();
-        let int = |long: &str| -> Result<i64, Refusal> {
-            let (name, min) = pgbench_argv::int_option(long).unwrap_or(("option", 0));
-            pgbench_argv::parse_int(&value, name, min).map_err(refuse)
-        };
-        match g.opt.long {
-            "builtin" if value == "list" => return Ok(Some(Request::ListBuiltins)),
-            "show-script" => return find_builtin(&value).map(|b| Some(Request::ShowScript(b.0))),
-            "builtin" => {
-                let (name, weight) = weighted(&value)?;
-                let b = find_builtin(name)?;
-                self.add_builtin(b, weight);
-            }
-            "select-only" => self.add_builtin(BUILTINS[2], 1),
-            "skip-some-updates" => self.add_builtin(BUILTINS[1], 1),
-            "file" => {
-                let (path, weight) = weighted(&value)?;
-                self.entries.push((true, path.to_string(), weight));
-            }
-            "define" => {
-                match value.split_once('=') {
-                    Some((n, v)) if !n.is_empty() && !v.is_empty() => {}
-                    _ => return Err(refuse(format!("invalid variable definition: \"{value}\""))),
-                }
-                self.defines.push(value);
-            }
-            "client" => self.facts.clients = int("client")?,
-            "jobs" => self.facts.threads = int("jobs")?,
-            "time" => self.facts.length = Length::Seconds(int("time")?),
-            "transactions" => {
-                self.facts.length = Length::PerClient(int("transactions")?);
-                self.transactions = true;
-            }
-            "progress" => {
-                int("progress")?;
-                self.facts.latency_samples = true;
-                self.push("--progress", &format!("{value}s"));
-            }
+        // `-b list` and `--show-script NAME` end pgbench at once.
+        match (g.opt.long, value.as_str()) {
+            ("builtin", "list") => return Ok(Some(Request::ListBuiltins)),
+            ("show-script", name) => return Ok(Some(Request::ShowScript(find_builtin(name)?.0))),
+            _ => {}
+        }
+        if !self.take_script(g.opt.long, &value)? {
+            self.take_number(g.opt.long, &value)?;
+            self.take_other(g.opt.long, value)?;
+        }
+        self.pass_on(g, known);
+        Ok(None)
+    }
+
+    /// Modes, connection and the rest.
+    fn take_other(&mut self, long: &str, value: String) -> Result<(), Refusal> {
+        match long {
             "protocol" => match value.as_str() {
                 "simple" | "extended" | "prepared" => self.facts.protocol = value,
                 _ => return Err(refuse(format!("invalid query mode (-M): \"{value}\""))),
             },
-            "rate" => {
-                if leading_float(&value) <= 0.0 {
-                    return Err(refuse(format!("invalid rate limit: \"{value}\"")));
-                }
-                self.facts.latency_samples = true;
-                self.facts.rate = true;
-                self.push("--rate", &leading_float(&value).to_string());
-            }
-            "max-tries" => match value.trim().parse::<i64>() {
-                Ok(n) if n >= 0 => self.facts.max_tries = n,
-                _ => {
-                    return Err(refuse(format!(
-                        "invalid number of maximum tries: \"{value}\""
-                    )))
-                }
-            },
             "random-seed" => self.random_seed(&value)?,
-            "scale" => {
-                self.facts.scale = int("scale")?;
-                self.scale_given = true;
-            }
-            "fillfactor" | "partitions" => {
-                int(g.opt.long)?;
-            }
             "partition-method" if !["range", "hash"].contains(&value.to_lowercase().as_str()) => {
                 return Err(refuse(format!(
                     "invalid partition method, expecting \"range\" or \"hash\", got: \"{value}\""
@@ -302,8 +253,80 @@ impl Builder {
             "username" => self.user = Some(value),
             _ => {}
         }
-        self.pass_on(g, known);
-        Ok(None)
+        Ok(())
+    }
+
+    /// The options that choose scripts and their variables; true when `long` is one.
+    fn take_script(&mut self, long: &str, value: &str) -> Result<bool, Refusal> {
+        match long {
+            "builtin" => {
+                let (name, weight) = weighted(value)?;
+                self.add_builtin(find_builtin(name)?, weight);
+            }
+            "select-only" => self.add_builtin(BUILTINS[2], 1),
+            "skip-some-updates" => self.add_builtin(BUILTINS[1], 1),
+            "file" => {
+                let (path, weight) = weighted(value)?;
+                self.entries.push((true, path.to_string(), weight));
+            }
+            "define" => {
+                match value.split_once('=') {
+                    Some((n, v)) if !n.is_empty() && !v.is_empty() => {}
+                    _ => return Err(refuse(format!("invalid variable definition: \"{value}\""))),
+                }
+                self.defines.push(value.to_string());
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The options with a number, checked with pgbench's ranges and words.
+    fn take_number(&mut self, long: &str, value: &str) -> Result<(), Refusal> {
+        let int = || -> Result<i64, Refusal> {
+            let (name, min) = pgbench_argv::int_option(long).unwrap_or(("option", 0));
+            pgbench_argv::parse_int(value, name, min).map_err(refuse)
+        };
+        match long {
+            "client" => self.facts.clients = int()?,
+            "jobs" => self.facts.threads = int()?,
+            "time" => self.facts.length = Length::Seconds(int()?),
+            "transactions" => {
+                self.facts.length = Length::PerClient(int()?);
+                self.transactions = true;
+            }
+            "progress" => {
+                int()?;
+                self.facts.latency_samples = true;
+                self.push("--progress", &format!("{}s", value.trim()));
+            }
+            "rate" => {
+                let rate = leading_float(value);
+                if rate <= 0.0 {
+                    return Err(refuse(format!("invalid rate limit: \"{value}\"")));
+                }
+                self.facts.latency_samples = true;
+                self.facts.rate = true;
+                self.push("--rate", &rate.to_string());
+            }
+            "max-tries" => match value.trim().parse::<i64>() {
+                Ok(n) if n >= 0 => self.facts.max_tries = n,
+                _ => {
+                    return Err(refuse(format!(
+                        "invalid number of maximum tries: \"{value}\""
+                    )))
+                }
+            },
+            "scale" => {
+                self.facts.scale = int()?;
+                self.facts.scale_given = true;
+            }
+            "fillfactor" | "partitions" => {
+                int()?;
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// An option that maps to a tidebench flag of the mode being run goes on as it is; one
@@ -564,97 +587,6 @@ pub fn not_supported(spelled: &str) -> Refusal {
     refuse(format!(
         "option {spelled} is not supported yet (`tidebench pgbench --help` lists what is)"
     ))
-}
-
-/// `NAME[@WEIGHT]` as pgbench splits it: at the last `@`, a whole number of at least 0.
-fn weighted(text: &str) -> Result<(&str, i64), Refusal> {
-    match text.rsplit_once('@') {
-        None => Ok((text, 1)),
-        Some((name, w)) => match w.parse::<i64>() {
-            Ok(n) if (0..=i64::from(i32::MAX)).contains(&n) => Ok((name, n)),
-            Ok(_) => Err(refuse(format!(
-                "weight specification \"@{w}\" is out of range (0 .. {})",
-                i32::MAX
-            ))),
-            Err(_) => Err(refuse(format!("invalid weight specification: @{w}"))),
-        },
-    }
-}
-
-/// A built-in by its name or a prefix of exactly one, or pgbench's refusal with the list.
-pub fn find_builtin(name: &str) -> Result<(&'static str, &'static str, &'static str), Refusal> {
-    if let Some(b) = BUILTINS.iter().find(|b| b.0 == name) {
-        return Ok(*b);
-    }
-    let found: Vec<_> = BUILTINS.iter().filter(|b| b.0.starts_with(name)).collect();
-    match found.as_slice() {
-        [one] => Ok(**one),
-        [] => Err(refuse(format!(
-            "no builtin script found for name \"{name}\"\n{}",
-            builtin_list().trim_end()
-        ))),
-        many => Err(refuse(format!(
-            "ambiguous builtin name: {} builtin scripts found for prefix \"{name}\"\n{}",
-            many.len(),
-            builtin_list().trim_end()
-        ))),
-    }
-}
-
-/// pgbench's `-b list`.
-pub fn builtin_list() -> String {
-    let mut out = String::from("Available builtin scripts:\n");
-    for (name, desc, _) in BUILTINS {
-        out.push_str(&format!("{name:>15}: {desc}\n"));
-    }
-    out
-}
-
-/// pgbench's `atof`: the number at the start of the text, 0 when there is none.
-fn leading_float(text: &str) -> f64 {
-    let t = text.trim_start();
-    (1..=t.len())
-        .rev()
-        .filter(|&n| t.is_char_boundary(n))
-        .find_map(|n| t[..n].parse::<f64>().ok())
-        .unwrap_or(0.0)
-}
-
-/// The connection string for pgbench's -h, -p, -U and database name. A name that is itself
-/// a connection string (`host=... dbname=...`, `postgresql://...`) is used as libpq expands
-/// it, its own keywords winning over -h/-p/-U; what is not given stays to the PG* variables,
-/// as libpq leaves it.
-pub fn target(host: Option<&str>, port: Option<&str>, user: Option<&str>, dbname: &str) -> String {
-    if dbname.starts_with("postgresql://") || dbname.starts_with("postgres://") {
-        return dbname.to_string();
-    }
-    let conninfo = dbname.contains('=');
-    let sets = |key: &str| {
-        conninfo
-            && dbname
-                .split_whitespace()
-                .any(|w| w.trim_start().starts_with(&format!("{key}=")))
-    };
-    let mut parts: Vec<String> = Vec::new();
-    for (key, value) in [("host", host), ("port", port), ("user", user)] {
-        if let Some(v) = value.filter(|_| !sets(key)) {
-            parts.push(format!("{key}={}", quote(v)));
-        }
-    }
-    if conninfo {
-        parts.push(dbname.to_string());
-    } else {
-        parts.push(format!("dbname={}", quote(dbname)));
-    }
-    parts.join(" ")
-}
-
-/// A libpq keyword value: bare when it can be, else single-quoted with `\` escapes.
-fn quote(v: &str) -> String {
-    if !v.is_empty() && !v.contains(|c: char| c.is_whitespace() || c == '\'' || c == '\\') {
-        return v.to_string();
-    }
-    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 #[cfg(test)]
