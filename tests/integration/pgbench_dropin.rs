@@ -3,7 +3,8 @@
 //! status, and tidebench's stdout has every label of pgbench's summary block with the same
 //! static values (transaction type, scaling factor, query mode, clients, threads, tries,
 //! duration, the scripts and their weights). Connection by -h/-p/-U/dbname and by PG*
-//! variables; `-i` loads what pgbench then runs on; bad options exit 1 as pgbench's.
+//! variables or a connection string; `-i` loads what pgbench then runs on; bad options exit
+//! 1 and an aborted client 2, as pgbench's.
 
 use std::process::{Command, Output};
 
@@ -215,6 +216,33 @@ fn runs_say_what_pgbench_says_with_its_exit_statuses() {
     // pgbench tables): both refuse, 1.
     let o = same_as_pgbench(&home, &inst, &strings(&["-S", "-T", "1"]), &env[..3]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A connection string as the database name, as libpq expands it.
+    let conninfo = format!(
+        "host={} port={} user={} dbname={db}",
+        inst.socket_dir.display(),
+        inst.port,
+        inst.superuser
+    );
+    same_as_pgbench(
+        &home,
+        &inst,
+        &strings(&["-S", "-T", "1", "-n", &conninfo]),
+        &[],
+    );
+    // A client's runtime error aborts it: pgbench's 2.
+    let abort = home.path().join("abort.sql");
+    std::fs::write(&abort, "\\set x 1 / 0\nSELECT 1;\n").unwrap();
+    let mut args = conn(&inst);
+    args.extend(strings(&[
+        "-n",
+        "-T",
+        "1",
+        "-f",
+        &abort.display().to_string(),
+        db,
+    ]));
+    let o = same_as_pgbench(&home, &inst, &args, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     // A database without pgbench's tables: refused before the run, 1.
     let mut args = conn(&inst);
     args.extend(strings(&["-S", "-T", "1", "postgres"]));
