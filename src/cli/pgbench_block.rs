@@ -95,10 +95,29 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
         );
         let _ = writeln!(out, "tps = {tps:.6} (without initial connection time)");
     }
-    if facts.scripts.len() > 1 {
-        scripts(&mut out, facts, summary, done);
+    match facts.scripts.as_slice() {
+        [one] if facts.per_command => commands(&mut out, summary, &one.txn_type, ""),
+        [_] => {}
+        _ => scripts(&mut out, facts, summary, done),
     }
     out
+}
+
+/// pgbench's `-r` lines of one script: each command's mean latency, its failures, its text.
+fn commands(out: &mut String, summary: &Summary, txn_type: &str, indent: &str) {
+    let _ = writeln!(
+        out,
+        "{indent}statement latencies in milliseconds and failures:"
+    );
+    let mut mine: Vec<_> = summary
+        .commands
+        .iter()
+        .filter(|c| c.txn_type == txn_type)
+        .collect();
+    mine.sort_by_key(|c| c.command);
+    for c in mine {
+        let _ = writeln!(out, "   {:11.3}  {:10}  {}", c.mean_ms, c.failed, c.text);
+    }
 }
 
 /// Latency as pgbench gives it: average and stddev of the samples with -P, -R or -L; else
@@ -173,6 +192,9 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
                 let _ = writeln!(out, " - latency stddev = {:.3} ms", l.stddev);
             }
         }
+        if facts.per_command {
+            commands(out, summary, &s.txn_type, " - ");
+        }
     }
 }
 
@@ -245,6 +267,7 @@ mod tests {
             latency_samples: false,
             rate: false,
             failures_detailed: false,
+            per_command: false,
             connect_each: false,
             vacuum: true,
             vacuum_accounts: false,

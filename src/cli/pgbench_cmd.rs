@@ -329,7 +329,7 @@ Taken (pgbench's meaning):
                            history truncated)
   -v, --vacuum-all         vacuum pgbench_accounts too
   -P, --progress=NUM       pgbench's progress line every NUM seconds
-  -r, --report-per-command per-command times (in the results dir and summary.json)
+  -r, --report-per-command pgbench's statement latencies and failures per command
   -R, --rate=NUM           target rate (transactions per second, all clients)
   -T, --time=NUM           duration in seconds
   --failures-detailed      failures by kind in the summary block

@@ -63,6 +63,8 @@ pub struct Facts {
     pub latency_samples: bool,
     pub rate: bool,
     pub failures_detailed: bool,
+    /// -r: pgbench's per-command latencies and failures.
+    pub per_command: bool,
     pub connect_each: bool,
     /// Run pgbench's vacuum first (not -n), and of pgbench_accounts too (-v).
     pub vacuum: bool,
@@ -161,7 +163,6 @@ struct Builder {
     facts: Facts,
     transactions: bool,
     no_vacuum: bool,
-    per_command: bool,
     host: Option<String>,
     port: Option<String>,
     user: Option<String>,
@@ -192,6 +193,7 @@ impl Builder {
                 latency_samples: false,
                 rate: false,
                 failures_detailed: false,
+                per_command: false,
                 connect_each: false,
                 vacuum: true,
                 vacuum_accounts: false,
@@ -199,7 +201,6 @@ impl Builder {
             },
             transactions: false,
             no_vacuum: false,
-            per_command: false,
             host: None,
             port: None,
             user: None,
@@ -246,7 +247,7 @@ impl Builder {
             "no-vacuum" => self.no_vacuum = true,
             "vacuum-all" => self.facts.vacuum_accounts = true,
             "failures-detailed" => self.facts.failures_detailed = true,
-            "report-per-command" => self.per_command = true,
+            "report-per-command" => self.facts.per_command = true,
             "connect" => self.facts.connect_each = true,
             "host" => self.host = Some(value),
             "port" => self.port = Some(value),
@@ -521,7 +522,7 @@ impl Builder {
         let alone = self.entries.len() == 1
             && !self.entries[0].0
             && self.defines.is_empty()
-            && !self.per_command;
+            && !self.facts.per_command;
         let mut names: Vec<String> = Vec::new();
         for (file, name, weight) in &self.entries {
             let (desc, base) = if *file {

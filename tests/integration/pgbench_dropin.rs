@@ -57,6 +57,11 @@ fn block(o: &Output) -> Vec<(String, String)> {
         .lines()
         .filter(|l| !l.starts_with("pgbench ("))
         .filter_map(|l| {
+            // -r's `   0.057   0  SELECT ...`: the command is the label.
+            if l.starts_with("   ") {
+                let text: Vec<&str> = l.split_whitespace().skip(2).collect();
+                return Some((format!("command {}", text.join(" ")), String::new()));
+            }
             // A script's ` - 6083 transactions (67.1% of total, tps = ...)` has a count first.
             if l.strip_prefix(" - ")
                 .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
@@ -173,8 +178,9 @@ fn runs_say_what_pgbench_says_with_its_exit_statuses() {
             "-T",
             "1",
             "-n",
+            "-r",
         ],
-        &["--random-seed=7", "-Sn", "-c2", "-T1"],
+        &["--random-seed=7", "-Sn", "-c2", "-T1", "-r"],
         &["-D", "scale=3", "-f", &weighted, "--time=1", "-n"],
         &["-Sn", "-R", "200", "-T", "1", "--max-tries", "2"],
     ];
