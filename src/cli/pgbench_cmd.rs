@@ -102,15 +102,15 @@ fn parse(command: &str, argv: Vec<String>) -> Result<(Command, WorkloadFlags), u
 
 /// `-i`: `tidebench prepare --workload tpcb --force` on the target; 1 where it refuses.
 fn init(argv: Vec<String>, home: &Home) -> u8 {
-    let (Command::Prepare(prepare), flags) = (match parse("prepare", argv) {
-        Ok(parsed) => parsed,
-        Err(code) => return code,
-    }) else {
-        return EXIT_PGBENCH_USAGE;
-    };
-    match super::prepare_cmd::prepare(prepare, &flags, home) {
-        Ok(code) => code,
-        Err(e) => setup_refused(&e),
+    match parse("prepare", argv) {
+        Ok((Command::Prepare(prepare), flags)) => {
+            match super::prepare_cmd::prepare(prepare, &flags, home) {
+                Ok(code) => code,
+                Err(e) => setup_refused(&e),
+            }
+        }
+        Ok(_) => EXIT_PGBENCH_USAGE,
+        Err(code) => code,
     }
 }
 
@@ -132,11 +132,10 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
     };
     argv.extend(["--out".to_string(), out.display().to_string()]);
     argv.extend(["--sample".to_string(), "0".to_string()]);
-    let (Command::Run(run), flags) = (match parse("run", argv) {
-        Ok(parsed) => parsed,
+    let (run, flags) = match parse("run", argv) {
+        Ok((Command::Run(run), flags)) => (run, flags),
+        Ok(_) => return EXIT_PGBENCH_USAGE,
         Err(code) => return code,
-    }) else {
-        return EXIT_PGBENCH_USAGE;
     };
     let plan = match config::build_run_plan(
         super::on_host(run.run.source()),
