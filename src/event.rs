@@ -173,6 +173,8 @@ pub struct RunDescription {
     /// pgbench's `-t`: transactions per client, when the run is by count (then `duration`
     /// is only its cap).
     pub transactions: Option<u64>,
+    /// How long opening every client's sessions took (pgbench's "initial connection time").
+    pub connect: Duration,
 }
 
 /// One progress line: the window of `window` that ended `elapsed` after the start.
@@ -263,6 +265,8 @@ impl Per {
 pub struct Latency {
     pub mean_ms: f64,
     pub p95_ms: f64,
+    /// Standard deviation (pgbench's `-P` line shows it).
+    pub stddev_ms: f64,
 }
 
 /// One polling block over a window that ended in segment (`iteration`, `phase`).

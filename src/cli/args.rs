@@ -91,6 +91,8 @@ pub enum Command {
     /// Write Kubernetes manifests that run one run as N shards (an Indexed Job), then merge them
     #[command(after_help = crate::launch::args::KUBE_AFTER_HELP)]
     Kube(crate::launch::args::KubeArgs),
+    /// pgbench 15's command line, run by tidebench on pgbench's server, with pgbench's output and exit statuses (see `tidebench pgbench --help`)
+    Pgbench(super::pgbench_cmd::PgbenchArgs),
 }
 
 const OVERHEAD_AFTER_HELP: &str = "\

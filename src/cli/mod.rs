@@ -11,6 +11,11 @@ pub mod experiment_cmd;
 pub mod instance_cmd;
 mod launch_cmd;
 mod overhead_cmd;
+mod pgbench_argv;
+mod pgbench_block;
+pub mod pgbench_cmd;
+mod pgbench_plan;
+mod pgbench_values;
 mod prepare_cmd;
 mod shard_args;
 pub mod terminal;
@@ -81,6 +86,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Merge(args) => merge(args),
         Command::Slurm(args) => launch_cmd::slurm(args),
         Command::Kube(args) => launch_cmd::kube(args),
+        Command::Pgbench(args) => pgbench_cmd::pgbench(args, &home),
     }
 }
 

@@ -38,6 +38,7 @@ pub fn line(
             .map(|h| Latency {
                 mean_ms: h.mean() / 1000.0,
                 p95_ms: h.value_at_quantile(0.95) as f64 / 1000.0,
+                stddev_ms: h.stdev() / 1000.0,
             }),
         lag_ms: t
             .lag

@@ -60,6 +60,9 @@ pub struct LatencyStats {
     pub p99: f64,
     pub p99_9: f64,
     pub max: f64,
+    /// Standard deviation (pgbench prints it with -P and -R); 0 in files older than it.
+    #[serde(default)]
+    pub stddev: f64,
 }
 
 impl LatencyStats {
@@ -78,6 +81,7 @@ impl LatencyStats {
             p99: q(0.99),
             p99_9: q(0.999),
             max: micros_to_ms(h.max()),
+            stddev: round3(h.stdev() / 1000.0),
         })
     }
 }

@@ -42,6 +42,8 @@ struct Ready {
     exporter: Option<Exporter>,
     latest: LatestSamples,
     out_dir: PathBuf,
+    /// How long opening the sessions took.
+    connect_time: std::time::Duration,
 }
 
 /// Where the drive reports and what it may be stopped by.
@@ -85,7 +87,11 @@ pub async fn drive(
         None => None,
     };
     let events = with.events;
-    events.send(Event::RunStarting(describe(plan, frame.keys.targets.len())));
+    events.send(Event::RunStarting(describe(
+        plan,
+        frame.keys.targets.len(),
+        ready.connect_time,
+    )));
     for note in &frame.notes {
         events.send(Event::Note(note.clone()));
     }
@@ -159,9 +165,11 @@ async fn connect(
         live,
         events: Arc::clone(with.events),
     };
+    let opening = std::time::Instant::now();
     let connected = driver::connect(driver_plan, with.stop.clone())
         .await
         .map_err(RunError::Target)?;
+    let connect_time = opening.elapsed();
     let before = with.dbs.baseline(&sessions);
     Ok(Ready {
         connected,
@@ -169,6 +177,7 @@ async fn connect(
         exporter,
         latest,
         out_dir,
+        connect_time,
     })
 }
 
@@ -188,6 +197,7 @@ async fn run_clients(
         exporter,
         latest,
         out_dir,
+        ..
     } = ready;
     let Sides { sampler, profile } = sides;
     let keys = &start.frame.keys;
@@ -349,7 +359,7 @@ fn record_start(
     writer.record_start(&runtime, &RunStart::new(&facts, &frame.keys))
 }
 
-fn describe(plan: &RunPlan, targets: usize) -> RunDescription {
+fn describe(plan: &RunPlan, targets: usize, connect: std::time::Duration) -> RunDescription {
     RunDescription {
         name: plan.name().to_string(),
         groups: plan.groups.len(),
@@ -360,5 +370,6 @@ fn describe(plan: &RunPlan, targets: usize) -> RunDescription {
         threads: plan.jobs,
         duration: plan.total_duration(),
         transactions: plan.transactions,
+        connect,
     }
 }

@@ -18,6 +18,7 @@ mod pgbench;
 mod pgbench_conformance;
 mod pgbench_conformance_cases;
 mod pgbench_init;
+mod pgbench_dropin;
 mod pgwire_conn;
 mod profile;
 mod recover;

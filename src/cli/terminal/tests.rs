@@ -222,6 +222,7 @@ fn run_description_reads_as_before() {
         threads: 2,
         duration: Duration::from_secs(60),
         transactions: None,
+        connect: Duration::ZERO,
     };
     assert!(
         describe(&d).starts_with(

@@ -6,7 +6,7 @@
 //! function per meta-command), `run` (the
 //! interpreter), `builtin` (`-b`), `sources` (reading and errors with a caret), `plugin`.
 
-mod builtin;
+pub mod builtin;
 mod compile;
 pub mod expr;
 mod lex;

@@ -1,0 +1,347 @@
+//! pgbench 15's words for a run, made from tidebench's summary and the command line's facts:
+//! the summary block pgbench prints on stdout (which scripts grep), its per-script blocks,
+//! and its `-P` progress line. Pure functions: `pgbench_cmd` prints what they return.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use super::pgbench_plan::{Facts, Length};
+use crate::event::ProgressLine;
+use crate::results::{Stats, Summary};
+
+/// pgbench's summary block (and per-script blocks when several scripts ran). `scale` is the
+/// data's, used when a built-in script ran; `connect` how long opening the sessions took.
+pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Duration) -> String {
+    let mut out = String::new();
+    let t = &summary.totals;
+    let desc = match facts.scripts.as_slice() {
+        [one] => one.desc.as_str(),
+        _ => "multiple scripts",
+    };
+    let scale = match scale {
+        Some(s) if facts.internal => i64::from(s),
+        _ => facts.scale,
+    };
+    let _ = writeln!(out, "transaction type: {desc}");
+    let _ = writeln!(out, "scaling factor: {scale}");
+    let _ = writeln!(out, "query mode: {}", facts.protocol);
+    let _ = writeln!(out, "number of clients: {}", facts.clients);
+    let _ = writeln!(out, "number of threads: {}", facts.threads);
+    if facts.max_tries > 0 {
+        let _ = writeln!(out, "maximum number of tries: {}", facts.max_tries);
+    }
+    let done = t.committed + t.expected_rollback;
+    match facts.length {
+        Length::PerClient(n) => {
+            let _ = writeln!(out, "number of transactions per client: {n}");
+            let _ = writeln!(
+                out,
+                "number of transactions actually processed: {done}/{}",
+                n * facts.clients
+            );
+        }
+        Length::Seconds(s) => {
+            let _ = writeln!(out, "duration: {s} s");
+            let _ = writeln!(out, "number of transactions actually processed: {done}");
+        }
+    }
+    let all = done + t.failed;
+    let _ = writeln!(
+        out,
+        "number of failed transactions: {} ({:.3}%)",
+        t.failed,
+        percent(t.failed, all)
+    );
+    if facts.failures_detailed {
+        let by = &t.failed_by_class;
+        let _ = writeln!(
+            out,
+            "number of serialization failures: {} ({:.3}%)",
+            by.serialization,
+            percent(by.serialization, all)
+        );
+        let _ = writeln!(
+            out,
+            "number of deadlock failures: {} ({:.3}%)",
+            by.deadlock,
+            percent(by.deadlock, all)
+        );
+    }
+    if facts.max_tries != 1 {
+        // tidebench counts tries, not the transactions that needed them: the first line is
+        // an upper bound, equal to pgbench's when no transaction was tried three times.
+        let _ = writeln!(
+            out,
+            "number of transactions retried: {} ({:.3}%)",
+            t.retried,
+            percent(t.retried, all)
+        );
+        let _ = writeln!(out, "total number of retries: {}", t.retried);
+    }
+    if done == 0 {
+        return out;
+    }
+    latency_lines(&mut out, facts, summary, all);
+    let tps = rate(done, summary.duration_s);
+    if facts.connect_each {
+        // pgbench's "average connection time" line needs the time each -C connection took,
+        // which the summary does not hold yet.
+        let _ = writeln!(out, "tps = {tps:.6} (including reconnection times)");
+    } else {
+        let _ = writeln!(
+            out,
+            "initial connection time = {:.3} ms",
+            connect.as_secs_f64() * 1000.0
+        );
+        let _ = writeln!(out, "tps = {tps:.6} (without initial connection time)");
+    }
+    match facts.scripts.as_slice() {
+        [one] if facts.per_command => commands(&mut out, summary, &one.txn_type, ""),
+        [_] => {}
+        _ => scripts(&mut out, facts, summary, done),
+    }
+    out
+}
+
+/// pgbench's `-r` lines of one script: each command's mean latency, its failures, its text.
+fn commands(out: &mut String, summary: &Summary, txn_type: &str, indent: &str) {
+    let _ = writeln!(
+        out,
+        "{indent}statement latencies in milliseconds and failures:"
+    );
+    let mut mine: Vec<_> = summary
+        .commands
+        .iter()
+        .filter(|c| c.txn_type == txn_type)
+        .collect();
+    mine.sort_by_key(|c| c.command);
+    for c in mine {
+        let _ = writeln!(out, "   {:11.3}  {:10}  {}", c.mean_ms, c.failed, c.text);
+    }
+}
+
+/// Latency as pgbench gives it: average and stddev of the samples with -P, -R or -L; else
+/// the average the clients' time implies (duration × clients / transactions).
+fn latency_lines(out: &mut String, facts: &Facts, summary: &Summary, all: u64) {
+    let t = &summary.totals;
+    match (&t.latency_ms, facts.latency_samples) {
+        (Some(l), true) => {
+            let _ = writeln!(out, "latency average = {:.3} ms", l.mean);
+            let _ = writeln!(out, "latency stddev = {:.3} ms", l.stddev);
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "latency average = {:.3} ms{}",
+                summary.duration_s * 1000.0 * facts.clients as f64 / all as f64,
+                if t.failed > 0 {
+                    " (including failures)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    if facts.rate {
+        if let Some(lag) = &t.lag_ms {
+            let _ = writeln!(
+                out,
+                "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+                lag.mean, lag.max
+            );
+        }
+    }
+}
+
+/// pgbench's block per script, when more than one ran.
+fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
+    let weights: i64 = facts.scripts.iter().map(|s| s.weight).sum();
+    for (i, s) in facts.scripts.iter().enumerate() {
+        let _ = writeln!(out, "SQL script {}: {}", i + 1, s.desc);
+        let _ = writeln!(
+            out,
+            " - weight: {} (targets {:.1}% of total)",
+            s.weight,
+            100.0 * s.weight as f64 / weights.max(1) as f64
+        );
+        let stats: Vec<&Stats> = summary
+            .by_target_and_type
+            .iter()
+            .filter(|r| r.txn_type == s.txn_type)
+            .map(|r| &r.stats)
+            .collect();
+        let n: u64 = stats
+            .iter()
+            .map(|s| s.committed + s.expected_rollback)
+            .sum();
+        let failed: u64 = stats.iter().map(|s| s.failed).sum();
+        let _ = writeln!(
+            out,
+            " - {n} transactions ({:.1}% of total, tps = {:.6})",
+            percent(n, done),
+            rate(n, summary.duration_s)
+        );
+        let _ = writeln!(
+            out,
+            " - number of failed transactions: {failed} ({:.3}%)",
+            percent(failed, n + failed)
+        );
+        if let [one] = stats.as_slice() {
+            if let Some(l) = &one.latency_ms {
+                let _ = writeln!(out, " - latency average = {:.3} ms", l.mean);
+                let _ = writeln!(out, " - latency stddev = {:.3} ms", l.stddev);
+            }
+        }
+        if facts.per_command {
+            commands(out, summary, &s.txn_type, " - ");
+        }
+    }
+}
+
+/// pgbench's `-P` line: `progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed`,
+/// with the schedule lag under -R and the retries when tries are more than one (tidebench
+/// counts tries, so "retried" is the same number, an upper bound).
+pub fn progress_line(p: &ProgressLine, max_tries: i64) -> String {
+    let (lat, stddev) = p
+        .latency
+        .as_ref()
+        .map_or((0.0, 0.0), |l| (l.mean_ms, l.stddev_ms));
+    let mut out = format!(
+        "progress: {:.1} s, {:.1} tps, lat {lat:.3} ms stddev {stddev:.3}, {} failed",
+        p.elapsed.as_secs_f64(),
+        p.tps,
+        p.failed
+    );
+    if let Some(lag) = p.lag_ms {
+        let _ = write!(out, ", lag {lag:.3} ms");
+    }
+    if max_tries != 1 {
+        let _ = write!(out, ", {} retried, {} retries", p.retried, p.retried);
+    }
+    out
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+fn rate(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::pgbench_plan::Script;
+    use crate::event::Latency;
+
+    /// A stored tidebench summary: 3,953 tpcb transactions over 3.005 s, mean 1.514 ms.
+    fn summary() -> Summary {
+        serde_json::from_str(include_str!("../../tests/fuzz-corpus/results/summary.json"))
+            .expect("the fixture is a summary")
+    }
+
+    fn facts() -> Facts {
+        Facts {
+            scripts: vec![Script {
+                desc: "<builtin: TPC-B (sort of)>".into(),
+                weight: 1,
+                txn_type: "tpcb".into(),
+            }],
+            internal: true,
+            scale: 1,
+            scale_given: false,
+            protocol: "simple".into(),
+            clients: 2,
+            threads: 1,
+            max_tries: 1,
+            length: Length::Seconds(3),
+            latency_samples: false,
+            rate: false,
+            failures_detailed: false,
+            per_command: false,
+            connect_each: false,
+            vacuum: true,
+            vacuum_accounts: false,
+            target: "dbname=x".into(),
+        }
+    }
+
+    #[test]
+    fn the_block_is_pgbench_15_s_line_for_line() {
+        let block = render(&facts(), &summary(), Some(10), Duration::from_micros(4917));
+        assert_eq!(
+            block,
+            "transaction type: <builtin: TPC-B (sort of)>\n\
+             scaling factor: 10\n\
+             query mode: simple\n\
+             number of clients: 2\n\
+             number of threads: 1\n\
+             maximum number of tries: 1\n\
+             duration: 3 s\n\
+             number of transactions actually processed: 3953\n\
+             number of failed transactions: 0 (0.000%)\n\
+             latency average = 1.520 ms\n\
+             initial connection time = 4.917 ms\n\
+             tps = 1315.474210 (without initial connection time)\n"
+        );
+        // With -P (or -R) the samples' average and stddev; -t counts per client.
+        let f = Facts {
+            latency_samples: true,
+            length: Length::PerClient(2000),
+            max_tries: 3,
+            ..facts()
+        };
+        let block = render(&f, &summary(), Some(10), Duration::ZERO);
+        for line in [
+            "number of transactions per client: 2000\n",
+            "number of transactions actually processed: 3953/4000\n",
+            "number of transactions retried: 0 (0.000%)\ntotal number of retries: 0\n",
+            "latency average = 1.514 ms\nlatency stddev = 0.000 ms\n",
+        ] {
+            assert!(block.contains(line), "{line} not in\n{block}");
+        }
+    }
+
+    #[test]
+    fn the_progress_line_is_pgbench_s() {
+        let p = ProgressLine {
+            elapsed: Duration::from_secs(5),
+            window: Duration::from_secs(5),
+            tps: 1234.54,
+            headline: None,
+            latency: Some(Latency {
+                mean_ms: 0.8104,
+                p95_ms: 2.0,
+                stddev_ms: 0.1234,
+            }),
+            lag_ms: None,
+            failed: 0,
+            retried: 0,
+            backlog: None,
+            running: Vec::new(),
+            running_more: 0,
+        };
+        assert_eq!(
+            progress_line(&p, 1),
+            "progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed"
+        );
+        let p = ProgressLine {
+            lag_ms: Some(0.25),
+            latency: None,
+            ..p
+        };
+        assert_eq!(
+            progress_line(&p, 2),
+            "progress: 5.0 s, 1234.5 tps, lat 0.000 ms stddev 0.000, 0 failed, lag 0.250 ms, 0 retried, 0 retries"
+        );
+    }
+}

@@ -1,0 +1,354 @@
+//! `tidebench pgbench ARGS...`: a drop-in for pgbench 15's command line (issue 38, item 2),
+//! so `alias pgbench='tidebench pgbench'` keeps a user's scripts and their exit statuses.
+//!
+//! pgbench's argv is read as pgbench reads it (`pgbench_argv`), turned into the arguments of
+//! tidebench's own `run` or `prepare` (`pgbench_plan`) and parsed by the same clap grammar,
+//! then run against the server pgbench would connect to (never a managed instance). The
+//! results dir is written as for any run (its place on stderr); stdout gets pgbench's summary
+//! block (`pgbench_block`) and stderr pgbench's `-P` lines.
+//!
+//! Exit statuses are pgbench's: 0 done, 1 bad options or a setup pgbench would refuse (no
+//! server, no tables), 2 a run with aborted clients; 130 after Ctrl-C.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+
+use super::pgbench_plan::{self, Facts, Known, Refusal, Request};
+use super::{args, pgbench_block, pgbench_values, CliError, Command, WorkloadFlags};
+use crate::config;
+use crate::driver::Stop;
+use crate::event::{Event, Sink};
+use crate::instance::Home;
+use crate::workload::Registry;
+
+/// pgbench's exit status for bad options and a refused setup.
+const EXIT_PGBENCH_USAGE: u8 = 1;
+/// pgbench's exit status when a client aborted.
+const EXIT_PGBENCH_ABORTED: u8 = 2;
+const NAME: &str = "tidebench pgbench";
+
+/// Everything after `tidebench pgbench`, read by the drop-in itself (not by clap).
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
+pub struct PgbenchArgs {
+    /// pgbench 15's options and database name (`tidebench pgbench --help` lists them)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
+}
+
+/// Runs `tidebench pgbench ARGS` and returns pgbench's exit status.
+pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
+    let env = |name: &str| std::env::var(name).ok();
+    let request = match pgbench_plan::request(&args.args, &Known::from_grammar(), &env) {
+        Ok(r) => r,
+        Err(refusal) => return Ok(refused(&refusal)),
+    };
+    match request {
+        Request::Help => print!("{HELP}"),
+        Request::Version => println!(
+            "pgbench (PostgreSQL) 15 (tidebench {}, pgbench 15's command line)",
+            env!("CARGO_PKG_VERSION")
+        ),
+        Request::ListBuiltins => eprintln!("{}", pgbench_values::builtin_list()),
+        Request::ShowScript(name) => show_script(name),
+        Request::Init(argv) => return Ok(init(argv, home)),
+        Request::Bench(argv, facts) => return Ok(bench(argv, &facts, home)),
+    }
+    Ok(0)
+}
+
+/// pgbench's `--show-script NAME`, on stderr as pgbench writes it.
+fn show_script(name: &str) {
+    let text = crate::workload::script::builtin::BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, t)| t);
+    let desc = pgbench_values::BUILTINS
+        .iter()
+        .find(|b| b.0 == name)
+        .map_or("", |b| b.1);
+    eprintln!("-- {name}: {desc}\n{text}");
+}
+
+/// Says why, in pgbench's shape, and gives its exit status for bad options.
+fn refused(r: &Refusal) -> u8 {
+    eprintln!("{NAME}: error: {}", r.message);
+    if r.hint {
+        eprintln!("{NAME}: hint: Try \"{NAME} --help\" for more information.");
+    }
+    EXIT_PGBENCH_USAGE
+}
+
+/// tidebench's own grammar on the translated arguments: a mapping this module got wrong
+/// shows as clap's message, with pgbench's exit status.
+fn parse(command: &str, argv: Vec<String>) -> Result<(Command, WorkloadFlags), u8> {
+    let full = ["tidebench".to_string(), command.to_string()]
+        .into_iter()
+        .chain(argv);
+    match args::parse_from(full) {
+        Ok((cli, flags)) => Ok((cli.command, flags)),
+        Err(e) => {
+            let text = e.render().to_string();
+            Err(refused(&Refusal {
+                message: text.trim_start_matches("error: ").trim_end().to_string(),
+                hint: false,
+            }))
+        }
+    }
+}
+
+/// `-i`: `tidebench prepare --workload tpcb --force` on the target; 1 where it refuses.
+fn init(argv: Vec<String>, home: &Home) -> u8 {
+    match parse("prepare", argv) {
+        Ok((Command::Prepare(prepare), flags)) => {
+            match super::prepare_cmd::prepare(prepare, &flags, home) {
+                Ok(code) => code,
+                Err(e) => setup_refused(&e),
+            }
+        }
+        Ok(_) => EXIT_PGBENCH_USAGE,
+        Err(code) => code,
+    }
+}
+
+/// A refused setup (no server, no tables, a bad file): pgbench's 1 where tidebench says 2.
+fn setup_refused(e: &CliError) -> u8 {
+    eprintln!("{NAME}: error: {e}");
+    if e.code == super::error::EXIT_USAGE {
+        EXIT_PGBENCH_USAGE
+    } else {
+        e.code
+    }
+}
+
+/// A benchmark: pgbench's vacuum unless -n, the run, pgbench's summary block.
+fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
+    let out = match results_dir() {
+        Ok(dir) => dir,
+        Err(e) => return setup_refused(&e),
+    };
+    argv.extend(["--out".to_string(), out.display().to_string()]);
+    argv.extend(["--sample".to_string(), "0".to_string()]);
+    let (run, flags) = match parse("run", argv) {
+        Ok((Command::Run(run), flags)) => (run, flags),
+        Ok(_) => return EXIT_PGBENCH_USAGE,
+        Err(code) => return code,
+    };
+    let plan = match config::build_run_plan(
+        super::on_host(run.run.source()),
+        run.run.to_raw(&flags),
+        super::cores(),
+        config::seed_from_clock(),
+        &Registry,
+    ) {
+        Ok(plan) => plan,
+        Err(e) => return setup_refused(&e.into()),
+    };
+    match drive(plan, facts, home) {
+        Ok(code) => code,
+        Err(e) => setup_refused(&e),
+    }
+}
+
+/// Runs the plan with pgbench's terminal: header, vacuum, `-P` lines, the block.
+fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliError> {
+    let rt = super::runtime()?;
+    let stop = Stop::new();
+    let sink = Arc::new(PgbenchSink {
+        max_tries: facts.max_tries,
+        connect: Mutex::new(Duration::ZERO),
+    });
+    let events: Arc<dyn Sink> = sink.clone();
+    rt.spawn(
+        stop.clone()
+            .on_signals(Arc::clone(&events), super::exit_on_second_signal),
+    );
+    println!("pgbench (tidebench {})", env!("CARGO_PKG_VERSION"));
+    if facts.vacuum {
+        rt.block_on(vacuum(facts, home))?;
+    }
+    let outcome = rt
+        .block_on(crate::runner::run(plan, home, stop, events))
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
+    let scale = outcome.scales.first().copied();
+    if let Some(s) = scale.filter(|_| facts.internal && facts.scale_given) {
+        eprintln!(
+            "{NAME}: warning: scale option ignored, using count from pgbench_branches table ({s})"
+        );
+    }
+    print!(
+        "{}",
+        pgbench_block::render(facts, &outcome.summary, scale, connect)
+    );
+    eprintln!("{NAME}: results in {}", outcome.dir.display());
+    let s = &outcome.summary;
+    if s.failure.is_some() || !s.aborted_clients.is_empty() {
+        if let Some(why) = &s.failure {
+            eprintln!("{NAME}: error: {why}");
+        }
+        eprintln!("{NAME}: error: Run was aborted; the above results are incomplete.");
+        return Ok(EXIT_PGBENCH_ABORTED);
+    }
+    Ok(if s.complete {
+        0
+    } else {
+        super::EXIT_INTERRUPTED
+    })
+}
+
+/// pgbench's vacuum before a run (not with -n): branches and tellers vacuumed, history
+/// emptied, accounts too with -v; a statement that fails is said and passed over, as
+/// pgbench passes over it.
+async fn vacuum(facts: &Facts, home: &Home) -> Result<(), CliError> {
+    let spec = config::TargetSpec::parse(&facts.target)
+        .map_err(|m| CliError::usage(format!("target: {m}")))?;
+    let target = crate::runner::resolve_target(&spec, home)
+        .await
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let client = target
+        .connect_tokio()
+        .await
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let run = |sql: &'static str| {
+        let client = &client;
+        async move {
+            if let Err(e) = client.batch_execute(sql).await {
+                eprintln!(
+                    "{NAME}: error: {}\n(ignoring this error and continuing anyway)",
+                    crate::target::describe_pg_error(&e)
+                );
+            }
+        }
+    };
+    eprint!("starting vacuum...");
+    run("vacuum pgbench_branches").await;
+    run("vacuum pgbench_tellers").await;
+    run("truncate pgbench_history").await;
+    eprintln!("end.");
+    if facts.vacuum_accounts {
+        eprint!("starting vacuum pgbench_accounts...");
+        run("vacuum analyze pgbench_accounts").await;
+        eprintln!("end.");
+    }
+    Ok(())
+}
+
+/// Where the drop-in's results dirs go: `$TIDEBENCH_HOME/pgbench-runs/` when the variable is
+/// set, else `pgbench-runs` under the system's temp dir (`/tmp/tidebench-<uid>/`), so a user's
+/// working directory gets nothing a pgbench run would not leave there. One dir per run.
+fn results_dir() -> Result<PathBuf, CliError> {
+    let base = match std::env::var_os("TIDEBENCH_HOME") {
+        Some(home) if !home.is_empty() => PathBuf::from(home).join("pgbench-runs"),
+        _ => {
+            // SAFETY: geteuid has no preconditions.
+            let uid = unsafe { libc::geteuid() };
+            std::env::temp_dir()
+                .join(format!("tidebench-{uid}"))
+                .join("pgbench-runs")
+        }
+    };
+    std::fs::create_dir_all(&base).map_err(|e| {
+        CliError::usage(format!(
+            "cannot create {} for the results dir: {e} (set TIDEBENCH_HOME to a writable dir)",
+            base.display()
+        ))
+    })?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(base.join(format!("run-{stamp}-{}", std::process::id())))
+}
+
+/// The terminal in pgbench's manner: its `-P` lines, warnings, a script's `debug()`; the
+/// rest of tidebench's talk stays in the results dir.
+struct PgbenchSink {
+    max_tries: i64,
+    /// From the run's start: how long opening the sessions took.
+    connect: Mutex<Duration>,
+}
+
+impl Sink for PgbenchSink {
+    fn send(&self, event: Event) {
+        match event {
+            Event::RunStarting(d) => {
+                if let Ok(mut c) = self.connect.lock() {
+                    *c = d.connect;
+                }
+            }
+            Event::Progress(p) => {
+                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries))
+            }
+            Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
+            Event::ScriptDebug(line) => eprintln!("{line}"),
+            Event::Incidents(all) => {
+                for i in all {
+                    eprintln!("{NAME}: warning: {}: {}", i.instance, i.detail);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+const HELP: &str = "\
+tidebench pgbench: pgbench 15's command line, run by tidebench.
+
+  alias pgbench='tidebench pgbench'
+
+takes a pgbench command line as pgbench 15 reads it (clustered short options -Sn, values
+attached or not -c4 / -c 4 / --client=4, long names shortened to a unique prefix, the database
+name anywhere, `--`), connects as pgbench would (-h, -p, -U, the database name, else PGDATABASE,
+else PGUSER, else your user name; PGHOST, PGPORT, PGPASSWORD, PGPASSFILE... as libpq), runs
+tidebench on that server (it never starts a server of its own) and prints pgbench's summary
+block on stdout, its -P progress lines on stderr. Exit status as pgbench's: 0 done, 1 bad
+options or a refused setup (no server, no pgbench tables), 2 a run with aborted clients.
+
+Usage:
+  tidebench pgbench [OPTION]... [DBNAME]
+
+Taken (pgbench's meaning):
+  -i, --initialize         tidebench prepare --workload tpcb --force (-s, -n, and the
+                           initialization options below when tidebench has them)
+  -s, --scale=NUM          -i: scale; a run: :scale of scripts without a built-in
+  -b, --builtin=NAME[@W]   tpcb-like, simple-update, select-only, a unique prefix, or list
+  -f, --file=FILENAME[@W]  a pgbench script (tidebench's interpreter, pgbench 15's language)
+  -N, -S                   -b simple-update, -b select-only
+  -c, --client=NUM         clients
+  -D, --define=VAR=VALUE   a variable for scripts
+  -j, --jobs=NUM           driver threads (at most the clients, as pgbench)
+  -M, --protocol=simple|extended|prepared   (default: simple, as pgbench)
+  -n, --no-vacuum          no vacuum before the run (else pgbench's: branches, tellers,
+                           history truncated)
+  -v, --vacuum-all         vacuum pgbench_accounts too
+  -P, --progress=NUM       pgbench's progress line every NUM seconds
+  -r, --report-per-command pgbench's statement latencies and failures per command
+  -R, --rate=NUM           target rate (transactions per second, all clients)
+  -T, --time=NUM           duration in seconds
+  --failures-detailed      failures by kind in the summary block
+  --max-tries=NUM          tries per transaction on serialization failure or deadlock
+  --random-seed=SEED       an integer, time or rand
+  --show-script=NAME       print a built-in script, then exit
+  -h, -p, -U               host or socket dir, port, user
+  -V, --version, -?, --help   (first on the line, as pgbench)
+
+Taken once tidebench has the flag of the same name (else refused as below):
+  -t/--transactions (without -T, pgbench's default is -t 10), -C/--connect, --exit-on-abort,
+  --continue-on-error; with -i: -I/--init-steps, -F/--fillfactor, -n/--no-vacuum, -q/--quiet,
+  --foreign-keys, --tablespace, --index-tablespace, --partitions, --partition-method,
+  --unlogged-tables
+
+Refused (exit 1, \"option -X is not supported yet\"):
+  -l/--log, -L/--latency-limit, --aggregate-interval, --log-prefix, --sampling-rate,
+  --progress-timestamp, --verbose-errors, -d/--debug
+
+Results: each run also writes an ordinary tidebench results dir (summary.json,
+intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when
+TIDEBENCH_HOME is set, else under /tmp/tidebench-<uid>/pgbench-runs/; stderr names it.
+";
