@@ -31,6 +31,7 @@ struct Seen {
     status: Option<i32>,
     text: String,
     rows: String,
+    logs: String,
 }
 
 impl Seen {
@@ -111,6 +112,7 @@ fn run_tool(tool: &str, home: &TempHome, inst: &Instance, dir: &Path, case: &Cas
     } else {
         psql(inst, case.db_for_sql(), &case.observe)
     };
+    let logs = log_shape(dir, case);
     Seen {
         status: out.status.code(),
         text: format!(
@@ -119,7 +121,46 @@ fn run_tool(tool: &str, home: &TempHome, inst: &Instance, dir: &Path, case: &Cas
             String::from_utf8_lossy(&out.stderr)
         ),
         rows,
+        logs,
     }
+}
+
+/// What a tool's `-l` logs look like, for comparing pgbench's with ours: how many files carry
+/// the case's prefix, the field counts of their lines, and (unless lines are sampled or
+/// aggregated, where counts vary) how many lines. The files are removed for the next tool.
+fn log_shape(dir: &Path, case: &Case) -> String {
+    if case.logs.is_empty() {
+        return String::new();
+    }
+    let mut files = 0;
+    let mut lines = 0;
+    let mut widths = std::collections::BTreeSet::new();
+    let prefix = format!("{}.", case.logs);
+    for entry in std::fs::read_dir(dir)
+        .expect("list the case's dir")
+        .flatten()
+    {
+        if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines() {
+            lines += 1;
+            widths.insert(line.split_whitespace().count());
+        }
+        let _ = std::fs::remove_file(entry.path());
+    }
+    let varies = case
+        .args
+        .iter()
+        .any(|a| a.starts_with("--sampling-rate") || a.starts_with("--aggregate-interval"));
+    let lines = if varies {
+        String::from("some")
+    } else {
+        lines.to_string()
+    };
+    format!("{files} file(s), {lines} line(s) of {widths:?} fields")
 }
 
 /// The ways tidebench's result differs from pgbench's on one case (empty: they agree).
@@ -150,6 +191,12 @@ fn differences(case: &Case, referee: &Seen, ours: &Seen) -> Vec<String> {
             "processed: pgbench {:?}, tidebench {:?}",
             referee.processed(),
             ours.processed()
+        ));
+    }
+    if referee.logs != ours.logs {
+        out.push(format!(
+            "logs differ: pgbench {:?}, tidebench {:?}",
+            referee.logs, ours.logs
         ));
     }
     if referee.rows != ours.rows {

@@ -19,6 +19,8 @@ pub struct Case {
     /// SQL run before each tool, and SQL whose output must be the same after each.
     pub setup: String,
     pub observe: String,
+    /// The `--log-prefix` of a case whose `-l` logs are compared (their shape).
+    pub logs: &'static str,
 }
 
 const DOCS: &str = "pgbench documentation";
@@ -39,6 +41,7 @@ impl Case {
             env: Vec::new(),
             setup: String::new(),
             observe: String::new(),
+            logs: "",
         }
     }
 
@@ -66,6 +69,11 @@ impl Case {
         self
     }
 
+    fn logs(mut self, prefix: &'static str) -> Case {
+        self.logs = prefix;
+        self
+    }
+
     fn rows(mut self, setup: &str, observe: &str) -> Case {
         self.setup = setup.into();
         self.observe = observe.into();
@@ -88,7 +96,45 @@ pub fn cases() -> Vec<Case> {
     all.extend(runtime_errors());
     all.extend(runs());
     all.extend(meta_commands());
+    all.extend(logs_and_limits());
     all
+}
+
+/// pgbench's transaction logs, latency limit and progress options.
+fn logs_and_limits() -> Vec<Case> {
+    let l = |name: &str, args: &str| Case::new(SERVER_TESTS, name, args);
+    vec![
+        l(
+            "a sampled transaction log of 2 clients",
+            "-n -S -t 50 -c 2 --log --sampling-rate=0.5 --log-prefix=lg",
+        )
+        .logs("lg"),
+        l(
+            "a transaction log of select-only",
+            "-n -b select-only -t 10 -l --log-prefix=lg",
+        )
+        .logs("lg"),
+        l(
+            "a transaction log of 3 clients on 2 threads",
+            "-n -S -t 20 -c 3 -j 2 -l --log-prefix=lg",
+        )
+        .logs("lg"),
+        l(
+            "an aggregated log",
+            "-n -S -T 2 -l --aggregate-interval=1 --log-prefix=ag",
+        )
+        .logs("ag"),
+        l(
+            "a rate with a latency limit",
+            "-t 100 -S --rate=100000 --latency-limit=1000000 -c 2 -n -r",
+        )
+        .says(&["builtin: select only"]),
+        l(
+            "progress with timestamps",
+            "-n -S -T 2 -P 1 --progress-timestamp",
+        )
+        .says(&["progress: "]),
+    ]
 }
 
 /// Command lines pgbench refuses before connecting (exit 1).
