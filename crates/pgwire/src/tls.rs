@@ -89,6 +89,9 @@ pub enum RootCert {
     System,
 }
 
+/// `ssl_min_protocol_version=TLSv1.3`: rustls's TLS 1.3 alone.
+static TLS13_ONLY: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
+
 /// The certificate files of a connection string, after libpq's defaults were applied.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsFiles {
@@ -124,6 +127,17 @@ impl Tls {
 
     /// Reads the files and builds the configuration; every refusal names the file and the fix.
     pub fn new(mode: SslMode, negotiation: Negotiation, files: &TlsFiles) -> Result<Tls, String> {
+        Tls::new_limited(mode, negotiation, files, false)
+    }
+
+    /// As [`Tls::new`]; `tls13_only` allows TLS 1.3 alone (libpq's
+    /// `ssl_min_protocol_version=TLSv1.3`), else TLS 1.2 and 1.3.
+    pub fn new_limited(
+        mode: SslMode,
+        negotiation: Negotiation,
+        files: &TlsFiles,
+        tls13_only: bool,
+    ) -> Result<Tls, String> {
         if mode == SslMode::Disable {
             return Ok(Tls::disabled());
         }
@@ -166,7 +180,11 @@ impl Tls {
             provider: provider.clone(),
         });
         let builder = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
+            .with_protocol_versions(if tls13_only {
+                TLS13_ONLY
+            } else {
+                rustls::DEFAULT_VERSIONS
+            })
             .map_err(|e| format!("cannot set up TLS: {e}"))?
             .dangerous()
             .with_custom_certificate_verifier(verifier);
