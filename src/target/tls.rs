@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pgwire::{Negotiation, RootCert, SslMode, Tls, TlsFiles};
+use pgwire::{Negotiation, RootCert, SslMode, Tls, TlsFiles, TlsVersions};
 
 /// Keywords libpq takes that tidebench refuses, with the reason and the way round.
 const REFUSED: &[(&str, &str)] = &[
@@ -46,7 +46,7 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
             ))
         }
     };
-    let tls13_only = protocol_range(
+    let versions = protocol_range(
         value("ssl_min_protocol_version").as_deref(),
         value("ssl_max_protocol_version").as_deref(),
     )?;
@@ -71,13 +71,13 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
             ))
         }
     }
-    Tls::new_limited(mode, negotiation, &files, tls13_only)
+    Tls::new_limited(mode, negotiation, &files, versions)
 }
 
 /// libpq's `ssl_min_protocol_version`/`ssl_max_protocol_version` (TLSv1, TLSv1.1, TLSv1.2,
-/// TLSv1.3; the minimum defaults to TLSv1.2): whether only TLS 1.3 is allowed. rustls speaks
-/// 1.2 and 1.3 only, so a range that needs 1.0 or 1.1 is refused.
-fn protocol_range(min: Option<&str>, max: Option<&str>) -> Result<bool, String> {
+/// TLSv1.3; the minimum defaults to TLSv1.2) as rustls's versions. rustls speaks 1.2 and 1.3
+/// only, so a range that needs 1.0 or 1.1 is refused.
+fn protocol_range(min: Option<&str>, max: Option<&str>) -> Result<TlsVersions, String> {
     let rank = |key: &str, v: &str| -> Result<u8, String> {
         match v {
             "TLSv1" => Ok(0),
@@ -103,7 +103,11 @@ fn protocol_range(min: Option<&str>, max: Option<&str>) -> Result<bool, String> 
                 .into(),
         );
     }
-    Ok(lo == 3)
+    Ok(match (lo, hi) {
+        (3, _) => TlsVersions::Tls13,
+        (_, 2) => TlsVersions::Tls12,
+        _ => TlsVersions::Both,
+    })
 }
 
 /// The files to use: those named, else libpq's defaults in `~/.postgresql/` when present.
@@ -192,9 +196,11 @@ mod tests {
 
     #[test]
     fn protocol_versions_map_to_rustls() {
-        assert!(!protocol_range(None, None).unwrap());
-        assert!(!protocol_range(Some("TLSv1"), Some("TLSv1.3")).unwrap());
-        assert!(protocol_range(Some("TLSv1.3"), None).unwrap());
+        let r = |lo, hi| protocol_range(lo, hi).unwrap();
+        assert_eq!(r(None, None), TlsVersions::Both);
+        assert_eq!(r(Some("TLSv1"), Some("TLSv1.3")), TlsVersions::Both);
+        assert_eq!(r(Some("TLSv1.3"), None), TlsVersions::Tls13);
+        assert_eq!(r(None, Some("TLSv1.2")), TlsVersions::Tls12);
     }
 
     #[test]

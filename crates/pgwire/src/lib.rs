@@ -30,4 +30,5 @@ pub use params::{ConnectParams, Host, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{
     describe_tls_error, no_tls_at_server, Negotiation, RootCert, SslMode, Tls, TlsFiles,
+    TlsVersions,
 };
