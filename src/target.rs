@@ -143,7 +143,10 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         value("port").as_deref(),
     )?;
     endpoints::balance(&mut list, value("load_balance_hosts").as_deref())?;
-    let first = list[0].clone();
+    let first = list
+        .first()
+        .cloned()
+        .ok_or("the connection string names no host")?;
     let user = value("user")
         .filter(|u| !u.is_empty())
         .unwrap_or_else(os_user);
@@ -157,21 +160,7 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
             extras.recorded.join(" ")
         ));
     }
-    // A password the string, the service or PGPASSWORD gives serves every host; else each
-    // host looks itself up in the password file (see `hosts::HostChoice::passfile`).
-    let given_password = value("password").filter(|p| !p.is_empty());
-    let passfile = match given_password {
-        Some(_) => None,
-        None => libpq_files::passfile_path(value("passfile").as_deref()),
-    };
-    let password = match (&given_password, &passfile) {
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(path)) => {
-            libpq_files::lookup_password(path, &first.host, first.port, &dbname, &user)
-                .password(&mut notes)
-        }
-        (None, None) => None,
-    };
+    let (password, passfile) = password_of(&value, &first, &dbname, &user, &mut notes);
     let params = pgwire::ConnectParams {
         host: first.host.clone(),
         port: first.port,
@@ -195,6 +184,26 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
             requirepeer: extras.requirepeer,
         },
     })
+}
+
+/// The password, and the password file the other hosts look theirs up in: a password the
+/// string, the service or PGPASSWORD gives serves every host; else each host looks its own up
+/// in the password file (see `hosts::HostChoice::passfile`), the first one here.
+fn password_of(
+    value: &dyn Fn(&str) -> Option<String>,
+    first: &endpoints::Endpoint,
+    dbname: &str,
+    user: &str,
+    notes: &mut Vec<String>,
+) -> (Option<String>, Option<std::path::PathBuf>) {
+    if let Some(given) = value("password").filter(|p| !p.is_empty()) {
+        return (Some(given), None);
+    }
+    let passfile = libpq_files::passfile_path(value("passfile").as_deref());
+    let password = passfile.as_ref().and_then(|path| {
+        libpq_files::lookup_password(path, &first.host, first.port, dbname, user).password(notes)
+    });
+    (password, passfile)
 }
 
 /// A parse error of a keyword string may quote a key made of a mistyped password's pieces:

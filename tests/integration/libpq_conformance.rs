@@ -373,3 +373,63 @@ fn connection_strings_land_where_psql_lands() {
         "{connected}"
     );
 }
+
+/// Issue 39, item 4: a server whose pg_hba admits a user to the target's database only
+/// admits psql on that string, and tidebench's statistics session too, which then reads from
+/// the target's database instead of `postgres`.
+#[test]
+fn the_statistics_session_falls_back_to_the_targets_database() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "lphba");
+    for sql in [
+        format!("CREATE ROLE alice LOGIN PASSWORD '{ALICE_PW}'"),
+        "CREATE DATABASE appdb OWNER alice".to_string(),
+    ] {
+        support::psql(&inst, "postgres", &sql);
+    }
+    let hba = inst.data_dir().join("pg_hba.conf");
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    let only_appdb = "host appdb alice 127.0.0.1/32 scram-sha-256\n\
+                      host all alice 127.0.0.1/32 reject\n";
+    std::fs::write(&hba, rules.replace("host ", &format!("{only_appdb}host "))).unwrap();
+    support::psql(&inst, "postgres", "SELECT pg_reload_conf()");
+    let dsn = format!(
+        "postgresql://alice:{ALICE_PW}@127.0.0.1:{}/appdb?sslmode=disable",
+        inst.port
+    );
+    let psql = Command::new(inst.bin_dir().join("psql"))
+        .args(["-XAtw", "-c", "SELECT current_database()", &dsn])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&psql.stdout).trim(),
+        "appdb",
+        "{}",
+        text(&psql)
+    );
+    let to_postgres = dsn.replace("/appdb?", "/postgres?");
+    let refused = Command::new(inst.bin_dir().join("psql"))
+        .args(["-XAtw", "-c", "SELECT 1", &to_postgres])
+        .output()
+        .unwrap();
+    assert!(
+        !refused.status.success(),
+        "pg_hba must refuse postgres to alice"
+    );
+
+    let spec = tidebench::config::TargetSpec::parse(&dsn).unwrap();
+    let target = tidebench::target::resolve(&spec, &home.home).unwrap();
+    let dbname = support::block_on(async {
+        let all = [target.clone()];
+        let session = tidebench::sampler::server::StatsSession::open(&target, &all)
+            .await
+            .unwrap();
+        let row = session
+            .client()
+            .query_one("SELECT current_database()", &[])
+            .await
+            .unwrap();
+        (session.dbname().to_string(), row.get::<_, String>(0))
+    });
+    assert_eq!(dbname, ("appdb".to_string(), "appdb".to_string()));
+}
