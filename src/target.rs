@@ -161,6 +161,11 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         ));
     }
     let (password, passfile) = password_of(&value, &first, &dbname, &user, &mut notes);
+    let tcp = list.iter().any(|e| matches!(e.host, pgwire::Host::Tcp(_)));
+    let keepalive = match keywords::keepalive(&value) {
+        Err(e) if tcp => return Err(e),
+        other => other.unwrap_or_default(),
+    };
     let params = pgwire::ConnectParams {
         host: first.host.clone(),
         port: first.port,
@@ -172,6 +177,7 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         connect_timeout: connect_timeout(value("connect_timeout"))?,
         hostaddr: first.addr,
         tls,
+        keepalive,
     };
     Ok(ParsedDsn {
         params,

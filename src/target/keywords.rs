@@ -8,8 +8,9 @@
 //! - `requirepeer`: checked before the first session over a Unix socket (see
 //!   [`check_peer`]), as libpq checks it with `SO_PEERCRED`.
 //! - `require_auth` (PostgreSQL 16): its value is checked as libpq 16 checks it.
-//! - `keepalives*`, `tcp_user_timeout`, `sslcompression`, `sslsni`, `krbsrvname`, `gsslib`,
-//!   `gssdelegation`: accepted and recorded.
+//! - `keepalives*`, `tcp_user_timeout`: set on the session's TCP socket ([`keepalive`]).
+//! - `sslcompression`, `sslsni`, `krbsrvname`, `gsslib`, `gssdelegation`: accepted and
+//!   recorded.
 //! - `gssencmode=require`, `channel_binding=require` and `replication`: refused with the fix
 //!   (tidebench has no GSSAPI, no channel binding, and runs no replication protocol).
 
@@ -24,11 +25,6 @@ pub struct Extras {
 
 /// Keywords accepted and recorded only.
 const RECORDED: &[&str] = &[
-    "keepalives",
-    "keepalives_idle",
-    "keepalives_interval",
-    "keepalives_count",
-    "tcp_user_timeout",
     "sslcompression",
     "sslsni",
     "krbsrvname",
@@ -78,6 +74,43 @@ pub fn extras(value: &dyn Fn(&str) -> Option<String>) -> Result<Extras, String> 
         }
     }
     Ok(extras)
+}
+
+/// libpq's keepalive keywords: whole numbers (`keepalives` on unless 0; seconds for idle and
+/// interval, milliseconds for `tcp_user_timeout`, where zero or less keeps the system's).
+/// libpq checks them only for a TCP connection, so the caller ignores an error otherwise.
+pub fn keepalive(value: &dyn Fn(&str) -> Option<String>) -> Result<pgwire::KeepAlive, String> {
+    let int = |key: &str| -> Result<Option<i64>, String> {
+        match value(key).filter(|v| !v.trim().is_empty()) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<i64>().map(Some).map_err(|_| {
+                format!("invalid integer value \"{v}\" for connection option \"{key}\"; give a whole number")
+            }),
+        }
+    };
+    let on = int("keepalives")? != Some(0);
+    // libpq sets these only with keepalives on, and a value below 1 makes the kernel refuse.
+    let timing = |key: &str, option: &str| -> Result<Option<u64>, String> {
+        match int(key)? {
+            Some(n) if on && n < 1 => Err(format!(
+                "setsockopt({option}) failed: Invalid argument; {key} must be at least 1"
+            )),
+            Some(n) if on => Ok(Some(n as u64)),
+            _ => Ok(None),
+        }
+    };
+    let secs = |n: Option<u64>| n.map(std::time::Duration::from_secs);
+    Ok(pgwire::KeepAlive {
+        on,
+        idle: secs(timing("keepalives_idle", "TCP_KEEPIDLE")?),
+        interval: secs(timing("keepalives_interval", "TCP_KEEPINTVL")?),
+        count: timing("keepalives_count", "TCP_KEEPCNT")?
+            .map(|n| n.min(u64::from(u32::MAX)) as u32),
+        // Zero or less: the system's own timeout.
+        user_timeout: int("tcp_user_timeout")?
+            .filter(|n| *n > 0)
+            .map(|n| std::time::Duration::from_millis(n as u64)),
+    })
 }
 
 fn check_choice(given: Option<String>, key: &str, allowed: &[&str]) -> Result<(), String> {
@@ -207,12 +240,8 @@ mod tests {
 
     #[test]
     fn values_are_checked_applied_or_recorded() {
-        let e = extras(&with(&[
-            ("keepalives_idle", "30"),
-            ("requirepeer", "postgres"),
-        ]))
-        .unwrap();
-        assert_eq!(e.recorded, vec!["keepalives_idle=30".to_string()]);
+        let e = extras(&with(&[("krbsrvname", "pg"), ("requirepeer", "postgres")])).unwrap();
+        assert_eq!(e.recorded, vec!["krbsrvname=pg".to_string()]);
         assert_eq!(e.requirepeer.as_deref(), Some("postgres"));
         assert!(extras(&with(&[("client_encoding", "utf-8")])).is_ok());
         let err = |pairs: &[(&str, &str)]| extras(&with(pairs)).unwrap_err();
@@ -224,6 +253,28 @@ mod tests {
         assert!(err(&[("require_auth", "md5,!scram-sha-256")]).contains("mixes"));
         assert!(err(&[("require_auth", "kerberos")]).contains("invalid require_auth"));
         assert!(extras(&with(&[("require_auth", "!md5,!password")])).is_ok());
+    }
+
+    #[test]
+    fn keepalives_are_libpqs_numbers() {
+        let k = keepalive(&with(&[
+            ("keepalives_idle", "30"),
+            ("tcp_user_timeout", "1500"),
+        ]))
+        .unwrap();
+        assert!(k.on);
+        assert_eq!(k.idle, Some(std::time::Duration::from_secs(30)));
+        assert_eq!(k.user_timeout, Some(std::time::Duration::from_millis(1500)));
+        assert!(!keepalive(&with(&[("keepalives", "0")])).unwrap().on);
+        let e = keepalive(&with(&[("keepalives_count", "-1")])).unwrap_err();
+        assert!(e.contains("TCP_KEEPCNT"), "{e}");
+        let off = keepalive(&with(&[("keepalives", "0"), ("keepalives_count", "-1")])).unwrap();
+        assert_eq!(off.count, None);
+        let e = keepalive(&with(&[("keepalives", "x")])).unwrap_err();
+        assert!(
+            e.contains("invalid integer value \"x\" for connection option \"keepalives\""),
+            "{e}"
+        );
     }
 
     #[test]
