@@ -185,6 +185,7 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         choice: HostChoice {
             hosts: list.iter().map(|e| (e.host.clone(), e.port)).collect(),
             hostaddrs: list.iter().map(|e| e.addr).collect(),
+            pass_hosts: list.iter().map(|e| e.pass_host.clone()).collect(),
             attrs,
             passfile,
             requirepeer: extras.requirepeer,
@@ -207,7 +208,8 @@ fn password_of(
     }
     let passfile = libpq_files::passfile_path(value("passfile").as_deref());
     let password = passfile.as_ref().and_then(|path| {
-        libpq_files::lookup_password(path, &first.host, first.port, dbname, user).password(notes)
+        libpq_files::lookup_password(path, &first.pass_host, first.port, dbname, user)
+            .password(notes)
     });
     (password, passfile)
 }

@@ -21,6 +21,9 @@ pub struct Endpoint {
     pub host: pgwire::Host,
     pub port: u16,
     pub addr: Option<IpAddr>,
+    /// The host as the password file knows it (libpq's): the name given, else the address,
+    /// with `localhost` for none and for the default socket directory.
+    pub pass_host: String,
 }
 
 /// The endpoints of the `host`, `hostaddr` and `port` values (each already taken from the
@@ -75,15 +78,27 @@ fn endpoint(name: &str, addr: &str, port: u16) -> Result<Endpoint, String> {
             format!("could not parse network address \"{text}\"; hostaddr takes IP addresses, put a host name in host= instead")
         })?),
     };
+    // libpq: a `hostaddr` makes the connection TCP whatever `host` says; with no host name
+    // (or a socket directory, no name either), the address is the host itself.
+    let unnamed = name.is_empty() || name.starts_with('/');
     let host = match (name, addr) {
-        ("", Some(a)) => pgwire::Host::Tcp(a.to_string()),
+        (_, Some(a)) if unnamed => pgwire::Host::Tcp(a.to_string()),
         ("", None) => pgwire::Host::Unix(PathBuf::from(DEFAULT_SOCKET_DIR)),
-        (n, _) if n.starts_with('/') => pgwire::Host::Unix(PathBuf::from(n)),
+        (n, None) if n.starts_with('/') => pgwire::Host::Unix(PathBuf::from(n)),
         (n, _) => pgwire::Host::Tcp(n.to_string()),
     };
-    // With no name, the address is the host itself.
-    let addr = addr.filter(|_| !name.is_empty() && !name.starts_with('/'));
-    Ok(Endpoint { host, port, addr })
+    let pass_host = match (name, addr) {
+        ("", Some(a)) => a.to_string(),
+        ("", None) | (DEFAULT_SOCKET_DIR, _) => "localhost".to_string(),
+        (n, _) => n.to_string(),
+    };
+    let addr = addr.filter(|_| !unnamed);
+    Ok(Endpoint {
+        host,
+        port,
+        addr,
+        pass_host,
+    })
 }
 
 /// libpq's port: a whole number from 1 to 65535; empty is the default.
@@ -141,6 +156,8 @@ mod tests {
         assert_eq!((e[1].port, e[2].port), (DEFAULT_PORT, 3));
         assert_eq!(e[2].host, pgwire::Host::Unix("/s".into()));
         let e = endpoints(None, Some("127.0.0.1,::1"), Some("7")).unwrap();
+        assert_eq!((e[0].host.clone(), e[0].addr), (tcp("127.0.0.1"), None));
+        let e = endpoints(Some("/s"), Some("127.0.0.1"), None).unwrap();
         assert_eq!((e[0].host.clone(), e[0].addr), (tcp("127.0.0.1"), None));
         let e = endpoints(Some("db,db2"), Some("127.0.0.1,10.0.0.1"), None).unwrap();
         assert_eq!(e[1].host, tcp("db2"));

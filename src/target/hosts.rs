@@ -71,6 +71,8 @@ pub struct HostChoice {
     pub passfile: Option<std::path::PathBuf>,
     /// Each host's `hostaddr`, in the order of `hosts` (missing: none).
     pub hostaddrs: Vec<Option<std::net::IpAddr>>,
+    /// Each host's name in the password file, in the order of `hosts`.
+    pub pass_hosts: Vec<String>,
     /// `requirepeer`: the OS user a server behind a Unix socket must run as.
     pub requirepeer: Option<String>,
 }
@@ -125,11 +127,13 @@ impl ResolvedTarget {
                 candidate.params.host = host.clone();
                 candidate.params.port = *port;
                 candidate.params.hostaddr = self.choice.hostaddrs.get(i).copied().flatten();
-                if let Some(path) = &self.choice.passfile {
+                if let (Some(path), Some(name)) =
+                    (&self.choice.passfile, self.choice.pass_hosts.get(i))
+                {
                     let p = &candidate.params;
                     // The file's warning, if any, was noted when the string was parsed.
                     candidate.params.password =
-                        super::libpq_files::lookup_password(path, host, *port, &p.dbname, &p.user)
+                        super::libpq_files::lookup_password(path, name, *port, &p.dbname, &p.user)
                             .password(&mut Vec::new());
                 }
                 let at = address(host, *port);
@@ -166,6 +170,8 @@ impl ResolvedTarget {
                     ));
                     candidate.choice.hosts = vec![(host.clone(), *port)];
                     candidate.choice.hostaddrs = vec![candidate.params.hostaddr];
+                    candidate.choice.pass_hosts =
+                        self.choice.pass_hosts.get(i).cloned().into_iter().collect();
                     candidate.choice.attrs = SessionAttrs::Any;
                     return Ok(candidate);
                 }

@@ -137,14 +137,9 @@ impl Passfile {
     }
 }
 
-/// Looks up `host:port:dbname:user` in the password file at `path`.
-pub fn lookup_password(
-    path: &Path,
-    host: &pgwire::Host,
-    port: u16,
-    dbname: &str,
-    user: &str,
-) -> Passfile {
+/// Looks up `host:port:dbname:user` in the password file at `path`; `host` is the endpoint's
+/// name for the file (see `endpoints::Endpoint::pass_host`).
+pub fn lookup_password(path: &Path, host: &str, port: u16, dbname: &str, user: &str) -> Passfile {
     use std::os::unix::fs::PermissionsExt;
     let Ok(meta) = std::fs::metadata(path) else {
         return Passfile::None;
@@ -162,19 +157,6 @@ pub fn lookup_password(
     }
     let Ok(text) = std::fs::read_to_string(path) else {
         return Passfile::None;
-    };
-    // libpq: the default socket directory matches the host `localhost`; another socket
-    // directory matches its own path.
-    let dir;
-    let host = match host {
-        pgwire::Host::Tcp(h) => h.as_str(),
-        pgwire::Host::Unix(d) if d.as_os_str() == super::endpoints::DEFAULT_SOCKET_DIR => {
-            "localhost"
-        }
-        pgwire::Host::Unix(d) => {
-            dir = d.display().to_string();
-            dir.as_str()
-        }
     };
     let port = port.to_string();
     let wanted = [host, port.as_str(), dbname, user];
@@ -260,12 +242,8 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let found = |h: &str, p: u16, d: &str, u: &str| {
-            let host = if h.starts_with('/') {
-                pgwire::Host::Unix(h.into())
-            } else {
-                pgwire::Host::Tcp(h.into())
-            };
-            match lookup_password(&path, &host, p, d, u) {
+            let host = crate::target::endpoints::endpoints(Some(h), None, None).unwrap();
+            match lookup_password(&path, &host[0].pass_host, p, d, u) {
                 Passfile::Found(pw) => Some(pw),
                 _ => None,
             }
@@ -283,7 +261,7 @@ mod tests {
         assert_eq!(found("/tmp", 5433, "x", "amy"), None);
         assert_eq!(found("db2", 5432, "x", "bob"), None);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        match lookup_password(&path, &pgwire::Host::Tcp("db1".into()), 5432, "x", "bob") {
+        match lookup_password(&path, "db1", 5432, "x", "bob") {
             Passfile::Ignored(why) => assert!(why.contains("chmod 0600"), "{why}"),
             _ => panic!("a world-readable file is ignored"),
         }
