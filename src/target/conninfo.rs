@@ -261,6 +261,12 @@ fn uri_query(query: &str, given: &mut Given) -> Result<(), String> {
     let unknown = |k: &str| {
         format!("invalid URI query parameter: \"{k}\"; see libpq's list of parameter key words for the right spelling")
     };
+    // libpq stops at the end of the string: an empty query, or one ending in a single '&',
+    // has nothing more to parse.
+    let query = query.strip_suffix('&').unwrap_or(query);
+    if query.is_empty() {
+        return Ok(());
+    }
     for pair in query.split('&') {
         let mut parts = pair.splitn(3, '=');
         let key = parts.next().unwrap_or_default();
@@ -362,6 +368,48 @@ mod tests {
         assert_eq!(get("postgresql://h,/db")["host"], "h,");
         assert_eq!(get("postgresql://?host=/x&port=1")["host"], "/x");
         assert!(get("postgresql://").is_empty());
+    }
+
+    /// Inputs of libpq's own URI tests (`src/interfaces/libpq/test/regress.in`).
+    #[test]
+    fn libpqs_uri_test_inputs() {
+        let g = get("postgres://@host");
+        assert_eq!((g.get("user"), g["host"].as_str()), (None, "host"));
+        let g = get("postgres://host:/");
+        assert_eq!((g["host"].as_str(), g.get("port")), ("host", None));
+        assert_eq!(get("postgresql://host?")["host"], "host");
+        assert_eq!(get("postgresql://host/db?user=u&")["user"], "u");
+        let g = get("postgresql://host/db?u%73er=someotheruser&port=12345");
+        assert_eq!(
+            (g["user"].as_str(), g["port"].as_str()),
+            ("someotheruser", "12345")
+        );
+        let g = get("postgres://otheruser@:12345?host=/no/such/socket/path");
+        assert_eq!(
+            (g["user"].as_str(), g["port"].as_str(), g["host"].as_str()),
+            ("otheruser", "12345", "/no/such/socket/path")
+        );
+        let g = get("postgresql://example.com?hostaddr=63.1.2.4");
+        assert_eq!(
+            (g["host"].as_str(), g["hostaddr"].as_str()),
+            ("example.com", "63.1.2.4")
+        );
+        assert_eq!(
+            get("postgresql://[200z:db8::1234]/")["host"],
+            "200z:db8::1234"
+        );
+        assert_eq!(
+            get("postgres://%2Fvar%2Flib%2Fpostgresql/dbname")["host"],
+            "/var/lib/postgresql"
+        );
+        let e = |s: &str| parse(s).unwrap_err();
+        assert!(e("postgresql://host?uzer=").starts_with("invalid URI query parameter: \"uzer\""));
+        assert!(e("postgresql://host?value1&value2").contains("query parameter: \"value1\""));
+        assert!(e("postgresql://host?zzz").starts_with("missing key/value separator"));
+        assert!(e("postgres://host?dbname=%XXfoo")
+            .starts_with("invalid percent-encoded token: \"%XXfoo\""));
+        assert!(e("postgresql://%1").starts_with("invalid percent-encoded token: \"%1\""));
+        assert!(e("postgresql://host/db?user=u&&").starts_with("missing key/value separator"));
     }
 
     #[test]

@@ -156,6 +156,16 @@ const URI_CASES: &[Case] = &[
     case("postgresql://alice:a1ice-secret@[::1]z:{pa}/appdb"),
     case("postgresql://alice:a1ice-secret@127.0.0.1:{pa}x/appdb"),
     case("postgres://alice:a1ice-secret@127.0.0.1:{pa}/appdb?sslmode=disable"),
+    case("postgresql://alice:a1ice-secret@127.0.0.1:{pa}/appdb?"),
+    case("postgresql://127.0.0.1:{pa}/appdb?user=alice&password=a1ice-secret&"),
+    case("postgresql://127.0.0.1:{pa}/appdb?user=alice&password=a1ice-secret&&"),
+    case("postgresql://127.0.0.1:{pa}/appdb?u%73er=alice&password=a1ice-secret"),
+    case("postgres://@127.0.0.1:{pa}/appdb?user=alice&password=a1ice-secret"),
+    with_env("postgres://alice:a1ice-secret@127.0.0.1:/appdb", &[("PGPORT", "{pb}")]),
+    case("postgres://postgres@:{pa}/appdb?host={sa}"),
+    case("postgresql://example.invalid?hostaddr=127.0.0.1&port={pa}&user=alice&password=a1ice-secret&dbname=appdb"),
+    case("postgresql://?hostaddr=127.0.0.1&port={pb}&user=alice&password=a1ice-secret&dbname=appdb"),
+    case("postgresql://alice:a1ice-secret@127.0.0.1:{pa}/appdb?uzer="),
 ];
 
 /// TLS on server C (and its absence on A), the password file, the service file.
