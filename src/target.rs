@@ -1,23 +1,27 @@
 //! Resolving a [`TargetSpec`] to a server address: DSNs are parsed with libpq's rules and
-//! defaults, managed instances are looked up (and, for the `default` instance, started on
-//! demand). A value comes, as in libpq, from the connection string, else from its service
-//! (`service=` or PGSERVICE, in the service file), else from the environment (PGHOST,
-//! PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGAPPNAME, PGCONNECT_TIMEOUT, PGOPTIONS), else
-//! libpq's default; a password still missing is looked up in the password file (see
-//! [`libpq_files`]).
+//! defaults (issue 39: [`conninfo`] parses, this resolves), managed instances are looked up
+//! (and, for the `default` instance, started on demand). A value comes, as in libpq, from the
+//! connection string, else from its service (`service=` or PGSERVICE, in the service file),
+//! else from the keyword's environment variable (PGHOST, PGPORT, PGUSER, ...; see
+//! [`conninfo::KEYWORDS`]), else libpq's default; a password still missing is looked up in the
+//! password file (see [`libpq_files`]). Hosts, addresses and ports pair as in
+//! [`endpoints`]; the other keywords are checked, applied or recorded in [`keywords`].
 
+mod check;
+pub mod conninfo;
 mod control;
+pub mod endpoints;
 mod guards;
 mod hosts;
+mod keywords;
 mod libpq_files;
 mod tls;
 mod tokio_tls;
 
-use guards::{check_keyword_case, malformed};
+pub use check::Landing;
+use guards::check_keyword_case;
 pub use hosts::{HostChoice, SessionAttrs};
 
-use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use crate::config::target::DEFAULT_INSTANCE;
@@ -89,7 +93,7 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
 }
 
 /// Parses a libpq URI or keyword/value string into connection parameters, applying libpq's
-/// service file, environment defaults and password file. Only the first host is used.
+/// service file, environment defaults and password file, on the first of its hosts.
 pub fn parse_dsn(dsn: &str) -> Result<pgwire::ConnectParams, String> {
     parse_dsn_full(dsn).map(|p| p.params)
 }
@@ -104,8 +108,7 @@ pub struct ParsedDsn {
 
 /// As [`parse_dsn`], with the notes and the host choice.
 pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
-    let looks_like_dsn =
-        dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") || dsn.contains('=');
+    let looks_like_dsn = conninfo::is_uri(dsn) || dsn.contains('=');
     if !looks_like_dsn {
         return Err(
             "not a connection string; write a URI like postgresql://user@host:5432/db, \
@@ -114,180 +117,137 @@ pub fn parse_dsn_full(dsn: &str) -> Result<ParsedDsn, String> {
         );
     }
     check_keyword_case(dsn)?;
+    let given = conninfo::parse(dsn).map_err(|e| withheld(dsn, e))?;
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    // The parser knows neither keyword: they are taken out and applied here.
-    let (service_name, rest) = libpq_files::take_keyword(dsn, "service");
-    let (passfile, rest) = libpq_files::take_keyword(&rest, "passfile");
-    let (attrs, rest) = libpq_files::take_keyword(&rest, "target_session_attrs");
-    let service = match service_name.or_else(|| env("PGSERVICE")) {
+    let service = match given.get("service").cloned().or_else(|| env("PGSERVICE")) {
         Some(name) => libpq_files::find_service(&name)?,
         None => libpq_files::Service::new(),
     };
-    let svc = |k: &str| service.get(k).cloned().filter(|v| !v.is_empty());
-    let fallback = |k: &str, var: &str| svc(k).or_else(|| env(var));
-    let (tls, rest) = tls::take_tls(&rest, &fallback)?;
-    let (hostaddr, rest) = libpq_files::take_keyword(&rest, "hostaddr");
-    let cfg = if rest.trim().is_empty() {
-        tokio_postgres::Config::new()
-    } else {
-        tokio_postgres::Config::from_str(&rest).map_err(|e| malformed(dsn, &e))?
+    // libpq's order: the string, else its service, else the environment.
+    let value = |k: &str| {
+        given
+            .get(k)
+            .or_else(|| service.get(k))
+            .cloned()
+            .or_else(|| conninfo::env_var(k).and_then(env))
     };
-    if cfg.get_channel_binding() == tokio_postgres::config::ChannelBinding::Require {
-        return Err("channel_binding=require: tidebench's sessions authenticate without channel binding; leave channel_binding out, or use prefer"
-            .into());
-    }
-    let attrs = match attrs.or_else(|| fallback("target_session_attrs", "PGTARGETSESSIONATTRS")) {
+    let tls = tls::tls_of(&value)?;
+    let extras = keywords::extras(&value)?;
+    let attrs = match value("target_session_attrs").filter(|a| !a.is_empty()) {
         Some(a) => SessionAttrs::parse(&a)?,
         None => SessionAttrs::Any,
     };
-    let hostaddr = hostaddr
-        .filter(|a| !a.is_empty())
-        .or_else(|| fallback("hostaddr", "PGHOSTADDR"));
-    let no_host_named = cfg.get_hosts().is_empty() && fallback("host", "PGHOST").is_none();
-    let (hosts, hostaddr) = hosts_and_address(hosts_of(&cfg, &fallback)?, hostaddr, no_host_named)?;
-    let (host, port) = hosts
+    let mut list = endpoints::endpoints(
+        value("host").as_deref(),
+        value("hostaddr").as_deref().filter(|a| !a.is_empty()),
+        value("port").as_deref(),
+    )?;
+    endpoints::balance(&mut list, value("load_balance_hosts").as_deref())?;
+    let first = list
         .first()
         .cloned()
         .ok_or("the connection string names no host")?;
-    let user = match cfg.get_user() {
-        Some(u) => u.to_string(),
-        None => fallback("user", "PGUSER").unwrap_or_else(os_user),
-    };
-    let dbname = match cfg.get_dbname() {
-        Some(d) => d.to_string(),
-        None => fallback("dbname", "PGDATABASE").unwrap_or_else(|| user.clone()),
-    };
+    let user = value("user")
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(os_user);
+    let dbname = value("dbname")
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| user.clone());
     let mut notes = Vec::new();
-    // A password the string, the service or PGPASSWORD gives serves every host; else each
-    // host looks itself up in the password file (see `hosts::HostChoice::passfile`).
-    let given = match cfg.get_password() {
-        Some(p) => Some(String::from_utf8_lossy(p).into_owned()),
-        None => fallback("password", "PGPASSWORD"),
-    };
-    let passfile = match given {
-        Some(_) => None,
-        None => libpq_files::passfile_path(passfile.or_else(|| svc("passfile")).as_deref()),
-    };
-    let password = match (&given, &passfile) {
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(path)) => {
-            libpq_files::lookup_password(path, &host, port, &dbname, &user).password(&mut notes)
-        }
-        (None, None) => None,
-    };
-    let connect_timeout = match cfg.get_connect_timeout() {
-        Some(t) => *t,
-        None => match fallback("connect_timeout", "PGCONNECT_TIMEOUT") {
-            // libpq: seconds, and anything below 2 means 2.
-            Some(t) => Duration::from_secs(t.parse::<u64>().map_err(|_| {
-                format!("connect_timeout '{t}' (service file or PGCONNECT_TIMEOUT) is not whole seconds")
-            })?.max(2)),
-            None => Duration::from_secs(10),
-        },
-    };
-    let options = match cfg.get_options() {
-        Some(o) => o.to_string(),
-        None => fallback("options", "PGOPTIONS").unwrap_or_default(),
-    };
-    let application_name = match cfg.get_application_name() {
-        Some(a) => a.to_string(),
-        None => fallback("application_name", "PGAPPNAME")
-            .unwrap_or_else(|| crate::config::target::APPLICATION_NAME.into()),
+    if !extras.recorded.is_empty() {
+        notes.push(format!(
+            "accepted, not applied by tidebench's sessions: {}",
+            extras.recorded.join(" ")
+        ));
+    }
+    let (password, passfile) = password_of(&value, &first, &dbname, &user, &mut notes);
+    let tcp = list.iter().any(|e| matches!(e.host, pgwire::Host::Tcp(_)));
+    let keepalive = match keywords::keepalive(&value) {
+        Err(e) if tcp => return Err(e),
+        other => other.unwrap_or_default(),
     };
     let params = pgwire::ConnectParams {
-        host,
-        port,
+        host: first.host.clone(),
+        port: first.port,
         user,
         password,
         dbname,
-        application_name,
-        options,
-        connect_timeout,
-        hostaddr,
+        application_name: application_name(&value),
+        options: value("options").unwrap_or_default(),
+        connect_timeout: connect_timeout(value("connect_timeout"))?,
+        hostaddr: first.addr,
         tls,
+        keepalive,
     };
     Ok(ParsedDsn {
         params,
         notes,
         choice: HostChoice {
-            hosts,
+            hosts: list.iter().map(|e| (e.host.clone(), e.port)).collect(),
+            hostaddrs: list.iter().map(|e| e.addr).collect(),
+            pass_hosts: list.iter().map(|e| e.pass_host.clone()).collect(),
             attrs,
             passfile,
+            requirepeer: extras.requirepeer,
         },
     })
 }
 
-/// Hosts and their ports, in the order they are tried.
-type HostList = Vec<(pgwire::Host, u16)>;
-
-/// The hosts and ports to try, in order: the string's, else the service's or PGHOST and
-/// PGPORT (comma-separated lists, as libpq takes them), else the default socket and 5432.
-fn hosts_of(
-    cfg: &tokio_postgres::Config,
-    fallback: &dyn Fn(&str, &str) -> Option<String>,
-) -> Result<Vec<(pgwire::Host, u16)>, String> {
-    let hosts: Vec<pgwire::Host> = if cfg.get_hosts().is_empty() {
-        match fallback("host", "PGHOST") {
-            Some(h) => h.split(',').map(|h| host_from_text(h.trim())).collect(),
-            None => vec![pgwire::Host::Unix(PathBuf::from("/var/run/postgresql"))],
-        }
-    } else {
-        cfg.get_hosts()
-            .iter()
-            .map(|h| match h {
-                tokio_postgres::config::Host::Tcp(h) => host_from_text(h),
-                #[cfg(unix)]
-                tokio_postgres::config::Host::Unix(p) => pgwire::Host::Unix(p.clone()),
-            })
-            .collect()
-    };
-    let ports = match (cfg.get_ports(), fallback("port", "PGPORT")) {
-        (given, _) if !given.is_empty() => given.to_vec(),
-        (_, Some(text)) => text
-            .split(',')
-            .map(|p| {
-                p.trim().parse().map_err(|_| {
-                    format!("port '{p}' (service file or PGPORT) is not a port number")
-                })
-            })
-            .collect::<Result<_, _>>()?,
-        _ => Vec::new(),
-    };
-    hosts::pair(hosts, &ports, 5432)
+/// The password, and the password file the other hosts look theirs up in: a password the
+/// string, the service or PGPASSWORD gives serves every host; else each host looks its own up
+/// in the password file (see `hosts::HostChoice::passfile`), the first one here.
+fn password_of(
+    value: &dyn Fn(&str) -> Option<String>,
+    first: &endpoints::Endpoint,
+    dbname: &str,
+    user: &str,
+    notes: &mut Vec<String>,
+) -> (Option<String>, Option<std::path::PathBuf>) {
+    if let Some(given) = value("password").filter(|p| !p.is_empty()) {
+        return (Some(given), None);
+    }
+    let passfile = libpq_files::passfile_path(value("passfile").as_deref());
+    let password = passfile.as_ref().and_then(|path| {
+        libpq_files::lookup_password(path, &first.pass_host, first.port, dbname, user)
+            .password(notes)
+    });
+    (password, passfile)
 }
 
-/// libpq's `hostaddr`: the address to connect to, while the host name still serves the
-/// certificate check and the password file. With no host named, the address is the host.
-fn hosts_and_address(
-    hosts: HostList,
-    hostaddr: Option<String>,
-    no_host_named: bool,
-) -> Result<(HostList, Option<std::net::IpAddr>), String> {
-    let Some(text) = hostaddr else {
-        return Ok((hosts, None));
+/// A parse error of a keyword string may quote a key made of a mistyped password's pieces:
+/// it is kept only when the string holds no password. (URI errors redact on their own.)
+fn withheld(dsn: &str, error: String) -> String {
+    if conninfo::is_uri(dsn) || crate::config::target::password_spans(dsn).is_empty() {
+        return error;
+    }
+    "malformed connection string (details withheld: it holds a password); check quoting and \
+     key names (host, port, user, password, dbname)"
+        .into()
+}
+
+/// `application_name`, else `fallback_application_name` (what the application would call
+/// itself: given in the string, it replaces tidebench's own `tidebench/GROUP/SET`), else
+/// tidebench's.
+fn application_name(value: &dyn Fn(&str) -> Option<String>) -> String {
+    value("application_name")
+        .or_else(|| value("fallback_application_name"))
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| crate::config::target::APPLICATION_NAME.into())
+}
+
+/// libpq's `connect_timeout`: whole seconds, anything from 1 below 2 means 2; zero or none
+/// means no limit in libpq, where tidebench keeps a 10 s bound so a run ends on time.
+fn connect_timeout(given: Option<String>) -> Result<Duration, String> {
+    let Some(text) = given.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Duration::from_secs(10));
     };
-    let addr: std::net::IpAddr = text.trim().parse().map_err(|_| {
-        format!("hostaddr '{text}' is not an IP address; put a host name in host= instead")
+    let secs: i64 = text.trim().parse().map_err(|_| {
+        format!("invalid integer value \"{text}\" for connection option \"connect_timeout\"; give whole seconds")
     })?;
-    if hosts.len() > 1 {
-        return Err(
-            "hostaddr with several hosts is not supported: list the addresses in host= instead"
-                .into(),
-        );
-    }
-    let port = hosts.first().map_or(5432, |(_, p)| *p);
-    if no_host_named {
-        return Ok((vec![(pgwire::Host::Tcp(addr.to_string()), port)], None));
-    }
-    Ok((hosts, Some(addr)))
-}
-
-fn host_from_text(h: &str) -> pgwire::Host {
-    if h.starts_with('/') {
-        pgwire::Host::Unix(PathBuf::from(h))
-    } else {
-        pgwire::Host::Tcp(h.to_string())
-    }
+    Ok(match secs {
+        s if s <= 0 => Duration::from_secs(10),
+        s => Duration::from_secs(s.max(2) as u64),
+    })
 }
 
 /// The OS user name, libpq's default role.
@@ -348,7 +308,7 @@ mod tests {
             .contains("postgresql://"));
         assert!(parse_dsn("host='unterminated")
             .unwrap_err()
-            .contains("malformed"));
+            .contains("unterminated quoted string"));
     }
 
     #[test]
@@ -387,10 +347,10 @@ mod tests {
         );
         assert!(parse_dsn("host=a hostaddr=db.example")
             .unwrap_err()
-            .contains("not an IP"));
+            .contains("takes IP addresses"));
         assert!(parse_dsn("host=a,b hostaddr=127.0.0.1")
             .unwrap_err()
-            .contains("several hosts"));
+            .contains("could not match 2 host names to 1 hostaddr"));
         assert!(parse_dsn("host=a channel_binding=require")
             .unwrap_err()
             .contains("channel binding"));

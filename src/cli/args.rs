@@ -10,6 +10,7 @@ use crate::config::{
 };
 
 use super::instance_cmd::InstanceCommand;
+use super::target_cmd::TargetCommand;
 use super::workload_args::{self, WorkloadFlags};
 
 const ABOUT: &str =
@@ -46,6 +47,9 @@ pub enum Command {
     /// Manage local PostgreSQL instances (the emulated VMs)
     #[command(subcommand)]
     Instance(InstanceCommand),
+    /// Connect to a target as a run would and print where it lands (host, port, user, database, TLS)
+    #[command(subcommand)]
+    Target(TargetCommand),
     /// List the built-in run presets (use with `run --preset NAME`), or print one's TOML
     Presets(PresetsArgs),
     /// Write DIR/report.html (charts, tables) from a results dir; or re-aggregate it (--by), or dump its mix log

@@ -18,6 +18,7 @@ mod pgbench_plan;
 mod pgbench_values;
 mod prepare_cmd;
 mod shard_args;
+pub mod target_cmd;
 pub mod terminal;
 pub mod workload_args;
 
@@ -67,6 +68,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Run(args) => run(args, flags, &home),
         Command::Prepare(args) => prepare_cmd::prepare(args, flags, &home),
         Command::Instance(cmd) => instance_cmd::run(cmd, &home).map(|()| 0),
+        Command::Target(cmd) => target_cmd::run(cmd, &home),
         Command::Presets(args) => presets(args),
         Command::Report(args) => report(args),
         Command::Compare(args) => compare(args),

@@ -428,6 +428,7 @@ mod tests {
                     connect_timeout: Duration::from_secs(1),
                     hostaddr: None,
                     tls: pgwire::Tls::disabled(),
+                    keepalive: pgwire::KeepAlive::default(),
                 },
             })
             .collect();

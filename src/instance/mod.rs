@@ -150,6 +150,7 @@ impl Instance {
             hostaddr: None,
             // The unix socket: libpq never uses TLS there.
             tls: pgwire::Tls::disabled(),
+            keepalive: pgwire::KeepAlive::default(),
         }
     }
 

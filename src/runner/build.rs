@@ -306,6 +306,7 @@ mod tests {
             connect_timeout: Duration::from_secs(1),
             hostaddr: None,
             tls: pgwire::Tls::disabled(),
+            keepalive: pgwire::KeepAlive::default(),
         };
         assert_eq!(
             session_params(&params, Isolation::ReadCommitted, None, &[]).options,

@@ -157,24 +157,34 @@ const REOPEN_TIMEOUT: Duration = Duration::from_secs(3);
 /// (see the module header), that can be opened again after the server closed it.
 pub struct StatsSession {
     target: ResolvedTarget,
-    dbname: &'static str,
+    dbname: String,
     client: Client,
     reopened: u32,
 }
 
 impl StatsSession {
-    /// Opens the session to `target`'s server; `all` are the run's targets.
+    /// Opens the session to `target`'s server; `all` are the run's targets. A server that
+    /// refuses the other database to the target's user (pg_hba admitting it to its own
+    /// database only) gets the session on the target's database, as psql would connect
+    /// (issue 39): its reads then count among that database's commits.
     pub async fn open(
         target: &ResolvedTarget,
         all: &[ResolvedTarget],
     ) -> Result<StatsSession, crate::target::TargetError> {
-        let dbname = target.stats_dbname(all);
+        let (client, dbname) = target
+            .connect_tokio_or_own(target.stats_dbname(all))
+            .await?;
         Ok(StatsSession {
-            client: target.connect_tokio_to(dbname).await?,
+            client,
             target: target.clone(),
             dbname,
             reopened: 0,
         })
+    }
+
+    /// The database the session reads from.
+    pub fn dbname(&self) -> &str {
+        &self.dbname
     }
 
     pub fn client(&self) -> &Client {
@@ -206,7 +216,7 @@ impl StatsSession {
         let label = &self.target.label;
         let client = tokio::time::timeout(
             REOPEN_TIMEOUT,
-            self.target.connect_tokio_to(self.dbname),
+            self.target.connect_tokio_to(&self.dbname),
         )
         .await
         .map_err(|_| {

@@ -17,6 +17,31 @@ impl ResolvedTarget {
         &self,
         dbname: &str,
     ) -> Result<tokio_postgres::Client, TargetError> {
+        Ok(self.connect_control(dbname).await?)
+    }
+
+    /// A session to `dbname`, else, when the server refuses that database to this user
+    /// (pg_hba admits it to the target's database only, no CONNECT privilege, no such
+    /// database), to the target's own database, as psql given the target's string would
+    /// connect (issue 39). Returns the database it reached.
+    pub async fn connect_tokio_or_own(
+        &self,
+        dbname: &str,
+    ) -> Result<(tokio_postgres::Client, String), TargetError> {
+        match self.connect_control(dbname).await {
+            Ok(client) => Ok((client, dbname.to_string())),
+            Err(e) if e.database_refused && dbname != self.params.dbname => {
+                let own = self.params.dbname.clone();
+                Ok((self.connect_tokio_to(&own).await?, own))
+            }
+            Err(e) => Err(e.error),
+        }
+    }
+
+    async fn connect_control(
+        &self,
+        dbname: &str,
+    ) -> Result<tokio_postgres::Client, ControlConnectError> {
         let p = &self.params;
         let mut cfg = tokio_postgres::Config::new();
         match &p.host {
@@ -72,6 +97,9 @@ struct ControlConnectError {
     server_refused: bool,
     /// The TLS handshake failed.
     handshake_failed: bool,
+    /// The server refused the database asked for to this user (SQLSTATE 28000, 3D000 or
+    /// 42501), where another database may be admitted.
+    database_refused: bool,
 }
 
 impl ControlConnectError {
@@ -113,6 +141,7 @@ impl ResolvedTarget {
                 },
                 server_refused,
                 handshake_failed,
+                database_refused: false,
             };
         cfg.ssl_mode(mode);
         let tls = tokio_tls::MakeRustls {
@@ -149,7 +178,17 @@ impl ResolvedTarget {
                 if text.contains("server does not support TLS") {
                     text = pgwire::no_tls_at_server(p.tls.mode);
                 }
-                Err(fail(text, e.as_db_error().is_some(), handshake))
+                use tokio_postgres::error::SqlState;
+                let refused = [
+                    SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+                    SqlState::INVALID_CATALOG_NAME,
+                    SqlState::INSUFFICIENT_PRIVILEGE,
+                ];
+                let database_refused = e.code().is_some_and(|c| refused.contains(c));
+                Err(ControlConnectError {
+                    database_refused,
+                    ..fail(text, e.as_db_error().is_some(), handshake)
+                })
             }
             Ok(Ok(pair)) => Ok(pair),
         }

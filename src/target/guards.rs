@@ -1,33 +1,5 @@
-//! What a connection string is refused for before anything connects: a keyword in the wrong
-//! letter case (`PASSWORD=`, named without its value), and a string the parser rejects,
-//! reported without echoing a password it may hold.
-
-use super::describe_pg_error;
-
-/// libpq's keywords that take a secret or decide security, and the common ones: a key written
-/// in another letter case is one of these misspelt (libpq keywords are lowercase).
-const KNOWN_KEYWORDS: &[&str] = &[
-    "service",
-    "host",
-    "hostaddr",
-    "port",
-    "user",
-    "password",
-    "passfile",
-    "dbname",
-    "options",
-    "application_name",
-    "connect_timeout",
-    "sslmode",
-    "sslnegotiation",
-    "sslrootcert",
-    "sslcert",
-    "sslkey",
-    "sslpassword",
-    "requiressl",
-    "channel_binding",
-    "target_session_attrs",
-];
+//! What a connection string is refused for before it is parsed: a keyword in the wrong letter
+//! case (`PASSWORD=`), named without its value, since the parser's own error would quote it.
 
 /// Refuses `PASSWORD=...` and other keywords in the wrong letter case with an error that names
 /// the keyword only, never its value.
@@ -44,24 +16,12 @@ pub(super) fn check_keyword_case(dsn: &str) -> Result<(), String> {
         }
         let key = &dsn[start..end];
         let lower = key.to_ascii_lowercase();
-        if key != lower && KNOWN_KEYWORDS.contains(&lower.as_str()) {
+        let known = super::conninfo::KEYWORDS.iter().any(|(k, _)| *k == lower);
+        if key != lower && known {
             return Err(format!(
                 "keyword '{key}' is not a connection keyword; keywords are lowercase: write {lower}=..."
             ));
         }
     }
     Ok(())
-}
-
-/// The error for a string the parser refused. The parser's own text may quote a character
-/// or a key taken from a mistyped password, so it is kept only when the string holds none.
-pub(super) fn malformed(dsn: &str, e: &tokio_postgres::Error) -> String {
-    let hint = "check quoting and key names (host, port, user, password, dbname)";
-    let text = describe_pg_error(e);
-    let safe = crate::config::target::password_spans(dsn).is_empty();
-    if safe {
-        format!("malformed connection string ({text}); {hint}")
-    } else {
-        format!("malformed connection string (details withheld: it holds a password); {hint}")
-    }
 }

@@ -69,6 +69,12 @@ pub struct HostChoice {
     /// The password file each host looks its password up in, when no password was given
     /// (libpq matches its lines per host and port).
     pub passfile: Option<std::path::PathBuf>,
+    /// Each host's `hostaddr`, in the order of `hosts` (missing: none).
+    pub hostaddrs: Vec<Option<std::net::IpAddr>>,
+    /// Each host's name in the password file, in the order of `hosts`.
+    pub pass_hosts: Vec<String>,
+    /// `requirepeer`: the OS user a server behind a Unix socket must run as.
+    pub requirepeer: Option<String>,
 }
 
 impl HostChoice {
@@ -78,20 +84,16 @@ impl HostChoice {
     }
 }
 
-/// libpq's pairing of hosts and ports: one port for every host, or one per host.
-pub fn pair(
-    hosts: Vec<pgwire::Host>,
-    ports: &[u16],
-    default_port: u16,
-) -> Result<Vec<(pgwire::Host, u16)>, String> {
-    match ports.len() {
-        0 => Ok(hosts.into_iter().map(|h| (h, default_port)).collect()),
-        1 => Ok(hosts.into_iter().map(|h| (h, ports[0])).collect()),
-        n if n == hosts.len() => Ok(hosts.into_iter().zip(ports.iter().copied()).collect()),
-        n => Err(format!(
-            "{} hosts and {n} ports: give one port for all of them, or one per host",
-            hosts.len()
-        )),
+impl ResolvedTarget {
+    /// `requirepeer`, over a Unix socket: the server must run as that OS user (libpq ignores
+    /// it for TCP).
+    fn check_peer(&self) -> Result<(), String> {
+        match (&self.choice.requirepeer, &self.params.host) {
+            (Some(want), pgwire::Host::Unix(dir)) => {
+                super::keywords::check_peer(dir, self.params.port, want)
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -107,6 +109,10 @@ impl ResolvedTarget {
     /// (prefer-standby: a standby, else any); unchanged when it names one host and no demand.
     pub async fn choose_host(self) -> Result<ResolvedTarget, TargetError> {
         if !self.choice.needs_probe() {
+            self.check_peer().map_err(|message| TargetError::Connect {
+                label: self.label.clone(),
+                message,
+            })?;
             return Ok(self);
         }
         let attrs = self.choice.attrs;
@@ -116,18 +122,25 @@ impl ResolvedTarget {
         };
         let mut tried: Vec<String> = Vec::new();
         for want in &passes {
-            for (host, port) in &self.choice.hosts {
+            for (i, (host, port)) in self.choice.hosts.iter().enumerate() {
                 let mut candidate = self.clone();
                 candidate.params.host = host.clone();
                 candidate.params.port = *port;
-                if let Some(path) = &self.choice.passfile {
+                candidate.params.hostaddr = self.choice.hostaddrs.get(i).copied().flatten();
+                if let (Some(path), Some(name)) =
+                    (&self.choice.passfile, self.choice.pass_hosts.get(i))
+                {
                     let p = &candidate.params;
                     // The file's warning, if any, was noted when the string was parsed.
                     candidate.params.password =
-                        super::libpq_files::lookup_password(path, host, *port, &p.dbname, &p.user)
+                        super::libpq_files::lookup_password(path, name, *port, &p.dbname, &p.user)
                             .password(&mut Vec::new());
                 }
                 let at = address(host, *port);
+                if let Err(e) = candidate.check_peer() {
+                    tried.push(format!("{at}: {e}"));
+                    continue;
+                }
                 let client = match candidate.connect_tokio().await {
                     Ok(c) => c,
                     Err(e) => {
@@ -156,6 +169,9 @@ impl ResolvedTarget {
                         attrs.name()
                     ));
                     candidate.choice.hosts = vec![(host.clone(), *port)];
+                    candidate.choice.hostaddrs = vec![candidate.params.hostaddr];
+                    candidate.choice.pass_hosts =
+                        self.choice.pass_hosts.get(i).cloned().into_iter().collect();
                     candidate.choice.attrs = SessionAttrs::Any;
                     return Ok(candidate);
                 }
@@ -197,14 +213,5 @@ mod tests {
         assert!(p("read-only").accepts(false, true));
         assert!(p("any").accepts(true, true));
         assert!(SessionAttrs::parse("master").is_err());
-    }
-
-    #[test]
-    fn ports_pair_with_hosts_one_for_all_or_one_each() {
-        let hosts = || vec![pgwire::Host::Tcp("a".into()), pgwire::Host::Tcp("b".into())];
-        assert_eq!(pair(hosts(), &[5433], 5432).unwrap()[1].1, 5433);
-        assert_eq!(pair(hosts(), &[1, 2], 5432).unwrap()[1].1, 2);
-        assert_eq!(pair(hosts(), &[], 5432).unwrap()[0].1, 5432);
-        assert!(pair(hosts(), &[1, 2, 3], 5432).is_err());
     }
 }

@@ -3,9 +3,11 @@
 //! or `~/.pg_service.conf`, then the system file in `PGSYSCONFDIR`, by default Debian's
 //! `/etc/postgresql-common`) and the password file (`~/.pgpass` or `PGPASSFILE`:
 //! `host:port:database:user:password` lines, `*` matching anything, `\` escaping `:` and
-//! `\`; the first matching line wins; a file readable by group or others is ignored with a
-//! warning, as libpq does). Also the keyword surgery both need: `service=` and `passfile=` are
-//! taken out of a connection string before the rest is parsed.
+//! `\`; the first matching line wins; the password ends at the next unescaped `:`; the host
+//! `localhost` matches the default socket directory, another socket directory matches its
+//! path; a file readable by group or others is ignored with a warning, as libpq does). A
+//! service file's syntax error, and `PGSERVICEFILE` naming no file, are errors with libpq's
+//! words (issue 39).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,77 +19,86 @@ pub type Service = BTreeMap<String, String>;
 const DEBIAN_SYSCONFDIR: &str = "/etc/postgresql-common";
 
 /// The user's service file, then the system's: the first that defines `name` gives it whole
-/// (libpq does not merge the two).
+/// (libpq does not merge the two). `PGSERVICEFILE` naming a missing file is an error, as in
+/// libpq; a missing `~/.pg_service.conf` or system file is not.
 pub fn find_service(name: &str) -> Result<Service, String> {
-    let mut looked = Vec::new();
-    for path in service_files() {
-        looked.push(path.display().to_string());
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if let Some(service) = parse_service(&text, name)
-            .map_err(|(line, why)| format!("{}:{line}: {why}", path.display()))?
-        {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let user = match env("PGSERVICEFILE") {
+        Some(p) => {
+            let path = PathBuf::from(p);
+            if !path.exists() {
+                return Err(format!(
+                    "service file \"{}\" not found; fix PGSERVICEFILE, or unset it to use ~/.pg_service.conf",
+                    path.display()
+                ));
+            }
+            Some(path)
+        }
+        None => env("HOME")
+            .map(|h| PathBuf::from(h).join(".pg_service.conf"))
+            .filter(|p| p.exists()),
+    };
+    let sysconf =
+        env("PGSYSCONFDIR").map_or_else(|| PathBuf::from(DEBIAN_SYSCONFDIR), PathBuf::from);
+    let system = Some(sysconf.join("pg_service.conf")).filter(|p| p.exists());
+    for path in user.into_iter().chain(system) {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("service file \"{}\" cannot be read: {e}", path.display()))?;
+        if let Some(service) = parse_service(&text, name).map_err(|(line, why)| {
+            format!("{why} in service file \"{}\", line {line}", path.display())
+        })? {
             return Ok(service);
         }
     }
     Err(format!(
-        "definition of service \"{name}\" not found (looked in {}); add a [{name}] section to \
-         ~/.pg_service.conf or the file PGSERVICEFILE names, or fix the name",
-        looked.join(", ")
+        "definition of service \"{name}\" not found; add a [{name}] section to \
+         ~/.pg_service.conf or the file PGSERVICEFILE names, or fix the name"
     ))
 }
 
-fn service_files() -> Vec<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let user = match env("PGSERVICEFILE") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => env("HOME").map(|h| PathBuf::from(h).join(".pg_service.conf")),
-    };
-    let sysconf =
-        env("PGSYSCONFDIR").map_or_else(|| PathBuf::from(DEBIAN_SYSCONFDIR), PathBuf::from);
-    user.into_iter()
-        .chain(std::iter::once(sysconf.join("pg_service.conf")))
-        .collect()
-}
-
-/// The keywords of section `[name]` of a service file; `Err((line, why))` for a line that is
-/// neither a section, a comment nor `key=value` within the section looked for.
+/// The keywords of section `[name]` of a service file, as libpq reads it: lines trimmed,
+/// blank and `#` lines skipped, lines outside the section unread; inside it, a line that is
+/// not `keyword=value` with a libpq keyword is a syntax error (`Err((line, why))`), and the
+/// first value of a keyword stands.
 pub fn parse_service(text: &str, name: &str) -> Result<Option<Service>, (usize, String)> {
     let mut found: Option<Service> = None;
-    let mut inside = false;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         if let Some(section) = line.strip_prefix('[') {
-            if found.is_some() && inside {
+            if found.is_some() {
                 break;
             }
-            inside = section.trim_end_matches(']').trim() == name;
-            if inside {
+            if section
+                .strip_prefix(name)
+                .is_some_and(|r| r.starts_with(']'))
+            {
                 found = Some(Service::new());
             }
             continue;
         }
-        if !inside {
+        let Some(service) = found.as_mut() else {
             continue;
-        }
-        let (key, value) = line.split_once('=').ok_or((
-            i + 1,
-            format!("syntax error in service file: '{line}' is not key=value"),
-        ))?;
-        let key = key.trim();
-        if key == "service" {
-            return Err((
+        };
+        let syntax = || {
+            (
                 i + 1,
-                "nested service specifications are not supported".into(),
-            ));
+                "syntax error (write keyword=value with a libpq keyword, no blank before '=')"
+                    .to_string(),
+            )
+        };
+        let (key, value) = line.split_once('=').ok_or_else(syntax)?;
+        if key == "service" {
+            return Err((i + 1, "nested service specifications not supported".into()));
         }
-        if let Some(s) = found.as_mut() {
-            s.insert(key.to_string(), value.trim().to_string());
+        if !super::conninfo::KEYWORDS.iter().any(|(k, _)| *k == key) {
+            return Err(syntax());
         }
+        service
+            .entry(key.to_string())
+            .or_insert_with(|| value.to_string());
     }
     Ok(found)
 }
@@ -126,14 +137,9 @@ impl Passfile {
     }
 }
 
-/// Looks up `host:port:dbname:user` in the password file at `path`.
-pub fn lookup_password(
-    path: &Path,
-    host: &pgwire::Host,
-    port: u16,
-    dbname: &str,
-    user: &str,
-) -> Passfile {
+/// Looks up `host:port:dbname:user` in the password file at `path`; `host` is the endpoint's
+/// name for the file (see `endpoints::Endpoint::pass_host`).
+pub fn lookup_password(path: &Path, host: &str, port: u16, dbname: &str, user: &str) -> Passfile {
     use std::os::unix::fs::PermissionsExt;
     let Ok(meta) = std::fs::metadata(path) else {
         return Passfile::None;
@@ -151,11 +157,6 @@ pub fn lookup_password(
     }
     let Ok(text) = std::fs::read_to_string(path) else {
         return Passfile::None;
-    };
-    // A unix socket (any directory) matches the host `localhost`, as in libpq.
-    let host = match host {
-        pgwire::Host::Tcp(h) => h.as_str(),
-        pgwire::Host::Unix(_) => "localhost",
     };
     let port = port.to_string();
     let wanted = [host, port.as_str(), dbname, user];
@@ -178,135 +179,29 @@ pub fn lookup_password(
     Passfile::None
 }
 
-/// A password file line's fields: `:` separates, `\` escapes the next character. The
-/// password is the rest of the line (it may hold `:` escaped or not).
+/// A password file line's fields: `:` separates, `\\` escapes the next character. As in
+/// libpq, the password ends at the next unescaped `:` and what follows is ignored.
 fn split_fields(line: &str) -> Vec<String> {
     let mut fields = vec![String::new()];
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    fields.last_mut().expect("one field").push(next);
-                }
+        let field = match c {
+            ':' if fields.len() == 5 => break,
+            ':' => {
+                fields.push(String::new());
+                continue;
             }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            c => fields.last_mut().expect("one field").push(c),
+            '\\' => match chars.next() {
+                Some(next) => next,
+                None => c,
+            },
+            c => c,
+        };
+        if let Some(last) = fields.last_mut() {
+            last.push(field);
         }
     }
     fields
-}
-
-/// Takes `key=value` out of a connection string (a keyword string or a URI's query), returning
-/// the value and the string without it, for keywords the parser does not know (`service`,
-/// `passfile`).
-pub fn take_keyword(dsn: &str, key: &str) -> (Option<String>, String) {
-    if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
-        return take_query_param(dsn, key);
-    }
-    for (start, end, k, v) in keyword_pairs(dsn) {
-        if k == key {
-            let rest = format!("{} {}", dsn[..start].trim_end(), dsn[end..].trim_start());
-            return (Some(v), rest.trim().to_string());
-        }
-    }
-    (None, dsn.to_string())
-}
-
-fn take_query_param(uri: &str, key: &str) -> (Option<String>, String) {
-    let Some((base, query)) = uri.split_once('?') else {
-        return (None, uri.to_string());
-    };
-    let mut value = None;
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            if k == key && value.is_none() {
-                value = Some(percent_decode(v));
-                false
-            } else {
-                true
-            }
-        })
-        .collect();
-    let rest = if kept.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base}?{}", kept.join("&"))
-    };
-    (value, rest)
-}
-
-fn percent_decode(s: &str) -> String {
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push(h * 16 + l);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The `key = value` pairs of a keyword string with their spans: values may be single-quoted,
-/// and `\` escapes the next character, as libpq parses them.
-fn keyword_pairs(s: &str) -> Vec<(usize, usize, String, String)> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let start = i;
-        while i < b.len() && b[i] != b'=' && !b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let key = s[start..i].to_string();
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= b.len() || b[i] != b'=' {
-            break;
-        }
-        i += 1;
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let mut value = Vec::new();
-        let quoted = i < b.len() && b[i] == b'\'';
-        if quoted {
-            i += 1;
-        }
-        while i < b.len() {
-            match b[i] {
-                b'\\' if i + 1 < b.len() => {
-                    value.push(b[i + 1]);
-                    i += 2;
-                }
-                b'\'' if quoted => {
-                    i += 1;
-                    break;
-                }
-                c if !quoted && c.is_ascii_whitespace() => break,
-                c => {
-                    value.push(c);
-                    i += 1;
-                }
-            }
-        }
-        out.push((start, i, key, String::from_utf8_lossy(&value).into_owned()));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -315,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_service_is_its_section_only() {
-        let text = "# services\n[a]\nhost=h1\nport = 5433\n\n[b]\nhost=h2\ndbname=bench\n";
+        let text = "# services\n[a]\nhost=h1\nport=5433\nport=1\n\n[b]\nhost=h2\ndbname=bench\n";
         let b = parse_service(text, "b").unwrap().unwrap();
         assert_eq!(b.get("host").map(String::as_str), Some("h2"));
         assert_eq!(b.get("dbname").map(String::as_str), Some("bench"));
@@ -324,6 +219,15 @@ mod tests {
         assert_eq!(a.get("port").map(String::as_str), Some("5433"));
         assert!(parse_service(text, "c").unwrap().is_none());
         assert_eq!(parse_service("[a]\nnonsense\n", "a").unwrap_err().0, 2);
+        assert_eq!(parse_service("[a]\nport =1\n", "a").unwrap_err().0, 2);
+        assert_eq!(parse_service("[a]\nbogus=1\n", "a").unwrap_err().0, 2);
+        assert!(parse_service("[a]\nservice=b\n", "a")
+            .unwrap_err()
+            .1
+            .contains("nested"));
+        assert!(parse_service("[ a ]\nhost=h\n", "a").unwrap().is_none());
+        // Lines outside the section asked for are not read.
+        assert!(parse_service("[b]\nnonsense\n[a]\nhost=h\n", "a").is_ok());
     }
 
     #[test]
@@ -333,17 +237,13 @@ mod tests {
         let path = dir.path().join("pgpass");
         std::fs::write(
             &path,
-            "# comment\ndb1:5432:*:bob:first\n*:*:bench:bob:wild\\:card\nlocalhost:*:*:*:sock\n",
+            "# comment\ndb1:5432:*:bob:first:ignored\n*:*:bench:bob:wild\\:card\n/run/pg:*:*:*:dir\nlocalhost:*:*:*:sock\n",
         )
         .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let found = |h: &str, p: u16, d: &str, u: &str| {
-            let host = if h.starts_with('/') {
-                pgwire::Host::Unix(h.into())
-            } else {
-                pgwire::Host::Tcp(h.into())
-            };
-            match lookup_password(&path, &host, p, d, u) {
+            let host = crate::target::endpoints::endpoints(Some(h), None, None).unwrap();
+            match lookup_password(&path, &host[0].pass_host, p, d, u) {
                 Passfile::Found(pw) => Some(pw),
                 _ => None,
             }
@@ -353,34 +253,17 @@ mod tests {
             found("db2", 5432, "bench", "bob").as_deref(),
             Some("wild:card")
         );
-        assert_eq!(found("/run/pg", 5433, "x", "amy").as_deref(), Some("sock"));
+        assert_eq!(found("/run/pg", 5433, "x", "amy").as_deref(), Some("dir"));
+        assert_eq!(
+            found("/var/run/postgresql", 5433, "x", "amy").as_deref(),
+            Some("sock")
+        );
+        assert_eq!(found("/tmp", 5433, "x", "amy"), None);
         assert_eq!(found("db2", 5432, "x", "bob"), None);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        match lookup_password(&path, &pgwire::Host::Tcp("db1".into()), 5432, "x", "bob") {
+        match lookup_password(&path, "db1", 5432, "x", "bob") {
             Passfile::Ignored(why) => assert!(why.contains("chmod 0600"), "{why}"),
             _ => panic!("a world-readable file is ignored"),
         }
-    }
-
-    #[test]
-    fn unknown_keywords_are_taken_out_of_both_syntaxes() {
-        let (svc, rest) = take_keyword("service=bench dbname='my db'", "service");
-        assert_eq!(
-            (svc.as_deref(), rest.as_str()),
-            (Some("bench"), "dbname='my db'")
-        );
-        let (pf, rest) = take_keyword("host=/tmp passfile='/x y/p' port=5", "passfile");
-        assert_eq!(
-            (pf.as_deref(), rest.as_str()),
-            (Some("/x y/p"), "host=/tmp port=5")
-        );
-        let (svc, rest) =
-            take_keyword("postgresql://h/db?service=a%20b&sslmode=disable", "service");
-        assert_eq!(
-            (svc.as_deref(), rest.as_str()),
-            (Some("a b"), "postgresql://h/db?sslmode=disable")
-        );
-        let (none, same) = take_keyword("host=/tmp", "service");
-        assert_eq!((none, same.as_str()), (None, "host=/tmp"));
     }
 }

@@ -1,14 +1,12 @@
 //! The TLS a connection string asks for, found where libpq finds it: the string's keywords
-//! (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`, `sslnegotiation`), else its service, else
-//! the PGSSL* variables, else libpq's defaults (`prefer`, and the files under
-//! `~/.postgresql/` when they exist). The keywords are taken out of the string before the
-//! parser sees it: it knows only some of them, and only some of their values.
+//! (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`, `sslnegotiation`,
+//! `ssl_min_protocol_version`, `ssl_max_protocol_version`, `sslcertmode`), else its service,
+//! else the PGSSL* variables, else libpq's defaults (`prefer`, and the files under
+//! `~/.postgresql/` when they exist).
 
 use std::path::{Path, PathBuf};
 
-use pgwire::{Negotiation, RootCert, SslMode, Tls, TlsFiles};
-
-use super::libpq_files::take_keyword;
+use pgwire::{Negotiation, RootCert, SslMode, Tls, TlsFiles, TlsVersions};
 
 /// Keywords libpq takes that tidebench refuses, with the reason and the way round.
 const REFUSED: &[(&str, &str)] = &[
@@ -26,41 +24,20 @@ const REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Takes the TLS keywords out of `dsn` and builds the session's TLS. `fallback(keyword,
-/// variable)` gives the service's value, else the environment's.
-pub(super) fn take_tls(
-    dsn: &str,
-    fallback: &dyn Fn(&str, &str) -> Option<String>,
-) -> Result<(Tls, String), String> {
-    let mut rest = dsn.to_string();
-    let mut take = |key: &str| {
-        let (value, left) = take_keyword(&rest, key);
-        rest = left;
-        value
-    };
+/// Builds the session's TLS from the keywords' values: `value(keyword)` gives the string's,
+/// else its service's, else the environment's.
+pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, String> {
+    let value = |key: &str| value(key).filter(|v| !v.is_empty());
     for (key, why) in REFUSED {
-        if take(key).is_some_and(|v| !v.is_empty()) {
+        if value(key).is_some() {
             return Err(format!("{key}: {why}"));
         }
     }
-    let mode = take("sslmode");
-    // The old spelling: requiressl=1 is require.
-    let required = take("requiressl").is_some_and(|v| v == "1");
-    let root = take("sslrootcert");
-    let cert = take("sslcert");
-    let key = take("sslkey");
-    let negotiation = take("sslnegotiation");
-    let pick = |given: Option<String>, key: &str, var: &str| {
-        given
-            .filter(|v| !v.is_empty())
-            .or_else(|| fallback(key, var))
-    };
-    let mode = match pick(mode, "sslmode", "PGSSLMODE") {
+    let mode = match value("sslmode") {
         Some(m) => SslMode::parse(&m)?,
-        None if required => SslMode::Require,
         None => SslMode::Prefer,
     };
-    let negotiation = match pick(negotiation, "sslnegotiation", "PGSSLNEGOTIATION").as_deref() {
+    let negotiation = match value("sslnegotiation").as_deref() {
         None | Some("postgres") => Negotiation::Postgres,
         Some("direct") => Negotiation::Direct,
         Some(other) => {
@@ -69,14 +46,68 @@ pub(super) fn take_tls(
             ))
         }
     };
+    let versions = protocol_range(
+        value("ssl_min_protocol_version").as_deref(),
+        value("ssl_max_protocol_version").as_deref(),
+    )?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let files = files(
-        pick(root, "sslrootcert", "PGSSLROOTCERT"),
-        pick(cert, "sslcert", "PGSSLCERT"),
-        pick(key, "sslkey", "PGSSLKEY"),
+    let mut files = files(
+        value("sslrootcert"),
+        value("sslcert"),
+        value("sslkey"),
         home.as_deref(),
     );
-    Ok((Tls::new(mode, negotiation, &files)?, rest))
+    // sslcertmode (PostgreSQL 16): `disable` sends no client certificate; `allow` (the
+    // default) sends one when there is one; `require` is the server's business to ask.
+    match value("sslcertmode").as_deref() {
+        None | Some("allow") | Some("require") => {}
+        Some("disable") => {
+            files.cert = None;
+            files.key = None;
+        }
+        Some(other) => {
+            return Err(format!(
+                "invalid sslcertmode value: \"{other}\"; use disable, allow or require"
+            ))
+        }
+    }
+    Tls::new_limited(mode, negotiation, &files, versions)
+}
+
+/// libpq's `ssl_min_protocol_version`/`ssl_max_protocol_version` (TLSv1, TLSv1.1, TLSv1.2,
+/// TLSv1.3; the minimum defaults to TLSv1.2) as rustls's versions. rustls speaks 1.2 and 1.3
+/// only, so a range that needs 1.0 or 1.1 is refused.
+fn protocol_range(min: Option<&str>, max: Option<&str>) -> Result<TlsVersions, String> {
+    let rank = |key: &str, v: &str| -> Result<u8, String> {
+        match v {
+            "TLSv1" => Ok(0),
+            "TLSv1.1" => Ok(1),
+            "TLSv1.2" => Ok(2),
+            "TLSv1.3" => Ok(3),
+            other => Err(format!(
+                "invalid {key} value: \"{other}\"; use TLSv1, TLSv1.1, TLSv1.2 or TLSv1.3"
+            )),
+        }
+    };
+    let lo = min.map_or(Ok(2), |v| rank("ssl_min_protocol_version", v))?;
+    let hi = max.map_or(Ok(3), |v| rank("ssl_max_protocol_version", v))?;
+    if lo > hi {
+        return Err(
+            "invalid SSL protocol version range; ssl_min_protocol_version must not be above ssl_max_protocol_version"
+                .into(),
+        );
+    }
+    if hi < 2 {
+        return Err(
+            "tidebench's TLS (rustls) speaks TLS 1.2 and 1.3 only; raise ssl_max_protocol_version to TLSv1.2 or TLSv1.3, or leave it out"
+                .into(),
+        );
+    }
+    Ok(match (lo, hi) {
+        (3, _) => TlsVersions::Tls13,
+        (_, 2) => TlsVersions::Tls12,
+        _ => TlsVersions::Both,
+    })
 }
 
 /// The files to use: those named, else libpq's defaults in `~/.postgresql/` when present.
@@ -114,47 +145,62 @@ fn files(
 mod tests {
     use super::*;
 
-    fn none(_: &str, _: &str) -> Option<String> {
-        None
+    fn from<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
-    fn keywords_are_taken_out_and_the_default_is_prefer() {
-        let (tls, rest) = take_tls("host=db sslmode=require dbname=x", &none).unwrap();
-        assert_eq!(tls.mode, SslMode::Require);
-        assert_eq!(rest, "host=db dbname=x");
-        let (tls, rest) =
-            take_tls("postgresql://u@db/x?sslmode=allow&connect_timeout=3", &none).unwrap();
-        assert_eq!(tls.mode, SslMode::Allow);
-        assert_eq!(rest, "postgresql://u@db/x?connect_timeout=3");
-        let (tls, _) = take_tls("host=db", &none).unwrap();
-        assert_eq!(tls.mode, SslMode::Prefer);
-        let (tls, _) = take_tls("host=db requiressl=1", &none).unwrap();
-        assert_eq!(tls.mode, SslMode::Require);
-    }
-
-    #[test]
-    fn the_environment_fills_in_and_the_string_wins() {
-        let env = |_: &str, var: &str| (var == "PGSSLMODE").then(|| "disable".to_string());
-        assert_eq!(take_tls("host=db", &env).unwrap().0.mode, SslMode::Disable);
-        let given = take_tls("host=db sslmode=require", &env).unwrap().0;
-        assert_eq!(given.mode, SslMode::Require);
+    fn the_default_is_prefer_and_values_apply() {
+        assert_eq!(tls_of(&from(&[])).unwrap().mode, SslMode::Prefer);
+        assert_eq!(
+            tls_of(&from(&[("sslmode", "require")])).unwrap().mode,
+            SslMode::Require
+        );
+        assert_eq!(
+            tls_of(&from(&[("sslmode", "")])).unwrap().mode,
+            SslMode::Prefer
+        );
     }
 
     #[test]
     fn bad_values_and_refused_keywords_say_why() {
-        let e = take_tls("host=db sslmode=on", &none).unwrap_err();
-        assert!(e.contains("verify-full"), "{e}");
-        let e = take_tls("host=db sslpassword=x", &none).unwrap_err();
-        assert!(e.contains("openssl pkey") && !e.contains("=x"), "{e}");
-        let e = take_tls("host=db sslnegotiation=fast", &none).unwrap_err();
-        assert!(e.contains("direct"), "{e}");
-        let e = take_tls(
-            "host=db sslmode=verify-full sslrootcert=/nonexistent/ca.crt",
-            &none,
-        )
-        .unwrap_err();
-        assert!(e.contains("/nonexistent/ca.crt"), "{e}");
+        let e = |pairs: &[(&str, &str)]| tls_of(&from(pairs)).unwrap_err();
+        assert!(e(&[("sslmode", "on")]).contains("verify-full"));
+        let pw = e(&[("sslpassword", "x")]);
+        assert!(pw.contains("openssl pkey") && !pw.contains("=x"), "{pw}");
+        assert!(e(&[("sslnegotiation", "fast")]).contains("direct"));
+        let root = e(&[
+            ("sslmode", "verify-full"),
+            ("sslrootcert", "/nonexistent/ca.crt"),
+        ]);
+        assert!(root.contains("/nonexistent/ca.crt"), "{root}");
+        assert!(e(&[("sslcertmode", "maybe")]).contains("disable, allow or require"));
+        let old = e(&[
+            ("ssl_min_protocol_version", "TLSv1"),
+            ("ssl_max_protocol_version", "TLSv1.1"),
+        ]);
+        assert!(old.contains("rustls"), "{old}");
+        assert!(e(&[("ssl_min_protocol_version", "TLSv2")])
+            .contains("invalid ssl_min_protocol_version"));
+        let range = e(&[
+            ("ssl_min_protocol_version", "TLSv1.3"),
+            ("ssl_max_protocol_version", "TLSv1.2"),
+        ]);
+        assert!(range.contains("range"), "{range}");
+    }
+
+    #[test]
+    fn protocol_versions_map_to_rustls() {
+        let r = |lo, hi| protocol_range(lo, hi).unwrap();
+        assert_eq!(r(None, None), TlsVersions::Both);
+        assert_eq!(r(Some("TLSv1"), Some("TLSv1.3")), TlsVersions::Both);
+        assert_eq!(r(Some("TLSv1.3"), None), TlsVersions::Tls13);
+        assert_eq!(r(None, Some("TLSv1.2")), TlsVersions::Tls12);
     }
 
     #[test]

@@ -92,7 +92,7 @@ fn bad_flags_and_config_exit_2_with_the_fix() {
     refuses(
         &home,
         &["run", "--workload", "tpcb", "--target", "host='oops"],
-        "malformed",
+        "unterminated quoted string",
     );
 
     let cfg = home.path().join("bad.toml");

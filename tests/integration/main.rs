@@ -11,6 +11,7 @@ mod experiments;
 mod faults;
 mod instance;
 mod knee;
+mod libpq_conformance;
 mod libpq_defaults;
 mod oom;
 mod options;

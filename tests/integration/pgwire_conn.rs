@@ -272,6 +272,7 @@ fn pgwire_connect_gives_up_after_the_timeout() {
             connect_timeout: Duration::from_millis(200),
             hostaddr: None,
             tls: pgwire::Tls::disabled(),
+            keepalive: pgwire::KeepAlive::default(),
         };
         let error = Connection::connect(&params).await.err().expect("timeout");
         assert!(matches!(error.kind, ErrorKind::Timeout), "{error}");

@@ -26,8 +26,9 @@ mod tls_stream;
 pub use cancel::{cancel, CancelKey};
 pub use connection::Connection;
 pub use error::{DbMore, Error, ErrorKind};
-pub use params::{ConnectParams, Host, Param, Protocol, Statement};
+pub use params::{ConnectParams, Host, KeepAlive, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{
     describe_tls_error, no_tls_at_server, Negotiation, RootCert, SslMode, Tls, TlsFiles,
+    TlsVersions,
 };

@@ -32,6 +32,33 @@ pub struct ConnectParams {
     pub hostaddr: Option<IpAddr>,
     /// TLS as `sslmode` and the certificate files say.
     pub tls: Tls,
+    /// libpq's TCP keepalive keywords; unused on a Unix-domain socket.
+    pub keepalive: KeepAlive,
+}
+
+/// libpq's `keepalives` (on unless 0), `keepalives_idle`, `keepalives_interval`,
+/// `keepalives_count` and `tcp_user_timeout`, applied to a TCP socket when it is opened;
+/// `None` keeps the system's value, as in libpq.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeepAlive {
+    pub on: bool,
+    pub idle: Option<Duration>,
+    pub interval: Option<Duration>,
+    pub count: Option<u32>,
+    pub user_timeout: Option<Duration>,
+}
+
+impl Default for KeepAlive {
+    /// libpq's default: keepalives on, every timing the system's.
+    fn default() -> KeepAlive {
+        KeepAlive {
+            on: true,
+            idle: None,
+            interval: None,
+            count: None,
+            user_timeout: None,
+        }
+    }
 }
 
 impl std::fmt::Debug for ConnectParams {
@@ -46,6 +73,7 @@ impl std::fmt::Debug for ConnectParams {
             .field("options", &self.options)
             .field("hostaddr", &self.hostaddr)
             .field("tls", &self.tls)
+            .field("keepalive", &self.keepalive)
             .finish()
     }
 }

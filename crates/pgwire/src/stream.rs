@@ -17,7 +17,7 @@ use bytes::{BufMut, BytesMut};
 use evloop::Registration;
 use socket2::{Domain, SockAddr, SockRef, Socket, Type};
 
-use crate::{ConnectParams, Error, Host};
+use crate::{ConnectParams, Error, Host, KeepAlive};
 
 /// How long a writer waits when the socket buffer is full (the server is not reading).
 const WRITE_RETRY: Duration = Duration::from_micros(200);
@@ -48,7 +48,13 @@ impl Stream {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address found");
                 // Each address in turn, as libpq tries every address a name has.
                 for addr in addrs {
-                    match connect(Domain::for_address(addr), &SockAddr::from(addr)).await {
+                    match connect(
+                        Domain::for_address(addr),
+                        &SockAddr::from(addr),
+                        &params.keepalive,
+                    )
+                    .await
+                    {
                         Ok(fd) => return Ok(Stream::new(fd)),
                         Err(e) => last = e,
                     }
@@ -58,7 +64,7 @@ impl Stream {
             Host::Unix(dir) => {
                 let path = dir.join(format!(".s.PGSQL.{}", params.port));
                 let addr = SockAddr::unix(&path)?;
-                match connect(Domain::UNIX, &addr).await {
+                match connect(Domain::UNIX, &addr, &params.keepalive).await {
                     Ok(fd) => Ok(Stream::new(fd)),
                     Err(e) => Err(connect_error(e, &path.display().to_string())),
                 }
@@ -158,14 +164,19 @@ impl Stream {
     }
 }
 
-/// A non-blocking connect to `addr` (TCP with TCP_NODELAY), waiting on the loop until it is
-/// done; the socket then listens for reading only.
-async fn connect(domain: Domain, addr: &SockAddr) -> io::Result<Registration> {
+/// A non-blocking connect to `addr` (TCP with TCP_NODELAY and libpq's keepalives), waiting
+/// on the loop until it is done; the socket then listens for reading only.
+async fn connect(
+    domain: Domain,
+    addr: &SockAddr,
+    keepalive: &KeepAlive,
+) -> io::Result<Registration> {
     let socket = Socket::new(domain, Type::STREAM.nonblocking().cloexec(), None)?;
     if domain != Domain::UNIX {
         // Each statement is one small write followed by a wait for the answer; Nagle's
         // algorithm would hold the write back for the previous segment's ACK.
         socket.set_tcp_nodelay(true)?;
+        apply_keepalive(&socket, keepalive)?;
     }
     let pending = match socket.connect(addr) {
         Ok(()) => false,
@@ -190,6 +201,29 @@ async fn connect(domain: Domain, addr: &SockAddr) -> io::Result<Registration> {
         }
     }
     Ok(reg)
+}
+
+/// libpq's keepalive keywords as socket options (SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL,
+/// TCP_KEEPCNT, TCP_USER_TIMEOUT), set before the connect as libpq sets them.
+fn apply_keepalive(socket: &Socket, keepalive: &KeepAlive) -> io::Result<()> {
+    socket.set_keepalive(keepalive.on)?;
+    if keepalive.on {
+        let mut params = socket2::TcpKeepalive::new();
+        if let Some(idle) = keepalive.idle {
+            params = params.with_time(idle);
+        }
+        if let Some(interval) = keepalive.interval {
+            params = params.with_interval(interval);
+        }
+        if let Some(count) = keepalive.count {
+            params = params.with_retries(count);
+        }
+        socket.set_tcp_keepalive(&params)?;
+    }
+    if let Some(timeout) = keepalive.user_timeout {
+        socket.set_tcp_user_timeout(Some(timeout))?;
+    }
+    Ok(())
 }
 
 /// Names the address in the error, since "connection refused" alone does not say which server.

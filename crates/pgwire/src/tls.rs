@@ -89,6 +89,28 @@ pub enum RootCert {
     System,
 }
 
+/// The TLS versions a session may use: libpq's `ssl_min_protocol_version` and
+/// `ssl_max_protocol_version`, within what rustls speaks (1.2 and 1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TlsVersions {
+    #[default]
+    Both,
+    Tls12,
+    Tls13,
+}
+
+impl TlsVersions {
+    fn rustls(self) -> &'static [&'static rustls::SupportedProtocolVersion] {
+        static TLS12: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS12];
+        static TLS13: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
+        match self {
+            TlsVersions::Both => rustls::DEFAULT_VERSIONS,
+            TlsVersions::Tls12 => TLS12,
+            TlsVersions::Tls13 => TLS13,
+        }
+    }
+}
+
 /// The certificate files of a connection string, after libpq's defaults were applied.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsFiles {
@@ -124,6 +146,16 @@ impl Tls {
 
     /// Reads the files and builds the configuration; every refusal names the file and the fix.
     pub fn new(mode: SslMode, negotiation: Negotiation, files: &TlsFiles) -> Result<Tls, String> {
+        Tls::new_limited(mode, negotiation, files, TlsVersions::Both)
+    }
+
+    /// As [`Tls::new`], with only the protocol `versions` allowed.
+    pub fn new_limited(
+        mode: SslMode,
+        negotiation: Negotiation,
+        files: &TlsFiles,
+        versions: TlsVersions,
+    ) -> Result<Tls, String> {
         if mode == SslMode::Disable {
             return Ok(Tls::disabled());
         }
@@ -166,7 +198,7 @@ impl Tls {
             provider: provider.clone(),
         });
         let builder = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
+            .with_protocol_versions(versions.rustls())
             .map_err(|e| format!("cannot set up TLS: {e}"))?
             .dangerous()
             .with_custom_certificate_verifier(verifier);
