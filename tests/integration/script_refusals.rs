@@ -159,7 +159,7 @@ fn scripts_are_refused_aborted_or_run_as_pgbench_15_does() {
             vec![],
             Class::Refused,
             "too many arguments in command \"shell\"",
-            "too many arguments to \\shell",
+            "too many arguments in command \"shell\"",
         ),
         (
             "gset_column",
@@ -168,6 +168,48 @@ fn scripts_are_refused_aborted_or_run_as_pgbench_15_does() {
             Class::Aborted,
             "invalid variable name: \"a b\"",
             "invalid variable name: \"a b\"",
+        ),
+        // pgbench 15 finds these only when a client runs them: a run-time abort, not a
+        // refusal of the script.
+        (
+            "set_bad_name",
+            "\\set . 1\nselect 1;\n".into(),
+            vec![],
+            Class::Aborted,
+            "invalid variable name: \".\"",
+            "set: invalid variable name: \".\"",
+        ),
+        (
+            "pipeline_twice",
+            "\\startpipeline\n\\startpipeline\n".into(),
+            vec!["-M", "extended"],
+            Class::Aborted,
+            "already in pipeline mode",
+            "already in pipeline mode",
+        ),
+        (
+            "pipeline_no_start",
+            "\\endpipeline\n".into(),
+            vec!["-M", "extended"],
+            Class::Aborted,
+            "not in pipeline mode",
+            "not in pipeline mode",
+        ),
+        (
+            "pipeline_gset",
+            "\\startpipeline\nselect 1 \\gset f\n\\endpipeline\n".into(),
+            vec!["-M", "extended"],
+            Class::Aborted,
+            "gset is not allowed in pipeline mode",
+            "gset is not allowed in pipeline mode",
+        ),
+        (
+            "pipeline_open",
+            "\\startpipeline\nselect 1;\n".into(),
+            vec!["-M", "extended"],
+            Class::Aborted,
+            "end of script reached with pipeline open",
+            "end of script reached with pipeline open",
         ),
         (
             "shell_long",
