@@ -211,6 +211,40 @@ fn scripts_are_refused_aborted_or_run_as_pgbench_15_does() {
             "end of script reached with pipeline open",
             "end of script reached with pipeline open",
         ),
+        // Meta-command failures at run time say pgbench's words.
+        (
+            "setshell_missing",
+            "\\setshell v no-such-command\nselect 1;\n".into(),
+            vec![],
+            Class::Aborted,
+            "no-such-command: could not read result of shell command",
+            "no-such-command: could not read result of shell command",
+        ),
+        (
+            "shell_undefined",
+            "\\shell echo :nosuchvariable\nselect 1;\n".into(),
+            vec![],
+            Class::Aborted,
+            "echo: undefined variable \":nosuchvariable\"",
+            "echo: undefined variable \":nosuchvariable\"",
+        ),
+        (
+            "gset_two_rows",
+            "select 1 as v union select 2 \\gset\n".into(),
+            vec![],
+            Class::Aborted,
+            "expected one row, got 2",
+            "expected one row, got 2",
+        ),
+        // \setshell reads what the command printed, however it exited.
+        (
+            "setshell_status",
+            "\\setshell v sh -c \"echo 5; exit 3\"\nselect :v;\n".into(),
+            vec![],
+            Class::Ran,
+            "",
+            "",
+        ),
         (
             "shell_long",
             format!("\\shell true {}\nselect 1;\n", "x".repeat(250)),

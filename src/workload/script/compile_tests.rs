@@ -96,9 +96,18 @@ fn mistakes_point_at_the_place() {
         ("\\set x", "syntax error in command \"set\""),
         ("\\if", "syntax error in command \"if\""),
         ("\\set x 1 +", "syntax error in command \"set\""),
-        ("\\set x foo(1)", "unexpected function name (foo) in command \"set\""),
-        ("\\if 0\n\\else BAD\n\\endif", "unexpected argument in command \"else\""),
-        ("\\if 0\n\\endif BAD", "unexpected argument in command \"endif\""),
+        (
+            "\\set x foo(1)",
+            "unexpected function name (foo) in command \"set\"",
+        ),
+        (
+            "\\if 0\n\\else BAD\n\\endif",
+            "unexpected argument in command \"else\"",
+        ),
+        (
+            "\\if 0\n\\endif BAD",
+            "unexpected argument in command \"endif\"",
+        ),
         ("\\sleep", "missing argument in command \"sleep\""),
         ("\\shell", "missing command in command \"shell\""),
         ("\\setshell", "missing argument in command \"setshell\""),
@@ -127,7 +136,11 @@ fn run_time_refusals_compile_into_failing_commands() {
     for (src, index, says) in [
         ("\\set . 1", 0, "set: invalid variable name: \".\""),
         ("\\set 1x 2", 0, "set: invalid variable name: \"1x\""),
-        ("\\setshell a.b echo 1", 0, "setshell: invalid variable name"),
+        (
+            "\\setshell a.b echo 1",
+            0,
+            "setshell: invalid variable name",
+        ),
         (
             "\\startpipeline\n\\startpipeline\n",
             1,

@@ -83,10 +83,7 @@ impl<'a> Meta<'a> {
     fn missing(&self, what: &str, example: &str) -> CompileError {
         error(
             self.at,
-            format!(
-                "{what} in command \"{0}\": write {example}",
-                self.name
-            ),
+            format!("{what} in command \"{0}\": write {example}", self.name),
         )
     }
 }
