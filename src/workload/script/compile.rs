@@ -71,6 +71,9 @@ pub enum Command {
     SyncPipeline,
     /// `\endpipeline`: the last Sync, then every answer.
     EndPipeline,
+    /// A command pgbench 15 accepts when it reads the script but refuses when a client runs
+    /// it (`\set . 1`, `\startpipeline` twice...): aborts the client with this message.
+    Fail(String),
 }
 
 /// A `\sleep` count: a number, or a variable holding one.
@@ -200,8 +203,8 @@ pub fn valid_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| !c.is_ascii_digit()) && name.chars().all(name_char)
 }
 
-/// pgbench 15 finds a bad name only when a client first sets it, and aborts that client;
-/// tidebench refuses it before the run, as any other mistake in a script.
+/// A name pgbench refuses where it reads it with the script (a `\sleep :var`, a `\gset`
+/// prefix); a name `\set`/`\setshell` assign is checked when they run, as pgbench does.
 pub(super) fn check_name(name: &str, at: usize) -> Result<(), CompileError> {
     if !valid_name(name) {
         return Err(error(

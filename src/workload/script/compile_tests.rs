@@ -75,12 +75,8 @@ fn gset_joins_the_sql_before_it() {
 #[test]
 fn mistakes_point_at_the_place() {
     // pgbench 15 sets names of letters, digits, _ and non-ASCII, not starting with a digit.
-    for (src, at) in [
-        ("\\set a-b 2", 5),
-        ("\\set 1x 2", 5),
-        ("select 1 \\gset 1p", 15),
-        ("\\setshell a.b echo 1", 10),
-    ] {
+    // Where pgbench reads the name with the script, it refuses it there.
+    for (src, at) in [("select 1 \\gset 1p", 15), ("\\sleep :1x", 8)] {
         let e = build(src).unwrap_err();
         assert_eq!(e.at, at, "{src}");
         assert!(e.message.contains("invalid variable name"), "{src}: {e:?}");
@@ -90,21 +86,33 @@ fn mistakes_point_at_the_place() {
         ("\\gset", "must follow an SQL command"),
         ("\\sleep 1 fortnights", "time unit"),
         ("\\sleep x", "whole number"),
-        ("\\if true\nselect 1;", "without a matching \\endif"),
-        ("\\endif", "without a matching \\if"),
+        ("\\if true\nselect 1;", "\\if without matching \\endif"),
+        ("\\endif", "\\endif without matching \\if"),
+        ("\\else", "\\else without matching \\if"),
+        ("\\elif 1", "\\elif without matching \\if"),
         ("\\if true\n\\else\n\\else\n\\endif", "after \\else"),
-        ("\\frobnicate", "invalid command"),
+        ("\\frobnicate", "invalid command in command \"frobnicate\""),
+        ("\\set", "missing argument in command \"set\""),
+        ("\\set x", "syntax error in command \"set\""),
+        ("\\if", "syntax error in command \"if\""),
+        ("\\set x 1 +", "syntax error in command \"set\""),
         (
-            "\\startpipeline\nselect 1;",
-            "without a matching \\endpipeline",
+            "\\set x foo(1)",
+            "unexpected function name (foo) in command \"set\"",
         ),
-        ("\\endpipeline", "without a matching \\startpipeline"),
+        (
+            "\\if 0\n\\else BAD\n\\endif",
+            "unexpected argument in command \"else\"",
+        ),
+        (
+            "\\if 0\n\\endif BAD",
+            "unexpected argument in command \"endif\"",
+        ),
+        ("\\sleep", "missing argument in command \"sleep\""),
+        ("\\shell", "missing command in command \"shell\""),
+        ("\\setshell", "missing argument in command \"setshell\""),
+        ("\\setshell v", "missing argument in command \"setshell\""),
         ("\\syncpipeline", "outside a pipeline"),
-        ("\\startpipeline\n\\startpipeline", "inside a pipeline"),
-        (
-            "\\startpipeline\nselect 1 \\gset\n\\endpipeline",
-            "cannot be used in a pipeline",
-        ),
         (
             "\\if true\n\\startpipeline\n\\endif\n\\endpipeline",
             "branch it started in",
@@ -113,12 +121,52 @@ fn mistakes_point_at_the_place() {
             "\\startpipeline\n\\if true\n\\endpipeline\n\\endif",
             "branch it started in",
         ),
-        ("", "no command"),
+        ("", "empty command list for script"),
         ("select 1 \\gset a b", "too many"),
     ] {
         let e = build(src).unwrap_err();
         assert!(e.message.contains(says), "{src}: {}", e.message);
     }
+}
+
+/// What pgbench 15 refuses only when a client runs it compiles into a command that fails
+/// with pgbench's words; what comes before it still runs.
+#[test]
+fn run_time_refusals_compile_into_failing_commands() {
+    for (src, index, says) in [
+        ("\\set . 1", 0, "set: invalid variable name: \".\""),
+        ("\\set 1x 2", 0, "set: invalid variable name: \"1x\""),
+        (
+            "\\setshell a.b echo 1",
+            0,
+            "setshell: invalid variable name",
+        ),
+        (
+            "\\startpipeline\n\\startpipeline\n",
+            1,
+            "already in pipeline mode",
+        ),
+        ("\\endpipeline", 0, "not in pipeline mode"),
+        (
+            "\\startpipeline\nselect 1 \\gset f\n\\endpipeline",
+            1,
+            "\\gset is not allowed in pipeline mode",
+        ),
+        (
+            "\\startpipeline\nselect 1 \\aset\n\\endpipeline",
+            1,
+            "\\aset is not allowed in pipeline mode",
+        ),
+    ] {
+        let (cmds, _) = build(src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        let Command::Fail(m) = &cmds[index] else {
+            panic!("{src}: {cmds:?}")
+        };
+        assert!(m.contains(says), "{src}: {m}");
+    }
+    // A pipeline left open is the run's abort too (`end of script reached with pipeline
+    // open`), not a refusal.
+    assert!(build("\\startpipeline\nselect 1;").is_ok());
 }
 
 #[test]

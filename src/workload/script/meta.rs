@@ -1,8 +1,15 @@
 //! Meta-commands (`\set`, `\sleep`, `\shell`, `\if`..., `\gset`, pipelines) compiled one
 //! function each, with pgbench 15's rules for their arguments; a mistake points at the word
-//! pgbench's caret points at (or, where pgbench shows none, at the command).
+//! pgbench's caret points at (or, where pgbench shows none, at the command), and its message
+//! starts with pgbench's words (`missing argument in command "set"`), tidebench's fix after.
+//!
+//! What pgbench 15 finds only when a client runs the command (a bad variable name in `\set`,
+//! `\startpipeline` twice, `\endpipeline` outside a pipeline, `\gset` in a pipeline) compiles
+//! into [`Command::Fail`], which aborts the client when reached, as pgbench's run does.
 
-use super::compile::{check_name, error, Amount, Arg, Command, CompileError, Store, VarNames};
+use super::compile::{
+    check_name, error, valid_name, Amount, Arg, Command, CompileError, Store, VarNames,
+};
 use super::expr::{self, Expr};
 
 /// pgbench's limit on the words after a meta-command's name (its MAX_ARGS, 256, counts the
@@ -43,21 +50,41 @@ impl<'a> Meta<'a> {
         text: &str,
         text_at: usize,
     ) -> Result<Expr, CompileError> {
+        let name = self.name;
         if text.trim().is_empty() {
             return Err(error(
                 self.end(),
-                format!("\\{} needs an expression", self.name),
+                format!("syntax error in command \"{name}\": \\{name} needs an expression"),
             ));
         }
-        expr::parse(text, &mut |n: &str| vars.slot(n))
-            .map_err(|e| error(text_at + e.offset, e.message))
+        // pgbench names the command after the expression's own message.
+        expr::parse(text, &mut |n: &str| vars.slot(n)).map_err(|e| {
+            error(
+                text_at + e.offset,
+                format!("{} in command \"{name}\"", e.message),
+            )
+        })
     }
 
     fn no_arguments(&self) -> Result<(), CompileError> {
         match self.words.first() {
-            Some((_, at)) => Err(error(*at, format!("\\{} takes no argument", self.name))),
+            Some((_, at)) => Err(error(
+                *at,
+                format!(
+                    "unexpected argument in command \"{0}\": \\{0} takes none",
+                    self.name
+                ),
+            )),
             None => Ok(()),
         }
+    }
+
+    /// pgbench's "missing argument" refusal, with an example of the command written whole.
+    fn missing(&self, what: &str, example: &str) -> CompileError {
+        error(
+            self.at,
+            format!("{what} in command \"{0}\": write {example}", self.name),
+        )
     }
 }
 
@@ -70,9 +97,8 @@ struct OpenIf {
     seen_else: bool,
 }
 
-/// An open `\startpipeline`: where it was written and the `\if` depth it must end at.
+/// An open `\startpipeline`: the `\if` depth it must end at.
 struct OpenPipeline {
-    at: usize,
     depth: usize,
 }
 
@@ -97,16 +123,18 @@ impl<'v> Builder<'v> {
     /// The commands, once every `\if` and pipeline is closed.
     pub fn finish(self) -> Result<Vec<Command>, CompileError> {
         if let Some(unclosed) = self.ifs.last() {
-            return Err(error(unclosed.at, "\\if without a matching \\endif"));
-        }
-        if let Some(p) = self.pipeline {
             return Err(error(
-                p.at,
-                "\\startpipeline without a matching \\endpipeline",
+                unclosed.at,
+                "\\if without matching \\endif: close it with \\endif",
             ));
         }
+        // A pipeline still open at the end is pgbench 15's run-time abort ("end of script
+        // reached with pipeline open"), which `run` reports.
         if self.out.is_empty() {
-            return Err(error(0, "the script has no command"));
+            return Err(error(
+                0,
+                "empty command list for script: give the script at least one command",
+            ));
         }
         Ok(self.out)
     }
@@ -128,7 +156,7 @@ impl<'v> Builder<'v> {
             other => Err(error(
                 m.at,
                 format!(
-                    "invalid command \\{other}; pgbench's are \\set, \\sleep, \\setshell, \\shell, \
+                    "invalid command in command \"{other}\": pgbench's are \\set, \\sleep, \\setshell, \\shell, \
                      \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \
                      \\syncpipeline and \\endpipeline"
                 ),
@@ -150,29 +178,21 @@ impl<'v> Builder<'v> {
                 format!("\\{name} inside a pipeline: end the pipeline in the branch it started in"),
             ));
         }
-        if matches!(name, "gset" | "aset") {
-            return Err(error(
-                m.at,
-                format!(
-                    "\\{name} cannot be used in a pipeline: the results are not there yet \
-                     when the next command runs"
-                ),
-            ));
-        }
         Ok(())
     }
 
     fn set(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         let Some(&(var, var_at)) = m.words.first() else {
-            return Err(error(
-                m.at,
-                "\\set needs a variable name and an expression: \\set x 1 + 2",
-            ));
+            return Err(m.missing("missing argument", "\\set x 1 + 2"));
         };
-        check_name(var, var_at)?;
-        let slot = self.vars.slot(var);
         let after = var_at - m.rest_at + var.len();
         let expr = m.expression(self.vars, &m.rest[after..], m.rest_at + after)?;
+        if !valid_name(var) {
+            // pgbench 15 parses the expression, then aborts the client that sets the name.
+            self.out.push(Command::Fail(bad_name("set", var)));
+            return Ok(());
+        }
+        let slot = self.vars.slot(var);
         self.out.push(Command::Set { slot, expr });
         Ok(())
     }
@@ -181,11 +201,11 @@ impl<'v> Builder<'v> {
     /// or `\sleep :var [unit]`.
     fn sleep(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         let (amount, amount_at) = match m.words.as_slice() {
-            [] => return Err(error(m.at, "\\sleep needs a time: \\sleep 10 ms")),
+            [] => return Err(m.missing("missing argument", "\\sleep 10 ms")),
             [_, _, (_, extra_at), ..] => {
                 return Err(error(
                     *extra_at,
-                    "too many arguments to \\sleep: write \\sleep 10 ms",
+                    "too many arguments in command \"sleep\": write \\sleep 10 ms",
                 ))
             }
             [(a, a_at), ..] => (*a, *a_at),
@@ -219,17 +239,21 @@ impl<'v> Builder<'v> {
             return Err(error(
                 *extra_at,
                 format!(
-                    "too many arguments to \\{name}: pgbench takes at most {MAX_META_ARGS}; \
-                     put the command in a shell script and call that"
+                    "too many arguments in command \"{name}\": pgbench takes at most \
+                     {MAX_META_ARGS}; put the command in a shell script and call that"
                 ),
             ));
         }
         let mut words = m.words.iter();
         let set = if name == "setshell" {
-            let Some(&(var, var_at)) = words.next() else {
-                return Err(error(m.at, "\\setshell needs a variable and a command"));
+            let (Some(&(var, _)), true) = (words.next(), m.words.len() > 1) else {
+                return Err(m.missing("missing argument", "\\setshell x echo 1"));
             };
-            check_name(var, var_at)?;
+            if !valid_name(var) {
+                // As `\set`: pgbench 15 aborts the client that sets the name.
+                self.out.push(Command::Fail(bad_name("setshell", var)));
+                return Ok(());
+            }
             Some(self.vars.slot(var))
         } else {
             None
@@ -242,7 +266,7 @@ impl<'v> Builder<'v> {
             })
             .collect();
         if argv.is_empty() {
-            return Err(error(m.at, format!("\\{name} needs a command")));
+            return Err(m.missing("missing command", "\\shell echo 1"));
         }
         self.out.push(Command::Shell { set, argv });
         Ok(())
@@ -268,7 +292,10 @@ impl<'v> Builder<'v> {
     fn elif_else(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         let name = m.name;
         let Some(top) = self.ifs.last_mut() else {
-            return Err(error(m.at, format!("\\{name} without a matching \\if")));
+            return Err(error(
+                m.at,
+                format!("\\{name} without matching \\if: open the chain with \\if first"),
+            ));
         };
         if top.seen_else {
             return Err(error(m.at, format!("\\{name} after \\else")));
@@ -302,7 +329,10 @@ impl<'v> Builder<'v> {
     fn endif(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         m.no_arguments()?;
         let Some(top) = self.ifs.pop() else {
-            return Err(error(m.at, "\\endif without a matching \\if"));
+            return Err(error(
+                m.at,
+                "\\endif without matching \\if: open the chain with \\if first",
+            ));
         };
         let end = self.out.len();
         if let Some(b) = top.last_branch {
@@ -326,11 +356,17 @@ impl<'v> Builder<'v> {
             [_, (_, extra_at), ..] => {
                 return Err(error(
                     *extra_at,
-                    format!("too many arguments to \\{name}: it takes one prefix"),
+                    format!("too many arguments in command \"{name}\": it takes one prefix"),
                 ))
             }
         };
+        let in_pipeline = self.pipeline.is_some();
         match self.out.last_mut() {
+            Some(last @ Command::Sql(_)) if in_pipeline => {
+                // pgbench 15 aborts the client when it reaches the query, before sending it.
+                *last = Command::Fail(format!("\\{name} is not allowed in pipeline mode"));
+                Ok(())
+            }
             Some(Command::Sql(sql)) if sql.store.is_none() => {
                 sql.store = Some(Store {
                     all: name == "aset",
@@ -345,10 +381,12 @@ impl<'v> Builder<'v> {
     fn start_pipeline(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         m.no_arguments()?;
         if self.pipeline.is_some() {
-            return Err(error(m.at, "\\startpipeline inside a pipeline"));
+            self.out.push(Command::Fail(
+                "already in pipeline mode: end the pipeline with \\endpipeline first".into(),
+            ));
+            return Ok(());
         }
         self.pipeline = Some(OpenPipeline {
-            at: m.at,
             depth: self.ifs.len(),
         });
         self.out.push(Command::StartPipeline);
@@ -367,10 +405,10 @@ impl<'v> Builder<'v> {
     fn end_pipeline(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         m.no_arguments()?;
         let Some(p) = self.pipeline.take() else {
-            return Err(error(
-                m.at,
-                "\\endpipeline without a matching \\startpipeline",
+            self.out.push(Command::Fail(
+                "not in pipeline mode: start the pipeline with \\startpipeline first".into(),
             ));
+            return Ok(());
         };
         if self.ifs.len() != p.depth {
             return Err(error(
@@ -382,6 +420,14 @@ impl<'v> Builder<'v> {
         self.out.push(Command::EndPipeline);
         Ok(())
     }
+}
+
+/// pgbench 15's run-time message for a command that sets a variable whose name it refuses.
+fn bad_name(command: &str, name: &str) -> String {
+    format!(
+        "{command}: invalid variable name: \"{name}\"; assignment of meta-command failed \
+         (a name is letters, digits and _, and does not start with a digit)"
+    )
 }
 
 /// A word and its offset in the file.

@@ -236,6 +236,8 @@ pub async fn run(
                         break 'step Err(e.into());
                     }
                 }
+                // Only ever reached once per client: it ends the client.
+                Command::Fail(m) => break 'step Err(Failed::Script(m.clone())),
             }
             Ok(Flow::Next)
         };
@@ -259,11 +261,19 @@ pub async fn run(
             }
         };
     }
-    // pgbench 15 ends a client whose script ends inside a transaction block, rather than
-    // run its next transaction inside the same one.
+    // pgbench 15 ends a client whose script ends in a pipeline or inside a transaction
+    // block, rather than run its next transaction inside the same one. The message starts
+    // with pgbench's words.
+    if conn.in_pipeline() {
+        return Err(pgwire::Error::client(format!(
+            "end of script reached with pipeline open (script \"{}\"); end the pipeline \
+             with \\endpipeline in the script",
+            code.name
+        )));
+    }
     if conn.tx_status() != pgwire::TxStatus::Idle {
         return Err(pgwire::Error::client(format!(
-            "script \"{}\": end of script reached without completing the last transaction; \
+            "end of script reached without completing the last transaction (script \"{}\"); \
              end the script with COMMIT (or END) after its BEGIN",
             code.name
         )));
@@ -286,10 +296,12 @@ fn sleep_us(
 ) -> Result<u64, String> {
     let n = match amount {
         Amount::Fixed(n) => n,
-        Amount::Var(slot) => match read_var(&mut vars.slots[slot], names.name(slot))? {
+        Amount::Var(slot) => match read_var(&mut vars.slots[slot], names.name(slot))
+            .map_err(|m| format!("sleep: {m}; execution of meta-command failed"))?
+        {
             Value::Int(n) => n,
             Value::Double(d) => d as i64,
-            other => return Err(format!("\\sleep needs a number, not {other:?}")),
+            other => return Err(format!("sleep: \\sleep needs a number, not {other:?}")),
         },
     };
     Ok(u64::try_from(n.saturating_mul(unit_us)).unwrap_or(0))
@@ -302,12 +314,23 @@ fn run_shell(
     names: &VarNames,
     vars: &mut ClientVars,
 ) -> Result<(), String> {
-    let out = shell(argv, set.is_some(), names, vars)?;
+    let out = shell(argv, set.is_some(), names, vars)
+        .map_err(|m| format!("{m}; execution of meta-command failed"))?;
     if let Some(slot) = set {
-        let text = out.trim();
+        // pgbench reads the first line the command prints (its exit status aside).
+        let Some(line) = out.lines().next() else {
+            return Err(format!(
+                "{}: could not read result of shell command; execution of meta-command \
+                 failed (\\setshell takes the number the command prints)",
+                command_word(argv, names)
+            ));
+        };
+        let text = line.trim();
         if text.parse::<i64>().is_err() {
             return Err(format!(
-                "\\setshell: the command printed \"{text}\", not an integer"
+                "{}: shell command must return an integer (not \"{text}\"); execution of \
+                 meta-command failed",
+                command_word(argv, names)
             ));
         }
         vars.set_text(slot, text);
@@ -404,7 +427,7 @@ async fn run_sql(
             .map_or(0, |last| result.set_rows(last).len());
         if rows != 1 {
             return Err(Failed::Script(format!(
-                "\\gset expects one row, got {rows}"
+                "\\gset: expected one row, got {rows}"
             )));
         }
     }
@@ -421,7 +444,8 @@ async fn run_sql(
             if !valid_name(&vars.name) {
                 let command = if store.all { "aset" } else { "gset" };
                 return Err(Failed::Script(format!(
-                    "{command}: invalid variable name: \"{}\"; name the column with AS",
+                    "{command}: invalid variable name: \"{0}\"; error storing into variable \
+                     {0} (name the column with AS)",
                     vars.name
                 )));
             }
@@ -459,7 +483,11 @@ fn shell(
             Arg::Var(slot) => {
                 let s = &vars.slots[*slot];
                 if !s.defined {
-                    return Err(format!("undefined variable \"{}\"", names.name(*slot)));
+                    return Err(format!(
+                        "{}: undefined variable \":{}\"",
+                        command_word(argv, names),
+                        names.name(*slot)
+                    ));
                 }
                 line.push_str(&s.text);
             }
@@ -467,8 +495,9 @@ fn shell(
     }
     if line.len() > MAX_SHELL_LINE {
         return Err(format!(
-            "shell command is too long ({} bytes; pgbench takes at most {MAX_SHELL_LINE}): \
-             put it in a shell script and call that",
+            "{}: shell command is too long ({} bytes; pgbench takes at most \
+             {MAX_SHELL_LINE}): put it in a shell script and call that",
+            command_word(argv, names),
             line.len()
         ));
     }
@@ -477,11 +506,27 @@ fn shell(
     if !capture {
         process.stdout(Stdio::inherit());
     }
-    let out = process
-        .output()
-        .map_err(|e| format!("cannot run \"{line}\": {e}"))?;
-    if !out.status.success() {
-        return Err(format!("\"{line}\" failed ({})", out.status));
+    let launch = |why: String| {
+        format!(
+            "{}: could not launch shell command ({why})",
+            command_word(argv, names)
+        )
+    };
+    let out = process.output().map_err(|e| launch(e.to_string()))?;
+    // `\shell` fails on a command that fails; `\setshell` only on one that prints nothing
+    // (pgbench 15 reads its output and does not look at how it exited).
+    if !capture && !out.status.success() {
+        return Err(launch(out.status.to_string()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The command's first word as written (`:var` for a variable), which pgbench's messages
+/// about a shell command start with.
+fn command_word(argv: &[Arg], names: &VarNames) -> String {
+    match argv.first() {
+        Some(Arg::Text(t)) => t.clone(),
+        Some(Arg::Var(slot)) => format!(":{}", names.name(*slot)),
+        None => String::new(),
+    }
 }

@@ -177,7 +177,8 @@ fn sources(named: Vec<Named>) -> Result<Vec<Source>, String> {
             (Some(path), _) => {
                 let text = std::fs::read_to_string(&path).map_err(|e| {
                     format!(
-                        "cannot read script {path}: {e} (give a pgbench script file with -f FILE)"
+                        "could not open file \"{path}\": {e} (give a pgbench script file \
+                         with -f FILE)"
                     )
                 })?;
                 let stem = Path::new(&path)
@@ -299,9 +300,8 @@ fn too_many_params(commands: &[Command], options: &OptionValues) -> Option<Compi
         Command::Sql(sql) if sql.params.len() > MAX_PARAMS => Some(CompileError {
             at: sql.at,
             message: format!(
-                "statement has {} variables, but pgbench sends at most {MAX_PARAMS} \
-                 parameters (maximum is {MAX_PARAMS}); split the statement, or run with \
-                 -M simple",
+                "statement has too many arguments (maximum is {MAX_PARAMS}): it has {} \
+                 variables; split the statement, or run with -M simple",
                 sql.params.len()
             ),
         }),
@@ -309,7 +309,7 @@ fn too_many_params(commands: &[Command], options: &OptionValues) -> Option<Compi
     })
 }
 
-/// `file:line:col: message`, then the line and a caret under the column.
+/// `file:line:col: message`, then the line and pgbench's caret under the column.
 fn pointed(origin: &str, text: &str, at: usize, message: &str) -> String {
     let (line, col, shown) = locate(text, at);
     let pad: String = shown
@@ -317,7 +317,7 @@ fn pointed(origin: &str, text: &str, at: usize, message: &str) -> String {
         .take(col - 1)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    format!("{origin}:{line}:{col}: {message}\n    {shown}\n    {pad}^")
+    format!("{origin}:{line}:{col}: {message}\n    {shown}\n    {pad}^ error found here")
 }
 
 #[cfg(test)]
@@ -390,7 +390,7 @@ mod tests {
         let e = load(&options(&[&path.display().to_string()], &[], &[])).unwrap_err();
         assert!(e.contains("bad.sql:2:10: unrecognized time unit"), "{e}");
         assert!(
-            e.ends_with("    \\sleep 2 fortnights\n             ^"),
+            e.ends_with("    \\sleep 2 fortnights\n             ^ error found here"),
             "{e}"
         );
         for (files, builtins, defines, says) in [
@@ -399,7 +399,7 @@ mod tests {
                 vec!["/nonexistent/x.sql"],
                 vec![],
                 vec![],
-                "cannot read script",
+                "could not open file \"/nonexistent/x.sql\"",
             ),
             (vec![], vec!["nope"], vec![], "no built-in script"),
             (vec![], vec!["select-only@x"], vec![], "not a whole number"),
@@ -444,10 +444,10 @@ mod tests {
         for protocol in ["extended", "prepared"] {
             let e = with(protocol).unwrap_err();
             assert!(
-                e.contains("wide.sql:2:1: statement has 256 variables"),
+                e.contains("wide.sql:2:1: statement has too many arguments (maximum is 255)"),
                 "{e}"
             );
-            assert!(e.contains("maximum is 255"), "{e}");
+            assert!(e.contains("it has 256 variables"), "{e}");
         }
         assert!(with("simple").is_ok());
         assert!(load(&options(&[&file], &[], &[])).is_ok());
