@@ -233,12 +233,19 @@ fn tidebench_pgbench_agrees_with_pgbench_on_its_own_cases() {
 
     let all = cases();
     let mut failed = Vec::new();
+    let mut documented = 0;
     for case in &all {
         let dir = script_dir(case);
         let referee = run_tool("pgbench", &home, &inst, dir.path(), case);
         let ours = run_tool("tidebench", &home, &inst, dir.path(), case);
         let diff = differences(case, &referee, &ours);
-        if !diff.is_empty() {
+        if !diff.is_empty() && !case.differs.is_empty() {
+            println!(
+                "case {:?} differs as documented: {}",
+                case.name, case.differs
+            );
+            documented += 1;
+        } else if !diff.is_empty() {
             failed.push(format!(
                 "case {:?} ({}): args {:?}\n- {}\n--- pgbench said:\n{}\n--- tidebench said:\n{}",
                 case.name,
@@ -250,10 +257,10 @@ fn tidebench_pgbench_agrees_with_pgbench_on_its_own_cases() {
             ));
         }
     }
-    let agree = all.len() - failed.len();
+    let agree = all.len() - failed.len() - documented;
     // The count the README quotes.
     println!(
-        "pgbench conformance: {} cases, {agree} agree, {} differ",
+        "pgbench conformance: {} cases, {agree} agree, {documented} differ as documented, {} differ",
         all.len(),
         failed.len()
     );
