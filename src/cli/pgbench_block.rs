@@ -47,9 +47,8 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
     }
     // The transaction that aborted a client is in tidebench's failures (class other);
     // pgbench leaves it out of every count.
-    let failed = t
-        .failed
-        .saturating_sub(summary.aborted_clients.len() as u64);
+    let aborted = summary.aborted_clients.len() as u64;
+    let failed = t.failed - aborted.min(t.failed_by_class.other).min(t.failed);
     let all = done + failed;
     let _ = writeln!(
         out,
@@ -322,6 +321,7 @@ mod tests {
         s.totals.committed = 0;
         s.totals.expected_rollback = 0;
         s.totals.failed = 1;
+        s.totals.failed_by_class.other = 1;
         s.aborted_clients = vec![crate::results::down::AbortedClient {
             client: 0,
             at_s: 0.0,
