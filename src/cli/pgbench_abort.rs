@@ -18,35 +18,70 @@
 use super::pgbench_plan::Script;
 use crate::results::down::AbortedClient;
 
+/// The two shapes of an abort message the driver writes (see the module's header).
+enum Shape<'a> {
+    /// A script's own runtime error: its command counted from 1.
+    Script {
+        name: &'a str,
+        number: u32,
+        text: &'a str,
+    },
+    /// A server error: its command counted from 0, as pgbench's.
+    Server {
+        name: &'a str,
+        command: u32,
+        text: &'a str,
+    },
+    Other,
+}
+
+fn shape(message: &str) -> Shape<'_> {
+    if let Some((name, number, text)) = message.strip_prefix("script ").and_then(named_command) {
+        return Shape::Script { name, number, text };
+    }
+    match named_command(message) {
+        Some((name, command, text)) => Shape::Server {
+            name,
+            command,
+            text,
+        },
+        None => Shape::Other,
+    }
+}
+
 /// pgbench's line for one aborted client (without the `pgbench: error: ` prefix).
 pub fn line(aborted: &AbortedClient, scripts: &[Script]) -> String {
     let client = aborted.client;
-    let message = aborted.message.as_str();
-    if let Some(rest) = message.strip_prefix("script ") {
-        if let Some((name, number, text)) = named_command(rest) {
-            // The script's numbering starts at 1, pgbench's at 0.
-            let command = number.saturating_sub(1);
-            return match script_index(scripts, name) {
-                Some(s) => {
-                    format!("client {client} aborted in command {command} of script {s}: {text}")
-                }
-                None => format!(
-                    "client {client} aborted in command {command} of script \"{name}\": {text}"
-                ),
-            };
-        }
+    let place = |name: &str| match script_index(scripts, name) {
+        Some(s) => s.to_string(),
+        None => format!("\"{name}\""),
+    };
+    match shape(&aborted.message) {
+        // The script's numbering starts at 1, pgbench's at 0.
+        Shape::Script { name, number, text } => format!(
+            "client {client} aborted in command {} of script {}: {text}",
+            number.saturating_sub(1),
+            place(name)
+        ),
+        Shape::Server {
+            name,
+            command,
+            text,
+        } => format!(
+            "client {client} script {} aborted in command {command} query 0: {text}",
+            place(name)
+        ),
+        Shape::Other => format!("client {client} aborted: {}", aborted.message),
     }
-    if let Some((name, command, text)) = named_command(message) {
-        return match script_index(scripts, name) {
-            Some(s) => {
-                format!("client {client} script {s} aborted in command {command} query 0: {text}")
-            }
-            None => format!(
-                "client {client} script \"{name}\" aborted in command {command} query 0: {text}"
-            ),
-        };
+}
+
+/// The script (its place on the command line) whose transaction aborted the client, when the
+/// message names it.
+pub fn script_of(aborted: &AbortedClient, scripts: &[Script]) -> Option<usize> {
+    match shape(&aborted.message) {
+        Shape::Script { name, .. } | Shape::Server { name, .. } => script_index(scripts, name),
+        Shape::Other => None,
     }
-    format!("client {client} aborted: {message}")
 }
 
 /// `"NAME" command N: TEXT` → (NAME, N, TEXT).
@@ -125,6 +160,20 @@ mod tests {
             line(&aborted(2, odd), &scripts(&["x"])),
             format!("client 2 aborted: {odd}")
         );
+    }
+
+    #[test]
+    fn the_script_of_an_abort_is_its_place_on_the_command_line() {
+        let all = scripts(&["a", "b"]);
+        assert_eq!(
+            script_of(&aborted(0, "\"b\" command 2: ERROR:  x"), &all),
+            Some(1)
+        );
+        assert_eq!(
+            script_of(&aborted(0, "script \"a\" command 1: x"), &all),
+            Some(0)
+        );
+        assert_eq!(script_of(&aborted(0, "end of script reached"), &all), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use super::pgbench_abort;
 use super::pgbench_plan::{Facts, Length};
 use crate::event::ProgressLine;
 use crate::results::{Stats, Summary};
@@ -178,6 +179,14 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
             .map(|s| s.committed + s.expected_rollback)
             .sum();
         let failed: u64 = stats.iter().map(|s| s.failed).sum();
+        // As in the totals: the transactions that aborted clients are not pgbench's failures.
+        let other: u64 = stats.iter().map(|s| s.failed_by_class.other).sum();
+        let aborted = summary
+            .aborted_clients
+            .iter()
+            .filter(|a| pgbench_abort::script_of(a, &facts.scripts) == Some(i))
+            .count() as u64;
+        let failed = failed - aborted.min(other).min(failed);
         let _ = writeln!(
             out,
             " - {n} transactions ({:.1}% of total, tps = {:.6})",

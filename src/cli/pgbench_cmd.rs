@@ -394,6 +394,7 @@ Taken (pgbench's meaning):
   -T, --time=NUM           duration in seconds
   --failures-detailed      failures by kind in the summary block
   --max-tries=NUM          tries per transaction on serialization failure or deadlock
+                           (0: unlimited, with -T only; run as 4294967295 tries)
   --random-seed=SEED       an integer, time or rand
   --show-script=NAME       print a built-in script, then exit
   -h, -p, -U               host or socket dir, port, user
