@@ -184,7 +184,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
             .any(|a| w.starts_with(&format!("client {} aborted at ", a.client)))
     };
     for w in outcome.warnings.iter().filter(|w| !abort_warning(w)) {
-        eprintln!("warning: {w}");
+        eprintln!("{NAME}: warning: {w}");
     }
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
     let scale = outcome.scales.first().copied();
