@@ -11,6 +11,7 @@ pub mod experiment_cmd;
 pub mod instance_cmd;
 mod launch_cmd;
 mod overhead_cmd;
+mod pgbench_abort;
 mod pgbench_argv;
 mod pgbench_block;
 pub mod pgbench_cmd;

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use super::pgbench_abort;
 use super::pgbench_plan::{Facts, Length};
 use crate::event::ProgressLine;
 use crate::results::{Stats, Summary};
@@ -45,12 +46,15 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
             let _ = writeln!(out, "number of transactions actually processed: {done}");
         }
     }
-    let all = done + t.failed;
+    // The transaction that aborted a client is in tidebench's failures (class other);
+    // pgbench leaves it out of every count.
+    let aborted = summary.aborted_clients.len() as u64;
+    let failed = t.failed - aborted.min(t.failed_by_class.other).min(t.failed);
+    let all = done + failed;
     let _ = writeln!(
         out,
-        "number of failed transactions: {} ({:.3}%)",
-        t.failed,
-        percent(t.failed, all)
+        "number of failed transactions: {failed} ({:.3}%)",
+        percent(failed, all)
     );
     if facts.failures_detailed {
         let by = &t.failed_by_class;
@@ -81,7 +85,7 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
     if done == 0 {
         return out;
     }
-    latency_lines(&mut out, facts, summary, all);
+    latency_lines(&mut out, facts, summary, all, failed);
     let tps = rate(done, summary.duration_s);
     if facts.connect_each {
         // pgbench's "average connection time" line needs the time each -C connection took,
@@ -122,7 +126,7 @@ fn commands(out: &mut String, summary: &Summary, txn_type: &str, indent: &str) {
 
 /// Latency as pgbench gives it: average and stddev of the samples with -P, -R or -L; else
 /// the average the clients' time implies (duration × clients / transactions).
-fn latency_lines(out: &mut String, facts: &Facts, summary: &Summary, all: u64) {
+fn latency_lines(out: &mut String, facts: &Facts, summary: &Summary, all: u64, failed: u64) {
     let t = &summary.totals;
     match (&t.latency_ms, facts.latency_samples) {
         (Some(l), true) => {
@@ -134,7 +138,7 @@ fn latency_lines(out: &mut String, facts: &Facts, summary: &Summary, all: u64) {
                 out,
                 "latency average = {:.3} ms{}",
                 summary.duration_s * 1000.0 * facts.clients as f64 / all as f64,
-                if t.failed > 0 {
+                if failed > 0 {
                     " (including failures)"
                 } else {
                     ""
@@ -175,6 +179,14 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
             .map(|s| s.committed + s.expected_rollback)
             .sum();
         let failed: u64 = stats.iter().map(|s| s.failed).sum();
+        // As in the totals: the transactions that aborted clients are not pgbench's failures.
+        let other: u64 = stats.iter().map(|s| s.failed_by_class.other).sum();
+        let aborted = summary
+            .aborted_clients
+            .iter()
+            .filter(|a| pgbench_abort::script_of(a, &facts.scripts) == Some(i))
+            .count() as u64;
+        let failed = failed - aborted.min(other).min(failed);
         let _ = writeln!(
             out,
             " - {n} transactions ({:.1}% of total, tps = {:.6})",
@@ -221,9 +233,10 @@ pub fn progress_line(p: &ProgressLine, max_tries: i64) -> String {
     out
 }
 
+/// A share in percent; of nothing it is NaN, which pgbench prints as `NaN` (as Rust does).
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {
-        0.0
+        f64::NAN
     } else {
         100.0 * part as f64 / whole as f64
     }
@@ -309,6 +322,33 @@ mod tests {
         ] {
             assert!(block.contains(line), "{line} not in\n{block}");
         }
+    }
+
+    #[test]
+    fn an_aborted_client_s_transaction_is_not_a_failure_and_nothing_is_nan_percent() {
+        let mut s = summary();
+        s.totals.committed = 0;
+        s.totals.expected_rollback = 0;
+        s.totals.failed = 1;
+        s.totals.failed_by_class.other = 1;
+        s.aborted_clients = vec![crate::results::down::AbortedClient {
+            client: 0,
+            at_s: 0.0,
+            message: "\"bad\" command 1: ERROR:  boom".into(),
+        }];
+        let f = Facts {
+            length: Length::PerClient(1),
+            clients: 1,
+            ..facts()
+        };
+        let block = render(&f, &s, Some(1), Duration::ZERO);
+        assert!(
+            block.ends_with(
+                "number of transactions actually processed: 0/1\n\
+                 number of failed transactions: 0 (NaN%)\n"
+            ),
+            "{block}"
+        );
     }
 
     #[test]

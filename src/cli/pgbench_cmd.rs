@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::pgbench_plan::{self, Facts, Known, Refusal, Request};
-use super::{args, pgbench_block, pgbench_values, CliError, Command, WorkloadFlags};
+use super::{args, pgbench_abort, pgbench_block, pgbench_values, CliError, Command, WorkloadFlags};
 use crate::config;
 use crate::driver::Stop;
 use crate::event::{Event, Sink};
@@ -167,28 +167,29 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
             .on_signals(Arc::clone(&events), super::exit_on_second_signal),
     );
     println!("pgbench (tidebench {})", env!("CARGO_PKG_VERSION"));
-    if facts.vacuum {
-        rt.block_on(vacuum(facts, home))?;
+    if let Some(code) = rt.block_on(before_run(facts, home))? {
+        return Ok(code);
     }
     let outcome = rt
         .block_on(crate::runner::run(plan, home, stop, events))
         .map_err(|e| CliError::usage(e.to_string()))?;
-    for w in &outcome.warnings {
-        eprintln!("warning: {w}");
+    let s = &outcome.summary;
+    // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
+    for a in &s.aborted_clients {
+        eprintln!("{NAME}: error: {}", pgbench_abort::line(a, &facts.scripts));
+    }
+    let abort_warning = |w: &str| {
+        s.aborted_clients
+            .iter()
+            .any(|a| w.starts_with(&format!("client {} aborted at ", a.client)))
+    };
+    for w in outcome.warnings.iter().filter(|w| !abort_warning(w)) {
+        eprintln!("{NAME}: warning: {w}");
     }
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
     let scale = outcome.scales.first().copied();
-    if let Some(s) = scale.filter(|_| facts.internal && facts.scale_given) {
-        eprintln!(
-            "{NAME}: warning: scale option ignored, using count from pgbench_branches table ({s})"
-        );
-    }
-    print!(
-        "{}",
-        pgbench_block::render(facts, &outcome.summary, scale, connect)
-    );
+    print!("{}", pgbench_block::render(facts, s, scale, connect));
     eprintln!("{NAME}: results in {}", outcome.dir.display());
-    let s = &outcome.summary;
     if s.failure.is_some() || !s.aborted_clients.is_empty() {
         if let Some(why) = &s.failure {
             eprintln!("{NAME}: error: {why}");
@@ -203,10 +204,13 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     })
 }
 
-/// pgbench's vacuum before a run (not with -n): branches and tellers vacuumed, history
-/// emptied, accounts too with -v; a statement that fails is said and passed over, as
-/// pgbench passes over it.
-async fn vacuum(facts: &Facts, home: &Home) -> Result<(), CliError> {
+/// What pgbench does on the server before a run: with a built-in script it counts
+/// pgbench_branches (its scale), refusing as pgbench does when the table is not there, before
+/// anything else touches the tables; then its vacuum unless -n. `Some(code)`: stop there.
+async fn before_run(facts: &Facts, home: &Home) -> Result<Option<u8>, CliError> {
+    if !facts.internal && !facts.vacuum {
+        return Ok(None);
+    }
     let spec = config::TargetSpec::parse(&facts.target)
         .map_err(|m| CliError::usage(format!("target: {m}")))?;
     let target = crate::runner::resolve_target(&spec, home)
@@ -216,15 +220,73 @@ async fn vacuum(facts: &Facts, home: &Home) -> Result<(), CliError> {
         .connect_tokio()
         .await
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let run = |sql: &'static str| {
-        let client = &client;
-        async move {
-            if let Err(e) = client.batch_execute(sql).await {
+    if facts.internal {
+        if let Err(code) = count_branches(&client, &target.params.dbname, facts).await {
+            return Ok(Some(code));
+        }
+    }
+    if facts.vacuum {
+        vacuum(&client, facts).await;
+    }
+    Ok(None)
+}
+
+/// pgbench's `select count(*) from pgbench_branches` for a built-in script: without the table
+/// its error, its hint to initialize, and exit 1; with -s its warning that the count wins.
+async fn count_branches(
+    client: &tokio_postgres::Client,
+    dbname: &str,
+    facts: &Facts,
+) -> Result<(), u8> {
+    match client
+        .query_one("select count(*) from pgbench_branches", &[])
+        .await
+    {
+        Ok(row) => {
+            if facts.scale_given {
+                let count: i64 = row.try_get(0).unwrap_or_default();
                 eprintln!(
-                    "{NAME}: error: {}\n(ignoring this error and continuing anyway)",
-                    crate::target::describe_pg_error(&e)
+                    "{NAME}: warning: scale option ignored, using count from pgbench_branches \
+                     table ({count})"
                 );
             }
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!(
+                "{NAME}: error: could not count number of branches: {}",
+                server_words(&e)
+            );
+            if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) {
+                eprintln!(
+                    "{NAME}: hint: Perhaps you need to do initialization (\"pgbench -i\") in \
+                     database \"{dbname}\"."
+                );
+            }
+            Err(EXIT_PGBENCH_USAGE)
+        }
+    }
+}
+
+/// A server's error as libpq words it (`ERROR:  relation ... does not exist`); another error
+/// as tidebench describes it.
+fn server_words(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}:  {}", db.severity(), db.message()),
+        None => crate::target::describe_pg_error(e),
+    }
+}
+
+/// pgbench's vacuum before a run (not with -n): branches and tellers vacuumed, history
+/// emptied, accounts too with -v; a statement that fails is said and passed over, as
+/// pgbench passes over it.
+async fn vacuum(client: &tokio_postgres::Client, facts: &Facts) {
+    let run = |sql: &'static str| async move {
+        if let Err(e) = client.batch_execute(sql).await {
+            eprintln!(
+                "{NAME}: error: {}\n(ignoring this error and continuing anyway)",
+                crate::target::describe_pg_error(&e)
+            );
         }
     };
     eprint!("starting vacuum...");
@@ -237,7 +299,6 @@ async fn vacuum(facts: &Facts, home: &Home) -> Result<(), CliError> {
         run("vacuum analyze pgbench_accounts").await;
         eprintln!("end.");
     }
-    Ok(())
 }
 
 /// Where the drop-in's results dirs go: `$TIDEBENCH_HOME/pgbench-runs/` when the variable is
@@ -333,6 +394,7 @@ Taken (pgbench's meaning):
   -T, --time=NUM           duration in seconds
   --failures-detailed      failures by kind in the summary block
   --max-tries=NUM          tries per transaction on serialization failure or deadlock
+                           (0: unlimited, with -T only; run as 4294967295 tries)
   --random-seed=SEED       an integer, time or rand
   --show-script=NAME       print a built-in script, then exit
   -h, -p, -U               host or socket dir, port, user

@@ -434,6 +434,12 @@ impl Builder {
                 "specify either a number of transactions (-t) or a duration (-T), not both",
             ));
         }
+        if self.facts.max_tries == 0 && !given("time") && !given("latency-limit") {
+            return Err(refuse(
+                "an unlimited number of transaction tries can only be used with --latency-limit \
+                 or a duration (-T)",
+            ));
+        }
         if let Some(spelled) = self.unsupported.take() {
             return Err(not_supported(&spelled));
         }
@@ -491,7 +497,7 @@ impl Builder {
             "--protocol".into(),
             f.protocol.clone(),
             "--max-tries".into(),
-            f.max_tries.to_string(),
+            run_max_tries(f.max_tries),
         ];
         match f.length {
             Length::Seconds(s) => out.extend(["--duration".into(), format!("{s}s")]),
@@ -581,6 +587,15 @@ fn partitions_above_zero(g: &Given) -> bool {
             .as_deref()
             .and_then(|v| v.trim().parse::<i64>().ok())
             .is_some_and(|n| n > 0)
+}
+
+/// `--max-tries` for `run`: pgbench's 0 (unlimited, allowed only with -T or --latency-limit)
+/// becomes the most tidebench counts, 4294967295 tries: the run's end stops the retries first.
+fn run_max_tries(pgbench: i64) -> String {
+    match pgbench {
+        0 => u32::MAX.to_string(),
+        n => n.to_string(),
+    }
 }
 
 /// The refusal of an option tidebench has no counterpart for (yet).

@@ -218,3 +218,21 @@ fn the_database_name_comes_as_pgbench_finds_it() {
     );
     assert_eq!(target(None, None, None, "my db"), "dbname='my db'");
 }
+
+#[test]
+fn unlimited_tries_need_a_duration_and_become_the_most_run_counts() {
+    assert!(
+        refusal("--max-tries 0 -t 5").contains(
+            "an unlimited number of transaction tries can only be used with --latency-limit \
+             or a duration (-T)"
+        ),
+        "{}",
+        refusal("--max-tries 0")
+    );
+    let (args, f) = bench("--max-tries 0 -T 2");
+    assert!(has(&args, "--max-tries", "4294967295"), "{args:?}");
+    // pgbench prints no "maximum number of tries" line for 0: the facts keep its value.
+    assert_eq!(f.max_tries, 0);
+    let (args, _) = bench("--max-tries 3 -T 2");
+    assert!(has(&args, "--max-tries", "3"), "{args:?}");
+}

@@ -329,3 +329,114 @@ fn init_loads_what_pgbench_runs_on_and_bad_options_exit_1() {
         (ours.status.code(), ours.stderr)
     );
 }
+
+/// pgbench's stderr lines that say `what`, without the program's prefix.
+fn said(o: &Output, what: &str) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(what))
+        .map(|l| {
+            l.trim_start_matches("tidebench pgbench: ")
+                .trim_start_matches("pgbench: ")
+                .to_string()
+        })
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn issue_38_aborts_missing_tables_and_unlimited_tries_say_what_pgbench_says() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "dropin-abort");
+    support::prepare_tpcb(&home, "instance:dropin-abort");
+    let db = tidebench::instance::DEFAULT_DBNAME;
+    let with = |extra: &[&str]| {
+        let mut args = conn(&inst);
+        args.extend(strings(extra));
+        args
+    };
+
+    // A server error aborts both clients: pgbench's abort line for each, word for word (its
+    // LINE and caret lines aside), and the aborted transactions are not failures (NaN%).
+    let bad = home.path().join("bad.sql");
+    std::fs::write(&bad, "SELECT 1;\nSELECT * FROM nope;\n").unwrap();
+    let bad = bad.display().to_string();
+    let [theirs, ours] = both(
+        &home,
+        &inst,
+        &with(&["-n", "-c", "2", "-t", "2", "-f", &bad, db]),
+        &[],
+    );
+    assert_eq!(theirs.status.code(), Some(2), "{}", text(&theirs));
+    assert_eq!(ours.status.code(), Some(2), "{}", text(&ours));
+    let lines = said(&theirs, " aborted in command ");
+    assert_eq!(lines.len(), 2, "{}", text(&theirs));
+    assert_eq!(
+        said(&ours, " aborted in command "),
+        lines,
+        "{}",
+        text(&ours)
+    );
+    for o in [&theirs, &ours] {
+        assert!(
+            text(o).contains("number of failed transactions: 0 (NaN%)"),
+            "{}",
+            text(o)
+        );
+        assert_eq!(
+            said(o, "Run was aborted"),
+            ["error: Run was aborted; the above results are incomplete."]
+        );
+    }
+
+    // A script's own error: pgbench names the meta-command, tidebench its place and the error.
+    let div = home.path().join("div.sql");
+    std::fs::write(&div, "\\set x 1 / 0\n").unwrap();
+    let [theirs, ours] = both(
+        &home,
+        &inst,
+        &with(&["-n", "-t", "1", "-f", &div.display().to_string(), db]),
+        &[],
+    );
+    assert!(text(&theirs).contains("client 0 aborted in command 0 (set) of script 0"));
+    assert_eq!(ours.status.code(), Some(2), "{}", text(&ours));
+    assert!(
+        text(&ours).contains("client 0 aborted in command 0 of script 0: division by zero"),
+        "{}",
+        text(&ours)
+    );
+
+    // A built-in script without pgbench's tables: pgbench's error and hint, before any vacuum.
+    let [theirs, ours] = both(&home, &inst, &with(&["-S", "-t", "1", "postgres"]), &[]);
+    assert_eq!(theirs.status.code(), Some(1), "{}", text(&theirs));
+    assert_eq!(ours.status.code(), Some(1), "{}", text(&ours));
+    let hint = said(&theirs, "Perhaps you need to do initialization");
+    assert_eq!(hint.len(), 1, "{}", text(&theirs));
+    assert_eq!(said(&ours, "Perhaps you need to do initialization"), hint);
+    assert_eq!(
+        said(&ours, "could not count number of branches"),
+        said(&theirs, "could not count number of branches")
+    );
+    assert!(!text(&ours).contains("vacuum"), "{}", text(&ours));
+
+    // Unlimited tries: refused without -T in pgbench's words, taken with it.
+    let o = same_as_pgbench(&home, &inst, &with(&["--max-tries", "0", "-S", db]), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("an unlimited number of transaction tries can only be used"),
+        "{}",
+        text(&o)
+    );
+    let o = same_as_pgbench(
+        &home,
+        &inst,
+        &with(&["--max-tries", "0", "-S", "-n", "-T", "1", db]),
+        &[],
+    );
+    assert!(
+        !text(&o).contains("maximum number of tries"),
+        "{}",
+        text(&o)
+    );
+}

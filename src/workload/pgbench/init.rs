@@ -271,9 +271,9 @@ fn parse_steps(text: &str) -> Result<Vec<Step>, String> {
         .map(|c| {
             Step::from_letter(c).ok_or_else(|| {
                 format!(
-                    "init_steps \"{text}\": unrecognized initialization step \"{c}\"; allowed \
-                     step characters are \"{STEP_LETTERS}\", e.g. --init-steps {DEFAULT_STEPS} \
-                     (pgbench's default)"
+                    "init_steps \"{text}\": unrecognized initialization step \"{c}\". Allowed \
+                     step characters are: \"{STEP_LETTERS}\"; e.g. --init-steps \
+                      {DEFAULT_STEPS} (pgbench's default)"
                 )
             })
         })
@@ -337,7 +337,8 @@ mod tests {
         let e = init(&[(INIT_STEPS, "dta".into())]).unwrap_err();
         assert!(e.contains("unrecognized initialization step \"a\""), "{e}");
         assert!(
-            e.contains("\"dtgGvpf\"") && e.contains("--init-steps dtgvp"),
+            e.contains("Allowed step characters are: \"dtgGvpf\"")
+                && e.contains("--init-steps dtgvp"),
             "{e}"
         );
         let e = init(&[(INIT_STEPS, "".into())]).unwrap_err();
