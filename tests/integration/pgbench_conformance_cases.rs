@@ -623,6 +623,15 @@ fn runs() -> Vec<Case> {
         r("select-only, prepared, 7 clients", "-t 100 -c 7 -M prepared -b se -n")
             .says(&["builtin: select only", "clients: 7", "mode: prepared"]),
         r("-S -N and -b together", "-t 4 -c 2 -S -N -n").says(&["type: multiple scripts"]),
+        r("a connection per transaction, -s ignored", "-t 20 -c 5 -M extended -b si -C -n -s 1")
+            .says(&["builtin: simple update", "scale option ignored"]),
+        r("tpcb-like with --connect and -v", "--transactions=5 -Dfoo=bla --client=2 --protocol=simple --builtin=t --connect -n -v -n")
+            .says(&["builtin: TPC-B", "clients: 2"]),
+        r("progress every second", "-n -S -T 2 -P 1").says(&["progress: 1.0 s", "tps"]),
+        r("the list of built-in scripts", "-b list")
+            .says(&["Available builtin scripts:", "tpcb-like", "simple-update", "select-only"]),
+        r("a built-in script shown", "--show-script se")
+            .says(&["select-only: ", "SELECT abalance FROM pgbench_accounts WHERE"]),
         r("two weighted scripts", "-t 100 -c 1 -M prepared -n")
             .script("s1@1", "\\set aid random(1, :scale * 100000)\nSELECT abalance::INTEGER AS balance FROM pgbench_accounts WHERE aid=:aid;\n")
             .script("s2@2", "BEGIN;\n\\set foo 1\nSELECT :foo::INT + :scale::INT * :client_id::INT AS bla;\nCOMMIT;\n")
