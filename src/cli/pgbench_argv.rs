@@ -111,7 +111,7 @@ pub const OPTIONS: &[PgOpt] = &[
     long("failures-detailed", false, Bench, Own),
     long("log-prefix", true, Bench, Unsupported),
     long("max-tries", true, Bench, Own),
-    long("progress-timestamp", false, Bench, Unsupported),
+    long("progress-timestamp", false, Bench, Own),
     long("random-seed", true, Bench, Own),
     long("sampling-rate", true, Bench, Unsupported),
     long("show-script", true, Both, Own),

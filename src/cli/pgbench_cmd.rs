@@ -159,6 +159,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let stop = Stop::new();
     let sink = Arc::new(PgbenchSink {
         max_tries: facts.max_tries,
+        timestamp: facts.progress_timestamp,
         connect: Mutex::new(Duration::ZERO),
     });
     let events: Arc<dyn Sink> = sink.clone();
@@ -270,6 +271,8 @@ fn results_dir() -> Result<PathBuf, CliError> {
 /// rest of tidebench's talk stays in the results dir.
 struct PgbenchSink {
     max_tries: i64,
+    /// --progress-timestamp: `-P` lines start with the Unix time.
+    timestamp: bool,
     /// From the run's start: how long opening the sessions took.
     connect: Mutex<Duration>,
 }
@@ -283,7 +286,15 @@ impl Sink for PgbenchSink {
                 }
             }
             Event::Progress(p) => {
-                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries))
+                let unix = self.timestamp.then(|| {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0.0, |d| d.as_secs_f64())
+                });
+                eprintln!(
+                    "{}",
+                    pgbench_block::progress_line(&p, self.max_tries, unix)
+                )
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
@@ -328,6 +339,7 @@ Taken (pgbench's meaning):
                            history truncated)
   -v, --vacuum-all         vacuum pgbench_accounts too
   -P, --progress=NUM       pgbench's progress line every NUM seconds
+  --progress-timestamp     -P lines show the Unix time instead of the elapsed time
   -r, --report-per-command pgbench's statement latencies and failures per command
   -R, --rate=NUM           target rate (transactions per second, all clients)
   -T, --time=NUM           duration in seconds
@@ -346,7 +358,7 @@ Taken once tidebench has the flag of the same name (else refused as below):
 
 Refused (exit 1, \"option -X is not supported yet\"):
   -l/--log, -L/--latency-limit, --aggregate-interval, --log-prefix, --sampling-rate,
-  --progress-timestamp, --verbose-errors, -d/--debug
+  --verbose-errors, -d/--debug
 
 Results: each run also writes an ordinary tidebench results dir (summary.json,
 intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when

@@ -218,3 +218,33 @@ fn the_database_name_comes_as_pgbench_finds_it() {
     );
     assert_eq!(target(None, None, None, "my db"), "dbname='my db'");
 }
+
+#[test]
+fn log_options_are_checked_in_pgbench_order_and_words() {
+    assert_eq!(refusal("--latency-limit=0.0"), "invalid latency limit: \"0.0\"");
+    assert_eq!(refusal("--sampling-rate=0"), "invalid sampling rate: \"0\"");
+    assert_eq!(refusal("--sampling-rate=1.5"), "invalid sampling rate: \"1.5\"");
+    assert_eq!(
+        refusal("--aggregate-interval=-3"),
+        "--aggregate-interval must be in range 1..2147483647"
+    );
+    assert!(refusal("--sampling-rate=0.1").starts_with("log sampling (--sampling-rate) is"));
+    assert!(refusal("-l --sampling-rate=0.1 --aggregate-interval=3")
+        .ends_with("cannot be used at the same time"));
+    assert!(refusal("--aggregate-interval=3").starts_with("log aggregation is allowed only"));
+    assert!(refusal("--log-prefix=x").starts_with("log file prefix (--log-prefix)"));
+    assert_eq!(
+        refusal("-l -T 1 --aggregate-interval=3"),
+        "number of seconds for aggregation (3) must not be higher than test duration (1)"
+    );
+    assert_eq!(
+        refusal("-l -T 5 --aggregate-interval=3"),
+        "duration (5) must be a multiple of aggregation interval (3)"
+    );
+    assert_eq!(
+        refusal("--progress-timestamp"),
+        "--progress-timestamp is allowed only under --progress"
+    );
+    let (_, f) = bench("-n -S -T 2 -P 1 --progress-timestamp");
+    assert!(f.progress_timestamp);
+}
