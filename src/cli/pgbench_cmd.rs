@@ -137,7 +137,7 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(_) => return EXIT_PGBENCH_USAGE,
         Err(code) => return code,
     };
-    let plan = match config::build_run_plan(
+    let mut plan = match config::build_run_plan(
         super::on_host(run.run.source()),
         run.run.to_raw(&flags),
         super::cores(),
@@ -147,6 +147,10 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(plan) => plan,
         Err(e) => return setup_refused(&e.into()),
     };
+    if let Some(log) = plan.txn_log.as_mut() {
+        // pgbench's script_no: the scripts' order on the command line.
+        log.scripts = facts.scripts.iter().map(|s| s.txn_type.clone()).collect();
+    }
     match drive(plan, facts, home) {
         Ok(code) => code,
         Err(e) => setup_refused(&e),
@@ -340,6 +344,11 @@ Taken (pgbench's meaning):
   -v, --vacuum-all         vacuum pgbench_accounts too
   -P, --progress=NUM       pgbench's progress line every NUM seconds
   --progress-timestamp     -P lines show the Unix time instead of the elapsed time
+  -l, --log                pgbench's transaction log: pgbench_log.PID (thread 0) and
+                           pgbench_log.PID.THREAD in the working directory, pgbench 15's columns
+  --log-prefix=PREFIX      the log files' prefix (default: pgbench_log)
+  --sampling-rate=NUM      log only this share of transactions
+  --aggregate-interval=NUM one aggregated log line per NUM seconds, pgbench 15's columns
   -r, --report-per-command pgbench's statement latencies and failures per command
   -R, --rate=NUM           target rate (transactions per second, all clients)
   -T, --time=NUM           duration in seconds
@@ -357,8 +366,7 @@ Taken once tidebench has the flag of the same name (else refused as below):
   --unlogged-tables
 
 Refused (exit 1, \"option -X is not supported yet\"):
-  -l/--log, -L/--latency-limit, --aggregate-interval, --log-prefix, --sampling-rate,
-  --verbose-errors, -d/--debug
+  -L/--latency-limit, --verbose-errors, -d/--debug
 
 Results: each run also writes an ordinary tidebench results dir (summary.json,
 intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when

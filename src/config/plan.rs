@@ -238,6 +238,9 @@ pub struct RunPlan {
     pub pin_threads: bool,
     /// Write every transaction to `mix-*.bin`.
     pub mix_log: bool,
+    /// pgbench's `-l`: per-thread transaction logs in the working dir.
+    #[serde(default)]
+    pub txn_log: Option<crate::metrics::txnlog::TxnLogPlan>,
     /// Sampling period of `system.csv`; zero turns sampling off.
     #[serde(with = "serde_duration", default = "default_sample")]
     pub sample: Duration,

@@ -230,12 +230,14 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
 
 impl Connected {
     /// Starts every client on one clock and collects until they finish. `sink` receives each
-    /// interval as it completes; with `mixlog_dir`, each thread writes `mix-<thread>.bin` there.
+    /// interval as it completes; with `mixlog_dir`, each thread writes `mix-<thread>.bin` there;
+    /// with `txn_log`, each thread writes pgbench's transaction log (its start set here).
     pub async fn run(
         self,
         stop: &Stop,
         sink: &mut IntervalSink<'_>,
         mixlog_dir: Option<PathBuf>,
+        txn_log: Option<crate::metrics::txnlog::TxnLogSpec>,
     ) -> Result<DriverResult, String> {
         let start = Instant::now();
         let start_ns = SystemTime::now()
@@ -249,7 +251,15 @@ impl Connected {
             let mixlog = mixlog_dir
                 .as_ref()
                 .map(|d| (d.join(format!("mix-{i}.bin")), start_ns));
-            let _ = s.send(StartSignal { at: start, mixlog });
+            let txn_log = txn_log.clone().map(|mut t| {
+                t.start_unix_us = start_ns / 1_000;
+                t
+            });
+            let _ = s.send(StartSignal {
+                at: start,
+                mixlog,
+                txn_log,
+            });
         }
         let collector = collector::Collector::new(
             &self.keys,

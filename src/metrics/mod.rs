@@ -4,6 +4,7 @@
 pub mod errors;
 pub mod live;
 pub mod mixlog;
+pub mod txnlog;
 pub mod outcome;
 pub mod recorder;
 pub mod rollup;

@@ -216,6 +216,16 @@ async fn run_clients(
         }
     };
     let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
+    let txn_log = plan
+        .txn_log
+        .clone()
+        .map(|p| crate::metrics::txnlog::TxnLogSpec {
+            plan: p,
+            lag: plan.rate.is_some(),
+            retries: plan.max_tries != 1,
+            start_unix_us: 0,
+            seed: plan.seed,
+        });
     let devices = sampler
         .as_ref()
         .map_or_else(Vec::new, |s| s.devices().to_vec());
@@ -259,7 +269,7 @@ async fn run_clients(
             }
             Ok(())
         };
-        connected.run(stop, &mut sink, mixlog_dir).await
+        connected.run(stop, &mut sink, mixlog_dir, txn_log).await
     };
     let sampled = match sampling {
         Some(running) => Some(running.stop().await),

@@ -38,6 +38,7 @@ use super::session::{ConnectTime, EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::Watch;
 use crate::metrics::mixlog::{MixLog, MixRecord};
+use crate::metrics::txnlog::{TxnEntry, TxnLog};
 
 mod attempt;
 mod failure;
@@ -81,6 +82,10 @@ pub struct Client {
     rng: Rng,
     recorder: Rc<RefCell<Recorder>>,
     mixlog: Option<Rc<RefCell<MixLog>>>,
+    /// pgbench's transaction log (`-l`), and this client's transactions so far (its
+    /// `transaction_no` column).
+    txn_log: Option<Rc<RefCell<TxnLog>>>,
+    txn_count: std::cell::Cell<u64>,
     /// What the thread's watchdog sees of this client's try in flight.
     watch: Rc<Watch>,
     /// CancelRequests sent for abandoned tries, awaited (bounded) before the client ends.
@@ -95,6 +100,7 @@ pub struct Client {
 pub struct OnThread {
     pub recorder: Rc<RefCell<Recorder>>,
     pub mixlog: Option<Rc<RefCell<MixLog>>>,
+    pub txn_log: Option<Rc<RefCell<TxnLog>>>,
     /// This client's watch, which the thread's watchdog looks at.
     pub watch: Rc<Watch>,
 }
@@ -128,6 +134,9 @@ enum Work<'w> {
 
 /// When a transaction was due, started and ended, for its record.
 struct Timing {
+    /// The group, and the type's index in its workload (for pgbench's `script_no`).
+    group: usize,
+    script: usize,
     scheduled: Instant,
     started: Instant,
     ended: Instant,
@@ -171,6 +180,7 @@ impl Client {
         let OnThread {
             recorder,
             mixlog,
+            txn_log,
             watch,
         } = on_thread;
         let layout = &shared.layout;
@@ -196,6 +206,8 @@ impl Client {
             rng,
             recorder,
             mixlog,
+            txn_log,
+            txn_count: std::cell::Cell::new(0),
             shared,
             watch,
             cancels: Vec::new(),
@@ -397,6 +409,8 @@ impl Client {
             return false;
         };
         let timing = Timing {
+            group: card.group,
+            script: card.txn,
             scheduled,
             started,
             ended: Instant::now(),
@@ -443,6 +457,21 @@ impl Client {
                 txn: global_txn as u8,
                 outcome: MixRecord::outcome_code(outcome),
                 retries: retries.min(255) as u8,
+            });
+        }
+        if let Some(log) = &self.txn_log {
+            let count = self.txn_count.get() + 1;
+            self.txn_count.set(count);
+            log.borrow_mut().write(&TxnEntry {
+                client: self.id,
+                count,
+                latency_us,
+                lag_us: lag_us.unwrap_or(0),
+                group: t.group,
+                script: t.script,
+                end_us: micros(t.ended.saturating_duration_since(start)),
+                retries,
+                failed: matches!(outcome, Outcome::Failed(_)),
             });
         }
     }
@@ -521,6 +550,8 @@ impl Client {
             return;
         };
         let timing = Timing {
+            group: slot.group,
+            script: job.txn,
             scheduled: job.due.min(started),
             started,
             ended: Instant::now(),
