@@ -255,6 +255,10 @@ pub struct RunArgs {
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
     #[arg(long)]
     pub mix_log: bool,
+    /// pgbench's -L: transactions over this many ms count as late; with --rate, those already
+    /// later than this when due are skipped (counted as skipped, not run)
+    #[arg(long, value_name = "MS")]
+    pub latency_limit: Option<f64>,
     /// pgbench's -l: log every transaction, pgbench 15's columns, to PREFIX.PID (thread 0) and
     /// PREFIX.PID.THREAD in the working directory
     #[arg(long)]
@@ -387,6 +391,7 @@ impl RunArgs {
             pin_threads: self.pin_threads,
             poll: self.poll.clone(),
             mix_log: self.mix_log.then_some(true),
+            latency_limit: self.latency_limit,
             log: self.log.then_some(true),
             log_prefix: self.log_prefix.clone(),
             sampling_rate: self.sampling_rate,

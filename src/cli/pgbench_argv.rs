@@ -93,7 +93,7 @@ pub const OPTIONS: &[PgOpt] = &[
     opt('D', "define", true, Bench, Own),
     opt('j', "jobs", true, Bench, Own),
     opt('l', "log", false, Bench, Flag("log")),
-    opt('L', "latency-limit", true, Bench, Unsupported),
+    opt('L', "latency-limit", true, Bench, Own),
     opt('M', "protocol", true, Bench, Own),
     opt('P', "progress", true, Bench, Own),
     opt(

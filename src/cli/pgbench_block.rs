@@ -78,6 +78,27 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
         );
         let _ = writeln!(out, "total number of retries: {}", t.retried);
     }
+    let skipped = summary.latency_limit.map_or(0, |l| l.skipped);
+    if done + skipped == 0 {
+        return out;
+    }
+    if let Some(l) = &summary.latency_limit {
+        if facts.rate {
+            let _ = writeln!(
+                out,
+                "number of transactions skipped: {} ({:.3}%)",
+                l.skipped,
+                percent(l.skipped, all + l.skipped)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "number of transactions above the {:.1} ms latency limit: {}/{done} ({:.3}%)",
+            l.limit_ms,
+            l.late,
+            percent(l.late, done)
+        );
+    }
     if done == 0 {
         return out;
     }

@@ -351,6 +351,8 @@ Taken (pgbench's meaning):
   --aggregate-interval=NUM one aggregated log line per NUM seconds, pgbench 15's columns
   -r, --report-per-command pgbench's statement latencies and failures per command
   -R, --rate=NUM           target rate (transactions per second, all clients)
+  -L, --latency-limit=NUM  transactions over NUM ms are counted late; with -R, those already
+                           that late when due are skipped (counted, not run)
   -T, --time=NUM           duration in seconds
   --failures-detailed      failures by kind in the summary block
   --max-tries=NUM          tries per transaction on serialization failure or deadlock
@@ -366,7 +368,7 @@ Taken once tidebench has the flag of the same name (else refused as below):
   --unlogged-tables
 
 Refused (exit 1, \"option -X is not supported yet\"):
-  -L/--latency-limit, --verbose-errors, -d/--debug
+  --verbose-errors, -d/--debug
 
 Results: each run also writes an ordinary tidebench results dir (summary.json,
 intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when

@@ -358,6 +358,7 @@ impl Builder {
                     return Err(refuse(format!("invalid latency limit: \"{value}\"")));
                 }
                 self.facts.latency_samples = true;
+                self.push("--latency-limit", &ms.to_string());
             }
             "sampling-rate" => {
                 let rate = leading_float(value);

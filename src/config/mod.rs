@@ -93,6 +93,8 @@ pub struct RawRun {
     pub pin_threads: Option<bool>,
     pub poll: Option<String>,
     pub mix_log: Option<bool>,
+    /// pgbench's `-L`: transactions over this many ms are late (skipped when already late).
+    pub latency_limit: Option<f64>,
     /// pgbench's `-l`: a transaction log per driver thread in the working dir.
     pub log: Option<bool>,
     /// pgbench's `--log-prefix` (default `pgbench_log`).
@@ -174,6 +176,7 @@ impl RawRun {
             pin_threads: over.pin_threads.or(self.pin_threads),
             poll: over.poll.or(self.poll),
             mix_log: over.mix_log.or(self.mix_log),
+            latency_limit: over.latency_limit.or(self.latency_limit),
             log: over.log.or(self.log),
             log_prefix: over.log_prefix.or(self.log_prefix),
             sampling_rate: over.sampling_rate.or(self.sampling_rate),
@@ -451,6 +454,7 @@ pub fn validate_run(
         rate: raw.rate,
         transactions,
         connect: raw.connect.unwrap_or(false),
+        latency_limit_ms: latency_limit(raw.latency_limit).map_err(invalid)?,
         max_tries,
         on_error,
         txn_timeout,
@@ -914,4 +918,14 @@ fn txn_log(raw: &RawRun) -> Result<Option<crate::metrics::txnlog::TxnLogPlan>, S
         aggregate_interval: raw.aggregate_interval,
         scripts: Vec::new(),
     }))
+}
+
+/// pgbench's `-L`, in ms: a positive number.
+fn latency_limit(ms: Option<f64>) -> Result<Option<f64>, String> {
+    match ms {
+        Some(ms) if !(ms.is_finite() && ms > 0.0) => Err(format!(
+            "invalid latency limit: \"{ms}\" (give --latency-limit a positive number of ms)"
+        )),
+        other => Ok(other),
+    }
 }

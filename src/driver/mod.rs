@@ -53,6 +53,8 @@ pub struct DriverPlan {
     pub transactions: Option<u64>,
     /// pgbench's `-C`: a new session for every transaction.
     pub connect_each: bool,
+    /// pgbench's `-L`.
+    pub latency_limit: Option<Duration>,
     pub jobs: u32,
     /// Pin each driver thread to a CPU of its own when there are enough (see [`affinity`]).
     pub pin_threads: bool,
@@ -144,6 +146,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
         connect_each: plan.connect_each,
+        latency_limit: plan.latency_limit,
         running: Arc::new(running::Running::new(jobs)),
     });
     let emulators = shared

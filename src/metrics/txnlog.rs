@@ -95,6 +95,8 @@ pub struct TxnEntry {
     pub end_us: u64,
     pub retries: u32,
     pub failed: bool,
+    /// Not run: already later than the latency limit when due (pgbench's `skipped`).
+    pub skipped: bool,
 }
 
 /// One aggregation interval's sums, in µs as pgbench's.
@@ -110,6 +112,7 @@ struct Agg {
     lag_sum2: f64,
     lag_min: f64,
     lag_max: f64,
+    skipped: u64,
     retried: u64,
     retries: u64,
 }
@@ -123,6 +126,10 @@ impl Agg {
     }
 
     fn add(&mut self, e: &TxnEntry) {
+        if e.skipped {
+            self.skipped += 1;
+            return;
+        }
         if e.retries > 0 {
             self.retried += 1;
             self.retries += u64::from(e.retries);
@@ -211,7 +218,9 @@ impl TxnLog {
             .map_or(e.script as u64, |&n| u64::from(n));
         let l = &mut self.line;
         let _ = write!(l, "{} {} ", e.client, e.count);
-        if e.failed {
+        if e.skipped {
+            l.push_str("skipped");
+        } else if e.failed {
             l.push_str("failed");
         } else {
             let _ = write!(l, "{}", e.latency_us);
@@ -260,8 +269,8 @@ impl TxnLog {
         let _ = writeln!(
             self.line,
             "{start} {} {:.0} {:.0} {:.0} {:.0} {lag_sum:.0} {lag_sum2:.0} {lag_min:.0} \
-             {lag_max:.0} 0 {retried} {retries} 0 0",
-            a.cnt, a.sum, a.sum2, a.min, a.max
+             {lag_max:.0} {} {retried} {retries} 0 0",
+            a.cnt, a.sum, a.sum2, a.min, a.max, a.skipped
         );
     }
 
@@ -320,6 +329,7 @@ mod tests {
             end_us,
             retries: 1,
             failed,
+            skipped: false,
         }
     }
 

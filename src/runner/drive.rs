@@ -153,6 +153,9 @@ async fn connect(
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
         connect_each: plan.connect,
+        latency_limit: plan
+            .latency_limit_ms
+            .map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
         jobs: plan.jobs,
         pin_threads: plan.pin_threads,
         seed: plan.seed,

@@ -61,6 +61,9 @@ pub struct ClientShared {
     pub transactions: Option<u64>,
     /// pgbench's `-C`: a new session for every transaction.
     pub connect_each: bool,
+    /// pgbench's `-L`: a transaction over it is late; with a rate, one already later than it
+    /// when due is skipped.
+    pub latency_limit: Option<Duration>,
     /// Where the watchdogs publish the tries in flight, for the progress line.
     pub running: Arc<super::running::Running>,
 }
@@ -289,6 +292,9 @@ impl Client {
             let lagged = schedule.is_some();
             // pgbench's -t counts every transaction a client ends, failed ones too.
             left = left.map(|n| n - 1);
+            if lagged && self.skip_late(&shared, scheduled, &run) {
+                continue;
+            }
             if !self
                 .play(&shared, card, &seg, scheduled, lagged, &run)
                 .await
@@ -427,6 +433,36 @@ impl Client {
                 .await
     }
 
+    /// pgbench's `-L` with a rate: a transaction already later than the limit when it would
+    /// start is not run but counted (and logged) as skipped; true when skipped.
+    fn skip_late(&self, shared: &ClientShared, scheduled: Instant, run: &Run) -> bool {
+        let Some(limit) = shared.latency_limit else {
+            return false;
+        };
+        let now = Instant::now();
+        if now.saturating_duration_since(scheduled) <= limit {
+            return false;
+        }
+        self.recorder.borrow_mut().skipped += 1;
+        if let Some(log) = &self.txn_log {
+            let count = self.txn_count.get() + 1;
+            self.txn_count.set(count);
+            log.borrow_mut().write(&TxnEntry {
+                client: self.id,
+                count,
+                latency_us: 0,
+                lag_us: micros(now - scheduled),
+                group: 0,
+                script: 0,
+                end_us: micros(now.saturating_duration_since(run.start)),
+                retries: 0,
+                failed: false,
+                skipped: true,
+            });
+        }
+        true
+    }
+
     /// Records one transaction in the thread's recorder and, when on, the mix log.
     #[allow(clippy::too_many_arguments)]
     fn record(
@@ -444,9 +480,16 @@ impl Client {
             .lagged
             .then(|| micros(t.started.saturating_duration_since(t.scheduled)));
         let key = self.shared.keys.key(segment, target, global_txn);
-        self.recorder
-            .borrow_mut()
-            .record(key, outcome, latency_us, lag_us, retries);
+        let late = !matches!(outcome, Outcome::Failed(_))
+            && self
+                .shared
+                .latency_limit
+                .is_some_and(|l| latency_us > micros(l));
+        {
+            let mut rec = self.recorder.borrow_mut();
+            rec.record(key, outcome, latency_us, lag_us, retries);
+            rec.late += u64::from(late);
+        }
         if let Some(log) = &self.mixlog {
             log.borrow_mut().write(&MixRecord {
                 end_us: micros(t.ended.saturating_duration_since(start)),
@@ -472,6 +515,7 @@ impl Client {
                 end_us: micros(t.ended.saturating_duration_since(start)),
                 retries,
                 failed: matches!(outcome, Outcome::Failed(_)),
+                skipped: false,
             });
         }
     }
