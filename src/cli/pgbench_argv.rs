@@ -107,7 +107,12 @@ pub const OPTIONS: &[PgOpt] = &[
     opt('t', "transactions", true, Bench, Flag("transactions")),
     opt('T', "time", true, Bench, Own),
     opt('v', "vacuum-all", false, Bench, Own),
-    long("aggregate-interval", true, Bench, Flag("aggregate-interval")),
+    long(
+        "aggregate-interval",
+        true,
+        Bench,
+        Flag("aggregate-interval"),
+    ),
     long("failures-detailed", false, Bench, Own),
     long("log-prefix", true, Bench, Flag("log-prefix")),
     long("max-tries", true, Bench, Own),

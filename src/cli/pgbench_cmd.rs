@@ -295,10 +295,7 @@ impl Sink for PgbenchSink {
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0.0, |d| d.as_secs_f64())
                 });
-                eprintln!(
-                    "{}",
-                    pgbench_block::progress_line(&p, self.max_tries, unix)
-                )
+                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries, unix))
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),

@@ -667,7 +667,9 @@ impl LogOptions {
             }
         }
         if self.timestamp && !self.progress {
-            return Err(refuse("--progress-timestamp is allowed only under --progress"));
+            return Err(refuse(
+                "--progress-timestamp is allowed only under --progress",
+            ));
         }
         Ok(())
     }

@@ -891,23 +891,29 @@ fn txn_log(raw: &RawRun) -> Result<Option<crate::metrics::txnlog::TxnLogPlan>, S
             ));
         }
         if !on {
-            return Err("log sampling (--sampling-rate) is allowed only when logging \
+            return Err(
+                "log sampling (--sampling-rate) is allowed only when logging \
                         transactions (-l): add --log"
-                .into());
+                    .into(),
+            );
         }
     }
     if raw.aggregate_interval == Some(0) {
         return Err("--aggregate-interval must be at least 1 (seconds)".into());
     }
     if raw.sampling_rate.is_some() && raw.aggregate_interval.is_some() {
-        return Err("log sampling (--sampling-rate) and aggregation (--aggregate-interval) \
+        return Err(
+            "log sampling (--sampling-rate) and aggregation (--aggregate-interval) \
                     cannot be used at the same time: give one of them"
-            .into());
+                .into(),
+        );
     }
     if !on && (raw.aggregate_interval.is_some() || raw.log_prefix.is_some()) {
-        return Err("--aggregate-interval and --log-prefix are allowed only when logging \
+        return Err(
+            "--aggregate-interval and --log-prefix are allowed only when logging \
                     transactions (-l): add --log"
-            .into());
+                .into(),
+        );
     }
     Ok(on.then(|| crate::metrics::txnlog::TxnLogPlan {
         prefix: raw

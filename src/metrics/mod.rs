@@ -4,10 +4,10 @@
 pub mod errors;
 pub mod live;
 pub mod mixlog;
-pub mod txnlog;
 pub mod outcome;
 pub mod recorder;
 pub mod rollup;
+pub mod txnlog;
 
 pub use outcome::{ErrorClass, Outcome};
 pub use recorder::{new_histogram, KeySpace, Recorder, Slot, TargetKey};

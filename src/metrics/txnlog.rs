@@ -225,12 +225,7 @@ impl TxnLog {
         } else {
             let _ = write!(l, "{}", e.latency_us);
         }
-        let _ = write!(
-            l,
-            " {script} {} {}",
-            end / 1_000_000,
-            end % 1_000_000
-        );
+        let _ = write!(l, " {script} {} {}", end / 1_000_000, end % 1_000_000);
         if self.spec.lag {
             let _ = write!(l, " {}", e.lag_us);
         }
@@ -369,7 +364,9 @@ mod tests {
     #[test]
     fn sampling_keeps_about_the_rate() {
         let all: Vec<TxnEntry> = (0..2000).map(|i| entry(0, i, i, false)).collect();
-        let n = written(spec(Some(0.25), None, false, false), &all).lines().count();
+        let n = written(spec(Some(0.25), None, false, false), &all)
+            .lines()
+            .count();
         assert!((400..600).contains(&n), "{n}");
     }
 

@@ -84,13 +84,13 @@ pub async fn finish(
             result.connect_time.total,
         )
     });
-    summary.latency_limit = plan.latency_limit_ms.map(|limit_ms| {
-        crate::results::summary::LatencyLimit {
-            limit_ms,
-            late: result.total.late,
-            skipped: result.total.skipped,
-        }
-    });
+    summary.latency_limit =
+        plan.latency_limit_ms
+            .map(|limit_ms| crate::results::summary::LatencyLimit {
+                limit_ms,
+                late: result.total.late,
+                skipped: result.total.skipped,
+            });
     summary.errors = result.errors.clone();
     summary.on_error = Some(plan.on_error);
     summary.shard = shard;
