@@ -144,7 +144,7 @@ fn transaction_logs_have_pgbench_s_files_columns_and_clients() {
             // pgbench's (0 or 1), not which one each transaction had.
             let strip = |s: &BTreeSet<String>| -> BTreeSet<String> {
                 s.iter()
-                    .map(|l| l.rsplitn(2, ' ').nth(1).unwrap_or("").to_string())
+                    .map(|l| l.rsplit_once(' ').map_or("", |x| x.0).to_string())
                     .collect()
             };
             assert_eq!(
