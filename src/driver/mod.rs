@@ -254,10 +254,7 @@ impl Connected {
             let mixlog = mixlog_dir
                 .as_ref()
                 .map(|d| (d.join(format!("mix-{i}.bin")), start_ns));
-            let txn_log = txn_log.clone().map(|mut t| {
-                t.start_unix_us = start_ns / 1_000;
-                t
-            });
+            let txn_log = txn_log.clone().map(|t| t.starting(start_ns / 1_000));
             let _ = s.send(StartSignal {
                 at: start,
                 mixlog,

@@ -142,18 +142,17 @@ async fn run_thread(
         return;
     };
     let start = signal.at;
-    let mixlog = open_mixlog(&spec, signal.mixlog);
-    let txn_log = open_txn_log(&spec, signal.txn_log);
+    let logs = Logs {
+        mix: open_mixlog(&spec, signal.mixlog),
+        txn: open_txn_log(&spec, signal.txn_log),
+    };
     let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
     let ticker = evloop::spawn(tick_loop(
         spec.index,
         start,
         spec.keys,
         Rc::clone(&recorder),
-        Logs {
-            mix: mixlog.clone(),
-            txn: txn_log.clone(),
-        },
+        logs.clone(),
         ticks.clone(),
     ));
     let watches = Watch::for_thread(sessions.len());
@@ -171,10 +170,6 @@ async fn run_thread(
         spec.shared.stop.clone(),
         Some((Arc::clone(&spec.shared.running), spec.index)),
     ));
-    let logs = Logs {
-        mix: mixlog.clone(),
-        txn: txn_log.clone(),
-    };
     let handles = spawn_clients(&spec, sessions, start, &recorder, &logs, watches);
     let (finished, panics) = await_clients(&spec.shared.stop, handles).await;
     let end = Instant::now();
@@ -193,13 +188,7 @@ async fn run_thread(
         outages.extend(ended.outages);
         aborted.extend(ended.aborted);
     }
-    let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
-    if let Some(e) = txn_log.and_then(|l| l.borrow_mut().finish()) {
-        spec.events.send(Event::Warning(format!(
-            "the transaction log of driver thread {} is incomplete: {e}",
-            spec.index
-        )));
-    }
+    let mixlog_error = logs.finish(&spec);
     // The ticker is gone: what was recorded since its last swap goes in this final report.
     let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
     let tick = end.saturating_duration_since(start).as_secs();
@@ -296,6 +285,20 @@ fn open_txn_log(spec: &ThreadSpec, txn: Option<TxnLogSpec>) -> Option<Rc<RefCell
 struct Logs {
     mix: Option<Rc<RefCell<MixLog>>>,
     txn: Option<Rc<RefCell<TxnLog>>>,
+}
+
+impl Logs {
+    /// At the thread's end: the transaction log's last lines (a failure said as a warning),
+    /// and the mix log's error, if any, for the thread's report.
+    fn finish(self, spec: &ThreadSpec) -> Option<String> {
+        if let Some(e) = self.txn.and_then(|l| l.borrow_mut().finish()) {
+            spec.events.send(Event::Warning(format!(
+                "the transaction log of driver thread {} is incomplete: {e}",
+                spec.index
+            )));
+        }
+        self.mix.and_then(|l| l.borrow_mut().flush())
+    }
 }
 
 /// Starts one local task per client, each with its sessions and its own seeded generator,

@@ -70,6 +70,14 @@ pub struct TxnLogSpec {
 }
 
 impl TxnLogSpec {
+    /// The same log for a run that started at `start_unix_us`.
+    pub fn starting(self, start_unix_us: u64) -> TxnLogSpec {
+        TxnLogSpec {
+            start_unix_us,
+            ..self
+        }
+    }
+
     /// pgbench's file name for driver thread `thread` of process `pid`, in the working dir.
     pub fn path(&self, pid: u32, thread: usize) -> PathBuf {
         if thread == 0 {

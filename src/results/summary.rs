@@ -353,6 +353,17 @@ pub struct LatencyLimit {
     pub skipped: u64,
 }
 
+impl LatencyLimit {
+    /// The limit's counts from the run's recorder.
+    pub fn of(limit_ms: f64, total: &crate::metrics::Recorder) -> LatencyLimit {
+        LatencyLimit {
+            limit_ms,
+            late: total.late,
+            skipped: total.skipped,
+        }
+    }
+}
+
 /// pgbench's `-C` figures: each transaction's session opened (and the previous one closed)
 /// before it; `mean_ms` is pgbench's "average connection time".
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
