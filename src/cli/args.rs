@@ -259,6 +259,23 @@ pub struct RunArgs {
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
     #[arg(long)]
     pub mix_log: bool,
+    /// pgbench's -L: transactions over this many ms count as late; with --rate, those already
+    /// later than this when due are skipped (counted as skipped, not run)
+    #[arg(long, value_name = "MS")]
+    pub latency_limit: Option<f64>,
+    /// pgbench's -l: log every transaction, pgbench 15's columns, to PREFIX.PID (thread 0) and
+    /// PREFIX.PID.THREAD in the working directory
+    #[arg(long)]
+    pub log: bool,
+    /// The log files' prefix (pgbench's --log-prefix) [default: pgbench_log]
+    #[arg(long, value_name = "PREFIX")]
+    pub log_prefix: Option<String>,
+    /// Log only this share of transactions, in (0, 1] (pgbench's --sampling-rate)
+    #[arg(long, value_name = "SHARE")]
+    pub sampling_rate: Option<f64>,
+    /// Log one aggregated line per SECONDS instead (pgbench's --aggregate-interval)
+    #[arg(long, value_name = "SECONDS")]
+    pub aggregate_interval: Option<u32>,
     /// Sample host, instance, disk and PostgreSQL counters into system.csv every period, 0 to turn it off [default: 1s]
     #[arg(long, allow_hyphen_values = true)]
     pub sample: Option<String>,
@@ -378,6 +395,11 @@ impl RunArgs {
             pin_threads: self.pin_threads,
             poll: self.poll.clone(),
             mix_log: self.mix_log.then_some(true),
+            latency_limit: self.latency_limit,
+            log: self.log.then_some(true),
+            log_prefix: self.log_prefix.clone(),
+            sampling_rate: self.sampling_rate,
+            aggregate_interval: self.aggregate_interval,
             sample: self.sample.clone(),
             prometheus: self.prometheus.clone(),
             session_set: (!self.session_set.is_empty()).then(|| self.session_set.clone()),

@@ -82,6 +82,27 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
         );
         let _ = writeln!(out, "total number of retries: {}", t.retried);
     }
+    let skipped = summary.latency_limit.map_or(0, |l| l.skipped);
+    if done + skipped == 0 {
+        return out;
+    }
+    if let Some(l) = &summary.latency_limit {
+        if facts.rate {
+            let _ = writeln!(
+                out,
+                "number of transactions skipped: {} ({:.3}%)",
+                l.skipped,
+                percent(l.skipped, all + l.skipped)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "number of transactions above the {:.1} ms latency limit: {}/{done} ({:.3}%)",
+            l.limit_ms,
+            l.late,
+            percent(l.late, done)
+        );
+    }
     if done == 0 {
         return out;
     }
@@ -213,16 +234,22 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
 /// pgbench's `-P` line: `progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed`,
 /// with the schedule lag under -R and the retries when tries are more than one (tidebench
 /// counts tries, so "retried" is the same number, an upper bound).
-pub fn progress_line(p: &ProgressLine, max_tries: i64) -> String {
+///
+/// With `--progress-timestamp` (`unix` given: seconds since the epoch when
+/// the line is made) it starts with the Unix time to the millisecond, as pgbench's does,
+/// instead of the elapsed time.
+pub fn progress_line(p: &ProgressLine, max_tries: i64, unix: Option<f64>) -> String {
     let (lat, stddev) = p
         .latency
         .as_ref()
         .map_or((0.0, 0.0), |l| (l.mean_ms, l.stddev_ms));
+    let when = match unix {
+        Some(t) => format!("{t:.3}"),
+        None => format!("{:.1}", p.elapsed.as_secs_f64()),
+    };
     let mut out = format!(
-        "progress: {:.1} s, {:.1} tps, lat {lat:.3} ms stddev {stddev:.3}, {} failed",
-        p.elapsed.as_secs_f64(),
-        p.tps,
-        p.failed
+        "progress: {when} s, {:.1} tps, lat {lat:.3} ms stddev {stddev:.3}, {} failed",
+        p.tps, p.failed
     );
     if let Some(lag) = p.lag_ms {
         let _ = write!(out, ", lag {lag:.3} ms");
@@ -282,6 +309,7 @@ mod tests {
             failures_detailed: false,
             per_command: false,
             connect_each: false,
+            progress_timestamp: false,
             vacuum: true,
             vacuum_accounts: false,
             target: "dbname=x".into(),
@@ -371,7 +399,7 @@ mod tests {
             running_more: 0,
         };
         assert_eq!(
-            progress_line(&p, 1),
+            progress_line(&p, 1, None),
             "progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed"
         );
         let p = ProgressLine {
@@ -380,8 +408,10 @@ mod tests {
             ..p
         };
         assert_eq!(
-            progress_line(&p, 2),
+            progress_line(&p, 2, None),
             "progress: 5.0 s, 1234.5 tps, lat 0.000 ms stddev 0.000, 0 failed, lag 0.250 ms, 0 retried, 0 retries"
         );
+        assert!(progress_line(&p, 1, Some(1_700_000_000.25))
+            .starts_with("progress: 1700000000.250 s, 1234.5 tps"));
     }
 }

@@ -137,7 +137,7 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(_) => return EXIT_PGBENCH_USAGE,
         Err(code) => return code,
     };
-    let plan = match config::build_run_plan(
+    let mut plan = match config::build_run_plan(
         super::on_host(run.run.source()),
         run.run.to_raw(&flags),
         super::cores(),
@@ -147,6 +147,10 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(plan) => plan,
         Err(e) => return setup_refused(&e.into()),
     };
+    if let Some(log) = plan.txn_log.as_mut() {
+        // pgbench's script_no: the scripts' order on the command line.
+        log.scripts = facts.scripts.iter().map(|s| s.txn_type.clone()).collect();
+    }
     match drive(plan, facts, home) {
         Ok(code) => code,
         Err(e) => setup_refused(&e),
@@ -159,6 +163,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let stop = Stop::new();
     let sink = Arc::new(PgbenchSink {
         max_tries: facts.max_tries,
+        timestamp: facts.progress_timestamp,
         connect: Mutex::new(Duration::ZERO),
     });
     let events: Arc<dyn Sink> = sink.clone();
@@ -331,6 +336,8 @@ fn results_dir() -> Result<PathBuf, CliError> {
 /// rest of tidebench's talk stays in the results dir.
 struct PgbenchSink {
     max_tries: i64,
+    /// --progress-timestamp: `-P` lines start with the Unix time.
+    timestamp: bool,
     /// From the run's start: how long opening the sessions took.
     connect: Mutex<Duration>,
 }
@@ -344,7 +351,12 @@ impl Sink for PgbenchSink {
                 }
             }
             Event::Progress(p) => {
-                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries))
+                let unix = self.timestamp.then(|| {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0.0, |d| d.as_secs_f64())
+                });
+                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries, unix))
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
@@ -389,8 +401,16 @@ Taken (pgbench's meaning):
                            history truncated)
   -v, --vacuum-all         vacuum pgbench_accounts too
   -P, --progress=NUM       pgbench's progress line every NUM seconds
+  --progress-timestamp     -P lines show the Unix time instead of the elapsed time
+  -l, --log                pgbench's transaction log: pgbench_log.PID (thread 0) and
+                           pgbench_log.PID.THREAD in the working directory, pgbench 15's columns
+  --log-prefix=PREFIX      the log files' prefix (default: pgbench_log)
+  --sampling-rate=NUM      log only this share of transactions
+  --aggregate-interval=NUM one aggregated log line per NUM seconds, pgbench 15's columns
   -r, --report-per-command pgbench's statement latencies and failures per command
   -R, --rate=NUM           target rate (transactions per second, all clients)
+  -L, --latency-limit=NUM  transactions over NUM ms are counted late; with -R, those already
+                           that late when due are skipped (counted, not run)
   -T, --time=NUM           duration in seconds
   --failures-detailed      failures by kind in the summary block
   --max-tries=NUM          tries per transaction on serialization failure or deadlock
@@ -407,8 +427,7 @@ Taken once tidebench has the flag of the same name (else refused as below):
   --unlogged-tables
 
 Refused (exit 1, \"option -X is not supported yet\"):
-  -l/--log, -L/--latency-limit, --aggregate-interval, --log-prefix, --sampling-rate,
-  --progress-timestamp, --verbose-errors, -d/--debug
+  --verbose-errors, -d/--debug
 
 Results: each run also writes an ordinary tidebench results dir (summary.json,
 intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when

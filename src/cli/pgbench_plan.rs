@@ -66,6 +66,8 @@ pub struct Facts {
     /// -r: pgbench's per-command latencies and failures.
     pub per_command: bool,
     pub connect_each: bool,
+    /// --progress-timestamp: `-P` lines show the Unix time instead of the elapsed time.
+    pub progress_timestamp: bool,
     /// Run pgbench's vacuum first (not -n), and of pgbench_accounts too (-v).
     pub vacuum: bool,
     pub vacuum_accounts: bool,
@@ -168,6 +170,20 @@ struct Builder {
     user: Option<String>,
     /// The first option tidebench cannot take, refused once pgbench's own checks pass.
     unsupported: Option<String>,
+    /// -l, --sampling-rate, --aggregate-interval, --log-prefix, -P, --progress-timestamp:
+    /// what pgbench checks between them once its options are read.
+    logs: LogOptions,
+}
+
+/// The log and progress options as given, for pgbench's checks between them.
+#[derive(Debug, Clone, Default)]
+struct LogOptions {
+    log: bool,
+    sampling: bool,
+    aggregate: Option<i64>,
+    prefix: bool,
+    progress: bool,
+    timestamp: bool,
 }
 
 impl Builder {
@@ -195,6 +211,7 @@ impl Builder {
                 failures_detailed: false,
                 per_command: false,
                 connect_each: false,
+                progress_timestamp: false,
                 vacuum: true,
                 vacuum_accounts: false,
                 target: String::new(),
@@ -205,6 +222,7 @@ impl Builder {
             port: None,
             user: None,
             unsupported: None,
+            logs: LogOptions::default(),
         }
     }
 
@@ -298,6 +316,7 @@ impl Builder {
             }
             "progress" => {
                 int()?;
+                self.logs.progress = true;
                 self.facts.latency_samples = true;
                 self.push("--progress", &format!("{}s", value.trim()));
             }
@@ -324,6 +343,40 @@ impl Builder {
             }
             "fillfactor" | "partitions" => {
                 int()?;
+            }
+            _ => self.take_log_number(long, value)?,
+        }
+        Ok(())
+    }
+
+    /// -L, --sampling-rate and --aggregate-interval, in pgbench's words when refused.
+    fn take_log_number(&mut self, long: &str, value: &str) -> Result<(), Refusal> {
+        match long {
+            "latency-limit" => {
+                let ms = leading_float(value);
+                if ms <= 0.0 {
+                    return Err(refuse(format!("invalid latency limit: \"{value}\"")));
+                }
+                self.facts.latency_samples = true;
+                self.push("--latency-limit", &ms.to_string());
+            }
+            "sampling-rate" => {
+                let rate = leading_float(value);
+                if rate <= 0.0 || rate > 1.0 {
+                    return Err(refuse(format!("invalid sampling rate: \"{value}\"")));
+                }
+                self.logs.sampling = true;
+            }
+            "aggregate-interval" => {
+                let (name, min) = pgbench_argv::int_option(long).unwrap_or(("option", 1));
+                let n = pgbench_argv::parse_int(value, name, min).map_err(refuse)?;
+                self.logs.aggregate = Some(n);
+            }
+            "log" => self.logs.log = true,
+            "log-prefix" => self.logs.prefix = true,
+            "progress-timestamp" => {
+                self.logs.timestamp = true;
+                self.facts.progress_timestamp = true;
             }
             _ => {}
         }
@@ -440,6 +493,7 @@ impl Builder {
                  or a duration (-T)",
             ));
         }
+        self.logs.check(self.facts.length)?;
         if let Some(spelled) = self.unsupported.take() {
             return Err(not_supported(&spelled));
         }
@@ -578,6 +632,52 @@ impl Builder {
             out.extend(["-D".into(), format!("scale={}", self.facts.scale)]);
         }
         out
+    }
+}
+
+impl LogOptions {
+    /// pgbench 15's checks between the log options, in its order and words.
+    fn check(&self, length: Length) -> Result<(), Refusal> {
+        if self.sampling && !self.log {
+            return Err(refuse(
+                "log sampling (--sampling-rate) is allowed only when logging transactions (-l)",
+            ));
+        }
+        if self.sampling && self.aggregate.is_some() {
+            return Err(refuse(
+                "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot \
+                 be used at the same time",
+            ));
+        }
+        if self.aggregate.is_some() && !self.log {
+            return Err(refuse(
+                "log aggregation is allowed only when actually logging transactions",
+            ));
+        }
+        if self.prefix && !self.log {
+            return Err(refuse(
+                "log file prefix (--log-prefix) is allowed only when logging transactions (-l)",
+            ));
+        }
+        if let (Some(every), Length::Seconds(secs)) = (self.aggregate, length) {
+            if every > secs {
+                return Err(refuse(format!(
+                    "number of seconds for aggregation ({every}) must not be higher than test \
+                     duration ({secs})"
+                )));
+            }
+            if secs % every != 0 {
+                return Err(refuse(format!(
+                    "duration ({secs}) must be a multiple of aggregation interval ({every})"
+                )));
+            }
+        }
+        if self.timestamp && !self.progress {
+            return Err(refuse(
+                "--progress-timestamp is allowed only under --progress",
+            ));
+        }
+        Ok(())
     }
 }
 

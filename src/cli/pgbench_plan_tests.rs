@@ -154,10 +154,9 @@ fn pgbench_refusals_in_its_words() {
         "total script weight must not be zero"
     );
     assert_eq!(
-        refusal("-l -T 1"),
-        "option -l is not supported yet (`tidebench pgbench --help` lists what is)"
+        refusal("--verbose-errors -T 1"),
+        "option --verbose-errors is not supported yet (`tidebench pgbench --help` lists what is)"
     );
-    assert!(refusal("--log -T 1").starts_with("option --log is not supported yet"));
     assert_eq!(
         req("-T 1 -t 5", &all_known()).unwrap_err().message,
         "specify either a number of transactions (-t) or a duration (-T), not both"
@@ -235,4 +234,46 @@ fn unlimited_tries_need_a_duration_and_become_the_most_run_counts() {
     assert_eq!(f.max_tries, 0);
     let (args, _) = bench("--max-tries 3 -T 2");
     assert!(has(&args, "--max-tries", "3"), "{args:?}");
+}
+
+#[test]
+fn log_options_are_checked_in_pgbench_order_and_words() {
+    assert_eq!(
+        refusal("--latency-limit=0.0"),
+        "invalid latency limit: \"0.0\""
+    );
+    assert_eq!(refusal("--sampling-rate=0"), "invalid sampling rate: \"0\"");
+    assert_eq!(
+        refusal("--sampling-rate=1.5"),
+        "invalid sampling rate: \"1.5\""
+    );
+    assert_eq!(
+        refusal("--aggregate-interval=-3"),
+        "--aggregate-interval must be in range 1..2147483647"
+    );
+    assert!(refusal("--sampling-rate=0.1").starts_with("log sampling (--sampling-rate) is"));
+    assert!(refusal("-l --sampling-rate=0.1 --aggregate-interval=3")
+        .ends_with("cannot be used at the same time"));
+    assert!(refusal("--aggregate-interval=3").starts_with("log aggregation is allowed only"));
+    assert!(refusal("--log-prefix=x").starts_with("log file prefix (--log-prefix)"));
+    assert_eq!(
+        refusal("-l -T 1 --aggregate-interval=3"),
+        "number of seconds for aggregation (3) must not be higher than test duration (1)"
+    );
+    assert_eq!(
+        refusal("-l -T 5 --aggregate-interval=3"),
+        "duration (5) must be a multiple of aggregation interval (3)"
+    );
+    assert_eq!(
+        refusal("--progress-timestamp"),
+        "--progress-timestamp is allowed only under --progress"
+    );
+    let (_, f) = bench("-n -S -T 2 -P 1 --progress-timestamp");
+    assert!(f.progress_timestamp);
+    // Taken: on to `run`'s flags of the same meaning.
+    let (args, _) = bench("-n -S -t 5 -l --log-prefix=lg --sampling-rate=0.5 -L 5ms");
+    assert!(args.iter().any(|a| a == "--log"), "{args:?}");
+    assert!(has(&args, "--log-prefix", "lg"), "{args:?}");
+    assert!(has(&args, "--sampling-rate", "0.5"), "{args:?}");
+    assert!(has(&args, "--latency-limit", "5"), "{args:?}");
 }

@@ -93,6 +93,16 @@ pub struct RawRun {
     pub pin_threads: Option<bool>,
     pub poll: Option<String>,
     pub mix_log: Option<bool>,
+    /// pgbench's `-L`: transactions over this many ms are late (skipped when already late).
+    pub latency_limit: Option<f64>,
+    /// pgbench's `-l`: a transaction log per driver thread in the working dir.
+    pub log: Option<bool>,
+    /// pgbench's `--log-prefix` (default `pgbench_log`).
+    pub log_prefix: Option<String>,
+    /// pgbench's `--sampling-rate`: the share of transactions logged.
+    pub sampling_rate: Option<f64>,
+    /// pgbench's `--aggregate-interval`: seconds per aggregated log line.
+    pub aggregate_interval: Option<u32>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
     pub sample: Option<String>,
     /// Address to serve live Prometheus metrics on (`HOST:PORT` or a port on loopback).
@@ -166,6 +176,11 @@ impl RawRun {
             pin_threads: over.pin_threads.or(self.pin_threads),
             poll: over.poll.or(self.poll),
             mix_log: over.mix_log.or(self.mix_log),
+            latency_limit: over.latency_limit.or(self.latency_limit),
+            log: over.log.or(self.log),
+            log_prefix: over.log_prefix.or(self.log_prefix),
+            sampling_rate: over.sampling_rate.or(self.sampling_rate),
+            aggregate_interval: over.aggregate_interval.or(self.aggregate_interval),
             sample: over.sample.or(self.sample),
             prometheus: over.prometheus.or(self.prometheus),
             session_set: over.session_set.or(self.session_set),
@@ -439,6 +454,7 @@ pub fn validate_run(
         rate: raw.rate,
         transactions,
         connect: raw.connect.unwrap_or(false),
+        latency_limit_ms: latency_limit(raw.latency_limit).map_err(invalid)?,
         max_tries,
         on_error,
         txn_timeout,
@@ -450,6 +466,7 @@ pub fn validate_run(
         card_run: raw.card_run,
         pin_threads: raw.pin_threads.unwrap_or(false),
         mix_log: raw.mix_log.unwrap_or(false),
+        txn_log: txn_log(&raw).map_err(invalid)?,
         sample: cadence.sample,
         prometheus: raw.prometheus,
         session_settings: options::session_settings(raw.session_set.as_deref().unwrap_or(&[]))
@@ -863,3 +880,58 @@ pub fn parse_toml<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Resul
 
 #[cfg(test)]
 mod tests;
+
+/// pgbench's `-l` and its options, checked as pgbench checks them (with the fix).
+fn txn_log(raw: &RawRun) -> Result<Option<crate::metrics::txnlog::TxnLogPlan>, String> {
+    let on = raw.log.unwrap_or(false);
+    if let Some(rate) = raw.sampling_rate {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(format!(
+                "invalid sampling rate: \"{rate}\" (give --sampling-rate a share in (0, 1], e.g. 0.01)"
+            ));
+        }
+        if !on {
+            return Err(
+                "log sampling (--sampling-rate) is allowed only when logging \
+                        transactions (-l): add --log"
+                    .into(),
+            );
+        }
+    }
+    if raw.aggregate_interval == Some(0) {
+        return Err("--aggregate-interval must be at least 1 (seconds)".into());
+    }
+    if raw.sampling_rate.is_some() && raw.aggregate_interval.is_some() {
+        return Err(
+            "log sampling (--sampling-rate) and aggregation (--aggregate-interval) \
+                    cannot be used at the same time: give one of them"
+                .into(),
+        );
+    }
+    if !on && (raw.aggregate_interval.is_some() || raw.log_prefix.is_some()) {
+        return Err(
+            "--aggregate-interval and --log-prefix are allowed only when logging \
+                    transactions (-l): add --log"
+                .into(),
+        );
+    }
+    Ok(on.then(|| crate::metrics::txnlog::TxnLogPlan {
+        prefix: raw
+            .log_prefix
+            .clone()
+            .unwrap_or_else(|| crate::metrics::txnlog::DEFAULT_PREFIX.into()),
+        sampling_rate: raw.sampling_rate,
+        aggregate_interval: raw.aggregate_interval,
+        scripts: Vec::new(),
+    }))
+}
+
+/// pgbench's `-L`, in ms: a positive number.
+fn latency_limit(ms: Option<f64>) -> Result<Option<f64>, String> {
+    match ms {
+        Some(ms) if !(ms.is_finite() && ms > 0.0) => Err(format!(
+            "invalid latency limit: \"{ms}\" (give --latency-limit a positive number of ms)"
+        )),
+        other => Ok(other),
+    }
+}

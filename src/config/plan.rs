@@ -203,6 +203,9 @@ pub struct RunPlan {
     /// the connection time).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub connect: bool,
+    /// pgbench's `-L`: the latency limit, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_limit_ms: Option<f64>,
     /// Tries per transaction for serialization failures and deadlocks (1 = no retry).
     pub max_tries: u32,
     /// What a client does after an error no retry can help; runs written before the modes
@@ -238,6 +241,9 @@ pub struct RunPlan {
     pub pin_threads: bool,
     /// Write every transaction to `mix-*.bin`.
     pub mix_log: bool,
+    /// pgbench's `-l`: per-thread transaction logs in the working dir.
+    #[serde(default)]
+    pub txn_log: Option<crate::metrics::txnlog::TxnLogPlan>,
     /// Sampling period of `system.csv`; zero turns sampling off.
     #[serde(with = "serde_duration", default = "default_sample")]
     pub sample: Duration,

@@ -557,3 +557,43 @@ fn errors_on_a_line_with_a_password_do_not_quote_it() {
         assert!(!e.contains("hunter2"), "{text}: {e}");
     }
 }
+
+#[test]
+fn pgbench_logs_and_latency_limit_reach_the_plan_and_are_checked() {
+    let base = RawRun {
+        workload: name("tpcb"),
+        ..RawRun::default()
+    };
+    let plan = flags(RawRun {
+        log: Some(true),
+        sampling_rate: Some(0.5),
+        latency_limit: Some(5.0),
+        ..base.clone()
+    })
+    .unwrap();
+    let log = plan.txn_log.expect("the log is on");
+    assert_eq!(log.prefix, "pgbench_log");
+    assert_eq!(log.sampling_rate, Some(0.5));
+    assert_eq!(plan.latency_limit_ms, Some(5.0));
+    let err = |raw: RawRun| flags(raw).unwrap_err().to_string();
+    let e = err(RawRun {
+        sampling_rate: Some(0.5),
+        ..base.clone()
+    });
+    assert!(
+        e.contains("only when logging transactions") && e.contains("--log"),
+        "{e}"
+    );
+    let e = err(RawRun {
+        log: Some(true),
+        sampling_rate: Some(0.5),
+        aggregate_interval: Some(2),
+        ..base.clone()
+    });
+    assert!(e.contains("cannot be used at the same time"), "{e}");
+    let e = err(RawRun {
+        latency_limit: Some(0.0),
+        ..base.clone()
+    });
+    assert!(e.contains("invalid latency limit"), "{e}");
+}

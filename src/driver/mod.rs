@@ -53,6 +53,8 @@ pub struct DriverPlan {
     pub transactions: Option<u64>,
     /// pgbench's `-C`: a new session for every transaction.
     pub connect_each: bool,
+    /// pgbench's `-L`.
+    pub latency_limit: Option<Duration>,
     pub jobs: u32,
     /// Pin each driver thread to a CPU of its own when there are enough (see [`affinity`]).
     pub pin_threads: bool,
@@ -144,6 +146,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
         connect_each: plan.connect_each,
+        latency_limit: plan.latency_limit,
         running: Arc::new(running::Running::new(jobs)),
     });
     let emulators = shared
@@ -230,12 +233,14 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
 
 impl Connected {
     /// Starts every client on one clock and collects until they finish. `sink` receives each
-    /// interval as it completes; with `mixlog_dir`, each thread writes `mix-<thread>.bin` there.
+    /// interval as it completes; with `mixlog_dir`, each thread writes `mix-<thread>.bin` there;
+    /// with `txn_log`, each thread writes pgbench's transaction log (its start set here).
     pub async fn run(
         self,
         stop: &Stop,
         sink: &mut IntervalSink<'_>,
         mixlog_dir: Option<PathBuf>,
+        txn_log: Option<crate::metrics::txnlog::TxnLogSpec>,
     ) -> Result<DriverResult, String> {
         let start = Instant::now();
         let start_ns = SystemTime::now()
@@ -249,7 +254,12 @@ impl Connected {
             let mixlog = mixlog_dir
                 .as_ref()
                 .map(|d| (d.join(format!("mix-{i}.bin")), start_ns));
-            let _ = s.send(StartSignal { at: start, mixlog });
+            let txn_log = txn_log.clone().map(|t| t.starting(start_ns / 1_000));
+            let _ = s.send(StartSignal {
+                at: start,
+                mixlog,
+                txn_log,
+            });
         }
         let collector = collector::Collector::new(
             &self.keys,

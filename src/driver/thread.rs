@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::event::{Event, Sink};
 use crate::metrics::mixlog::MixLog;
+use crate::metrics::txnlog::{TxnLog, TxnLogSpec};
 use crate::metrics::Recorder;
 use crate::workload::Rng;
 
@@ -62,6 +63,8 @@ pub struct ThreadEnd {
 pub struct StartSignal {
     pub at: Instant,
     pub mixlog: Option<(PathBuf, u64)>,
+    /// pgbench's transaction log (`-l`), if on.
+    pub txn_log: Option<TxnLogSpec>,
 }
 
 /// The plan of one driver thread.
@@ -139,14 +142,17 @@ async fn run_thread(
         return;
     };
     let start = signal.at;
-    let mixlog = open_mixlog(&spec, signal.mixlog);
+    let logs = Logs {
+        mix: open_mixlog(&spec, signal.mixlog),
+        txn: open_txn_log(&spec, signal.txn_log),
+    };
     let recorder = Rc::new(RefCell::new(Recorder::new(spec.keys)));
     let ticker = evloop::spawn(tick_loop(
         spec.index,
         start,
         spec.keys,
         Rc::clone(&recorder),
-        mixlog.clone(),
+        logs.clone(),
         ticks.clone(),
     ));
     let watches = Watch::for_thread(sessions.len());
@@ -164,7 +170,7 @@ async fn run_thread(
         spec.shared.stop.clone(),
         Some((Arc::clone(&spec.shared.running), spec.index)),
     ));
-    let handles = spawn_clients(&spec, sessions, start, &recorder, &mixlog, watches);
+    let handles = spawn_clients(&spec, sessions, start, &recorder, &logs, watches);
     let (finished, panics) = await_clients(&spec.shared.stop, handles).await;
     let end = Instant::now();
     ticker.abort();
@@ -182,7 +188,7 @@ async fn run_thread(
         outages.extend(ended.outages);
         aborted.extend(ended.aborted);
     }
-    let mixlog_error = mixlog.and_then(|l| l.borrow_mut().flush());
+    let mixlog_error = logs.finish(&spec);
     // The ticker is gone: what was recorded since its last swap goes in this final report.
     let rest = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
     let tick = end.saturating_duration_since(start).as_secs();
@@ -247,6 +253,54 @@ fn open_mixlog(spec: &ThreadSpec, mixlog: Option<(PathBuf, u64)>) -> Option<Rc<R
     }
 }
 
+/// Opens this thread's transaction log (`-l`) in the working dir, named as pgbench names it;
+/// a failure to create it is a warning, and the run goes on without it.
+fn open_txn_log(spec: &ThreadSpec, txn: Option<TxnLogSpec>) -> Option<Rc<RefCell<TxnLog>>> {
+    let txn = txn?;
+    let path = txn.path(std::process::id(), spec.index);
+    let script_of = spec
+        .shared
+        .layout
+        .groups
+        .iter()
+        .map(|g| {
+            txn.plan
+                .script_numbers(g.workload.txn_types().iter().map(|t| t.name.as_str()))
+        })
+        .collect();
+    match TxnLog::create(&path, txn, script_of, spec.index) {
+        Ok(log) => Some(Rc::new(RefCell::new(log))),
+        Err(e) => {
+            spec.events.send(Event::Warning(format!(
+                "cannot write the transaction log {}: {e} (run in a writable directory)",
+                path.display()
+            )));
+            None
+        }
+    }
+}
+
+/// The thread's per-transaction logs, shared by its clients (single-threaded: no lock).
+#[derive(Clone)]
+struct Logs {
+    mix: Option<Rc<RefCell<MixLog>>>,
+    txn: Option<Rc<RefCell<TxnLog>>>,
+}
+
+impl Logs {
+    /// At the thread's end: the transaction log's last lines (a failure said as a warning),
+    /// and the mix log's error, if any, for the thread's report.
+    fn finish(self, spec: &ThreadSpec) -> Option<String> {
+        if let Some(e) = self.txn.and_then(|l| l.borrow_mut().finish()) {
+            spec.events.send(Event::Warning(format!(
+                "the transaction log of driver thread {} is incomplete: {e}",
+                spec.index
+            )));
+        }
+        self.mix.and_then(|l| l.borrow_mut().flush())
+    }
+}
+
 /// Starts one local task per client, each with its sessions and its own seeded generator,
 /// all writing the thread's recorder and mix log.
 fn spawn_clients(
@@ -254,7 +308,7 @@ fn spawn_clients(
     sessions: Vec<Vec<Session>>,
     start: Instant,
     recorder: &Rc<RefCell<Recorder>>,
-    mixlog: &Option<Rc<RefCell<MixLog>>>,
+    logs: &Logs,
     watches: Vec<Rc<Watch>>,
 ) -> Vec<evloop::JoinHandle<Client>> {
     let mut handles = Vec::with_capacity(sessions.len());
@@ -268,7 +322,8 @@ fn spawn_clients(
             Rng::seed_from_u64(client_seed(spec.seed, *id)),
             OnThread {
                 recorder: Rc::clone(recorder),
-                mixlog: mixlog.clone(),
+                mixlog: logs.mix.clone(),
+                txn_log: logs.txn.clone(),
                 watch,
             },
         );
@@ -330,7 +385,7 @@ async fn tick_loop(
     start: Instant,
     keys: usize,
     recorder: Rc<RefCell<Recorder>>,
-    mixlog: Option<Rc<RefCell<MixLog>>>,
+    logs: Logs,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) {
     let mut next = start + TICK;
@@ -338,8 +393,11 @@ async fn tick_loop(
         evloop::sleep_until(next).await;
         let elapsed = Instant::now().saturating_duration_since(start).as_secs();
         let taken = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(keys));
-        if let Some(log) = &mixlog {
+        if let Some(log) = &logs.mix {
             // Written on the driver thread between transactions: buffered, once a tick.
+            log.borrow_mut().flush();
+        }
+        if let Some(log) = &logs.txn {
             log.borrow_mut().flush();
         }
         let report = TickReport {

@@ -7,6 +7,7 @@ pub mod mixlog;
 pub mod outcome;
 pub mod recorder;
 pub mod rollup;
+pub mod txnlog;
 
 pub use outcome::{ErrorClass, Outcome};
 pub use recorder::{new_histogram, KeySpace, Recorder, Slot, TargetKey};

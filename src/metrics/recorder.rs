@@ -155,6 +155,10 @@ pub struct Recorder {
     pub slots: Vec<Slot>,
     /// The kinds of error met, each with its first (see [`super::errors`]).
     pub errors: super::errors::ErrorTally,
+    /// pgbench's `-L`: transactions over the latency limit, and those skipped because they
+    /// were already later than it when due (with a rate).
+    pub late: u64,
+    pub skipped: u64,
 }
 
 impl Recorder {
@@ -162,6 +166,8 @@ impl Recorder {
         Recorder {
             slots: vec![Slot::default(); keys],
             errors: Default::default(),
+            late: 0,
+            skipped: 0,
         }
     }
 
@@ -189,6 +195,8 @@ impl Recorder {
         if !other.errors.is_empty() {
             self.errors.merge(&other.errors);
         }
+        self.late += other.late;
+        self.skipped += other.skipped;
     }
 
     /// Empties counters and histograms, keeping their allocations.
@@ -197,6 +205,8 @@ impl Recorder {
             s.clear();
         }
         self.errors.clear();
+        self.late = 0;
+        self.skipped = 0;
     }
 
     /// Sum over all keys.

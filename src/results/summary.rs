@@ -338,6 +338,30 @@ pub struct Summary {
     /// mean connection time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
+    /// With pgbench's `-L`: the limit, the transactions over it and those skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_limit: Option<LatencyLimit>,
+}
+
+/// pgbench's `-L` figures over the whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyLimit {
+    pub limit_ms: f64,
+    /// Transactions that ended over the limit.
+    pub late: u64,
+    /// Transactions not run: already later than the limit when due (with a rate).
+    pub skipped: u64,
+}
+
+impl LatencyLimit {
+    /// The limit's counts from the run's recorder.
+    pub fn of(limit_ms: f64, total: &crate::metrics::Recorder) -> LatencyLimit {
+        LatencyLimit {
+            limit_ms,
+            late: total.late,
+            skipped: total.skipped,
+        }
+    }
 }
 
 /// pgbench's `-C` figures: each transaction's session opened (and the previous one closed)
@@ -494,6 +518,7 @@ impl Summary {
             on_error: None,
             shard: None,
             connections: None,
+            latency_limit: None,
         }
     }
 

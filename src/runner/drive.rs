@@ -153,6 +153,9 @@ async fn connect(
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
         connect_each: plan.connect,
+        latency_limit: plan
+            .latency_limit_ms
+            .map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
         jobs: plan.jobs,
         pin_threads: plan.pin_threads,
         seed: plan.seed,
@@ -216,6 +219,7 @@ async fn run_clients(
         }
     };
     let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
+    let txn_log = txn_log_spec(plan);
     let devices = sampler
         .as_ref()
         .map_or_else(Vec::new, |s| s.devices().to_vec());
@@ -259,7 +263,7 @@ async fn run_clients(
             }
             Ok(())
         };
-        connected.run(stop, &mut sink, mixlog_dir).await
+        connected.run(stop, &mut sink, mixlog_dir, txn_log).await
     };
     let sampled = match sampling {
         Some(running) => Some(running.stop().await),
@@ -372,4 +376,18 @@ fn describe(plan: &RunPlan, targets: usize, connect: std::time::Duration) -> Run
         transactions: plan.transactions,
         connect,
     }
+}
+
+/// pgbench's transaction log as the driver threads open it (their start set by the driver):
+/// the lag column with a rate, the retries column when tries are not 1.
+fn txn_log_spec(plan: &RunPlan) -> Option<crate::metrics::txnlog::TxnLogSpec> {
+    plan.txn_log
+        .clone()
+        .map(|p| crate::metrics::txnlog::TxnLogSpec {
+            plan: p,
+            lag: plan.rate.is_some(),
+            retries: plan.max_tries != 1,
+            start_unix_us: 0,
+            seed: plan.seed,
+        })
 }

@@ -84,6 +84,9 @@ pub async fn finish(
             result.connect_time.total,
         )
     });
+    summary.latency_limit = plan
+        .latency_limit_ms
+        .map(|ms| crate::results::summary::LatencyLimit::of(ms, &result.total));
     summary.errors = result.errors.clone();
     summary.on_error = Some(plan.on_error);
     summary.shard = shard;

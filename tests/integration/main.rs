@@ -20,6 +20,7 @@ mod pgbench_conformance;
 mod pgbench_conformance_cases;
 mod pgbench_dropin;
 mod pgbench_init;
+mod pgbench_logs;
 mod pgwire_conn;
 mod profile;
 mod recover;

@@ -38,6 +38,7 @@ use super::session::{ConnectTime, EndCounts, Session};
 use super::stop::Stop;
 use super::watchdog::Watch;
 use crate::metrics::mixlog::{MixLog, MixRecord};
+use crate::metrics::txnlog::{TxnEntry, TxnLog};
 
 mod attempt;
 mod failure;
@@ -60,6 +61,9 @@ pub struct ClientShared {
     pub transactions: Option<u64>,
     /// pgbench's `-C`: a new session for every transaction.
     pub connect_each: bool,
+    /// pgbench's `-L`: a transaction over it is late; with a rate, one already later than it
+    /// when due is skipped.
+    pub latency_limit: Option<Duration>,
     /// Where the watchdogs publish the tries in flight, for the progress line.
     pub running: Arc<super::running::Running>,
 }
@@ -81,6 +85,10 @@ pub struct Client {
     rng: Rng,
     recorder: Rc<RefCell<Recorder>>,
     mixlog: Option<Rc<RefCell<MixLog>>>,
+    /// pgbench's transaction log (`-l`), and this client's transactions so far (its
+    /// `transaction_no` column).
+    txn_log: Option<Rc<RefCell<TxnLog>>>,
+    txn_count: std::cell::Cell<u64>,
     /// What the thread's watchdog sees of this client's try in flight.
     watch: Rc<Watch>,
     /// CancelRequests sent for abandoned tries, awaited (bounded) before the client ends.
@@ -95,6 +103,7 @@ pub struct Client {
 pub struct OnThread {
     pub recorder: Rc<RefCell<Recorder>>,
     pub mixlog: Option<Rc<RefCell<MixLog>>>,
+    pub txn_log: Option<Rc<RefCell<TxnLog>>>,
     /// This client's watch, which the thread's watchdog looks at.
     pub watch: Rc<Watch>,
 }
@@ -128,6 +137,9 @@ enum Work<'w> {
 
 /// When a transaction was due, started and ended, for its record.
 struct Timing {
+    /// The group, and the type's index in its workload (for pgbench's `script_no`).
+    group: usize,
+    script: usize,
     scheduled: Instant,
     started: Instant,
     ended: Instant,
@@ -171,6 +183,7 @@ impl Client {
         let OnThread {
             recorder,
             mixlog,
+            txn_log,
             watch,
         } = on_thread;
         let layout = &shared.layout;
@@ -196,6 +209,8 @@ impl Client {
             rng,
             recorder,
             mixlog,
+            txn_log,
+            txn_count: std::cell::Cell::new(0),
             shared,
             watch,
             cancels: Vec::new(),
@@ -277,6 +292,9 @@ impl Client {
             let lagged = schedule.is_some();
             // pgbench's -t counts every transaction a client ends, failed ones too.
             left = left.map(|n| n - 1);
+            if lagged && self.skip_late(&shared, scheduled, &run) {
+                continue;
+            }
             if !self
                 .play(&shared, card, &seg, scheduled, lagged, &run)
                 .await
@@ -397,6 +415,8 @@ impl Client {
             return false;
         };
         let timing = Timing {
+            group: card.group,
+            script: card.txn,
             scheduled,
             started,
             ended: Instant::now(),
@@ -411,6 +431,36 @@ impl Client {
             || self
                 .pause_until((Instant::now() + think).min(run.deadline))
                 .await
+    }
+
+    /// pgbench's `-L` with a rate: a transaction already later than the limit when it would
+    /// start is not run but counted (and logged) as skipped; true when skipped.
+    fn skip_late(&self, shared: &ClientShared, scheduled: Instant, run: &Run) -> bool {
+        let Some(limit) = shared.latency_limit else {
+            return false;
+        };
+        let now = Instant::now();
+        if now.saturating_duration_since(scheduled) <= limit {
+            return false;
+        }
+        self.recorder.borrow_mut().skipped += 1;
+        if let Some(log) = &self.txn_log {
+            let count = self.txn_count.get() + 1;
+            self.txn_count.set(count);
+            log.borrow_mut().write(&TxnEntry {
+                client: self.id,
+                count,
+                latency_us: 0,
+                lag_us: micros(now - scheduled),
+                group: 0,
+                script: 0,
+                end_us: micros(now.saturating_duration_since(run.start)),
+                retries: 0,
+                failed: false,
+                skipped: true,
+            });
+        }
+        true
     }
 
     /// Records one transaction in the thread's recorder and, when on, the mix log.
@@ -430,9 +480,16 @@ impl Client {
             .lagged
             .then(|| micros(t.started.saturating_duration_since(t.scheduled)));
         let key = self.shared.keys.key(segment, target, global_txn);
-        self.recorder
-            .borrow_mut()
-            .record(key, outcome, latency_us, lag_us, retries);
+        let late = !matches!(outcome, Outcome::Failed(_))
+            && self
+                .shared
+                .latency_limit
+                .is_some_and(|l| latency_us > micros(l));
+        {
+            let mut rec = self.recorder.borrow_mut();
+            rec.record(key, outcome, latency_us, lag_us, retries);
+            rec.late += u64::from(late);
+        }
         if let Some(log) = &self.mixlog {
             log.borrow_mut().write(&MixRecord {
                 end_us: micros(t.ended.saturating_duration_since(start)),
@@ -443,6 +500,22 @@ impl Client {
                 txn: global_txn as u8,
                 outcome: MixRecord::outcome_code(outcome),
                 retries: retries.min(255) as u8,
+            });
+        }
+        if let Some(log) = &self.txn_log {
+            let count = self.txn_count.get() + 1;
+            self.txn_count.set(count);
+            log.borrow_mut().write(&TxnEntry {
+                client: self.id,
+                count,
+                latency_us,
+                lag_us: lag_us.unwrap_or(0),
+                group: t.group,
+                script: t.script,
+                end_us: micros(t.ended.saturating_duration_since(start)),
+                retries,
+                failed: matches!(outcome, Outcome::Failed(_)),
+                skipped: false,
             });
         }
     }
@@ -521,6 +594,8 @@ impl Client {
             return;
         };
         let timing = Timing {
+            group: slot.group,
+            script: job.txn,
             scheduled: job.due.min(started),
             started,
             ended: Instant::now(),
