@@ -205,30 +205,18 @@ async fn run_clients(
     let Sides { sampler, profile } = sides;
     let keys = &start.frame.keys;
     let started_at = SystemTime::now();
-    let mut created = ResultsWriter::create(&out_dir, started_at);
-    // Another run without --out may have taken the same second's name since `connect`
-    // checked it: take the next free one.
-    if plan.out.is_none() && created.is_err() {
-        created = ResultsWriter::create(&results::default_dir(plan.name()), started_at);
-    }
-    let mut writer = match created {
+    let devices = sampler
+        .as_ref()
+        .map_or_else(Vec::new, |s| s.devices().to_vec());
+    let mut writer = match open_writer(plan, &start, &out_dir, started_at, &devices) {
         Ok(w) => w,
         Err(e) => {
             connected.abort().await;
-            return Err(RunError::Results(e.to_string()));
+            return Err(RunError::Results(e));
         }
     };
     let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
     let txn_log = txn_log_spec(plan);
-    let devices = sampler
-        .as_ref()
-        .map_or_else(Vec::new, |s| s.devices().to_vec());
-    // Before the first interval: a driver killed from here on leaves what `report` rebuilds
-    // the summary from.
-    if let Err(e) = record_start(&mut writer, plan, &start, started_at, &devices) {
-        connected.abort().await;
-        return Err(RunError::Results(e.to_string()));
-    }
     let staging = writer.staging_path().to_path_buf();
     let armed = arm_profile(profile, &staging, events).await;
     // The sampler's and the profile's clocks start with the driver's, so `t_s`, interval
@@ -270,6 +258,46 @@ async fn run_clients(
         None => None,
     };
     drop(exporter);
+    let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
+    Ok(Driven {
+        result,
+        before,
+        writer,
+        started_at,
+        devices,
+        incidents,
+        shard: None,
+    })
+}
+
+/// Creates the results dir (in staging) and records the run's start in it: before the first
+/// interval, so a driver killed from here on leaves what `report` rebuilds the summary from.
+fn open_writer(
+    plan: &RunPlan,
+    start: &Start<'_>,
+    out_dir: &std::path::Path,
+    started_at: SystemTime,
+    devices: &[InstanceDevices],
+) -> Result<ResultsWriter, String> {
+    let mut created = ResultsWriter::create(out_dir, started_at);
+    // Another run without --out may have taken the same second's name since `connect`
+    // checked it: take the next free one.
+    if plan.out.is_none() && created.is_err() {
+        created = ResultsWriter::create(&results::default_dir(plan.name()), started_at);
+    }
+    let mut writer = created.map_err(|e| e.to_string())?;
+    record_start(&mut writer, plan, start, started_at, devices).map_err(|e| e.to_string())?;
+    Ok(writer)
+}
+
+/// The driver's result with what the sampler and the profile said beside it (their
+/// warnings, and the sampler's incidents).
+async fn with_sides(
+    result: Result<DriverResult, String>,
+    sampled: Option<crate::sampler::run::SamplerReport>,
+    profiling: Option<crate::profile::Running>,
+    events: &Arc<dyn Sink>,
+) -> Result<(DriverResult, Vec<Incident>), RunError> {
     let profile_said = match profiling {
         Some(running) => finish_profile(running, events).await,
         None => Vec::new(),
@@ -281,15 +309,7 @@ async fn run_clients(
         result.warnings.extend(report.warnings);
         incidents = report.incidents;
     }
-    Ok(Driven {
-        result,
-        before,
-        writer,
-        started_at,
-        devices,
-        incidents,
-        shard: None,
-    })
+    Ok((result, incidents))
 }
 
 /// Starts perf before the clients (it takes a moment to set up); a perf that cannot start

@@ -29,7 +29,7 @@ pub async fn finish(
     events: &dyn Sink,
 ) -> Result<RunOutcome, RunError> {
     let Driven {
-        result,
+        mut result,
         before,
         writer,
         started_at,
@@ -58,8 +58,41 @@ pub async fn finish(
         summary.commands.extend(w.command_stats());
         summary.volumes.extend(w.volumes());
     }
-    summary.failure = result.failure.clone();
+    from_driver(&mut summary, plan, &frame, &result);
     summary.incidents = incidents;
+    summary.shard = shard;
+    let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
+    runtime.devices = devices;
+    runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
+    let dir = writer
+        .finish(&runtime, &summary)
+        .map_err(|e| RunError::Results(e.to_string()))?;
+    // The results are safe on disk by now: a report that cannot be drawn only warns.
+    let mut warnings = std::mem::take(&mut result.warnings);
+    end_warnings(plan, &result, &mut warnings);
+    if let Err(e) = crate::report::html::write(&dir) {
+        warnings.push(format!(
+            "report.html not written ({e}); retry with `tidebench report {}`",
+            dir.display()
+        ));
+    }
+    Ok(RunOutcome {
+        dir,
+        summary,
+        scales: Vec::new(),
+        warnings,
+    })
+}
+
+/// What the driver saw beside the totals: failures, incidents, cuts, outages, aborted
+/// clients, errors by kind, connections and the latency limit.
+fn from_driver(
+    summary: &mut Summary,
+    plan: &RunPlan,
+    frame: &Frame,
+    result: &crate::driver::DriverResult,
+) {
+    summary.failure = result.failure.clone();
     summary.cut_in_flight = result.at_end.values().map(|c| c.cut_in_flight).sum();
     summary.committed_after_end = result.at_end.values().map(|c| c.committed_after_end).sum();
     summary.down_windows = result
@@ -89,15 +122,10 @@ pub async fn finish(
         .map(|ms| crate::results::summary::LatencyLimit::of(ms, &result.total));
     summary.errors = result.errors.clone();
     summary.on_error = Some(plan.on_error);
-    summary.shard = shard;
-    let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
-    runtime.devices = devices;
-    runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
-    let dir = writer
-        .finish(&runtime, &summary)
-        .map_err(|e| RunError::Results(e.to_string()))?;
-    // The results are safe on disk by now: a report that cannot be drawn only warns.
-    let mut warnings = result.warnings;
+}
+
+/// The warnings a finished run adds: aborted clients, a stop at the first abort, an overrun.
+fn end_warnings(plan: &RunPlan, result: &crate::driver::DriverResult, warnings: &mut Vec<String>) {
     // As pgbench's "client N aborted": the other clients went on (aborted_clients in
     // summary.json).
     for a in &result.aborted {
@@ -120,18 +148,6 @@ pub async fn finish(
              summary.json)"
         ));
     }
-    if let Err(e) = crate::report::html::write(&dir) {
-        warnings.push(format!(
-            "report.html not written ({e}); retry with `tidebench report {}`",
-            dir.display()
-        ));
-    }
-    Ok(RunOutcome {
-        dir,
-        summary,
-        scales: Vec::new(),
-        warnings,
-    })
 }
 
 /// The emulated sets' backlogs under their group and set names (set indexes run over the
