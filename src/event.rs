@@ -27,6 +27,10 @@ pub enum Event {
     /// A script's `debug()` value, in pgbench's words (`debug(script=0,command=2): int 5`),
     /// shown on stderr as pgbench shows it.
     ScriptDebug(String),
+    /// `--verbose-errors` (pgbench 15's): a try that failed in a way a retry may help
+    /// (serialization failure, deadlock), and what the client does next. Sent only with the
+    /// flag on, and only on such an error: never on the hot path.
+    TryError(TryError),
     /// The live progress line (pgbench's `-P`).
     Progress(ProgressLine),
     /// The live polling block (the TPC-V reference kit's Fig. 6).
@@ -53,6 +57,27 @@ pub enum Event {
     /// killed, crash-recovery restarts, a server gone (shown as warnings; kept in
     /// `summary.json`).
     Incidents(Vec<Incident>),
+}
+
+/// One step of a failed try's story under `--verbose-errors`, in the order pgbench tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TryError {
+    /// The error as the server wrote it (`ERROR:  could not serialize access ...`), in
+    /// transaction type `txn_type`'s command `command` (counted from 0, as pgbench counts).
+    Got {
+        client: u32,
+        txn_type: String,
+        command: Option<u32>,
+        text: String,
+    },
+    /// After try `try_no` of at most `max_tries`: the client tries again (`again`) or ends the
+    /// transaction as failed.
+    Next {
+        client: u32,
+        try_no: u32,
+        max_tries: u32,
+        again: bool,
+    },
 }
 
 /// The first error of its kind: the kind (`other, SQLSTATE 42P01`), where (`client 0,

@@ -340,6 +340,10 @@ pub struct RunArgs {
     /// Stop the whole run (exit 2) when the first client is aborted (pgbench 17)
     #[arg(long)]
     pub exit_on_abort: bool,
+    /// Tell each try that a serialization failure or deadlock failed, and whether the client
+    /// retries it (pgbench 15's --verbose-errors)
+    #[arg(long)]
+    pub verbose_errors: bool,
     /// Abandon a transaction that runs longer than this as a `timeout` failure and reconnect
     /// (also the server's statement_timeout); 0 turns it off [default: 10s when the run has
     /// more than one target, else off]
@@ -382,6 +386,7 @@ impl RunArgs {
             max_tries: self.max_tries,
             continue_on_error: self.continue_on_error.then_some(true),
             exit_on_abort: self.exit_on_abort.then_some(true),
+            verbose_errors: self.verbose_errors.then_some(true),
             txn_timeout: self.txn_timeout.clone(),
             progress: self.progress.clone(),
             interval: self.interval.clone(),

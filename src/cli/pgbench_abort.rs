@@ -94,7 +94,7 @@ fn named_command(s: &str) -> Option<(&str, u32, &str)> {
 }
 
 /// pgbench's script number: the place of the script on the command line (one script: 0).
-fn script_index(scripts: &[Script], txn_type: &str) -> Option<usize> {
+pub(super) fn script_index(scripts: &[Script], txn_type: &str) -> Option<usize> {
     match scripts {
         [_] => Some(0),
         _ => scripts.iter().position(|s| s.txn_type == txn_type),

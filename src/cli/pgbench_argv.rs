@@ -120,7 +120,7 @@ pub const OPTIONS: &[PgOpt] = &[
     long("random-seed", true, Bench, Own),
     long("sampling-rate", true, Bench, Flag("sampling-rate")),
     long("show-script", true, Both, Own),
-    long("verbose-errors", false, Bench, Unsupported),
+    long("verbose-errors", false, Bench, Flag("verbose-errors")),
     long("exit-on-abort", false, Bench, Flag("exit-on-abort")),
     long("continue-on-error", false, Bench, Flag("continue-on-error")),
     // Common.

@@ -6,8 +6,8 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use super::pgbench_abort;
-use super::pgbench_plan::{Facts, Length};
-use crate::event::ProgressLine;
+use super::pgbench_plan::{Facts, Length, Script};
+use crate::event::{ProgressLine, TryError};
 use crate::results::{Stats, Summary};
 
 /// pgbench's summary block (and per-script blocks when several scripts ran). `scale` is the
@@ -126,6 +126,42 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
         _ => scripts(&mut out, facts, summary, done),
     }
     out
+}
+
+/// pgbench 15's `--verbose-errors` line for one step of a failed try (without the
+/// `pgbench: ` prefix). `max_tries` is pgbench's (0: unlimited, shown without a bound).
+pub fn try_error_line(e: &TryError, scripts: &[Script], max_tries: i64) -> String {
+    match e {
+        TryError::Got {
+            client,
+            txn_type,
+            command,
+            text,
+        } => {
+            let script = pgbench_abort::script_index(scripts, txn_type)
+                .map_or_else(|| format!("\"{txn_type}\""), |s| s.to_string());
+            let command = command.unwrap_or(0);
+            format!("client {client} got an error in command {command} (SQL) of script {script}; {text}")
+        }
+        TryError::Next {
+            client,
+            try_no,
+            max_tries: tries,
+            again,
+        } => {
+            let what = if *again {
+                "repeats the transaction after the error"
+            } else {
+                "ends the failed transaction"
+            };
+            let bound = if max_tries == 0 {
+                String::new()
+            } else {
+                format!("/{tries}")
+            };
+            format!("client {client} {what} (try {try_no}{bound})")
+        }
+    }
 }
 
 /// pgbench's `-r` lines of one script: each command's mean latency, its failures, its text.
@@ -280,7 +316,6 @@ fn rate(n: u64, seconds: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::pgbench_plan::Script;
     use crate::event::Latency;
 
     /// A stored tidebench summary: 3,953 tpcb transactions over 3.005 s, mean 1.514 ms.
@@ -413,5 +448,47 @@ mod tests {
         );
         assert!(progress_line(&p, 1, Some(1_700_000_000.25))
             .starts_with("progress: 1700000000.250 s, 1234.5 tps"));
+    }
+
+    #[test]
+    fn verbose_errors_lines_are_pgbench_s() {
+        let scripts: Vec<Script> = ["a.sql", "b.sql"]
+            .iter()
+            .map(|n| Script {
+                desc: n.to_string(),
+                weight: 1,
+                txn_type: n.to_string(),
+            })
+            .collect();
+        let got = TryError::Got {
+            client: 3,
+            txn_type: "b.sql".into(),
+            command: Some(2),
+            text: "ERROR:  could not serialize access due to concurrent update".into(),
+        };
+        assert_eq!(
+            try_error_line(&got, &scripts, 2),
+            "client 3 got an error in command 2 (SQL) of script 1; \
+             ERROR:  could not serialize access due to concurrent update"
+        );
+        let next = |again| TryError::Next {
+            client: 3,
+            try_no: 1,
+            max_tries: 2,
+            again,
+        };
+        assert_eq!(
+            try_error_line(&next(true), &scripts, 2),
+            "client 3 repeats the transaction after the error (try 1/2)"
+        );
+        assert_eq!(
+            try_error_line(&next(false), &scripts, 2),
+            "client 3 ends the failed transaction (try 1/2)"
+        );
+        // --max-tries 0: unlimited, so pgbench shows no bound.
+        assert_eq!(
+            try_error_line(&next(true), &scripts, 0),
+            "client 3 repeats the transaction after the error (try 1)"
+        );
     }
 }

@@ -163,6 +163,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let stop = Stop::new();
     let sink = Arc::new(PgbenchSink {
         max_tries: facts.max_tries,
+        scripts: facts.scripts.clone(),
         timestamp: facts.progress_timestamp,
         connect: Mutex::new(Duration::ZERO),
     });
@@ -336,6 +337,8 @@ fn results_dir() -> Result<PathBuf, CliError> {
 /// rest of tidebench's talk stays in the results dir.
 struct PgbenchSink {
     max_tries: i64,
+    /// The run's scripts, in pgbench's order: `--verbose-errors` lines name them by number.
+    scripts: Vec<pgbench_plan::Script>,
     /// --progress-timestamp: `-P` lines start with the Unix time.
     timestamp: bool,
     /// From the run's start: how long opening the sessions took.
@@ -360,6 +363,10 @@ impl Sink for PgbenchSink {
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
+            Event::TryError(e) => eprintln!(
+                "{NAME}: {}",
+                pgbench_block::try_error_line(&e, &self.scripts, self.max_tries)
+            ),
             Event::Incidents(all) => {
                 for i in all {
                     eprintln!("{NAME}: warning: {}: {}", i.instance, i.detail);
@@ -413,6 +420,7 @@ Taken (pgbench's meaning):
                            that late when due are skipped (counted, not run)
   -T, --time=NUM           duration in seconds
   --failures-detailed      failures by kind in the summary block
+  --verbose-errors         each try a serialization failure or deadlock failed, on stderr
   --max-tries=NUM          tries per transaction on serialization failure or deadlock
                            (0: unlimited, with -T only; run as 4294967295 tries)
   --random-seed=SEED       an integer, time or rand
@@ -427,7 +435,7 @@ Taken once tidebench has the flag of the same name (else refused as below):
   --unlogged-tables
 
 Refused (exit 1, \"option -X is not supported yet\"):
-  --verbose-errors, -d/--debug
+  -d/--debug
 
 Results: each run also writes an ordinary tidebench results dir (summary.json,
 intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when

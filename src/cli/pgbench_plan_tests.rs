@@ -154,8 +154,8 @@ fn pgbench_refusals_in_its_words() {
         "total script weight must not be zero"
     );
     assert_eq!(
-        refusal("--verbose-errors -T 1"),
-        "option --verbose-errors is not supported yet (`tidebench pgbench --help` lists what is)"
+        refusal("--debug -T 1"),
+        "option --debug is not supported yet (`tidebench pgbench --help` lists what is)"
     );
     assert_eq!(
         req("-T 1 -t 5", &all_known()).unwrap_err().message,
@@ -184,6 +184,13 @@ fn flags_other_branches_add_are_taken_once_the_grammar_has_them() {
         Ok(Request::Bench(args, _)) => assert!(has(&args, "--transactions", "10")),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn verbose_errors_reach_the_run_and_failures_detailed_the_block() {
+    let (args, f) = bench("-n -T 1 --verbose-errors --failures-detailed db");
+    assert!(args.iter().any(|a| a == "--verbose-errors"), "{args:?}");
+    assert!(f.failures_detailed);
 }
 
 #[test]

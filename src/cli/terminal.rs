@@ -52,6 +52,7 @@ impl Sink for Terminal {
                 e.kind, e.at_s, e.place, e.text
             ),
             Event::ScriptDebug(line) => eprintln!("{line}"),
+            Event::TryError(e) => eprintln!("{}", try_error_line(&e)),
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),
             // The polling block names the phase; an edge alone adds nothing to read.
@@ -362,5 +363,35 @@ pub fn load_summary(s: &LoadSummary) -> String {
     )
 }
 
+/// `--verbose-errors` in tidebench's words: the transaction type by name (a run may mix
+/// workloads), the tries counted as pgbench counts them.
+fn try_error_line(e: &crate::event::TryError) -> String {
+    use crate::event::TryError;
+    match e {
+        TryError::Got {
+            client,
+            txn_type,
+            command: Some(c),
+            text,
+        } => format!("client {client} got an error in \"{txn_type}\" command {c}: {text}"),
+        TryError::Got {
+            client,
+            txn_type,
+            command: None,
+            text,
+        } => format!("client {client} got an error in \"{txn_type}\": {text}"),
+        TryError::Next {
+            client,
+            try_no,
+            max_tries,
+            again,
+        } => {
+            let what = if *again { "retries" } else { "fails" };
+            format!("client {client} {what} the transaction (try {try_no}/{max_tries})")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
+

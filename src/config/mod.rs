@@ -75,6 +75,9 @@ pub struct RawRun {
     pub continue_on_error: Option<bool>,
     /// `--exit-on-abort`: the first aborted client stops the run.
     pub exit_on_abort: Option<bool>,
+    /// `--verbose-errors` (pgbench 15's): each try failed by a serialization failure or a
+    /// deadlock is told on the terminal, with what the client does next.
+    pub verbose_errors: Option<bool>,
     /// How long one transaction may take before it is abandoned as a `timeout` failure.
     pub txn_timeout: Option<String>,
     pub progress: Option<String>,
@@ -161,6 +164,7 @@ impl RawRun {
             max_tries: over.max_tries.or(self.max_tries),
             continue_on_error: over.continue_on_error.or(self.continue_on_error),
             exit_on_abort: over.exit_on_abort.or(self.exit_on_abort),
+            verbose_errors: over.verbose_errors.or(self.verbose_errors),
             txn_timeout: over.txn_timeout.or(self.txn_timeout),
             progress: over.progress.or(self.progress),
             interval: over.interval.or(self.interval),
@@ -457,6 +461,7 @@ pub fn validate_run(
         latency_limit_ms: latency_limit(raw.latency_limit).map_err(invalid)?,
         max_tries,
         on_error,
+        verbose_errors: raw.verbose_errors.unwrap_or(false),
         txn_timeout,
         progress: cadence.progress,
         poll: cadence.poll,

@@ -212,6 +212,9 @@ pub struct RunPlan {
     /// existed went on.
     #[serde(default)]
     pub on_error: OnError,
+    /// `--verbose-errors`: tell each try a retryable error failed (see `event::TryError`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verbose_errors: bool,
     /// How long one try of a transaction may run before the client abandons it as a `timeout`
     /// failure (also sent as the server's `statement_timeout`); `None`: no limit.
     #[serde(

@@ -48,6 +48,8 @@ pub struct DriverPlan {
     pub max_tries: u32,
     /// What a client does after an error no retry helps.
     pub on_error: crate::config::OnError,
+    /// `--verbose-errors`: failed tries of retryable errors are sent to `events`.
+    pub verbose_errors: bool,
     pub txn_timeout: Option<Duration>,
     /// pgbench's `-t`: transactions per client, after which it ends.
     pub transactions: Option<u64>,
@@ -141,6 +143,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         protocol: plan.protocol,
         max_tries: plan.max_tries,
         on_error: plan.on_error,
+        verbose_errors: plan.verbose_errors.then(|| Arc::clone(&plan.events)),
         keys: plan.keys.shape(),
         stop,
         txn_timeout: plan.txn_timeout,

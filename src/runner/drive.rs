@@ -150,6 +150,7 @@ async fn connect(
         protocol: plan.protocol.wire(),
         max_tries: plan.max_tries,
         on_error: plan.on_error,
+        verbose_errors: plan.verbose_errors,
         txn_timeout: plan.txn_timeout,
         transactions: plan.transactions,
         connect_each: plan.connect,

@@ -122,6 +122,9 @@ impl Client {
                 && tries < max_tries
                 && !self.shared.stop.is_set()
                 && Instant::now() < deadline;
+            if class.is_retryable() {
+                self.tell_next(tries, max_tries, may_retry);
+            }
             if !may_retry {
                 return Some((Outcome::Failed(class), tries - 1));
             }

@@ -2,10 +2,13 @@
 //! the first error of each kind goes in full into the thread's recorder, so no failure is
 //! silent, and an error no retry helps (class `other`) ends the client when the run's mode
 //! says so, as pgbench 15 ends one ("client 0 script 0 aborted in command 1 query 0: ...").
-//! A script's own runtime error ends the client in every mode, as before.
+//! A script's own runtime error ends the client in every mode, as before. With
+//! `--verbose-errors`, a try failed by a serialization failure or deadlock is also sent as an
+//! event, then whether it is retried (pgbench 15's "got an error" and "repeats" lines).
 
 use std::time::Instant;
 
+use crate::event::{Event, TryError};
 use crate::metrics::errors::{server_text, ErrorKey, FirstError};
 use crate::metrics::ErrorClass;
 
@@ -28,6 +31,9 @@ impl Client {
             sqlstate: err.sqlstate().copied(),
         };
         let client = self.id;
+        if class.is_retryable() {
+            self.tell_error(err, txn, command);
+        }
         self.recorder
             .borrow_mut()
             .errors
@@ -46,6 +52,34 @@ impl Client {
             let why = self.abort_text(err, txn, command);
             self.aborted = Some((Instant::now(), why));
         }
+    }
+
+    /// `--verbose-errors`: the retryable error that failed this try, as the server wrote it.
+    /// Off (the default) it costs a branch; on, only failed tries pay for the text.
+    fn tell_error(&self, err: &pgwire::Error, txn: usize, command: Option<u32>) {
+        let Some(events) = &self.shared.verbose_errors else {
+            return;
+        };
+        events.send(Event::TryError(TryError::Got {
+            client: self.id,
+            txn_type: self.txn_name(txn).to_string(),
+            command,
+            text: error_text(err),
+        }));
+    }
+
+    /// `--verbose-errors`: after try `try_no` failed by a retryable error, whether the
+    /// client tries again.
+    pub(super) fn tell_next(&self, try_no: u32, max_tries: u32, again: bool) {
+        let Some(events) = &self.shared.verbose_errors else {
+            return;
+        };
+        events.send(Event::TryError(TryError::Next {
+            client: self.id,
+            try_no,
+            max_tries,
+            again,
+        }));
     }
 
     /// Notes a try the watchdog abandoned at the transaction timeout (no server error to
@@ -75,12 +109,7 @@ impl Client {
     /// server's error as pgbench prints it.
     fn abort_text(&self, err: &pgwire::Error, txn: usize, command: Option<u32>) -> String {
         let name = self.txn_name(txn);
-        let text = match &err.kind {
-            pgwire::ErrorKind::Db {
-                severity, message, ..
-            } => server_text(severity, message, err.more()),
-            _ => err.to_string(),
-        };
+        let text = error_text(err);
         match command {
             Some(c) => format!("\"{name}\" command {c}: {text}"),
             None => format!("\"{name}\": {text}"),
@@ -98,6 +127,16 @@ impl Client {
                 g.workload.txn_types().get(local).map(|t| t.name.as_str())
             })
             .unwrap_or("?")
+    }
+}
+
+/// The error as the server wrote it (`ERROR:  ...` with its DETAIL, HINT, CONTEXT lines).
+fn error_text(err: &pgwire::Error) -> String {
+    match &err.kind {
+        pgwire::ErrorKind::Db {
+            severity, message, ..
+        } => server_text(severity, message, err.more()),
+        _ => err.to_string(),
     }
 }
 

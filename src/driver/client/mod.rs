@@ -52,6 +52,9 @@ pub struct ClientShared {
     pub max_tries: u32,
     /// What a client does after an error no retry helps (pgbench's abort, or go on).
     pub on_error: crate::config::OnError,
+    /// `--verbose-errors`: where a retryable error's tries are told; `None` (the default)
+    /// costs nothing.
+    pub verbose_errors: Option<Arc<dyn crate::event::Sink>>,
     /// How (segment, target, type) make a recorder key.
     pub keys: KeyShape,
     pub stop: Stop,
