@@ -150,6 +150,7 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
     if let Some(log) = plan.txn_log.as_mut() {
         // pgbench's script_no: the scripts' order on the command line.
         log.scripts = facts.scripts.iter().map(|s| s.txn_type.clone()).collect();
+        log.failures_detailed = facts.failures_detailed;
     }
     match drive(plan, facts, home) {
         Ok(code) => code,

@@ -928,6 +928,7 @@ fn txn_log(raw: &RawRun) -> Result<Option<crate::metrics::txnlog::TxnLogPlan>, S
         sampling_rate: raw.sampling_rate,
         aggregate_interval: raw.aggregate_interval,
         scripts: Vec::new(),
+        failures_detailed: false,
     }))
 }
 

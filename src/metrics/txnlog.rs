@@ -6,13 +6,14 @@
 //! One line per transaction (`--sampling-rate`: a random share of them):
 //! `client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]`,
 //! time and lag in µs, the lag with a rate (-R) only, the retries when tries are not 1; a
-//! failed transaction has `failed` in place of its time, as pgbench writes it.
+//! failed transaction has `failed` in place of its time, as pgbench writes it (with
+//! `--failures-detailed`, its kind: `serialization` or `deadlock`).
 //!
 //! With `--aggregate-interval N`, one line per N seconds instead, pgbench 15's fixed columns:
 //! `interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency sum_lag
 //! sum_lag_2 min_lag max_lag skipped retried retries serialization_failures deadlock_failures`
-//! (lag columns 0 without -R, retries 0 when tries are 1; tidebench's drop-in has no detailed
-//! failures in the driver, so the last two are 0, as pgbench's without --failures-detailed).
+//! (lag columns 0 without -R, retries 0 when tries are 1, the failures by kind 0 without
+//! `--failures-detailed`, as pgbench's).
 //!
 //! Written on the driver thread as transactions end, into a buffer flushed once a tick: no
 //! lock, no allocation per line. A write error is kept and said once at the end.
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::ErrorClass;
 use crate::workload::pg_prng::PgPrng;
 
 /// pgbench's default `--log-prefix`.
@@ -41,6 +43,10 @@ pub struct TxnLogPlan {
     /// drop-in knows); a type not named here logs its index in its workload.
     #[serde(default)]
     pub scripts: Vec<String>,
+    /// pgbench's `--failures-detailed`: a failed line names its kind, aggregated lines count
+    /// serialization failures and deadlocks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failures_detailed: bool,
 }
 
 impl TxnLogPlan {
@@ -102,7 +108,8 @@ pub struct TxnEntry {
     /// µs since the run's start when it ended.
     pub end_us: u64,
     pub retries: u32,
-    pub failed: bool,
+    /// Failed, and why.
+    pub failed: Option<ErrorClass>,
     /// Not run: already later than the latency limit when due (pgbench's `skipped`).
     pub skipped: bool,
 }
@@ -123,6 +130,8 @@ struct Agg {
     skipped: u64,
     retried: u64,
     retries: u64,
+    serialization: u64,
+    deadlock: u64,
 }
 
 impl Agg {
@@ -142,7 +151,12 @@ impl Agg {
             self.retried += 1;
             self.retries += u64::from(e.retries);
         }
-        if e.failed {
+        match e.failed {
+            Some(ErrorClass::Serialization) => self.serialization += 1,
+            Some(ErrorClass::Deadlock) => self.deadlock += 1,
+            _ => {}
+        }
+        if e.failed.is_some() {
             return;
         }
         let (lat, lag) = (e.latency_us as f64, e.lag_us as f64);
@@ -228,8 +242,12 @@ impl TxnLog {
         let _ = write!(l, "{} {} ", e.client, e.count);
         if e.skipped {
             l.push_str("skipped");
-        } else if e.failed {
-            l.push_str("failed");
+        } else if let Some(class) = e.failed {
+            l.push_str(match class {
+                ErrorClass::Serialization if self.spec.plan.failures_detailed => "serialization",
+                ErrorClass::Deadlock if self.spec.plan.failures_detailed => "deadlock",
+                _ => "failed",
+            });
         } else {
             let _ = write!(l, "{}", e.latency_us);
         }
@@ -269,10 +287,15 @@ impl TxnLog {
         } else {
             (0, 0)
         };
+        let (serialization, deadlock) = if self.spec.plan.failures_detailed {
+            (a.serialization, a.deadlock)
+        } else {
+            (0, 0)
+        };
         let _ = writeln!(
             self.line,
             "{start} {} {:.0} {:.0} {:.0} {:.0} {lag_sum:.0} {lag_sum2:.0} {lag_min:.0} \
-             {lag_max:.0} {} {retried} {retries} 0 0",
+             {lag_max:.0} {} {retried} {retries} {serialization} {deadlock}",
             a.cnt, a.sum, a.sum2, a.min, a.max, a.skipped
         );
     }
@@ -313,6 +336,7 @@ mod tests {
                 sampling_rate: sampling,
                 aggregate_interval: aggregate,
                 scripts: vec!["b".into(), "a".into()],
+                failures_detailed: false,
             },
             lag,
             retries,
@@ -331,7 +355,7 @@ mod tests {
             script: 1,
             end_us,
             retries: 1,
-            failed,
+            failed: failed.then_some(ErrorClass::Serialization),
             skipped: false,
         }
     }
@@ -397,5 +421,23 @@ mod tests {
         assert!(lines[1].starts_with("1700000001 0 0 0 0 0 "), "{text}");
         assert!(lines[2].starts_with("1700000002 1 912 "), "{text}");
         assert!(lines.iter().all(|l| l.split(' ').count() == 15));
+    }
+
+    #[test]
+    fn failures_detailed_names_the_kind_and_counts_it() {
+        let mut detailed = spec(None, None, false, false);
+        detailed.plan.failures_detailed = true;
+        let deadlock = TxnEntry {
+            failed: Some(ErrorClass::Deadlock),
+            ..entry(1, 2, 20, true)
+        };
+        let text = written(detailed.clone(), &[entry(1, 1, 10, true), deadlock]);
+        assert_eq!(
+            text,
+            "1 1 serialization 0 1700000000 500010\n1 2 deadlock 0 1700000000 500020\n"
+        );
+        detailed.plan.aggregate_interval = Some(1);
+        let text = written(detailed, &[entry(1, 1, 10, true), deadlock]);
+        assert_eq!(text, "1700000000 0 0 0 0 0 0 0 0 0 0 0 0 1 1\n");
     }
 }

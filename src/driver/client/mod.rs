@@ -459,7 +459,7 @@ impl Client {
                 script: 0,
                 end_us: micros(now.saturating_duration_since(run.start)),
                 retries: 0,
-                failed: false,
+                failed: None,
                 skipped: true,
             });
         }
@@ -517,7 +517,10 @@ impl Client {
                 script: t.script,
                 end_us: micros(t.ended.saturating_duration_since(start)),
                 retries,
-                failed: matches!(outcome, Outcome::Failed(_)),
+                failed: match outcome {
+                    Outcome::Failed(class) => Some(class),
+                    _ => None,
+                },
                 skipped: false,
             });
         }
