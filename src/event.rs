@@ -71,12 +71,14 @@ pub enum TryError {
         text: String,
     },
     /// After try `try_no` of at most `max_tries`: the client tries again (`again`) or ends the
-    /// transaction as failed.
+    /// transaction as failed; with a latency limit, the share of it used since the
+    /// transaction was due, in percent.
     Next {
         client: u32,
         try_no: u32,
         max_tries: u32,
         again: bool,
+        limit_used: Option<f64>,
     },
 }
 

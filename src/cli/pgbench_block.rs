@@ -148,6 +148,7 @@ pub fn try_error_line(e: &TryError, scripts: &[Script], max_tries: i64) -> Strin
             try_no,
             max_tries: tries,
             again,
+            limit_used,
         } => {
             let what = if *again {
                 "repeats the transaction after the error"
@@ -159,7 +160,10 @@ pub fn try_error_line(e: &TryError, scripts: &[Script], max_tries: i64) -> Strin
             } else {
                 format!("/{tries}")
             };
-            format!("client {client} {what} (try {try_no}{bound})")
+            let used = limit_used.map_or(String::new(), |p| {
+                format!(", {p:.3}% of the maximum time of tries was used")
+            });
+            format!("client {client} {what} (try {try_no}{bound}{used})")
         }
     }
 }
@@ -476,6 +480,7 @@ mod tests {
             try_no: 1,
             max_tries: 2,
             again,
+            limit_used: None,
         };
         assert_eq!(
             try_error_line(&next(true), &scripts, 2),
@@ -489,6 +494,18 @@ mod tests {
         assert_eq!(
             try_error_line(&next(true), &scripts, 0),
             "client 3 repeats the transaction after the error (try 1)"
+        );
+        let late = TryError::Next {
+            client: 3,
+            try_no: 1,
+            max_tries: 2,
+            again: true,
+            limit_used: Some(12.5),
+        };
+        assert_eq!(
+            try_error_line(&late, &scripts, 2),
+            "client 3 repeats the transaction after the error \
+             (try 1/2, 12.500% of the maximum time of tries was used)"
         );
     }
 }

@@ -385,6 +385,7 @@ fn try_error_line(e: &crate::event::TryError) -> String {
             try_no,
             max_tries,
             again,
+            ..
         } => {
             let what = if *again { "retries" } else { "fails" };
             format!("client {client} {what} the transaction (try {try_no}/{max_tries})")
@@ -394,4 +395,3 @@ fn try_error_line(e: &crate::event::TryError) -> String {
 
 #[cfg(test)]
 mod tests;
-

@@ -105,7 +105,80 @@ pub fn cases() -> Vec<Case> {
     all.extend(runs());
     all.extend(meta_commands());
     all.extend(logs_and_limits());
+    all.extend(failures_told());
     all
+}
+
+/// `--verbose-errors` and `--failures-detailed`: failures a script raises on purpose (a DO
+/// block raising SQLSTATE 40001 or 40P01), so both tools meet the same errors without a race.
+fn failures_told() -> Vec<Case> {
+    const SERIALIZATION: &str = "DO $$BEGIN RAISE EXCEPTION 'told to fail' \
+                                 USING ERRCODE = 'serialization_failure'; END$$;\n";
+    const DEADLOCK: &str = "\\set x 1\nSELECT 1;\nDO $$BEGIN RAISE EXCEPTION 'told to deadlock' \
+                            USING ERRCODE = 'deadlock_detected'; END$$;\n";
+    let f = |name: &str, args: &str| Case::new(DOCS, name, args);
+    vec![
+        f(
+            "a serialization failure told and retried, by kind",
+            "-n -t 1 --max-tries 3 --verbose-errors --failures-detailed",
+        )
+        .script("sf.sql", SERIALIZATION)
+        .says(&[
+            "client 0 got an error in command 0 (SQL) of script 0; ERROR:  told to fail",
+            "client 0 repeats the transaction after the error (try 1/3)",
+            "client 0 repeats the transaction after the error (try 2/3)",
+            "client 0 ends the failed transaction (try 3/3)",
+            "number of failed transactions: 1 (100.000%)",
+            "number of serialization failures: 1 (100.000%)",
+            "number of deadlock failures: 0 (0.000%)",
+        ]),
+        f(
+            "deadlocks told, counted and logged by kind",
+            "-n -t 2 --verbose-errors --failures-detailed -l --log-prefix=lgd",
+        )
+        .script("dl.sql", DEADLOCK)
+        .says(&[
+            "client 0 got an error in command 2 (SQL) of script 0; ERROR:  told to deadlock",
+            "client 0 ends the failed transaction (try 1/1)",
+            "number of deadlock failures: 2 (100.000%)",
+        ])
+        .logs("lgd"),
+        f(
+            "deadlocks aggregated by kind",
+            "-n -T 2 --max-tries 2 --failures-detailed -l --aggregate-interval=1 --log-prefix=da",
+        )
+        .script("dl.sql", DEADLOCK)
+        .says(&["number of deadlock failures: "])
+        .logs("da"),
+        f(
+            "the failing script of two named by number",
+            "-n -t 1 --verbose-errors",
+        )
+        .script("ok.sql@0", "SELECT 1;\n")
+        .script("sf.sql@1", SERIALIZATION)
+        .says(&[
+            "client 0 got an error in command 0 (SQL) of script 1; ERROR:  told to fail",
+            "client 0 ends the failed transaction (try 1/1)",
+        ]),
+        f(
+            "tries told with the share of the latency limit used",
+            "-n -t 1 --max-tries 2 -L 100000 --verbose-errors",
+        )
+        .script("sf.sql", SERIALIZATION)
+        .says(&[
+            "client 0 repeats the transaction after the error (try 1/2, 0.0",
+            "% of the maximum time of tries was used)",
+        ]),
+        f(
+            "unlimited tries told without a bound",
+            "-n -T 1 --max-tries 0 --verbose-errors",
+        )
+        .script("sf.sql", SERIALIZATION)
+        .says(&[
+            "client 0 repeats the transaction after the error (try 1)",
+            "client 0 repeats the transaction after the error (try 2)",
+        ]),
+    ]
 }
 
 /// pgbench's transaction logs, latency limit and progress options.

@@ -55,12 +55,13 @@ pub(super) const CLOSE_WITHIN: Duration = Duration::from_millis(300);
 const JOB_MAX_TRIES: u32 = 10;
 
 impl Client {
-    /// `work` with its retries on session `local`: (outcome, extra tries); `None` when the
-    /// run ended (or stopped) with it in flight, so it is not counted.
+    /// `work` (due at `scheduled`) with its retries on session `local`: (outcome, extra
+    /// tries); `None` when the run ended (or stopped) with it in flight, so it is not counted.
     pub(super) async fn run_txn(
         &mut self,
         local: usize,
         work: Work<'_>,
+        scheduled: Instant,
         deadline: Instant,
     ) -> Option<(Outcome, u32)> {
         let max_tries = match work {
@@ -123,7 +124,7 @@ impl Client {
                 && !self.shared.stop.is_set()
                 && Instant::now() < deadline;
             if class.is_retryable() {
-                self.tell_next(tries, max_tries, may_retry);
+                self.tell_next(tries, max_tries, may_retry, scheduled);
             }
             if !may_retry {
                 return Some((Outcome::Failed(class), tries - 1));

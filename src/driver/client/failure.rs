@@ -68,17 +68,22 @@ impl Client {
         }));
     }
 
-    /// `--verbose-errors`: after try `try_no` failed by a retryable error, whether the
-    /// client tries again.
-    pub(super) fn tell_next(&self, try_no: u32, max_tries: u32, again: bool) {
+    /// `--verbose-errors`: after try `try_no` of a transaction due at `scheduled` failed by a
+    /// retryable error, whether the client tries again (and, with `-L`, how much of the
+    /// limit the tries have used, as pgbench tells it).
+    pub(super) fn tell_next(&self, try_no: u32, max_tries: u32, again: bool, scheduled: Instant) {
         let Some(events) = &self.shared.verbose_errors else {
             return;
         };
+        let limit_used = self.shared.latency_limit.map(|limit| {
+            100.0 * scheduled.elapsed().as_secs_f64() / limit.as_secs_f64().max(f64::MIN_POSITIVE)
+        });
         events.send(Event::TryError(TryError::Next {
             client: self.id,
             try_no,
             max_tries,
             again,
+            limit_used,
         }));
     }
 

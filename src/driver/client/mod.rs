@@ -414,7 +414,8 @@ impl Client {
             group: card.group,
             emulator: set.emulator.as_deref(),
         };
-        let Some((outcome, retries)) = self.run_txn(local, work, run.deadline).await else {
+        let Some((outcome, retries)) = self.run_txn(local, work, scheduled, run.deadline).await
+        else {
             return false;
         };
         let timing = Timing {
@@ -596,13 +597,14 @@ impl Client {
             emulator,
             job: &job,
         };
-        let Some((outcome, retries)) = self.run_txn(local, work, deadline).await else {
+        let scheduled = job.due.min(started);
+        let Some((outcome, retries)) = self.run_txn(local, work, scheduled, deadline).await else {
             return;
         };
         let timing = Timing {
             group: slot.group,
             script: job.txn,
-            scheduled: job.due.min(started),
+            scheduled,
             started,
             ended: Instant::now(),
             lagged: true,
