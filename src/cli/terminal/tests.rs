@@ -329,3 +329,30 @@ fn a_round_of_incidents_is_one_line_per_instance() {
         ]
     );
 }
+
+#[test]
+fn verbose_errors_name_the_type_and_count_tries() {
+    use crate::event::TryError;
+    let got = TryError::Got {
+        client: 2,
+        txn_type: "new_order".into(),
+        command: Some(4),
+        text: "ERROR:  could not serialize access due to concurrent update".into(),
+    };
+    assert_eq!(
+        try_error_line(&got),
+        "client 2 got an error in \"new_order\" command 4: \
+         ERROR:  could not serialize access due to concurrent update"
+    );
+    let next = TryError::Next {
+        client: 2,
+        try_no: 3,
+        max_tries: 3,
+        again: false,
+        limit_used: None,
+    };
+    assert_eq!(
+        try_error_line(&next),
+        "client 2 fails the transaction (try 3/3)"
+    );
+}
