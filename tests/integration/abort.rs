@@ -18,19 +18,14 @@ const SERIAL: &str = "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001', MESSA
                       DETAIL = 'd1', HINT = 'h1'; END $$;\n";
 
 fn script(home: &support::TempHome, name: &str, body: &str) -> String {
-    let path = home.path().join(name);
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
+    support::script_file(home, name, body)
 }
 
 fn pgbench(inst: &tidebench::instance::Instance, dsn: &str, extra: &[&str]) -> Output {
     let mut args = vec!["-n"];
     args.extend_from_slice(extra);
     args.push(dsn);
-    std::process::Command::new(support::pgbench_path(inst))
-        .args(&args)
-        .output()
-        .unwrap()
+    support::run_pgbench(inst, &args)
 }
 
 fn run(home: &support::TempHome, dsn: &str, out: &Path, extra: &[&str]) -> Output {

@@ -16,9 +16,7 @@ use crate::support::{self, output_text as text};
 const TRANSACTIONS: usize = 20;
 
 fn script(home: &support::TempHome, name: &str, body: &str) -> String {
-    let path = home.path().join(name);
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
+    support::script_file(home, name, body)
 }
 
 /// pgbench on `dsn` with `args`, `-t 20` and the seed; it must succeed.

@@ -10,9 +10,7 @@ use crate::support::{self, output_text as text};
 
 /// Writes `body` as `name` in the home dir and returns its path.
 fn script(home: &support::TempHome, name: &str, body: &str) -> String {
-    let path = home.path().join(name);
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
+    support::script_file(home, name, body)
 }
 
 fn run_script(

@@ -151,6 +151,21 @@ pub fn pgbench_path(inst: &Instance) -> std::path::PathBuf {
     inst.bin_dir().join("pgbench")
 }
 
+/// Writes a script file into the test's home and returns its path, for `-f`.
+pub fn script_file(home: &TempHome, name: &str, body: &str) -> String {
+    let path = home.path().join(name);
+    std::fs::write(&path, body).expect("write a script into the test's home");
+    path.display().to_string()
+}
+
+/// Runs the instance's own pgbench with `args` (the DSN among them) and waits for it.
+pub fn run_pgbench(inst: &Instance, args: &[&str]) -> std::process::Output {
+    Command::new(pgbench_path(inst))
+        .args(args)
+        .output()
+        .expect("run pgbench")
+}
+
 /// Runs the binary with `args` (TIDEBENCH_HOME set) and waits for it.
 pub fn run_tidebench(home: &TempHome, args: &[&str]) -> std::process::Output {
     tidebench(home)

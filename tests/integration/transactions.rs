@@ -5,15 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{self, output_text as text};
 
 /// Writes `body` as `name` in the home dir and returns its path.
 fn script(home: &support::TempHome, name: &str, body: &str) -> String {
-    let path = home.path().join(name);
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
+    support::script_file(home, name, body)
 }
 
 /// tidebench `run` on `target` into `out`, quiet (no progress, no sampler), with `extra`.
@@ -35,11 +33,7 @@ fn run(home: &support::TempHome, target: &str, out: &Path, extra: &[&str]) -> Ou
 
 /// The real pgbench with `args`, then the DSN.
 fn pgbench(inst: &tidebench::instance::Instance, args: &[&str], dsn: &str) -> Output {
-    Command::new(support::pgbench_path(inst))
-        .args(args)
-        .arg(dsn)
-        .output()
-        .expect("run pgbench")
+    support::run_pgbench(inst, &[args, &[dsn]].concat())
 }
 
 /// pgbench's "number of transactions actually processed: X/Y" and "number of failed
