@@ -27,6 +27,9 @@ pub enum Event {
     /// A script's `debug()` value, in pgbench's words (`debug(script=0,command=2): int 5`),
     /// shown on stderr as pgbench shows it.
     ScriptDebug(String),
+    /// pgbench's `-d` trace: one client's step (`client 0 sending SELECT 1;`), sent only with
+    /// the trace on (the drop-in prints it after pgbench's `pgbench: `).
+    Trace(String),
     /// `--verbose-errors` (pgbench 15's): a try that failed in a way a retry may help
     /// (serialization failure, deadlock), and what the client does next. Sent only with the
     /// flag on, and only on such an error: never on the hot path.

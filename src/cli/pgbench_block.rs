@@ -347,6 +347,7 @@ mod tests {
             rate: false,
             failures_detailed: false,
             per_command: false,
+            debug: false,
             connect_each: false,
             progress_timestamp: false,
             vacuum: true,

@@ -364,6 +364,7 @@ impl Sink for PgbenchSink {
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
+            Event::Trace(line) => eprintln!("{NAME}: {line}"),
             Event::TryError(e) => eprintln!(
                 "{NAME}: {}",
                 pgbench_block::try_error_line(&e, &self.scripts, self.max_tries)

@@ -65,6 +65,8 @@ pub struct Facts {
     pub failures_detailed: bool,
     /// -r: pgbench's per-command latencies and failures.
     pub per_command: bool,
+    /// -d: pgbench's debug trace (the scripts then run through the interpreter, which has it).
+    pub debug: bool,
     pub connect_each: bool,
     /// --progress-timestamp: `-P` lines show the Unix time instead of the elapsed time.
     pub progress_timestamp: bool,
@@ -210,6 +212,7 @@ impl Builder {
                 rate: false,
                 failures_detailed: false,
                 per_command: false,
+                debug: false,
                 connect_each: false,
                 progress_timestamp: false,
                 vacuum: true,
@@ -266,6 +269,7 @@ impl Builder {
             "vacuum-all" => self.facts.vacuum_accounts = true,
             "failures-detailed" => self.facts.failures_detailed = true,
             "report-per-command" => self.facts.per_command = true,
+            "debug" => self.facts.debug = true,
             "connect" => self.facts.connect_each = true,
             "host" => self.host = Some(value),
             "port" => self.port = Some(value),
@@ -579,10 +583,14 @@ impl Builder {
     /// runs through the script interpreter (`-f`, `-b`, `-D`).
     fn scripts_args(&mut self) -> Vec<String> {
         let mut out = Vec::new();
+        if self.facts.debug && !self.init {
+            out.push("--debug".into());
+        }
         let alone = self.entries.len() == 1
             && !self.entries[0].0
             && self.defines.is_empty()
-            && !self.facts.per_command;
+            && !self.facts.per_command
+            && !self.facts.debug;
         let mut names: Vec<String> = Vec::new();
         for (file, name, weight) in &self.entries {
             let (desc, base) = if *file {

@@ -154,10 +154,6 @@ fn pgbench_refusals_in_its_words() {
         "total script weight must not be zero"
     );
     assert_eq!(
-        refusal("--debug -T 1"),
-        "option --debug is not supported yet (`tidebench pgbench --help` lists what is)"
-    );
-    assert_eq!(
         req("-T 1 -t 5", &all_known()).unwrap_err().message,
         "specify either a number of transactions (-t) or a duration (-T), not both"
     );
@@ -184,6 +180,18 @@ fn flags_other_branches_add_are_taken_once_the_grammar_has_them() {
         Ok(Request::Bench(args, _)) => assert!(has(&args, "--transactions", "10")),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn debug_runs_a_builtin_through_the_interpreter_with_its_trace() {
+    let (args, f) = bench("-d -b se -t 2");
+    assert!(f.debug);
+    assert!(args.iter().any(|a| a == "--debug"), "{args:?}");
+    // The interpreter has the trace; tidebench's own select-only workload does not.
+    assert!(has(&args, "-b", "select-only@1"), "{args:?}");
+    assert!(!args.iter().any(|a| a == "--workload"), "{args:?}");
+    let (args, f) = bench("-b se -t 2");
+    assert!(!f.debug && !args.iter().any(|a| a == "--debug"), "{args:?}");
 }
 
 #[test]

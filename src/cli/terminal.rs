@@ -52,6 +52,7 @@ impl Sink for Terminal {
                 e.kind, e.at_s, e.place, e.text
             ),
             Event::ScriptDebug(line) => eprintln!("{line}"),
+            Event::Trace(line) => eprintln!("debug: {line}"),
             Event::TryError(e) => eprintln!("{}", try_error_line(&e)),
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),

@@ -106,7 +106,44 @@ pub fn cases() -> Vec<Case> {
     all.extend(meta_commands());
     all.extend(logs_and_limits());
     all.extend(failures_told());
+    all.extend(traces());
     all
+}
+
+/// `-d`: pgbench's debug trace, checked for what pgbench's own test checks (both clients,
+/// `sending`, `receiving`, `executing`) and the lines a script's commands give.
+fn traces() -> Vec<Case> {
+    let d = |name: &str, args: &str| Case::new(SERVER_TESTS, name, args);
+    vec![
+        d("a trace of select-only, prepared, 2 clients", "-t 5 -c 2 -M prepared -b se -d -n").says(&[
+            "client 0 executing script \"<builtin: select only>\"",
+            "client 1 executing script \"<builtin: select only>\"",
+            "client 0 executing \\set aid",
+            "client 0 preparing P_0",
+            "client 1 sending P_0",
+            "client 0 receiving",
+            "client 1 receiving",
+        ]),
+        d("a trace of a script's meta-commands and SQL", "-t 1 -d -n")
+            .script("tr.sql", "\\set x 3 + 4\nSELECT :x;\n\\sleep 1 ms\n\\if :x > 1\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\n")
+            .says(&[
+                "client 0 executing script \"tr.sql\"",
+                "client 0 executing \\set x",
+                "client 0 sending SELECT 7;",
+                "client 0 receiving",
+                "client 0 executing \\sleep 1 ms",
+                "client 0 executing \\if",
+                "client 0 sending SELECT 2;",
+                "client 0 executing \\else",
+            ]),
+        d("a trace in the extended protocol", "-t 1 -M extended -d -n")
+            .script("tx.sql", "\\set aid 5\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n")
+            .says(&[
+                "client 0 executing \\set aid",
+                "client 0 sending SELECT abalance FROM pgbench_accounts WHERE aid = $1;",
+                "client 0 receiving",
+            ]),
+    ]
 }
 
 /// `--verbose-errors` and `--failures-detailed`: failures a script raises on purpose (a DO

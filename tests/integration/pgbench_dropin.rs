@@ -300,17 +300,6 @@ fn init_loads_what_pgbench_runs_on_and_bad_options_exit_1() {
             "{b:?}: {err}"
         );
     }
-    // An option tidebench has no counterpart for: pgbench's rejection, with the reason.
-    let o = support::tidebench(&home)
-        .args(["pgbench", "--debug", "-T", "1", "fresh"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o).contains("tidebench pgbench: error: option --debug is not supported yet"),
-        "{}",
-        text(&o)
-    );
     // --help explains the drop-in; -V and -b list exit 0 as pgbench's.
     let o = support::tidebench(&home)
         .args(["pgbench", "--help"])

@@ -161,6 +161,12 @@ impl Connection {
     }
 
     /// Status from the last ReadyForQuery.
+    /// Whether this connection has prepared the statement `name` (pgbench's `-d` trace says
+    /// when a statement is prepared).
+    pub fn is_prepared(&self, name: &str) -> bool {
+        self.prepared.contains(&name)
+    }
+
     pub fn tx_status(&self) -> TxStatus {
         self.tx_status
     }

@@ -8,6 +8,17 @@ pub const BUILTINS: [(&str, &str); 3] = [
     ("select-only", SELECT_ONLY),
 ];
 
+/// How pgbench 15 names a built-in in its output (`<builtin: select only>`).
+pub fn shown(name: &str) -> String {
+    let what = match name {
+        "tpcb-like" => "TPC-B (sort of)",
+        "simple-update" => "simple update",
+        "select-only" => "select only",
+        other => other,
+    };
+    format!("<builtin: {what}>")
+}
+
 const TPCB_LIKE: &str = "\
 \\set aid random(1, 100000 * :scale)
 \\set bid random(1, 1 * :scale)

@@ -60,6 +60,12 @@ const OPTIONS: &[OptionSpec] = &[
         load: false,
     },
     OptionSpec {
+        key: TRACE,
+        kind: OptionKind::Flag,
+        help: "trace each client's scripts, commands, SQL sent and results on stderr (as pgbench -d)",
+        load: false,
+    },
+    OptionSpec {
         key: SCRIPTS,
         kind: OptionKind::Entries {
             short: None,
@@ -75,6 +81,9 @@ const OPTIONS: &[OptionSpec] = &[
 
 /// The option that turns per-command figures on (`--report-per-command`).
 const PER_COMMAND: &str = "report_per_command";
+
+/// The option that turns pgbench's `-d` trace on (`--debug`).
+const TRACE: &str = "debug";
 
 /// The registered workload.
 pub struct ScriptKind;
@@ -196,7 +205,12 @@ impl Kind for ScriptKind {
             .unwrap_or(false)
             .then(|| Mutex::new(empty_sums(&scripts)));
         let seeds = crate::workload::pgbench_seeds(options);
+        let trace = options
+            .get(TRACE)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
         Ok(Arc::new(ScriptWorkload {
+            trace,
             total: scripts.weights.iter().sum(),
             default_seed: seeds.default_seed(),
             seeds,
@@ -243,6 +257,8 @@ pub struct ScriptWorkload {
     /// With `--report-per-command`: every ended client's sums, merged (one lock per client,
     /// at its end; a client adds to its own sums without any).
     per_command: Option<Mutex<Vec<Vec<CommandSums>>>>,
+    /// pgbench's `-d` trace on.
+    trace: bool,
 }
 
 impl ScriptWorkload {
@@ -271,6 +287,7 @@ impl ScriptWorkload {
         if let Some(s) = names.get("client_id") {
             vars.set_value(s, super::expr::Value::Int(i64::from(slot.index)));
         }
+        vars.trace = self.trace.then_some(slot.index);
         if self.per_command.is_some() {
             vars.per_command = Some(empty_sums(&self.scripts));
         }

@@ -20,6 +20,8 @@ use crate::workload::TxnEnd;
 #[derive(Debug)]
 pub struct Code {
     pub name: String,
+    /// As pgbench names the script in its output (the file as given, `<builtin: ...>`).
+    pub shown: String,
     pub commands: Vec<Command>,
     pub labels: Vec<String>,
     pub numbers: Vec<usize>,
@@ -57,6 +59,8 @@ pub struct ClientVars {
     pub per_command: Option<Vec<Vec<CommandSums>>>,
     /// The command whose server error ended the last try (set only on such an error).
     pub failed_at: Option<u32>,
+    /// With pgbench's `-d` trace on: this client's number, which its trace lines start with.
+    pub trace: Option<u32>,
 }
 
 impl ClientVars {
@@ -68,6 +72,7 @@ impl ClientVars {
             rng,
             per_command: None,
             failed_at: None,
+            trace: None,
         }
     }
 
@@ -136,6 +141,49 @@ impl Env for Eval<'_> {
     }
 }
 
+/// pgbench's `-d` trace for one client: each line is an event, so it costs nothing when off
+/// (the client's `Option` is checked once per command).
+#[derive(Clone, Copy)]
+struct Trace<'a> {
+    events: &'a dyn Sink,
+    client: u32,
+}
+
+impl Trace<'_> {
+    fn line(self, what: std::fmt::Arguments<'_>) {
+        self.events
+            .send(Event::Trace(format!("client {} {what}", self.client)));
+    }
+
+    /// A meta-command as pgbench 15 shows it: its words, but for `\set` only the variable
+    /// and for `\if`/`\elif` none (their expression is not a word).
+    fn meta(self, label: &str) {
+        let mut words = label.split_whitespace();
+        let first = words.next().unwrap_or_default();
+        let keep = match first {
+            "\\set" => 1,
+            "\\if" | "\\elif" => 0,
+            _ => usize::MAX,
+        };
+        let mut shown = first.to_string();
+        for w in words.take(keep) {
+            shown.push(' ');
+            shown.push_str(w);
+        }
+        self.line(format_args!("executing {shown}"));
+    }
+}
+
+/// pgbench's name for the prepared statement of the SQL command at `pc`: `P_` and the
+/// number of SQL commands before it in the script.
+fn prepared_name(code: &Code, pc: usize) -> String {
+    let before = code.commands[..pc]
+        .iter()
+        .filter(|c| matches!(c, Command::Sql(_)))
+        .count();
+    format!("P_{before}")
+}
+
 /// `expr` over the client's variables and random source.
 fn evaluate(
     expr: &Expr,
@@ -182,15 +230,28 @@ pub async fn run(
         script,
         command: number(pc),
     };
+    let trace = vars
+        .trace
+        .zip(events)
+        .map(|(client, events)| Trace { events, client });
+    if let Some(t) = trace {
+        t.line(format_args!("executing script \"{}\"", code.shown));
+    }
     let mut pc = 0;
     while let Some(command) = code.commands.get(pc) {
+        if let Some(t) = trace {
+            if !matches!(command, Command::Sql(_)) {
+                t.meta(code.labels.get(pc).map_or("", String::as_str));
+            }
+        }
         let began = vars.per_command.is_some().then(Instant::now);
         // One command, inline in this future (a nested async fn per command measurably
         // cost select-only at 64 clients); `break 'step` carries its failure out.
         let step: Result<Flow, Failed> = 'step: {
             match command {
                 Command::Sql(sql) => {
-                    if let Err(e) = run_sql(sql, names, vars, conn, protocol).await {
+                    let traced = trace.map(|t| (t, code, pc));
+                    if let Err(e) = run_sql(sql, names, vars, conn, protocol, traced).await {
                         break 'step Err(e);
                     }
                 }
@@ -358,10 +419,24 @@ async fn run_sql(
     vars: &mut ClientVars,
     conn: &mut Connection,
     protocol: Protocol,
+    trace: Option<(Trace<'_>, &Code, usize)>,
 ) -> Result<(), Failed> {
     let ClientVars {
         slots, sql: text, ..
     } = vars;
+    if let Some((t, code, pc)) = trace {
+        match protocol {
+            Protocol::Simple => {}
+            Protocol::Extended => t.line(format_args!("sending {}", sql.statement.sql)),
+            Protocol::Prepared => {
+                let name = prepared_name(code, pc);
+                if !conn.is_prepared(sql.statement.name) {
+                    t.line(format_args!("preparing {name}"));
+                }
+                t.line(format_args!("sending {name}"));
+            }
+        }
+    }
     let result = match protocol {
         Protocol::Simple => {
             text.clear();
@@ -375,6 +450,9 @@ async fn run_sql(
                         text.push_str(names.name(*slot));
                     }
                 }
+            }
+            if let Some((t, ..)) = trace {
+                t.line(format_args!("sending {text}"));
             }
             conn.simple_query(text).await?
         }
@@ -411,6 +489,9 @@ async fn run_sql(
             }
         }
     };
+    if let Some((t, ..)) = trace {
+        t.line(format_args!("receiving"));
+    }
     let Some(store) = &sql.store else {
         return Ok(());
     };

@@ -44,6 +44,8 @@ struct Named {
 struct Source {
     name: String,
     origin: String,
+    /// As pgbench names it in its output (the path, `<builtin: select only>`).
+    shown: String,
     text: String,
     weight: u64,
     role: String,
@@ -186,6 +188,7 @@ fn sources(named: Vec<Named>) -> Result<Vec<Source>, String> {
                     .map_or_else(|| path.clone(), |s| s.to_string_lossy().into_owned());
                 Source {
                     name: stem,
+                    shown: path.clone(),
                     origin: path,
                     text,
                     weight: n.weight,
@@ -197,6 +200,7 @@ fn sources(named: Vec<Named>) -> Result<Vec<Source>, String> {
                 Source {
                     name: name.to_string(),
                     origin: format!("builtin:{name}"),
+                    shown: builtin::shown(name),
                     text: text.to_string(),
                     weight: n.weight,
                     role: n.role,
@@ -253,6 +257,7 @@ pub fn load(options: &OptionValues) -> Result<Scripts, String> {
         }
         codes.push(Code {
             name: s.name,
+            shown: s.shown,
             commands: compiled.commands,
             labels: compiled.labels,
             numbers: compiled.numbers,
