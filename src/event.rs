@@ -223,6 +223,8 @@ pub struct ProgressLine {
     pub lag_ms: Option<f64>,
     pub failed: u64,
     pub retried: u64,
+    /// Transactions in the window that needed a retry (pgbench's "N retried").
+    pub retried_txns: u64,
     /// The emulators' work (tpce's market) at the end of the window, when the run has any.
     pub backlog: Option<EmulatedBacklog>,
     /// The transactions running for a second or more, longest first (type, seconds so far),

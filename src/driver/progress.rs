@@ -47,6 +47,7 @@ pub fn line(
             .map(|h| h.mean() / 1000.0),
         failed: t.failed_total(),
         retried: t.retried,
+        retried_txns: t.retried_txns,
         backlog: None,
         running: Vec::new(),
         running_more: 0,

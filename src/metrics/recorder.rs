@@ -69,6 +69,9 @@ pub struct Slot {
     pub failed: [u64; ErrorClass::ALL.len()],
     /// Extra tries after serialization failures or deadlocks; not part of the total.
     pub retried: u64,
+    /// Transactions that needed at least one extra try, committed or failed in the end
+    /// (pgbench 15's "number of transactions retried"); not part of the total.
+    pub retried_txns: u64,
 }
 
 impl Default for Slot {
@@ -80,6 +83,7 @@ impl Default for Slot {
             expected_rollback: 0,
             failed: [0; ErrorClass::ALL.len()],
             retried: 0,
+            retried_txns: 0,
         }
     }
 }
@@ -96,6 +100,7 @@ impl Slot {
 
     fn record(&mut self, outcome: Outcome, latency_us: u64, lag_us: Option<u64>, retries: u32) {
         self.retried += u64::from(retries);
+        self.retried_txns += u64::from(retries > 0);
         match outcome {
             Outcome::Committed => self.committed += 1,
             Outcome::ExpectedRollback => self.expected_rollback += 1,
@@ -118,6 +123,7 @@ impl Slot {
         self.committed += other.committed;
         self.expected_rollback += other.expected_rollback;
         self.retried += other.retried;
+        self.retried_txns += other.retried_txns;
         for (a, b) in self.failed.iter_mut().zip(other.failed.iter()) {
             *a += b;
         }
@@ -129,6 +135,7 @@ impl Slot {
         self.committed = 0;
         self.expected_rollback = 0;
         self.retried = 0;
+        self.retried_txns = 0;
         self.failed = [0; ErrorClass::ALL.len()];
         if let Some(h) = &mut self.latency {
             h.reset();
@@ -239,9 +246,11 @@ mod tests {
                 t.committed,
                 t.expected_rollback,
                 t.failed_total(),
-                t.retried
+                t.retried,
+                t.retried_txns
             ),
-            (2, 1, 1, 3)
+            (2, 1, 1, 3, 2),
+            "a transaction tried three times is one retried transaction with two retries"
         );
         let lat = t.latency.unwrap();
         assert_eq!(lat.len(), 3, "failures carry no latency");

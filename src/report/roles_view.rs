@@ -60,6 +60,7 @@ mod tests {
                 expected_rollback: 0,
                 failed: 0,
                 retried: 0,
+                retried_txns: 0,
                 total: committed,
                 tps: committed as f64 / 10.0,
                 failed_by_class: FailedByClass::default(),

@@ -19,10 +19,12 @@
 //! | `lat_mean_ms` … `lat_max_ms` | latency (end − scheduled start) of the transactions that did not fail; empty when all failed |
 //! | `failed_serialization` … `failed_other` | `failed` by class (serialization, deadlock, connection, timeout, other) |
 //! | `role` | the role of the set the type ran on (`oltp`, `dss`, ...) |
+//! | `retried_txns` | transactions that needed at least one retry (pgbench's "transactions retried"); not part of `count` |
 //!
 //! `role` came last, after schema version 1 was first written: appended so that scripts
 //! reading columns by position keep working, and without a version bump because readers find
 //! columns by name and take a file without it as all `oltp` (the only role there was).
+//! `retried_txns` was appended after it likewise; a file without it reads as 0.
 //! A transaction belongs to the phase it started in and to the interval it ended in (cut to
 //! its phase's end). RFC 4180 quoting applies to fields holding a comma, quote or line break.
 //! The schema version of this file is the results dir's (`summary.json`, `runtime.toml`).
@@ -38,7 +40,7 @@ use super::summary::{micros_to_ms, round3, tps};
 pub const HEADER: &str = "interval_start_s,interval_length_s,iteration,phase,measured,group,set,\
 target,txn_type,count,committed,expected_rollback,failed,retried,tps,lat_mean_ms,lat_p50_ms,\
 lat_p95_ms,lat_p99_ms,lat_max_ms,failed_serialization,failed_deadlock,failed_connection,failed_timeout,\
-failed_other,role";
+failed_other,role,retried_txns";
 
 /// One row: a key with transactions, and its window (the interval cut to the key's phase).
 pub struct Row<'a> {
@@ -138,7 +140,12 @@ pub fn push_row(out: &mut String, keys: &KeySpace, row: &Row) {
     for n in slot.failed {
         let _ = write!(out, ",{n}");
     }
-    let _ = writeln!(out, ",{}", csv_field(keys.role_of(row.txn)));
+    let _ = writeln!(
+        out,
+        ",{},{}",
+        csv_field(keys.role_of(row.txn)),
+        slot.retried_txns
+    );
 }
 
 #[cfg(test)]
@@ -182,9 +189,9 @@ pub mod tests {
     #[test]
     fn header_is_stable() {
         // Readers (report, users' scripts) depend on these names and their order.
-        assert_eq!(HEADER.split(',').count(), 26);
+        assert_eq!(HEADER.split(',').count(), 27);
         assert!(HEADER.ends_with(
-            ",failed_serialization,failed_deadlock,failed_connection,failed_timeout,failed_other,role"
+            ",failed_serialization,failed_deadlock,failed_connection,failed_timeout,failed_other,role,retried_txns"
         ));
         assert!(HEADER.starts_with("interval_start_s,interval_length_s,iteration,phase,measured,group,set,target,txn_type,count,"));
     }
@@ -214,8 +221,8 @@ pub mod tests {
         let text = rows(Duration::from_secs(5), Duration::from_secs(10), &keys, &rec);
         assert_eq!(
             text,
-            "5.000,5.000,1,p1,true,A,1,instance:vm1/db,a,4,2,1,1,2,0.600,1.500,1.500,2.000,2.000,2.000,1,0,0,0,0,oltp\n\
-             10.000,5.000,1,p2,true,A,2,\"host=/tmp dbname=x,y\",b,1,0,0,1,0,0.000,,,,,,0,0,0,0,1,oltp\n"
+            "5.000,5.000,1,p1,true,A,1,instance:vm1/db,a,4,2,1,1,2,0.600,1.500,1.500,2.000,2.000,2.000,1,0,0,0,0,oltp,1\n\
+             10.000,5.000,1,p2,true,A,2,\"host=/tmp dbname=x,y\",b,1,0,0,1,0,0.000,,,,,,0,0,0,0,1,oltp,0\n"
         );
     }
 

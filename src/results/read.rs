@@ -124,6 +124,8 @@ pub struct IntervalRow {
     pub expected_rollback: u64,
     pub failed: u64,
     pub retried: u64,
+    /// Transactions with a retry; 0 in files written before the column.
+    pub retried_txns: u64,
     /// `failed` by class in `ErrorClass::ALL` order; `None` in files written before the
     /// per-class columns.
     pub failed_by_class: Option<[u64; ErrorClass::ALL.len()]>,
@@ -148,6 +150,7 @@ struct Columns {
     expected: usize,
     failed: usize,
     retried: usize,
+    retried_txns: Option<usize>,
     role: Option<usize>,
     shard: Option<usize>,
     failed_class: Option<Vec<usize>>,
@@ -198,6 +201,7 @@ impl IntervalRows {
             expected: need("expected_rollback")?,
             failed: need("failed")?,
             retried: need("retried")?,
+            retried_txns: col("retried_txns"),
             role: col("role"),
             shard: col("shard"),
             failed_class: ErrorClass::ALL
@@ -276,6 +280,7 @@ impl IntervalRows {
             expected_rollback: num(c.expected),
             failed: num(c.failed),
             retried: num(c.retried),
+            retried_txns: c.retried_txns.map_or(0, num),
             failed_by_class,
             latency,
         })
@@ -488,20 +493,22 @@ pub mod tests {
 
     #[test]
     fn files_without_a_role_column_read_as_oltp() {
+        // Files of that age had neither `role` nor `retried_txns` (the last two columns).
         let tmp = tempfile::tempdir().unwrap();
         let csv = write_dir(tmp.path());
         let old: String = csv
             .lines()
-            .map(|l| format!("{}\n", l.rsplit_once(',').unwrap().0))
+            .map(|l| format!("{}\n", l.rsplitn(3, ',').last().unwrap()))
             .collect();
         std::fs::write(tmp.path().join(INTERVALS_FILE), old).unwrap();
         let run = ResultsDir::open(tmp.path()).unwrap();
-        let roles: Vec<String> = run
+        let rows: Vec<(String, u64)> = run
             .interval_rows()
             .unwrap()
-            .map(|r| r.unwrap().role)
+            .map(|r| r.unwrap())
+            .map(|r| (r.role, r.retried_txns))
             .collect();
-        assert_eq!(roles, ["oltp", "oltp"]);
+        assert_eq!(rows, [("oltp".into(), 0), ("oltp".into(), 0)]);
     }
 
     #[test]

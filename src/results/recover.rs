@@ -238,6 +238,7 @@ fn slot_of(row: &IntervalRow) -> Slot {
         committed: row.committed,
         expected_rollback: row.expected_rollback,
         retried: row.retried,
+        retried_txns: row.retried_txns,
         ..Slot::default()
     };
     match row.failed_by_class {

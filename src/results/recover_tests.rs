@@ -30,7 +30,8 @@ fn killed_run(root: &Path, intervals: u64) -> (std::path::PathBuf, u64) {
                 Outcome::Committed,
                 1_000 * (n + 1),
                 None,
-                0,
+                // The first transaction of each interval took three tries.
+                if n == 0 { 2 } else { 0 },
             );
             committed += 1;
         }
@@ -69,6 +70,7 @@ fn rebuilds_an_incomplete_summary_from_the_intervals() {
     assert_eq!(s.totals.committed, committed);
     assert_eq!(s.totals.failed, 3);
     assert_eq!(s.totals.failed_by_class.timeout, 3);
+    assert_eq!((s.totals.retried, s.totals.retried_txns), (6, 3));
     assert_eq!(s.elapsed_s, 15.0);
     assert_eq!(s.duration_s, 15.0, "p1 whole and 5 s of p2");
     assert_eq!(s.started_at, "2023-11-14T22:13:20Z");

@@ -2,8 +2,9 @@
 //! servers' own transaction counters over the same window.
 //!
 //! Counting rules (DESIGN.md's accounting invariant):
-//! - `total = committed + expected_rollback + failed`; `retried` counts extra tries and is not
-//!   part of `total`.
+//! - `total = committed + expected_rollback + failed`; `retried` counts extra tries and
+//!   `retried_txns` the transactions that needed any (pgbench's "transactions retried"); neither
+//!   is part of `total`.
 //! - `tps = (committed + expected_rollback) / duration_s`: transactions that ended as the
 //!   workload meant them to (pgbench's tps likewise excludes failed transactions).
 //! - Latency is end − scheduled start in milliseconds (3 decimals), over committed and
@@ -116,6 +117,9 @@ pub struct Stats {
     pub expected_rollback: u64,
     pub failed: u64,
     pub retried: u64,
+    /// Transactions with at least one retry; absent (0) in files written before it was counted.
+    #[serde(default)]
+    pub retried_txns: u64,
     pub total: u64,
     pub tps: f64,
     pub failed_by_class: FailedByClass,
@@ -133,6 +137,7 @@ impl Stats {
             expected_rollback: slot.expected_rollback,
             failed: slot.failed_total(),
             retried: slot.retried,
+            retried_txns: slot.retried_txns,
             total: slot.total(),
             tps: tps(slot.committed + slot.expected_rollback, measured),
             failed_by_class: FailedByClass::from_slot(slot),
@@ -672,9 +677,10 @@ pub mod tests {
                 t.expected_rollback,
                 t.failed,
                 t.retried,
+                t.retried_txns,
                 t.total
             ),
-            (90, 5, 3, 3, 98)
+            (90, 5, 3, 3, 1, 98)
         );
         assert_eq!(t.total, t.committed + t.expected_rollback + t.failed);
         assert_eq!(t.tps, 9.5, "failed transactions do not count toward tps");
@@ -848,6 +854,25 @@ pub mod tests {
         let back = Summary::read(dir.path()).unwrap();
         assert!(back.type_rules.is_empty() && back.isolation.is_none() && back.tpm.is_empty());
         assert!(back.mix.is_empty() && back.ratio_rules.is_empty());
+    }
+
+    #[test]
+    fn summaries_written_before_retried_txns_still_read() {
+        let k = keys();
+        let mut rec = Recorder::new(k.len());
+        rec.record(k.key(0, 0, 0), Outcome::Committed, 2_000, None, 2);
+        let s = Summary::build(&run(false), &plan(), &k, &rec, Vec::new());
+        assert_eq!((s.totals.retried, s.totals.retried_txns), (2, 1));
+        let text = s.to_json().unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        value["totals"]
+            .as_object_mut()
+            .unwrap()
+            .remove("retried_txns");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SUMMARY_FILE), value.to_string()).unwrap();
+        let back = Summary::read(dir.path()).unwrap();
+        assert_eq!((back.totals.retried, back.totals.retried_txns), (2, 0));
     }
 
     #[test]

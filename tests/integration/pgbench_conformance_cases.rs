@@ -215,8 +215,43 @@ fn failures_told() -> Vec<Case> {
             "client 0 repeats the transaction after the error (try 1)",
             "client 0 repeats the transaction after the error (try 2)",
         ]),
+        // A sequence is not rolled back, so it counts tries across them: every third try
+        // commits, so each transaction takes exactly three tries.
+        f(
+            "transactions retried counted once however many retries",
+            "-n -t 3 --max-tries 3",
+        )
+        .script("rt.sql", RETRY_TWICE)
+        .rows(RETRY_SEQ, "SELECT last_value FROM rt_seq")
+        .says(&[
+            "number of failed transactions: 0 (0.000%)",
+            "number of transactions retried: 3 (100.000%)",
+            "total number of retries: 6",
+        ]),
+        // Every fourth try commits with three allowed: the 1st and 3rd transactions fail
+        // after two retries, the 2nd and 4th commit at once; failed ones count as retried.
+        f(
+            "transactions retried include those that failed in the end",
+            "-n -t 4 --max-tries 3 --failures-detailed",
+        )
+        .script("rt4.sql", RETRY_THRICE)
+        .rows(RETRY_SEQ, "SELECT last_value FROM rt_seq")
+        .says(&[
+            "number of failed transactions: 2 (50.000%)",
+            "number of serialization failures: 2 (50.000%)",
+            "number of transactions retried: 2 (50.000%)",
+            "total number of retries: 4",
+        ]),
     ]
 }
+
+const RETRY_SEQ: &str = "DROP SEQUENCE IF EXISTS rt_seq; CREATE SEQUENCE rt_seq;";
+const RETRY_TWICE: &str = "DO $$BEGIN IF nextval('rt_seq') % 3 <> 0 THEN RAISE EXCEPTION \
+                           'told to retry' USING ERRCODE = 'serialization_failure'; END IF; \
+                           END$$;\n";
+const RETRY_THRICE: &str = "DO $$BEGIN IF nextval('rt_seq') % 4 <> 0 THEN RAISE EXCEPTION \
+                            'told to retry' USING ERRCODE = 'serialization_failure'; END IF; \
+                            END$$;\n";
 
 /// pgbench's transaction logs, latency limit and progress options.
 fn logs_and_limits() -> Vec<Case> {

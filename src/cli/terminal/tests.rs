@@ -260,6 +260,7 @@ fn the_market_backlog_shows_on_the_progress_line_and_in_the_polling_block() {
         lag_ms: None,
         failed: 0,
         retried: 0,
+        retried_txns: 0,
         backlog: Some(backlog),
         running: Vec::new(),
         running_more: 0,
