@@ -19,11 +19,14 @@ demo: build
 	$(BIN) prepare --preset demo --force
 	$(BIN) run --preset demo
 
-# Formatting, lints and all tests (unit + integration against real PostgreSQL).
+# Formatting, lints and all tests (unit + integration against real PostgreSQL). The
+# conformance tests (pgbench and psql as referees) run last, uncaptured, so their counts of
+# cases and agreements show in the output.
 test: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
-	$(CARGO) test --locked --workspace -- --test-threads=2
+	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
+	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=1 --nocapture
 
 # tidebench vs pgbench on the same instance, alternating, printing ratios (not part of `test`).
 bench: build
