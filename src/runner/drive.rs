@@ -191,7 +191,7 @@ async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
     start: Start<'_>,
-    sides: Sides,
+    Sides { sampler, profile }: Sides,
     stop: &Stop,
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
@@ -203,7 +203,6 @@ async fn run_clients(
         out_dir,
         ..
     } = ready;
-    let Sides { sampler, profile } = sides;
     let keys = &start.frame.keys;
     let started_at = SystemTime::now();
     let devices = sampler
@@ -216,17 +215,13 @@ async fn run_clients(
             return Err(RunError::Results(e));
         }
     };
-    let mixlog_dir = plan.mix_log.then(|| writer.staging_path().to_path_buf());
-    let txn_log = txn_log_spec(plan);
     let staging = writer.staging_path().to_path_buf();
+    let mixlog_dir = plan.mix_log.then(|| staging.clone());
     let armed = arm_profile(profile, &staging, events).await;
     // The sampler's and the profile's clocks start with the driver's, so `t_s`, interval
     // offsets and the profile's window agree.
     let t0 = Instant::now();
-    let profiling = armed.map(|a| {
-        let (from, to) = crate::config::timeline::measured_span(plan);
-        a.run(t0, from, to)
-    });
+    let profiling = armed.map(|a| profile_window(a, plan, t0));
     let sampling = match sampler.map(|s| s.start(&staging, t0, latest, Arc::clone(events))) {
         Some(Ok(running)) => Some(running),
         Some(Err(e)) => {
@@ -252,7 +247,9 @@ async fn run_clients(
             }
             Ok(())
         };
-        connected.run(stop, &mut sink, mixlog_dir, txn_log).await
+        connected
+            .run(stop, &mut sink, mixlog_dir, txn_log_spec(plan))
+            .await
     };
     let sampled = match sampling {
         Some(running) => Some(running.stop().await),
@@ -269,6 +266,16 @@ async fn run_clients(
         incidents,
         shard: None,
     })
+}
+
+/// Switches perf on over the plan's measured window, on the driver's clock.
+fn profile_window(
+    armed: crate::profile::Armed,
+    plan: &RunPlan,
+    t0: Instant,
+) -> crate::profile::Running {
+    let (from, to) = crate::config::timeline::measured_span(plan);
+    armed.run(t0, from, to)
 }
 
 /// Creates the results dir (in staging) and records the run's start in it: before the first
