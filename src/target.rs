@@ -18,6 +18,18 @@ mod libpq_files;
 mod tls;
 mod tokio_tls;
 
+/// A keyword lookup over fixed pairs, standing in for a connection string and its
+/// environment in the keyword tests.
+#[cfg(test)]
+fn lookup<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    move |k: &str| {
+        pairs
+            .iter()
+            .find(|(key, _)| *key == k)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
 pub use check::Landing;
 use guards::check_keyword_case;
 pub use hosts::{HostChoice, SessionAttrs};

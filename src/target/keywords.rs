@@ -229,14 +229,7 @@ fn user_name(uid: libc::uid_t) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn with<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k: &str| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == k)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::target::lookup as with;
 
     #[test]
     fn values_are_checked_applied_or_recorded() {

@@ -145,14 +145,7 @@ fn files(
 mod tests {
     use super::*;
 
-    fn from<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k: &str| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == k)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::target::lookup as from;
 
     #[test]
     fn the_default_is_prefer_and_values_apply() {
