@@ -210,15 +210,16 @@ mod tests {
         });
     }
 
+    // Only lower bounds on time: a busy machine may wake the watchdog late, never early. Each
+    // cut is asserted by its kind, with the other kind's deadline out of reach.
     #[test]
-    fn a_hung_try_is_cut_by_the_timeout_and_one_in_flight_at_the_end_by_the_end() {
+    fn a_hung_try_is_cut_by_the_timeout() {
         local(async {
-            let watches = Watch::for_thread(2);
+            let watches = Watch::for_thread(1);
             let t0 = Instant::now();
-            let end = t0 + Duration::from_millis(600);
-            evloop::spawn(watchdog(
+            let dog = evloop::spawn(watchdog(
                 watches.clone(),
-                end,
+                t0 + Duration::from_secs(600),
                 Some(Duration::from_millis(200)),
                 Stop::new(),
                 None,
@@ -228,14 +229,23 @@ mod tests {
             assert_eq!(watches[0].guard(pin!(hung)).await, Err(Cut::Timeout));
             let took = t0.elapsed();
             assert!(took >= Duration::from_millis(200), "{took:?}");
-            assert!(took < Duration::from_millis(550), "{took:?}");
             watches[0].end();
-            // Short sleeps, each under the timeout, until the end cuts one in flight.
-            let w = &watches[1];
+            dog.abort();
+        });
+    }
+
+    #[test]
+    fn a_try_in_flight_at_the_end_is_cut_by_the_end_and_later_ones_at_once() {
+        local(async {
+            let watches = Watch::for_thread(1);
+            let end = Instant::now() + Duration::from_millis(300);
+            evloop::spawn(watchdog(watches.clone(), end, None, Stop::new(), None));
+            // Short sleeps until the end cuts one in flight.
+            let w = &watches[0];
             let cut = loop {
                 w.begin(Instant::now());
                 let r = w
-                    .guard(pin!(evloop::sleep(Duration::from_millis(150))))
+                    .guard(pin!(evloop::sleep(Duration::from_millis(50))))
                     .await;
                 w.end();
                 if let Err(c) = r {
@@ -243,7 +253,7 @@ mod tests {
                 }
             };
             assert_eq!(cut, Cut::End);
-            assert!(t0.elapsed() >= Duration::from_millis(600));
+            assert!(Instant::now() >= end);
             // After the end, a new try is cut before it waits at all.
             w.begin(Instant::now());
             assert_eq!(

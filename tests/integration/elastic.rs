@@ -3,7 +3,6 @@
 //! database, a target that dies mid-run, re-aggregation and the mix log.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::support::{self, ok, output_text as text, run_tidebench as tb, summary};
 
@@ -143,20 +142,16 @@ fn a_slow_target_slows_everyone_instead_of_bending_the_shares() {
     let cfg = write(&home, "slow.toml", &cfg);
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     let out = home.path().join("res");
-    let child = support::tidebench(&home)
+    let mut child = support::tidebench(&home)
         .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // During phase 2, hold group D's branches table for 2.5 s: its transactions wait. The
-    // clock starts when the run does (its setup is slower beside another test).
-    let started = support::wait_for(
-        &support::partial(&out).join("run-start.json"),
-        Duration::from_secs(30),
-    );
-    assert!(started, "the run did not start within 30 s");
-    std::thread::sleep(Duration::from_millis(5000));
+    // lock is taken when the run's own clock has recorded 5 s (1 s into phase 2), however slow
+    // its setup was beside another test.
+    support::wait_run_clock(&mut child, &out, 5.0);
     support::psql(&inst, "d_1", "BEGIN; LOCK TABLE pgbench_branches IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2.5); COMMIT;");
     let o = ok(child.wait_with_output().unwrap());
     let s = summary(&out);
@@ -222,27 +217,22 @@ fn a_target_that_dies_fails_its_share_and_the_run_ends_on_time() {
     let cfg = write(&home, "dies.toml", cfg);
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     let out = home.path().join("res");
-    let child = support::tidebench(&home)
+    let mut child = support::tidebench(&home)
         .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Stop it 2.5 s into the measured window: the clock starts when the run does (its setup is
-    // slower beside other tests).
-    let started = support::wait_for(
-        &support::partial(&out).join("run-start.json"),
-        Duration::from_secs(30),
-    );
-    assert!(started, "the run did not start within 30 s");
-    let started = std::time::Instant::now();
-    std::thread::sleep(Duration::from_millis(2500));
+    // Stop B's server 1 s into the measured window by the run's own clock (its recorded
+    // intervals), however slow the setup was beside other tests: well before phase 2 at 3 s.
+    support::wait_run_clock(&mut child, &out, 1.0);
     tidebench::instance::stop(&home.home, "dies").unwrap();
     let o = child.wait_with_output().unwrap();
-    let took = started.elapsed();
     assert!(o.status.success(), "{}", text(&o));
-    assert!(took < Duration::from_secs(20), "ended on time: {took:?}");
     let s = summary(&out);
+    // On time as the run measures it: the window is the two phases, with no overrun.
+    assert_eq!(s["duration_s"].as_f64(), Some(6.0), "{s}");
+    assert!(s.get("overrun_s").is_none(), "{s}");
     let p2 = &s["phases"][1]["groups"];
     assert!(
         p2[0]["committed"].as_u64().unwrap() > 100,

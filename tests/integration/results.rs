@@ -347,16 +347,12 @@ fn simultaneous_runs_get_their_own_dirs_and_a_live_dir_is_in_use() {
     );
 
     let out = home.path().join("live");
-    let long = run(&["-T", "6", "--out", out.to_str().unwrap()]);
+    // A long run, stopped by Ctrl-C once the second was refused: it is live throughout.
+    let mut long = run(&["-T", "600", "--out", out.to_str().unwrap()]);
     let staging = home.path().join("live.partial");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !staging.join("writer.pid").is_file() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the first run never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    support::wait_until(&mut long, "the first run's writer.pid", || {
+        staging.join("writer.pid").is_file()
+    });
     let o = tb(
         &home,
         &[
@@ -375,7 +371,8 @@ fn simultaneous_runs_get_their_own_dirs_and_a_live_dir_is_in_use() {
         "{}",
         support::output_text(&o)
     );
-    assert!(long.wait_with_output().unwrap().status.success());
+    let (o, _) = support::interrupt(long);
+    assert_eq!(o.status.code(), Some(130), "{}", support::output_text(&o));
     assert!(
         !out.join("writer.pid").exists(),
         "a finished dir names no writer"

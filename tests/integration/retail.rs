@@ -197,21 +197,25 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
 
     // Ctrl-C during the reports cancels them at the server.
     let out = home.path().join("res-int");
-    let child = support::spawn_tidebench(&home, &run_args(&out, "60s"));
-    assert!(support::wait_for(
-        &support::partial(&out).join("run-start.json"),
-        Duration::from_secs(30)
-    ));
-    std::thread::sleep(Duration::from_secs(1));
+    let mut child = support::spawn_tidebench(&home, &run_args(&out, "60s"));
+    let reports = || {
+        support::psql(
+            &inst,
+            "postgres",
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' \
+             AND query LIKE '%order_lineitems%' AND pid <> pg_backend_pid()",
+        )
+        .trim()
+        .to_string()
+    };
+    // Ctrl-C once the server says a report runs.
+    support::wait_until(&mut child, "a report running at the server", || {
+        reports() != "0"
+    });
     let (o, took) = support::interrupt(child);
-    assert!(took < Duration::from_secs(5), "{took:?}: {}", text(&o));
-    let running = support::psql(
-        &inst,
-        "postgres",
-        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' \
-         AND query LIKE '%order_lineitems%' AND pid <> pg_backend_pid()",
-    );
-    assert_eq!(running.trim(), "0", "a report still runs after Ctrl-C");
+    // Long before the 60 s end: a hang guard, not a speed claim.
+    assert!(took < Duration::from_secs(30), "{took:?}: {}", text(&o));
+    assert_eq!(reports(), "0", "a report still runs after Ctrl-C");
 }
 
 /// `run` of `cases` on `db` of instance `rl` from 2 streams (seed 002's word for clients) for

@@ -298,3 +298,78 @@ pub fn wait_for(path: &Path, limit: std::time::Duration) -> bool {
     }
     false
 }
+
+/// Seconds of its own clock that a running run has recorded in `intervals.csv` (in its staging
+/// dir): the end of its last row, 0 before the first. Rows exist only for keys with
+/// transactions, so this advances while some client commits.
+pub fn recorded_s(out: &Path) -> f64 {
+    let Ok(csv) = std::fs::read_to_string(partial(out).join("intervals.csv")) else {
+        return 0.0;
+    };
+    csv.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let mut f = l.split(',');
+            let start: f64 = f.next()?.parse().ok()?;
+            let length: f64 = f.next()?.parse().ok()?;
+            Some(start + length)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// How long a test waits for a run to reach a point of its own clock before it calls the run
+/// hung. Only a guard against hanging forever: no assertion depends on how fast a run is.
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Waits until the run writing to `out` has recorded `secs` seconds of its own clock (the
+/// measured window's intervals, not the wall clock since spawn), so a fault lands at the same
+/// point of the run however slow its setup was. Panics, with the run's output, if the run
+/// ended first or [`HANG_GUARD`] passed.
+pub fn wait_run_clock(child: &mut std::process::Child, out: &Path, secs: f64) {
+    wait_until(child, &format!("{secs} s of the run recorded"), || {
+        recorded_s(out) >= secs
+    });
+}
+
+/// Waits until `done` holds while `child` runs; panics naming `what` if the child ended first
+/// or [`HANG_GUARD`] passed.
+pub fn wait_until(child: &mut std::process::Child, what: &str, mut done: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !done() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the run ended ({status}) before {what}");
+        }
+        assert!(t.elapsed() < HANG_GUARD, "no {what} after {HANG_GUARD:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Polls `done` until it holds; panics naming `what` after [`HANG_GUARD`].
+pub fn poll_until(what: &str, mut done: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !done() {
+        assert!(t.elapsed() < HANG_GUARD, "no {what} after {HANG_GUARD:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Sessions of `inst` waiting on a lock right now (the server's own view).
+pub fn lock_waiters(inst: &Instance) -> usize {
+    psql(
+        inst,
+        "postgres",
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+    )
+    .trim()
+    .parse()
+    .unwrap_or(0)
+}
+
+/// True once a session of `inst` holds a granted lock of `mode` on the table `rel` of `db`.
+pub fn lock_held(inst: &Instance, db: &str, rel: &str, mode: &str) -> bool {
+    let sql = format!(
+        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+         WHERE c.relname = '{rel}' AND l.mode = '{mode}' AND l.granted"
+    );
+    psql(inst, db, &sql).trim() != "0"
+}

@@ -205,13 +205,15 @@ fn a_dead_oltp_server_stops_only_its_set_and_the_run_ends_on_time() {
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     let out = home.path().join("res");
     let started = Instant::now();
-    let child = support::tidebench(&home)
+    let mut child = support::tidebench(&home)
         .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(7));
+    // Kill A's server in phase 1, once the run's own clock has recorded its first 5 s
+    // interval, however slow the setup was.
+    support::wait_run_clock(&mut child, &out, 5.0);
     kill_server(&a);
     let done = child.wait_with_output().unwrap();
     let took = started.elapsed();
