@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test bench bench-tls bench-scripts bench-shards bench-retail chaos clean
+.PHONY: setup build demo test stress bench bench-tls bench-scripts bench-shards bench-retail chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -27,6 +27,12 @@ test: setup
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
 	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=1 --nocapture
+
+# The race check (issue 42): `make test` 5 times in a row on a clean clone of HEAD, then 3 times
+# beside a CPU hog (one busy process per core). Prints a line per round and a tally; hours long,
+# not part of `test`. CLEAN=n BUSY=m change the counts.
+stress: setup
+	./scripts/stress.sh
 
 # tidebench vs pgbench on the same instance, alternating, printing ratios (not part of `test`).
 bench: build
