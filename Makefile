@@ -26,7 +26,7 @@ test: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
-	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=1 --nocapture
+	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=2 --nocapture
 
 # The race check (issue 42): `make test` 5 times in a row on a clean clone of HEAD, then 3 times
 # beside a CPU hog (one busy process per core). Prints a line per round and a tally; hours long,

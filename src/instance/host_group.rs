@@ -128,30 +128,27 @@ impl Drop for Balloon {
     }
 }
 
-/// The body of `tidebench balloon-hold BYTES`: allocate, touch and lock `bytes`, say
+/// The body of `tidebench balloon-hold BYTES`: take `bytes` of the host group's memory, say
 /// `ready`, then hold until stdin closes. Never returns normally.
+///
+/// The memory is a memfd's pages, allocated with `fallocate` and never mapped: tmpfs pages are
+/// charged to the memory cgroup of the task that allocates them (this one, inside the host
+/// group), cannot be reclaimed without swap, and count in no process's RSS. So the OOM killer,
+/// which ranks processes by their RSS, picks the VMs' backends, never this small process, even
+/// where the kernel does not let it lower its own `oom_score_adj` (root without
+/// CAP_SYS_RESOURCE): the dummy VM keeps its full reservation either way.
 pub fn hold(bytes: u64) -> Result<(), String> {
-    // The dummy VM has a full reservation: the OOM killer must pick the VMs, never this.
     let _ = std::fs::write("/proc/self/oom_score_adj", "-1000");
-    let len = usize::try_from(bytes).map_err(|_| format!("{bytes} bytes is too large"))?;
-    // SAFETY: an anonymous private mapping of `len` bytes, checked below.
-    let addr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-            -1,
-            0,
-        )
-    };
-    if addr == libc::MAP_FAILED {
-        return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+    let len = libc::off_t::try_from(bytes).map_err(|_| format!("{bytes} bytes is too large"))?;
+    // SAFETY: a NUL-terminated name and no flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"tidebench-balloon".as_ptr(), 0) };
+    if fd < 0 {
+        return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
     }
-    // SAFETY: the mapping above is `len` bytes long.
-    if unsafe { libc::mlock(addr, len) } != 0 {
+    // SAFETY: `fd` is the memfd opened above; fallocate allocates its pages up to `len`.
+    if unsafe { libc::fallocate(fd, 0, 0, len) } != 0 {
         return Err(format!(
-            "mlock: {} (locking needs root or CAP_IPC_LOCK)",
+            "fallocate: {} (the host group cannot hold that much)",
             std::io::Error::last_os_error()
         ));
     }
@@ -161,6 +158,7 @@ pub fn hold(bytes: u64) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut sink = Vec::new();
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    // The fd closes with the process: its pages go back to the host group.
     Ok(())
 }
 
