@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test bench bench-tls bench-scripts bench-shards bench-retail chaos clean
+.PHONY: setup build demo test docs bench bench-tls bench-scripts bench-shards bench-retail chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -27,6 +27,19 @@ test: setup
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
 	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=1 --nocapture
+
+# The book (docs/src, mdBook) as static HTML in docs/book/ (open docs/book/index.html): table of
+# contents and search. mdBook, pinned, is installed from crates.io into .tools/ on first use
+# (a few minutes of compiling); `make test` does not build the book, tests/docs.rs checks it.
+MDBOOK_VERSION := 0.4.40
+MDBOOK := .tools/bin/mdbook
+
+docs: $(MDBOOK)
+	$(MDBOOK) build docs
+	@echo "the book: docs/book/index.html"
+
+$(MDBOOK):
+	$(CARGO) install mdbook --locked --version $(MDBOOK_VERSION) --root .tools
 
 # tidebench vs pgbench on the same instance, alternating, printing ratios (not part of `test`).
 bench: build

@@ -254,7 +254,7 @@ pub struct RunArgs {
     /// Pin each driver thread to a CPU of its own (true/false), when the process may use at
     /// least as many CPUs as there are driver threads. Where driver and server share 2 cores it
     /// made select-only at 4 clients faster more often, and TPC-C at 4 clients and tpcb at 16
-    /// slower (see the README's Performance section) [default: false]
+    /// slower (see the Performance part of the book in docs/) [default: false]
     #[arg(long, value_name = "BOOL")]
     pub pin_threads: Option<bool>,
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
