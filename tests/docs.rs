@@ -270,7 +270,10 @@ fn book_summary_lists_every_page_and_each_exists() {
         .iter()
         .filter(|e| !book_src().join(e).is_file())
         .collect();
-    assert!(missing.is_empty(), "SUMMARY.md lists pages that do not exist: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "SUMMARY.md lists pages that do not exist: {missing:?}"
+    );
     let listed: BTreeSet<PathBuf> = entries.iter().map(|e| book_src().join(e)).collect();
     let mut pages = Vec::new();
     markdown_pages(&book_src(), &mut pages);
@@ -278,7 +281,10 @@ fn book_summary_lists_every_page_and_each_exists() {
         .iter()
         .filter(|p| !listed.contains(*p) && !p.ends_with("SUMMARY.md"))
         .collect();
-    assert!(orphans.is_empty(), "pages not in SUMMARY.md (mdBook would not build them): {orphans:?}");
+    assert!(
+        orphans.is_empty(),
+        "pages not in SUMMARY.md (mdBook would not build them): {orphans:?}"
+    );
 }
 
 #[test]
@@ -296,7 +302,10 @@ fn heading_ids_are_mdbooks() {
         heading_id("Consolidation under memory overcommitment (`tidebench consolidate`)"),
         "consolidation-under-memory-overcommitment-tidebench-consolidate"
     );
-    assert_eq!(heading_id("[Exit codes](x.md) of `run`"), "exit-codes-of-run");
+    assert_eq!(
+        heading_id("[Exit codes](x.md) of `run`"),
+        "exit-codes-of-run"
+    );
     assert_eq!(
         link_targets("see [a](b.md#c) and `[d](e)` and ![i](img.png)"),
         ["b.md#c", "img.png"]
@@ -445,7 +454,10 @@ fn command_section(cmd: &mut Command, path: &str, out: &mut String) {
         out.push_str(&format!("**Commands**\n\n{}\n", subs.concat()));
     }
     if let Some(after) = cmd.get_after_long_help().or(cmd.get_after_help()) {
-        out.push_str(&format!("```text\n{}\n```\n\n", after.to_string().trim_end()));
+        out.push_str(&format!(
+            "```text\n{}\n```\n\n",
+            after.to_string().trim_end()
+        ));
     }
 }
 
@@ -469,7 +481,10 @@ fn pgbench_help() -> String {
         .args(["pgbench", "--help"])
         .output()
         .expect("tidebench pgbench --help runs");
-    assert!(out.status.success(), "tidebench pgbench --help failed: {out:?}");
+    assert!(
+        out.status.success(),
+        "tidebench pgbench --help failed: {out:?}"
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -735,9 +750,18 @@ fn results_dir_page() -> String {
     );
     out.push_str(intro.trim_end());
     for (title, rel) in [
-        ("The results dir (`src/results/mod.rs`)", "src/results/mod.rs"),
-        ("`intervals.csv` (`src/results/intervals.rs`)", "src/results/intervals.rs"),
-        ("`system.csv` (`src/results/system.rs`)", "src/results/system.rs"),
+        (
+            "The results dir (`src/results/mod.rs`)",
+            "src/results/mod.rs",
+        ),
+        (
+            "`intervals.csv` (`src/results/intervals.rs`)",
+            "src/results/intervals.rs",
+        ),
+        (
+            "`system.csv` (`src/results/system.rs`)",
+            "src/results/system.rs",
+        ),
     ] {
         out.push_str(&format!("\n\n## {title}\n\n{}", module_doc(rel).trim_end()));
     }
@@ -781,7 +805,10 @@ fn prometheus_reference_names_every_metric() {
         .iter()
         .filter(|m| !page.contains(m.as_str()))
         .collect();
-    assert!(missing.is_empty(), "reference/prometheus.md lacks metrics {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "reference/prometheus.md lacks metrics {missing:?}"
+    );
 }
 
 #[test]
@@ -806,5 +833,8 @@ fn results_reference_names_every_file() {
             }
         }
     }
-    assert!(missing.is_empty(), "reference/results-dir.md lacks files {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "reference/results-dir.md lacks files {missing:?}"
+    );
 }
