@@ -53,10 +53,7 @@ fn check_generated(rel: &str, generated: &str) {
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(
-                || committed.lines().count().min(generated.lines().count()),
-                |i| i,
-            );
+            .unwrap_or_else(|| committed.lines().count().min(generated.lines().count()));
         panic!(
             "docs/src/{rel} is not what the code generates (first difference at line {}); \
              regenerate it with `{REGENERATE}` and commit it",
