@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test stress bench bench-tls bench-scripts bench-shards bench-retail chaos clean
+.PHONY: setup build demo test stress docs bench bench-tls bench-scripts bench-shards bench-retail chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -33,6 +33,19 @@ test: setup
 # not part of `test`. CLEAN=n BUSY=m change the counts.
 stress: setup
 	./scripts/stress.sh
+
+# The book (docs/src, mdBook) as static HTML in docs/book/ (open docs/book/index.html): table of
+# contents and search. mdBook, pinned, is installed from crates.io into .tools/ on first use
+# (a few minutes of compiling); `make test` does not build the book, tests/docs.rs checks it.
+MDBOOK_VERSION := 0.4.40
+MDBOOK := .tools/bin/mdbook
+
+docs: $(MDBOOK)
+	$(MDBOOK) build docs
+	@echo "the book: docs/book/index.html"
+
+$(MDBOOK):
+	$(CARGO) install mdbook --locked --version $(MDBOOK_VERSION) --root .tools
 
 # tidebench vs pgbench on the same instance, alternating, printing ratios (not part of `test`).
 bench: build

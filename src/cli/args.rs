@@ -82,7 +82,7 @@ pub enum Command {
     #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per point, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-knee/]")))]
     #[command(mut_arg("preset", |a| a.help("A built-in experiment (vpostgres-knee) or run preset (see `tidebench presets`)")))]
     Knee(KneeArgs),
-    /// Native against virtual (seed 003): the same pgbench run on two targets, profiled; ends with the tps ratio and where the time went
+    /// Native against virtual (Cybertec's study): the same pgbench run on two targets, profiled; ends with the tps ratio and where the time went
     #[command(after_help = OVERHEAD_AFTER_HELP)]
     #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per side, experiment.json, experiment.html, compare.html; the same --out resumes [default: ./results/<UTC time>-overhead/]")))]
     Overhead(OverheadArgs),
@@ -100,14 +100,15 @@ pub enum Command {
 }
 
 const OVERHEAD_AFTER_HELP: &str = "\
-Seed 003 ran pgbench (scale 10, 10 clients, synchronous_commit=off) natively and in a Xen VM: 4,500
-against 1,600 tps, and 51 % of PostgreSQL's samples in the VM were in hypercall_page. This runs
-that comparison on any two targets, each profiled with perf over its measured window:
+Cybertec's \"PostgreSQL virtualization revisited\" (Hans-Jürgen Schönig) ran pgbench (scale 10,
+10 clients, synchronous_commit=off) natively and in a Xen VM: 4,500 against 1,600 tps, and 51 %
+of PostgreSQL's samples in the VM were in hypercall_page. This runs that comparison on any two
+targets, each profiled with perf over its measured window:
   --native   the bare-metal side: a managed instance without limits, or a DSN to the host
   --virtual  the virtualized side: a DSN to a VM (run tidebench on the VM's host, or inside it
              with --profile host to see what the guest sees), or a managed instance with
              limits (instance start NAME --cpus 0.5)
-Defaults are seed 003's: --workload tpcb --scale 10 --clients 10 --session-set
+Defaults are that study's: --workload tpcb --scale 10 --clients 10 --session-set
 synchronous_commit=off --profile instances; any run flag overrides them. Data is loaded on each
 side when missing.
 
@@ -172,7 +173,7 @@ Examples:
 Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
 
 const KNEE_AFTER_HELP: &str = "\
-The vPostgres study's working-set sizing (seed 000, \"Memory Working Set Sizes\", Figures 7-10): the
+The vPostgres study's working-set sizing (\"Memory Working Set Sizes\", Figures 7-10): the
 same load at a series of VM memory sizes. The VM is the run's managed instance (instance:default
 unless --target names another) in its own control group: --memory is its cgroup memory limit, page
 cache included, and it is restarted with each point's memory and shared_buffers before the point
@@ -253,7 +254,7 @@ pub struct RunArgs {
     /// Pin each driver thread to a CPU of its own (true/false), when the process may use at
     /// least as many CPUs as there are driver threads. Where driver and server share 2 cores it
     /// made select-only at 4 clients faster more often, and TPC-C at 4 clients and tpcb at 16
-    /// slower (see the README's Performance section) [default: false]
+    /// slower (see the Performance part of the book in docs/) [default: false]
     #[arg(long, value_name = "BOOL")]
     pub pin_threads: Option<bool>,
     /// Log every transaction to mix-<thread>.bin in the results dir (see `report --mix-log`)
@@ -308,7 +309,7 @@ pub struct RunArgs {
     /// Where to run: DSN or instance:NAME[/DB] [default: instance:default]
     #[arg(long)]
     pub target: Option<String>,
-    /// Concurrent clients (sessions; seed 002 calls them streams) [default: 1]
+    /// Concurrent clients (sessions; the Greenplum study calls them streams) [default: 1]
     #[arg(short = 'c', long, visible_alias = "streams")]
     pub clients: Option<u32>,
     /// Driver threads; clients are spread over them [default: min(cores, clients)]
@@ -519,7 +520,7 @@ pub struct ConsolidateArgs {
 const CONSOLIDATE: &str = "Consolidation";
 
 const CONSOLIDATE_AFTER_HELP: &str = "\
-Schemes (the vPostgres study's, seed 000): 1/1/M one VM, one instance holding every database;
+Schemes (the vPostgres study's): 1/1/M one VM, one instance holding every database;
 1/M/M one VM, an instance per database; M/M/M a VM per database. A VM is a control group with
 --cpus and --memory (page cache charged to it); all VMs sit in one parent group, the host.
 The study's scheme 4 (the vPostgres database balloon) has no PostgreSQL equivalent.

@@ -1,4 +1,4 @@
-//! `tidebench overhead`: seed 003's experiment as one command. The same pgbench run (TPC-B-like,
+//! `tidebench overhead`: the Cybertec study's experiment as one command. The same pgbench run (TPC-B-like,
 //! scale 10, 10 clients, synchronous_commit=off by default) on a native target and on a
 //! virtualized one, each profiled over its measured window; it ends with the tps ratio and the
 //! profile difference. Underneath it is a sweep over `target` (so `--repeat`, `--out`,
@@ -16,7 +16,7 @@ use super::args::OverheadArgs;
 use super::experiment_cmd::{base_run, execute_file, exit_code, out_dir, request};
 use super::{CliError, WorkloadFlags};
 
-/// Seed 003's pgbench run.
+/// The Cybertec study's pgbench run.
 const WORKLOAD: &str = "tpcb";
 const SCALE: u32 = 10;
 const CLIENTS: u32 = 10;
@@ -30,7 +30,7 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
         ));
     }
     let mut run = args.run;
-    // Seed 003's run unless told otherwise; the profile is the point of the command.
+    // The Cybertec study's run unless told otherwise; the profile is the point of the command.
     let from_file = run.config.is_some() || run.preset.is_some();
     if !from_file && run.workload.is_none() && flags.shorthand.is_none() {
         run.workload = Some(WORKLOAD.into());
@@ -64,7 +64,7 @@ fn verdict(file: &ExperimentFile, dir: &Path) -> String {
         [a, b] => [a, b],
         _ => return String::new(),
     };
-    let mut out = String::from("\noverhead (seed 003):\n");
+    let mut out = String::from("\noverhead (Cybertec, PostgreSQL virtualization revisited):\n");
     match (native.median, virt.median) {
         (Some(n), Some(v)) if n > 0.0 => out.push_str(&format!(
             "  tps native {n:.1}, virtual {v:.1}: virtual/native {:.2} ({:.0} % lost)\n",

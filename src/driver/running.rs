@@ -1,4 +1,4 @@
-//! What is in flight, for the progress line: a run of a few long operations (seed 002's
+//! What is in flight, for the progress line: a run of a few long operations (the Greenplum study's
 //! reports and loads) shows each running one's elapsed time, not only what finished.
 //!
 //! The hot path adds one `Cell` store per transaction (its type, beside the start its

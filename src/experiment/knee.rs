@@ -1,4 +1,4 @@
-//! A working-set knee (seed 000, "Memory Working Set Sizes", Figures 7-10): the same load at
+//! A working-set knee ("Memory Working Set Sizes", Figures 7-10): the same load at
 //! a series of VM memory sizes — a managed instance's control-group memory limit — keeping
 //! shared_buffers constant (x = VM memory: the VM memory working set) or keeping memory −
 //! shared_buffers constant (x = shared_buffers: the shared-buffers working set). Each point is

@@ -71,7 +71,7 @@ pub const PRESETS: [ExperimentPreset; 4] = [
     ExperimentPreset {
         name: "vpostgres-scalability",
         description: "vPostgres vertical scalability: pgbench select-only and TPC-B-like at scale 100, 1-64 clients, 5-minute sessions, the series run 3 times, medians reported",
-        run: r#"# The vPostgres study's vertical scalability series (seed 000, "Workload" and "Tests"):
+        run: r#"# The vPostgres study's vertical scalability series ("Workload" and "Tests"):
 # pgbench at scale 100 (about 1.5 GB), clients in a tight loop over unix sockets, each client
 # count a 5-minute session, the whole series run three times back to back, medians reported.
 workload = "tpcb"
@@ -90,7 +90,7 @@ protocol = "simple"
     ExperimentPreset {
         name: "nutanix-density",
         description: "Nutanix database density: one pgbench VM (4 CPUs, 8 GB) more per step until the host's CPUs or memory are used, total tps against n x one VM",
-        run: r#"# The Nutanix density study (seed 001): identical database VMs of 4 vCPU and 8 GB, each
+        run: r#"# The Nutanix density study: identical database VMs of 4 vCPU and 8 GB, each
 # running pgbench's TPC-B-like script on data that fits in memory, added one at a time until
 # the host is full; total tps against the ideal of n times one VM (they reached ~90 %).
 workload = "tpcb"
@@ -107,7 +107,7 @@ protocol = "simple"
     ExperimentPreset {
         name: "vpostgres-consolidation",
         description: "vPostgres consolidation: two TPC-C databases (30 warehouses) under complementary traffic (30 and 2 clients, swapped each 10-minute period), schemes 1/1/M, 1/M/M and M/M/M, memory overcommitted 0-55 %",
-        run: r#"# The vPostgres consolidation study (seed 000, Table 2-3, Figure 6, Equation 1): two DBT-2
+        run: r#"# The vPostgres consolidation study (Table 2-3, Figure 6, Equation 1): two DBT-2
 # databases of 30 warehouses; four 10-minute periods, the busy database (30 clients, zero
 # think time) alternating with the quiet one (2 clients), a ramp before each period; VMs of 3
 # CPUs, 8 GB for the one-VM schemes and 4 GB each for M/M/M, shared_buffers 25 % of the VM
@@ -133,7 +133,7 @@ overcommit = [0, 10, 20, 30, 40, 50, 55]
     ExperimentPreset {
         name: "vpostgres-knee",
         description: "vPostgres working-set sizing (Figure 7): TPC-C, 20 warehouses, 30 clients, zero think; VM memory 1280MB..4GB in 12 steps, shared_buffers kept at 1GB; the knee of normalized NOTPM is the VM memory working set",
-        run: r#"# The vPostgres study's working-set sizing (seed 000, "Memory Working Set Sizes", Figure 7):
+        run: r#"# The vPostgres study's working-set sizing ("Memory Working Set Sizes", Figure 7):
 # DBT-2 (TPC-C) with 30 clients and zero think time (tpcc's default) on one VM whose memory
 # steps while shared_buffers stays at 1GB; the knee of normalized NOTPM is the VM memory
 # working set. The study used 30 warehouses (about 3 GB); 20 (about 2 GB) puts the knee

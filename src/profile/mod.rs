@@ -1,4 +1,4 @@
-//! CPU profiles of a run's measured window (issue 29; seed 003's "where the time goes"): a
+//! CPU profiles of a run's measured window (issue 29; the Cybertec study's "where the time goes"): a
 //! side stream like the sampler. One `perf record -a` samples every CPU at a fixed rate with
 //! call stacks, switched on at the measured window's start and off at its end; the samples are
 //! then read back, cut to the window exactly by their timestamps, and dealt to the subjects

@@ -1,4 +1,4 @@
-//! The "Test cases" tables of `report.html`, for runs of a few long operations (seed 002's
+//! The "Test cases" tables of `report.html`, for runs of a few long operations (the Greenplum study's
 //! analytic reports and loads, any type whose median is a second or more): each type's
 //! executions and response time in seconds (min, median, max) with what it loaded, and beside
 //! them what each database read over the measured window, from `system.csv`'s

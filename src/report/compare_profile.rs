@@ -1,6 +1,6 @@
 //! The profiles of compared runs side by side (issue 29): for each profiled subject the
 //! baseline shares with the other side's, the split by kind of code and then the functions
-//! whose share of the samples moved most. This is how seed 003's 51 % in `hypercall_page`
+//! whose share of the samples moved most. This is how the Cybertec study's 51 % in `hypercall_page`
 //! shows up: a function near 0 on bare metal that leads the virtual side.
 //!
 //! Subjects pair by kind and name; when the two runs profiled one database server each under

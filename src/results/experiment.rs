@@ -107,7 +107,7 @@ pub struct KneeRequest {
     pub kept: String,
 }
 
-/// The two curves of the vPostgres study's working-set sizing (seed 000, Figures 7-10).
+/// The two curves of the vPostgres study's working-set sizing (Figures 7-10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KneeMode {

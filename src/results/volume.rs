@@ -1,7 +1,7 @@
 //! Bytes a test case moved (retail's `load`: the COPY text each execution sent), kept by the
 //! workload over the whole run, ramps included, as per-command figures are. A stream's rate is
 //! its bytes over the time its executions took; the run's rate, the bytes over its duration,
-//! adds the streams that ran at once (seed 002's "Data Loading" reads both).
+//! adds the streams that ran at once (the Greenplum study's "Data Loading" reads both).
 
 use serde::{Deserialize, Serialize};
 

@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn generator_follows_xoroshiro128_starstar_and_splitmix64() {
-        // splitmix64's published first output for seed 0; the generator's first output from
+        // splitmix64's published first output for seed value 0; the generator's first output from
         // (1, 0) is rotl(5, 7) * 9.
         let mut sm = 0u64;
         assert_eq!(splitmix64(&mut sm), 0xE220_A839_7B1D_CDAF);

@@ -147,7 +147,7 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("at most"), "{}", text(&o));
 
-    // Seed 002's Figure 3 as a sweep: each point prepares the data over its segment count.
+    // The Greenplum study's Figure 3 as a sweep: each point prepares the data over its segment count.
     let sweep = home.path().join("sweep");
     support::ok(support::run_tidebench(
         &home,
@@ -218,7 +218,7 @@ fn retail_loads_alike_over_any_streams_and_its_reports_match_a_plain_table() {
     assert_eq!(reports(), "0", "a report still runs after Ctrl-C");
 }
 
-/// `run` of `cases` on `db` of instance `rl` from 2 streams (seed 002's word for clients) for
+/// `run` of `cases` on `db` of instance `rl` from 2 streams (the Greenplum study's word for clients) for
 /// 3 s, plus `extra`.
 fn run_cases(
     home: &support::TempHome,

@@ -1,4 +1,4 @@
-//! The `tpcv` preset: TPC-V as seed 004 describes it, on the `tpce` workload, sized for one
+//! The `tpcv` preset: TPC-V as the TPC-V kit paper describes it, on the `tpce` workload, sized for one
 //! machine. Its TOML is generated from the knobs so that it stays a run file a user can copy
 //! (`tidebench presets --show tpcv`).
 //!
@@ -24,7 +24,7 @@ use super::PresetInput;
 use crate::config::duration::format_duration;
 use crate::config::size::format_size;
 
-/// TPC-V's Table 1 (seed 004): the tpsV range each sets-per-group count is valid for
+/// TPC-V's Table 1 (the TPC-V paper): the tpsV range each sets-per-group count is valid for
 /// (from, to, sets). The ranges overlap so a sponsor near an edge may keep either count.
 pub const SETS_BY_TPSV: [(f64, f64, u32); 6] = [
     (100.0, 1_600.0, 1),
@@ -116,7 +116,7 @@ const GROUPS: [GroupShape; 4] = [
     },
 ];
 
-/// The workload and its scale unit (seed 004 §6.2).
+/// The workload and its scale unit (the TPC-V paper §6.2).
 const WORKLOAD: &str = "tpce";
 const CUSTOMERS_PER_LU: u32 = 1_000;
 /// Clients of the shared pool: enough to keep 2-8 cores busy with tpce's short transactions
@@ -304,10 +304,10 @@ fn header(out: &mut String, input: &PresetInput, shape: Shape, host_memory: u64)
     let _ = write!(
         out,
         "\
-# TPC-V on the tpce workload (seed 004): groups A-D of {lus} load units (--lu-base {lu_base};
-# the paper's Table 3 used 50/100/150/200), {sets} per group (--sets, or --target-tpsv
-# by Table 1), each set an oltp and a dss database on its own managed instance (an emulated
-# VM). Ten 12-minute phases with Table 2's group shares (--phase-duration shortens them),
+# TPC-V (the TPC-V kit paper, Bond et al.) on the tpce workload: groups A-D of {lus} load
+# units (--lu-base {lu_base}; the paper's Table 3 used 50/100/150/200), {sets} per group
+# (--sets, or --target-tpsv by Table 1), each set an oltp and a dss database on its own
+# managed instance (an emulated VM). Ten 12-minute phases with Table 2's group shares (--phase-duration shortens them),
 # measured as one iteration after a ramp-up of one phase.
 # Instance sizes follow Table 3's VM3 (oltp) and VM2 (dss), scaled to this host ({cores} cores,
 # {memory_gib:.1}GiB{memory_known}): group D's oltp VM (40 vCPUs) gets the host's cores and every other

@@ -1,4 +1,4 @@
-//! The knee of a working-set curve (seed 000, "Memory Working Set Sizes", Figures 7-10):
+//! The knee of a working-set curve ("Memory Working Set Sizes", Figures 7-10):
 //! throughput against VM memory (shared_buffers kept) or against shared_buffers (memory −
 //! shared_buffers kept), normalized to the best point, and the x where adding memory stops
 //! paying, read with Kneedle (Satopää, Albrecht, Irwin, Raghavan: "Finding a 'Kneedle' in a

@@ -1,4 +1,4 @@
-//! Consolidation under memory overcommitment (the vPostgres study, seed 000): the same
+//! Consolidation under memory overcommitment (the vPostgres study): the same
 //! databases laid out by several schemes (`1/1/M`, `1/M/M`, `M/M/M`), each VM a control group
 //! with a CPU quota and a memory limit, all VMs of the experiment below one parent group that
 //! stands for the host; complementary traffic over periods; and for every scheme a series of

@@ -1,5 +1,5 @@
 //! A consolidation experiment's sections of `experiment.html` (`tidebench consolidate`, the
-//! vPostgres study's schemes under memory overcommitment, seed 000): the layout of every
+//! vPostgres study's schemes under memory overcommitment): the layout of every
 //! scheme and what the emulation models, each database's rate per period stacked (Figures
 //! 11–12), each scheme's mean relative to its own baseline (Figures 13–14), the analysis
 //! table with its rules, and each VM's memory over time from the runs' `system.csv`.

@@ -1,6 +1,6 @@
 //! "Where the time goes": per profiled subject (managed instance, local server, driver, host),
 //! its samples against what the window could hold, the split by kind of code, the top
-//! functions in seed 003's columns (samples, %, function, DSO) and its flame graph; what the
+//! functions in the Cybertec study's columns (samples, %, function, DSO) and its flame graph; what the
 //! profile could not see is said first, with its fix.
 
 use std::fmt::Write as _;

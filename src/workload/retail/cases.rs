@@ -1,4 +1,4 @@
-//! The test cases a retail client runs, seed 002's operations as transaction types on the
+//! The test cases a retail client runs, the Greenplum study's operations as transaction types on the
 //! `dss` role: the two reports, one statement each, and `load`, its "Data Loading" as a run's
 //! transaction.
 //!

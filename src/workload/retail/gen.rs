@@ -1,4 +1,4 @@
-//! The retail data of seed 002 (the Greenplum study's `order_lineitems`), generated: every row
+//! The retail data of the Greenplum study (its `order_lineitems`), generated: every row
 //! a pure function of the seed and its line-item id, so any number of COPY streams load the
 //! same bytes, and `check` can count what each partition must hold without reading a file.
 //!

@@ -1,6 +1,6 @@
 //! `prepare` for `retail`: the tables and the fact table's partitions, then `--jobs` COPY
 //! streams, each taking the next partition and copying its range of line items straight into
-//! it, in chunks generated as they go (gpfdist's role in seed 002). The rows are functions of
+//! it, in chunks generated as they go (gpfdist's role in the Greenplum study). The rows are functions of
 //! their ids, so the tables are byte for byte the same whatever the number of streams. The
 //! dimensions follow, then ANALYZE, then `retail_meta`, written last: a load interrupted
 //! anywhere has none and is not taken as ready.

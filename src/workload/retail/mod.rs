@@ -1,9 +1,9 @@
-//! The `retail` workload: the analytic side of seed 002 (the Greenplum study). A five-year
+//! The `retail` workload: the analytic side of the Greenplum study. A five-year
 //! retail fact table, `order_lineitems`, range-partitioned monthly and then weekly, with its
 //! small dimensions; `prepare` streams it in with parallel COPY straight into the partitions
 //! (gpfdist's role); a run draws the study's two reports, FullScanSQL (`full_scan`) and
 //! PartialScanSQL (`partial_scan`), on the set's `dss` target and records each one's response
-//! time; the `load` test case copies more line items in as a run's transaction (seed 002's
+//! time; the `load` test case copies more line items in as a run's transaction (the Greenplum study's
 //! "Data Loading"). Files: `gen` (the rows, pure functions of seed and id), `loader`
 //! (`prepare`), `segments` (MPP over segment instances), `plugin` (the registered workload and
 //! `check`), `cases` (the test cases a client runs).
@@ -83,7 +83,7 @@ const TABLES: [&str; 5] = [
     META,
 ];
 
-/// FullScanSQL as seed 002 gives it (its schema qualifier left out): each customer's first
+/// FullScanSQL as the Greenplum study gives it (its schema qualifier left out): each customer's first
 /// and last order per product category, over the whole fact table. One change: the seed's
 /// `ROW_NUMBER() ... ORDER BY NULL` keeps an arbitrary row of each group, and LAST_VALUE (its
 /// frame ends at that row) then reads that row's order, so the result depends on the plan and
@@ -109,7 +109,7 @@ FROM (
 ) base
 WHERE base.rn = 1";
 
-/// PartialScanSQL as seed 002 gives it: the average items bought per customer and month of
+/// PartialScanSQL as the Greenplum study gives it: the average items bought per customer and month of
 /// the year 2010, whose partitions alone are read.
 pub const PARTIAL_SCAN: &str = "\
 SELECT ROUND(AVG(item_count), 2) AS average_item_count

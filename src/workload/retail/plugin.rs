@@ -70,7 +70,7 @@ impl WorkloadInfo for RetailKind {
         "retail"
     }
     fn about(&self) -> &'static str {
-        "seed 002's analytic reports (FullScanSQL, PartialScanSQL) on a 5-year partitioned retail fact table"
+        "the Greenplum study's analytic reports (FullScanSQL, PartialScanSQL) on a 5-year partitioned retail fact table"
     }
     fn roles(&self) -> &'static [&'static str] {
         ROLES
@@ -112,7 +112,7 @@ async fn loaded_size(client: &tokio_postgres::Client) -> Result<(Size, u64), Wor
 
 impl Kind for RetailKind {
     /// A run that names `segments` needs the data spread over that many: a sweep over
-    /// `segments` re-prepares each point (seed 002's Figure 3).
+    /// `segments` re-prepares each point (the Greenplum study's Figure 3).
     fn check_ready<'a>(
         &'a self,
         options: &'a OptionValues,

@@ -1,4 +1,4 @@
-//! MPP on PostgreSQL (seed 002's segments): `--segments N` starts N managed instances, the
+//! MPP on PostgreSQL (the Greenplum study's segments): `--segments N` starts N managed instances, the
 //! segments, each holding the fact table (with its own time partitions) for a range of
 //! customers; the target's database becomes the coordinator, where `order_lineitems` is
 //! partitioned by customer into postgres_fdw foreign tables, one per segment, with

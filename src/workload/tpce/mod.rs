@@ -1,4 +1,4 @@
-//! TPC-E-like brokerage workload `tpce` (issue 11; the TPC-V kit's workload, seed 004): the 33
+//! TPC-E-like brokerage workload `tpce` (issue 11; the TPC-V kit's workload): the 33
 //! tables, a deterministic generator by load unit, a parallel loader, the twelve transactions
 //! with client-side SQL or PL/pgSQL, the customer emulator's mix, the market exchange emulator
 //! (issue 12) and the consistency check.
