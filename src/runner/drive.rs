@@ -33,6 +33,8 @@ pub struct Driven {
     pub incidents: Vec<Incident>,
     /// A shard's part and clock offsets (`--shard`).
     pub shard: Option<crate::results::shard::ShardFacts>,
+    /// What the wait sampler counted (`--sample-waits`).
+    pub waits: Option<crate::sampler::waits::WaitsReport>,
 }
 
 /// The clients connected and the baseline read, ready to start on one clock.
@@ -52,6 +54,7 @@ pub struct Surroundings<'a> {
     /// Each server's version and settings, for the `runtime.toml` written at the start.
     pub server_facts: &'a [ServerFacts],
     pub sampler: Option<Sampler>,
+    pub waits: Option<crate::sampler::waits::WaitSampler>,
     /// What `--profile` samples; `None` without it.
     pub profile: Option<crate::profile::Request>,
     pub prometheus: Option<SocketAddr>,
@@ -101,6 +104,7 @@ pub async fn drive(
     };
     let sides = Sides {
         sampler: with.sampler,
+        waits: with.waits,
         profile: with.profile,
     };
     let mut driven = run_clients(plan, ready, start, sides, with.stop, events).await?;
@@ -111,6 +115,7 @@ pub async fn drive(
 /// What runs beside the clients over their clock.
 struct Sides {
     sampler: Option<Sampler>,
+    waits: Option<crate::sampler::waits::WaitSampler>,
     profile: Option<crate::profile::Request>,
 }
 
@@ -191,7 +196,11 @@ async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
     start: Start<'_>,
-    Sides { sampler, profile }: Sides,
+    Sides {
+        sampler,
+        waits,
+        profile,
+    }: Sides,
     stop: &Stop,
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
@@ -230,6 +239,7 @@ async fn run_clients(
         }
         None => None,
     };
+    let waiting = waits.map(|w| w.start(t0));
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
         // the totals stay in memory for `finish`, which leaves the dir `.partial`. The error
@@ -255,6 +265,10 @@ async fn run_clients(
         Some(running) => Some(running.stop().await),
         None => None,
     };
+    let waits = match waiting {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
     drop(exporter);
     let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
     Ok(Driven {
@@ -265,6 +279,7 @@ async fn run_clients(
         devices,
         incidents,
         shard: None,
+        waits,
     })
 }
 
