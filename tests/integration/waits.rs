@@ -142,4 +142,7 @@ fn a_lock_held_by_another_session_shows_as_lock_and_names_the_blocker() {
     assert!(said.contains("waited on other:blocker"), "{said}");
     let csv = std::fs::read_to_string(out.join("locks.csv")).unwrap();
     assert!(csv.contains(",other:blocker,"), "{csv}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("Wait profiles</h2>"), "report.html has the section");
+    assert!(page.contains("<td>script</td><td>other:blocker</td>"), "and the lock table");
 }
