@@ -117,16 +117,23 @@ impl WaitSampler {
                 _ = &mut stopped => break,
                 _ = ticker.tick() => {}
             }
-            let at = t0.elapsed();
-            let Some(segment) = self.segments.iter().position(|(s, e)| *s <= at && at < *e)
-            else {
+            let Some(segment) = self.segment_at(t0.elapsed()) else {
                 continue;
             };
-            *record.rounds.entry(segment).or_default() += 1;
+            let mut counted = false;
             for i in 0..self.probes.len() {
-                if let Some(rows) = read(&mut self.probes[i]).await {
+                let Some(rows) = read(&mut self.probes[i]).await else {
+                    continue;
+                };
+                // A read that straddles a phase edge belongs to neither side: left out, so a
+                // phase never shows what its neighbour did.
+                if self.segment_at(t0.elapsed()) == Some(segment) {
                     count(&self.owners, &rows, segment, &mut record);
+                    counted = true;
                 }
+            }
+            if counted {
+                *record.rounds.entry(segment).or_default() += 1;
             }
         }
         let mut warnings = self.warnings;
@@ -140,6 +147,15 @@ impl WaitSampler {
             }
         }
         WaitsReport { record, warnings }
+    }
+}
+
+impl WaitSampler {
+    /// The segment of the timeline at `at` since the run's start; `None` after its end.
+    fn segment_at(&self, at: Duration) -> Option<usize> {
+        self.segments
+            .iter()
+            .position(|(s, e)| *s <= at && at < *e)
     }
 }
 

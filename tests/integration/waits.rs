@@ -146,3 +146,77 @@ fn a_lock_held_by_another_session_shows_as_lock_and_names_the_blocker() {
     assert!(page.contains("Wait profiles</h2>"), "report.html has the section");
     assert!(page.contains("<td>script</td><td>other:blocker</td>"), "and the lock table");
 }
+
+/// The issue's check: a lock held during one phase shows as `Lock` in that phase only. Both
+/// groups use one database; group B takes row 1 for 300 ms per transaction in phase p2 only (its p1 mix runs a plain SELECT),
+/// so group A's one client can wait on it only in p2: p1 has no `Lock` sample at all (exact:
+/// a p2 transaction starts at the edge or later on the driver's clock, whose zero comes after
+/// the sampler's, and a read that straddles the edge is left out), p2 has them, and the lock
+/// summary names B.
+#[test]
+fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "w");
+    support::psql(
+        &inst,
+        "tidebench",
+        "CREATE TABLE locked (id int PRIMARY KEY, n int); INSERT INTO locked VALUES (1, 0)",
+    );
+    std::fs::create_dir_all(home.path().join("sql")).unwrap();
+    for (name, body) in [
+        ("upd.sql", "UPDATE locked SET n = n + 1 WHERE id = 1;\n"),
+        ("calm.sql", "SELECT 1;\n"),
+        (
+            "hold.sql",
+            "BEGIN;\nSELECT n FROM locked WHERE id = 1 FOR UPDATE;\n\\sleep 300 ms\nCOMMIT;\n",
+        ),
+    ] {
+        support::script_file(&home, &format!("sql/{name}"), body);
+    }
+    let cfg = "mode = \"independent\"\nprogress = \"0\"\npoll = \"0\"\nsample = \"0\"\nsample_waits = 20\n\
+        [[group]]\nname = \"A\"\nworkload = \"script\"\nfile = [\"sql/upd.sql\"]\ntarget = \"instance:w/tidebench\"\n\
+        [[group]]\nname = \"B\"\nworkload = \"script\"\nfile = [\"sql/calm.sql\", \"sql/hold.sql\"]\ntarget = \"instance:w/tidebench\"\n\
+        [[phase]]\nname = \"p1\"\nduration = \"2s\"\nclients = { A = 1, B = 1 }\nmix = { upd = 1, calm = 1, hold = 0 }\n\
+        [[phase]]\nname = \"p2\"\nduration = \"2s\"\nclients = { A = 1, B = 1 }\nmix = { upd = 1, calm = 0, hold = 1 }\n";
+    let cfg_path = home.path().join("phased.toml");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    let out = home.path().join("res");
+    let o = support::run_tidebench(
+        &home,
+        &["run", cfg_path.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = support::summary(&out);
+    let groups = s["waits"]["groups"].as_array().unwrap();
+    let a = groups.iter().find(|g| g["group"] == "A").expect("group A");
+    let lock_in = |phase: &str| {
+        let p = a["by_phase"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["label"] == phase)
+            .unwrap_or_else(|| panic!("{phase} in {a}"));
+        let samples = p["samples"].as_u64().unwrap();
+        let lock = p["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == "Lock")
+            .map_or(0, |c| c["samples"].as_u64().unwrap());
+        (lock, samples)
+    };
+    let (p1_lock, p1_samples) = lock_in("p1");
+    assert!(p1_samples > 0, "{a}");
+    assert_eq!(p1_lock, 0, "no lock in p1: {a}");
+    let (p2_lock, p2_samples) = lock_in("p2");
+    assert!(p2_lock * 2 > p2_samples, "mostly Lock in p2: {a}");
+    // B may wait on A's update now and then too; A waits on B only.
+    let a_locks: Vec<&serde_json::Value> = s["waits"]["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["group"] == "A")
+        .collect();
+    assert_eq!(a_locks.len(), 1, "{}", s["waits"]);
+    assert_eq!(a_locks[0]["blocked_by"], "B", "{}", s["waits"]);
+}
