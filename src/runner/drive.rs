@@ -144,9 +144,15 @@ async fn connect(
     let latest = LatestSamples::default();
     let exporter = match (with.prometheus, &live) {
         (Some(addr), Some(live)) => Some(
-            Exporter::start(addr, keys.clone(), live.clone(), latest.clone())
-                .await
-                .map_err(RunError::Config)?,
+            Exporter::start(
+                addr,
+                keys.clone(),
+                live.clone(),
+                latest.clone(),
+                with.waits.as_ref().map(|w| w.live()),
+            )
+            .await
+            .map_err(RunError::Config)?,
         ),
         _ => None,
     };

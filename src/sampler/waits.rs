@@ -12,7 +12,8 @@
 
 mod classify;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -56,6 +57,33 @@ pub struct WaitSampler {
     owners: Owners,
     segments: Vec<(Duration, Duration)>,
     warnings: Vec<String>,
+    live: LiveWaits,
+}
+
+/// Samples so far per (group, class), ramps included, for the Prometheus endpoint: replaced
+/// after each round (a lock taken 10 times a second by the sampler and per scrape, never by
+/// a client).
+#[derive(Debug, Clone, Default)]
+pub struct LiveWaits(Arc<Mutex<BTreeMap<(String, String), u64>>>);
+
+impl LiveWaits {
+    pub fn get(&self) -> BTreeMap<(String, String), u64> {
+        match self.0.lock() {
+            Ok(v) => v.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set_from(&self, record: &WaitRecord) {
+        let mut sums: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for (k, n) in &record.waits {
+            *sums.entry((k.group.clone(), k.class.clone())).or_default() += n;
+        }
+        match self.0.lock() {
+            Ok(mut g) => *g = sums,
+            Err(poisoned) => *poisoned.into_inner() = sums,
+        }
+    }
 }
 
 /// What wait sampling counted, and what it could not read.
@@ -95,7 +123,13 @@ impl WaitSampler {
             owners,
             segments: segments.iter().map(|s| (s.start, s.end)).collect(),
             warnings,
+            live: LiveWaits::default(),
         }
+    }
+
+    /// The counts so far, for live readers.
+    pub fn live(&self) -> LiveWaits {
+        self.live.clone()
     }
 
     /// Starts sampling on the run's clock (`t0`, the zero of the segments).
@@ -134,6 +168,7 @@ impl WaitSampler {
             }
             if counted {
                 *record.rounds.entry(segment).or_default() += 1;
+                self.live.set_from(&record);
             }
         }
         let mut warnings = self.warnings;
@@ -153,9 +188,7 @@ impl WaitSampler {
 impl WaitSampler {
     /// The segment of the timeline at `at` since the run's start; `None` after its end.
     fn segment_at(&self, at: Duration) -> Option<usize> {
-        self.segments
-            .iter()
-            .position(|(s, e)| *s <= at && at < *e)
+        self.segments.iter().position(|(s, e)| *s <= at && at < *e)
     }
 }
 
@@ -248,12 +281,21 @@ struct Backend {
 fn backend(row: &Row) -> Option<Backend> {
     Some(Backend {
         pid: row.try_get(0).ok()?,
-        dbname: row.try_get::<_, Option<String>>(1).ok()?.unwrap_or_default(),
-        app: row.try_get::<_, Option<String>>(2).ok()?.unwrap_or_default(),
+        dbname: row
+            .try_get::<_, Option<String>>(1)
+            .ok()?
+            .unwrap_or_default(),
+        app: row
+            .try_get::<_, Option<String>>(2)
+            .ok()?
+            .unwrap_or_default(),
         state: row.try_get(3).ok()?,
         wait_type: row.try_get(4).ok()?,
         event: row.try_get(5).ok()?,
-        backend_type: row.try_get::<_, Option<String>>(6).ok()?.unwrap_or_default(),
+        backend_type: row
+            .try_get::<_, Option<String>>(6)
+            .ok()?
+            .unwrap_or_default(),
         blockers: row.try_get(7).ok()?,
     })
 }

@@ -38,7 +38,12 @@ fn run_script(home: &support::TempHome, out: &Path, file: &str, extra: &[&str]) 
 /// The summary's one group's waits.
 fn only_group(s: &serde_json::Value) -> &serde_json::Value {
     let groups = s["waits"]["groups"].as_array().expect("waits.groups");
-    assert_eq!(groups.len(), 1, "only the run's sessions count: {}", s["waits"]);
+    assert_eq!(
+        groups.len(),
+        1,
+        "only the run's sessions count: {}",
+        s["waits"]
+    );
     &groups[0]
 }
 
@@ -75,7 +80,10 @@ struct Blocker(std::process::Child);
 impl Blocker {
     fn hold(inst: &tidebench::instance::Instance) -> Blocker {
         let mut child = Command::new(inst.bin_dir().join("psql"))
-            .arg(format!("{} application_name=blocker", inst.dsn("tidebench")))
+            .arg(format!(
+                "{} application_name=blocker",
+                inst.dsn("tidebench")
+            ))
             .args(["-X", "-q", "-v", "ON_ERROR_STOP=1"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -143,8 +151,14 @@ fn a_lock_held_by_another_session_shows_as_lock_and_names_the_blocker() {
     let csv = std::fs::read_to_string(out.join("locks.csv")).unwrap();
     assert!(csv.contains(",other:blocker,"), "{csv}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(page.contains("Wait profiles</h2>"), "report.html has the section");
-    assert!(page.contains("<td>script</td><td>other:blocker</td>"), "and the lock table");
+    assert!(
+        page.contains("Wait profiles</h2>"),
+        "report.html has the section"
+    );
+    assert!(
+        page.contains("<td>script</td><td>other:blocker</td>"),
+        "and the lock table"
+    );
 }
 
 /// The check: a lock held during one phase shows as `Lock` in that phase only. Both
@@ -183,7 +197,12 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
     let out = home.path().join("res");
     let o = support::run_tidebench(
         &home,
-        &["run", cfg_path.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[
+            "run",
+            cfg_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
     assert!(o.status.success(), "{}", text(&o));
     let s = support::summary(&out);

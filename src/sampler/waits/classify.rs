@@ -19,7 +19,11 @@ pub fn parse_app_name(name: &str) -> Option<(&str, &str)> {
 /// The class and event of a session: `CPU` when active without a wait event, its
 /// `wait_event_type` when active and waiting, `IdleInTransaction` / `Idle` when the server
 /// waits for the client inside / outside a transaction, `Other` for any other state.
-pub fn classify(state: Option<&str>, wait_type: Option<&str>, event: Option<&str>) -> (String, String) {
+pub fn classify(
+    state: Option<&str>,
+    wait_type: Option<&str>,
+    event: Option<&str>,
+) -> (String, String) {
     let event = event.unwrap_or("").to_string();
     match (state, wait_type) {
         (Some("active"), None) => ("CPU".into(), String::new()),
@@ -91,7 +95,10 @@ mod tests {
     #[test]
     fn tidebench_names_give_group_and_set_back() {
         assert_eq!(parse_app_name("tidebench/a/a_1"), Some(("a", "a_1")));
-        assert_eq!(parse_app_name("tidebench/big-one/x"), Some(("big-one", "x")));
+        assert_eq!(
+            parse_app_name("tidebench/big-one/x"),
+            Some(("big-one", "x"))
+        );
         assert_eq!(parse_app_name("tidebench"), None);
         assert_eq!(parse_app_name("tidebench-control"), None);
         assert_eq!(parse_app_name("tidebench/a"), None);
@@ -105,7 +112,12 @@ mod tests {
         let long_set = "s".repeat(60);
         let owners = Owners::new(&[
             ("a".into(), "a_1".into(), "tidebench".into(), "db".into()),
-            ("b".into(), long_set.clone(), "tidebench".into(), "db".into()),
+            (
+                "b".into(),
+                long_set.clone(),
+                "tidebench".into(),
+                "db".into(),
+            ),
             ("c".into(), "c_1".into(), "myapp".into(), "db2".into()),
         ]);
         assert_eq!(owners.owner("tidebench/a/a_1", "db"), Some(("a", "a_1")));
@@ -116,9 +128,15 @@ mod tests {
         assert_eq!(owners.owner("myapp", "db2"), Some(("c", "c_1")));
         assert_eq!(owners.owner("myapp", "db"), None);
         assert_eq!(owners.owner("tidebench-control", "postgres"), None);
-        assert_eq!(owners.blocker("tidebench/a/a_1", "db", "client backend"), "a");
+        assert_eq!(
+            owners.blocker("tidebench/a/a_1", "db", "client backend"),
+            "a"
+        );
         assert_eq!(owners.blocker("psql", "db", "client backend"), "other:psql");
-        assert_eq!(owners.blocker("", "", "autovacuum worker"), "other:autovacuum worker");
+        assert_eq!(
+            owners.blocker("", "", "autovacuum worker"),
+            "other:autovacuum worker"
+        );
     }
 
     #[test]
@@ -134,11 +152,19 @@ mod tests {
             ("Client".into(), "ClientRead".into())
         );
         assert_eq!(
-            c(Some("idle in transaction"), Some("Client"), Some("ClientRead")),
+            c(
+                Some("idle in transaction"),
+                Some("Client"),
+                Some("ClientRead")
+            ),
             ("IdleInTransaction".into(), "ClientRead".into())
         );
         assert_eq!(
-            c(Some("idle in transaction (aborted)"), Some("Client"), Some("ClientRead")),
+            c(
+                Some("idle in transaction (aborted)"),
+                Some("Client"),
+                Some("ClientRead")
+            ),
             ("IdleInTransaction".into(), "ClientRead".into())
         );
         assert_eq!(
