@@ -144,7 +144,7 @@ impl WaitsSummary {
                 samples: n,
             })
             .collect();
-        locks.sort_by(|a, b| b.samples.cmp(&a.samples));
+        locks.sort_by_key(|l| std::cmp::Reverse(l.samples));
         WaitsSummary {
             per_second: record.per_second,
             rounds: record
@@ -236,7 +236,7 @@ fn shares<'a>(rows: impl Iterator<Item = (&'a WaitKey, &'a u64)>, events: bool) 
             share: ratio(n, total),
         })
         .collect();
-    out.sort_by(|a, b| b.samples.cmp(&a.samples));
+    out.sort_by_key(|s| std::cmp::Reverse(s.samples));
     out
 }
 

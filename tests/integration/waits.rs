@@ -79,17 +79,20 @@ struct Blocker(std::process::Child);
 
 impl Blocker {
     fn hold(inst: &tidebench::instance::Instance) -> Blocker {
-        let mut child = Command::new(inst.bin_dir().join("psql"))
-            .arg(format!(
-                "{} application_name=blocker",
-                inst.dsn("tidebench")
-            ))
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.as_mut().unwrap();
+        // Owned at once, so that `Drop` waits for it whatever happens below.
+        let mut blocker = Blocker(
+            Command::new(inst.bin_dir().join("psql"))
+                .arg(format!(
+                    "{} application_name=blocker",
+                    inst.dsn("tidebench")
+                ))
+                .args(["-X", "-q", "-v", "ON_ERROR_STOP=1"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let stdin = blocker.0.stdin.as_mut().unwrap();
         stdin
             .write_all(b"BEGIN;\nSELECT * FROM locked WHERE id = 1 FOR UPDATE;\n")
             .unwrap();
@@ -99,7 +102,7 @@ impl Blocker {
                     AND state = 'idle in transaction'";
         for _ in 0..100 {
             if support::psql(inst, "tidebench", held).trim() == "1" {
-                return Blocker(child);
+                return blocker;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
