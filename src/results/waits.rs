@@ -66,6 +66,8 @@ pub struct WaitRecord {
     pub rounds: BTreeMap<usize, u64>,
     pub waits: BTreeMap<WaitKey, u64>,
     pub locks: BTreeMap<LockKey, u64>,
+    /// `pg_stat_statements` deltas over the measured window, where readable.
+    pub statements: Vec<DbStatements>,
 }
 
 /// `summary.json`'s `waits`: the measured window per group, each phase apart, and the locks.
@@ -77,6 +79,33 @@ pub struct WaitsSummary {
     pub groups: Vec<GroupWaits>,
     /// Measured window: who waited on whom, most samples first.
     pub locks: Vec<LockWait>,
+    /// Measured window: each database's top statements by total time (`pg_stat_statements`,
+    /// where the server loads it); empty elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<DbStatements>,
+}
+
+/// One database's statements over the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbStatements {
+    pub database: String,
+    /// Distinct statements that ran (the top ones are in `top`).
+    pub statements: usize,
+    pub top: Vec<StatementDelta>,
+}
+
+/// One statement's `pg_stat_statements` deltas (summed over users).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementDelta {
+    pub query: String,
+    pub calls: i64,
+    pub total_ms: f64,
+    pub mean_ms: f64,
+    pub rows: i64,
+    pub shared_blks_hit: i64,
+    pub shared_blks_read: i64,
+    pub shared_blks_dirtied: i64,
+    pub wal_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,6 +187,7 @@ impl WaitsSummary {
                 .map(|g| group_waits(record, segments, g))
                 .collect(),
             locks,
+            statements: record.statements.clone(),
         }
     }
 }

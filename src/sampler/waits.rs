@@ -11,6 +11,7 @@
 //! server agreement.
 
 mod classify;
+pub mod statements;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -47,6 +48,15 @@ struct Probe {
     failed_rounds: u64,
     first_error: Option<String>,
     last_reopen: Option<Instant>,
+    /// `pg_stat_statements` where readable: the server's measured databases and the
+    /// snapshots at the measured window's edges.
+    statements: Option<Statements>,
+}
+
+struct Statements {
+    dbnames: Vec<String>,
+    before: Option<statements::Snapshot>,
+    after: Option<statements::Snapshot>,
 }
 
 /// The wait sampler, its sessions open, ready to start on the run's clock.
@@ -56,6 +66,8 @@ pub struct WaitSampler {
     probes: Vec<Probe>,
     owners: Owners,
     segments: Vec<(Duration, Duration)>,
+    /// The measured window, as offsets from the run's start.
+    measured: (Duration, Duration),
     warnings: Vec<String>,
     live: LiveWaits,
 }
@@ -116,15 +128,24 @@ impl WaitSampler {
                 Err(e) => warnings.push(format!("wait sampling skips '{}': {e}", t.label)),
             }
         }
-        WaitSampler {
+        let measured = segments.iter().filter(|s| s.measured);
+        let measured = (
+            measured.clone().map(|s| s.start).min().unwrap_or_default(),
+            measured.map(|s| s.end).max().unwrap_or_default(),
+        );
+        let mut sampler = WaitSampler {
             every: Duration::from_secs(1) / per_second.max(1),
             per_second,
             probes,
             owners,
             segments: segments.iter().map(|s| (s.start, s.end)).collect(),
+            measured,
             warnings,
             live: LiveWaits::default(),
-        }
+        };
+        // A window from the start: read before any client runs, so its deltas are exact.
+        sampler.statements_at(Duration::ZERO).await;
+        sampler
     }
 
     /// The counts so far, for live readers.
@@ -151,6 +172,7 @@ impl WaitSampler {
                 _ = &mut stopped => break,
                 _ = ticker.tick() => {}
             }
+            self.statements_at(t0.elapsed()).await;
             let Some(segment) = self.segment_at(t0.elapsed()) else {
                 continue;
             };
@@ -171,6 +193,9 @@ impl WaitSampler {
                 self.live.set_from(&record);
             }
         }
+        // A window to the end: read once the clients have ended, so its deltas are exact.
+        self.statements_at(Duration::MAX).await;
+        record.statements = self.statement_deltas();
         let mut warnings = self.warnings;
         for p in &self.probes {
             if let Some(e) = &p.first_error {
@@ -189,6 +214,51 @@ impl WaitSampler {
     /// The segment of the timeline at `at` since the run's start; `None` after its end.
     fn segment_at(&self, at: Duration) -> Option<usize> {
         self.segments.iter().position(|(s, e)| *s <= at && at < *e)
+    }
+
+    /// Takes the `pg_stat_statements` snapshots due at `at`: when the measured window starts
+    /// and when it ends. A snapshot that fails leaves that server without statements.
+    async fn statements_at(&mut self, at: Duration) {
+        let (from, to) = self.measured;
+        for p in &mut self.probes {
+            let Some(st) = &mut p.statements else {
+                continue;
+            };
+            let due = match (&st.before, &st.after) {
+                (None, _) => at >= from,
+                (Some(_), None) => at >= to,
+                _ => false,
+            };
+            if !due {
+                continue;
+            }
+            let read = tokio::time::timeout(
+                READ_WITHIN * 4,
+                statements::snapshot(p.session.client(), &st.dbnames),
+            )
+            .await
+            .unwrap_or_else(|_| Err("no answer".into()));
+            match read {
+                Ok(snap) if st.before.is_none() => st.before = Some(snap),
+                Ok(snap) => st.after = Some(snap),
+                Err(e) => {
+                    self.warnings.push(format!(
+                        "pg_stat_statements of '{}' not read: {e}",
+                        p.session.label()
+                    ));
+                    p.statements = None;
+                }
+            }
+        }
+    }
+
+    fn statement_deltas(&self) -> Vec<crate::results::waits::DbStatements> {
+        self.probes
+            .iter()
+            .filter_map(|p| p.statements.as_ref())
+            .filter_map(|st| Some(statements::deltas(st.before.as_ref()?, st.after.as_ref()?)))
+            .flatten()
+            .collect()
     }
 }
 
@@ -212,13 +282,35 @@ async fn open_probe(t: &ResolvedTarget, all: &[ResolvedTarget]) -> Result<Probe,
         .prepare(ACTIVITY_SQL)
         .await
         .map_err(|e| describe_pg_error(&e))?;
+    // Managed instances load the module and get the extension; others only if theirs has it.
+    let managed = t.label.starts_with("instance:");
+    let statements = statements::enable(session.client(), managed)
+        .await
+        .ok()
+        .map(|()| Statements {
+            dbnames: server_dbnames(t, all),
+            before: None,
+            after: None,
+        });
     Ok(Probe {
         session,
         statement: Some(statement),
         failed_rounds: 0,
         first_error: None,
         last_reopen: None,
+        statements,
     })
+}
+
+/// The measured databases on `t`'s server.
+fn server_dbnames(t: &ResolvedTarget, all: &[ResolvedTarget]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for o in all.iter().filter(|o| o.server_key() == t.server_key()) {
+        if !out.contains(&o.params.dbname) {
+            out.push(o.params.dbname.clone());
+        }
+    }
+    out
 }
 
 /// One server's rows, or `None` (counted as a failed round) when it could not be read.

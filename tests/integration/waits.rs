@@ -242,3 +242,70 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
     assert_eq!(a_locks.len(), 1, "{}", s["waits"]);
     assert_eq!(a_locks[0]["blocked_by"], "B", "{}", s["waits"]);
 }
+
+/// The check on statements: managed instances load `pg_stat_statements`; over a tpcb
+/// run its top statement by total time is the accounts update, called once per transaction
+/// (the window is the whole run, so the snapshots come before the first client and after the
+/// last: exact but for transactions cut in flight or committed just after the end).
+#[test]
+fn the_top_statement_of_tpcb_is_the_accounts_update_once_per_transaction() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "w");
+    support::prepare_tpcb(&home, "instance:w");
+    let out = home.path().join("res");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "-c",
+            "1",
+            "-T",
+            "2s",
+            "-P",
+            "0",
+            "--sample",
+            "0",
+            "--target",
+            "instance:w",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = support::summary(&out);
+    let dbs = s["waits"]["statements"]
+        .as_array()
+        .expect("waits.statements");
+    assert_eq!(dbs.len(), 1, "{dbs:?}");
+    assert_eq!(dbs[0]["database"], "tidebench");
+    let top = &dbs[0]["top"][0];
+    assert!(
+        top["query"]
+            .as_str()
+            .unwrap()
+            .starts_with("UPDATE pgbench_accounts"),
+        "{}",
+        dbs[0]
+    );
+    let committed = s["totals"]["committed"].as_i64().unwrap();
+    let slack = s["cut_in_flight"].as_i64().unwrap_or(0)
+        + s["committed_after_end"].as_i64().unwrap_or(0)
+        + s["totals"]["failed"].as_i64().unwrap();
+    let calls = top["calls"].as_i64().unwrap();
+    assert!(
+        (committed..=committed + slack).contains(&calls),
+        "calls {calls} vs committed {committed} (+{slack})"
+    );
+    assert!(
+        text(&o).contains("top statement on tidebench: "),
+        "{}",
+        text(&o)
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("Top statements on tidebench"),
+        "report.html lists them"
+    );
+}

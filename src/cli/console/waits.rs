@@ -34,7 +34,28 @@ pub fn wait_lines(w: &WaitsSummary) -> Vec<String> {
             l.group, l.blocked_by, l.samples
         ));
     }
+    for d in &w.statements {
+        if let Some(t) = d.top.first() {
+            out.push(format!(
+                "top statement on {}: {} calls, {:.1} ms in all, {:.3} ms each: {}",
+                d.database,
+                t.calls,
+                t.total_ms,
+                t.mean_ms,
+                one_line(&t.query, 60)
+            ));
+        }
+    }
     out
+}
+
+/// `query` on one line, cut to `most` characters.
+fn one_line(query: &str, most: usize) -> String {
+    let flat: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(most) {
+        Some((i, _)) => format!("{}...", &flat[..i]),
+        None => flat,
+    }
 }
 
 #[cfg(test)]
@@ -75,6 +96,7 @@ mod tests {
                 blocked_by: "other:psql".into(),
                 samples: 20,
             }],
+            statements: Vec::new(),
         };
         assert_eq!(
             wait_lines(&w),

@@ -27,6 +27,9 @@ pub fn wait_profiles(d: &RunData, p: &mut String) {
     for g in &w.groups {
         group_table(g, p);
     }
+    for db in &w.statements {
+        statements_table(db, p);
+    }
     if w.locks.is_empty() {
         note_to(p, "No session of the run waited on a lock while sampled.");
         return;
@@ -93,4 +96,46 @@ fn group_table(g: &GroupWaits, p: &mut String) {
     if !top.is_empty() {
         let _ = writeln!(p, "<p>Top wait events: {}</p>", esc(&top.join(", ")));
     }
+}
+
+/// A database's top statements over the measured window (`pg_stat_statements`).
+fn statements_table(db: &crate::results::waits::DbStatements, p: &mut String) {
+    let _ = writeln!(
+        p,
+        "<h3>Top statements on {} ({} ran)</h3>",
+        esc(&db.database),
+        db.statements
+    );
+    let rows: Vec<Vec<String>> = db
+        .top
+        .iter()
+        .map(|t| {
+            vec![
+                t.query.clone(),
+                t.calls.to_string(),
+                format!("{:.1}", t.total_ms),
+                format!("{:.3}", t.mean_ms),
+                t.rows.to_string(),
+                t.shared_blks_hit.to_string(),
+                t.shared_blks_read.to_string(),
+                t.shared_blks_dirtied.to_string(),
+                t.wal_bytes.to_string(),
+            ]
+        })
+        .collect();
+    table_to(
+        p,
+        &[
+            "statement",
+            "calls",
+            "total ms",
+            "mean ms",
+            "rows",
+            "blocks hit",
+            "blocks read",
+            "blocks dirtied",
+            "WAL bytes",
+        ],
+        &rows,
+    );
 }
