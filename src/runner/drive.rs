@@ -202,11 +202,7 @@ async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
     start: Start<'_>,
-    Sides {
-        sampler,
-        waits,
-        profile,
-    }: Sides,
+    sides: Sides,
     stop: &Stop,
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
@@ -220,6 +216,7 @@ async fn run_clients(
     } = ready;
     let keys = &start.frame.keys;
     let started_at = SystemTime::now();
+    let sampler = sides.sampler;
     let devices = sampler
         .as_ref()
         .map_or_else(Vec::new, |s| s.devices().to_vec());
@@ -232,7 +229,7 @@ async fn run_clients(
     };
     let staging = writer.staging_path().to_path_buf();
     let mixlog_dir = plan.mix_log.then(|| staging.clone());
-    let armed = arm_profile(profile, &staging, events).await;
+    let armed = arm_profile(sides.profile, &staging, events).await;
     // The sampler's and the profile's clocks start with the driver's, so `t_s`, interval
     // offsets and the profile's window agree.
     let t0 = Instant::now();
@@ -245,7 +242,7 @@ async fn run_clients(
         }
         None => None,
     };
-    let waiting = waits.map(|w| w.start(t0));
+    let waiting = sides.waits.map(|w| w.start(t0));
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
         // the totals stay in memory for `finish`, which leaves the dir `.partial`. The error
@@ -267,14 +264,7 @@ async fn run_clients(
             .run(stop, &mut sink, mixlog_dir, txn_log_spec(plan))
             .await
     };
-    let sampled = match sampling {
-        Some(running) => Some(running.stop().await),
-        None => None,
-    };
-    let waits = match waiting {
-        Some(running) => Some(running.stop().await),
-        None => None,
-    };
+    let (sampled, waits) = stop_sides(sampling, waiting).await;
     drop(exporter);
     let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
     Ok(Driven {
@@ -287,6 +277,25 @@ async fn run_clients(
         shard: None,
         waits,
     })
+}
+
+/// Takes the samplers' last rounds and their reports.
+async fn stop_sides(
+    sampling: Option<crate::sampler::RunningSampler>,
+    waiting: Option<crate::sampler::waits::RunningWaits>,
+) -> (
+    Option<crate::sampler::SamplerReport>,
+    Option<crate::sampler::waits::WaitsReport>,
+) {
+    let sampled = match sampling {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    let waits = match waiting {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    (sampled, waits)
 }
 
 /// Switches perf on over the plan's measured window, on the driver's clock.
