@@ -280,6 +280,10 @@ pub struct RunArgs {
     /// Sample host, instance, disk and PostgreSQL counters into system.csv every period, 0 to turn it off [default: 1s]
     #[arg(long, allow_hyphen_values = true)]
     pub sample: Option<String>,
+    /// Sample the run's sessions in pg_stat_activity N times a second for the wait profiles
+    /// (waits.csv, summary.json), 0 to turn it off [default: 10]
+    #[arg(long, value_name = "N")]
+    pub sample_waits: Option<u32>,
     /// Serve live counters in the Prometheus text format on HOST:PORT (a bare port means 127.0.0.1) during the run
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
@@ -407,6 +411,7 @@ impl RunArgs {
             sampling_rate: self.sampling_rate,
             aggregate_interval: self.aggregate_interval,
             sample: self.sample.clone(),
+            sample_waits: self.sample_waits,
             prometheus: self.prometheus.clone(),
             session_set: (!self.session_set.is_empty()).then(|| self.session_set.clone()),
             profile: self.profile.clone(),

@@ -12,6 +12,7 @@ use crate::results::{GroupStats, Incident, RuleCheck, ServerDelta, Stats, Summar
 mod experiment;
 mod headline;
 mod types;
+mod waits;
 
 pub use experiment::experiment_summary;
 use headline::{by_group_and_phase, headline_line, ratio_lines};
@@ -106,6 +107,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
                 m.index, m.host, m.committed, m.tps, m.max_clock_offset_ms
             );
         }
+    }
+    for line in s.waits.iter().flat_map(waits::wait_lines) {
+        let _ = writeln!(out, "{line}");
     }
     for line in incident_lines(&s.incidents) {
         let _ = writeln!(out, "{line}");

@@ -343,6 +343,7 @@ fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     let sides = crate::report::compare::sides(&args.dirs).map_err(CliError::usage)?;
     print!("{}", crate::report::compare::table(&sides));
     print!("{}", crate::report::compare_profile::table(&args.dirs));
+    print!("{}", crate::report::compare_waits::table(&args.dirs));
     if let Some(out) = &args.html {
         let page = crate::report::compare::html(&sides).replace(
             "</body>",

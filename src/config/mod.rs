@@ -108,6 +108,8 @@ pub struct RawRun {
     pub aggregate_interval: Option<u32>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
     pub sample: Option<String>,
+    /// `pg_stat_activity` samples per second for the wait profiles; 0 turns them off.
+    pub sample_waits: Option<u32>,
     /// Address to serve live Prometheus metrics on (`HOST:PORT` or a port on loopback).
     pub prometheus: Option<String>,
     /// `NAME=VALUE` settings every benchmark session starts with.
@@ -186,6 +188,7 @@ impl RawRun {
             sampling_rate: over.sampling_rate.or(self.sampling_rate),
             aggregate_interval: over.aggregate_interval.or(self.aggregate_interval),
             sample: over.sample.or(self.sample),
+            sample_waits: over.sample_waits.or(self.sample_waits),
             prometheus: over.prometheus.or(self.prometheus),
             session_set: over.session_set.or(self.session_set),
             profile: over.profile.or(self.profile),
@@ -293,6 +296,9 @@ pub mod defaults {
     pub const INTERVAL: &str = "30s";
     pub const POLL: &str = "10s";
     pub const SAMPLE: &str = "1s";
+    /// Wait samples a second: reading `pg_stat_activity` 10 times a second costs the
+    /// servers too little to measure (README, "Wait profiles").
+    pub const SAMPLE_WAITS: u32 = 10;
     /// A run over several targets abandons a transaction after this long: far above any
     /// OLTP transaction's response time (TPC-E's limits are 1-3 s at p90), short enough that
     /// a hung server does not hold the clients the other targets need for long.
@@ -473,6 +479,7 @@ pub fn validate_run(
         mix_log: raw.mix_log.unwrap_or(false),
         txn_log: txn_log(&raw).map_err(invalid)?,
         sample: cadence.sample,
+        sample_waits: sample_waits(raw.sample_waits).map_err(invalid)?,
         prometheus: raw.prometheus,
         session_settings: options::session_settings(raw.session_set.as_deref().unwrap_or(&[]))
             .map_err(invalid)?,
@@ -641,6 +648,18 @@ fn cadence(raw: &RawRun, elastic: bool) -> Result<Cadence, ConfigError> {
         ramp_up,
         ramp_down,
     })
+}
+
+/// `--sample-waits`: 0 (off) up to [`crate::sampler::waits::MAX_PER_SECOND`].
+fn sample_waits(asked: Option<u32>) -> Result<u32, String> {
+    let most = crate::sampler::waits::MAX_PER_SECOND;
+    match asked {
+        None => Ok(defaults::SAMPLE_WAITS),
+        Some(n) if n <= most => Ok(n),
+        Some(n) => Err(format!(
+            "sample_waits {n} is too many samples a second; give 0 (off) to {most} (--sample-waits)"
+        )),
+    }
 }
 
 /// The measured window `[first, first + count)` over all iterations' phases, counted from 1.

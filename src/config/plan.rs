@@ -250,6 +250,9 @@ pub struct RunPlan {
     /// Sampling period of `system.csv`; zero turns sampling off.
     #[serde(with = "serde_duration", default = "default_sample")]
     pub sample: Duration,
+    /// `pg_stat_activity` samples a second for the wait profiles; 0: none (older plans).
+    #[serde(default)]
+    pub sample_waits: u32,
     /// Serve live metrics in the Prometheus text format on this address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prometheus: Option<String>,

@@ -597,3 +597,29 @@ fn pgbench_logs_and_latency_limit_reach_the_plan_and_are_checked() {
     });
     assert!(e.contains("invalid latency limit"), "{e}");
 }
+
+#[test]
+fn wait_sampling_is_on_at_ten_a_second_and_bounded() {
+    let base = RawRun {
+        workload: name("tpcb"),
+        ..RawRun::default()
+    };
+    assert_eq!(flags(base.clone()).unwrap().sample_waits, 10);
+    let off = RawRun {
+        sample_waits: Some(0),
+        ..base.clone()
+    };
+    assert_eq!(flags(off).unwrap().sample_waits, 0);
+    let e = flags(RawRun {
+        sample_waits: Some(1000),
+        ..base
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--sample-waits") && e.contains("0 (off) to 100"),
+        "{e}"
+    );
+    let from_file = from_text("workload = \"tpcb\"\nsample_waits = 25\n").unwrap();
+    assert_eq!(from_file.sample_waits, 25);
+}

@@ -114,6 +114,15 @@ impl Record {
             true => super::tls::conf_lines(&layout.dir),
             false => Vec::new(),
         };
+        // pg_stat_statements for the wait sampler's statement deltas (issue 41), where the
+        // binaries have it; a `--set shared_preload_libraries` comes later and wins.
+        let module = self.pg_bin_dir.join("../lib/pg_stat_statements.so");
+        if module.exists() {
+            settings.push((
+                "shared_preload_libraries".into(),
+                "pg_stat_statements".into(),
+            ));
+        }
         settings.extend(self.settings());
         super::settings::server_conf(self.port, &layout.sockets, self.memory, &settings)
     }

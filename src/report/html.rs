@@ -16,6 +16,7 @@ mod glance;
 mod headline;
 mod incidents;
 mod profile;
+mod waits;
 use glance::glance;
 use incidents::{
     aborted_clients_to, down_windows_to, errors_to, incident_times, incidents_to, INCIDENT_NOTE,
@@ -24,7 +25,7 @@ use incidents::{
 pub const REPORT_FILE: &str = "report.html";
 
 /// Section headings, in page order (tests hold the page to this).
-pub const SECTIONS: [&str; 11] = [
+pub const SECTIONS: [&str; 12] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
@@ -32,6 +33,7 @@ pub const SECTIONS: [&str; 11] = [
     "Response-time limits and mix",
     "CPU",
     "Where the time goes",
+    "Wait profiles",
     "Memory",
     "Disk IO",
     "Checkpoints and buffers",
@@ -91,7 +93,7 @@ pub fn render(data: &RunData) -> String {
     for note in &data.notes {
         note_to(&mut p, note);
     }
-    let sections: [fn(&RunData, &mut String); 11] = [
+    let sections: [fn(&RunData, &mut String); 12] = [
         glance,
         throughput,
         shares,
@@ -99,6 +101,7 @@ pub fn render(data: &RunData) -> String {
         limits,
         cpu,
         profile::where_the_time_goes,
+        waits::wait_profiles,
         memory,
         disk,
         checkpoints,

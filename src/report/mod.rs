@@ -9,6 +9,7 @@ pub mod commands_view;
 pub mod compare;
 pub mod compare_experiment;
 pub mod compare_profile;
+pub mod compare_waits;
 pub mod experiment;
 pub mod flame;
 pub mod html;

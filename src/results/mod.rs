@@ -19,6 +19,8 @@
 //!                  (format: see `hlog`; appended and flushed every interval)
 //!   system.csv     host, instance, device and PostgreSQL counters sampled beside the run
 //!                  (format: see `system`; appended every sampling round, absent with --sample 0)
+//!   waits.csv      what the run's sessions waited on, per segment, group, set and class;
+//!   locks.csv      who blocked them (format: see `waits`; absent with --sample-waits 0)
 //! ```
 //!
 //! An experiment (`tidebench sweep`, `tidebench density`) is a dir of such results dirs plus
@@ -59,6 +61,7 @@ pub mod summary;
 mod syncer;
 pub mod system;
 pub mod volume;
+pub mod waits;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

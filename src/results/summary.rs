@@ -311,6 +311,9 @@ pub struct Summary {
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<super::Incident>,
+    /// What the run's sessions waited on (`--sample-waits`); see `waits`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<super::waits::WaitsSummary>,
     /// Transactions in flight at the run's end (or its stop) given up half-way, their fate
     /// unknown (also those the transaction timeout cut): not counted.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -514,6 +517,7 @@ impl Summary {
             commands: Vec::new(),
             volumes: Vec::new(),
             incidents: Vec::new(),
+            waits: None,
             cut_in_flight: 0,
             committed_after_end: 0,
             overrun_s: None,

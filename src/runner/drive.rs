@@ -33,6 +33,8 @@ pub struct Driven {
     pub incidents: Vec<Incident>,
     /// A shard's part and clock offsets (`--shard`).
     pub shard: Option<crate::results::shard::ShardFacts>,
+    /// What the wait sampler counted (`--sample-waits`).
+    pub waits: Option<crate::sampler::waits::WaitsReport>,
 }
 
 /// The clients connected and the baseline read, ready to start on one clock.
@@ -52,6 +54,7 @@ pub struct Surroundings<'a> {
     /// Each server's version and settings, for the `runtime.toml` written at the start.
     pub server_facts: &'a [ServerFacts],
     pub sampler: Option<Sampler>,
+    pub waits: Option<crate::sampler::waits::WaitSampler>,
     /// What `--profile` samples; `None` without it.
     pub profile: Option<crate::profile::Request>,
     pub prometheus: Option<SocketAddr>,
@@ -101,6 +104,7 @@ pub async fn drive(
     };
     let sides = Sides {
         sampler: with.sampler,
+        waits: with.waits,
         profile: with.profile,
     };
     let mut driven = run_clients(plan, ready, start, sides, with.stop, events).await?;
@@ -111,6 +115,7 @@ pub async fn drive(
 /// What runs beside the clients over their clock.
 struct Sides {
     sampler: Option<Sampler>,
+    waits: Option<crate::sampler::waits::WaitSampler>,
     profile: Option<crate::profile::Request>,
 }
 
@@ -139,9 +144,15 @@ async fn connect(
     let latest = LatestSamples::default();
     let exporter = match (with.prometheus, &live) {
         (Some(addr), Some(live)) => Some(
-            Exporter::start(addr, keys.clone(), live.clone(), latest.clone())
-                .await
-                .map_err(RunError::Config)?,
+            Exporter::start(
+                addr,
+                keys.clone(),
+                live.clone(),
+                latest.clone(),
+                with.waits.as_ref().map(|w| w.live()),
+            )
+            .await
+            .map_err(RunError::Config)?,
         ),
         _ => None,
     };
@@ -191,7 +202,7 @@ async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
     start: Start<'_>,
-    Sides { sampler, profile }: Sides,
+    sides: Sides,
     stop: &Stop,
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
@@ -205,6 +216,7 @@ async fn run_clients(
     } = ready;
     let keys = &start.frame.keys;
     let started_at = SystemTime::now();
+    let sampler = sides.sampler;
     let devices = sampler
         .as_ref()
         .map_or_else(Vec::new, |s| s.devices().to_vec());
@@ -217,7 +229,7 @@ async fn run_clients(
     };
     let staging = writer.staging_path().to_path_buf();
     let mixlog_dir = plan.mix_log.then(|| staging.clone());
-    let armed = arm_profile(profile, &staging, events).await;
+    let armed = arm_profile(sides.profile, &staging, events).await;
     // The sampler's and the profile's clocks start with the driver's, so `t_s`, interval
     // offsets and the profile's window agree.
     let t0 = Instant::now();
@@ -230,6 +242,7 @@ async fn run_clients(
         }
         None => None,
     };
+    let waiting = sides.waits.map(|w| w.start(t0));
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
         // the totals stay in memory for `finish`, which leaves the dir `.partial`. The error
@@ -251,10 +264,7 @@ async fn run_clients(
             .run(stop, &mut sink, mixlog_dir, txn_log_spec(plan))
             .await
     };
-    let sampled = match sampling {
-        Some(running) => Some(running.stop().await),
-        None => None,
-    };
+    let (sampled, waits) = stop_sides(sampling, waiting).await;
     drop(exporter);
     let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
     Ok(Driven {
@@ -265,7 +275,27 @@ async fn run_clients(
         devices,
         incidents,
         shard: None,
+        waits,
     })
+}
+
+/// Takes the samplers' last rounds and their reports.
+async fn stop_sides(
+    sampling: Option<crate::sampler::RunningSampler>,
+    waiting: Option<crate::sampler::waits::RunningWaits>,
+) -> (
+    Option<crate::sampler::SamplerReport>,
+    Option<crate::sampler::waits::WaitsReport>,
+) {
+    let sampled = match sampling {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    let waits = match waiting {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    (sampled, waits)
 }
 
 /// Switches perf on over the plan's measured window, on the driver's clock.

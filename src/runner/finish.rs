@@ -36,6 +36,7 @@ pub async fn finish(
         devices,
         incidents,
         shard,
+        waits,
     } = driven;
     let ran = super::databases::RunCounts {
         keys: &frame.keys,
@@ -61,6 +62,10 @@ pub async fn finish(
     from_driver(&mut summary, plan, &frame, &result);
     summary.incidents = incidents;
     summary.shard = shard;
+    if let Some(w) = waits {
+        let staging = writer.staging_path().to_path_buf();
+        super::waits::record(w, &frame.keys, &staging, &mut summary, &mut result.warnings);
+    }
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);

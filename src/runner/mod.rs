@@ -21,6 +21,7 @@ mod prepare;
 mod profiling;
 mod shard;
 mod targets;
+mod waits;
 
 use databases::Databases;
 pub use prepare::ensure_prepared;
@@ -114,10 +115,12 @@ pub async fn run(
     for w in &frame.workloads {
         w.attach(&events);
     }
+    let waits = waits::open(&plan, &targets, &frame.keys).await;
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,
         sampler,
+        waits,
         profile,
         prometheus,
         stop: &stop,

@@ -11,5 +11,6 @@ pub mod proc_tree;
 pub mod prometheus;
 pub mod run;
 pub mod server;
+pub mod waits;
 
 pub use run::{LatestSamples, RunningSampler, Sampler, SamplerReport};

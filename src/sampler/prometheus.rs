@@ -11,6 +11,8 @@
 //!   `tidebench_device_write_bytes_per_s{device="vda"}`, `tidebench_db_xact_commit{target=…}`,
 //!   `tidebench_server_wal_bytes{server=…}`. (`instance` is Prometheus' own label for the
 //!   scraped endpoint, hence `pg_instance`.)
+//! - `tidebench_wait_samples_total{group,class}`: sessions seen so far by the wait sampler
+//!   (`--sample-waits`), per class (`CPU`, `Lock`, `IdleInTransaction`, ...).
 //!
 //! It binds loopback unless told otherwise: a bare port means `127.0.0.1:PORT`.
 
@@ -26,6 +28,7 @@ use crate::metrics::live::{LiveSnapshot, LiveTotals};
 use crate::metrics::{ErrorClass, KeySpace};
 
 use super::run::{LatestSamples, Values};
+use super::waits::LiveWaits;
 
 /// Longest request head read; a scrape is a few hundred bytes.
 const MAX_REQUEST: usize = 8192;
@@ -62,6 +65,7 @@ impl Exporter {
         keys: KeySpace,
         live: LiveTotals,
         latest: LatestSamples,
+        waits: Option<LiveWaits>,
     ) -> Result<Exporter, String> {
         let listener = TcpListener::bind(addr).await.map_err(|e| {
             format!("--prometheus: cannot listen on {addr}: {e}; choose another address or port")
@@ -78,6 +82,7 @@ impl Exporter {
                     keys: &keys,
                     live: &live,
                     latest: &latest,
+                    waits: waits.as_ref(),
                 };
                 let page = body.render();
                 tokio::spawn(answer(stream, page));
@@ -132,12 +137,16 @@ struct Scrape<'a> {
     keys: &'a KeySpace,
     live: &'a LiveTotals,
     latest: &'a LatestSamples,
+    waits: Option<&'a LiveWaits>,
 }
 
 impl Scrape<'_> {
     fn render(&self) -> String {
         let mut out = transactions(self.keys, &self.live.snapshot());
         samples(&mut out, &self.latest.get());
+        if let Some(w) = self.waits {
+            wait_samples(&mut out, &w.get());
+        }
         out
     }
 }
@@ -237,6 +246,22 @@ pub fn samples(out: &mut String, v: &Values) {
                 let _ = writeln!(out, "{name}{{{label}}} {value}");
             }
         }
+    }
+}
+
+/// The wait sampler's counts so far as counters.
+pub fn wait_samples(out: &mut String, counts: &BTreeMap<(String, String), u64>) {
+    out.push_str(
+        "# HELP tidebench_wait_samples_total Run sessions seen by the wait sampler, by class.\n",
+    );
+    out.push_str("# TYPE tidebench_wait_samples_total counter\n");
+    for ((group, class), n) in counts {
+        let _ = writeln!(
+            out,
+            "tidebench_wait_samples_total{{group=\"{}\",class=\"{}\"}} {n}",
+            escape(group),
+            escape(class)
+        );
     }
 }
 
@@ -343,6 +368,7 @@ mod tests {
             keys(),
             LiveTotals::default(),
             LatestSamples::default(),
+            Some(LiveWaits::default()),
         )
         .await
         .unwrap();
@@ -354,6 +380,22 @@ mod tests {
         let mut text = String::new();
         s.read_to_string(&mut text).await.unwrap();
         assert!(text.contains("tidebench_elapsed_seconds"), "{text}");
+        assert!(
+            text.contains("# TYPE tidebench_wait_samples_total counter"),
+            "{text}"
+        );
         exporter.stop();
+    }
+
+    #[test]
+    fn wait_samples_are_counters_by_group_and_class() {
+        let mut counts = BTreeMap::new();
+        counts.insert(("a".to_string(), "Lock".to_string()), 7);
+        let mut out = String::new();
+        wait_samples(&mut out, &counts);
+        assert!(
+            out.contains("tidebench_wait_samples_total{group=\"a\",class=\"Lock\"} 7\n"),
+            "{out}"
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use crate::support::{self, ok};
 
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
@@ -16,6 +16,7 @@ const SECTIONS: [&str; 11] = [
     "Response-time limits and mix",
     "CPU",
     "Where the time goes",
+    "Wait profiles",
     "Memory",
     "Disk IO",
     "Checkpoints and buffers",

@@ -90,9 +90,11 @@ fn samples_a_managed_instance_and_serves_prometheus() {
 
     // Scrape while the run goes on, until a committed count shows.
     let mut seen = None;
+    let mut page = String::new();
     while seen.is_none() {
         if let Some(m) = scrape(port) {
             seen = committed_line(&m).map(str::to_string);
+            page = m;
         }
         if child.try_wait().ok().flatten().is_some() {
             break;
@@ -103,6 +105,11 @@ fn samples_a_managed_instance_and_serves_prometheus() {
     assert!(o.status.success(), "run failed: {}", text(&o));
     let line = seen.unwrap_or_else(|| panic!("no committed counter scraped; {}", text(&o)));
     assert!(line.contains("type=\"tpcb\""), "{line}");
+    // The wait sampler (on by default) serves its counts beside them (issue 41).
+    assert!(
+        page.contains("# TYPE tidebench_wait_samples_total counter"),
+        "{page}"
+    );
 
     let rows = rows(&out);
     assert!(has_source(&rows, "device:"), "device rows");
