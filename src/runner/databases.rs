@@ -264,25 +264,7 @@ impl Databases {
         events: &dyn Sink,
     ) -> Vec<ServerDelta> {
         let deadline = Instant::now() + budget;
-        let mut restarted = vec![false; self.servers.len()];
-        let mut down: Vec<Option<String>> = vec![None; self.servers.len()];
-        for (s, (r, gone)) in self
-            .servers
-            .iter_mut()
-            .zip(restarted.iter_mut().zip(down.iter_mut()))
-        {
-            match reopen_and_probe(&mut s.stats, deadline).await {
-                Ok(reopened) => {
-                    let reset_after = server::stats_reset(s.stats.client()).await;
-                    *r = match (&s.reset_before, &reset_after) {
-                        (Ok(before), Ok(after)) => before != after,
-                        // Without the reset time, a lost session is taken as a restart.
-                        _ => reopened || s.stats.reopened() > 0,
-                    };
-                }
-                Err(e) => *gone = Some(e),
-            }
-        }
+        let (restarted, down) = self.probe_servers(deadline).await;
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
             if let Some(e) = &down[d.server] {
@@ -305,36 +287,7 @@ impl Databases {
                 ))
             });
             match settled {
-                Ok(after) => {
-                    let reset = restarted[d.server]
-                        || after.commit < b.counters.commit
-                        || after.rollback < b.counters.rollback;
-                    // Counters that started over count from zero since.
-                    let from = if reset {
-                        XactCounters::default()
-                    } else {
-                        b.counters
-                    };
-                    let mut delta = after.delta_since(from, &d.label, &d.dbname);
-                    // What `merge` needs to check the server over every shard of a run.
-                    delta.readings = Some(ServerReadings {
-                        idle_commit: b.counters.commit - b.sessions,
-                        sessions: b.sessions,
-                        final_commit: after.commit,
-                    });
-                    let mut at_end = EndCounts::default();
-                    for t in &d.targets {
-                        at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
-                    }
-                    // tidebench's commits outside the measured window count too: tries let
-                    // finish after the end, and the sessions opened again (one commit each).
-                    delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
-                        + at_end.committed_after_end
-                        + at_end.reopened) as i64;
-                    delta.cut_in_flight = at_end.cut_in_flight as i64;
-                    delta.restarted = reset;
-                    out.push(delta);
-                }
+                Ok(after) => out.push(delta_of(d, b, after, restarted[d.server], ran)),
                 Err(e) => events.send(Event::Warning(format!(
                     "could not read the counters of {} after the run: {e}",
                     d.label
@@ -343,6 +296,70 @@ impl Databases {
         }
         out
     }
+
+    /// Reopens each server's statistics session if it was lost and probes it before
+    /// `deadline`. Per server: whether its statistics were reset during the run (a restart),
+    /// and why it could not be read, if it could not.
+    async fn probe_servers(&mut self, deadline: Instant) -> (Vec<bool>, Vec<Option<String>>) {
+        let mut restarted = vec![false; self.servers.len()];
+        let mut down: Vec<Option<String>> = vec![None; self.servers.len()];
+        for (s, (r, gone)) in self
+            .servers
+            .iter_mut()
+            .zip(restarted.iter_mut().zip(down.iter_mut()))
+        {
+            match reopen_and_probe(&mut s.stats, deadline).await {
+                Ok(reopened) => {
+                    let reset_after = server::stats_reset(s.stats.client()).await;
+                    *r = match (&s.reset_before, &reset_after) {
+                        (Ok(before), Ok(after)) => before != after,
+                        // Without the reset time, a lost session is taken as a restart.
+                        _ => reopened || s.stats.reopened() > 0,
+                    };
+                }
+                Err(e) => *gone = Some(e),
+            }
+        }
+        (restarted, down)
+    }
+}
+
+/// Database `d`'s delta from its baseline `b` to its settled counters `after`, beside what
+/// tidebench committed there (`ran`). `restarted`: its server's statistics were reset.
+fn delta_of(
+    d: &Db,
+    b: &Baseline,
+    after: XactCounters,
+    restarted: bool,
+    ran: &RunCounts<'_>,
+) -> ServerDelta {
+    let reset =
+        restarted || after.commit < b.counters.commit || after.rollback < b.counters.rollback;
+    // Counters that started over count from zero since.
+    let from = if reset {
+        XactCounters::default()
+    } else {
+        b.counters
+    };
+    let mut delta = after.delta_since(from, &d.label, &d.dbname);
+    // What `merge` needs to check the server over every shard of a run.
+    delta.readings = Some(ServerReadings {
+        idle_commit: b.counters.commit - b.sessions,
+        sessions: b.sessions,
+        final_commit: after.commit,
+    });
+    let mut at_end = EndCounts::default();
+    for t in &d.targets {
+        at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
+    }
+    // tidebench's commits outside the measured window count too: tries let finish after
+    // the end, and the sessions opened again (one commit each).
+    delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
+        + at_end.committed_after_end
+        + at_end.reopened) as i64;
+    delta.cut_in_flight = at_end.cut_in_flight as i64;
+    delta.restarted = reset;
+    delta
 }
 
 /// A database's counters at the start of the run's window: the idle reading plus one commit
