@@ -72,9 +72,7 @@ impl Databases {
             let server = match server_keys.iter().position(|k| *k == key) {
                 Some(s) => s,
                 None => {
-                    let stats = StatsSession::open(t, targets)
-                        .await
-                        .map_err(|e| RunError::Target(e.to_string()))?;
+                    let stats = StatsSession::open(t, targets).await?;
                     server_keys.push(key);
                     servers.push(Server {
                         label: t.label.clone(),
@@ -134,19 +132,19 @@ impl Databases {
         if let Some((_, _, ready)) = done {
             return Ok(ready.clone());
         }
-        let control = target
-            .connect_tokio()
+        let control = target.connect_tokio().await?;
+        let ready = kind
+            .check_ready(options, &control)
             .await
-            .map_err(|e| RunError::Target(e.to_string()))?;
-        let ready = kind.check_ready(options, &control).await.map_err(|e| {
-            let message = format!("target '{}': {e}", target.label);
-            match e {
-                WorkloadError::NotPrepared(_) | WorkloadError::AlreadyPrepared(_) => {
-                    RunError::NotPrepared(message)
+            .map_err(|source| {
+                let target = target.label.clone();
+                match source {
+                    WorkloadError::NotPrepared(_) | WorkloadError::AlreadyPrepared(_) => {
+                        RunError::NotPrepared { target, source }
+                    }
+                    _ => RunError::Check { target, source },
                 }
-                _ => RunError::Target(message),
-            }
-        })?;
+            })?;
         self.dbs[d]
             .checked
             .push((kind.name().to_string(), options.clone(), ready.clone()));
@@ -167,7 +165,10 @@ impl Databases {
         for s in &self.servers {
             let mut facts = ServerFacts::collect(s.stats.client(), &s.label)
                 .await
-                .map_err(|e| RunError::Target(e.to_string()))?;
+                .map_err(|message| RunError::Server {
+                    target: s.label.clone(),
+                    message,
+                })?;
             let (host, port) = s.stats.target().server_key();
             facts.address = Some(format!("{host}:{port}"));
             out.push(facts);
@@ -218,7 +219,10 @@ impl Databases {
             self.dbs[d].idle =
                 server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
                     .await
-                    .map_err(|e| RunError::Target(e.to_string()))?;
+                    .map_err(|message| RunError::Server {
+                        target: self.dbs[d].label.clone(),
+                        message,
+                    })?;
         }
         Ok(())
     }
