@@ -41,9 +41,11 @@ pub async fn execute(
     // Every point's plan is checked before anything runs: a bad value fails in a second,
     // not hours into the series.
     for (i, run) in exp.runs.iter().enumerate() {
-        run.plan(cores, 1, &Registry).map_err(|e| {
-            ExperimentError::Config(format!("point {}: {e}", exp.points[i].describe()))
-        })?;
+        run.plan(cores, 1, &Registry)
+            .map_err(|e| ExperimentError::Point {
+                point: exp.points[i].describe(),
+                message: e.to_string(),
+            })?;
     }
     let mut file = resume::open(exp, events)?;
     let slots = schedule::order(exp.points.len(), exp.repeat);
@@ -135,7 +137,7 @@ fn run_record(
             }
             None => records::failed(rel, slot.repeat, "the run wrote no results".into()),
         },
-        Err(e) if e.is_config() => return Err(ExperimentError::Config(e.to_string())),
+        Err(e) if e.is_config() => return Err(ExperimentError::Run(Box::new(e))),
         Err(e) => records::failed(rel, slot.repeat, e.to_string()),
     };
     r.count_incidents(before_run);
@@ -352,13 +354,13 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
         .iter()
         .all(|p| p.runs.iter().all(|r| r.status == RunStatus::Complete));
     file.updated_at = utc_rfc3339(SystemTime::now());
-    record::write(&exp.dir, file).map_err(|e| {
-        ExperimentError::Io(format!(
-            "cannot write {}: {e}",
-            exp.dir.join(record::FILE).display()
-        ))
+    record::write(&exp.dir, file).map_err(|source| ExperimentError::Io {
+        action: "write",
+        path: exp.dir.join(record::FILE),
+        source,
     })?;
-    crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
+    crate::report::experiment::write(&exp.dir)
+        .map_err(|message| ExperimentError::Report { message })?;
     Ok(())
 }
 
