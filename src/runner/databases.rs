@@ -20,7 +20,6 @@ use crate::target::ResolvedTarget;
 use crate::workload::{Kind, Loaded};
 
 use super::RunError;
-use crate::workload::WorkloadError;
 
 /// How long to wait for the servers' statistics to settle before and after the run.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -138,11 +137,10 @@ impl Databases {
             .await
             .map_err(|source| {
                 let target = target.label.clone();
-                match source {
-                    WorkloadError::NotPrepared(_) | WorkloadError::AlreadyPrepared(_) => {
-                        RunError::NotPrepared { target, source }
-                    }
-                    _ => RunError::Check { target, source },
+                if source.is_not_prepared() {
+                    RunError::NotPrepared { target, source }
+                } else {
+                    RunError::Check { target, source }
                 }
             })?;
         self.dbs[d]

@@ -32,9 +32,7 @@ pub async fn ensure_prepared(
         let why = match found {
             Ok(ready) if !scale_asked || ready.scale == load.scale => continue,
             Ok(ready) => format!("it holds scale {}", ready.scale),
-            Err(WorkloadError::NotPrepared(_)) | Err(WorkloadError::AlreadyPrepared(_)) => {
-                "it has no usable data".to_string()
-            }
+            Err(e) if e.is_not_prepared() => "it has no usable data".to_string(),
             Err(source) => {
                 return Err(RunError::Check {
                     target: target.label.clone(),

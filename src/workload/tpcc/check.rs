@@ -59,8 +59,9 @@ const CONDITIONS: [Condition; 4] = [
 /// Runs the four conditions in one repeatable-read snapshot, so a run still going elsewhere
 /// cannot make them disagree with each other.
 pub async fn run(client: &Client) -> Result<Vec<Outcome>, WorkloadError> {
-    let db = |what: &str, e: tokio_postgres::Error| {
-        WorkloadError::Database(format!("{what}: {}", describe_pg_error(&e)))
+    let db = |what: &str, e: tokio_postgres::Error| WorkloadError::Query {
+        what: what.to_string(),
+        message: describe_pg_error(&e),
     };
     client
         .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
