@@ -245,6 +245,17 @@ clients = { DB_1 = 2, DB_2 = 30 }
 "#),
     },
     Preset {
+        name: "overhead",
+        description: "seed 003's native-vs-virtual run: pgbench's TPC-B-like script at scale 10, 10 clients, synchronous_commit off (what `tidebench overhead` runs on each side)",
+        text: PresetText::Fixed(r#"# Seed 003's run of the overhead of virtualization: pgbench's TPC-B-like script at scale 10,
+# 10 clients, synchronous_commit off. `tidebench overhead` runs it on --native and --virtual.
+workload = "tpcb"
+scale = 10
+clients = 10
+session_set = ["synchronous_commit=off"]
+"#),
+    },
+    Preset {
         name: "demo",
         description: "a one-minute tour: 4 groups as 4 databases on the default instance, TPC-V's first 3 phases of 10 s and a select-heavy one",
         text: PresetText::Fixed(r#"# Four groups as four databases of one managed instance, with shifting shares.
