@@ -151,26 +151,29 @@ fn axis_max(values: impl IntoIterator<Item = f64>) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Every x of the points of `series`.
-fn xs<'a, I>(series: I) -> impl Iterator<Item = f64> + 'a
+/// One coordinate (`axis` picks it) of every point of `series`.
+fn coords<'a, I>(series: I, axis: fn(&(f64, f64)) -> f64) -> impl Iterator<Item = f64> + 'a
 where
     I: IntoIterator<Item = &'a Series>,
     I::IntoIter: 'a,
 {
     series
         .into_iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(move |s| s.points.iter().map(axis))
+}
+
+/// Every x of the points of `series`.
+fn xs<'a>(
+    series: impl IntoIterator<Item = &'a Series, IntoIter: 'a>,
+) -> impl Iterator<Item = f64> + 'a {
+    coords(series, |p| p.0)
 }
 
 /// Every y of the points of `series`.
-fn ys<'a, I>(series: I) -> impl Iterator<Item = f64> + 'a
-where
-    I: IntoIterator<Item = &'a Series>,
-    I::IntoIter: 'a,
-{
-    series
-        .into_iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
+fn ys<'a>(
+    series: impl IntoIterator<Item = &'a Series, IntoIter: 'a>,
+) -> impl Iterator<Item = f64> + 'a {
+    coords(series, |p| p.1)
 }
 
 fn err(e: impl std::fmt::Display) -> String {

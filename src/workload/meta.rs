@@ -5,7 +5,6 @@
 
 use tokio_postgres::{Client, Row};
 
-use crate::target::describe_pg_error;
 use crate::workload::WorkloadError;
 
 /// A workload's meta table: what the load is called in messages, the table, and the
@@ -34,10 +33,10 @@ impl MetaTable {
                     prepare: self.prepare,
                 })
             }
-            Err(e) => Err(WorkloadError::Query {
-                what: format!("checking the {} tables", self.load),
-                message: describe_pg_error(&e),
-            }),
+            Err(e) => Err(WorkloadError::query(&format!(
+                "checking the {} tables",
+                self.load
+            ))(e)),
         }
     }
 }

@@ -212,6 +212,15 @@ impl From<crate::target::TargetError> for WorkloadError {
 }
 
 impl WorkloadError {
+    /// Maps a failed query to [`WorkloadError::Query`] with the server's message, saying
+    /// `what` the query was for.
+    pub fn query(what: &str) -> impl Fn(tokio_postgres::Error) -> WorkloadError + '_ {
+        move |e| WorkloadError::Query {
+            what: what.to_string(),
+            message: crate::target::describe_pg_error(&e),
+        }
+    }
+
     /// The target lacks the workload's data (or holds another load): `prepare` fixes it.
     pub fn is_not_prepared(&self) -> bool {
         matches!(

@@ -11,7 +11,7 @@ use super::gen::{self, Size};
 use super::{DATA_SEED, META, ROWS_PER_SCALE};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
-use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::target::ResolvedTarget;
 use crate::workload::meta::MetaTable;
 use crate::workload::{CheckOutcome, Kind, Loaded, Pending, Workload, WorkloadError};
 
@@ -81,14 +81,6 @@ impl WorkloadInfo for RetailKind {
     }
     fn txn_type_names(&self) -> Vec<String> {
         TYPES.iter().map(|t| t.to_string()).collect()
-    }
-}
-
-/// Maps a failed query to the server's message, saying `what` the query was for.
-fn db(what: &str) -> impl Fn(tokio_postgres::Error) -> WorkloadError + '_ {
-    move |e| WorkloadError::Query {
-        what: what.to_string(),
-        message: describe_pg_error(&e),
     }
 }
 
@@ -200,7 +192,9 @@ async fn check(client: &tokio_postgres::Client) -> Result<Vec<CheckOutcome>, Wor
             &[],
         )
         .await
-        .map_err(db("counting order_lineitems per partition"))?;
+        .map_err(WorkloadError::query(
+            "counting order_lineitems per partition",
+        ))?;
     let expected: Vec<(String, u64)> = if segments == 0 {
         gen::partitions()
             .into_iter()

@@ -32,7 +32,7 @@ use super::rows::{load_units, Shared, ORDERS_PER_DISTRICT};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
-use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::target::ResolvedTarget;
 use crate::workload::meta::MetaTable;
 use crate::workload::pgbench::progress::Progress;
 use crate::workload::staging::{
@@ -228,13 +228,9 @@ pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, Workl
             ))
         })?;
     if procedures {
-        let missing =
-            procedures::missing_functions(client)
-                .await
-                .map_err(|e| WorkloadError::Query {
-                    what: "looking for the TPC-C functions".into(),
-                    message: describe_pg_error(&e),
-                })?;
+        let missing = procedures::missing_functions(client)
+            .await
+            .map_err(WorkloadError::query("looking for the TPC-C functions"))?;
         if !missing.is_empty() {
             return Err(WorkloadError::NotPrepared(format!(
                 "--procedures calls PL/pgSQL functions this TPC-C load lacks ({}; it was \

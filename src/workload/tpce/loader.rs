@@ -27,7 +27,7 @@ use super::procedures;
 use super::scale::{Scale, DEFAULT_SCALE_FACTOR};
 use crate::config::{OptionValues, PreparePlan};
 use crate::event::{Event, LoadSummary, Sink};
-use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::target::ResolvedTarget;
 use crate::workload::meta::MetaTable;
 use crate::workload::pgbench::progress::Progress;
 use crate::workload::staging::{
@@ -264,13 +264,9 @@ pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Load
         }
     }
     if options.get("procedures").and_then(|v| v.as_bool()) == Some(true) {
-        let missing =
-            procedures::missing_functions(client)
-                .await
-                .map_err(|e| WorkloadError::Query {
-                    what: "looking for the tpce functions".into(),
-                    message: describe_pg_error(&e),
-                })?;
+        let missing = procedures::missing_functions(client)
+            .await
+            .map_err(WorkloadError::query("looking for the tpce functions"))?;
         if !missing.is_empty() {
             return Err(WorkloadError::NotPrepared(format!(
                 "--procedures calls PL/pgSQL functions this tpce load lacks ({}); reload with \
