@@ -134,3 +134,24 @@ impl InstanceError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_errors_name_the_value_and_the_range() {
+        let cpus = InstanceError::CpusOutOfRange { cpus: 0.0 }.to_string();
+        assert!(cpus.starts_with("--cpus 0 is out of range; give a number of cores between "));
+        let memory = InstanceError::MemoryTooSmall { memory: 1 << 20 }.to_string();
+        assert!(
+            memory.starts_with("--memory 1MiB is too small") && memory.contains("give at least"),
+            "{memory}"
+        );
+        let set = InstanceError::BadSetting {
+            key: "port".into(),
+            message: "tidebench sets it".into(),
+        };
+        assert_eq!(set.to_string(), "--set port=...: tidebench sets it");
+    }
+}

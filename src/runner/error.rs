@@ -202,3 +202,71 @@ impl RunError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_plan_is_config_and_a_server_problem_is_not() {
+        let unknown = RunError::unknown_workload("tpcx");
+        assert!(unknown.is_config());
+        let said = unknown.to_string();
+        assert!(
+            said.starts_with("unknown workload 'tpcx'; choose from "),
+            "{said}"
+        );
+        assert!(
+            said.contains("tpcb"),
+            "the choices are the registry's: {said}"
+        );
+        let server = RunError::Server {
+            target: "db1".into(),
+            message: "connection refused".into(),
+        };
+        assert!(!server.is_config());
+        assert_eq!(server.to_string(), "target 'db1': connection refused");
+    }
+
+    #[test]
+    fn another_scale_names_both_values_and_the_commands_that_fix_it() {
+        let e = RunError::OtherScale {
+            group: "g".into(),
+            workload: "tpcc".into(),
+            name: "warehouses".into(),
+            asked: 5,
+            loaded: 3,
+        };
+        let said = e.to_string();
+        assert!(said.contains("asks for warehouses 5"), "{said}");
+        assert!(said.contains("run with --warehouses 3"), "{said}");
+        assert!(
+            said.contains("`tidebench prepare --workload tpcc --warehouses 5 --force`"),
+            "{said}"
+        );
+        assert!(
+            !e.is_config(),
+            "data of another load is fixed by prepare, not the plan"
+        );
+    }
+
+    #[test]
+    fn not_prepared_keeps_the_workloads_error_as_its_source() {
+        let e = RunError::NotPrepared {
+            target: "t".into(),
+            source: WorkloadError::NoLoad {
+                load: "tpce",
+                table: "tpce_meta",
+                prepare: "tidebench prepare --workload tpce --customers N",
+            },
+        };
+        let source = std::error::Error::source(&e).map(|s| s.to_string());
+        assert_eq!(
+            source.as_deref(),
+            Some(
+                "target has no complete tpce load (no tpce_meta table); run `tidebench prepare \
+                 --workload tpce --customers N` first"
+            )
+        );
+    }
+}

@@ -40,3 +40,34 @@ impl MetaTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_or_empty_meta_table_is_not_prepared_and_a_query_error_is_not() {
+        let (load, table, prepare) = ("retail", "retail_meta", "tidebench prepare -w retail");
+        let none = WorkloadError::NoLoad {
+            load,
+            table,
+            prepare,
+        };
+        let empty = WorkloadError::IncompleteLoad {
+            load,
+            table,
+            prepare,
+        };
+        assert!(none.is_not_prepared() && empty.is_not_prepared());
+        assert!(empty.to_string().contains("add `--force` to reload"));
+        let query = WorkloadError::Query {
+            what: "checking the retail tables".into(),
+            message: "permission denied".into(),
+        };
+        assert!(!query.is_not_prepared());
+        assert_eq!(
+            query.to_string(),
+            "checking the retail tables failed: permission denied"
+        );
+    }
+}
