@@ -196,6 +196,12 @@ pub enum WorkloadError {
     /// A query the check or the load needs failed; `message` is the server's.
     #[error("{what} failed: {message}")]
     Query { what: String, message: String },
+    /// tpce's load knobs do not make a load (its message names the flag and the bound).
+    #[error(transparent)]
+    Scale(#[from] tpce::scale::ScaleError),
+    /// A blocking task of the load panicked or was cancelled: a defect, not bad input.
+    #[error("an internal task of the load failed ({0}); please report it")]
+    Task(#[from] tokio::task::JoinError),
     /// The target cannot be resolved or connected to (its message names the fix).
     #[error(transparent)]
     Target(Box<crate::target::TargetError>),

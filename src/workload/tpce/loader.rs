@@ -63,8 +63,11 @@ pub fn scale_of(customers: u32, options: &OptionValues) -> Result<Scale, Workloa
         .get(FACT_TRADE_DAYS)
         .and_then(|v| v.as_integer())
         .map_or(DEFAULT_TRADE_DAYS, |n| u32::try_from(n).unwrap_or(0));
-    Scale::new(u64::from(customers), trade_days, DEFAULT_SCALE_FACTOR)
-        .map_err(|e| WorkloadError::Database(e.to_string()))
+    Ok(Scale::new(
+        u64::from(customers),
+        trade_days,
+        DEFAULT_SCALE_FACTOR,
+    )?)
 }
 
 /// Creates and fills the tpce tables for `plan.scale` customers; progress and the summary go
