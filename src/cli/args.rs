@@ -769,15 +769,24 @@ pub fn parse() -> Result<(Cli, WorkloadFlags), clap::Error> {
     from_matches(&command().try_get_matches()?)
 }
 
-/// `--scale`: a whole number; a size in bytes (`10GB`) is retail's `--size`, which says so.
+/// `--scale`: a whole number; a size in bytes (`10GB`) is a `--size`, which says so, with
+/// the workloads that declare that option.
 fn parse_scale(text: &str) -> Result<u32, String> {
+    use crate::config::Catalog;
     text.parse::<u32>().map_err(|_| {
         if crate::config::size::parse_size(text).is_ok()
             && text.ends_with(|c: char| c.is_alphabetic())
         {
+            let takers: Vec<&str> = crate::workload::Registry
+                .all()
+                .into_iter()
+                .filter(|w| w.options().iter().any(|o| o.key == "size"))
+                .map(|w| w.name())
+                .collect();
             format!(
                 "'{text}' is a size, and --scale takes a whole number; for a size in bytes give \
-                 --size {text} (the retail workload)"
+                 --size {text} (a workload's option: {})",
+                takers.join(", ")
             )
         } else {
             format!("'{text}' is not a whole number")

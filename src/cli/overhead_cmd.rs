@@ -16,9 +16,9 @@ use super::args::OverheadArgs;
 use super::experiment_cmd::{base_run, execute_file, exit_code, out_dir, request};
 use super::{CliError, WorkloadFlags};
 
-/// The Cybertec study's pgbench run.
-const WORKLOAD: &str = "tpcb";
-const SCALE: u32 = 10;
+/// The Cybertec study's pgbench run: a run preset, so the workload is named by config's
+/// presets, not here.
+const PRESET: &str = "overhead";
 const CLIENTS: u32 = 10;
 const SESSION: &str = "synchronous_commit=off";
 
@@ -33,8 +33,7 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
     // The Cybertec study's run unless told otherwise; the profile is the point of the command.
     let from_file = run.config.is_some() || run.preset.is_some();
     if !from_file && run.workload.is_none() && flags.shorthand.is_none() {
-        run.workload = Some(WORKLOAD.into());
-        run.scale = run.scale.or(Some(SCALE));
+        run.preset = Some(PRESET.into());
     }
     run.clients = run.clients.or(Some(CLIENTS));
     if run.session_set.is_empty() {

@@ -135,21 +135,11 @@ pub fn with_knobs() -> Vec<&'static str> {
         .collect()
 }
 
-pub const PRESETS: &[Preset] = &[
-    Preset {
-        name: "tpcv",
-        description: "TPC-V end to end on tpce: groups A-D of 1:2:3:4 load units (--lu-base), each set an oltp and a dss instance sized from the paper's VMs, Table 2's 10 phases of 12 min after a one-phase ramp-up (--sets or --target-tpsv)",
-        text: PresetText::Generated(tpcv::toml),
-    },
-    Preset {
-        name: "tpcv-elastic",
-        description: "TPC-V elasticity: 4 groups, the 10 phases of its Table 2 (10/20/30/40% on average), 12 min each, one shared client pool",
-        text: PresetText::Fixed(r#"# TPC-V's elasticity model (reference kit paper, Table 2): the total load stays constant while
-# each group's share changes every phase; a deck of cards per client keeps the shares exact.
-mode = "shared"
-clients = 16
-
-[[group]]
+/// Groups A, B and C of TPC-B-like at scale 1 on the default instance: three of the four
+/// groups of `tpcv-elastic` and `demo`, which differ in group D and the phases.
+macro_rules! groups_abc {
+    () => {
+        r#"[[group]]
 name = "A"
 workload = "tpcb"
 scale = 1
@@ -166,7 +156,25 @@ name = "C"
 workload = "tpcb"
 scale = 1
 instance = "default"
+"#
+    };
+}
 
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "tpcv",
+        description: "TPC-V end to end on tpce: groups A-D of 1:2:3:4 load units (--lu-base), each set an oltp and a dss instance sized from the paper's VMs, Table 2's 10 phases of 12 min after a one-phase ramp-up (--sets or --target-tpsv)",
+        text: PresetText::Generated(tpcv::toml),
+    },
+    Preset {
+        name: "tpcv-elastic",
+        description: "TPC-V elasticity: 4 groups, the 10 phases of its Table 2 (10/20/30/40% on average), 12 min each, one shared client pool",
+        text: PresetText::Fixed(concat!(r#"# TPC-V's elasticity model (reference kit paper, Table 2): the total load stays constant while
+# each group's share changes every phase; a deck of cards per client keeps the shares exact.
+mode = "shared"
+clients = 16
+
+"#, groups_abc!(), r#"
 [[group]]
 name = "D"
 workload = "tpcb"
@@ -203,7 +211,7 @@ shares = { A = 10, B = 15, C = 70, D = 5 }
 [[phase]]
 duration = "12m"
 shares = { A = 5, B = 10, C = 65, D = 20 }
-"#),
+"#)),
     },
     Preset {
         name: "consolidation-2db",
@@ -245,32 +253,26 @@ clients = { DB_1 = 2, DB_2 = 30 }
 "#),
     },
     Preset {
+        name: "overhead",
+        description: "the native-vs-virtual run of PostgreSQL virtualization revisited (Cybertec): pgbench's TPC-B-like script at scale 10, 10 clients, synchronous_commit off (what `tidebench overhead` runs on each side)",
+        text: PresetText::Fixed(r#"# The Cybertec study's run of the overhead of virtualization: pgbench's TPC-B-like script at scale 10,
+# 10 clients, synchronous_commit off. `tidebench overhead` runs it on --native and --virtual.
+workload = "tpcb"
+scale = 10
+clients = 10
+session_set = ["synchronous_commit=off"]
+"#),
+    },
+    Preset {
         name: "demo",
         description: "a one-minute tour: 4 groups as 4 databases on the default instance, TPC-V's first 3 phases of 10 s and a select-heavy one",
-        text: PresetText::Fixed(r#"# Four groups as four databases of one managed instance, with shifting shares.
+        text: PresetText::Fixed(concat!(r#"# Four groups as four databases of one managed instance, with shifting shares.
 mode = "shared"
 clients = 4
 poll = "5s"
 interval = "5s"
 
-[[group]]
-name = "A"
-workload = "tpcb"
-scale = 1
-instance = "default"
-
-[[group]]
-name = "B"
-workload = "tpcb"
-scale = 1
-instance = "default"
-
-[[group]]
-name = "C"
-workload = "tpcb"
-scale = 1
-instance = "default"
-
+"#, groups_abc!(), r#"
 [[group]]
 name = "D"
 workload = "select-only"
@@ -291,7 +293,7 @@ name = "reads"
 duration = "10s"
 shares = { A = 25, B = 25, C = 25, D = 25 }
 mix = { tpcb = 20, select-only = 80 }
-"#),
+"#)),
     },
 ];
 

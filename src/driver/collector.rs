@@ -18,12 +18,12 @@ pub use crate::metrics::live::LiveTotals;
 use crate::metrics::{KeySpace, Recorder};
 use crate::workload::{Backlog, Emulator};
 
-use super::outages::{down_windows, DownWindow};
+use super::outages::{down_windows, DownWindow, Outage};
 use super::poll::Poller;
 use super::progress;
 use super::running::Running;
 use super::session::{ConnectTime, EndCounts};
-use super::thread::{TickReport, TICK};
+use super::thread::{ThreadEnd, TickReport, TICK};
 use crate::results::down::AbortedClient;
 
 /// How often the collector reports: intervals to the sink, progress lines, polling blocks
@@ -166,16 +166,8 @@ impl<'k, 's> Collector<'k, 's> {
     ) -> Result<Collected, String> {
         let keys = self.keys.len();
         let mut pending: BTreeMap<u64, Recorder> = BTreeMap::new();
-        let mut reported: Vec<Option<u64>> = vec![None; self.threads];
-        let mut done = vec![false; self.threads];
-        let mut ended: Option<Instant> = None;
-        let mut reconnects = 0;
-        let mut connect_time = ConnectTime::default();
-        let mut at_end: BTreeMap<usize, EndCounts> = BTreeMap::new();
-        let mut outages = Vec::new();
-        let mut warnings = Vec::new();
-        let mut panics = Vec::new();
-        let mut aborted = Vec::new();
+        let mut threads = ThreadTicks::new(self.threads);
+        let mut ends = Ends::default();
         let mut state = Folding::new(keys);
         let mut announced = super::errors::Announced::default();
         while let Some(rep) = rx.recv().await {
@@ -186,49 +178,13 @@ impl<'k, 's> Collector<'k, 's> {
                 .entry(rep.tick)
                 .or_insert_with(|| Recorder::new(keys))
                 .merge(&rep.recorder);
-            if let Some(slot) = reported.get_mut(rep.thread) {
-                *slot = Some(slot.map_or(rep.tick, |t| t.max(rep.tick)));
-            }
+            threads.reported(rep.thread, rep.tick);
             if let Some(end) = rep.finished {
-                if let Some(d) = done.get_mut(rep.thread) {
-                    *d = true;
-                }
-                ended = Some(ended.map_or(end.at, |e| e.max(end.at)));
-                reconnects += end.reconnects;
-                connect_time.add(end.connect_time);
-                for (target, counts) in end.at_end {
-                    at_end.entry(target).or_default().add(counts);
-                }
-                outages.extend(end.outages);
-                aborted.extend(end.aborted.into_iter().map(|(client, at, message)| {
-                    AbortedClient {
-                        client,
-                        at_s: (at.saturating_duration_since(self.start).as_secs_f64() * 1e3)
-                            .round()
-                            / 1e3,
-                        message,
-                    }
-                }));
-                panics.extend(
-                    end.panics
-                        .into_iter()
-                        .map(|p| format!("driver thread {}: {p}", rep.thread)),
-                );
-                if let Some(e) = end.mixlog_error {
-                    warnings.push(format!(
-                        "the mix log of driver thread {} is incomplete: {e}",
-                        rep.thread
-                    ));
-                }
+                threads.finished(rep.thread);
+                ends.absorb(rep.thread, end, self.start);
             }
-            self.ending = done.iter().all(|d| *d);
-            // A tick is complete once every thread has finished or reported it.
-            let complete_below = reported
-                .iter()
-                .zip(&done)
-                .map(|(r, d)| if *d { u64::MAX } else { r.map_or(0, |t| t + 1) })
-                .min()
-                .unwrap_or(u64::MAX);
+            self.ending = threads.all_done();
+            let complete_below = threads.complete_below();
             while let Some(entry) = pending.first_entry() {
                 if *entry.key() >= complete_below {
                     break;
@@ -236,15 +192,36 @@ impl<'k, 's> Collector<'k, 's> {
                 let (tick, rec) = entry.remove_entry();
                 self.fold(&mut state, tick, &rec)?;
             }
-            if done.iter().all(|d| *d) {
+            if threads.all_done() {
                 break;
             }
         }
         for (tick, rec) in std::mem::take(&mut pending) {
             self.fold(&mut state, tick, &rec)?;
         }
-        // Tries in flight at the end were cut there, so the last interval ends at the
-        // duration even when closing the sessions took longer.
+        self.write_last_interval(&state, ends.ended)?;
+        let errors = super::errors::entries(&state.total.errors, self.keys, self.start);
+        Ok(Collected {
+            total: state.total,
+            ended: ends.ended,
+            reconnects: ends.reconnects,
+            connect_time: ends.connect_time,
+            at_end: ends.at_end,
+            down: down_windows(ends.outages, self.start),
+            aborted: ends.aborted,
+            errors,
+            warnings: ends.warnings,
+            panics: ends.panics,
+        })
+    }
+
+    /// Writes the interval the run ended in. Tries in flight at the end were cut there, so
+    /// the last interval ends at the duration even when closing the sessions took longer.
+    fn write_last_interval(
+        &mut self,
+        state: &Folding,
+        ended: Option<Instant>,
+    ) -> Result<(), String> {
         let end_offset = ended
             .map(|e| e.saturating_duration_since(self.start))
             .unwrap_or_else(|| self.start.elapsed())
@@ -258,19 +235,7 @@ impl<'k, 's> Collector<'k, 's> {
         if end_offset > last_start || anything {
             (self.sink)(last_start, last_len, &state.interval_acc)?;
         }
-        let errors = super::errors::entries(&state.total.errors, self.keys, self.start);
-        Ok(Collected {
-            total: state.total,
-            ended,
-            reconnects,
-            connect_time,
-            at_end,
-            down: down_windows(outages, self.start),
-            aborted,
-            errors,
-            warnings,
-            panics,
-        })
+        Ok(())
     }
 
     /// The run's planned length: the end of its last segment.
@@ -415,6 +380,92 @@ impl<'k, 's> Collector<'k, 's> {
                 s.poll_acc.clear();
                 s.poll_from = tick + 1;
             }
+        }
+    }
+}
+
+/// Which tick each driver thread has reported up to, and which threads have finished.
+struct ThreadTicks {
+    reported: Vec<Option<u64>>,
+    done: Vec<bool>,
+}
+
+impl ThreadTicks {
+    fn new(threads: usize) -> Self {
+        ThreadTicks {
+            reported: vec![None; threads],
+            done: vec![false; threads],
+        }
+    }
+
+    fn reported(&mut self, thread: usize, tick: u64) {
+        if let Some(slot) = self.reported.get_mut(thread) {
+            *slot = Some(slot.map_or(tick, |t| t.max(tick)));
+        }
+    }
+
+    fn finished(&mut self, thread: usize) {
+        if let Some(d) = self.done.get_mut(thread) {
+            *d = true;
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.done.iter().all(|d| *d)
+    }
+
+    /// Ticks below this are complete: every thread has finished or reported them.
+    fn complete_below(&self) -> u64 {
+        self.reported
+            .iter()
+            .zip(&self.done)
+            .map(|(r, d)| if *d { u64::MAX } else { r.map_or(0, |t| t + 1) })
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+}
+
+/// What the threads' last reports said, summed over the threads.
+#[derive(Default)]
+struct Ends {
+    ended: Option<Instant>,
+    reconnects: u64,
+    connect_time: ConnectTime,
+    at_end: BTreeMap<usize, EndCounts>,
+    outages: Vec<Outage>,
+    warnings: Vec<String>,
+    panics: Vec<String>,
+    aborted: Vec<AbortedClient>,
+}
+
+impl Ends {
+    /// Adds thread `thread`'s last report; times are taken relative to the run's `start`.
+    fn absorb(&mut self, thread: usize, end: ThreadEnd, start: Instant) {
+        self.ended = Some(self.ended.map_or(end.at, |e| e.max(end.at)));
+        self.reconnects += end.reconnects;
+        self.connect_time.add(end.connect_time);
+        for (target, counts) in end.at_end {
+            self.at_end.entry(target).or_default().add(counts);
+        }
+        self.outages.extend(end.outages);
+        self.aborted.extend(
+            end.aborted
+                .into_iter()
+                .map(|(client, at, message)| AbortedClient {
+                    client,
+                    at_s: (at.saturating_duration_since(start).as_secs_f64() * 1e3).round() / 1e3,
+                    message,
+                }),
+        );
+        self.panics.extend(
+            end.panics
+                .into_iter()
+                .map(|p| format!("driver thread {thread}: {p}")),
+        );
+        if let Some(e) = end.mixlog_error {
+            self.warnings.push(format!(
+                "the mix log of driver thread {thread} is incomplete: {e}"
+            ));
         }
     }
 }

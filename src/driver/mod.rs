@@ -164,33 +164,16 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     } else {
         None
     };
-    let mut threads = Vec::with_capacity(jobs);
-    let mut starts = Vec::with_capacity(jobs);
-    for index in 0..jobs {
-        // Round-robin, so threads differ by at most one client.
-        let ids: Vec<u32> = own
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| k % jobs == index)
-            .map(|(_, c)| *c)
-            .collect();
-        let (start_tx, start_rx) = oneshot::channel();
-        let spec = ThreadSpec {
-            index,
-            cpu: cpus.as_ref().map(|c| c[index]),
-            clients: ids,
-            shared: Arc::clone(&shared),
-            keys: plan.keys.len(),
-            seed: plan.seed,
-            events: Arc::clone(&plan.events),
-        };
-        let handle = thread::spawn(spec, ready_tx.clone(), start_rx, tick_tx.clone())
-            .map_err(|e| format!("cannot start a driver thread: {e}"))?;
-        threads.push(handle);
-        starts.push(start_tx);
-    }
-    drop(ready_tx);
-    drop(tick_tx);
+    let spec = |index: usize| ThreadSpec {
+        index,
+        cpu: cpus.as_ref().and_then(|c| c.get(index).copied()),
+        clients: clients_of_thread(&own, jobs, index),
+        shared: Arc::clone(&shared),
+        keys: plan.keys.len(),
+        seed: plan.seed,
+        events: Arc::clone(&plan.events),
+    };
+    let (threads, starts) = spawn_threads(jobs, spec, ready_tx, tick_tx)?;
     let connected = Connected {
         running: Arc::clone(&shared.running),
         threads,
@@ -206,7 +189,59 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         live: plan.live,
         events: plan.events,
     };
-    // Threads report readiness from their own runtimes; wait for them off this runtime's thread.
+    match wait_ready(ready_rx, jobs).await {
+        Ok(()) => Ok(connected),
+        Err(e) => {
+            connected.abort().await;
+            Err(e)
+        }
+    }
+}
+
+/// The clients of driver thread `index` of `jobs`: dealt round-robin, so threads differ by at
+/// most one client.
+fn clients_of_thread(own: &[u32], jobs: usize, index: usize) -> Vec<u32> {
+    own.iter()
+        .enumerate()
+        .filter(|(k, _)| k % jobs == index)
+        .map(|(_, c)| *c)
+        .collect()
+}
+
+/// Starts `jobs` driver threads, thread `i` with `spec(i)`; returns their handles and the
+/// senders of their start signals. The channel ends passed in are dropped here, so the
+/// receivers see the end once every thread has gone.
+fn spawn_threads(
+    jobs: usize,
+    spec: impl Fn(usize) -> ThreadSpec,
+    ready_tx: std_mpsc::Sender<Result<(), String>>,
+    tick_tx: mpsc::UnboundedSender<TickReport>,
+) -> Result<ThreadStarts, String> {
+    let mut threads = Vec::with_capacity(jobs);
+    let mut starts = Vec::with_capacity(jobs);
+    for index in 0..jobs {
+        let (start_tx, start_rx) = oneshot::channel();
+        let handle = thread::spawn(spec(index), ready_tx.clone(), start_rx, tick_tx.clone())
+            .map_err(|e| format!("cannot start a driver thread: {e}"))?;
+        threads.push(handle);
+        starts.push(start_tx);
+    }
+    Ok((threads, starts))
+}
+
+/// Driver threads and the senders of their start signals.
+type ThreadStarts = (
+    Vec<std::thread::JoinHandle<()>>,
+    Vec<oneshot::Sender<StartSignal>>,
+);
+
+/// Waits until all `jobs` threads have connected their clients; the first connect error if
+/// any failed. Threads report readiness from their own runtimes, so this waits off the
+/// runtime's thread.
+async fn wait_ready(
+    ready_rx: std_mpsc::Receiver<Result<(), String>>,
+    jobs: usize,
+) -> Result<(), String> {
     let waited = tokio::task::spawn_blocking(move || {
         let mut first_err = None;
         for _ in 0..jobs {
@@ -222,15 +257,9 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
     })
     .await;
     match waited {
-        Ok(None) => Ok(connected),
-        Ok(Some(e)) => {
-            connected.abort().await;
-            Err(e)
-        }
-        Err(join) => {
-            connected.abort().await;
-            Err(join.to_string())
-        }
+        Ok(None) => Ok(()),
+        Ok(Some(e)) => Err(e),
+        Err(join) => Err(join.to_string()),
     }
 }
 
@@ -253,17 +282,7 @@ impl Connected {
         for (_, e) in &self.emulators {
             e.start(start);
         }
-        for (i, s) in self.starts.into_iter().enumerate() {
-            let mixlog = mixlog_dir
-                .as_ref()
-                .map(|d| (d.join(format!("mix-{i}.bin")), start_ns));
-            let txn_log = txn_log.clone().map(|t| t.starting(start_ns / 1_000));
-            let _ = s.send(StartSignal {
-                at: start,
-                mixlog,
-                txn_log,
-            });
-        }
+        send_starts(self.starts, start, start_ns, mixlog_dir, txn_log);
         let collector = collector::Collector::new(
             &self.keys,
             self.threads.len(),
@@ -284,20 +303,7 @@ impl Connected {
         .show_running(self.running)
         .watch(self.emulators.iter().map(|(_, e)| Arc::clone(e)).collect());
         let collected = collector.run(self.ticks).await;
-        let threads = self.threads;
-        let thread_panics = tokio::task::spawn_blocking(move || {
-            threads
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, t)| {
-                    t.join().err().map(|p| {
-                        format!("driver thread {i} panicked: {}", thread::panic_message(p))
-                    })
-                })
-                .collect::<Vec<String>>()
-        })
-        .await
-        .unwrap_or_default();
+        let thread_panics = join_threads(self.threads).await;
         let collected = collected?;
         let mut panics = collected.panics;
         panics.extend(thread_panics);
@@ -342,4 +348,44 @@ impl Connected {
         })
         .await;
     }
+}
+
+/// Gives every driver thread the go: one start instant `start` (`start_ns` on the wall
+/// clock), and thread `i` its own mix log file in `mixlog_dir` and the transaction log.
+fn send_starts(
+    starts: Vec<oneshot::Sender<StartSignal>>,
+    start: Instant,
+    start_ns: u64,
+    mixlog_dir: Option<PathBuf>,
+    txn_log: Option<crate::metrics::txnlog::TxnLogSpec>,
+) {
+    for (i, s) in starts.into_iter().enumerate() {
+        let mixlog = mixlog_dir
+            .as_ref()
+            .map(|d| (d.join(format!("mix-{i}.bin")), start_ns));
+        let txn_log = txn_log.clone().map(|t| t.starting(start_ns / 1_000));
+        // A thread that has gone already reports its own end.
+        let _ = s.send(StartSignal {
+            at: start,
+            mixlog,
+            txn_log,
+        });
+    }
+}
+
+/// Joins the driver threads (off the runtime's thread); what each that panicked said.
+async fn join_threads(threads: Vec<std::thread::JoinHandle<()>>) -> Vec<String> {
+    tokio::task::spawn_blocking(move || {
+        threads
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                t.join()
+                    .err()
+                    .map(|p| format!("driver thread {i} panicked: {}", thread::panic_message(p)))
+            })
+            .collect::<Vec<String>>()
+    })
+    .await
+    .unwrap_or_default()
 }

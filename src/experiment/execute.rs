@@ -41,9 +41,11 @@ pub async fn execute(
     // Every point's plan is checked before anything runs: a bad value fails in a second,
     // not hours into the series.
     for (i, run) in exp.runs.iter().enumerate() {
-        run.plan(cores, 1, &Registry).map_err(|e| {
-            ExperimentError::Config(format!("point {}: {e}", exp.points[i].describe()))
-        })?;
+        run.plan(cores, 1, &Registry)
+            .map_err(|e| ExperimentError::Point {
+                point: exp.points[i].describe(),
+                message: e.to_string(),
+            })?;
     }
     let mut file = resume::open(exp, events)?;
     let slots = schedule::order(exp.points.len(), exp.repeat);
@@ -135,7 +137,7 @@ fn run_record(
             }
             None => records::failed(rel, slot.repeat, "the run wrote no results".into()),
         },
-        Err(RunError::Config(e)) => return Err(ExperimentError::Config(e)),
+        Err(e) if e.is_config() => return Err(ExperimentError::Run(Box::new(e))),
         Err(e) => records::failed(rel, slot.repeat, e.to_string()),
     };
     r.count_incidents(before_run);
@@ -213,7 +215,8 @@ async fn one_run(
     )?;
     let host = exp.runs[slot.point].host.clone();
     if let Some(setup) = &host {
-        consolidate::host::before_instances(setup, home).map_err(RunError::Setup)?;
+        consolidate::host::before_instances(setup, home)
+            .map_err(|message| RunError::Host { message })?;
     }
     apply_instances(&plan, home, events).await?;
     let names: Vec<String> = plan.instances.iter().map(|d| d.name.clone()).collect();
@@ -223,16 +226,16 @@ async fn one_run(
     let jobs = config::default_load_jobs(cores);
     tokio::select! {
         loaded = runner::ensure_prepared(&plan, jobs, home, events) => { loaded?; }
-        _ = stop.wait() => return Err(RunError::Setup("interrupted while loading data".into())),
+        _ = stop.wait() => return Err(RunError::interrupted("interrupted while loading data")),
     }
     if stop.is_set() {
-        return Err(RunError::Setup("interrupted before the run started".into()));
+        return Err(RunError::interrupted("interrupted before the run started"));
     }
     let mut hold = match &host {
         Some(setup) => Some(
             consolidate::host::hold_for_run(setup, home, &names, stop, events, before_run)
                 .await
-                .map_err(RunError::Setup)?,
+                .map_err(|message| RunError::Host { message })?,
         ),
         None => None,
     };
@@ -278,20 +281,17 @@ fn point_plan(
     if let Some(d) = point_duration {
         run.over.phase_duration = Some(d.to_string());
     }
-    run.plan(cores, config::seed_from_clock(), &Registry)
-        .map_err(|e| RunError::Config(e.to_string()))
+    Ok(run.plan(cores, config::seed_from_clock(), &Registry)?)
 }
 
 /// Removes a results dir (or `.partial`) an unfinished earlier attempt of this run left.
 fn clear_unfinished(dir: &Path) -> Result<(), RunError> {
-    let partial = staging_dir(dir).map_err(|e| RunError::Results(e.to_string()))?;
+    let partial = staging_dir(dir)?;
     for d in [dir.to_path_buf(), partial] {
         if d.exists() {
-            std::fs::remove_dir_all(&d).map_err(|e| {
-                RunError::Results(format!(
-                    "cannot remove the unfinished run {}: {e}",
-                    d.display()
-                ))
+            std::fs::remove_dir_all(&d).map_err(|source| RunError::RemoveUnfinished {
+                dir: d.clone(),
+                source,
             })?;
         }
     }
@@ -308,9 +308,11 @@ async fn apply_instances(
         let opts = runner::instance_options(decl);
         let (name, h) = (decl.name.clone(), home.clone());
         let done = tokio::task::spawn_blocking(move || instance::reconfigure(&h, &name, &opts))
-            .await
-            .map_err(|e| RunError::Setup(e.to_string()))?
-            .map_err(|e| RunError::Target(format!("instance '{}': {e}", decl.name)))?;
+            .await?
+            .map_err(|source| RunError::DeclaredInstance {
+                name: decl.name.clone(),
+                source,
+            })?;
         let what = match done.1 {
             Reconfigured::Created => "created",
             Reconfigured::Restarted => "restarted",
@@ -352,13 +354,13 @@ fn refresh(exp: &Experiment, file: &mut ExperimentFile) -> Result<(), Experiment
         .iter()
         .all(|p| p.runs.iter().all(|r| r.status == RunStatus::Complete));
     file.updated_at = utc_rfc3339(SystemTime::now());
-    record::write(&exp.dir, file).map_err(|e| {
-        ExperimentError::Io(format!(
-            "cannot write {}: {e}",
-            exp.dir.join(record::FILE).display()
-        ))
+    record::write(&exp.dir, file).map_err(|source| ExperimentError::Io {
+        action: "write",
+        path: exp.dir.join(record::FILE),
+        source,
     })?;
-    crate::report::experiment::write(&exp.dir).map_err(ExperimentError::Io)?;
+    crate::report::experiment::write(&exp.dir)
+        .map_err(|message| ExperimentError::Report { message })?;
     Ok(())
 }
 

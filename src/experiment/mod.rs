@@ -39,18 +39,61 @@ pub use schedule::PointValues;
 pub use vary::Vary;
 use vary::{InstanceValue, VaryKey};
 
-/// Why an experiment cannot start or go on; the CLI exits 2 for all of them.
+/// Why an experiment cannot start or go on; each names what it is about and the fix. The
+/// CLI exits 2 for all of them.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
+    /// A sweep without a varied key.
+    #[error("a sweep needs at least one --vary KEY=V1,V2,... (e.g. --vary clients=1..64x2)")]
+    NoVary,
+    /// One key varied twice.
+    #[error("--vary {key} is given twice; give all its values in one list")]
+    VariedTwice { key: String },
     /// A point's run cannot be planned (a bad value, an unknown key).
-    #[error("{0}")]
-    Config(String),
-    /// `--out` holds an experiment made by another command, or something else.
-    #[error("{0}")]
-    Changed(String),
-    /// The experiment dir cannot be written.
-    #[error("{0}")]
-    Io(String),
+    #[error("point {point}: {message}")]
+    Point { point: String, message: String },
+    /// A consolidation scheme cannot be laid out over the instances.
+    #[error("scheme {scheme}: {message}")]
+    Scheme { scheme: String, message: String },
+    /// The base run does not fit the experiment (its targets, its instances).
+    #[error("{message}")]
+    Base { message: String },
+    /// `knee` was given DSN targets; it steps an instance's memory limit.
+    #[error(
+        "knee steps a managed instance's memory limit (the emulated VM), and the run's targets \
+         are DSNs: give --target instance:NAME (or leave --target out for instance:default)"
+    )]
+    KneeNeedsInstance,
+    /// A run's plan cannot run as given: trying its repeats cannot help.
+    #[error(transparent)]
+    Run(Box<crate::runner::RunError>),
+    /// `--out` holds an experiment made by another command.
+    #[error(
+        "{} holds an experiment made by another command ({diff}); run the same command to \
+         resume it, or choose another --out", .dir.display()
+    )]
+    Changed { dir: PathBuf, diff: String },
+    /// `--out` holds something else than an experiment.
+    #[error(
+        "{} exists and is not an experiment dir (no {}); choose another --out",
+        .dir.display(), crate::results::experiment::FILE
+    )]
+    NotExperiment { dir: PathBuf },
+    /// The experiment's own file cannot be read back.
+    #[error(transparent)]
+    Unreadable(#[from] crate::results::experiment::ReadError),
+    /// The experiment dir cannot be created, listed or written.
+    #[error("cannot {action} {}: {source}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The experiment's report page cannot be written (its message names the file).
+    #[error(
+        "{message}; the runs are kept, draw the page again with `tidebench report` on the dir"
+    )]
+    Report { message: String },
 }
 
 /// An experiment ready to execute: its points and each point's run.
@@ -78,20 +121,16 @@ impl Experiment {
         catalog: &dyn Catalog,
     ) -> Result<Experiment, ExperimentError> {
         if varies.is_empty() {
-            return Err(ExperimentError::Config(
-                "a sweep needs at least one --vary KEY=V1,V2,... (e.g. --vary clients=1..64x2)"
-                    .into(),
-            ));
+            return Err(ExperimentError::NoVary);
         }
         if let Some(dup) = varies
             .iter()
             .enumerate()
             .find(|(i, v)| varies[..*i].iter().any(|w| w.key == v.key))
         {
-            return Err(ExperimentError::Config(format!(
-                "--vary {} is given twice; give all its values in one list",
-                dup.1.name
-            )));
+            return Err(ExperimentError::VariedTwice {
+                key: dup.1.name.clone(),
+            });
         }
         let points = schedule::grid(varies);
         let runs = points
@@ -103,7 +142,10 @@ impl Experiment {
                     .map(|(v, (_, value))| (v, value.as_str()))
                     .collect();
                 base.point(&values, catalog)
-                    .map_err(|e| ExperimentError::Config(format!("point {}: {e}", p.describe())))
+                    .map_err(|message| ExperimentError::Point {
+                        point: p.describe(),
+                        message,
+                    })
             })
             .collect::<Result<_, _>>()?;
         Ok(Experiment {
@@ -133,7 +175,12 @@ impl Experiment {
             .collect();
         let runs = instances
             .iter()
-            .map(|n| density::step(base, *n, shape, catalog).map_err(ExperimentError::Config))
+            .map(|n| {
+                density::step(base, *n, shape, catalog).map_err(|message| ExperimentError::Point {
+                    point: format!("{}={n}", density::KEY),
+                    message,
+                })
+            })
             .collect::<Result<_, _>>()?;
         Ok(Experiment {
             kind: ExperimentKind::Density,
@@ -158,12 +205,10 @@ impl Experiment {
     ) -> Result<Experiment, ExperimentError> {
         if base
             .instances()
-            .map_err(ExperimentError::Config)?
+            .map_err(|message| ExperimentError::Base { message })?
             .is_empty()
         {
-            return Err(ExperimentError::Config(
-                "knee steps a managed instance's memory limit (the emulated VM), and the run's targets are DSNs: give --target instance:NAME (or leave --target out for instance:default)".into(),
-            ));
+            return Err(ExperimentError::KneeNeedsInstance);
         }
         let memory = Vary {
             name: KNEE_MEMORY_KEY.into(),
@@ -195,7 +240,10 @@ impl Experiment {
             .map(|p| {
                 let (m, sb) = (&p.0[0].1, &p.0[1].1);
                 base.point(&[(&memory, m), (&shared_buffers, sb)], catalog)
-                    .map_err(|e| ExperimentError::Config(format!("point {}: {e}", p.describe())))
+                    .map_err(|message| ExperimentError::Point {
+                        point: p.describe(),
+                        message,
+                    })
             })
             .collect::<Result<_, _>>()?;
         Ok(Experiment {

@@ -18,14 +18,18 @@ use super::{records, Experiment, ExperimentError};
 /// made new, with every run pending.
 pub fn open(exp: &Experiment, events: &Arc<dyn Sink>) -> Result<ExperimentFile, ExperimentError> {
     let dir = &exp.dir;
-    let io = |e: std::io::Error| ExperimentError::Io(format!("cannot use {}: {e}", dir.display()));
+    let io = |source: std::io::Error| ExperimentError::Io {
+        action: "use",
+        path: dir.clone(),
+        source,
+    };
     if record::is_experiment(dir) {
-        let old = record::read(dir).map_err(|e| ExperimentError::Changed(e.to_string()))?;
+        let old = record::read(dir)?;
         if let Some(diff) = difference(&old.request, &exp.request) {
-            return Err(ExperimentError::Changed(format!(
-                "{} holds an experiment made by another command ({diff}); run the same command to resume it, or choose another --out",
-                dir.display()
-            )));
+            return Err(ExperimentError::Changed {
+                dir: dir.clone(),
+                diff,
+            });
         }
         let earlier: Vec<record::RunRecord> = old
             .points
@@ -74,11 +78,7 @@ pub fn open(exp: &Experiment, events: &Arc<dyn Sink>) -> Result<ExperimentFile, 
         return Ok(file);
     }
     if dir.exists() && std::fs::read_dir(dir).map_err(io)?.next().is_some() {
-        return Err(ExperimentError::Changed(format!(
-            "{} exists and is not an experiment dir (no {}); choose another --out",
-            dir.display(),
-            record::FILE
-        )));
+        return Err(ExperimentError::NotExperiment { dir: dir.clone() });
     }
     std::fs::create_dir_all(dir).map_err(io)?;
     let now = utc_rfc3339(SystemTime::now());

@@ -9,6 +9,54 @@ pub enum InstanceError {
     Setup(String),
 
     #[error(
+        "--cpus {cpus} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",
+        crate::config::instances::CPUS.start(),
+        crate::config::instances::CPUS.end()
+    )]
+    CpusOutOfRange { cpus: f64 },
+
+    #[error(
+        "--memory {} is too small for PostgreSQL; give at least {}",
+        crate::config::size::format_size(*.memory),
+        crate::config::size::format_size(crate::config::instances::MIN_MEMORY)
+    )]
+    MemoryTooSmall { memory: u64 },
+
+    #[error("--port 0 is not a port; give 1-65535 or leave it out to pick a free one")]
+    PortZero,
+
+    #[error("cannot find a free port on 127.0.0.1; give one with --port")]
+    NoFreePort,
+
+    /// A `--set` key that is not a setting's name, or one tidebench sets itself.
+    #[error("--set {key}=...: {message}")]
+    BadSetting { key: String, message: String },
+
+    #[error(
+        "the socket dir {} is {len} bytes long, but unix socket paths are limited to 107 bytes \
+         (the dir may be at most {most}); set TIDEBENCH_HOME to a shorter path, e.g. \
+         /var/tmp/tidebench", .dir.display()
+    )]
+    SocketDirTooLong {
+        dir: PathBuf,
+        len: usize,
+        most: usize,
+    },
+
+    #[error(
+        "the socket dir {} contains a comma, which PostgreSQL reads as a list separator; set \
+         TIDEBENCH_HOME to a path without commas", .dir.display()
+    )]
+    SocketDirComma { dir: PathBuf },
+
+    #[error(
+        "instance '{name}' was created with the PostgreSQL binaries in {}, which are gone; \
+         reinstall that PostgreSQL version, or run `tidebench instance destroy {name}` and \
+         create it anew", .bin_dir.display()
+    )]
+    BinariesGone { name: String, bin_dir: PathBuf },
+
+    #[error(
         "no instance '{name}' in {}; create it with `tidebench instance start {name}` \
          (or set TIDEBENCH_HOME to the home that holds it)",
         .home.display()
@@ -84,5 +132,26 @@ impl InstanceError {
             path,
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_errors_name_the_value_and_the_range() {
+        let cpus = InstanceError::CpusOutOfRange { cpus: 0.0 }.to_string();
+        assert!(cpus.starts_with("--cpus 0 is out of range; give a number of cores between "));
+        let memory = InstanceError::MemoryTooSmall { memory: 1 << 20 }.to_string();
+        assert!(
+            memory.starts_with("--memory 1MiB is too small") && memory.contains("give at least"),
+            "{memory}"
+        );
+        let set = InstanceError::BadSetting {
+            key: "port".into(),
+            message: "tidebench sets it".into(),
+        };
+        assert_eq!(set.to_string(), "--set port=...: tidebench sets it");
     }
 }

@@ -92,27 +92,17 @@ impl InstanceOptions {
         settings::validate(&self.settings)?;
         if let Some(c) = self.cpus {
             if !CPUS.contains(&c) {
-                return Err(InstanceError::Setup(format!(
-                    "--cpus {c} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",
-                    CPUS.start(),
-                    CPUS.end()
-                )));
+                return Err(InstanceError::CpusOutOfRange { cpus: c });
             }
         }
         if let Some(m) = self.memory.filter(|m| *m < MIN_MEMORY) {
-            return Err(InstanceError::Setup(format!(
-                "--memory {} is too small for PostgreSQL; give at least {}",
-                format_size(m),
-                format_size(MIN_MEMORY)
-            )));
+            return Err(InstanceError::MemoryTooSmall { memory: m });
         }
         if let Some(vm) = &self.vm {
             crate::config::instances::check_vm(vm).map_err(InstanceError::Setup)?;
         }
         if self.port == Some(0) {
-            return Err(InstanceError::Setup(
-                "--port 0 is not a port; give 1-65535 or leave it out to pick a free one".into(),
-            ));
+            return Err(InstanceError::PortZero);
         }
         Ok(())
     }
@@ -452,19 +442,16 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
 fn check_socket_dir(sockets: &Path) -> Result<(), InstanceError> {
     let len = sockets.as_os_str().len();
     if len > MAX_SOCKET_DIR_LEN {
-        return Err(InstanceError::Setup(format!(
-            "the socket dir {} is {len} bytes long, but unix socket paths are limited to 107 \
-             bytes (the dir may be at most {MAX_SOCKET_DIR_LEN}); set TIDEBENCH_HOME to a \
-             shorter path, e.g. /var/tmp/tidebench",
-            sockets.display()
-        )));
+        return Err(InstanceError::SocketDirTooLong {
+            dir: sockets.to_path_buf(),
+            len,
+            most: MAX_SOCKET_DIR_LEN,
+        });
     }
     if sockets.to_string_lossy().contains(',') {
-        return Err(InstanceError::Setup(format!(
-            "the socket dir {} contains a comma, which PostgreSQL reads as a list separator; \
-             set TIDEBENCH_HOME to a path without commas",
-            sockets.display()
-        )));
+        return Err(InstanceError::SocketDirComma {
+            dir: sockets.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -473,12 +460,10 @@ fn check_bin_dir(record: &Record, name: &str) -> Result<(), InstanceError> {
     if binaries::is_bin_dir(&record.pg_bin_dir) {
         return Ok(());
     }
-    Err(InstanceError::Setup(format!(
-        "instance '{name}' was created with the PostgreSQL binaries in {}, which are gone; \
-         reinstall that PostgreSQL version, or run `tidebench instance destroy {name}` and \
-         create it anew",
-        record.pg_bin_dir.display()
-    )))
+    Err(InstanceError::BinariesGone {
+        name: name.to_string(),
+        bin_dir: record.pg_bin_dir.clone(),
+    })
 }
 
 fn load_existing(layout: &Layout, name: &str) -> Result<Record, InstanceError> {

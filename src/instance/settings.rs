@@ -28,8 +28,12 @@ host    all       all                  127.0.0.1/32   scram-sha-256
 /// Checks `--set` pairs: key syntax, reserved keys (the rules run files share).
 pub(crate) fn validate(settings: &[(String, String)]) -> Result<(), InstanceError> {
     for (key, _) in settings {
-        crate::config::instances::check_setting_key(key)
-            .map_err(|m| InstanceError::Setup(format!("--set {key}=...: {m}")))?;
+        crate::config::instances::check_setting_key(key).map_err(|message| {
+            InstanceError::BadSetting {
+                key: key.clone(),
+                message,
+            }
+        })?;
     }
     Ok(())
 }
@@ -88,9 +92,7 @@ pub(crate) fn choose_port(socket_dir: &Path, taken: &[u16]) -> Result<u16, Insta
             return Ok(port);
         }
     }
-    Err(InstanceError::Setup(
-        "cannot find a free port on 127.0.0.1; give one with --port".into(),
-    ))
+    Err(InstanceError::NoFreePort)
 }
 
 /// `net.ipv4.ip_local_port_range`, or Linux's default.

@@ -143,6 +143,39 @@ fn y_range(max: f64) -> std::ops::Range<f64> {
     }
 }
 
+/// The far end of an axis: the largest finite value of `values`, 0 when there is none.
+fn axis_max(values: impl IntoIterator<Item = f64>) -> f64 {
+    values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max)
+}
+
+/// One coordinate (`axis` picks it) of every point of `series`.
+fn coords<'a, I>(series: I, axis: fn(&(f64, f64)) -> f64) -> impl Iterator<Item = f64> + 'a
+where
+    I: IntoIterator<Item = &'a Series>,
+    I::IntoIter: 'a,
+{
+    series
+        .into_iter()
+        .flat_map(move |s| s.points.iter().map(axis))
+}
+
+/// Every x of the points of `series`.
+fn xs<'a>(
+    series: impl IntoIterator<Item = &'a Series, IntoIter: 'a>,
+) -> impl Iterator<Item = f64> + 'a {
+    coords(series, |p| p.0)
+}
+
+/// Every y of the points of `series`.
+fn ys<'a>(
+    series: impl IntoIterator<Item = &'a Series, IntoIter: 'a>,
+) -> impl Iterator<Item = f64> + 'a {
+    coords(series, |p| p.1)
+}
+
 fn err(e: impl std::fmt::Display) -> String {
     format!("cannot draw a chart: {e}")
 }
@@ -359,14 +392,8 @@ pub fn time_lines_marked(
     edges: &[f64],
     incidents: &[f64],
 ) -> Result<String, String> {
-    let x_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
+    let x_max = axis_max(xs(series));
+    let y_max = axis_max(ys(series));
     time_frame(
         title,
         y_label,
@@ -409,7 +436,7 @@ pub fn stacked_time_marked(
     edges: &[f64],
     incidents: &[f64],
 ) -> Result<String, String> {
-    let x_max = x.iter().copied().fold(0.0, f64::max);
+    let x_max = axis_max(x.iter().copied());
     // Cumulative tops, bottom layer first.
     let mut tops: Vec<Vec<f64>> = Vec::with_capacity(layers.len());
     for (i, layer) in layers.iter().enumerate() {
@@ -422,9 +449,7 @@ pub fn stacked_time_marked(
             .collect();
         tops.push(row);
     }
-    let y_max = tops
-        .last()
-        .map_or(0.0, |t| t.iter().copied().fold(0.0, f64::max));
+    let y_max = tops.last().map_or(0.0, |t| axis_max(t.iter().copied()));
     time_frame(
         title,
         y_label,
@@ -455,14 +480,8 @@ pub fn stacked_time_marked(
 
 /// Latency by percentile: x is the number of nines (0 = p0, 2 = p99, 3 = p99.9), y ms.
 pub fn percentile_curves(title: &str, series: &[Series]) -> Result<String, String> {
-    let x_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
+    let x_max = axis_max(xs(series));
+    let y_max = axis_max(ys(series));
     let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let nines = |v: &f64| {
         let p = 100.0 * (1.0 - 10f64.powf(-*v));

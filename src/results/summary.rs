@@ -421,29 +421,11 @@ impl Summary {
             .filter(|(s, _)| s.measured)
             .map(|(_, d)| *d)
             .sum();
-        let types = keys.txn_types.len();
-        let measured = |segment: usize| keys.segments.get(segment).is_some_and(|s| s.measured);
-        let per_key = keys.roll_up(total, keys.targets.len() * types, |p| {
-            measured(p.segment).then_some(p.target * types + p.txn)
-        });
-        let by_target_and_type: Vec<TargetTypeStats> = per_key
-            .iter()
-            .enumerate()
-            .filter(|(_, slot)| slot.total() > 0)
-            .map(|(i, slot)| {
-                let target = &keys.targets[i / types];
-                TargetTypeStats {
-                    group: keys.groups[target.group].clone(),
-                    set: target.set.clone(),
-                    target: target.label.clone(),
-                    txn_type: keys.txn_types[i % types].clone(),
-                    role: keys.role_of(i % types).to_string(),
-                    stats: Stats::from_slot(slot, measured_time, run.rate_limited),
-                }
-            })
-            .collect();
+        let by_target_and_type = by_target_and_type(keys, total, measured_time, run.rate_limited);
         let tpm = headline::per_minute(&by_target_and_type, measured_time);
-        let per_type = keys.roll_up(total, types, |p| measured(p.segment).then_some(p.txn));
+        let per_type = keys.roll_up(total, keys.txn_types.len(), |p| {
+            measured(keys, p.segment).then_some(p.txn)
+        });
         let mut all = Slot::default();
         for slot in &per_type {
             all.merge(slot);
@@ -468,14 +450,6 @@ impl Summary {
                 .map_or(0, |s| s.committed);
             HeadlineRate::of(h, &tpm, committed, measured_time)
         });
-        let isolation: Vec<GroupIsolation> = plan
-            .groups
-            .iter()
-            .map(|g| GroupIsolation {
-                group: g.name.clone(),
-                isolation: g.options.isolation.as_sql().to_string(),
-            })
-            .collect();
         Summary {
             schema_version: SCHEMA_VERSION,
             tidebench_version: TIDEBENCH_VERSION.to_string(),
@@ -491,15 +465,7 @@ impl Summary {
             groups,
             phases,
             server,
-            target_names: keys
-                .targets
-                .iter()
-                .map(|t| TargetName {
-                    group: keys.groups[t.group].clone(),
-                    set: t.set.clone(),
-                    target: t.label.clone(),
-                })
-                .collect(),
+            target_names: target_names(keys),
             txn_types: keys.txn_types.clone(),
             headline,
             tpm,
@@ -509,7 +475,7 @@ impl Summary {
                 &keys.txn_emulated,
                 &per_type,
             ),
-            isolation: IsolationLevels::of(&isolation),
+            isolation: isolation_levels(plan),
             by_role: breakdown::roles(keys, total, measured_time, run.rate_limited),
             mix: mix::of(keys, &per_type, measured_time),
             ratio_rules: ratios::check(&run.ratio_rules, &keys.txn_types, &per_type, measured_time),
@@ -560,6 +526,66 @@ impl Summary {
         }
         serde_json::from_value(value).map_err(|e| decode(e.to_string()))
     }
+}
+
+/// Whether segment `segment` is inside the measured window.
+fn measured(keys: &KeySpace, segment: usize) -> bool {
+    keys.segments.get(segment).is_some_and(|s| s.measured)
+}
+
+/// Each (target, transaction type) met in the measured window, with its figures over
+/// `measured_time`.
+fn by_target_and_type(
+    keys: &KeySpace,
+    total: &Recorder,
+    measured_time: Duration,
+    rate_limited: bool,
+) -> Vec<TargetTypeStats> {
+    let types = keys.txn_types.len();
+    let per_key = keys.roll_up(total, keys.targets.len() * types, |p| {
+        measured(keys, p.segment).then_some(p.target * types + p.txn)
+    });
+    per_key
+        .iter()
+        .enumerate()
+        .filter(|(_, slot)| slot.total() > 0)
+        .map(|(i, slot)| {
+            let target = &keys.targets[i / types];
+            TargetTypeStats {
+                group: keys.groups[target.group].clone(),
+                set: target.set.clone(),
+                target: target.label.clone(),
+                txn_type: keys.txn_types[i % types].clone(),
+                role: keys.role_of(i % types).to_string(),
+                stats: Stats::from_slot(slot, measured_time, rate_limited),
+            }
+        })
+        .collect()
+}
+
+/// Every target's place in the plan, in the key space's order.
+fn target_names(keys: &KeySpace) -> Vec<TargetName> {
+    keys.targets
+        .iter()
+        .map(|t| TargetName {
+            group: keys.groups[t.group].clone(),
+            set: t.set.clone(),
+            target: t.label.clone(),
+        })
+        .collect()
+}
+
+/// The isolation level each group's transactions ran at (see [`IsolationLevels::of`]).
+fn isolation_levels(plan: &RunPlan) -> Option<IsolationLevels> {
+    let isolation: Vec<GroupIsolation> = plan
+        .groups
+        .iter()
+        .map(|g| GroupIsolation {
+            group: g.name.clone(),
+            isolation: g.options.isolation.as_sql().to_string(),
+        })
+        .collect();
+    IsolationLevels::of(&isolation)
 }
 
 /// Transactions per second over a window, 3 decimals; zero for an empty window.

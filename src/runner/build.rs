@@ -103,7 +103,10 @@ pub fn build(
             options.extend(ready.facts.clone());
             options.extend(run_options(plan));
             kind.build(ready.scale, &options)
-                .map_err(|e| RunError::Config(format!("group '{}': {e}", g.name)))
+                .map_err(|message| RunError::Workload {
+                    group: g.name.clone(),
+                    message,
+                })
         })
         .collect::<Result<_, _>>()?;
     let keys = key_space(plan, targets, &workloads);
@@ -225,7 +228,7 @@ fn layout(
         labels,
         &keys.txn_types,
     )
-    .map_err(RunError::Config)
+    .map_err(|message| RunError::Layout { message })
 }
 
 /// Per segment, each group's configured share in shared mode.

@@ -20,7 +20,6 @@ use crate::target::ResolvedTarget;
 use crate::workload::{Kind, Loaded};
 
 use super::RunError;
-use crate::workload::WorkloadError;
 
 /// How long to wait for the servers' statistics to settle before and after the run.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -72,9 +71,7 @@ impl Databases {
             let server = match server_keys.iter().position(|k| *k == key) {
                 Some(s) => s,
                 None => {
-                    let stats = StatsSession::open(t, targets)
-                        .await
-                        .map_err(|e| RunError::Target(e.to_string()))?;
+                    let stats = StatsSession::open(t, targets).await?;
                     server_keys.push(key);
                     servers.push(Server {
                         label: t.label.clone(),
@@ -134,19 +131,18 @@ impl Databases {
         if let Some((_, _, ready)) = done {
             return Ok(ready.clone());
         }
-        let control = target
-            .connect_tokio()
+        let control = target.connect_tokio().await?;
+        let ready = kind
+            .check_ready(options, &control)
             .await
-            .map_err(|e| RunError::Target(e.to_string()))?;
-        let ready = kind.check_ready(options, &control).await.map_err(|e| {
-            let message = format!("target '{}': {e}", target.label);
-            match e {
-                WorkloadError::NotPrepared(_) | WorkloadError::AlreadyPrepared(_) => {
-                    RunError::NotPrepared(message)
+            .map_err(|source| {
+                let target = target.label.clone();
+                if source.is_not_prepared() {
+                    RunError::NotPrepared { target, source }
+                } else {
+                    RunError::Check { target, source }
                 }
-                _ => RunError::Target(message),
-            }
-        })?;
+            })?;
         self.dbs[d]
             .checked
             .push((kind.name().to_string(), options.clone(), ready.clone()));
@@ -167,7 +163,10 @@ impl Databases {
         for s in &self.servers {
             let mut facts = ServerFacts::collect(s.stats.client(), &s.label)
                 .await
-                .map_err(|e| RunError::Target(e.to_string()))?;
+                .map_err(|message| RunError::Server {
+                    target: s.label.clone(),
+                    message,
+                })?;
             let (host, port) = s.stats.target().server_key();
             facts.address = Some(format!("{host}:{port}"));
             out.push(facts);
@@ -218,7 +217,10 @@ impl Databases {
             self.dbs[d].idle =
                 server::settled_xact_counters(stats, &self.dbs[d].dbname, SETTLE_TIMEOUT)
                     .await
-                    .map_err(|e| RunError::Target(e.to_string()))?;
+                    .map_err(|message| RunError::Server {
+                        target: self.dbs[d].label.clone(),
+                        message,
+                    })?;
         }
         Ok(())
     }
@@ -264,25 +266,7 @@ impl Databases {
         events: &dyn Sink,
     ) -> Vec<ServerDelta> {
         let deadline = Instant::now() + budget;
-        let mut restarted = vec![false; self.servers.len()];
-        let mut down: Vec<Option<String>> = vec![None; self.servers.len()];
-        for (s, (r, gone)) in self
-            .servers
-            .iter_mut()
-            .zip(restarted.iter_mut().zip(down.iter_mut()))
-        {
-            match reopen_and_probe(&mut s.stats, deadline).await {
-                Ok(reopened) => {
-                    let reset_after = server::stats_reset(s.stats.client()).await;
-                    *r = match (&s.reset_before, &reset_after) {
-                        (Ok(before), Ok(after)) => before != after,
-                        // Without the reset time, a lost session is taken as a restart.
-                        _ => reopened || s.stats.reopened() > 0,
-                    };
-                }
-                Err(e) => *gone = Some(e),
-            }
-        }
+        let (restarted, down) = self.probe_servers(deadline).await;
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
             if let Some(e) = &down[d.server] {
@@ -305,36 +289,7 @@ impl Databases {
                 ))
             });
             match settled {
-                Ok(after) => {
-                    let reset = restarted[d.server]
-                        || after.commit < b.counters.commit
-                        || after.rollback < b.counters.rollback;
-                    // Counters that started over count from zero since.
-                    let from = if reset {
-                        XactCounters::default()
-                    } else {
-                        b.counters
-                    };
-                    let mut delta = after.delta_since(from, &d.label, &d.dbname);
-                    // What `merge` needs to check the server over every shard of a run.
-                    delta.readings = Some(ServerReadings {
-                        idle_commit: b.counters.commit - b.sessions,
-                        sessions: b.sessions,
-                        final_commit: after.commit,
-                    });
-                    let mut at_end = EndCounts::default();
-                    for t in &d.targets {
-                        at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
-                    }
-                    // tidebench's commits outside the measured window count too: tries let
-                    // finish after the end, and the sessions opened again (one commit each).
-                    delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
-                        + at_end.committed_after_end
-                        + at_end.reopened) as i64;
-                    delta.cut_in_flight = at_end.cut_in_flight as i64;
-                    delta.restarted = reset;
-                    out.push(delta);
-                }
+                Ok(after) => out.push(delta_of(d, b, after, restarted[d.server], ran)),
                 Err(e) => events.send(Event::Warning(format!(
                     "could not read the counters of {} after the run: {e}",
                     d.label
@@ -343,6 +298,70 @@ impl Databases {
         }
         out
     }
+
+    /// Reopens each server's statistics session if it was lost and probes it before
+    /// `deadline`. Per server: whether its statistics were reset during the run (a restart),
+    /// and why it could not be read, if it could not.
+    async fn probe_servers(&mut self, deadline: Instant) -> (Vec<bool>, Vec<Option<String>>) {
+        let mut restarted = vec![false; self.servers.len()];
+        let mut down: Vec<Option<String>> = vec![None; self.servers.len()];
+        for (s, (r, gone)) in self
+            .servers
+            .iter_mut()
+            .zip(restarted.iter_mut().zip(down.iter_mut()))
+        {
+            match reopen_and_probe(&mut s.stats, deadline).await {
+                Ok(reopened) => {
+                    let reset_after = server::stats_reset(s.stats.client()).await;
+                    *r = match (&s.reset_before, &reset_after) {
+                        (Ok(before), Ok(after)) => before != after,
+                        // Without the reset time, a lost session is taken as a restart.
+                        _ => reopened || s.stats.reopened() > 0,
+                    };
+                }
+                Err(e) => *gone = Some(e),
+            }
+        }
+        (restarted, down)
+    }
+}
+
+/// Database `d`'s delta from its baseline `b` to its settled counters `after`, beside what
+/// tidebench committed there (`ran`). `restarted`: its server's statistics were reset.
+fn delta_of(
+    d: &Db,
+    b: &Baseline,
+    after: XactCounters,
+    restarted: bool,
+    ran: &RunCounts<'_>,
+) -> ServerDelta {
+    let reset =
+        restarted || after.commit < b.counters.commit || after.rollback < b.counters.rollback;
+    // Counters that started over count from zero since.
+    let from = if reset {
+        XactCounters::default()
+    } else {
+        b.counters
+    };
+    let mut delta = after.delta_since(from, &d.label, &d.dbname);
+    // What `merge` needs to check the server over every shard of a run.
+    delta.readings = Some(ServerReadings {
+        idle_commit: b.counters.commit - b.sessions,
+        sessions: b.sessions,
+        final_commit: after.commit,
+    });
+    let mut at_end = EndCounts::default();
+    for t in &d.targets {
+        at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
+    }
+    // tidebench's commits outside the measured window count too: tries let finish after
+    // the end, and the sessions opened again (one commit each).
+    delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
+        + at_end.committed_after_end
+        + at_end.reopened) as i64;
+    delta.cut_in_flight = at_end.cut_in_flight as i64;
+    delta.restarted = reset;
+    delta
 }
 
 /// A database's counters at the start of the run's window: the idle reading plus one commit

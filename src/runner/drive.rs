@@ -137,7 +137,7 @@ async fn connect(
         .out
         .clone()
         .unwrap_or_else(|| results::default_dir(plan.name()));
-    ResultsWriter::ensure_free(&out_dir).map_err(|e| RunError::Results(e.to_string()))?;
+    ResultsWriter::ensure_free(&out_dir)?;
     let keys = &frame.keys;
     let sessions = layout.sessions_per_target();
     let live = with.prometheus.map(|_| LiveTotals::default());
@@ -152,7 +152,10 @@ async fn connect(
                 with.waits.as_ref().map(|w| w.live()),
             )
             .await
-            .map_err(RunError::Config)?,
+            .map_err(|message| RunError::Prometheus {
+                addr: addr.to_string(),
+                message,
+            })?,
         ),
         _ => None,
     };
@@ -183,7 +186,7 @@ async fn connect(
     let opening = std::time::Instant::now();
     let connected = driver::connect(driver_plan, with.stop.clone())
         .await
-        .map_err(RunError::Target)?;
+        .map_err(|message| RunError::Connect { message })?;
     let connect_time = opening.elapsed();
     let before = with.dbs.baseline(&sessions);
     Ok(Ready {
@@ -224,7 +227,7 @@ async fn run_clients(
         Ok(w) => w,
         Err(e) => {
             connected.abort().await;
-            return Err(RunError::Results(e));
+            return Err(e.into());
         }
     };
     let staging = writer.staging_path().to_path_buf();
@@ -236,9 +239,9 @@ async fn run_clients(
     let profiling = armed.map(|a| profile_window(a, plan, t0));
     let sampling = match sampler.map(|s| s.start(&staging, t0, latest, Arc::clone(events))) {
         Some(Ok(running)) => Some(running),
-        Some(Err(e)) => {
+        Some(Err(message)) => {
             connected.abort().await;
-            return Err(RunError::Results(e));
+            return Err(RunError::Sampler { message });
         }
         None => None,
     };
@@ -316,15 +319,15 @@ fn open_writer(
     out_dir: &std::path::Path,
     started_at: SystemTime,
     devices: &[InstanceDevices],
-) -> Result<ResultsWriter, String> {
+) -> Result<ResultsWriter, results::ResultsError> {
     let mut created = ResultsWriter::create(out_dir, started_at);
     // Another run without --out may have taken the same second's name since `connect`
     // checked it: take the next free one.
     if plan.out.is_none() && created.is_err() {
         created = ResultsWriter::create(&results::default_dir(plan.name()), started_at);
     }
-    let mut writer = created.map_err(|e| e.to_string())?;
-    record_start(&mut writer, plan, start, started_at, devices).map_err(|e| e.to_string())?;
+    let mut writer = created?;
+    record_start(&mut writer, plan, start, started_at, devices)?;
     Ok(writer)
 }
 
@@ -340,7 +343,7 @@ async fn with_sides(
         Some(running) => finish_profile(running, events).await,
         None => Vec::new(),
     };
-    let mut result = result.map_err(RunError::Results)?;
+    let mut result = result.map_err(|message| RunError::Collect { message })?;
     result.warnings.extend(profile_said);
     let mut incidents = Vec::new();
     if let Some(report) = sampled {

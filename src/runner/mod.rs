@@ -16,6 +16,7 @@ use crate::sampler::prometheus;
 mod build;
 mod databases;
 mod drive;
+mod error;
 mod finish;
 mod prepare;
 mod profiling;
@@ -24,31 +25,9 @@ mod targets;
 mod waits;
 
 use databases::Databases;
+pub use error::RunError;
 pub use prepare::ensure_prepared;
 pub use targets::{instance_options, resolve_target, start_instances};
-
-/// Why a run could not start or could not write its results; every message names the fix.
-/// The CLI exits 2 for all of them; experiments tell them apart (a target down is worth a
-/// retry, a config error is not).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The plan cannot run as given (an unknown workload, a deck that cannot hold the
-    /// shares, a Prometheus address that cannot be bound).
-    #[error("{0}")]
-    Config(String),
-    /// A target cannot be resolved or reached.
-    #[error("{0}")]
-    Target(String),
-    /// A database lacks its workload's data (or holds data of another scale or knobs).
-    #[error("{0}")]
-    NotPrepared(String),
-    /// The results dir cannot be created or written.
-    #[error("{0}")]
-    Results(String),
-    /// Anything else that stops a run from starting.
-    #[error("{0}")]
-    Setup(String),
-}
 
 /// What a finished (or interrupted) run left behind.
 pub struct RunOutcome {
@@ -70,17 +49,23 @@ pub async fn run(
     events: Arc<dyn Sink>,
 ) -> Result<RunOutcome, RunError> {
     let prometheus = match &plan.prometheus {
-        Some(a) => Some(prometheus::parse_addr(a).map_err(RunError::Config)?),
+        Some(a) => Some(
+            prometheus::parse_addr(a).map_err(|message| RunError::Prometheus {
+                addr: a.clone(),
+                message,
+            })?,
+        ),
         None => None,
     };
     // A results dir that is taken fails the run now, not after the targets were checked.
     if let Some(out) = &plan.out {
-        crate::results::ResultsWriter::ensure_free(out)
-            .map_err(|e| RunError::Results(e.to_string()))?;
+        crate::results::ResultsWriter::ensure_free(out)?;
     }
     // A profile that cannot be taken is bad input, said before any target is touched.
     let perf = match plan.profile {
-        Some(_) => Some(crate::profile::preflight().map_err(RunError::Config)?),
+        Some(_) => {
+            Some(crate::profile::preflight().map_err(|message| RunError::Profile { message })?)
+        }
         None => None,
     };
     targets::start_instances(&plan.instances, home, &*events).await?;
@@ -102,14 +87,11 @@ pub async fn run(
     let (layout, frame) = build::build(&plan, &targets, &readies)?;
     if let Some(s) = &plan.shard {
         if layout.own_clients().is_empty() {
-            return Err(RunError::Config(format!(
-                "--shard {}: the run has {} client(s), dealt one by one over {} shards, so this \
-                 one has none; use at most {} shards or more clients (-c)",
-                s.label(),
-                layout.clients.len(),
-                s.count,
-                layout.clients.len()
-            )));
+            return Err(RunError::EmptyShard {
+                shard: s.label(),
+                clients: layout.clients.len(),
+                shards: s.count,
+            });
         }
     }
     for w in &frame.workloads {

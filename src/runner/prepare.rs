@@ -20,25 +20,25 @@ pub async fn ensure_prepared(
     home: &Home,
     events: &Arc<dyn Sink>,
 ) -> Result<usize, RunError> {
-    let loads = config::load_plans(plan, jobs, true, &Registry)
-        .map_err(|e| RunError::Config(e.to_string()))?;
+    let loads = config::load_plans(plan, jobs, true, &Registry)?;
     let mut loaded = 0;
     for (load, scale_asked) in &loads {
-        let kind = Registry::kind(load.workload.as_str()).map_err(RunError::Config)?;
+        let kind = Registry::kind(load.workload.as_str())
+            .map_err(|_| RunError::unknown_workload(load.workload.as_str()))?;
         let target = resolve_target(&load.target, home).await?;
-        let client = target
-            .connect_tokio()
-            .await
-            .map_err(|e| RunError::Target(e.to_string()))?;
+        let client = target.connect_tokio().await?;
         let found = kind.check_ready(&load.options, &client).await;
         drop(client);
         let why = match found {
             Ok(ready) if !scale_asked || ready.scale == load.scale => continue,
             Ok(ready) => format!("it holds scale {}", ready.scale),
-            Err(WorkloadError::NotPrepared(_)) | Err(WorkloadError::AlreadyPrepared(_)) => {
-                "it has no usable data".to_string()
+            Err(e) if e.is_not_prepared() => "it has no usable data".to_string(),
+            Err(source) => {
+                return Err(RunError::Check {
+                    target: target.label.clone(),
+                    source,
+                })
             }
-            Err(e) => return Err(RunError::Target(format!("target '{}': {e}", target.label))),
         };
         events.send(Event::Note(format!(
             "preparing {} scale {} on '{}' ({why})",
@@ -47,13 +47,13 @@ pub async fn ensure_prepared(
         match kind.prepare(load, &target, events).await {
             Ok(()) => loaded += 1,
             Err(WorkloadError::Interrupted) => {
-                return Err(RunError::Setup("prepare interrupted".into()))
+                return Err(RunError::interrupted("prepare interrupted"))
             }
-            Err(e) => {
-                return Err(RunError::NotPrepared(format!(
-                    "prepare on '{}': {e}",
-                    target.label
-                )))
+            Err(source) => {
+                return Err(RunError::PrepareFailed {
+                    target: target.label.clone(),
+                    source,
+                })
             }
         }
     }

@@ -34,12 +34,10 @@ pub async fn check_clocks(shard: &ShardPlan, dbs: &Databases) -> Result<ShardFac
                 &[],
             )
             .await
-            .map_err(|e| {
-                RunError::Target(format!(
-                    "shard {}: reading the clock of {server} failed: {}",
-                    shard.label(),
-                    crate::target::describe_pg_error(&e)
-                ))
+            .map_err(|e| RunError::ShardClock {
+                shard: shard.label(),
+                server: server.to_string(),
+                message: crate::target::describe_pg_error(&e),
             })?;
         let after = now_with(skew);
         let server_us: i64 = row.get(0);
@@ -51,16 +49,14 @@ pub async fn check_clocks(shard: &ShardPlan, dbs: &Databases) -> Result<ShardFac
         };
         let beyond = offset.offset_ms.abs() - offset.within_ms;
         if beyond > shard.max_clock_offset.as_secs_f64() * 1e3 {
-            return Err(RunError::Setup(format!(
-                "shard {} on {}: its clock is {:+.1} ms off {server}'s (± {:.1} ms), above the \
-                 bound of {} ms; a merge would misplace its intervals. Synchronize the hosts' \
-                 clocks (chrony or NTP against the same source), or raise --max-clock-offset",
-                shard.label(),
-                shard.host,
-                offset.offset_ms,
-                offset.within_ms,
-                shard.max_clock_offset.as_millis()
-            )));
+            return Err(RunError::ClockOffset {
+                shard: shard.label(),
+                host: shard.host.clone(),
+                server: server.to_string(),
+                offset_ms: offset.offset_ms,
+                within_ms: offset.within_ms,
+                bound_ms: shard.max_clock_offset.as_millis(),
+            });
         }
         offsets.push(offset);
     }
@@ -85,15 +81,12 @@ pub async fn wait_for_start(
     let now = now_with(test_skew()?);
     let Ok(wait) = shard.start_at.duration_since(now) else {
         let late = now.duration_since(shard.start_at).unwrap_or_default();
-        return Err(RunError::Setup(format!(
-            "shard {} on {} reached the start instant {} {:.1} s late (connecting its clients \
-             and reading the baseline took until then); give every shard a later --start-at, \
-             e.g. +60s@FILE",
-            shard.label(),
-            shard.host,
-            humantime::format_rfc3339_millis(shard.start_at),
-            late.as_secs_f64()
-        )));
+        return Err(RunError::StartLate {
+            shard: shard.label(),
+            host: shard.host.clone(),
+            start_at: humantime::format_rfc3339_millis(shard.start_at).to_string(),
+            late_s: late.as_secs_f64(),
+        });
     };
     events.send(Event::Note(format!(
         "shard {} of run {} on {}: connected, starting in {:.1} s at {}",
@@ -105,8 +98,8 @@ pub async fn wait_for_start(
     )));
     tokio::select! {
         _ = tokio::time::sleep(wait) => Ok(()),
-        _ = stop.wait() => Err(RunError::Setup(format!(
-            "shard {} stopped before its start instant; nothing was measured",
+        _ = stop.wait() => Err(RunError::interrupted(&format!(
+            "shard {} stopped before its start instant",
             shard.label()
         ))),
     }
@@ -133,7 +126,10 @@ fn test_skew() -> Result<Option<(bool, Duration)>, RunError> {
     };
     parse_duration(amount)
         .map(|d| Some((behind, d)))
-        .map_err(|e| RunError::Config(format!("TIDEBENCH_CLOCK_SKEW={text}: {e}")))
+        .map_err(|e| RunError::ClockSkewKnob {
+            value: text.clone(),
+            message: e.to_string(),
+        })
 }
 
 fn micros(t: SystemTime) -> i64 {

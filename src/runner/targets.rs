@@ -31,7 +31,10 @@ pub async fn resolve(plan: &RunPlan, home: &Home) -> Result<Targets, RunError> {
     let kinds: Vec<&'static dyn Kind> = plan
         .groups
         .iter()
-        .map(|g| Registry::kind(g.workload.as_str()).map_err(RunError::Config))
+        .map(|g| {
+            Registry::kind(g.workload.as_str())
+                .map_err(|_| RunError::unknown_workload(g.workload.as_str()))
+        })
         .collect::<Result<_, _>>()?;
     let roles: Vec<Vec<String>> = kinds
         .iter()
@@ -73,10 +76,11 @@ pub async fn check_ready(
                 .await?;
             match &found {
                 Some(f) if *f != ready => {
-                    return Err(RunError::NotPrepared(format!(
-                        "group '{}': its sets hold data of different loads (scale {} and {}); prepare them alike with `tidebench prepare`",
-                        group.name, f.scale, ready.scale
-                    )))
+                    return Err(RunError::MixedLoads {
+                        group: group.name.clone(),
+                        first: f.scale,
+                        second: ready.scale,
+                    })
                 }
                 _ => found = Some(ready),
             }
@@ -87,11 +91,13 @@ pub async fn check_ready(
             let kind = targets.kinds[g];
             let name = kind.scale_name().unwrap_or("scale");
             if kind.refuses_other_scale() {
-                return Err(RunError::NotPrepared(format!(
-                    "group '{}' asks for {name} {asked}, but its data was loaded with {name} {scale}; run with --{name} {scale} (or leave it out), or load again with `tidebench prepare --workload {} --{name} {asked} --force`",
-                    group.name,
-                    kind.name()
-                )));
+                return Err(RunError::OtherScale {
+                    group: group.name.clone(),
+                    workload: kind.name().to_string(),
+                    name: name.to_string(),
+                    asked,
+                    loaded: scale,
+                });
             }
             events.send(Event::Warning(format!(
                 "group '{}' asks for scale {asked}, but its data has scale {scale}; using {scale}",
@@ -117,7 +123,7 @@ pub async fn sampler(
     Sampler::open(plan.sample, &targets.resolved, &instances)
         .await
         .map(Some)
-        .map_err(RunError::Target)
+        .map_err(|message| RunError::Sampler { message })
 }
 
 /// The managed instances behind the targets, once each, for the sampler.
@@ -130,7 +136,7 @@ pub(super) fn managed_instances(
         if let TargetSpec::Instance { name, .. } = &t.spec {
             if !out.iter().any(|i| &i.name == name) {
                 let found = crate::instance::find(home, name);
-                out.push(found.map_err(|e| RunError::Target(e.to_string()))?);
+                out.push(found?);
             }
         }
     }
@@ -164,10 +170,10 @@ pub async fn start_instances(
         let (name, home) = (decl.name.clone(), home.clone());
         let started =
             tokio::task::spawn_blocking(move || instance::start_reporting(&home, &name, &opts))
-                .await
-                .map_err(|e| RunError::Setup(e.to_string()))?;
-        let (_, outcome) = started.map_err(|e| {
-            RunError::Target(format!("[[instance]] '{}' of the run: {e}", decl.name))
+                .await?;
+        let (_, outcome) = started.map_err(|source| RunError::DeclaredInstance {
+            name: decl.name.clone(),
+            source,
         })?;
         let what = match outcome {
             StartOutcome::Created => "created and started",
@@ -187,13 +193,7 @@ pub async fn start_instances(
 pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, RunError> {
     let spec = spec.clone();
     let home = home.clone();
-    let resolved = tokio::task::spawn_blocking(move || target::resolve(&spec, &home))
-        .await
-        .map_err(|e| RunError::Setup(e.to_string()))?
-        .map_err(|e| RunError::Target(e.to_string()))?;
+    let resolved = tokio::task::spawn_blocking(move || target::resolve(&spec, &home)).await??;
     // Several hosts, or a demand on the server: one is chosen now, for the whole run.
-    resolved
-        .choose_host()
-        .await
-        .map_err(|e| RunError::Target(e.to_string()))
+    Ok(resolved.choose_host().await?)
 }

@@ -15,6 +15,7 @@
 
 pub mod emulator;
 mod load_lock;
+pub mod meta;
 pub mod pg_prng;
 pub mod pgbench;
 pub mod probe;
@@ -175,10 +176,67 @@ pub enum WorkloadError {
     /// Tables exist and `--force` was not given.
     #[error("{0}")]
     AlreadyPrepared(String),
+    /// No load here: the workload's meta table is missing.
+    #[error("target has no complete {load} load (no {table} table); run `{prepare}` first")]
+    NoLoad {
+        load: &'static str,
+        table: &'static str,
+        prepare: &'static str,
+    },
+    /// A load that did not finish: its meta table has no row.
+    #[error(
+        "{table} is empty, so the {load} load is incomplete; run `{prepare}` first (add \
+         `--force` to reload)"
+    )]
+    IncompleteLoad {
+        load: &'static str,
+        table: &'static str,
+        prepare: &'static str,
+    },
+    /// A query the check or the load needs failed; `message` is the server's.
+    #[error("{what} failed: {message}")]
+    Query { what: String, message: String },
+    /// tpce's load knobs do not make a load (its message names the flag and the bound).
+    #[error(transparent)]
+    Scale(#[from] tpce::scale::ScaleError),
+    /// A blocking task of the load panicked or was cancelled: a defect, not bad input.
+    #[error("an internal task of the load failed ({0}); please report it")]
+    Task(#[from] tokio::task::JoinError),
+    /// The target cannot be resolved or connected to (its message names the fix).
+    #[error(transparent)]
+    Target(Box<crate::target::TargetError>),
     #[error("{0}")]
     Database(String),
     #[error("interrupted")]
     Interrupted,
+}
+
+impl From<crate::target::TargetError> for WorkloadError {
+    fn from(e: crate::target::TargetError) -> WorkloadError {
+        WorkloadError::Target(Box::new(e))
+    }
+}
+
+impl WorkloadError {
+    /// Maps a failed query to [`WorkloadError::Query`] with the server's message, saying
+    /// `what` the query was for.
+    pub fn query(what: &str) -> impl Fn(tokio_postgres::Error) -> WorkloadError + '_ {
+        move |e| WorkloadError::Query {
+            what: what.to_string(),
+            message: crate::target::describe_pg_error(&e),
+        }
+    }
+
+    /// The target lacks the workload's data (or holds another load): `prepare` fixes it.
+    pub fn is_not_prepared(&self) -> bool {
+        matches!(
+            self,
+            WorkloadError::NotPrepared(_)
+                | WorkloadError::AlreadyPrepared(_)
+                | WorkloadError::NoLoad { .. }
+                | WorkloadError::IncompleteLoad { .. }
+        )
+    }
 }
 
 /// Lets a `&dyn Kind` be used where config wants a `&dyn WorkloadInfo`.

@@ -31,10 +31,7 @@ pub fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) 
 }
 
 pub async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
-    target
-        .connect_tokio()
-        .await
-        .map_err(|e| WorkloadError::Database(e.to_string()))
+    Ok(target.connect_tokio().await?)
 }
 
 /// A session whose unqualified names are the staging schema's: the loaders' and index

@@ -2,7 +2,7 @@
 //!
 //! Why not tokio-postgres here: its client/connection split puts a channel hop between the task
 //! that issues a statement and the task that owns the socket; on a 2-core machine that cost
-//! 10-15 % of throughput against pgbench (see `shared/anchors.md`). A [`Connection`] owns its
+//! 10-15 % of throughput against pgbench when this crate replaced it. A [`Connection`] owns its
 //! socket and buffers; each statement is one write (Bind+Execute+Sync, with Parse the first time
 //! a named statement is used) and one read loop until ReadyForQuery, exactly the round trips
 //! pgbench makes. tokio-postgres stays in use for everything off the hot path.

@@ -94,10 +94,15 @@ pub fn run(
                 .into(),
         );
     }
-    let workload = raw
-        .workload
-        .as_ref()
-        .map_or("tpcc".to_string(), |w| w.as_str().to_string());
+    // Which workload is the user's (or the preset's) to say: nothing here picks one.
+    let Some(workload) = raw.workload.as_ref().map(|w| w.as_str().to_string()) else {
+        let names: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
+        return Err(format!(
+            "consolidate needs a workload for its databases; give --workload {} (or \
+             `workload =` in the file, or --preset NAME)",
+            names.join("|")
+        ));
+    };
     let mut doc = Table::new();
     doc.insert("mode".into(), Value::String("independent".into()));
     doc.insert("ramp_up".into(), Value::String(spec.ramp_up.clone()));

@@ -63,8 +63,12 @@ impl Experiment {
         let mut points = Vec::new();
         let mut runs = Vec::new();
         for lay in &layouts {
-            let run = layout::run(base, spec, lay, catalog)
-                .map_err(|e| ExperimentError::Config(format!("scheme {}: {e}", lay.scheme)))?;
+            let run = layout::run(base, spec, lay, catalog).map_err(|message| {
+                ExperimentError::Scheme {
+                    scheme: lay.scheme.to_string(),
+                    message,
+                }
+            })?;
             let idle: Vec<String> = layouts
                 .iter()
                 .filter(|other| other.scheme != lay.scheme)

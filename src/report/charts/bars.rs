@@ -7,7 +7,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{color, draw_legend, err, short_number, truncate, y_range, LEGEND_WIDTH, WIDTH};
+use super::{color, draw_legend, err, short_number, truncate, y_range, Chart, LEGEND_WIDTH, WIDTH};
 
 /// One bar: its label and each layer's value, in layer order (a non-finite value draws no
 /// segment).
@@ -99,85 +99,111 @@ pub fn stacked_bars(
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
-        for (g, start) in groups.iter().zip(&starts) {
-            for (k, bar) in g.bars.iter().enumerate() {
-                let left = start + k as f64 + 0.1;
-                let mut bottom = 0.0;
-                for (i, v) in bar.values.iter().enumerate() {
-                    if !v.is_finite() || *v <= 0.0 {
-                        continue;
-                    }
-                    let c = color(i, &layers.get(i).cloned().unwrap_or_default());
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(left, bottom), (left + 0.8, bottom + v)],
-                            c.filled(),
-                        )))
-                        .map_err(err)?;
-                    bottom += v;
-                }
-            }
-            if g.bars.is_empty() {
-                chart
-                    .draw_series(std::iter::once(Cross::new(
-                        (start + 0.5, top * 0.03),
-                        6,
-                        RED.stroke_width(2),
-                    )))
-                    .map_err(err)?;
-            }
-        }
-        // The three label rows, in pixels below the plot's bottom edge.
-        let at = |x: f64| chart.backend_coord(&(x, 0.0));
-        let label = |size: u32| {
-            TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Top))
-        };
-        let px_per_bar = (at(1.0).0 - at(0.0).0).max(1);
-        let fits = |text: &str, width: i32| (text.chars().count() as i32) * 6 <= width;
-        let mut outer_from = 0;
-        for (i, (g, start)) in groups.iter().zip(&starts).enumerate() {
-            let (x0, y0) = at(*start);
-            for (k, bar) in g.bars.iter().enumerate() {
-                if fits(&bar.label, px_per_bar) {
-                    let (x, _) = at(start + k as f64 + 0.5);
-                    plot.draw(&Text::new(bar.label.clone(), (x, y0 + 4), label(11)))
-                        .map_err(err)?;
-                }
-            }
-            let width = g.bars.len().max(1) as f64;
-            let (mid, _) = at(start + width / 2.0);
-            let room = (at(start + width).0 - x0) + (px_per_bar as f64 * INNER_GAP) as i32;
-            let inner = truncate(&g.inner, (room / 6).max(2) as usize);
-            plot.draw(&Text::new(inner, (mid, y0 + 18), label(11)))
-                .map_err(err)?;
-            // The outer label once under its run of groups, with a tick where it starts.
-            let last = !matches!(groups.get(i + 1), Some(n) if n.outer == g.outer);
-            if last {
-                let (from, _) = at(starts[outer_from]);
-                let (to, _) = at(start + width);
-                plot.draw(&PathElement::new(
-                    vec![(from, y0 + 34), (to, y0 + 34)],
-                    RGBColor(150, 150, 150),
-                ))
-                .map_err(err)?;
-                let room = (to - from).max(12);
-                let outer = truncate(&g.outer, (room / 7).max(2) as usize);
-                plot.draw(&Text::new(outer, ((from + to) / 2, y0 + 38), label(12)))
-                    .map_err(err)?;
-                outer_from = i + 1;
-            }
-        }
-        let (x_mid, y_bottom) = at(x_end / 2.0);
-        plot.draw(&Text::new(
-            x_label.to_string(),
-            (x_mid, y_bottom + 56),
-            label(12),
-        ))
-        .map_err(err)?;
+        draw_stacks(&mut chart, groups, &starts, layers, top)?;
+        draw_labels(&plot, &chart, groups, &starts, x_label, x_end)?;
         draw_legend(&key, &legend, 26)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// Each bar as its layers' segments stacked from 0; a red cross at the bottom of a group
+/// with no bar.
+fn draw_stacks(
+    chart: &mut Chart,
+    groups: &[BarGroup],
+    starts: &[f64],
+    layers: &[String],
+    top: f64,
+) -> Result<(), String> {
+    for (g, start) in groups.iter().zip(starts) {
+        for (k, bar) in g.bars.iter().enumerate() {
+            let left = start + k as f64 + 0.1;
+            let mut bottom = 0.0;
+            for (i, v) in bar.values.iter().enumerate() {
+                if !v.is_finite() || *v <= 0.0 {
+                    continue;
+                }
+                let c = color(i, &layers.get(i).cloned().unwrap_or_default());
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(left, bottom), (left + 0.8, bottom + v)],
+                        c.filled(),
+                    )))
+                    .map_err(err)?;
+                bottom += v;
+            }
+        }
+        if g.bars.is_empty() {
+            chart
+                .draw_series(std::iter::once(Cross::new(
+                    (start + 0.5, top * 0.03),
+                    6,
+                    RED.stroke_width(2),
+                )))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// The three label rows under the plot (bars, inner groups, runs of outer groups), in
+/// pixels below its bottom edge, and the x axis' label.
+fn draw_labels(
+    plot: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    chart: &Chart,
+    groups: &[BarGroup],
+    starts: &[f64],
+    x_label: &str,
+    x_end: f64,
+) -> Result<(), String> {
+    let at = |x: f64| chart.backend_coord(&(x, 0.0));
+    let label = |size: u32| {
+        TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Top))
+    };
+    let px_per_bar = (at(1.0).0 - at(0.0).0).max(1);
+    let fits = |text: &str, width: i32| (text.chars().count() as i32) * 6 <= width;
+    let mut outer_from = 0;
+    for (i, (g, start)) in groups.iter().zip(starts).enumerate() {
+        let (x0, y0) = at(*start);
+        for (k, bar) in g.bars.iter().enumerate() {
+            if fits(&bar.label, px_per_bar) {
+                let (x, _) = at(start + k as f64 + 0.5);
+                plot.draw(&Text::new(bar.label.clone(), (x, y0 + 4), label(11)))
+                    .map_err(err)?;
+            }
+        }
+        let width = g.bars.len().max(1) as f64;
+        let (mid, _) = at(start + width / 2.0);
+        let room = (at(start + width).0 - x0) + (px_per_bar as f64 * INNER_GAP) as i32;
+        let inner = truncate(&g.inner, (room / 6).max(2) as usize);
+        plot.draw(&Text::new(inner, (mid, y0 + 18), label(11)))
+            .map_err(err)?;
+        // The outer label once under its run of groups, with a tick where it starts.
+        let last = !matches!(groups.get(i + 1), Some(n) if n.outer == g.outer);
+        if last {
+            let (from, _) = at(starts[outer_from]);
+            let (to, _) = at(start + width);
+            plot.draw(&PathElement::new(
+                vec![(from, y0 + 34), (to, y0 + 34)],
+                RGBColor(150, 150, 150),
+            ))
+            .map_err(err)?;
+            let room = (to - from).max(12);
+            let outer = truncate(&g.outer, (room / 7).max(2) as usize);
+            plot.draw(&Text::new(outer, ((from + to) / 2, y0 + 38), label(12)))
+                .map_err(err)?;
+            outer_from = i + 1;
+        }
+    }
+    let (x_mid, y_bottom) = at(x_end / 2.0);
+    plot.draw(&Text::new(
+        x_label.to_string(),
+        (x_mid, y_bottom + 56),
+        label(12),
+    ))
+    .map_err(err)?;
+    Ok(())
 }
 
 #[cfg(test)]

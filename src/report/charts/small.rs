@@ -4,7 +4,10 @@
 
 use plotters::prelude::*;
 
-use super::{color, downsample, err, frame_sized, short_number, time_scale, y_range, Series, Size};
+use super::{
+    axis_max, color, downsample, err, frame_sized, short_number, time_scale, xs, y_range, ys,
+    Series, Size,
+};
 
 /// Small enough for two side by side in the page's 1000 px.
 const SIZE: Size = Size {
@@ -26,19 +29,8 @@ pub fn small_time_lines(
     reference: Option<(&str, f64)>,
     marks: (&str, &[f64]),
 ) -> Result<String, String> {
-    let finite = |v: &f64| v.is_finite();
-    let x_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .chain(marks.1.iter().copied())
-        .filter(finite)
-        .fold(0.0, f64::max);
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .chain(reference.map(|r| r.1))
-        .filter(finite)
-        .fold(0.0, f64::max);
+    let x_max = axis_max(xs(series).chain(marks.1.iter().copied()));
+    let y_max = axis_max(ys(series).chain(reference.map(|r| r.1)));
     let (scale, x_label) = time_scale(x_max);
     let y = y_range(y_max);
     let top = y.end;

@@ -5,7 +5,7 @@
 
 use plotters::prelude::*;
 
-use super::{color, err, frame, short_number, y_range, Series, PALETTE};
+use super::{axis_max, color, err, frame, short_number, xs, y_range, ys, Chart, Series, PALETTE};
 
 /// How a line of an [`xy_band`] chart is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,29 +53,8 @@ pub fn xy_band(
     band: &[(f64, f64, f64)],
     missing: &[f64],
 ) -> Result<String, String> {
-    let xs = lines
-        .iter()
-        .flat_map(|l| l.series.points.iter().map(|p| p.0))
-        .chain(band.iter().map(|b| b.0))
-        .chain(missing.iter().copied())
-        .filter(|x| x.is_finite());
-    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-        (lo.min(x), hi.max(x))
-    });
-    let (lo, hi) = if lo.is_finite() {
-        (lo.min(0.0), hi)
-    } else {
-        (0.0, 1.0)
-    };
-    let pad = ((hi - lo) * 0.04).max(0.5);
-    let x_start = if lo < 0.0 { lo - pad } else { lo };
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.series.points.iter().map(|p| p.1))
-        .chain(band.iter().map(|b| b.2))
-        .filter(|y| y.is_finite())
-        .fold(0.0, f64::max);
-    let y = y_range(y_max);
+    let series = || lines.iter().map(|l| &l.series);
+    let y = y_range(axis_max(ys(series()).chain(band.iter().map(|b| b.2))));
     let top = y.end;
     let names: Vec<String> = lines.iter().map(|l| l.series.name.clone()).collect();
     let band_color = lines
@@ -84,9 +63,7 @@ pub fn xy_band(
         .find(|(_, l)| l.stroke == Stroke::Bold)
         .map_or(PALETTE[0], |(i, l)| color(i, &l.series.name));
     // Counts (clients, instances) get whole-number ticks only: "1.5 clients" reads as data.
-    let whole = lines
-        .iter()
-        .flat_map(|l| l.series.points.iter().map(|p| p.0))
+    let whole = xs(series())
         .chain(missing.iter().copied())
         .all(|x| !x.is_finite() || x == x.trunc());
     let x_format = |v: &f64| {
@@ -102,71 +79,13 @@ pub fn xy_band(
         title,
         x_label,
         y_label,
-        x_start..hi + pad,
+        x_span(lines, band, missing),
         y,
         &x_format,
         &names,
         &mut |chart| {
-            let finite =
-                |b: &(f64, f64, f64)| b.0.is_finite() && b.1.is_finite() && b.2.is_finite();
-            for seg in segments(band, finite) {
-                if seg.len() == 1 {
-                    // One point of band: a bar from low to high, so it is still seen.
-                    let (x, low, high) = seg[0];
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, low), (x, high)],
-                            band_color.mix(0.3).stroke_width(6),
-                        )))
-                        .map_err(err)?;
-                    continue;
-                }
-                let outline: Vec<(f64, f64)> = seg
-                    .iter()
-                    .map(|b| (b.0, b.2))
-                    .chain(seg.iter().rev().map(|b| (b.0, b.1)))
-                    .collect();
-                chart
-                    .draw_series(std::iter::once(Polygon::new(
-                        outline,
-                        band_color.mix(0.18).filled(),
-                    )))
-                    .map_err(err)?;
-            }
-            // Bold lines last, so the median is drawn over the repeats it summarises.
-            let order = lines
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.stroke != Stroke::Bold)
-                .chain(
-                    lines
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, l)| l.stroke == Stroke::Bold),
-                );
-            for (i, line) in order {
-                let c = color(i, &line.series.name);
-                let (width, radius) = match line.stroke {
-                    Stroke::Thin => (1, 2),
-                    Stroke::Bold => (3, 4),
-                    Stroke::Dashed => (2, 2),
-                };
-                let style = c.stroke_width(width);
-                for seg in segments(&line.series.points, |p| p.0.is_finite() && p.1.is_finite()) {
-                    if line.stroke == Stroke::Dashed {
-                        chart
-                            .draw_series(DashedLineSeries::new(seg.clone(), 8, 5, style))
-                            .map_err(err)?;
-                    } else {
-                        chart
-                            .draw_series(LineSeries::new(seg.clone(), style))
-                            .map_err(err)?;
-                    }
-                    chart
-                        .draw_series(seg.iter().map(|p| Circle::new(*p, radius, c.filled())))
-                        .map_err(err)?;
-                }
-            }
+            draw_band(chart, band, band_color)?;
+            draw_lines(chart, lines)?;
             chart
                 .draw_series(
                     missing
@@ -178,6 +97,98 @@ pub fn xy_band(
             Ok(())
         },
     )
+}
+
+/// The x axis: every finite x of the lines, the band and the missing points, from 0 when
+/// they are all positive, padded on the right (and on the left below 0).
+fn x_span(lines: &[XyLine], band: &[(f64, f64, f64)], missing: &[f64]) -> std::ops::Range<f64> {
+    let xs = xs(lines.iter().map(|l| &l.series))
+        .chain(band.iter().map(|b| b.0))
+        .chain(missing.iter().copied())
+        .filter(|x| x.is_finite());
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    let (lo, hi) = if lo.is_finite() {
+        (lo.min(0.0), hi)
+    } else {
+        (0.0, 1.0)
+    };
+    let pad = ((hi - lo) * 0.04).max(0.5);
+    let x_start = if lo < 0.0 { lo - pad } else { lo };
+    x_start..hi + pad
+}
+
+/// The band, shaded in `band_color`; a stretch of one point is a bar from low to high, so it
+/// is still seen.
+fn draw_band(
+    chart: &mut Chart,
+    band: &[(f64, f64, f64)],
+    band_color: RGBColor,
+) -> Result<(), String> {
+    let finite = |b: &(f64, f64, f64)| b.0.is_finite() && b.1.is_finite() && b.2.is_finite();
+    for seg in segments(band, finite) {
+        if let [(x, low, high)] = seg[..] {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, low), (x, high)],
+                    band_color.mix(0.3).stroke_width(6),
+                )))
+                .map_err(err)?;
+            continue;
+        }
+        let outline: Vec<(f64, f64)> = seg
+            .iter()
+            .map(|b| (b.0, b.2))
+            .chain(seg.iter().rev().map(|b| (b.0, b.1)))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                outline,
+                band_color.mix(0.18).filled(),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The lines with their point markers, bold lines last, so the median is drawn over the
+/// repeats it summarises.
+fn draw_lines(chart: &mut Chart, lines: &[XyLine]) -> Result<(), String> {
+    let order = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.stroke != Stroke::Bold)
+        .chain(
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.stroke == Stroke::Bold),
+        );
+    for (i, line) in order {
+        let c = color(i, &line.series.name);
+        let (width, radius) = match line.stroke {
+            Stroke::Thin => (1, 2),
+            Stroke::Bold => (3, 4),
+            Stroke::Dashed => (2, 2),
+        };
+        let style = c.stroke_width(width);
+        for seg in segments(&line.series.points, |p| p.0.is_finite() && p.1.is_finite()) {
+            if line.stroke == Stroke::Dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(seg.clone(), 8, 5, style))
+                    .map_err(err)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(seg.clone(), style))
+                    .map_err(err)?;
+            }
+            chart
+                .draw_series(seg.iter().map(|p| Circle::new(*p, radius, c.filled())))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

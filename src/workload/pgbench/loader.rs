@@ -290,10 +290,7 @@ pub(super) async fn connect(
     target: &ResolvedTarget,
     place: Place,
 ) -> Result<Client, WorkloadError> {
-    let client = target
-        .connect_tokio()
-        .await
-        .map_err(|e| WorkloadError::Database(e.to_string()))?;
+    let client = target.connect_tokio().await?;
     let mut setup = String::from("set synchronous_commit = on");
     if place == Place::Staging {
         setup.push_str(&format!(";\nset search_path to {STAGING}"));

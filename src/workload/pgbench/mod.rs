@@ -237,21 +237,20 @@ mod tests {
 
     #[test]
     fn statement_names_are_unique_across_scripts() {
-        let all = [
-            tpcb::BEGIN,
-            tpcb::UPDATE_ACCOUNT,
-            tpcb::SELECT_BALANCE,
-            tpcb::UPDATE_TELLER,
-            tpcb::UPDATE_BRANCH,
-            tpcb::INSERT_HISTORY,
-            tpcb::END,
-            simple_update::BEGIN,
-            simple_update::UPDATE_ACCOUNT,
-            simple_update::SELECT_BALANCE,
-            simple_update::INSERT_HISTORY,
-            simple_update::END,
-            select_only::SELECT_BALANCE,
-        ];
+        let script = |s: &sql::Statements| {
+            [
+                s.begin,
+                s.update_account,
+                s.select_balance,
+                s.update_teller,
+                s.update_branch,
+                s.insert_history,
+                s.end,
+            ]
+        };
+        let mut all = script(&tpcb::STATEMENTS).to_vec();
+        all.extend(script(&simple_update::STATEMENTS));
+        all.push(select_only::SELECT_BALANCE);
         let mut names: Vec<&str> = all.iter().map(|s| s.name).collect();
         names.sort_unstable();
         names.dedup();

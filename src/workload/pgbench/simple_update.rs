@@ -5,31 +5,14 @@
 //! five statements, one round trip each. pgbench still draws `bid` and `tid` (they go into the
 //! history row), so the same four values are drawn here.
 
-use pgwire::{Connection, Param, Protocol, Statement};
+use pgwire::{Connection, Protocol};
 
-use super::{sql, Args};
+use super::sql::{self, Statements};
+use super::Args;
 use crate::workload::TxnEnd;
 
-pub const BEGIN: Statement = Statement {
-    name: "pgb_su_begin",
-    sql: sql::BEGIN,
-};
-pub const UPDATE_ACCOUNT: Statement = Statement {
-    name: "pgb_su_update_account",
-    sql: sql::UPDATE_ACCOUNT,
-};
-pub const SELECT_BALANCE: Statement = Statement {
-    name: "pgb_su_select_balance",
-    sql: sql::SELECT_BALANCE,
-};
-pub const INSERT_HISTORY: Statement = Statement {
-    name: "pgb_su_insert_history",
-    sql: sql::INSERT_HISTORY,
-};
-pub const END: Statement = Statement {
-    name: "pgb_su_end",
-    sql: sql::END,
-};
+/// simple-update's statements (its own names; the tellers' and branches' are never sent).
+pub const STATEMENTS: Statements = sql::statements!("su");
 
 /// Runs one transaction. Any error is returned as is: the driver rolls back.
 pub async fn run(
@@ -37,18 +20,5 @@ pub async fn run(
     protocol: Protocol,
     a: &Args,
 ) -> Result<TxnEnd, pgwire::Error> {
-    let (aid, bid, tid, delta) = (
-        Param::Int(a.aid),
-        Param::Int(a.bid),
-        Param::Int(a.tid),
-        Param::Int(a.delta),
-    );
-    conn.execute(protocol, &BEGIN, &[]).await?;
-    conn.execute(protocol, &UPDATE_ACCOUNT, &[delta, aid])
-        .await?;
-    conn.execute(protocol, &SELECT_BALANCE, &[aid]).await?;
-    conn.execute(protocol, &INSERT_HISTORY, &[tid, bid, aid, delta])
-        .await?;
-    conn.execute(protocol, &END, &[]).await?;
-    Ok(TxnEnd::Committed)
+    super::tpcb::run_on(conn, protocol, a, &STATEMENTS, false).await
 }

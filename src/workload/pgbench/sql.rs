@@ -3,6 +3,8 @@
 //! in `-M extended|prepared`. Each script names its own prepared statements (as pgbench does,
 //! per script), so the texts are shared and the names are not.
 
+use pgwire::Statement;
+
 pub const BEGIN: &str = "BEGIN;";
 pub const UPDATE_ACCOUNT: &str =
     "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;";
@@ -14,3 +16,39 @@ pub const UPDATE_BRANCH: &str =
 pub const INSERT_HISTORY: &str = "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
                                   VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP);";
 pub const END: &str = "END;";
+
+/// The statements of one transaction of the TPC-B-like script under one script's names.
+/// simple-update sends the same ones but the tellers' and branches' updates.
+pub struct Statements {
+    pub begin: Statement,
+    pub update_account: Statement,
+    pub select_balance: Statement,
+    pub update_teller: Statement,
+    pub update_branch: Statement,
+    pub insert_history: Statement,
+    pub end: Statement,
+}
+
+/// Script `$script`'s [`Statements`]: the shared texts under names of its own
+/// (`pgb_<script>_<step>`), as each pgbench script prepares its own statements.
+macro_rules! statements {
+    ($script:literal) => {
+        $crate::workload::pgbench::sql::Statements {
+            begin: $crate::workload::pgbench::sql::statements!(@ $script, "begin", BEGIN),
+            update_account: $crate::workload::pgbench::sql::statements!(@ $script, "update_account", UPDATE_ACCOUNT),
+            select_balance: $crate::workload::pgbench::sql::statements!(@ $script, "select_balance", SELECT_BALANCE),
+            update_teller: $crate::workload::pgbench::sql::statements!(@ $script, "update_teller", UPDATE_TELLER),
+            update_branch: $crate::workload::pgbench::sql::statements!(@ $script, "update_branch", UPDATE_BRANCH),
+            insert_history: $crate::workload::pgbench::sql::statements!(@ $script, "insert_history", INSERT_HISTORY),
+            end: $crate::workload::pgbench::sql::statements!(@ $script, "end", END),
+        }
+    };
+    (@ $script:literal, $step:literal, $sql:ident) => {
+        pgwire::Statement {
+            name: concat!("pgb_", $script, "_", $step),
+            sql: $crate::workload::pgbench::sql::$sql,
+        }
+    };
+}
+
+pub(super) use statements;

@@ -4,39 +4,14 @@
 //! `pgbench --show-script=tpcb-like`): seven statements, one round trip each, with the texts
 //! pgbench sends in `-M extended|prepared` (`:var` replaced by `$n` in order of appearance).
 
-use pgwire::{Connection, Param, Protocol, Statement};
+use pgwire::{Connection, Param, Protocol};
 
-use super::{sql, Args};
+use super::sql::{self, Statements};
+use super::Args;
 use crate::workload::TxnEnd;
 
-pub const BEGIN: Statement = Statement {
-    name: "pgb_tpcb_begin",
-    sql: sql::BEGIN,
-};
-pub const UPDATE_ACCOUNT: Statement = Statement {
-    name: "pgb_tpcb_update_account",
-    sql: sql::UPDATE_ACCOUNT,
-};
-pub const SELECT_BALANCE: Statement = Statement {
-    name: "pgb_tpcb_select_balance",
-    sql: sql::SELECT_BALANCE,
-};
-pub const UPDATE_TELLER: Statement = Statement {
-    name: "pgb_tpcb_update_teller",
-    sql: sql::UPDATE_TELLER,
-};
-pub const UPDATE_BRANCH: Statement = Statement {
-    name: "pgb_tpcb_update_branch",
-    sql: sql::UPDATE_BRANCH,
-};
-pub const INSERT_HISTORY: Statement = Statement {
-    name: "pgb_tpcb_insert_history",
-    sql: sql::INSERT_HISTORY,
-};
-pub const END: Statement = Statement {
-    name: "pgb_tpcb_end",
-    sql: sql::END,
-};
+/// tpcb-like's statements.
+pub const STATEMENTS: Statements = sql::statements!("tpcb");
 
 /// Runs one transaction. Any error is returned as is: the driver rolls back.
 pub async fn run(
@@ -44,22 +19,36 @@ pub async fn run(
     protocol: Protocol,
     a: &Args,
 ) -> Result<TxnEnd, pgwire::Error> {
+    run_on(conn, protocol, a, &STATEMENTS, true).await
+}
+
+/// One transaction of the TPC-B-like script on `s`; without `teller_branch` (simple-update,
+/// `pgbench -N`), the tellers' and branches' updates are left out and nothing else.
+pub(super) async fn run_on(
+    conn: &mut Connection,
+    protocol: Protocol,
+    a: &Args,
+    s: &Statements,
+    teller_branch: bool,
+) -> Result<TxnEnd, pgwire::Error> {
     let (aid, bid, tid, delta) = (
         Param::Int(a.aid),
         Param::Int(a.bid),
         Param::Int(a.tid),
         Param::Int(a.delta),
     );
-    conn.execute(protocol, &BEGIN, &[]).await?;
-    conn.execute(protocol, &UPDATE_ACCOUNT, &[delta, aid])
+    conn.execute(protocol, &s.begin, &[]).await?;
+    conn.execute(protocol, &s.update_account, &[delta, aid])
         .await?;
-    conn.execute(protocol, &SELECT_BALANCE, &[aid]).await?;
-    conn.execute(protocol, &UPDATE_TELLER, &[delta, tid])
+    conn.execute(protocol, &s.select_balance, &[aid]).await?;
+    if teller_branch {
+        conn.execute(protocol, &s.update_teller, &[delta, tid])
+            .await?;
+        conn.execute(protocol, &s.update_branch, &[delta, bid])
+            .await?;
+    }
+    conn.execute(protocol, &s.insert_history, &[tid, bid, aid, delta])
         .await?;
-    conn.execute(protocol, &UPDATE_BRANCH, &[delta, bid])
-        .await?;
-    conn.execute(protocol, &INSERT_HISTORY, &[tid, bid, aid, delta])
-        .await?;
-    conn.execute(protocol, &END, &[]).await?;
+    conn.execute(protocol, &s.end, &[]).await?;
     Ok(TxnEnd::Committed)
 }

@@ -74,10 +74,7 @@ impl Kind for ProbeKind {
         _events: &'a Arc<dyn Sink>,
     ) -> Pending<'a, Result<(), WorkloadError>> {
         Box::pin(async move {
-            let client = target
-                .connect_tokio()
-                .await
-                .map_err(|e| WorkloadError::Database(e.to_string()))?;
+            let client = target.connect_tokio().await?;
             self.check_ready(&OptionValues::new(), &client).await?;
             Ok(())
         })

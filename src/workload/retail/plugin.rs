@@ -11,7 +11,8 @@ use super::gen::{self, Size};
 use super::{DATA_SEED, META, ROWS_PER_SCALE};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
-use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::target::ResolvedTarget;
+use crate::workload::meta::MetaTable;
 use crate::workload::{CheckOutcome, Kind, Loaded, Pending, Workload, WorkloadError};
 
 const ROLES: &[&str] = &["dss"];
@@ -83,29 +84,16 @@ impl WorkloadInfo for RetailKind {
     }
 }
 
-fn db(what: &str) -> impl Fn(tokio_postgres::Error) -> WorkloadError + '_ {
-    move |e| WorkloadError::Database(format!("{what}: {}", describe_pg_error(&e)))
-}
-
-/// The load's size and segments from `retail_meta`; `NotPrepared` with the fix when there is
-/// none.
+/// The load's size and segments from `retail_meta`; not prepared, with the fix, when there
+/// is none.
 async fn loaded_size(client: &tokio_postgres::Client) -> Result<(Size, u64), WorkloadError> {
-    let present: bool = client
-        .query_one(&format!("SELECT to_regclass('{META}') IS NOT NULL"), &[])
-        .await
-        .map_err(db("looking for retail_meta"))?
-        .get(0);
-    if !present {
-        return Err(WorkloadError::NotPrepared(
-            "no complete retail load here: run `tidebench prepare --workload retail --scale N` \
-             (add --force over an interrupted one)"
-                .into(),
-        ));
+    let row = MetaTable {
+        load: "retail",
+        table: META,
+        prepare: "tidebench prepare --workload retail --scale N",
     }
-    let row = client
-        .query_one(&format!("SELECT rows, seed, segments FROM {META}"), &[])
-        .await
-        .map_err(db("reading retail_meta"))?;
+    .read(client, &format!("SELECT rows, seed, segments FROM {META}"))
+    .await?;
     let (rows, seed, segments): (i64, i64, i32) = (row.get(0), row.get(1), row.get(2));
     Ok((Size::new(rows as u64, seed as u64), segments.max(0) as u64))
 }
@@ -204,7 +192,9 @@ async fn check(client: &tokio_postgres::Client) -> Result<Vec<CheckOutcome>, Wor
             &[],
         )
         .await
-        .map_err(db("counting order_lineitems per partition"))?;
+        .map_err(WorkloadError::query(
+            "counting order_lineitems per partition",
+        ))?;
     let expected: Vec<(String, u64)> = if segments == 0 {
         gen::partitions()
             .into_iter()

@@ -187,8 +187,7 @@ async fn start_segment(
             .map_err(|e| WorkloadError::Database(format!("segment {name}: {e}")))?;
         Ok((inst, target))
     })
-    .await
-    .map_err(|e| WorkloadError::Database(e.to_string()))?
+    .await?
 }
 
 /// An earlier load's segment servers (and with them its foreign tables).

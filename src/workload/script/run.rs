@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Param, Protocol};
 
-use super::compile::{valid_name, Amount, Arg, Command, Part, Sql, VarNames};
+use super::compile::{valid_name, Amount, Arg, Command, Part, Sql, Store, VarNames};
 use super::expr::{Env, Expr, Value};
 use crate::event::{Event, Sink};
 use crate::results::CommandSums;
@@ -277,12 +277,12 @@ pub async fn run(
                     Err(m) => break 'step Err(Failed::Script(m)),
                 },
                 Command::Jump(to) => break 'step Ok(Flow::Goto(*to)),
+                Command::StartPipeline if protocol == Protocol::Simple => {
+                    break 'step Err(Failed::Script(
+                        "cannot use pipeline mode with the simple query protocol".into(),
+                    ));
+                }
                 Command::StartPipeline => {
-                    if protocol == Protocol::Simple {
-                        break 'step Err(Failed::Script(
-                            "cannot use pipeline mode with the simple query protocol".into(),
-                        ));
-                    }
                     if let Err(e) = conn.start_pipeline().await {
                         break 'step Err(e.into());
                     }
@@ -322,9 +322,13 @@ pub async fn run(
             }
         };
     }
-    // pgbench 15 ends a client whose script ends in a pipeline or inside a transaction
-    // block, rather than run its next transaction inside the same one. The message starts
-    // with pgbench's words.
+    end_of_script(code, conn)
+}
+
+/// A script that ran to its end: pgbench 15 ends a client whose script ends in a pipeline
+/// or inside a transaction block, rather than run its next transaction inside the same
+/// one. The message starts with pgbench's words.
+fn end_of_script(code: &Code, conn: &Connection) -> Result<TxnEnd, pgwire::Error> {
     if conn.in_pipeline() {
         return Err(pgwire::Error::client(format!(
             "end of script reached with pipeline open (script \"{}\"); end the pipeline \
@@ -425,32 +429,11 @@ async fn run_sql(
         slots, sql: text, ..
     } = vars;
     if let Some((t, code, pc)) = trace {
-        match protocol {
-            Protocol::Simple => {}
-            Protocol::Extended => t.line(format_args!("sending {}", sql.statement.sql)),
-            Protocol::Prepared => {
-                let name = prepared_name(code, pc);
-                if !conn.is_prepared(sql.statement.name) {
-                    t.line(format_args!("preparing {name}"));
-                }
-                t.line(format_args!("sending {name}"));
-            }
-        }
+        trace_sending(t, sql, conn, protocol, code, pc);
     }
     let result = match protocol {
         Protocol::Simple => {
-            text.clear();
-            for part in &sql.parts {
-                match part {
-                    Part::Text(t) => text.push_str(t),
-                    Part::Var(slot) if slots[*slot].defined => text.push_str(&slots[*slot].text),
-                    // pgbench leaves a variable it does not know as written.
-                    Part::Var(slot) => {
-                        text.push(':');
-                        text.push_str(names.name(*slot));
-                    }
-                }
-            }
+            interpolate(text, sql, slots, names);
             if let Some((t, ..)) = trace {
                 t.line(format_args!("sending {text}"));
             }
@@ -492,10 +475,61 @@ async fn run_sql(
     if let Some((t, ..)) = trace {
         t.line(format_args!("receiving"));
     }
-    let Some(store) = &sql.store else {
-        return Ok(());
-    };
-    // The result borrows the session, not the variables, so they can be set from it.
+    match &sql.store {
+        Some(store) => store_result(&result, store, names, vars),
+        None => Ok(()),
+    }
+}
+
+/// Says what a traced client sends next (pgbench's `-d` lines); the simple protocol's text
+/// is said once it is built.
+fn trace_sending(
+    t: Trace<'_>,
+    sql: &Sql,
+    conn: &Connection,
+    protocol: Protocol,
+    code: &Code,
+    pc: usize,
+) {
+    match protocol {
+        Protocol::Simple => {}
+        Protocol::Extended => t.line(format_args!("sending {}", sql.statement.sql)),
+        Protocol::Prepared => {
+            let name = prepared_name(code, pc);
+            if !conn.is_prepared(sql.statement.name) {
+                t.line(format_args!("preparing {name}"));
+            }
+            t.line(format_args!("sending {name}"));
+        }
+    }
+}
+
+/// Writes `sql` with its variables' values into `text` (the simple protocol), reusing
+/// `text`'s buffer.
+fn interpolate(text: &mut String, sql: &Sql, slots: &[Slot], names: &VarNames) {
+    text.clear();
+    for part in &sql.parts {
+        match part {
+            Part::Text(t) => text.push_str(t),
+            Part::Var(slot) if slots[*slot].defined => text.push_str(&slots[*slot].text),
+            // pgbench leaves a variable it does not know as written.
+            Part::Var(slot) => {
+                text.push(':');
+                text.push_str(names.name(*slot));
+            }
+        }
+    }
+}
+
+/// `\gset` / `\aset`: sets variables from the columns of `result`'s last row (of its last
+/// result set, or of every set with `\aset`). The result borrows the session, not the
+/// variables, so they can be set from it.
+fn store_result(
+    result: &pgwire::QueryResult<'_>,
+    store: &Store,
+    names: &VarNames,
+    vars: &mut ClientVars,
+) -> Result<(), Failed> {
     let sets = result.result_sets();
     let chosen = if store.all {
         0..sets

@@ -3,7 +3,6 @@
 
 use tokio_postgres::Client;
 
-use crate::target::describe_pg_error;
 use crate::workload::{CheckOutcome as Outcome, WorkloadError};
 
 /// Offending rows shown per condition; the count of all of them is reported too.
@@ -59,9 +58,7 @@ const CONDITIONS: [Condition; 4] = [
 /// Runs the four conditions in one repeatable-read snapshot, so a run still going elsewhere
 /// cannot make them disagree with each other.
 pub async fn run(client: &Client) -> Result<Vec<Outcome>, WorkloadError> {
-    let db = |what: &str, e: tokio_postgres::Error| {
-        WorkloadError::Database(format!("{what}: {}", describe_pg_error(&e)))
-    };
+    let db = |what: &str, e: tokio_postgres::Error| WorkloadError::query(what)(e);
     client
         .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         .await

@@ -32,7 +32,8 @@ use super::rows::{load_units, Shared, ORDERS_PER_DISTRICT};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
-use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::target::ResolvedTarget;
+use crate::workload::meta::MetaTable;
 use crate::workload::pgbench::progress::Progress;
 use crate::workload::staging::{
     connect, create_fresh, db_error, existing_tables, in_staging, move_sql, run_parallel,
@@ -199,29 +200,16 @@ async fn install_missing_functions(
 /// `procedures`, also that the functions `--procedures` calls are installed.
 pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, WorkloadError> {
     const HOW: &str = "run `tidebench prepare --workload tpcc --warehouses W` first";
-    let meta = client
-        .query_opt("SELECT warehouses, c_last_load FROM tpcc_meta LIMIT 1", &[])
-        .await;
-    let row = match meta {
-        Ok(Some(row)) => row,
-        Ok(None) => {
-            return Err(WorkloadError::NotPrepared(format!(
-            "tpcc_meta is empty, so the TPC-C load is incomplete; {HOW} (add `--force` to reload)"
-        )))
-        }
-        // An undefined table: no (complete) TPC-C load here.
-        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
-            return Err(WorkloadError::NotPrepared(format!(
-                "target has no complete TPC-C load (no tpcc_meta table); {HOW}"
-            )))
-        }
-        Err(e) => {
-            return Err(WorkloadError::Database(format!(
-                "checking the TPC-C tables failed: {}",
-                describe_pg_error(&e)
-            )))
-        }
-    };
+    let row = MetaTable {
+        load: "TPC-C",
+        table: "tpcc_meta",
+        prepare: "tidebench prepare --workload tpcc --warehouses W",
+    }
+    .read(
+        client,
+        "SELECT warehouses, c_last_load FROM tpcc_meta LIMIT 1",
+    )
+    .await?;
     let warehouses: i32 = row.get(0);
     let c_load: i32 = row.get(1);
     if !c_last_delta_ok(i64::from(c_load), C_LAST_RUN) {
@@ -240,12 +228,9 @@ pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, Workl
             ))
         })?;
     if procedures {
-        let missing = procedures::missing_functions(client).await.map_err(|e| {
-            WorkloadError::Database(format!(
-                "looking for the TPC-C functions failed: {}",
-                describe_pg_error(&e)
-            ))
-        })?;
+        let missing = procedures::missing_functions(client)
+            .await
+            .map_err(WorkloadError::query("looking for the TPC-C functions"))?;
         if !missing.is_empty() {
             return Err(WorkloadError::NotPrepared(format!(
                 "--procedures calls PL/pgSQL functions this TPC-C load lacks ({}; it was \

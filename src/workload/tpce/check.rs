@@ -22,7 +22,6 @@
 
 use tokio_postgres::Client;
 
-use crate::target::describe_pg_error;
 use crate::workload::{CheckOutcome, WorkloadError};
 
 /// Offending rows described per condition; all of them are counted.
@@ -308,9 +307,7 @@ const CONDITIONS: [Condition; 12] = [
 /// Runs every condition in one read-only repeatable-read snapshot; an outcome per condition,
 /// in order.
 pub async fn check(client: &Client) -> Result<Vec<CheckOutcome>, WorkloadError> {
-    let db = |what: &str, e: tokio_postgres::Error| {
-        WorkloadError::Database(format!("{what}: {}", describe_pg_error(&e)))
-    };
+    let db = |what: &str, e: tokio_postgres::Error| WorkloadError::query(what)(e);
     // Every condition reads whole tables; the planner still picks nested loops over millions
     // of trades at times (index probes per trade, measured 2× slower than hash or merge joins
     // on a million trades), so they are off for this transaction only.

@@ -27,7 +27,8 @@ use super::procedures;
 use super::scale::{Scale, DEFAULT_SCALE_FACTOR};
 use crate::config::{OptionValues, PreparePlan};
 use crate::event::{Event, LoadSummary, Sink};
-use crate::target::{describe_pg_error, ResolvedTarget};
+use crate::target::ResolvedTarget;
+use crate::workload::meta::MetaTable;
 use crate::workload::pgbench::progress::Progress;
 use crate::workload::staging::{
     connect, connect_staging, copy_text, create_fresh, db_error, existing_tables, in_staging,
@@ -62,8 +63,11 @@ pub fn scale_of(customers: u32, options: &OptionValues) -> Result<Scale, Workloa
         .get(FACT_TRADE_DAYS)
         .and_then(|v| v.as_integer())
         .map_or(DEFAULT_TRADE_DAYS, |n| u32::try_from(n).unwrap_or(0));
-    Scale::new(u64::from(customers), trade_days, DEFAULT_SCALE_FACTOR)
-        .map_err(|e| WorkloadError::Database(e.to_string()))
+    Ok(Scale::new(
+        u64::from(customers),
+        trade_days,
+        DEFAULT_SCALE_FACTOR,
+    )?)
 }
 
 /// Creates and fills the tpce tables for `plan.scale` customers; progress and the summary go
@@ -233,32 +237,16 @@ pub fn expected_rows(scale: &Scale) -> u64 {
 /// facts the run's input generator needs.
 pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Loaded, WorkloadError> {
     const HOW: &str = "run `tidebench prepare --workload tpce --customers N` first";
-    let meta = client
-        .query_opt(
-            "SELECT customers, trade_days, scale_factor, seed FROM tpce_meta LIMIT 1",
-            &[],
-        )
-        .await;
-    let row = match meta {
-        Ok(Some(row)) => row,
-        Ok(None) => {
-            return Err(WorkloadError::NotPrepared(format!(
-                "tpce_meta is empty, so the tpce load is incomplete; {HOW} (add `--force` to \
-                 reload)"
-            )))
-        }
-        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
-            return Err(WorkloadError::NotPrepared(format!(
-                "target has no complete tpce load (no tpce_meta table); {HOW}"
-            )))
-        }
-        Err(e) => {
-            return Err(WorkloadError::Database(format!(
-                "checking the tpce tables failed: {}",
-                describe_pg_error(&e)
-            )))
-        }
-    };
+    let row = MetaTable {
+        load: "tpce",
+        table: "tpce_meta",
+        prepare: "tidebench prepare --workload tpce --customers N",
+    }
+    .read(
+        client,
+        "SELECT customers, trade_days, scale_factor, seed FROM tpce_meta LIMIT 1",
+    )
+    .await?;
     let customers: i64 = row.get(0);
     let trade_days: i32 = row.get(1);
     let scale_factor: i32 = row.get(2);
@@ -279,12 +267,9 @@ pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Load
         }
     }
     if options.get("procedures").and_then(|v| v.as_bool()) == Some(true) {
-        let missing = procedures::missing_functions(client).await.map_err(|e| {
-            WorkloadError::Database(format!(
-                "looking for the tpce functions failed: {}",
-                describe_pg_error(&e)
-            ))
-        })?;
+        let missing = procedures::missing_functions(client)
+            .await
+            .map_err(WorkloadError::query("looking for the tpce functions"))?;
         if !missing.is_empty() {
             return Err(WorkloadError::NotPrepared(format!(
                 "--procedures calls PL/pgSQL functions this tpce load lacks ({}); reload with \

@@ -245,6 +245,37 @@ fn security_params(key: &SecurityKey) -> [Param<'_>; 3] {
     }
 }
 
+/// Frames 1–4's input as statement parameters, the same for both back ends: the account,
+/// the executor, the security, the trade type and quantity, then (the one-call back end
+/// only) the `limit` price, then LIFO and cash. The array and how much of it to send: on the
+/// stack, as the hot path allocates nothing per transaction.
+fn request_params<'a>(a: &'a Args, limit: Option<Param<'a>>) -> ([Param<'a>; 12], usize) {
+    let [symbol, co_name, issue] = security_params(&a.security);
+    let head = [
+        Param::Int(a.ca_id),
+        Param::Text(&a.exec_f_name),
+        Param::Text(&a.exec_l_name),
+        Param::Text(&a.exec_tax_id),
+        symbol,
+        co_name,
+        issue,
+        Param::Text(a.tt_id),
+        Param::Int(a.qty),
+    ];
+    let tail = [
+        Param::Text(bool_text(a.is_lifo)),
+        Param::Text(bool_text(!a.is_margin)),
+    ];
+    let mut out = [Param::Null; 12];
+    out[..head.len()].copy_from_slice(&head);
+    let mut n = head.len();
+    for p in limit.into_iter().chain(tail) {
+        out[n] = p;
+        n += 1;
+    }
+    (out, n)
+}
+
 /// The client-side frames 1–4; `None` when frame 2 refused the executor.
 async fn enter(
     conn: &mut Connection,
@@ -252,26 +283,8 @@ async fn enter(
     a: &Args,
 ) -> Result<Option<Entered>, pgwire::Error> {
     let bad = |what: &str| missing(format!("trade-order on account {}: {what}", a.ca_id));
-    let [symbol, co_name, issue] = security_params(&a.security);
-    let read = conn
-        .execute(
-            protocol,
-            &READ,
-            &[
-                Param::Int(a.ca_id),
-                Param::Text(&a.exec_f_name),
-                Param::Text(&a.exec_l_name),
-                Param::Text(&a.exec_tax_id),
-                symbol,
-                co_name,
-                issue,
-                Param::Text(a.tt_id),
-                Param::Int(a.qty),
-                Param::Text(bool_text(a.is_lifo)),
-                Param::Text(bool_text(!a.is_margin)),
-            ],
-        )
-        .await?;
+    let (params, n) = request_params(a, None);
+    let read = conn.execute(protocol, &READ, &params[..n]).await?;
     if read.rows() == 0 {
         return Err(bad("no such account (or trade type)"));
     }

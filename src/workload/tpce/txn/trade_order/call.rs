@@ -3,7 +3,7 @@
 
 use pgwire::{Connection, Param, Protocol};
 
-use super::{bool_text, security_params, Args, Entered, Estimate, CALL};
+use super::{request_params, Args, Entered, Estimate, CALL};
 use crate::workload::tpce::txn::missing;
 use crate::workload::tpce::txn::numeric::{cents, money};
 
@@ -14,28 +14,10 @@ pub(super) async fn call(
     a: &Args,
 ) -> Result<Option<Entered>, pgwire::Error> {
     let bad = |what: &str| missing(format!("trade-order on account {}: {what}", a.ca_id));
-    let [symbol, co_name, issue] = security_params(&a.security);
     let limit = a.limit_cents.map(money);
-    let r = conn
-        .execute(
-            protocol,
-            &CALL,
-            &[
-                Param::Int(a.ca_id),
-                Param::Text(&a.exec_f_name),
-                Param::Text(&a.exec_l_name),
-                Param::Text(&a.exec_tax_id),
-                symbol,
-                co_name,
-                issue,
-                Param::Text(a.tt_id),
-                Param::Int(a.qty),
-                limit.as_deref().map_or(Param::Null, Param::Text),
-                Param::Text(bool_text(a.is_lifo)),
-                Param::Text(bool_text(!a.is_margin)),
-            ],
-        )
-        .await?;
+    let limit = limit.as_deref().map_or(Param::Null, Param::Text);
+    let (params, n) = request_params(a, Some(limit));
+    let r = conn.execute(protocol, &CALL, &params[..n]).await?;
     if r.get_str(0, 0) == Some("unauthorized") {
         return Ok(None);
     }
