@@ -835,3 +835,45 @@ fn results_reference_names_every_file() {
         "reference/results-dir.md lacks files {missing:?}"
     );
 }
+
+/// Every file under `dir` (recursively) whose name ends with one of `exts`.
+fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("a dir that lists") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            files_under(&path, exts, out);
+        } else if exts.iter().any(|e| path.to_string_lossy().ends_with(e)) {
+            out.push(path);
+        }
+    }
+}
+
+/// Users never met the studies as "seed 000" to "seed 004": what they read (README, the book,
+/// `--help`, messages and reports, all written in `src/`) names a study by its title or authors.
+#[test]
+fn no_study_is_called_by_its_seed_number() {
+    let mut files = vec![root().join("README.md")];
+    files_under(&root().join("docs"), &[".md"], &mut files);
+    files_under(
+        &root().join("src"),
+        &[".rs", ".toml", ".html", ".css", ".js"],
+        &mut files,
+    );
+    let mut found = Vec::new();
+    for path in files {
+        for (n, line) in read(&path).lines().enumerate() {
+            let lower = line.to_lowercase();
+            let hit = lower
+                .match_indices("seed 00")
+                .any(|(i, _)| lower[i + 7..].starts_with(|c: char| c.is_ascii_digit()));
+            if hit {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "name the study by its title or authors instead:\n{}",
+        found.join("\n")
+    );
+}
