@@ -131,7 +131,7 @@ async fn connect(
     let out_dir = plan
         .out
         .clone()
-        .unwrap_or_else(|| results::default_dir(plan.name()));
+        .unwrap_or_else(|| results::default_dir(&plan.title()));
     ResultsWriter::ensure_free(&out_dir).map_err(|e| RunError::Results(e.to_string()))?;
     let keys = &frame.keys;
     let sessions = layout.sessions_per_target();
@@ -291,7 +291,7 @@ fn open_writer(
     // Another run without --out may have taken the same second's name since `connect`
     // checked it: take the next free one.
     if plan.out.is_none() && created.is_err() {
-        created = ResultsWriter::create(&results::default_dir(plan.name()), started_at);
+        created = ResultsWriter::create(&results::default_dir(&plan.title()), started_at);
     }
     let mut writer = created.map_err(|e| e.to_string())?;
     record_start(&mut writer, plan, start, started_at, devices).map_err(|e| e.to_string())?;
@@ -386,7 +386,7 @@ fn record_start(
         start.server_facts.to_vec(),
     );
     runtime.devices = devices.to_vec();
-    runtime.txn_types = results::TxnTypeFacts::of(&frame.keys);
+    runtime.txn_types = frame.type_facts();
     let facts = frame.run_facts(plan, started_at, Duration::ZERO, false);
     writer.record_start(&runtime, &RunStart::new(&facts, &frame.keys))
 }

@@ -63,7 +63,7 @@ pub async fn finish(
     summary.shard = shard;
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
-    runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
+    runtime.txn_types = frame.type_facts();
     let dir = writer
         .finish(&runtime, &summary)
         .map_err(|e| RunError::Results(e.to_string()))?;
