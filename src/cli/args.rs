@@ -366,6 +366,10 @@ pub struct RunArgs {
     /// Results dir [default: ./results/<UTC time>-<workload>/]
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
+    /// Check the flags and the run file or preset (every run of an experiment) and say what
+    /// would run, then exit: nothing is started, connected to or run
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 impl RunArgs {
@@ -602,6 +606,10 @@ pub struct PrepareArgs {
     /// Drop and reload tables that already exist
     #[arg(long)]
     pub force: bool,
+    /// Check the flags and the run file or preset and say what would be loaded where, then
+    /// exit: nothing is started or loaded
+    #[arg(long)]
+    pub dry_run: bool,
     /// Targets of a run file or preset loaded at a time [default: the host's cores over
     /// --jobs, at least 1]
     #[arg(long, value_name = "N")]
