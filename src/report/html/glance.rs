@@ -1,7 +1,7 @@
 //! The "Run at a glance" section: the run's facts in one table (totals, headline, latency,
 //! host and servers), the per-role table, and the phases.
 
-use crate::config::RunPlan;
+use crate::config::{RunPlan, TargetSpec};
 use crate::report::load::RunData;
 use crate::report::roles_view;
 use crate::report::system_view as sys;
@@ -251,7 +251,7 @@ fn host_row(h: &HostFacts) -> Vec<String> {
 }
 
 /// One row per distinct server version and settings, in first-seen order, headed by the
-/// targets that reported it and their group and role ("instance:tpcv-a1-oltp/a1_oltp (A
+/// servers that reported it and the groups and roles they serve ("instance tpcv-a1-oltp (A
 /// oltp)"), so eight alike "PostgreSQL 15" rows tell their servers apart.
 fn server_rows(servers: &[ServerFacts], plan: &RunPlan) -> Vec<Vec<String>> {
     // Targets on one instance (or on alike instances) report the same line: show it once.
@@ -277,22 +277,32 @@ fn server_rows(servers: &[ServerFacts], plan: &RunPlan) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// A target's label with the groups and roles it serves: "instance:vm1/a1_oltp (A oltp)".
+/// A server by its first target's label (managed instances by name: "instance vm1"), with
+/// the groups and roles of every target of the plan on it: "instance vm1 (A oltp, B oltp)".
 fn server_name(label: &str, plan: &RunPlan) -> String {
+    let instance = label
+        .strip_prefix("instance:")
+        .map(|rest| rest.split('/').next().unwrap_or(rest));
     let mut uses: Vec<String> = Vec::new();
     for g in &plan.groups {
         for set in &g.sets {
             for (spec, roles) in set.distinct_targets() {
-                if spec.redacted() == label {
-                    uses.push(format!("{} {}", g.name, roles.join("+")));
+                let on_it = match (instance, spec) {
+                    (Some(i), TargetSpec::Instance { name, .. }) => name == i,
+                    _ => spec.redacted() == label,
+                };
+                let used = format!("{} {}", g.name, roles.join("+"));
+                if on_it && !uses.contains(&used) {
+                    uses.push(used);
                 }
             }
         }
     }
+    let server = instance.map_or_else(|| label.to_string(), |i| format!("instance {i}"));
     if uses.is_empty() {
-        label.to_string()
+        server
     } else {
-        format!("{label} ({})", uses.join(", "))
+        format!("{server} ({})", uses.join(", "))
     }
 }
 
