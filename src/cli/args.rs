@@ -208,7 +208,7 @@ Targets (--target):
   'host=/tmp port=5432 dbname=db'          a libpq keyword string
   instance:NAME[/DBNAME]                   a managed instance (default: instance:default/tidebench)
 
-Results go to ./results/<UTC time>-<workload>/ (or --out): runtime.toml, summary.json,
+Results go to ./results/<UTC time>-<preset, run file or workload>/ (or --out): runtime.toml, summary.json,
 intervals.csv, latency.hlog, system.csv. Ctrl-C stops within a second and still writes them (complete: false).
 
 TPC-V end to end (tpce on 8 managed instances, 10 phases; see `tidebench presets --show tpcv`):
@@ -367,9 +367,13 @@ pub struct RunArgs {
     /// --random-seed is the same flag) [default: time-based]
     #[arg(long, visible_alias = "random-seed")]
     pub seed: Option<u64>,
-    /// Results dir [default: ./results/<UTC time>-<workload>/]
+    /// Results dir [default: ./results/<UTC time>-<preset, run file or workload>/]
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
+    /// Check the flags and the run file or preset (every run of an experiment) and say what
+    /// would run, then exit: nothing is started, connected to or run
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 impl RunArgs {
@@ -607,6 +611,10 @@ pub struct PrepareArgs {
     /// Drop and reload tables that already exist
     #[arg(long)]
     pub force: bool,
+    /// Check the flags and the run file or preset and say what would be loaded where, then
+    /// exit: nothing is started or loaded
+    #[arg(long)]
+    pub dry_run: bool,
     /// Targets of a run file or preset loaded at a time [default: the host's cores over
     /// --jobs, at least 1]
     #[arg(long, value_name = "N")]

@@ -394,6 +394,29 @@ pub fn presets() -> String {
     out
 }
 
+/// `tidebench run --dry-run`: what the validated plan would run.
+pub fn planned_run(plan: &crate::config::RunPlan) -> String {
+    let targets: usize = plan
+        .groups
+        .iter()
+        .flat_map(|g| &g.sets)
+        .map(|s| s.distinct_targets().len())
+        .sum();
+    let mut workloads: Vec<&str> = plan.groups.iter().map(|g| g.workload.as_str()).collect();
+    workloads.dedup();
+    format!(
+        "dry run: {}: {} group(s) ({}), {targets} target(s), {} phase(s) x {} iteration(s), \
+         {} clients, {} in all with ramps; nothing was run\n",
+        plan.title(),
+        plan.groups.len(),
+        workloads.join(", "),
+        plan.phases.len(),
+        plan.iterations,
+        plan.clients,
+        crate::config::duration::format_duration(plan.total_duration())
+    )
+}
+
 #[cfg(test)]
 mod tests {
 

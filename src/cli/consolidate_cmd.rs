@@ -9,7 +9,7 @@ use crate::instance::Home;
 use crate::workload::Registry;
 
 use super::args::ConsolidateArgs;
-use super::experiment_cmd::{execute, experiment_preset, out_dir, request};
+use super::experiment_cmd::{dry_run, execute, experiment_preset, out_dir, request};
 use super::{CliError, WorkloadFlags};
 
 pub fn consolidate(
@@ -57,6 +57,9 @@ pub fn consolidate(
     let dir = out_dir(&args.run, "consolidate");
     let exp = Experiment::consolidate(dir, request, &base, &spec, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    if args.run.dry_run {
+        return dry_run(&exp);
+    }
     execute(&exp, home)
 }
 

@@ -38,6 +38,9 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
     let dir = out_dir(&args.run, "sweep");
     let exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    if args.run.dry_run {
+        return dry_run(&exp);
+    }
     execute(&exp, home)
 }
 
@@ -89,6 +92,9 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
     let dir = out_dir(&args.run, "density");
     let exp = Experiment::density(dir, request, &base, &instances, &shape, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    if args.run.dry_run {
+        return dry_run(&exp);
+    }
     execute(&exp, home)
 }
 
@@ -130,6 +136,9 @@ pub fn knee(args: KneeArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
     let dir = out_dir(&args.run, "knee");
     let exp = Experiment::knee(dir, request, &base, &points, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    if args.run.dry_run {
+        return dry_run(&exp);
+    }
     execute(&exp, home)
 }
 
@@ -275,6 +284,27 @@ pub(super) fn out_dir(run: &RunArgs, kind: &str) -> PathBuf {
     run.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(crate::results::writer::dir_name(SystemTime::now(), kind))
     })
+}
+
+/// `--dry-run`: every run's plan validated as the experiment would run it (with
+/// `--point-duration`), and a line saying what would run; nothing is started.
+pub(super) fn dry_run(exp: &Experiment) -> Result<u8, CliError> {
+    for run in &exp.runs {
+        let mut run = run.clone();
+        if let Some(d) = &exp.point_duration {
+            run.over.phase_duration = Some(d.clone());
+        }
+        run.plan(cores(), 1, &Registry)
+            .map_err(|e| CliError::usage(format!("{}: {e}", run.label)))?;
+    }
+    println!(
+        "dry run: {} points x {} repeats = {} runs into {}, each run checked; nothing was run",
+        exp.points.len(),
+        exp.repeat,
+        exp.points.len() * exp.repeat as usize,
+        exp.dir.display()
+    );
+    Ok(0)
 }
 
 pub(super) fn execute(exp: &Experiment, home: &Home) -> Result<u8, CliError> {

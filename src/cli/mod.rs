@@ -194,6 +194,10 @@ fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Result<
             .apply(&mut plan, start, run_id)
             .map_err(CliError::usage)?;
     }
+    if args.dry_run {
+        print!("{}", console::planned_run(&plan));
+        return Ok(0);
+    }
     let (rt, stop, events) = interactive()?;
     let outcome = rt
         .block_on(crate::runner::run(plan, home, stop.clone(), events))

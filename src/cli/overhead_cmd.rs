@@ -13,7 +13,7 @@ use crate::results::experiment::{ExperimentFile, RunStatus};
 use crate::workload::Registry;
 
 use super::args::OverheadArgs;
-use super::experiment_cmd::{base_run, execute_file, exit_code, out_dir, request};
+use super::experiment_cmd::{base_run, dry_run, execute_file, exit_code, out_dir, request};
 use super::{CliError, WorkloadFlags};
 
 /// The Cybertec study's pgbench run: a run preset, so the workload is named by config's
@@ -51,6 +51,9 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
     let dir = out_dir(&run, "overhead");
     let exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    if run.dry_run {
+        return dry_run(&exp);
+    }
     let (file, interrupted) = execute_file(&exp, home)?;
     print!("{}", verdict(&file, &exp.dir));
     Ok(exit_code(&file, interrupted))

@@ -76,6 +76,24 @@ fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Prep
     })
 }
 
+/// `--dry-run`: the instances that would be started and what would be loaded where.
+fn planned_loads(instances: &[config::InstancePlan], loads: &[config::PreparePlan]) -> String {
+    let mut out = String::new();
+    for i in instances {
+        out.push_str(&format!("dry run: would start instance {}\n", i.name));
+    }
+    for l in loads {
+        out.push_str(&format!(
+            "dry run: would load {} at scale {} into {}\n",
+            l.workload,
+            l.scale,
+            l.target.redacted()
+        ));
+    }
+    out.push_str("dry run: nothing was started or loaded\n");
+    out
+}
+
 pub fn prepare(
     args: args::PrepareArgs,
     flags: &WorkloadFlags,
@@ -83,6 +101,10 @@ pub fn prepare(
 ) -> Result<u8, CliError> {
     let Preparation { instances, loads } = prepare_plans(&args, flags)?;
     let loads = shard_of(loads, args.shard.as_deref())?;
+    if args.dry_run {
+        print!("{}", planned_loads(&instances, &loads));
+        return Ok(0);
+    }
     let parallel = match args.parallel_targets {
         Some(0) => return Err(CliError::usage("--parallel-targets must be at least 1")),
         Some(n) => n as usize,

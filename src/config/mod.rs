@@ -354,13 +354,23 @@ pub fn build_run_plan(
     default_seed: u64,
     catalog: &dyn Catalog,
 ) -> Result<RunPlan, ConfigError> {
+    let (preset, run_file) = match &source {
+        RunSource::None => (None, None),
+        RunSource::File(path) => (None, Some(path.to_path_buf())),
+        RunSource::Preset(name) | RunSource::PresetOnHost(name, _) => {
+            (Some(name.to_string()), None)
+        }
+    };
     let (file, text) = run_text(source, &flags, cores)?;
     let src = groups::Source {
         file: &file,
         text: &text,
     };
     let from_file = parse_run_text(&src, catalog)?;
-    validate_run(&src, from_file.overlay(flags), cores, default_seed, catalog)
+    let mut plan = validate_run(&src, from_file.overlay(flags), cores, default_seed, catalog)?;
+    plan.preset = preset;
+    plan.run_file = run_file;
+    Ok(plan)
 }
 
 /// Parses a run file's text, workload options included.
@@ -490,6 +500,8 @@ pub fn validate_run(
         )?,
         out: raw.out,
         shard: None,
+        preset: None,
+        run_file: None,
     })
 }
 

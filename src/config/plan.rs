@@ -267,6 +267,13 @@ pub struct RunPlan {
     /// This process's part of a run spread over several driver processes (`--shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardPlan>,
+    /// The preset that ran (`--preset tpcv`): the report's title and the default results dir
+    /// call the run by it rather than by its workload or "elastic" (issue 43).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// The run file that ran, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_file: Option<PathBuf>,
 }
 
 /// Plans written before sampling existed sampled nothing.
@@ -281,6 +288,19 @@ impl RunPlan {
             [g] => g.workload.as_str(),
             _ => "elastic",
         }
+    }
+
+    /// What ran, in a word: the preset's name, else the run file's stem, else [`RunPlan::name`].
+    pub fn title(&self) -> String {
+        let stem = self
+            .run_file
+            .as_deref()
+            .and_then(|f| f.file_stem())
+            .map(|s| s.to_string_lossy().into_owned());
+        self.preset
+            .clone()
+            .or(stem)
+            .unwrap_or_else(|| self.name().to_string())
     }
 
     /// Advice on run settings that are valid but probably not meant, printed before the run

@@ -41,7 +41,7 @@ pub const SECTIONS: [&str; 12] = [
 ];
 
 pub(super) const STYLE: &str =
-    "body{font-family:sans-serif;margin:2em;color:#222;max-width:1000px}\
+    "body{font-family:sans-serif;margin:2em;color:#222}.wide{overflow-x:auto;max-width:100%}\
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 8px;\
 text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
 .note{color:#666;font-style:italic}.flag{background:#fdd;color:#a00;font-weight:bold}\
@@ -77,7 +77,8 @@ pub fn render(data: &RunData) -> String {
     let mut p = String::new();
     let title = format!(
         "tidebench report: {} ({})",
-        data.summary.workload, data.summary.started_at
+        glance::run_title(data),
+        data.summary.started_at
     );
     let _ = write!(
         p,
@@ -129,8 +130,10 @@ pub(super) fn chart_to(p: &mut String, svg: Result<String, String>) {
     }
 }
 
+/// A table in a box of its own that scrolls sideways when the table is wider than the window
+/// (the per-phase share table has two columns per phase), so the page does not.
 pub(super) fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
-    p.push_str("<table><tr>");
+    p.push_str("<div class=\"wide\"><table><tr>");
     for h in head {
         let _ = write!(p, "<th>{}</th>", esc(h));
     }
@@ -142,7 +145,7 @@ pub(super) fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
         }
         p.push_str("</tr>\n");
     }
-    p.push_str("</table>\n");
+    p.push_str("</table></div>\n");
 }
 
 fn ms(v: Option<f64>) -> String {

@@ -93,10 +93,14 @@ pub struct TxnTypeFacts {
     /// Issued by the workload's emulator (TPC-E's Trade-Result): outside the mix shares.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulated: bool,
+    /// The isolation level the workload fixes for the type ("repeatable read"); absent when
+    /// it runs at the session's default, the group's `isolation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
 }
 
 impl TxnTypeFacts {
-    /// Every type of `keys`, in key order.
+    /// Every type of `keys`, in key order (the runner adds each one's isolation level).
     pub fn of(keys: &KeySpace) -> Vec<TxnTypeFacts> {
         keys.txn_types
             .iter()
@@ -105,6 +109,7 @@ impl TxnTypeFacts {
                 name: name.clone(),
                 role: keys.role_of(t).to_string(),
                 emulated: keys.is_emulated(t),
+                isolation: None,
             })
             .collect()
     }

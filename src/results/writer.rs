@@ -24,9 +24,10 @@ use super::{intervals, ResultsError, RunStart, RuntimeInfo, Summary};
 use super::{HLOG_FILE, INTERVALS_FILE, RUNTIME_FILE, START_FILE, SUMMARY_FILE};
 use crate::metrics::{KeySpace, Recorder};
 
-/// `results/<UTC timestamp>-<workload>`, e.g. `results/20261122T031500Z-tpcb`, relative to the
-/// current directory; `-2`, `-3`... appended while that name (or its `.partial`) is taken, so
-/// two runs started in the same second get two dirs.
+/// `results/<UTC timestamp>-<name>` (the run's title: its preset, run file or workload), e.g.
+/// `results/20261122T031500Z-tpcb`, relative to the current directory; `-2`, `-3`... appended
+/// while that name (or its `.partial`) is taken, so two runs started in the same second get
+/// two dirs.
 pub fn default_dir(workload: &str) -> PathBuf {
     let base = dir_name(SystemTime::now(), workload);
     (1..)

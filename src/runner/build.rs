@@ -56,6 +56,21 @@ impl Frame {
             ratio_rules: self.ratio_rules.clone(),
         }
     }
+
+    /// The run's transaction types for `runtime.toml`: the key space's, each with the
+    /// isolation level the first workload declaring it fixes for it.
+    pub fn type_facts(&self) -> Vec<crate::results::TxnTypeFacts> {
+        let mut facts = crate::results::TxnTypeFacts::of(&self.keys);
+        for f in &mut facts {
+            f.isolation = self
+                .workloads
+                .iter()
+                .flat_map(|w| w.txn_types())
+                .find(|t| t.name == f.name)
+                .and_then(|t| t.isolation.clone());
+        }
+        facts
+    }
 }
 
 /// What every workload's `build` learns of the run besides its own options (see

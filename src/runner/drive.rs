@@ -136,7 +136,7 @@ async fn connect(
     let out_dir = plan
         .out
         .clone()
-        .unwrap_or_else(|| results::default_dir(plan.name()));
+        .unwrap_or_else(|| results::default_dir(&plan.title()));
     ResultsWriter::ensure_free(&out_dir)?;
     let keys = &frame.keys;
     let sessions = layout.sessions_per_target();
@@ -324,7 +324,7 @@ fn open_writer(
     // Another run without --out may have taken the same second's name since `connect`
     // checked it: take the next free one.
     if plan.out.is_none() && created.is_err() {
-        created = ResultsWriter::create(&results::default_dir(plan.name()), started_at);
+        created = ResultsWriter::create(&results::default_dir(&plan.title()), started_at);
     }
     let mut writer = created?;
     record_start(&mut writer, plan, start, started_at, devices)?;
@@ -419,7 +419,7 @@ fn record_start(
         start.server_facts.to_vec(),
     );
     runtime.devices = devices.to_vec();
-    runtime.txn_types = results::TxnTypeFacts::of(&frame.keys);
+    runtime.txn_types = frame.type_facts();
     let facts = frame.run_facts(plan, started_at, Duration::ZERO, false);
     writer.record_start(&runtime, &RunStart::new(&facts, &frame.keys))
 }

@@ -68,7 +68,7 @@ pub async fn finish(
     }
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
-    runtime.txn_types = crate::results::TxnTypeFacts::of(&frame.keys);
+    runtime.txn_types = frame.type_facts();
     let dir = writer.finish(&runtime, &summary)?;
     // The results are safe on disk by now: a report that cannot be drawn only warns.
     let mut warnings = std::mem::take(&mut result.warnings);

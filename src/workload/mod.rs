@@ -85,6 +85,10 @@ pub struct TxnType {
     /// Issued by the workload's [`Emulator`] (TPC-E's Trade-Result, Market-Feed,
     /// Data-Maintenance, Trade-Cleanup), never drawn from a deck: outside the mix shares.
     pub emulated: bool,
+    /// The isolation level the type's transactions begin at when the workload fixes it per
+    /// type (tpce: TPC-E's §3.1 levels), as SQL spells it; `None`: the session's default, the
+    /// group's `isolation`. The report shows it per type.
+    pub isolation: Option<String>,
 }
 
 impl TxnType {
@@ -94,6 +98,7 @@ impl TxnType {
             name: name.into(),
             role: role.into(),
             emulated: false,
+            isolation: None,
         }
     }
 
@@ -102,6 +107,14 @@ impl TxnType {
         TxnType {
             emulated: true,
             ..TxnType::new(name, role)
+        }
+    }
+
+    /// The same type, beginning its transactions at `level` (as SQL spells it).
+    pub fn at_isolation(self, level: Option<String>) -> TxnType {
+        TxnType {
+            isolation: level,
+            ..self
         }
     }
 }

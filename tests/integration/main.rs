@@ -23,6 +23,7 @@ mod pgbench_init;
 mod pgbench_logs;
 mod pgwire_conn;
 mod profile;
+mod readme;
 mod recover;
 mod report;
 mod results;

@@ -122,6 +122,28 @@ fn two_groups_route_by_role_and_each_market_closes_its_loop() {
         runtime.contains("dss_types = [\"trade_lookup\", \"trade_update\"]"),
         "{runtime}"
     );
+    // The report's first screen (issue 43): called by the run file, each server named with
+    // its group and role, isolation per transaction type as tpce begins each.
+    assert!(
+        runtime.contains("isolation = \"serializable\""),
+        "{runtime}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("<h1>tidebench report: tpcv ("), "{page}");
+    assert!(page.contains("<td>tpce (run file "), "{page}");
+    // Both instances have the test's settings: one row names both.
+    for name in [
+        "instance tvo (A oltp, B oltp)",
+        "instance tvd (A dss, B dss)",
+    ] {
+        assert!(page.contains(name), "{name}: {page}");
+    }
+    assert!(
+        page.contains(
+            "repeatable read: trade_order, trade_update, market_feed; serializable: trade_result"
+        ),
+        "{page}"
+    );
 
     for g in ["a", "b"] {
         let oltp = format!("instance:tvo/{g}_oltp");

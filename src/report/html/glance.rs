@@ -1,10 +1,11 @@
 //! The "Run at a glance" section: the run's facts in one table (totals, headline, latency,
 //! host and servers), the per-role table, and the phases.
 
+use crate::config::{RunPlan, TargetSpec};
 use crate::report::load::RunData;
 use crate::report::roles_view;
 use crate::report::system_view as sys;
-use crate::results::{HostFacts, Per, ServerFacts, Summary};
+use crate::results::{HostFacts, Per, RuntimeInfo, ServerFacts, Summary, TxnTypeFacts};
 
 use super::{ms, note_to, table_to};
 
@@ -22,13 +23,28 @@ const SETTINGS: [&str; 10] = [
     "huge_pages",
 ];
 
+/// Servers named in one row of the glance table before the rest are counted ("and 9 more").
+const NAMED_SERVERS: usize = 4;
+
+/// What ran, in a word, for the page's title: the preset or run file's name when
+/// `runtime.toml` says, else the summary's workload ("elastic" for several groups).
+pub(super) fn run_title(d: &RunData) -> String {
+    d.runtime
+        .as_ref()
+        .map_or_else(|| d.summary.workload.clone(), |rt| rt.plan.title())
+}
+
 /// Writes the section: the facts table, the per-role table if any, then the phases table.
 pub(super) fn glance(d: &RunData, p: &mut String) {
     let s = &d.summary;
     let mut rows = summary_rows(s);
     if let Some(rt) = &d.runtime {
+        what_ran(&mut rows, &rt.plan);
+        if let Some(row) = isolation_row(s, rt) {
+            replace_row(&mut rows, row);
+        }
         rows.push(host_row(&rt.host));
-        rows.extend(server_rows(&rt.servers));
+        rows.extend(server_rows(&rt.servers, &rt.plan));
     }
     if let Some(cost) = sys::sampling_cost(d) {
         rows.push(vec!["sampling cost".into(), cost]);
@@ -151,6 +167,70 @@ fn summary_rows(s: &Summary) -> Vec<Vec<String>> {
     rows
 }
 
+/// The "workload" row names the groups' workloads (not "elastic"), and a "run" row says what
+/// ran: the preset or the run file.
+fn what_ran(rows: &mut Vec<Vec<String>>, plan: &RunPlan) {
+    let mut workloads: Vec<&str> = Vec::new();
+    for g in &plan.groups {
+        if !workloads.contains(&g.workload.as_str()) {
+            workloads.push(g.workload.as_str());
+        }
+    }
+    if !workloads.is_empty() {
+        replace_row(rows, vec!["workload".into(), workloads.join(", ")]);
+    }
+    let ran = match (&plan.preset, &plan.run_file) {
+        (Some(preset), _) => format!("preset {preset}"),
+        (None, Some(file)) => format!("run file {}", file.display()),
+        (None, None) => return,
+    };
+    if let Some(row) = rows.iter_mut().find(|r| r[0] == "workload") {
+        row[1] = format!("{} ({ran})", row[1]);
+    }
+}
+
+/// Puts `row` in place of the row with the same heading, or at the end.
+fn replace_row(rows: &mut Vec<Vec<String>>, row: Vec<String>) {
+    match rows.iter_mut().find(|r| r[0] == row[0]) {
+        Some(r) => *r = row,
+        None => rows.push(row),
+    }
+}
+
+/// The isolation row per transaction type where the workload fixes levels per type (tpce's
+/// §3.1: repeatable read for Trade-Order, serializable for Trade-Result, ...): the types at
+/// each level, the rest at the groups' level. `None` where no type has its own level.
+fn isolation_row(s: &Summary, rt: &RuntimeInfo) -> Option<Vec<String>> {
+    let fixed: Vec<&TxnTypeFacts> = rt
+        .txn_types
+        .iter()
+        .filter(|t| t.isolation.is_some())
+        .collect();
+    if fixed.is_empty() {
+        return None;
+    }
+    let mut levels: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in &fixed {
+        let level = t.isolation.as_deref().unwrap_or_default();
+        match levels.iter_mut().find(|(l, _)| *l == level) {
+            Some((_, types)) => types.push(&t.name),
+            None => levels.push((level, vec![&t.name])),
+        }
+    }
+    let mut parts: Vec<String> = levels
+        .iter()
+        .map(|(level, types)| format!("{level}: {}", types.join(", ")))
+        .collect();
+    if fixed.len() < rt.txn_types.len() {
+        let rest = s
+            .isolation
+            .as_ref()
+            .map_or("not recorded".into(), |i| i.describe());
+        parts.push(format!("{rest}: the other types"));
+    }
+    Some(vec!["isolation".into(), parts.join("; ")])
+}
+
 /// The "host" row: the host facts that were recorded, comma-separated.
 fn host_row(h: &HostFacts) -> Vec<String> {
     let facts = [
@@ -170,26 +250,72 @@ fn host_row(h: &HostFacts) -> Vec<String> {
     vec!["host".into(), facts.join(", ")]
 }
 
-/// One row per distinct server version and settings, in first-seen order.
-fn server_rows(servers: &[ServerFacts]) -> Vec<Vec<String>> {
+/// One row per distinct server version and settings, in first-seen order, headed by the
+/// servers that reported it and the groups and roles they serve ("instance tpcv-a1-oltp (A
+/// oltp)"), so eight alike "PostgreSQL 15" rows tell their servers apart.
+fn server_rows(servers: &[ServerFacts], plan: &RunPlan) -> Vec<Vec<String>> {
     // Targets on one instance (or on alike instances) report the same line: show it once.
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut seen: Vec<(String, Vec<String>)> = Vec::new();
     for server in servers {
         let settings: Vec<String> = SETTINGS
             .iter()
             .filter_map(|k| server.settings.get(*k).map(|v| format!("{k}={v}")))
             .collect();
-        let line = (
-            format!("PostgreSQL {}", server.server_version),
-            settings.join(", "),
+        let line = format!(
+            "PostgreSQL {}: {}",
+            server.server_version,
+            settings.join(", ")
         );
-        if !seen.contains(&line) {
-            seen.push(line);
+        let name = server_name(&server.label, plan);
+        match seen.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, names)) => names.push(name),
+            None => seen.push((line, vec![name])),
         }
     }
     seen.into_iter()
-        .map(|(version, settings)| vec![version, settings])
+        .map(|(line, names)| vec![named(&names), line])
         .collect()
+}
+
+/// A server by its first target's label (managed instances by name: "instance vm1"), with
+/// the groups and roles of every target of the plan on it: "instance vm1 (A oltp, B oltp)".
+fn server_name(label: &str, plan: &RunPlan) -> String {
+    let instance = label
+        .strip_prefix("instance:")
+        .map(|rest| rest.split('/').next().unwrap_or(rest));
+    let mut uses: Vec<String> = Vec::new();
+    for g in &plan.groups {
+        for set in &g.sets {
+            for (spec, roles) in set.distinct_targets() {
+                let on_it = match (instance, spec) {
+                    (Some(i), TargetSpec::Instance { name, .. }) => name == i,
+                    _ => spec.redacted() == label,
+                };
+                let used = format!("{} {}", g.name, roles.join("+"));
+                if on_it && !uses.contains(&used) {
+                    uses.push(used);
+                }
+            }
+        }
+    }
+    let server = instance.map_or_else(|| label.to_string(), |i| format!("instance {i}"));
+    if uses.is_empty() {
+        server
+    } else {
+        format!("{server} ({})", uses.join(", "))
+    }
+}
+
+/// The first few names, then how many more.
+fn named(names: &[String]) -> String {
+    match names.len() {
+        n if n <= NAMED_SERVERS => names.join("; "),
+        n => format!(
+            "{}; and {} more",
+            names[..NAMED_SERVERS].join("; "),
+            n - NAMED_SERVERS
+        ),
+    }
 }
 
 /// The phases table: each iteration's phase, when it started, how long, measured or not, tps.
@@ -213,3 +339,6 @@ fn phases_to(p: &mut String, s: &Summary) {
         &phases,
     );
 }
+
+#[cfg(test)]
+mod tests;

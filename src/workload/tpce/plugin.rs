@@ -226,7 +226,8 @@ impl Tpce {
 }
 
 /// Every type with its role: the `dss` customer types on `dss`, the rest and the emulated
-/// types (the market's and the maintenance work, which write) on `oltp`.
+/// types (the market's and the maintenance work, which write) on `oltp`; each with the
+/// isolation level its `BEGIN` names.
 fn txn_types(dss: &[String]) -> Vec<TxnType> {
     let role = |t: &str| ROLES[usize::from(dss.iter().any(|d| d == t))];
     CE_TYPES
@@ -237,6 +238,10 @@ fn txn_types(dss: &[String]) -> Vec<TxnType> {
                 .iter()
                 .map(|t| TxnType::emulated(*t, ROLES[0])),
         )
+        .map(|t| {
+            let level = txn::isolation(&t.name);
+            t.at_isolation(level)
+        })
         .collect()
 }
 

@@ -25,6 +25,8 @@
 //! Money and prices travel as numeric text ([`numeric`]); the trade rules Trade-Result and
 //! Trade-Order apply are the loader's too ([`crate::workload::tpce::rules`]).
 
+use pgwire::Statement;
+
 pub mod broker_volume;
 pub mod customer_position;
 pub mod data_maintenance;
@@ -99,5 +101,55 @@ pub fn missing(what: String) -> pgwire::Error {
             message: what,
             more: None,
         },
+    }
+}
+
+/// The isolation level a type's transactions begin at, read from its `BEGIN` statement so the
+/// report cannot show another than the server gets ("repeatable read"); `None` for a name that
+/// is not a tpce type.
+pub fn isolation(txn_type: &str) -> Option<String> {
+    let begin: Statement = match txn_type {
+        "broker_volume" => broker_volume::BEGIN,
+        "customer_position" => customer_position::BEGIN,
+        "market_watch" => market_watch::BEGIN,
+        "security_detail" => security_detail::BEGIN,
+        "trade_lookup" => trade_lookup::BEGIN,
+        "trade_order" => trade_order::BEGIN,
+        "trade_status" => trade_status::BEGIN,
+        "trade_update" => trade_update::BEGIN,
+        "trade_result" => trade_result::BEGIN,
+        "market_feed" => market_feed::BEGIN,
+        "data_maintenance" => data_maintenance::BEGIN,
+        "trade_cleanup" => trade_cleanup::BEGIN,
+        _ => return None,
+    };
+    let level = begin.sql.strip_prefix("BEGIN ISOLATION LEVEL ")?;
+    let level = level.strip_suffix(" READ ONLY").unwrap_or(level);
+    Some(level.to_lowercase())
+}
+
+#[cfg(test)]
+mod isolation_tests {
+    use super::isolation;
+    use crate::workload::tpce::mix::{CE_TYPES, EMULATED_TYPES};
+
+    #[test]
+    fn every_type_names_the_level_of_tpce_3_1() {
+        for t in CE_TYPES.iter().chain(&EMULATED_TYPES) {
+            assert!(isolation(t).is_some(), "{t}");
+        }
+        assert_eq!(isolation("trade_order").as_deref(), Some("repeatable read"));
+        assert_eq!(
+            isolation("trade_update").as_deref(),
+            Some("repeatable read")
+        );
+        assert_eq!(isolation("market_feed").as_deref(), Some("repeatable read"));
+        assert_eq!(isolation("trade_result").as_deref(), Some("serializable"));
+        assert_eq!(isolation("trade_lookup").as_deref(), Some("read committed"));
+        assert_eq!(
+            isolation("data_maintenance").as_deref(),
+            Some("read committed")
+        );
+        assert_eq!(isolation("tpcb"), None);
     }
 }
