@@ -53,6 +53,14 @@ pub enum InstanceCommand {
         /// instance's tls/ dir and turn ssl on; `instance dsn` then prints a verify-full DSN
         #[arg(long)]
         ssl: bool,
+        /// Run the server in a real VM under this hypervisor (a QEMU guest with the host's
+        /// PostgreSQL; --cpus are then whole vCPUs and --memory its RAM, default 1GiB)
+        #[arg(long, value_enum)]
+        hypervisor: Option<instance::vm::Hypervisor>,
+        /// With --hypervisor: force KVM or TCG (software emulation); default: KVM when a
+        /// KVM guest boots, else TCG
+        #[arg(long, value_enum, requires = "hypervisor")]
+        accel: Option<instance::vm::Accel>,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
@@ -99,6 +107,8 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             memory,
             vm,
             ssl,
+            hypervisor,
+            accel,
         } => {
             let opts = InstanceOptions {
                 port,
@@ -107,6 +117,7 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 memory,
                 vm,
                 ssl,
+                guest: hypervisor.map(|_| instance::vm::GuestOptions { accel }),
             };
             let (inst, outcome) = instance::start_reporting(home, &name, &opts)?;
             let what = match outcome {
@@ -114,6 +125,11 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 StartOutcome::Started => "started",
                 StartOutcome::AlreadyRunning => "is already running",
             };
+            if let Some(guest) = inst.guest() {
+                if outcome != StartOutcome::AlreadyRunning {
+                    println!("{}", describe_guest(guest));
+                }
+            }
             println!(
                 "instance '{name}' {what} on port {} (socket dir {})",
                 inst.port,
@@ -162,6 +178,57 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
     }
 }
 
+/// What a VM instance's start did: accelerator, size, kernel, times, image.
+fn describe_guest(guest: &instance::vm::GuestInfo) -> String {
+    let r = &guest.record;
+    let mut out = format!(
+        "VM: QEMU, {} vCPU{}, {} RAM",
+        r.vcpus,
+        if r.vcpus == 1 { "" } else { "s" },
+        instance::format_size(r.memory)
+    );
+    let Some(s) = &guest.state else {
+        return out;
+    };
+    let accel = match s.accel {
+        instance::vm::Accel::Kvm => "KVM",
+        instance::vm::Accel::Tcg => {
+            "TCG (software emulation: figures are emulated, not a VM's overhead)"
+        }
+    };
+    out.push_str(&format!(
+        ", accelerator {accel}\nVM: guest kernel {}; PostgreSQL ready {:.1} s after QEMU started",
+        s.kernel_release, s.ready_secs
+    ));
+    if let Some(note) = &s.kvm_note {
+        out.push_str(&format!("\nVM: KVM not used: {note}"));
+    }
+    if s.image_build_secs > 0.0 {
+        out.push_str(&format!(
+            "\nVM: guest image built in {:.1} s ({})",
+            s.image_build_secs,
+            instance::format_size(s.image_bytes)
+        ));
+    }
+    out
+}
+
+/// The LIMITS cell of a VM instance: `qemu/tcg 2 vCPUs 512MiB`.
+fn guest_limits(guest: Option<&instance::vm::GuestInfo>) -> String {
+    let Some(g) = guest else {
+        return String::new();
+    };
+    let accel = g
+        .state
+        .as_ref()
+        .map_or("qemu".to_string(), |s| format!("qemu/{}", s.accel.name()));
+    format!(
+        "{accel} {} vCPU {}",
+        g.record.vcpus,
+        instance::format_size(g.record.memory)
+    )
+}
+
 /// Left-aligned columns separated by two spaces.
 fn status_table(rows: &[instance::InstanceStatus]) -> String {
     let header = ["NAME", "STATE", "PORT", "PID", "DATA DIR", "LIMITS"].map(String::from);
@@ -175,6 +242,7 @@ fn status_table(rows: &[instance::InstanceStatus]) -> String {
             r.pid.map_or("-".to_string(), |p| p.to_string()),
             r.instance.data_dir().display().to_string(),
             match r.instance.vm() {
+                _ if r.instance.guest().is_some() => guest_limits(r.instance.guest()),
                 Some(vm) => format!("{} vm={vm}", instance::describe_limits(cpus, memory)),
                 None => instance::describe_limits(cpus, memory),
             },

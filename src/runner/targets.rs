@@ -151,6 +151,7 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         memory: decl.memory_bytes,
         vm: decl.vm.clone(),
         ssl: decl.ssl,
+        guest: None,
     }
 }
 
