@@ -45,3 +45,4 @@ mod tpce_trades_fixture;
 mod tpce_txns;
 mod tpcv;
 mod transactions;
+mod vm;

@@ -178,7 +178,7 @@ fn recipe(bin_dir: &Path, kernel_pkg: &str) -> Result<String, InstanceError> {
         Command::new(bin_dir.join("postgres")).arg("--version"),
         "check the PostgreSQL installation",
     )?;
-    let exe = std::env::current_exe().map_err(InstanceError::io("find", "tidebench itself"))?;
+    let exe = init_binary()?;
     let meta = std::fs::metadata(&exe).map_err(InstanceError::io("read", &exe))?;
     let mtime = meta
         .modified()
@@ -341,7 +341,7 @@ fn stage_postgres(bin_dir: &Path, root: &Path) -> Result<(), InstanceError> {
     if zoneinfo.is_dir() {
         copy_tree(zoneinfo, root)?;
     }
-    binaries.push(std::env::current_exe().map_err(InstanceError::io("find", "tidebench"))?);
+    binaries.push(init_binary()?);
     copy_libraries(&binaries, root)
 }
 
@@ -407,9 +407,34 @@ fn copy_libraries(binaries: &[PathBuf], root: &Path) -> Result<(), InstanceError
     Ok(())
 }
 
+/// The tidebench binary that becomes the guest's init: `$TIDEBENCH_GUEST_INIT`, else this
+/// program when it is tidebench, else a `tidebench` beside or above it (a test harness runs
+/// from `target/debug/deps/`).
+fn init_binary() -> Result<PathBuf, InstanceError> {
+    if let Some(p) = std::env::var_os("TIDEBENCH_GUEST_INIT").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(InstanceError::io("find", "tidebench itself"))?;
+    if exe.file_name().is_some_and(|n| n == "tidebench") {
+        return Ok(exe);
+    }
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join("tidebench"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            setup(format!(
+                "{} is not tidebench and no tidebench binary is beside it; set \
+                 TIDEBENCH_GUEST_INIT to the tidebench binary the guest runs as its init",
+                exe.display()
+            ))
+        })
+}
+
 /// tidebench itself as the guest's init, without its debug info when `strip` is there.
 fn stage_init(root: &Path) -> Result<(), InstanceError> {
-    let exe = std::env::current_exe().map_err(InstanceError::io("find", "tidebench"))?;
+    let exe = init_binary()?;
     let dst = under(root, Path::new(GUEST_INIT));
     copy_file(&exe, &dst)?;
     // Debug builds are ~180 MB, stripped ~30 MB; an unstripped init still works.

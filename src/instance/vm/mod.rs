@@ -290,7 +290,10 @@ pub(crate) fn start(
         qemu::stop(&files);
     }
     boot(layout, record)?;
-    Ok((super::instance_from(layout, record)?, StartOutcome::Started))
+    let instance = super::instance_from(layout, record)?;
+    // A creation cut short (Ctrl-C, a killed tidebench) may have stopped before this.
+    ensure_database(&instance, super::DEFAULT_DBNAME)?;
+    Ok((instance, StartOutcome::Started))
 }
 
 fn console_says_ready(files: &VmFiles) -> bool {
