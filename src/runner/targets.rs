@@ -198,3 +198,41 @@ pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTa
         .await
         .map_err(|e| RunError::Target(e.to_string()))
 }
+
+/// Marks the servers that are managed instances in real VMs (found by their forwarded port)
+/// with how they ran, and warns when one is emulated (TCG): its figures are not a VM's
+/// real overhead.
+pub(super) fn with_guests(
+    mut facts: Vec<crate::results::ServerFacts>,
+    targets: &Targets,
+    home: &Home,
+    events: &dyn Sink,
+) -> Result<Vec<crate::results::ServerFacts>, RunError> {
+    for inst in managed_instances(&targets.planned, home)? {
+        let Some(guest) = inst.guest() else { continue };
+        let Some(state) = &guest.state else { continue };
+        let address = format!("127.0.0.1:{}", inst.port);
+        let emulated = state.accel == instance::vm::Accel::Tcg;
+        for f in facts
+            .iter_mut()
+            .filter(|f| f.address.as_deref() == Some(&address))
+        {
+            f.vm = Some(crate::results::VmFacts {
+                hypervisor: "qemu".into(),
+                accel: state.accel.name().into(),
+                emulated,
+                vcpus: guest.record.vcpus,
+                memory_bytes: guest.record.memory,
+                kernel: state.kernel_release.clone(),
+            });
+        }
+        if emulated {
+            events.send(crate::event::Event::Warning(format!(
+                "instance '{}' is a QEMU guest under TCG (software emulation): its figures are \
+                 emulated, not a VM's real overhead; use a host with working KVM for those",
+                inst.name
+            )));
+        }
+    }
+    Ok(facts)
+}

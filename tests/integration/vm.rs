@@ -126,6 +126,18 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_and_stops_cleanly() {
         "client count must equal the guest server's xact_commit delta: {s}"
     );
 
+    // runtime.toml says the server was a VM, and whether its figures are emulated.
+    let runtime: toml::Value =
+        toml::from_str(&std::fs::read_to_string(out.join("runtime.toml")).unwrap()).unwrap();
+    let vm = &runtime["servers"][0]["vm"];
+    assert_eq!(vm["accel"].as_str(), Some(state.accel.name()), "{runtime}");
+    assert_eq!(
+        vm["emulated"].as_bool(),
+        Some(state.accel == instance::vm::Accel::Tcg),
+        "{runtime}"
+    );
+    assert_eq!(vm["vcpus"].as_integer(), Some(2));
+
     // The server log is on the host.
     let log = std::fs::read_to_string(inst.log_path()).unwrap();
     assert!(

@@ -148,14 +148,33 @@ pub(crate) fn validate(opts: &InstanceOptions) -> Result<u32, InstanceError> {
                 .into(),
         ));
     }
-    match opts.cpus {
-        None => Ok(1),
-        Some(c) if c >= 1.0 && c.fract() == 0.0 && c <= 255.0 => Ok(c as u32),
-        Some(c) => Err(setup(format!(
-            "--cpus {c} is not a number of vCPUs; give a whole number between 1 and 255 with \
-             --hypervisor"
-        ))),
+    opts.cpus.map_or(Ok(1), vcpus)
+}
+
+/// `--cpus` of a guest: whole vCPUs.
+fn vcpus(cpus: f64) -> Result<u32, InstanceError> {
+    if (1.0..=255.0).contains(&cpus) && cpus.fract() == 0.0 {
+        return Ok(cpus as u32);
     }
+    Err(setup(format!(
+        "--cpus {cpus} is not a number of vCPUs; give a whole number between 1 and 255 for a \
+         VM instance"
+    )))
+}
+
+/// For a guest's record with limits laid over it (`reconfigure`): the CPU and memory limits
+/// are its vCPUs and RAM.
+pub(crate) fn fold_limits(record: &mut Record) -> Result<(), InstanceError> {
+    let Some(guest) = record.guest.as_mut() else {
+        return Ok(());
+    };
+    if let Some(c) = record.cpus.take() {
+        guest.vcpus = vcpus(c)?;
+    }
+    if let Some(m) = record.memory.take() {
+        guest.memory = m;
+    }
+    Ok(())
 }
 
 /// Creates a guest instance: record, passfile, data disk, first boot, default database.
@@ -308,6 +327,15 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         .as_ref()
         .ok_or_else(|| setup("not a guest".into()))?;
     let files = files_of(layout);
+    let qmp = files.qmp();
+    // QEMU's monitor is a unix socket: its path must fit sun_path.
+    if qmp.as_os_str().len() > 107 {
+        return Err(setup(format!(
+            "the VM's monitor socket {} is longer than unix sockets allow (107 bytes); set \
+             TIDEBENCH_HOME to a shorter path, e.g. /var/tmp/tidebench",
+            qmp.display()
+        )));
+    }
     let image = image::ensure(&layout.home, &record.pg_bin_dir)?;
     make_overlay(&image.root, &files.overlay())?;
     let password = super::password::read(&layout.dir).ok_or_else(|| {
@@ -406,4 +434,36 @@ pub(crate) fn stop(layout: &Layout) -> bool {
 /// The guest's data disk, shown where a local instance shows its data dir.
 pub fn data_disk(dir: &Path) -> PathBuf {
     dir.join("vm").join("data.img")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vcpus_are_whole_and_limits_fold_into_the_guest() {
+        assert_eq!(vcpus(2.0).unwrap(), 2);
+        let err = vcpus(1.5).unwrap_err().to_string();
+        assert!(err.contains("whole number"), "{err}");
+        assert!(vcpus(0.0).is_err());
+        let opts = InstanceOptions {
+            vm: Some("host/vm1".into()),
+            ..Default::default()
+        };
+        assert!(validate(&opts).unwrap_err().to_string().contains("--vm"));
+        let mut record: Record = toml::from_str(
+            "schema_version = 1\nname = \"g\"\nport = 5000\nsuperuser = \"postgres\"\n\
+             os_user = \"postgres\"\npg_bin_dir = \"/usr/lib/postgresql/15/bin\"\n\
+             [guest]\nhypervisor = \"qemu\"\nvcpus = 1\nmemory = 536870912\n",
+        )
+        .unwrap();
+        assert!(!record.has_cgroup());
+        record.cpus = Some(4.0);
+        record.memory = Some(1 << 30);
+        fold_limits(&mut record).unwrap();
+        let guest = record.guest.as_ref().unwrap();
+        assert_eq!((guest.vcpus, guest.memory), (4, 1 << 30));
+        assert_eq!((record.cpus, record.memory), (None, None));
+        assert!(!record.has_cgroup(), "a guest never gets a cgroup");
+    }
 }

@@ -216,7 +216,7 @@ fn command(b: &Boot, accel: Accel) -> Command {
         .arg("-qmp")
         .arg(format!("unix:{},server=on,wait=off", opt_path(&f.qmp())))
         .arg("-pidfile")
-        .arg(&f.pidfile())
+        .arg(f.pidfile())
         .arg("-daemonize")
         .stdin(std::process::Stdio::null());
     cmd
