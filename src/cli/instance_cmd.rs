@@ -77,6 +77,15 @@ pub enum InstanceCommand {
         /// Instance name
         name: String,
     },
+    /// Set a VM instance's memory through its virtio balloon (QMP), e.g. 256MiB; its full
+    /// size gives the memory back
+    Balloon {
+        /// Instance name (started with --hypervisor qemu)
+        name: String,
+        /// The memory the guest keeps, e.g. 256MiB (at most its --memory)
+        #[arg(value_parser = instance::parse_size)]
+        size: u64,
+    },
     /// Print a libpq connection string for an instance (for psql, pgbench, ...)
     #[command(after_help = DSN_AFTER_HELP)]
     Dsn {
@@ -169,6 +178,16 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             println!("instance '{name}' destroyed");
             Ok(())
         }
+        InstanceCommand::Balloon { name, size } => {
+            let inst = instance::find_running(home, &name)?;
+            let actual = instance::vm::balloon(&inst, size)?;
+            println!(
+                "instance '{name}': the guest now has {} (balloon target {})",
+                instance::format_size(actual),
+                instance::format_size(size)
+            );
+            Ok(())
+        }
         InstanceCommand::Dsn { name, db } => {
             crate::config::target::check_name("database", &db).map_err(CliError::usage)?;
             let inst = instance::find(home, &name)?;
@@ -197,7 +216,7 @@ fn describe_guest(guest: &instance::vm::GuestInfo) -> String {
         }
     };
     out.push_str(&format!(
-        ", accelerator {accel}\nVM: guest kernel {}; PostgreSQL ready {:.1} s after QEMU started",
+        ", accelerator {accel}\nVM: guest kernel {}; first connection {:.1} s after QEMU started",
         s.kernel_release, s.ready_secs
     ));
     if let Some(note) = &s.kvm_note {

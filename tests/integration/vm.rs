@@ -26,10 +26,21 @@ fn alive(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.is_empty())
 }
 
+/// A field of /proc/meminfo, in kB.
+fn meminfo_kib(meminfo: &str, field: &str) -> u64 {
+    meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("{field} in the guest's /proc/meminfo: {meminfo}"))
+}
+
 #[test]
-fn a_vm_instance_runs_tpcb_in_its_own_guest_and_stops_cleanly() {
+fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     if let Some(why) = no_qemu() {
-        eprintln!("SKIPPED a_vm_instance_runs_tpcb_in_its_own_guest_and_stops_cleanly: {why}");
+        eprintln!(
+            "SKIPPED a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly: {why}"
+        );
         return;
     }
     let home = support::temp_home();
@@ -54,7 +65,7 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_and_stops_cleanly() {
     let o = tb(&home, &args);
     assert!(o.status.success(), "start: {}", text(&o));
     let shown = text(&o);
-    assert!(shown.contains("PostgreSQL ready"), "{shown}");
+    assert!(shown.contains("first connection"), "{shown}");
 
     let inst = instance::find(&home.home, "vm1").unwrap();
     let guest = inst.guest().expect("a VM instance").clone();
@@ -79,11 +90,7 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_and_stops_cleanly() {
     let addr = support::psql(&inst, "tidebench", "SELECT host(inet_server_addr())");
     assert_eq!(addr, "10.0.2.15", "reached through QEMU's user network");
     let meminfo = support::psql(&inst, "tidebench", "SELECT pg_read_file('/proc/meminfo')");
-    let total_kib: u64 = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("MemTotal in the guest's /proc/meminfo");
+    let total_kib = meminfo_kib(&meminfo, "MemTotal:");
     assert!(
         total_kib <= 512 * 1024,
         "the guest has its 512MiB: {total_kib} kB"
@@ -143,6 +150,28 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_and_stops_cleanly() {
     assert!(
         log.contains("database system is ready to accept connections"),
         "{log}"
+    );
+
+    // The balloon takes memory from the guest and gives it back: the guest's own
+    // MemAvailable follows.
+    let available = || {
+        let meminfo = support::psql(&inst, "tidebench", "SELECT pg_read_file('/proc/meminfo')");
+        meminfo_kib(&meminfo, "MemAvailable:")
+    };
+    let before = available();
+    let o = tb(&home, &["instance", "balloon", "vm1", "256MiB"]);
+    assert!(o.status.success(), "balloon: {}", text(&o));
+    let shrunk = available();
+    assert!(
+        shrunk + 200 * 1024 < before,
+        "inflating the balloon by 256MiB takes the guest's memory: {before} -> {shrunk} kB"
+    );
+    let o = tb(&home, &["instance", "balloon", "vm1", "512MiB"]);
+    assert!(o.status.success(), "balloon back: {}", text(&o));
+    let back = available();
+    assert!(
+        back > shrunk + 200 * 1024,
+        "deflating gives it back: {shrunk} -> {back} kB"
     );
 
     let pid = inst.pid().expect("QEMU runs");

@@ -79,7 +79,7 @@ pub struct GuestRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuestState {
     pub accel: Accel,
-    /// Seconds from QEMU's start to the guest's READY line.
+    /// Seconds from QEMU's start to the host's first connection to the guest's server.
     pub ready_secs: f64,
     /// The guest kernel's release, as the guest itself reported it.
     pub kernel_release: String,
@@ -364,10 +364,13 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         },
         guest.accel,
     )?;
+    // The first connection from the host, through the forward: what "ready" means to a user.
+    super::instance_from(layout, record)?.psql("postgres", "SELECT 1")?;
+    let ready_secs = booted.started.elapsed().as_secs_f64();
     let release = ready_release(&files).unwrap_or_else(|| image.release.clone());
     let state = GuestState {
         accel: booted.accel,
-        ready_secs: booted.ready_secs,
+        ready_secs,
         kernel_release: release,
         kvm_note: booted.kvm_note,
         image_build_secs: image.build_secs,
@@ -429,6 +432,52 @@ fn make_overlay(base: &Path, overlay: &Path) -> Result<(), InstanceError> {
 /// Stops the guest; false when it was not running.
 pub(crate) fn stop(layout: &Layout) -> bool {
     qemu::stop(&files_of(layout))
+}
+
+/// How long the guest's balloon driver gets to reach a new target.
+const BALLOON_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sets the guest's memory through its virtio balloon (QMP `balloon`) and waits until the
+/// guest has given (or taken back) the pages; returns the memory the guest then has, as
+/// QMP's `query-balloon` reports it. The target is clamped by QEMU to the guest's RAM.
+pub fn balloon(instance: &Instance, bytes: u64) -> Result<u64, InstanceError> {
+    let guest = instance.guest().ok_or_else(|| {
+        setup(format!(
+            "instance '{}' is not a VM; a balloon needs one started with --hypervisor qemu",
+            instance.name
+        ))
+    })?;
+    if guest.qemu_pid().is_none() {
+        return Err(InstanceError::NotRunning {
+            name: instance.name.clone(),
+        });
+    }
+    let target = bytes.min(guest.record.memory);
+    let qmp = guest.files.qmp();
+    let fail = |e: String| setup(format!("balloon of VM instance '{}': {e}", instance.name));
+    qemu::qmp(
+        &qmp,
+        &serde_json::json!({"execute": "balloon", "arguments": {"value": target}}),
+    )
+    .map_err(fail)?;
+    let started = std::time::Instant::now();
+    loop {
+        let now =
+            qemu::qmp(&qmp, &serde_json::json!({"execute": "query-balloon"})).map_err(fail)?;
+        let actual = now.get("actual").and_then(|a| a.as_u64()).unwrap_or(0);
+        // The driver moves in pages; within 1% of the target is there.
+        if actual.abs_diff(target) <= target / 100 {
+            return Ok(actual);
+        }
+        if started.elapsed() > BALLOON_WAIT {
+            return Err(fail(format!(
+                "the guest holds {actual} bytes after {}s, not the {target} asked for; it may \
+                 not be able to give more (try a larger size)",
+                BALLOON_WAIT.as_secs()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// The guest's data disk, shown where a local instance shows its data dir.

@@ -67,8 +67,8 @@ pub struct Boot<'a> {
 #[derive(Debug, Clone)]
 pub struct Booted {
     pub accel: Accel,
-    /// From QEMU's start to the guest's READY line.
-    pub ready_secs: f64,
+    /// When the QEMU that booted was started.
+    pub started: Instant,
     /// Why KVM was not used, when it was tried and given up.
     pub kvm_note: Option<String>,
 }
@@ -85,31 +85,31 @@ fn kvm_usable() -> bool {
 /// Boots with the asked accelerator, or KVM falling back to TCG when none was asked.
 pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
     match asked {
-        Some(accel) => boot_with(b, accel).map(|ready_secs| Booted {
+        Some(accel) => boot_with(b, accel).map(|started| Booted {
             accel,
-            ready_secs,
+            started,
             kvm_note: None,
         }),
         None if kvm_usable() => match boot_with(b, Accel::Kvm) {
-            Ok(ready_secs) => Ok(Booted {
+            Ok(started) => Ok(Booted {
                 accel: Accel::Kvm,
-                ready_secs,
+                started,
                 kvm_note: None,
             }),
             // KVM that fails to start or hangs (no nested virtualization): emulate instead.
             Err(e) => {
                 let why = e.to_string();
                 let first = why.lines().next().unwrap_or_default().to_string();
-                boot_with(b, Accel::Tcg).map(|ready_secs| Booted {
+                boot_with(b, Accel::Tcg).map(|started| Booted {
                     accel: Accel::Tcg,
-                    ready_secs,
+                    started,
                     kvm_note: Some(first),
                 })
             }
         },
-        None => boot_with(b, Accel::Tcg).map(|ready_secs| Booted {
+        None => boot_with(b, Accel::Tcg).map(|started| Booted {
             accel: Accel::Tcg,
-            ready_secs,
+            started,
             kvm_note: Some("/dev/kvm cannot be opened".into()),
         }),
     }
@@ -117,8 +117,8 @@ pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
 
 const KVM_SILENT: &str = "printed nothing on its console";
 
-/// Starts QEMU (daemonized) and waits for READY; returns the seconds it took.
-fn boot_with(b: &Boot, accel: Accel) -> Result<f64, InstanceError> {
+/// Starts QEMU (daemonized) and waits for READY; returns when QEMU was started.
+fn boot_with(b: &Boot, accel: Accel) -> Result<Instant, InstanceError> {
     let console = b.files.console();
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(b.files.qmp());
@@ -147,7 +147,7 @@ fn boot_with(b: &Boot, accel: Accel) -> Result<f64, InstanceError> {
         ))
     })?;
     match wait_ready(b, accel, pid, started) {
-        Ok(()) => Ok(started.elapsed().as_secs_f64()),
+        Ok(()) => Ok(started),
         Err(e) => {
             kill_now(pid);
             Err(e)
