@@ -15,8 +15,15 @@ shared_buffers=1GB (at most 25% of --memory). The database `tidebench` is create
 --cpus and --memory put the server and all its backends in their own cgroup (v1 or v2), the
 emulated VM; they need writable cgroups (run as root).
 
+--hypervisor qemu makes the instance a real VM: a QEMU guest running this host's PostgreSQL,
+reached on 127.0.0.1:PORT (QEMU's user network), with --cpus whole vCPUs and --memory its RAM
+(default 1 vCPU, 1GiB). The guest image is built on first use (the kernel from Debian's mirror)
+and cached in /var/cache/tidebench (root) or $TIDEBENCH_VM_CACHE. KVM is used when a KVM guest
+boots, else TCG (software emulation: its figures are emulated); --accel forces one.
+
 Examples:
   tidebench instance start vm1 --cpus 2 --memory 4GiB
+  tidebench instance start guest1 --hypervisor qemu --cpus 2 --memory 2GiB
   tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off
   tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA";
 
