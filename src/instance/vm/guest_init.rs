@@ -58,9 +58,9 @@ fn boot() -> Result<(), String> {
     }
     write_server_files(&config)?;
     let postmaster = start_postgres(&config)?;
-    wait_ready(&config)?;
+    wait_ready()?;
     say(&format!("{READY_LINE} {}", kernel_release()));
-    supervise(postmaster, &config);
+    supervise(postmaster);
     Ok(())
 }
 
@@ -311,9 +311,8 @@ fn start_postgres(config: &GuestConfig) -> Result<Child, String> {
 
 /// Until postmaster.pid's status line says `ready` (PostgreSQL writes it when it accepts
 /// connections), or the postmaster is gone.
-fn wait_ready(config: &GuestConfig) -> Result<(), String> {
+fn wait_ready() -> Result<(), String> {
     let pidfile = format!("{GUEST_PGDATA}/postmaster.pid");
-    let _ = config;
     loop {
         if let Ok(text) = std::fs::read_to_string(&pidfile) {
             if text.lines().nth(7).is_some_and(|l| l.trim() == "ready") {
@@ -330,7 +329,7 @@ fn wait_ready(config: &GuestConfig) -> Result<(), String> {
 }
 
 /// Reaps children until the postmaster exits or Ctrl-Alt-Del asks for a shutdown.
-fn supervise(postmaster: Child, _config: &GuestConfig) {
+fn supervise(postmaster: Child) {
     let pm = postmaster.id() as libc::pid_t;
     let mut asked = false;
     loop {

@@ -377,3 +377,51 @@ pub fn qmp(socket: &Path, command: &serde_json::Value) -> Result<serde_json::Val
     send(&serde_json::json!({"execute": "qmp_capabilities"}))?;
     send(command)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_listens_on_the_hosts_loopback_only_and_its_files_are_its_own() {
+        let files = VmFiles {
+            dir: PathBuf::from("/h/instances/a,b/vm"),
+            server_log: PathBuf::from("/h/instances/a,b/server.log"),
+        };
+        let image = Image {
+            root: PathBuf::from("/c/root.img"),
+            kernel: PathBuf::from("/c/vmlinuz"),
+            release: "6.1.0-56-cloud-amd64".into(),
+            built: false,
+            build_secs: 0.0,
+        };
+        let boot = Boot {
+            name: "a",
+            files: &files,
+            image: &image,
+            vcpus: 2,
+            memory: 512 << 20,
+            port: 6543,
+        };
+        let cmd = command(&boot, Accel::Tcg);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let net = args.iter().find(|a| a.starts_with("user,")).unwrap();
+        assert!(net.contains("restrict=on"), "{net}");
+        assert!(net.contains("hostfwd=tcp:127.0.0.1:6543-:5432"), "{net}");
+        assert_eq!(args.iter().filter(|a| a.contains("hostfwd")).count(), 1);
+        // Commas in paths are doubled, or QEMU would read them as option separators.
+        assert!(args
+            .iter()
+            .any(|a| a == "unix:/h/instances/a,,b/vm/qmp.sock,server=on,wait=off"));
+        assert!(args.contains(&"-daemonize".to_string()));
+        let at = args.iter().position(|a| a == "-smp").unwrap();
+        assert_eq!(
+            (args[at + 1].as_str(), args[at + 3].as_str()),
+            ("2", "512M")
+        );
+        assert!(args.iter().any(|a| a.starts_with("tcg")));
+    }
+}
