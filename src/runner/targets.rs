@@ -151,7 +151,16 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         memory: decl.memory_bytes,
         vm: decl.vm.clone(),
         ssl: decl.ssl,
-        guest: None,
+        guest: decl
+            .hypervisor
+            .as_ref()
+            .map(|_| instance::vm::GuestOptions {
+                accel: match decl.accel.as_deref() {
+                    Some("kvm") => Some(instance::vm::Accel::Kvm),
+                    Some("tcg") => Some(instance::vm::Accel::Tcg),
+                    _ => None,
+                },
+            }),
     }
 }
 
