@@ -133,9 +133,34 @@ pub fn ensure(home: &Path, bin_dir: &Path) -> Result<Image, InstanceError> {
             dir.display()
         ))
     })?;
+    prune_others(&cache.join("images"), &dir);
     image.built = true;
     image.build_secs = started.elapsed().as_secs_f64();
     Ok(image)
+}
+
+/// Removes the images of older recipes that no running QEMU boots (a VM's kernel path is on
+/// its command line; a stopped VM gets a fresh overlay of the current image at its next boot),
+/// so rebuilding tidebench does not pile up images.
+fn prune_others(images: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(images) else {
+        return;
+    };
+    let running: Vec<String> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).into_owned())
+        .filter(|c| c.contains("qemu"))
+        .collect();
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let kernel = path.join("vmlinuz").to_string_lossy().into_owned();
+        if path != keep && !running.iter().any(|c| c.contains(&kernel)) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
 
 fn load(dir: &Path) -> Option<Image> {
@@ -225,7 +250,11 @@ fn unpack_kernel(cache: &Path, pkg: &str) -> Result<PathBuf, InstanceError> {
             fix,
         )?;
         private_dir(&cache.join("kernels"))?;
-        std::fs::rename(work.join("x"), &dir).map_err(InstanceError::io("move", &dir))
+        match std::fs::rename(work.join("x"), &dir) {
+            // Another tidebench unpacked the same package meanwhile.
+            Err(_) if dir.join("boot").is_dir() => Ok(()),
+            r => r.map_err(InstanceError::io("move", &dir)),
+        }
     });
     let _ = std::fs::remove_dir_all(&work);
     result.map(|()| dir)
