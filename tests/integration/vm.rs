@@ -145,6 +145,18 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     );
     assert_eq!(vm["vcpus"].as_integer(), Some(2));
 
+    // The sampler reads the VM's QEMU process: what the guest costs the host.
+    let system = std::fs::read_to_string(out.join("system.csv")).unwrap();
+    assert!(
+        system
+            .lines()
+            .any(|l| l.contains(",instance:vm1,cpu_seconds,")),
+        "{system}"
+    );
+    assert!(system
+        .lines()
+        .any(|l| l.contains(",instance:vm1,rss_bytes,")));
+
     // The server log is on the host.
     let log = std::fs::read_to_string(inst.log_path()).unwrap();
     assert!(
