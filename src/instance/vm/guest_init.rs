@@ -10,6 +10,10 @@
 //!
 //! Nothing here runs on the host; it prints to the serial console because that is the guest's
 //! only voice before the network is up.
+//!
+//! SAFETY (every `unsafe` below): plain system calls (mount, ioctl, finit_module, waitpid,
+//! kill, reboot, uname) on C strings and structs that live across the call; none keeps a
+//! pointer. The SIGINT handler only stores to an atomic.
 
 use std::ffi::CString;
 use std::io::Write;
