@@ -36,6 +36,10 @@ pub fn reconfigure(
     opts.validate()?;
     let layout = Layout::new(&home.absolute()?, name);
     check_socket_dir(&layout.sockets)?;
+    if let (false, Some(guest)) = (layout.record().exists(), &opts.guest) {
+        let (instance, _) = super::vm::create(&layout, name, opts, guest)?;
+        return Ok((instance, Reconfigured::Created));
+    }
     if !layout.record().exists() {
         let instance = create::create(&layout, name, opts)?;
         return Ok((instance, Reconfigured::Created));
