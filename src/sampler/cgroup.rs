@@ -56,6 +56,8 @@ pub struct InstanceProbe {
     /// A VM instance's QEMU (issue 40): the process read in place of a postmaster, so its
     /// CPU and RSS are what the guest costs the host.
     qemu_pid: Option<u32>,
+    /// A VM instance's guest: its memory, as its balloon driver reports it through QMP.
+    guest: Option<crate::instance::vm::GuestInfo>,
 }
 
 impl InstanceProbe {
@@ -69,6 +71,7 @@ impl InstanceProbe {
             watch: IncidentWatch::new(&inst.name, inst.log_path(), inst.limits().1),
             walk: WalkPace::default(),
             qemu_pid: inst.guest().and_then(|g| g.qemu_pid()),
+            guest: inst.guest().cloned(),
         }
     }
 
@@ -184,6 +187,19 @@ impl InstanceReader {
             for (metric, v) in rows {
                 if let Some(v) = v {
                     out.push(&p.source, metric, v as f64);
+                }
+            }
+            if let Some(m) = p.guest.as_ref().and_then(|g| g.memory_stats()) {
+                let rows = [
+                    ("guest_memory_bytes", Some(m.actual)),
+                    ("guest_mem_total_bytes", m.total),
+                    ("guest_mem_available_bytes", m.available),
+                    ("guest_mem_free_bytes", m.free),
+                ];
+                for (metric, v) in rows {
+                    if let Some(v) = v {
+                        out.push(&p.source, metric, v as f64);
+                    }
                 }
             }
             incidents.extend(p.watch.check(t_s, cg.oom_kills, running_postmaster(pid)));

@@ -156,6 +156,17 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     assert!(system
         .lines()
         .any(|l| l.contains(",instance:vm1,rss_bytes,")));
+    // ... and the guest's memory through its balloon driver: all of its RAM, no balloon yet.
+    let guest_memory: Vec<f64> = system
+        .lines()
+        .filter(|l| l.contains(",instance:vm1,guest_memory_bytes,"))
+        .filter_map(|l| l.rsplit(',').next()?.parse().ok())
+        .collect();
+    assert!(!guest_memory.is_empty(), "{system}");
+    assert!(
+        guest_memory.iter().all(|m| *m == (512u64 << 20) as f64),
+        "{guest_memory:?}"
+    );
 
     // The server log is on the host.
     let log = std::fs::read_to_string(inst.log_path()).unwrap();

@@ -367,6 +367,13 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     // The first connection from the host, through the forward: what "ready" means to a user.
     super::instance_from(layout, record)?.psql("postgres", "SELECT 1")?;
     let ready_secs = booted.started.elapsed().as_secs_f64();
+    // The balloon driver reports the guest's memory every second from now on (read by
+    // `memory_stats`); a QEMU without the property only loses those rows.
+    let _ = qemu::qmp(
+        &files.qmp(),
+        &serde_json::json!({"execute": "qom-set", "arguments": {
+            "path": BALLOON_PATH, "property": "guest-stats-polling-interval", "value": 1}}),
+    );
     let release = ready_release(&files).unwrap_or_else(|| image.release.clone());
     let state = GuestState {
         accel: booted.accel,
@@ -432,6 +439,47 @@ fn make_overlay(base: &Path, overlay: &Path) -> Result<(), InstanceError> {
 /// Stops the guest; false when it was not running.
 pub(crate) fn stop(layout: &Layout) -> bool {
     qemu::stop(&files_of(layout))
+}
+
+/// The balloon device in QEMU's object tree (`-device virtio-balloon-pci,id=balloon0`).
+const BALLOON_PATH: &str = "/machine/peripheral/balloon0";
+
+/// The guest's memory as its balloon driver reports it, and the balloon's target, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GuestMemory {
+    /// The memory the guest has now (its RAM less the balloon).
+    pub actual: u64,
+    pub total: Option<u64>,
+    pub available: Option<u64>,
+    pub free: Option<u64>,
+}
+
+impl GuestInfo {
+    /// The guest's memory through QMP (`query-balloon`, the balloon's guest stats); `None`
+    /// when QEMU does not answer.
+    pub fn memory_stats(&self) -> Option<GuestMemory> {
+        let qmp = self.files.qmp();
+        let balloon = qemu::qmp(&qmp, &serde_json::json!({"execute": "query-balloon"})).ok()?;
+        let stats = qemu::qmp(
+            &qmp,
+            &serde_json::json!({"execute": "qom-get", "arguments": {
+                "path": BALLOON_PATH, "property": "guest-stats"}}),
+        )
+        .ok();
+        let stat = |name: &str| {
+            stats
+                .as_ref()
+                .and_then(|s| s.get("stats"))
+                .and_then(|s| s.get(name))
+                .and_then(|v| v.as_u64())
+        };
+        Some(GuestMemory {
+            actual: balloon.get("actual").and_then(|a| a.as_u64())?,
+            total: stat("stat-total-memory"),
+            available: stat("stat-available-memory"),
+            free: stat("stat-free-memory"),
+        })
+    }
 }
 
 /// How long the guest's balloon driver gets to reach a new target.
