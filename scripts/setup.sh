@@ -59,6 +59,14 @@ if ! command -v slurmctld >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1;
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
 
+# Managed instances that are real VMs (`instance start --hypervisor qemu`, issue 40): QEMU and
+# qemu-img; the guest's kernel is fetched with `apt-get download` on first use.
+if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  say "installing qemu-system-x86 and qemu-utils (VM instances: instance start --hypervisor qemu)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-x86 qemu-utils >/dev/null
+fi
+
 # PostgreSQL refuses to run as root: when we are root, managed instances run as `postgres`.
 if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
   say "creating the unprivileged system user 'postgres' for managed instances"

@@ -77,6 +77,9 @@ pub enum Command {
     /// (internal) hold locked memory in the current control group until stdin closes
     #[command(hide = true)]
     BalloonHold { bytes: u64 },
+    /// (internal) PID 1 of a tidebench VM guest (issue 40): never run this on a host
+    #[command(hide = true)]
+    GuestInit,
     /// Step one VM's memory (shared_buffers or memory − shared_buffers kept) and read the knee: the working-set size
     #[command(after_help = KNEE_AFTER_HELP)]
     #[command(mut_arg("out", |a| a.help("Experiment dir: one results dir per point, experiment.json, experiment.html; the same --out resumes [default: ./results/<UTC time>-knee/]")))]

@@ -15,8 +15,15 @@ shared_buffers=1GB (at most 25% of --memory). The database `tidebench` is create
 --cpus and --memory put the server and all its backends in their own cgroup (v1 or v2), the
 emulated VM; they need writable cgroups (run as root).
 
+--hypervisor qemu makes the instance a real VM: a QEMU guest running this host's PostgreSQL,
+reached on 127.0.0.1:PORT (QEMU's user network), with --cpus whole vCPUs and --memory its RAM
+(default 1 vCPU, 1GiB). The guest image is built on first use (the kernel from Debian's mirror)
+and cached in /var/cache/tidebench (root) or $TIDEBENCH_VM_CACHE. KVM is used when a KVM guest
+boots, else TCG (software emulation: its figures are emulated); --accel forces one.
+
 Examples:
   tidebench instance start vm1 --cpus 2 --memory 4GiB
+  tidebench instance start guest1 --hypervisor qemu --cpus 2 --memory 2GiB
   tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off
   tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA";
 
@@ -53,6 +60,14 @@ pub enum InstanceCommand {
         /// instance's tls/ dir and turn ssl on; `instance dsn` then prints a verify-full DSN
         #[arg(long)]
         ssl: bool,
+        /// Run the server in a real VM under this hypervisor (a QEMU guest with the host's
+        /// PostgreSQL; --cpus are then whole vCPUs and --memory its RAM, default 1GiB)
+        #[arg(long, value_enum)]
+        hypervisor: Option<instance::vm::Hypervisor>,
+        /// With --hypervisor: force KVM or TCG (software emulation); default: KVM when a
+        /// KVM guest boots, else TCG
+        #[arg(long, value_enum, requires = "hypervisor")]
+        accel: Option<instance::vm::Accel>,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
@@ -68,6 +83,15 @@ pub enum InstanceCommand {
     Destroy {
         /// Instance name
         name: String,
+    },
+    /// Set a VM instance's memory through its virtio balloon (QMP), e.g. 256MiB; its full
+    /// size gives the memory back
+    Balloon {
+        /// Instance name (started with --hypervisor qemu)
+        name: String,
+        /// The memory the guest keeps, e.g. 256MiB (at most its --memory)
+        #[arg(value_parser = instance::parse_size)]
+        size: u64,
     },
     /// Print a libpq connection string for an instance (for psql, pgbench, ...)
     #[command(after_help = DSN_AFTER_HELP)]
@@ -99,6 +123,8 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             memory,
             vm,
             ssl,
+            hypervisor,
+            accel,
         } => {
             let opts = InstanceOptions {
                 port,
@@ -107,6 +133,7 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 memory,
                 vm,
                 ssl,
+                guest: hypervisor.map(|_| instance::vm::GuestOptions { accel }),
             };
             let (inst, outcome) = instance::start_reporting(home, &name, &opts)?;
             let what = match outcome {
@@ -114,6 +141,11 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 StartOutcome::Started => "started",
                 StartOutcome::AlreadyRunning => "is already running",
             };
+            if let Some(guest) = inst.guest() {
+                if outcome != StartOutcome::AlreadyRunning {
+                    println!("{}", describe_guest(guest));
+                }
+            }
             println!(
                 "instance '{name}' {what} on port {} (socket dir {})",
                 inst.port,
@@ -153,6 +185,16 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             println!("instance '{name}' destroyed");
             Ok(())
         }
+        InstanceCommand::Balloon { name, size } => {
+            let inst = instance::find_running(home, &name)?;
+            let actual = instance::vm::balloon(&inst, size)?;
+            println!(
+                "instance '{name}': the guest now has {} (balloon target {})",
+                instance::format_size(actual),
+                instance::format_size(size)
+            );
+            Ok(())
+        }
         InstanceCommand::Dsn { name, db } => {
             crate::config::target::check_name("database", &db).map_err(CliError::usage)?;
             let inst = instance::find(home, &name)?;
@@ -160,6 +202,57 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+/// What a VM instance's start did: accelerator, size, kernel, times, image.
+fn describe_guest(guest: &instance::vm::GuestInfo) -> String {
+    let r = &guest.record;
+    let mut out = format!(
+        "VM: QEMU, {} vCPU{}, {} RAM",
+        r.vcpus,
+        if r.vcpus == 1 { "" } else { "s" },
+        instance::format_size(r.memory)
+    );
+    let Some(s) = &guest.state else {
+        return out;
+    };
+    let accel = match s.accel {
+        instance::vm::Accel::Kvm => "KVM",
+        instance::vm::Accel::Tcg => {
+            "TCG (software emulation: figures are emulated, not a VM's overhead)"
+        }
+    };
+    out.push_str(&format!(
+        ", accelerator {accel}\nVM: guest kernel {}; first connection {:.1} s after QEMU started",
+        s.kernel_release, s.ready_secs
+    ));
+    if let Some(note) = &s.kvm_note {
+        out.push_str(&format!("\nVM: KVM not used: {note}"));
+    }
+    if s.image_build_secs > 0.0 {
+        out.push_str(&format!(
+            "\nVM: guest image built in {:.1} s ({})",
+            s.image_build_secs,
+            instance::format_size(s.image_bytes)
+        ));
+    }
+    out
+}
+
+/// The LIMITS cell of a VM instance: `qemu/tcg 2 vCPUs 512MiB`.
+fn guest_limits(guest: Option<&instance::vm::GuestInfo>) -> String {
+    let Some(g) = guest else {
+        return String::new();
+    };
+    let accel = g
+        .state
+        .as_ref()
+        .map_or("qemu".to_string(), |s| format!("qemu/{}", s.accel.name()));
+    format!(
+        "{accel} {} vCPU {}",
+        g.record.vcpus,
+        instance::format_size(g.record.memory)
+    )
 }
 
 /// Left-aligned columns separated by two spaces.
@@ -175,6 +268,7 @@ fn status_table(rows: &[instance::InstanceStatus]) -> String {
             r.pid.map_or("-".to_string(), |p| p.to_string()),
             r.instance.data_dir().display().to_string(),
             match r.instance.vm() {
+                _ if r.instance.guest().is_some() => guest_limits(r.instance.guest()),
                 Some(vm) => format!("{} vm={vm}", instance::describe_limits(cpus, memory)),
                 None => instance::describe_limits(cpus, memory),
             },

@@ -84,6 +84,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
                 Ok(1)
             }
         },
+        Command::GuestInit => crate::instance::vm::guest_init::run(),
         Command::Knee(args) => experiment_cmd::knee(args, flags, &home),
         Command::Overhead(args) => overhead_cmd::overhead(args, flags, &home),
         Command::Merge(args) => merge(args),

@@ -90,6 +90,8 @@ pub struct RawInstance {
     pub settings: Option<Spanned<toml::Table>>,
     pub vm: Option<Spanned<String>>,
     pub ssl: Option<bool>,
+    pub hypervisor: Option<Spanned<String>>,
+    pub accel: Option<Spanned<String>>,
 }
 
 /// A number written as an integer (`cpus = 2`) or a float (`cpus = 0.5`).
@@ -137,6 +139,12 @@ pub struct InstancePlan {
     /// Serves TLS; its targets connect with verify-full against the instance's own CA.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ssl: bool,
+    /// A real VM (issue 40): `qemu`; `cpus` are then whole vCPUs and `memory` its RAM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<String>,
+    /// With a hypervisor: `kvm` or `tcg` forced; absent: KVM when it boots, else TCG.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel: Option<String>,
 }
 
 impl InstancePlan {
@@ -212,6 +220,7 @@ pub fn instances(
             }
             None => None,
         };
+        let (hypervisor, accel) = guest(r, cpus).map_err(|(span, m)| fail(span, m))?;
         out.push(InstancePlan {
             name,
             cpus,
@@ -219,9 +228,69 @@ pub fn instances(
             settings,
             vm,
             ssl: r.ssl.unwrap_or(false),
+            hypervisor,
+            accel,
         });
     }
     Ok(out)
+}
+
+type Span = std::ops::Range<usize>;
+
+/// `hypervisor` and `accel` of an `[[instance]]`: a real VM's, checked against the rest.
+fn guest(
+    r: &RawInstance,
+    cpus: Option<f64>,
+) -> Result<(Option<String>, Option<String>), (Span, String)> {
+    let Some(h) = &r.hypervisor else {
+        return match &r.accel {
+            Some(a) => Err((a.span(), "accel needs hypervisor = \"qemu\"".into())),
+            None => Ok((None, None)),
+        };
+    };
+    if h.get_ref() != "qemu" {
+        return Err((
+            h.span(),
+            format!(
+            "hypervisor = \"{}\" is not known; give \"qemu\" (or leave it out for a local server)",
+            h.get_ref()
+        ),
+        ));
+    }
+    if let Some(v) = &r.vm {
+        return Err((
+            v.span(),
+            "vm (an emulated VM, a cgroup) and hypervisor (a real VM) do not mix; give one".into(),
+        ));
+    }
+    if r.ssl == Some(true) {
+        return Err((
+            h.span(),
+            "ssl is not supported with hypervisor yet; leave it out".into(),
+        ));
+    }
+    if let (Some(c), Some(raw)) = (cpus, &r.cpus) {
+        if c < 1.0 || c.fract() != 0.0 {
+            return Err((
+                raw.span(),
+                format!("cpus = {c} is not a number of vCPUs; give a whole number with hypervisor"),
+            ));
+        }
+    }
+    let accel = match &r.accel {
+        Some(a) if ["kvm", "tcg"].contains(&a.get_ref().as_str()) => Some(a.get_ref().clone()),
+        Some(a) => {
+            return Err((
+                a.span(),
+                format!(
+                    "accel = \"{}\" is not known; give \"kvm\" or \"tcg\"",
+                    a.get_ref()
+                ),
+            ))
+        }
+        None => None,
+    };
+    Ok((Some(h.get_ref().clone()), accel))
 }
 
 /// A declared instance that no target uses is most likely a typo in a target or a name.
@@ -383,6 +452,34 @@ mod tests {
         );
         let e = err("[[instance]]\ncpus = 1\n");
         assert!(e.starts_with("run.toml:1:") && e.contains("name"), "{e}");
+    }
+
+    #[test]
+    fn a_declared_vm_names_its_hypervisor_and_whole_vcpus() {
+        let text = "[[instance]]\nname = \"g\"\nhypervisor = \"qemu\"\naccel = \"tcg\"\ncpus = 2\nmemory = \"512MiB\"\n";
+        let got = parse(text).unwrap();
+        assert_eq!(got[0].hypervisor.as_deref(), Some("qemu"));
+        assert_eq!(got[0].accel.as_deref(), Some("tcg"));
+        let e = err("[[instance]]\nname = \"g\"\nhypervisor = \"xen\"\n");
+        assert!(
+            e.starts_with("run.toml:3:") && e.contains("\"qemu\""),
+            "{e}"
+        );
+        let e = err("[[instance]]\nname = \"g\"\nhypervisor = \"qemu\"\ncpus = 1.5\n");
+        assert!(
+            e.starts_with("run.toml:4:") && e.contains("whole number"),
+            "{e}"
+        );
+        let e = err("[[instance]]\nname = \"g\"\naccel = \"kvm\"\n");
+        assert!(
+            e.starts_with("run.toml:3:") && e.contains("hypervisor"),
+            "{e}"
+        );
+        let e = err("[[instance]]\nname = \"g\"\nhypervisor = \"qemu\"\nvm = \"h/v\"\n");
+        assert!(
+            e.starts_with("run.toml:4:") && e.contains("do not mix"),
+            "{e}"
+        );
     }
 
     #[test]

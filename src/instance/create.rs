@@ -52,6 +52,7 @@ pub(super) fn create(
             .collect(),
         vm: opts.vm.clone(),
         ssl: opts.ssl,
+        guest: None,
     };
     if let Err(e) = std::fs::create_dir(&layout.dir) {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -139,7 +140,7 @@ fn prepare_home(layout: &Layout, user: &ServerUser) -> Result<(), InstanceError>
 }
 
 /// Ports recorded by the home's instances, so a stopped one keeps its port.
-fn recorded_ports(home: &Path) -> Vec<u16> {
+pub(super) fn recorded_ports(home: &Path) -> Vec<u16> {
     let Ok(entries) = std::fs::read_dir(record::instances_dir(home)) else {
         return Vec::new();
     };

@@ -17,6 +17,7 @@ mod record;
 mod server;
 mod settings;
 pub mod tls;
+pub mod vm;
 
 use std::path::{Path, PathBuf};
 
@@ -85,6 +86,8 @@ pub struct InstanceOptions {
     pub vm: Option<String>,
     /// Serve TLS with a certificate of the instance's own CA (`--ssl`).
     pub ssl: bool,
+    /// A real VM (`--hypervisor qemu`): `cpus` are then its vCPUs, `memory` its RAM.
+    pub guest: Option<vm::GuestOptions>,
 }
 
 impl InstanceOptions {
@@ -124,10 +127,24 @@ pub struct Instance {
     cgroups: Option<CgroupPaths>,
     /// Serves TLS: its targets connect over TCP with verify-full (see [`tls`]).
     pub ssl: bool,
+    /// A QEMU guest (see [`vm`]): reached over TCP on 127.0.0.1 with its password.
+    guest: Option<vm::GuestInfo>,
 }
 
 impl Instance {
     pub fn connect_params(&self, dbname: &str) -> pgwire::ConnectParams {
+        let params = self.socket_params(dbname);
+        match self.guest {
+            Some(_) => pgwire::ConnectParams {
+                host: pgwire::Host::Tcp("127.0.0.1".into()),
+                password: self.password(),
+                ..params
+            },
+            None => params,
+        }
+    }
+
+    fn socket_params(&self, dbname: &str) -> pgwire::ConnectParams {
         pgwire::ConnectParams {
             host: pgwire::Host::Unix(self.socket_dir.clone()),
             port: self.port,
@@ -173,7 +190,7 @@ impl Instance {
     /// socket, and the passfile for a TCP login (`host=127.0.0.1` in its place) when the
     /// instance has one. An instance serving TLS gets TCP with verify-full naming its CA.
     pub fn dsn(&self, dbname: &str) -> String {
-        let host = match self.ssl {
+        let host = match self.ssl || self.guest.is_some() {
             true => "127.0.0.1".to_string(),
             false => dsn_value(&self.socket_dir.to_string_lossy()),
         };
@@ -211,7 +228,15 @@ impl Instance {
     }
 
     pub fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
+        match self.guest {
+            Some(_) => vm::data_disk(&self.dir),
+            None => self.dir.join("data"),
+        }
+    }
+
+    /// The QEMU guest behind the instance, when it is a real VM.
+    pub fn guest(&self) -> Option<&vm::GuestInfo> {
+        self.guest.as_ref()
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -224,8 +249,12 @@ impl Instance {
     }
 
     /// The postmaster's pid while the server runs (from postmaster.pid).
+    /// For a VM: QEMU's pid, the host's view of the guest.
     pub fn pid(&self) -> Option<u32> {
-        server::read_pid(&self.data_dir())
+        match &self.guest {
+            Some(g) => g.qemu_pid(),
+            None => server::read_pid(&self.data_dir()),
+        }
     }
 
     /// The instance's cgroup (the emulated VM), when started with `--cpus` or `--memory`.
@@ -245,9 +274,18 @@ impl Instance {
 
     /// Runs SQL with psql as the superuser; returns unaligned, tuples-only output.
     pub fn psql(&self, dbname: &str, sql: &str) -> Result<String, InstanceError> {
+        // A guest is reached on the host's forward, with the instance's passfile.
+        let (host, passfile) = match self.guest {
+            Some(_) => (
+                PathBuf::from("127.0.0.1"),
+                Some(password::passfile_of(&self.dir)),
+            ),
+            None => (self.socket_dir.clone(), None),
+        };
         server::psql(
             &self.bin_dir,
-            &self.socket_dir,
+            &host,
+            passfile.as_deref(),
             self.port,
             &self.superuser,
             dbname,
@@ -288,11 +326,17 @@ pub fn start_reporting(
     opts.validate()?;
     let layout = Layout::new(&home.absolute()?, name);
     check_socket_dir(&layout.sockets)?;
+    if let (false, Some(guest)) = (layout.record().exists(), &opts.guest) {
+        return vm::create(&layout, name, opts, guest);
+    }
     if !layout.record().exists() {
         return create::create(&layout, name, opts).map(|i| (i, StartOutcome::Created));
     }
     let record = Record::load(&layout.record())?;
     record.check_matches(opts)?;
+    if record.guest.is_some() {
+        return vm::start(&layout, &record, &opts.guest.clone().unwrap_or_default());
+    }
     let user = os_user::for_existing(&record.os_user, name)?;
     let instance = instance_from(&layout, &record)?;
     let server = Server {
@@ -372,6 +416,14 @@ pub fn status(home: &Home, name: &str) -> Result<InstanceStatus, InstanceError> 
     let layout = Layout::new(&home.absolute()?, name);
     let record = load_existing(&layout, name)?;
     let instance = instance_from(&layout, &record)?;
+    if record.guest.is_some() {
+        let pid = instance.pid();
+        return Ok(InstanceStatus {
+            running: pid.is_some(),
+            instance,
+            pid,
+        });
+    }
     let user = os_user::for_existing(&record.os_user, name)?;
     let running = Server {
         bin: &record.pg_bin_dir,
@@ -409,6 +461,9 @@ pub fn stop(home: &Home, name: &str) -> Result<bool, InstanceError> {
     check_name("instance", name)?;
     let layout = Layout::new(&home.absolute()?, name);
     let record = load_existing(&layout, name)?;
+    if record.guest.is_some() {
+        return Ok(vm::stop(&layout));
+    }
     let user = os_user::for_existing(&record.os_user, name)?;
     let server = Server {
         bin: &record.pg_bin_dir,
@@ -494,6 +549,7 @@ fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceE
         vm: record.vm.clone(),
         cgroups,
         ssl: record.ssl,
+        guest: record.guest.as_ref().map(|g| vm::GuestInfo::of(layout, g)),
     })
 }
 

@@ -23,14 +23,29 @@ pub(super) fn create(instance: &Instance) -> Result<(), InstanceError> {
             instance.superuser.replace('"', "\"\"")
         ),
     )?;
-    let path = passfile_of(instance.dir());
+    write(
+        instance.dir(),
+        instance.port,
+        &instance.superuser,
+        &password,
+    )
+}
+
+/// Writes the passfile (0600) of the instance in `dir`.
+pub(super) fn write(
+    dir: &Path,
+    port: u16,
+    user: &str,
+    password: &str,
+) -> Result<(), InstanceError> {
+    let path = passfile_of(dir);
     let line = format!(
         "127.0.0.1:{}:*:{}:{}\nlocalhost:{}:*:{}:{}\n",
-        instance.port,
-        escape(&instance.superuser),
+        port,
+        escape(user),
         password,
-        instance.port,
-        escape(&instance.superuser),
+        port,
+        escape(user),
         password
     );
     let _ = std::fs::remove_file(&path);
@@ -58,7 +73,7 @@ pub fn read(dir: &Path) -> Option<String> {
 }
 
 /// 24 characters of base64url from 18 random bytes (144 bits): no ':' or '\\' to escape.
-fn random_password() -> Result<String, InstanceError> {
+pub(super) fn random_password() -> Result<String, InstanceError> {
     use base64::Engine;
     let mut bytes = [0u8; 18];
     std::fs::File::open("/dev/urandom")

@@ -36,12 +36,17 @@ pub fn reconfigure(
     opts.validate()?;
     let layout = Layout::new(&home.absolute()?, name);
     check_socket_dir(&layout.sockets)?;
+    if let (false, Some(guest)) = (layout.record().exists(), &opts.guest) {
+        let (instance, _) = super::vm::create(&layout, name, opts, guest)?;
+        return Ok((instance, Reconfigured::Created));
+    }
     if !layout.record().exists() {
         let instance = create::create(&layout, name, opts)?;
         return Ok((instance, Reconfigured::Created));
     }
     let record = Record::load(&layout.record())?;
-    let wanted = with_options(&record, opts);
+    let mut wanted = with_options(&record, opts);
+    super::vm::fold_limits(&mut wanted)?;
     if same_values(&record, &wanted) {
         let (instance, outcome) = start_reporting(home, name, &InstanceOptions::default())?;
         let what = match outcome {
@@ -49,6 +54,13 @@ pub fn reconfigure(
             _ => Reconfigured::Started,
         };
         return Ok((instance, what));
+    }
+    if wanted.guest.is_some() {
+        // A VM: power it off, and boot it with the new vCPUs, RAM and settings.
+        super::vm::stop(&layout);
+        wanted.save(&layout.record())?;
+        let (instance, _) = start_reporting(home, name, &InstanceOptions::default())?;
+        return Ok((instance, Reconfigured::Restarted));
     }
     check_bin_dir(&record, name)?;
     let user = os_user::for_existing(&record.os_user, name)?;
@@ -109,6 +121,7 @@ fn same_values(a: &Record, b: &Record) -> bool {
         && a.memory == b.memory
         && a.vm == b.vm
         && a.ssl == b.ssl
+        && a.guest == b.guest
         && a.settings() == b.settings()
 }
 
@@ -132,6 +145,7 @@ mod tests {
             }],
             vm: None,
             ssl: false,
+            guest: None,
         }
     }
 
@@ -147,6 +161,7 @@ mod tests {
             memory: Some(1 << 30),
             vm: None,
             ssl: false,
+            guest: None,
         };
         let out = with_options(&record(), &opts);
         assert_eq!(out.cpus, Some(1.0));

@@ -38,6 +38,9 @@ pub(crate) struct Record {
     /// Serves TLS with the certificate in `tls/` (`--ssl`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ssl: bool,
+    /// A real VM (issue 40): the server runs in a QEMU guest (see `vm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<super::vm::GuestRecord>,
 }
 
 /// Where an instance's files are: `<home>/instances/<name>/{instance.toml,data/,server.log}`
@@ -105,7 +108,7 @@ impl Record {
 
     /// Whether the server runs in a control group (limits given, or a VM named).
     pub fn has_cgroup(&self) -> bool {
-        self.cpus.is_some() || self.memory.is_some() || self.vm.is_some()
+        self.guest.is_none() && (self.cpus.is_some() || self.memory.is_some() || self.vm.is_some())
     }
 
     /// The conf file for this record: defaults, TLS when on, then the user's settings.
@@ -147,11 +150,22 @@ impl Record {
                 format!("--port {port}"),
             ));
         }
-        if opts.cpus.is_some() && opts.cpus != self.cpus {
-            return Err(conflict(show_cpus(self.cpus), show_cpus(opts.cpus)));
+        // A guest's --cpus and --memory are its vCPUs and RAM.
+        let (cpus, memory) = match &self.guest {
+            Some(g) => (Some(f64::from(g.vcpus)), Some(g.memory)),
+            None => (self.cpus, self.memory),
+        };
+        if opts.cpus.is_some() && opts.cpus != cpus {
+            return Err(conflict(show_cpus(cpus), show_cpus(opts.cpus)));
         }
-        if opts.memory.is_some() && opts.memory != self.memory {
-            return Err(conflict(show_memory(self.memory), show_memory(opts.memory)));
+        if opts.memory.is_some() && opts.memory != memory {
+            return Err(conflict(show_memory(memory), show_memory(opts.memory)));
+        }
+        if opts.guest.is_some() && self.guest.is_none() {
+            return Err(conflict(
+                "no --hypervisor".into(),
+                "--hypervisor qemu".into(),
+            ));
         }
         if opts.vm.is_some() && opts.vm != self.vm {
             return Err(conflict(
@@ -225,6 +239,7 @@ mod tests {
             }],
             vm: None,
             ssl: false,
+            guest: None,
         }
     }
 

@@ -219,19 +219,23 @@ fn not_yet_accepting(stderr: &str) -> bool {
         || stderr.contains("the database system is in recovery mode")
 }
 
-/// Runs SQL with psql on the instance's socket; returns unaligned, tuples-only output. A
+/// Runs SQL with psql on the instance's socket (or a TCP host with a passfile); returns unaligned, tuples-only output. A
 /// server still recovering is waited for, up to [`RECOVERY_WAIT`].
 pub(crate) fn psql(
     bin: &Path,
-    socket_dir: &Path,
+    host: &Path,
+    passfile: Option<&Path>,
     port: u16,
     user: &str,
     dbname: &str,
     sql: &str,
 ) -> Result<String, InstanceError> {
     let mut cmd = Command::new(super::binaries::psql(bin));
+    if let Some(passfile) = passfile {
+        cmd.env("PGPASSFILE", passfile);
+    }
     cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
-        .arg(socket_dir)
+        .arg(host)
         .args(["-p", &port.to_string(), "-U", user, "-d", dbname, "-c", sql])
         .env_remove("PGOPTIONS")
         .env_remove("PGSERVICE")

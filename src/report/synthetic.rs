@@ -169,6 +169,7 @@ pub fn generate(
             server_version: "15.8 (synthetic)".into(),
             settings: [("shared_buffers".to_string(), "4GB".to_string())].into(),
             address: None,
+            vm: None,
         })
         .collect();
     let runtime = RuntimeInfo::new(plan, host, servers);

@@ -76,7 +76,7 @@ pub use ratios::{RatioCheck, RatioRule, Verdict};
 pub use read::{IntervalRow, IntervalRows, ResultsDir, SystemSeries};
 pub use recover::{recover, Recovered};
 pub use rules::{GroupIsolation, IsolationLevels, RuleCheck, TypeRule};
-pub use runtime::{HostFacts, RuntimeInfo, ServerFacts, TxnTypeFacts};
+pub use runtime::{HostFacts, RuntimeInfo, ServerFacts, TxnTypeFacts, VmFacts};
 pub use start::{RunStart, START_FILE};
 pub use summary::{
     FailedByClass, LatencyStats, RunFacts, ServerDelta, ServerReadings, Stats, Summary,

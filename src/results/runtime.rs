@@ -64,6 +64,24 @@ pub struct ServerFacts {
     /// connection string names several (`host=a,b`, `target_session_attrs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
+    /// When the server is a managed instance in a real VM (issue 40): which, and how run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmFacts>,
+}
+
+/// A server that runs in a QEMU guest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VmFacts {
+    pub hypervisor: String,
+    /// `kvm` or `tcg`.
+    pub accel: String,
+    /// TCG: every guest instruction is translated, so the figures are an emulator's, not a
+    /// VM's real overhead.
+    pub emulated: bool,
+    pub vcpus: u32,
+    pub memory_bytes: u64,
+    /// The guest's kernel release.
+    pub kernel: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -189,6 +207,7 @@ mod tests {
             server_version: "15.8".into(),
             settings: BTreeMap::from([("shared_buffers".to_string(), "128MB".to_string())]),
             address: Some("127.0.0.1:5432".into()),
+            vm: None,
         };
         let mut info = RuntimeInfo::new(plan_with_password(), host.clone(), vec![server.clone()]);
         let mut keys = crate::results::intervals::tests::two_phase_keys();

@@ -80,7 +80,7 @@ pub async fn run(
     let mut dbs = Databases::open(&targets.resolved).await?;
     let readies = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;
     let scales: Vec<u32> = readies.iter().map(|r| r.scale).collect();
-    let server_facts = dbs.server_facts().await?;
+    let server_facts = targets::with_guests(dbs.server_facts().await?, &targets, home, &*events)?;
     let sampler = targets::sampler(&plan, &targets, home).await?;
     let profile = profiling::request(&plan, perf, &targets, &dbs, home).await?;
     dbs.settle_idle().await?;

@@ -157,6 +157,16 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         memory: decl.memory_bytes,
         vm: decl.vm.clone(),
         ssl: decl.ssl,
+        guest: decl
+            .hypervisor
+            .as_ref()
+            .map(|_| instance::vm::GuestOptions {
+                accel: match decl.accel.as_deref() {
+                    Some("kvm") => Some(instance::vm::Accel::Kvm),
+                    Some("tcg") => Some(instance::vm::Accel::Tcg),
+                    _ => None,
+                },
+            }),
     }
 }
 
@@ -196,4 +206,42 @@ pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTa
     let resolved = tokio::task::spawn_blocking(move || target::resolve(&spec, &home)).await??;
     // Several hosts, or a demand on the server: one is chosen now, for the whole run.
     Ok(resolved.choose_host().await?)
+}
+
+/// Marks the servers that are managed instances in real VMs (found by their forwarded port)
+/// with how they ran, and warns when one is emulated (TCG): its figures are not a VM's
+/// real overhead.
+pub(super) fn with_guests(
+    mut facts: Vec<crate::results::ServerFacts>,
+    targets: &Targets,
+    home: &Home,
+    events: &dyn Sink,
+) -> Result<Vec<crate::results::ServerFacts>, RunError> {
+    for inst in managed_instances(&targets.planned, home)? {
+        let Some(guest) = inst.guest() else { continue };
+        let Some(state) = &guest.state else { continue };
+        let address = format!("127.0.0.1:{}", inst.port);
+        let emulated = state.accel == instance::vm::Accel::Tcg;
+        for f in facts
+            .iter_mut()
+            .filter(|f| f.address.as_deref() == Some(&address))
+        {
+            f.vm = Some(crate::results::VmFacts {
+                hypervisor: "qemu".into(),
+                accel: state.accel.name().into(),
+                emulated,
+                vcpus: guest.record.vcpus,
+                memory_bytes: guest.record.memory,
+                kernel: state.kernel_release.clone(),
+            });
+        }
+        if emulated {
+            events.send(crate::event::Event::Warning(format!(
+                "instance '{}' is a QEMU guest under TCG (software emulation): its figures are \
+                 emulated, not a VM's real overhead; use a host with working KVM for those",
+                inst.name
+            )));
+        }
+    }
+    Ok(facts)
 }

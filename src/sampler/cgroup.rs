@@ -53,6 +53,11 @@ pub struct InstanceProbe {
     watch: IncidentWatch,
     /// Which rounds read the process tree (spaced out when it is large).
     walk: WalkPace,
+    /// A VM instance's QEMU (issue 40): the process read in place of a postmaster, so its
+    /// CPU and RSS are what the guest costs the host.
+    qemu_pid: Option<u32>,
+    /// A VM instance's guest: its memory, as its balloon driver reports it through QMP.
+    guest: Option<crate::instance::vm::GuestInfo>,
 }
 
 impl InstanceProbe {
@@ -65,20 +70,33 @@ impl InstanceProbe {
             since_cpu_s: 0.0,
             watch: IncidentWatch::new(&inst.name, inst.log_path(), inst.limits().1),
             walk: WalkPace::default(),
+            qemu_pid: inst.guest().and_then(|g| g.qemu_pid()),
+            guest: inst.guest().cloned(),
         }
+    }
+
+    /// The process to read: the VM's QEMU, or the postmaster of `postmaster.pid` (re-read
+    /// each time: a restart changes it).
+    fn pid(&self) -> Option<u32> {
+        self.qemu_pid
+            .or_else(|| read_postmaster_pid(&self.data_dir))
     }
 
     /// The instance's incidents since the last look (the first takes the starting point), at
     /// `t_s`, outside a sampling round: what limiting a host group did before a run.
     pub fn incidents_now(&mut self, t_s: f64) -> Vec<Incident> {
         let oom_kills = self.cgroup.as_ref().and_then(|c| read_cgroup(c).oom_kills);
-        let pid = running_postmaster(read_postmaster_pid(&self.data_dir));
+        let pid = running_postmaster(self.pid());
         self.watch.check(t_s, oom_kills, pid)
     }
 
     /// Whether the instance's server accepts connections: a running postmaster whose pid
     /// file says `ready` (not `starting`, `stopping`, or in crash recovery).
     pub fn server_ready(&self) -> bool {
+        if self.qemu_pid.is_some() {
+            // The guest's server was ready when its instance started; QEMU still runs.
+            return self.server_running();
+        }
         let text =
             std::fs::read_to_string(self.data_dir.join("postmaster.pid")).unwrap_or_default();
         self.server_running() && text.lines().nth(7).map(str::trim) == Some("ready")
@@ -87,7 +105,7 @@ impl InstanceProbe {
     /// Whether the instance's postmaster runs (ready or not): one that is gone does not come
     /// back by itself.
     pub fn server_running(&self) -> bool {
-        running_postmaster(read_postmaster_pid(&self.data_dir)).is_some()
+        running_postmaster(self.pid()).is_some()
     }
 
     /// One probe per VM for the sampled instances: instances sharing a VM (`--vm`) read the
@@ -138,7 +156,7 @@ impl InstanceReader {
     pub fn sample(&mut self, dt_s: f64, t_s: f64, out: &mut Values) -> Vec<Incident> {
         let mut incidents = Vec::new();
         for p in &mut self.probes {
-            let pid = read_postmaster_pid(&p.data_dir);
+            let pid = p.pid();
             let tree = p.walk.walk(pid, self.page_size);
             let cg = p.cgroup.as_ref().map(read_cgroup).unwrap_or_default();
             let cpu_s = cg
@@ -169,6 +187,19 @@ impl InstanceReader {
             for (metric, v) in rows {
                 if let Some(v) = v {
                     out.push(&p.source, metric, v as f64);
+                }
+            }
+            if let Some(m) = p.guest.as_ref().and_then(|g| g.memory_stats()) {
+                let rows = [
+                    ("guest_memory_bytes", Some(m.actual)),
+                    ("guest_mem_total_bytes", m.total),
+                    ("guest_mem_available_bytes", m.available),
+                    ("guest_mem_free_bytes", m.free),
+                ];
+                for (metric, v) in rows {
+                    if let Some(v) = v {
+                        out.push(&p.source, metric, v as f64);
+                    }
                 }
             }
             incidents.extend(p.watch.check(t_s, cg.oom_kills, running_postmaster(pid)));

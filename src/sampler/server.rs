@@ -94,6 +94,7 @@ impl ServerFacts {
             server_version: version.try_get(0).map_err(fail)?,
             settings,
             address: None,
+            vm: None,
         })
     }
 }

@@ -47,3 +47,4 @@ mod tpce_txns;
 mod tpcv;
 mod transactions;
 mod waits;
+mod vm;

@@ -1,0 +1,381 @@
+//! PID 1 of a tidebench guest (`tidebench guest-init`, hidden): the whole init system of the VM.
+//!
+//! The kernel starts it from the guest's root disk (the image built by `image`). It mounts the
+//! pseudo file systems, loads the few modules the guest needs (their order is written into the
+//! image, dependencies first), brings up `lo` and `eth0` (10.0.2.15/24 on QEMU's user network,
+//! where the host's forwarded connections arrive from 10.0.2.2, so no route is needed), mounts
+//! the data disk, runs initdb on first boot, starts postgres as an unprivileged user with its
+//! log on the second serial port (the host's `server.log`) and says `READY` on the console.
+//! Ctrl-Alt-Del (sent by the host through QMP) is a fast shutdown, then power off.
+//!
+//! Nothing here runs on the host; it prints to the serial console because that is the guest's
+//! only voice before the network is up.
+//!
+//! SAFETY (every `unsafe` below): plain system calls (mount, ioctl, finit_module, waitpid,
+//! kill, reboot, uname) on C strings and structs that live across the call; none keeps a
+//! pointer. The SIGINT handler only stores to an atomic.
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::config::{GuestConfig, CONFIG_DEVICE, DATA_DEVICE, READY_LINE};
+use super::image::{GUEST_GID, GUEST_PGDATA, GUEST_UID, MODULES_LIST};
+
+/// Set by the SIGINT handler (Ctrl-Alt-Del): shut down.
+static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    SHUTDOWN.store(true, Ordering::SeqCst);
+}
+
+/// Runs the guest; never returns (PID 1 must not exit: the kernel would panic).
+pub fn run() -> ! {
+    if let Err(e) = boot() {
+        say(&format!("tidebench-guest: FAILED: {e}"));
+    }
+    power_off()
+}
+
+fn boot() -> Result<(), String> {
+    mount_pseudo()?;
+    say("tidebench-guest: init");
+    // Ctrl-Alt-Del sends SIGINT to PID 1 instead of rebooting.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::reboot(libc::LINUX_REBOOT_CMD_CAD_OFF);
+    }
+    load_modules()?;
+    net_up()?;
+    let config = read_config()?;
+    mount_data()?;
+    let fresh = !Path::new(GUEST_PGDATA).join("PG_VERSION").exists();
+    if fresh {
+        initdb(&config)?;
+    }
+    write_server_files(&config)?;
+    let postmaster = start_postgres(&config)?;
+    wait_ready()?;
+    say(&format!("{READY_LINE} {}", kernel_release()));
+    supervise(postmaster);
+    Ok(())
+}
+
+fn say(line: &str) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn c(s: &str) -> CString {
+    CString::new(s).unwrap_or_default()
+}
+
+fn mount(source: &str, target: &str, fstype: &str, flags: libc::c_ulong) -> Result<(), String> {
+    let _ = std::fs::create_dir_all(target);
+    let rc = unsafe {
+        libc::mount(
+            c(source).as_ptr(),
+            c(target).as_ptr(),
+            c(fstype).as_ptr(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EBUSY) {
+            return Err(format!("mount {fstype} on {target}: {e}"));
+        }
+    }
+    Ok(())
+}
+
+fn mount_pseudo() -> Result<(), String> {
+    mount("proc", "/proc", "proc", 0)?;
+    mount("sysfs", "/sys", "sysfs", 0)?;
+    mount("devtmpfs", "/dev", "devtmpfs", 0)?;
+    mount("tmpfs", "/dev/shm", "tmpfs", 0)?;
+    mount("tmpfs", "/tmp", "tmpfs", 0)?;
+    mount("tmpfs", "/run", "tmpfs", 0)?;
+    std::fs::set_permissions("/tmp", std::os::unix::fs::PermissionsExt::from_mode(0o1777))
+        .map_err(|e| format!("chmod /tmp: {e}"))
+}
+
+/// `finit_module` for each module listed in the image. The list is in dependency order as
+/// far as the image builder knows it; a module whose symbols are not there yet (ENOENT) is
+/// tried again after the others, so the order need not be exact.
+fn load_modules() -> Result<(), String> {
+    let list = std::fs::read_to_string(MODULES_LIST).map_err(|e| format!("{MODULES_LIST}: {e}"))?;
+    let mut pending: Vec<&str> = list.lines().filter(|l| !l.trim().is_empty()).collect();
+    while !pending.is_empty() {
+        let before = pending.len();
+        let mut last = String::new();
+        let mut waiting = Vec::new();
+        for path in pending {
+            match load_module(path) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    last = format!("load module {path}: {e}");
+                    waiting.push(path);
+                }
+                Err(e) => return Err(format!("load module {path}: {e}")),
+            }
+        }
+        if waiting.len() == before {
+            return Err(last);
+        }
+        pending = waiting;
+    }
+    Ok(())
+}
+
+fn load_module(path: &str) -> std::io::Result<()> {
+    let file = std::fs::File::open(path)?;
+    let fd = std::os::unix::io::AsRawFd::as_raw_fd(&file);
+    let params = c("");
+    let rc = unsafe { libc::syscall(libc::SYS_finit_module, fd, params.as_ptr(), 0) };
+    match std::io::Error::last_os_error() {
+        _ if rc == 0 => Ok(()),
+        e if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+        e => Err(e),
+    }
+}
+
+/// An ifreq for `name` with an IPv4 address in its union.
+fn ifreq_addr(name: &str, addr: [u8; 4]) -> libc::ifreq {
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+        *d = *s as libc::c_char;
+    }
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(addr),
+        },
+        sin_zero: [0; 8],
+    };
+    unsafe {
+        std::ptr::write(&mut req.ifr_ifru as *mut _ as *mut libc::sockaddr_in, sin);
+    }
+    req
+}
+
+fn ioctl(
+    sock: libc::c_int,
+    request: libc::c_ulong,
+    req: &mut libc::ifreq,
+    what: &str,
+) -> Result<(), String> {
+    if unsafe { libc::ioctl(sock, request as _, req as *mut libc::ifreq) } != 0 {
+        return Err(format!("{what}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Address, netmask and IFF_UP for one interface.
+fn configure(sock: libc::c_int, name: &str, addr: [u8; 4], mask: [u8; 4]) -> Result<(), String> {
+    ioctl(
+        sock,
+        libc::SIOCSIFADDR,
+        &mut ifreq_addr(name, addr),
+        &format!("address of {name}"),
+    )?;
+    ioctl(
+        sock,
+        libc::SIOCSIFNETMASK,
+        &mut ifreq_addr(name, mask),
+        &format!("netmask of {name}"),
+    )?;
+    let mut req = ifreq_addr(name, [0; 4]);
+    ioctl(
+        sock,
+        libc::SIOCGIFFLAGS,
+        &mut req,
+        &format!("flags of {name}"),
+    )?;
+    unsafe {
+        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    }
+    ioctl(
+        sock,
+        libc::SIOCSIFFLAGS,
+        &mut req,
+        &format!("bring up {name}"),
+    )
+}
+
+fn net_up() -> Result<(), String> {
+    let sock = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    if sock < 0 {
+        return Err(format!("socket: {}", std::io::Error::last_os_error()));
+    }
+    let result = configure(sock, "lo", [127, 0, 0, 1], [255, 0, 0, 0])
+        .and_then(|()| configure(sock, "eth0", [10, 0, 2, 15], [255, 255, 255, 0]));
+    unsafe { libc::close(sock) };
+    result
+}
+
+/// The host's config namespace: TOML, padded with NULs to the device's size.
+fn read_config() -> Result<GuestConfig, String> {
+    let bytes = std::fs::read(CONFIG_DEVICE).map_err(|e| format!("{CONFIG_DEVICE}: {e}"))?;
+    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    let text = std::str::from_utf8(&bytes[..end]).map_err(|e| format!("config: {e}"))?;
+    toml::from_str(text).map_err(|e| format!("config: {e}"))
+}
+
+fn mount_data() -> Result<(), String> {
+    mount(DATA_DEVICE, "/data", "ext4", libc::MS_NOATIME)?;
+    let rc = unsafe { libc::chown(c("/data").as_ptr(), GUEST_UID, GUEST_GID) };
+    if rc != 0 {
+        return Err(format!("chown /data: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// A PostgreSQL program as the unprivileged server user, its output to the server log port.
+fn as_server_user(program: &str) -> Result<Command, String> {
+    let log = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/ttyS1")
+        .map_err(|e| format!("/dev/ttyS1: {e}"))?;
+    let log2 = log.try_clone().map_err(|e| format!("/dev/ttyS1: {e}"))?;
+    let mut cmd = Command::new(program);
+    cmd.uid(GUEST_UID)
+        .gid(GUEST_GID)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TZ", "UTC")
+        .env("LANG", "C")
+        .current_dir("/data")
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2);
+    Ok(cmd)
+}
+
+fn initdb(config: &GuestConfig) -> Result<(), String> {
+    say("tidebench-guest: initdb");
+    let pwfile = "/tmp/pw";
+    std::fs::write(pwfile, format!("{}\n", config.password))
+        .map_err(|e| format!("{pwfile}: {e}"))?;
+    unsafe { libc::chown(c(pwfile).as_ptr(), GUEST_UID, GUEST_GID) };
+    let status = as_server_user(&format!("{}/initdb", config.bin_dir))?
+        .args([
+            "-D",
+            GUEST_PGDATA,
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+        ])
+        .args(["--encoding=UTF8", "--locale=C", "-U", &config.superuser])
+        .arg(format!("--pwfile={pwfile}"))
+        .status()
+        .map_err(|e| format!("initdb: {e}"));
+    let _ = std::fs::remove_file(pwfile);
+    match status? {
+        s if s.success() => Ok(()),
+        s => Err(format!("initdb exited with {s}")),
+    }
+}
+
+fn write_owned(path: &str, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
+    unsafe { libc::chown(c(path).as_ptr(), GUEST_UID, GUEST_GID) };
+    Ok(())
+}
+
+/// tidebench.conf and pg_hba.conf from the host, on every boot (settings may have changed).
+fn write_server_files(config: &GuestConfig) -> Result<(), String> {
+    write_owned(&format!("{GUEST_PGDATA}/tidebench.conf"), &config.conf)?;
+    write_owned(&format!("{GUEST_PGDATA}/pg_hba.conf"), &config.hba)?;
+    let main = format!("{GUEST_PGDATA}/postgresql.conf");
+    let text = std::fs::read_to_string(&main).map_err(|e| format!("{main}: {e}"))?;
+    let include = "include 'tidebench.conf'";
+    if !text.lines().any(|l| l.trim() == include) {
+        write_owned(&main, &format!("{text}\n{include}\n"))?;
+    }
+    Ok(())
+}
+
+fn start_postgres(config: &GuestConfig) -> Result<Child, String> {
+    say("tidebench-guest: starting postgres");
+    as_server_user(&format!("{}/postgres", config.bin_dir))?
+        .args(["-D", GUEST_PGDATA])
+        .spawn()
+        .map_err(|e| format!("postgres: {e}"))
+}
+
+/// Until postmaster.pid's status line says `ready` (PostgreSQL writes it when it accepts
+/// connections), or the postmaster is gone.
+fn wait_ready() -> Result<(), String> {
+    let pidfile = format!("{GUEST_PGDATA}/postmaster.pid");
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&pidfile) {
+            if text.lines().nth(7).is_some_and(|l| l.trim() == "ready") {
+                return Ok(());
+            }
+        }
+        let mut status = 0;
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 && !Path::new(&pidfile).exists() {
+            return Err("postgres exited during startup (see the server log)".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Reaps children until the postmaster exits or Ctrl-Alt-Del asks for a shutdown.
+fn supervise(postmaster: Child) {
+    let pm = postmaster.id() as libc::pid_t;
+    let mut asked = false;
+    loop {
+        if SHUTDOWN.load(Ordering::SeqCst) && !asked {
+            say("tidebench-guest: shutting down");
+            unsafe { libc::kill(pm, libc::SIGINT) };
+            asked = true;
+        }
+        let mut status = 0;
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid == pm {
+            say("tidebench-guest: postgres exited");
+            return;
+        }
+        if pid <= 0 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+fn kernel_release() -> String {
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    unsafe { libc::uname(&mut uts) };
+    let bytes: Vec<u8> = uts
+        .release
+        .iter()
+        .take_while(|b| **b != 0)
+        .map(|b| *b as u8)
+        .collect();
+    std::ffi::OsStr::from_bytes(&bytes)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn power_off() -> ! {
+    unsafe {
+        libc::sync();
+        let _ = libc::umount2(c("/data").as_ptr(), 0);
+        libc::sync();
+        libc::reboot(libc::LINUX_REBOOT_CMD_POWER_OFF);
+    }
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}

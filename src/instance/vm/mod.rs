@@ -1,0 +1,566 @@
+//! Managed instances that are real virtual machines (issue 40): a QEMU guest running the
+//! host's PostgreSQL, reachable on 127.0.0.1 through QEMU's user network.
+//!
+//! `tidebench instance start NAME --hypervisor qemu [--accel kvm|tcg] [--cpus N] [--memory
+//! SIZE]` makes one. The guest boots a copy-on-write overlay of the cached image (`image`),
+//! keeps PGDATA on its own data disk (`vm/data.img`, so a new image or a restart rebuilds
+//! nothing), reads its settings from a config namespace written at every boot (`config`),
+//! and its init is tidebench itself (`guest_init`). The server log is the guest's second
+//! serial port, written straight into the instance's `server.log`.
+//!
+//! Files: `<instance>/vm/` (0700) holds the overlay, data disk, config, console log, QEMU's
+//! pidfile and QMP socket, and `state.toml` (the accelerator used, boot time, guest kernel).
+
+pub mod config;
+pub mod guest_init;
+pub mod image;
+pub mod qemu;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use super::record::{self, Layout, Record, Setting};
+use super::{ensure_database, settings, Instance, InstanceError, InstanceOptions, StartOutcome};
+use config::{GuestConfig, GUEST_HBA};
+use qemu::VmFiles;
+
+/// A guest's memory when `--memory` is not given.
+pub const DEFAULT_MEMORY: u64 = 1 << 30;
+/// The data disk's size (a sparse file: it costs what PostgreSQL writes).
+const DATA_DISK: &str = "32G";
+
+/// How QEMU runs the guest's CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    /// Hardware virtualization: the guest runs at native speed.
+    Kvm,
+    /// Software emulation: every guest instruction translated; figures are emulated ones.
+    Tcg,
+}
+
+impl Accel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Kvm => "kvm",
+            Accel::Tcg => "tcg",
+        }
+    }
+}
+
+/// The hypervisor a managed instance runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Hypervisor {
+    Qemu,
+}
+
+/// What the user asked for a guest (`--hypervisor qemu`, `--accel`); `--cpus` (whole vCPUs)
+/// and `--memory` (its RAM) come from the instance options.
+#[derive(Debug, Clone, Default)]
+pub struct GuestOptions {
+    pub accel: Option<Accel>,
+}
+
+/// The guest part of `instance.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuestRecord {
+    pub hypervisor: Hypervisor,
+    pub vcpus: u32,
+    pub memory: u64,
+    /// Forced with `--accel`; absent: KVM when it boots, else TCG, chosen at each boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel: Option<Accel>,
+}
+
+/// What the last boot found, in `vm/state.toml`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GuestState {
+    pub accel: Accel,
+    /// Seconds from QEMU's start to the host's first connection to the guest's server.
+    pub ready_secs: f64,
+    /// The guest kernel's release, as the guest itself reported it.
+    pub kernel_release: String,
+    /// Why KVM was not used, when it was tried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kvm_note: Option<String>,
+    /// Seconds spent building the image at this start (0: it was cached).
+    #[serde(default)]
+    pub image_build_secs: f64,
+    /// The image's size on disk, in bytes.
+    #[serde(default)]
+    pub image_bytes: u64,
+}
+
+/// A guest instance as other rooms see it.
+#[derive(Debug, Clone)]
+pub struct GuestInfo {
+    pub record: GuestRecord,
+    /// The last boot's state (absent before the first boot finished).
+    pub state: Option<GuestState>,
+    pub files: VmFiles,
+}
+
+impl GuestInfo {
+    pub(crate) fn of(layout: &Layout, record: &GuestRecord) -> GuestInfo {
+        let files = files_of(layout);
+        let state = std::fs::read_to_string(files.dir.join("state.toml"))
+            .ok()
+            .and_then(|t| toml::from_str(&t).ok());
+        GuestInfo {
+            record: record.clone(),
+            state,
+            files,
+        }
+    }
+
+    /// QEMU's pid while the guest runs: the host's view of the VM.
+    pub fn qemu_pid(&self) -> Option<u32> {
+        qemu::running_pid(&self.files)
+    }
+}
+
+fn files_of(layout: &Layout) -> VmFiles {
+    VmFiles {
+        dir: layout.dir.join("vm"),
+        server_log: layout.log(),
+    }
+}
+
+fn setup(msg: String) -> InstanceError {
+    InstanceError::Setup(msg)
+}
+
+/// `--cpus` must be whole vCPUs for a guest; `--vm` and `--ssl` are not for guests (yet).
+pub(crate) fn validate(opts: &InstanceOptions) -> Result<u32, InstanceError> {
+    if opts.vm.is_some() {
+        return Err(setup(
+            "--vm (an emulated VM, a cgroup) and --hypervisor (a real VM) do not mix; give one"
+                .into(),
+        ));
+    }
+    if opts.ssl {
+        return Err(setup(
+            "--ssl is not supported with --hypervisor yet; leave it out (the guest is reached \
+             on 127.0.0.1 with a password)"
+                .into(),
+        ));
+    }
+    opts.cpus.map_or(Ok(1), vcpus)
+}
+
+/// `--cpus` of a guest: whole vCPUs.
+fn vcpus(cpus: f64) -> Result<u32, InstanceError> {
+    if (1.0..=255.0).contains(&cpus) && cpus.fract() == 0.0 {
+        return Ok(cpus as u32);
+    }
+    Err(setup(format!(
+        "--cpus {cpus} is not a number of vCPUs; give a whole number between 1 and 255 for a \
+         VM instance"
+    )))
+}
+
+/// For a guest's record with limits laid over it (`reconfigure`): the CPU and memory limits
+/// are its vCPUs and RAM.
+pub(crate) fn fold_limits(record: &mut Record) -> Result<(), InstanceError> {
+    let Some(guest) = record.guest.as_mut() else {
+        return Ok(());
+    };
+    if let Some(c) = record.cpus.take() {
+        guest.vcpus = vcpus(c)?;
+    }
+    if let Some(m) = record.memory.take() {
+        guest.memory = m;
+    }
+    Ok(())
+}
+
+/// Creates a guest instance: record, passfile, data disk, first boot, default database.
+pub(crate) fn create(
+    layout: &Layout,
+    name: &str,
+    opts: &InstanceOptions,
+    guest: &GuestOptions,
+) -> Result<(Instance, StartOutcome), InstanceError> {
+    let vcpus = validate(opts)?;
+    let bin = super::binaries::find()?;
+    let user = super::os_user::for_new_instance()?;
+    let record = Record {
+        schema_version: record::SCHEMA_VERSION,
+        name: name.to_string(),
+        port: match opts.port {
+            Some(p) => p,
+            None => settings::choose_port(
+                &layout.sockets,
+                &super::create::recorded_ports(&layout.home),
+            )?,
+        },
+        superuser: user.name.clone(),
+        os_user: user.name.clone(),
+        pg_bin_dir: bin,
+        cpus: None,
+        memory: None,
+        settings: opts
+            .settings
+            .iter()
+            .map(|(key, value)| Setting {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect(),
+        vm: None,
+        ssl: false,
+        guest: Some(GuestRecord {
+            hypervisor: Hypervisor::Qemu,
+            vcpus,
+            memory: opts.memory.unwrap_or(DEFAULT_MEMORY),
+            accel: guest.accel,
+        }),
+    };
+    let instances = record::instances_dir(&layout.home);
+    std::fs::create_dir_all(&instances).map_err(InstanceError::io("create", &instances))?;
+    if let Err(e) = std::fs::create_dir(&layout.dir) {
+        return Err(match e.kind() {
+            std::io::ErrorKind::AlreadyExists => setup(format!(
+                "instance '{name}' is being created by another tidebench (or a failed creation \
+                 left {} without instance.toml); wait and retry, or remove that directory",
+                layout.dir.display()
+            )),
+            _ => InstanceError::io("create", &layout.dir)(e),
+        });
+    }
+    let result = initialize(layout, &record);
+    if result.is_err() {
+        qemu::stop(&files_of(layout));
+        let _ = std::fs::remove_dir_all(&layout.dir);
+    }
+    result.map(|i| (i, StartOutcome::Created))
+}
+
+fn initialize(layout: &Layout, record: &Record) -> Result<Instance, InstanceError> {
+    let files = files_of(layout);
+    image::private_dir(&layout.dir)?;
+    image::private_dir(&files.dir)?;
+    let password = super::password::random_password()?;
+    super::password::write(&layout.dir, record.port, &record.superuser, &password)?;
+    make_data_disk(&files.data())?;
+    record.save(&layout.record())?;
+    boot(layout, record)?;
+    let instance = super::instance_from(layout, record)?;
+    ensure_database(&instance, super::DEFAULT_DBNAME)?;
+    Ok(instance)
+}
+
+/// An empty ext4 data disk (sparse), made without mounting; the guest initdb's on it.
+fn make_data_disk(path: &Path) -> Result<(), InstanceError> {
+    let out = Command::new("mkfs.ext4")
+        .args([
+            "-q",
+            "-F",
+            "-L",
+            "tidebench-data",
+            "-E",
+            "lazy_itable_init=1,lazy_journal_init=1",
+        ])
+        .arg(path)
+        .arg(DATA_DISK)
+        .output()
+        .map_err(|e| setup(format!("cannot run mkfs.ext4 ({e}); install e2fsprogs")))?;
+    if !out.status.success() {
+        return Err(setup(format!(
+            "mkfs.ext4 {} failed: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Starts an existing guest instance (or finds it running).
+pub(crate) fn start(
+    layout: &Layout,
+    record: &Record,
+    guest: &GuestOptions,
+) -> Result<(Instance, StartOutcome), InstanceError> {
+    let recorded = record
+        .guest
+        .as_ref()
+        .ok_or_else(|| setup("not a guest".into()))?;
+    if guest.accel.is_some() && guest.accel != recorded.accel {
+        return Err(InstanceError::Conflict {
+            name: record.name.clone(),
+            recorded: recorded
+                .accel
+                .map_or("no --accel".into(), |a| format!("--accel {}", a.name())),
+            requested: guest
+                .accel
+                .map_or("no --accel".into(), |a| format!("--accel {}", a.name())),
+        });
+    }
+    let files = files_of(layout);
+    if qemu::running_pid(&files).is_some() {
+        if console_says_ready(&files) {
+            let instance = super::instance_from(layout, record)?;
+            return Ok((instance, StartOutcome::AlreadyRunning));
+        }
+        // A QEMU left by a killed tidebench before its guest was ready: start afresh.
+        qemu::stop(&files);
+    }
+    boot(layout, record)?;
+    let instance = super::instance_from(layout, record)?;
+    // A creation cut short (Ctrl-C, a killed tidebench) may have stopped before this.
+    ensure_database(&instance, super::DEFAULT_DBNAME)?;
+    Ok((instance, StartOutcome::Started))
+}
+
+fn console_says_ready(files: &VmFiles) -> bool {
+    std::fs::read_to_string(files.console())
+        .is_ok_and(|t| t.lines().any(|l| l.starts_with(config::READY_LINE)))
+}
+
+/// One boot: a fresh overlay of the current image, the config namespace, QEMU, READY.
+fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
+    let guest = record
+        .guest
+        .as_ref()
+        .ok_or_else(|| setup("not a guest".into()))?;
+    let files = files_of(layout);
+    let qmp = files.qmp();
+    // QEMU's monitor is a unix socket: its path must fit sun_path.
+    if qmp.as_os_str().len() > 107 {
+        return Err(setup(format!(
+            "the VM's monitor socket {} is longer than unix sockets allow (107 bytes); set \
+             TIDEBENCH_HOME to a shorter path, e.g. /var/tmp/tidebench",
+            qmp.display()
+        )));
+    }
+    let image = image::ensure(&layout.home, &record.pg_bin_dir)?;
+    make_overlay(&image.root, &files.overlay())?;
+    let password = super::password::read(&layout.dir).ok_or_else(|| {
+        setup(format!(
+            "the passfile of '{}' is missing; run `tidebench instance destroy {}` and create it anew",
+            record.name, record.name
+        ))
+    })?;
+    let config = GuestConfig {
+        superuser: record.superuser.clone(),
+        password,
+        bin_dir: record.pg_bin_dir.to_string_lossy().into_owned(),
+        conf: config::guest_conf(guest.memory, &record.settings()),
+        hba: GUEST_HBA.to_string(),
+    };
+    let bytes = config.to_disk().map_err(setup)?;
+    write_private(&files.config(), &bytes)?;
+    let booted = qemu::boot(
+        &qemu::Boot {
+            name: &record.name,
+            files: &files,
+            image: &image,
+            vcpus: guest.vcpus,
+            memory: guest.memory,
+            port: record.port,
+        },
+        guest.accel,
+    )?;
+    // The first connection from the host, through the forward: what "ready" means to a user.
+    super::instance_from(layout, record)?.psql("postgres", "SELECT 1")?;
+    let ready_secs = booted.started.elapsed().as_secs_f64();
+    // The balloon driver reports the guest's memory every second from now on (read by
+    // `memory_stats`); a QEMU without the property only loses those rows.
+    let _ = qemu::qmp(
+        &files.qmp(),
+        &serde_json::json!({"execute": "qom-set", "arguments": {
+            "path": BALLOON_PATH, "property": "guest-stats-polling-interval", "value": 1}}),
+    );
+    let release = ready_release(&files).unwrap_or_else(|| image.release.clone());
+    let state = GuestState {
+        accel: booted.accel,
+        ready_secs,
+        kernel_release: release,
+        kvm_note: booted.kvm_note,
+        image_build_secs: image.build_secs,
+        image_bytes: allocated_bytes(&image.root),
+    };
+    let text = toml::to_string(&state).map_err(|e| setup(format!("cannot encode state: {e}")))?;
+    write_private(&files.dir.join("state.toml"), text.as_bytes())?;
+    Ok(state)
+}
+
+/// The release the guest printed after READY.
+fn ready_release(files: &VmFiles) -> Option<String> {
+    let text = std::fs::read_to_string(files.console()).ok()?;
+    let line = text.lines().find(|l| l.starts_with(config::READY_LINE))?;
+    let release = line[config::READY_LINE.len()..].trim();
+    (!release.is_empty()).then(|| release.to_string())
+}
+
+fn allocated_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map_or(0, |m| m.blocks() * 512)
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), InstanceError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(InstanceError::io("create", path))?;
+    std::io::Write::write_all(&mut f, bytes).map_err(InstanceError::io("write", path))
+}
+
+/// `qemu-img create -f qcow2 -b base -F raw`: the guest's writes stay in its own file.
+fn make_overlay(base: &Path, overlay: &Path) -> Result<(), InstanceError> {
+    let _ = std::fs::remove_file(overlay);
+    let out = Command::new("qemu-img")
+        .args(["create", "-q", "-f", "qcow2", "-F", "raw", "-b"])
+        .arg(base)
+        .arg(overlay)
+        .output()
+        .map_err(|e| {
+            setup(format!(
+                "cannot run qemu-img ({e}); install it (Debian/Ubuntu: apt-get install qemu-utils)"
+            ))
+        })?;
+    if !out.status.success() {
+        return Err(setup(format!(
+            "qemu-img create {} failed: {}",
+            overlay.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Stops the guest; false when it was not running.
+pub(crate) fn stop(layout: &Layout) -> bool {
+    qemu::stop(&files_of(layout))
+}
+
+/// The balloon device in QEMU's object tree (`-device virtio-balloon-pci,id=balloon0`).
+const BALLOON_PATH: &str = "/machine/peripheral/balloon0";
+
+/// The guest's memory as its balloon driver reports it, and the balloon's target, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GuestMemory {
+    /// The memory the guest has now (its RAM less the balloon).
+    pub actual: u64,
+    pub total: Option<u64>,
+    pub available: Option<u64>,
+    pub free: Option<u64>,
+}
+
+impl GuestInfo {
+    /// The guest's memory through QMP (`query-balloon`, the balloon's guest stats); `None`
+    /// when QEMU does not answer.
+    pub fn memory_stats(&self) -> Option<GuestMemory> {
+        let qmp = self.files.qmp();
+        let balloon = qemu::qmp(&qmp, &serde_json::json!({"execute": "query-balloon"})).ok()?;
+        let stats = qemu::qmp(
+            &qmp,
+            &serde_json::json!({"execute": "qom-get", "arguments": {
+                "path": BALLOON_PATH, "property": "guest-stats"}}),
+        )
+        .ok();
+        let stat = |name: &str| {
+            stats
+                .as_ref()
+                .and_then(|s| s.get("stats"))
+                .and_then(|s| s.get(name))
+                .and_then(|v| v.as_u64())
+        };
+        Some(GuestMemory {
+            actual: balloon.get("actual").and_then(|a| a.as_u64())?,
+            total: stat("stat-total-memory"),
+            available: stat("stat-available-memory"),
+            free: stat("stat-free-memory"),
+        })
+    }
+}
+
+/// How long the guest's balloon driver gets to reach a new target.
+const BALLOON_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sets the guest's memory through its virtio balloon (QMP `balloon`) and waits until the
+/// guest has given (or taken back) the pages; returns the memory the guest then has, as
+/// QMP's `query-balloon` reports it. The target is clamped by QEMU to the guest's RAM.
+pub fn balloon(instance: &Instance, bytes: u64) -> Result<u64, InstanceError> {
+    let guest = instance.guest().ok_or_else(|| {
+        setup(format!(
+            "instance '{}' is not a VM; a balloon needs one started with --hypervisor qemu",
+            instance.name
+        ))
+    })?;
+    if guest.qemu_pid().is_none() {
+        return Err(InstanceError::NotRunning {
+            name: instance.name.clone(),
+        });
+    }
+    let target = bytes.min(guest.record.memory);
+    let qmp = guest.files.qmp();
+    let fail = |e: String| setup(format!("balloon of VM instance '{}': {e}", instance.name));
+    qemu::qmp(
+        &qmp,
+        &serde_json::json!({"execute": "balloon", "arguments": {"value": target}}),
+    )
+    .map_err(fail)?;
+    let started = std::time::Instant::now();
+    loop {
+        let now =
+            qemu::qmp(&qmp, &serde_json::json!({"execute": "query-balloon"})).map_err(fail)?;
+        let actual = now.get("actual").and_then(|a| a.as_u64()).unwrap_or(0);
+        // The driver moves in pages; within 1% of the target is there.
+        if actual.abs_diff(target) <= target / 100 {
+            return Ok(actual);
+        }
+        if started.elapsed() > BALLOON_WAIT {
+            return Err(fail(format!(
+                "the guest holds {actual} bytes after {}s, not the {target} asked for; it may \
+                 not be able to give more (try a larger size)",
+                BALLOON_WAIT.as_secs()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// The guest's data disk, shown where a local instance shows its data dir.
+pub fn data_disk(dir: &Path) -> PathBuf {
+    dir.join("vm").join("data.img")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vcpus_are_whole_and_limits_fold_into_the_guest() {
+        assert_eq!(vcpus(2.0).unwrap(), 2);
+        let err = vcpus(1.5).unwrap_err().to_string();
+        assert!(err.contains("whole number"), "{err}");
+        assert!(vcpus(0.0).is_err());
+        let opts = InstanceOptions {
+            vm: Some("host/vm1".into()),
+            ..Default::default()
+        };
+        assert!(validate(&opts).unwrap_err().to_string().contains("--vm"));
+        let mut record: Record = toml::from_str(
+            "schema_version = 1\nname = \"g\"\nport = 5000\nsuperuser = \"postgres\"\n\
+             os_user = \"postgres\"\npg_bin_dir = \"/usr/lib/postgresql/15/bin\"\n\
+             [guest]\nhypervisor = \"qemu\"\nvcpus = 1\nmemory = 536870912\n",
+        )
+        .unwrap();
+        assert!(!record.has_cgroup());
+        record.cpus = Some(4.0);
+        record.memory = Some(1 << 30);
+        fold_limits(&mut record).unwrap();
+        let guest = record.guest.as_ref().unwrap();
+        assert_eq!((guest.vcpus, guest.memory), (4, 1 << 30));
+        assert_eq!((record.cpus, record.memory), (None, None));
+        assert!(!record.has_cgroup(), "a guest never gets a cgroup");
+    }
+}

@@ -1,0 +1,427 @@
+//! Running one guest: the QEMU command line, choosing the accelerator by trying, waiting for
+//! the guest's READY line, QMP, and stopping (a graceful Ctrl-Alt-Del first, then `quit`,
+//! then SIGKILL). A QEMU is found again by its pidfile, and only when `/proc/PID/cmdline`
+//! still names this instance's QMP socket, so a reused pid is never signalled.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::config::{FAILED_LINE, GUEST_PORT, READY_LINE, ROOT_DEVICE};
+use super::image::{Image, GUEST_INIT};
+use super::Accel;
+use crate::instance::InstanceError;
+
+/// A KVM guest that prints nothing on its console for this long is taken as hung (nested
+/// virtualization missing): the kernel prints within a fraction of a second under KVM.
+const KVM_PROBE: Duration = Duration::from_secs(10);
+/// From QEMU's start to the guest's READY line; TCG with a first initdb is the slow case.
+const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
+/// A graceful shutdown (checkpoint, power off) gets this long before QEMU is told to quit.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(60);
+/// The QEMU program.
+const QEMU: &str = "qemu-system-x86_64";
+
+/// The files of one guest, in the instance's `vm/` dir (mode 0700).
+#[derive(Debug, Clone)]
+pub struct VmFiles {
+    pub dir: PathBuf,
+    /// The server log on the host: the guest's second serial port.
+    pub server_log: PathBuf,
+}
+
+impl VmFiles {
+    pub fn overlay(&self) -> PathBuf {
+        self.dir.join("root.qcow2")
+    }
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data.img")
+    }
+    pub fn config(&self) -> PathBuf {
+        self.dir.join("config.raw")
+    }
+    pub fn console(&self) -> PathBuf {
+        self.dir.join("console.log")
+    }
+    pub fn pidfile(&self) -> PathBuf {
+        self.dir.join("qemu.pid")
+    }
+    pub fn qmp(&self) -> PathBuf {
+        self.dir.join("qmp.sock")
+    }
+}
+
+/// What one boot asks for.
+pub struct Boot<'a> {
+    pub name: &'a str,
+    pub files: &'a VmFiles,
+    pub image: &'a Image,
+    pub vcpus: u32,
+    pub memory: u64,
+    pub port: u16,
+}
+
+/// A guest that said READY.
+#[derive(Debug, Clone)]
+pub struct Booted {
+    pub accel: Accel,
+    /// When the QEMU that booted was started.
+    pub started: Instant,
+    /// Why KVM was not used, when it was tried and given up.
+    pub kvm_note: Option<String>,
+}
+
+/// Whether /dev/kvm can be opened for use (it may exist and still not work: see KVM_PROBE).
+fn kvm_usable() -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok()
+}
+
+/// Boots with the asked accelerator, or KVM falling back to TCG when none was asked.
+pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
+    match asked {
+        Some(accel) => boot_with(b, accel).map(|started| Booted {
+            accel,
+            started,
+            kvm_note: None,
+        }),
+        None if kvm_usable() => match boot_with(b, Accel::Kvm) {
+            Ok(started) => Ok(Booted {
+                accel: Accel::Kvm,
+                started,
+                kvm_note: None,
+            }),
+            // KVM that fails to start or hangs (no nested virtualization): emulate instead.
+            Err(e) => {
+                let why = e.to_string();
+                let first = why.lines().next().unwrap_or_default().to_string();
+                boot_with(b, Accel::Tcg).map(|started| Booted {
+                    accel: Accel::Tcg,
+                    started,
+                    kvm_note: Some(first),
+                })
+            }
+        },
+        None => boot_with(b, Accel::Tcg).map(|started| Booted {
+            accel: Accel::Tcg,
+            started,
+            kvm_note: Some("/dev/kvm cannot be opened".into()),
+        }),
+    }
+}
+
+const KVM_SILENT: &str = "printed nothing on its console";
+
+/// Starts QEMU (daemonized) and waits for READY; returns when QEMU was started.
+fn boot_with(b: &Boot, accel: Accel) -> Result<Instant, InstanceError> {
+    let console = b.files.console();
+    let _ = std::fs::remove_file(&console);
+    let _ = std::fs::remove_file(b.files.qmp());
+    let started = Instant::now();
+    let out = command(b, accel).output().map_err(|e| {
+        InstanceError::Setup(format!(
+            "cannot run {QEMU} ({e}); install QEMU (Debian/Ubuntu: apt-get install qemu-system-x86 qemu-utils)"
+        ))
+    })?;
+    if !out.status.success() {
+        let fix = match accel {
+            Accel::Kvm => "; start with `--accel tcg` (emulation, slower)",
+            Accel::Tcg => "",
+        };
+        return Err(InstanceError::Setup(format!(
+            "VM instance '{}': {QEMU} with {} failed to start: {}{fix}",
+            b.name,
+            accel.name(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let pid = read_pid(b.files).ok_or_else(|| {
+        InstanceError::Setup(format!(
+            "{QEMU} wrote no pidfile {}",
+            b.files.pidfile().display()
+        ))
+    })?;
+    match wait_ready(b, accel, pid, started) {
+        Ok(()) => Ok(started),
+        Err(e) => {
+            kill_now(pid);
+            Err(e)
+        }
+    }
+}
+
+fn command(b: &Boot, accel: Accel) -> Command {
+    let f = b.files;
+    let mut cmd = Command::new(QEMU);
+    let (accel_arg, cpu) = match accel {
+        Accel::Kvm => ("kvm", "host"),
+        Accel::Tcg => ("tcg,thread=multi", "max"),
+    };
+    let append = format!(
+        "console=ttyS0 root={ROOT_DEVICE} rootfstype=ext4 rw panic=-1 init={GUEST_INIT} -- guest-init"
+    );
+    cmd.args(["-name", &format!("tidebench-{}", b.name)])
+        .args(["-machine", "pc", "-accel", accel_arg, "-cpu", cpu])
+        .args([
+            "-smp",
+            &b.vcpus.to_string(),
+            "-m",
+            &format!("{}M", b.memory >> 20),
+        ])
+        .args([
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+        ])
+        .arg("-kernel")
+        .arg(&b.image.kernel)
+        .args(["-append", &append])
+        .arg("-drive")
+        .arg(drive("root", &f.overlay(), "qcow2", false))
+        .arg("-drive")
+        .arg(drive("data", &f.data(), "raw", false))
+        .arg("-drive")
+        .arg(drive("conf", &f.config(), "raw", true))
+        .args(["-device", "nvme,id=nvme0,serial=tidebench"])
+        .args(["-device", "nvme-ns,drive=root,bus=nvme0,nsid=1"])
+        .args(["-device", "nvme-ns,drive=data,bus=nvme0,nsid=2"])
+        .args(["-device", "nvme-ns,drive=conf,bus=nvme0,nsid=3"])
+        // restrict=on: the guest reaches nothing outside; only the host's forward comes in,
+        // and it listens on 127.0.0.1.
+        .args([
+            "-netdev",
+            &format!(
+                "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{}-:{GUEST_PORT}",
+                b.port
+            ),
+        ])
+        .args(["-device", "virtio-net-pci,netdev=net0"])
+        .args(["-device", "virtio-balloon-pci,id=balloon0"])
+        .arg("-chardev")
+        .arg(format!("file,id=console,path={}", opt_path(&f.console())))
+        .args(["-serial", "chardev:console"])
+        .arg("-chardev")
+        .arg(format!(
+            "file,id=serverlog,append=on,path={}",
+            opt_path(&f.server_log)
+        ))
+        .args(["-serial", "chardev:serverlog"])
+        .arg("-qmp")
+        .arg(format!("unix:{},server=on,wait=off", opt_path(&f.qmp())))
+        .arg("-pidfile")
+        .arg(f.pidfile())
+        .arg("-daemonize")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// A path inside a QEMU option value: commas doubled.
+fn opt_path(p: &Path) -> String {
+    p.to_string_lossy().replace(',', ",,")
+}
+
+fn drive(id: &str, file: &Path, format: &str, readonly: bool) -> String {
+    let ro = if readonly { ",readonly=on" } else { "" };
+    format!(
+        "if=none,id={id},file={},format={format},cache=writeback,discard=unmap{ro}",
+        opt_path(file)
+    )
+}
+
+/// Until the console says READY (or FAILED), QEMU exits, or time runs out.
+fn wait_ready(b: &Boot, accel: Accel, pid: u32, started: Instant) -> Result<(), InstanceError> {
+    let console = b.files.console();
+    let failed = |why: String| {
+        InstanceError::Setup(format!(
+            "VM instance '{}' did not boot: {why}\n--- last lines of {} ---\n{}\n--- last lines of \
+             the server log ---\n{}",
+            b.name,
+            console.display(),
+            crate::instance::server::log_tail(&console),
+            crate::instance::server::log_tail(&b.files.server_log)
+        ))
+    };
+    loop {
+        let text = std::fs::read_to_string(&console).unwrap_or_default();
+        if text.lines().any(|l| l.starts_with(READY_LINE)) {
+            return Ok(());
+        }
+        if let Some(line) = text.lines().find(|l| l.starts_with(FAILED_LINE)) {
+            return Err(failed(format!("the guest's init said: {line}")));
+        }
+        if !alive(pid) {
+            return Err(failed("QEMU exited".into()));
+        }
+        let waited = started.elapsed();
+        if accel == Accel::Kvm && text.is_empty() && waited > KVM_PROBE {
+            return Err(InstanceError::Setup(format!(
+                "VM instance '{}': the KVM guest {KVM_SILENT} within {}s (nested \
+                 virtualization unavailable?); stopped it; start with `--accel tcg` (emulation, \
+                 slower)",
+                b.name,
+                KVM_PROBE.as_secs()
+            )));
+        }
+        if waited > BOOT_TIMEOUT {
+            return Err(failed(format!(
+                "no READY line within {}s",
+                BOOT_TIMEOUT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The QEMU pid from the pidfile, when that process is still this instance's QEMU.
+pub fn running_pid(files: &VmFiles) -> Option<u32> {
+    let pid = read_pid(files)?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let qmp = opt_path(&files.qmp());
+    let text = String::from_utf8_lossy(&cmdline);
+    text.contains(&qmp).then_some(pid)
+}
+
+fn read_pid(files: &VmFiles) -> Option<u32> {
+    std::fs::read_to_string(files.pidfile())
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has no cmdline: QEMU daemonized, so it is not our child to reap.
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.is_empty())
+}
+
+fn kill_now(pid: u32) {
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    let t = Instant::now();
+    while alive(pid) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_exit(pid: u32, limit: Duration) -> bool {
+    let t = Instant::now();
+    while alive(pid) {
+        if t.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
+}
+
+/// Stops the guest: Ctrl-Alt-Del (the guest's init shuts PostgreSQL down and powers off),
+/// then QMP `quit`, then SIGKILL. Returns false when no QEMU of this instance was running.
+pub fn stop(files: &VmFiles) -> bool {
+    let Some(pid) = running_pid(files) else {
+        return false;
+    };
+    let keys = serde_json::json!({"execute": "send-key", "arguments": {"keys": [
+        {"type": "qcode", "data": "ctrl"}, {"type": "qcode", "data": "alt"},
+        {"type": "qcode", "data": "delete"}]}});
+    if qmp(&files.qmp(), &keys).is_ok() && wait_exit(pid, SHUTDOWN_WAIT) {
+        return true;
+    }
+    let quit = serde_json::json!({"execute": "quit"});
+    if qmp(&files.qmp(), &quit).is_ok() && wait_exit(pid, Duration::from_secs(10)) {
+        return true;
+    }
+    kill_now(pid);
+    true
+}
+
+/// One QMP command: greeting, capabilities, the command; its `return` value.
+pub fn qmp(socket: &Path, command: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let stream = UnixStream::connect(socket).map_err(|e| format!("{}: {e}", socket.display()))?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    let mut writer = stream.try_clone().map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader
+        .read_line(&mut line)
+        .map_err(|e| format!("QMP greeting: {e}"))?;
+    let mut send = |v: &serde_json::Value| -> Result<serde_json::Value, String> {
+        writeln!(writer, "{v}").map_err(|e| format!("QMP: {e}"))?;
+        loop {
+            let mut reply = String::new();
+            if reader
+                .read_line(&mut reply)
+                .map_err(|e| format!("QMP: {e}"))?
+                == 0
+            {
+                return Err("QMP closed".into());
+            }
+            let v: serde_json::Value =
+                serde_json::from_str(&reply).map_err(|e| format!("QMP: {e}"))?;
+            // Events (e.g. SHUTDOWN) come between; the answer has `return` or `error`.
+            if let Some(r) = v.get("return") {
+                return Ok(r.clone());
+            }
+            if let Some(e) = v.get("error") {
+                return Err(format!("QMP: {e}"));
+            }
+        }
+    };
+    send(&serde_json::json!({"execute": "qmp_capabilities"}))?;
+    send(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_listens_on_the_hosts_loopback_only_and_its_files_are_its_own() {
+        let files = VmFiles {
+            dir: PathBuf::from("/h/instances/a,b/vm"),
+            server_log: PathBuf::from("/h/instances/a,b/server.log"),
+        };
+        let image = Image {
+            root: PathBuf::from("/c/root.img"),
+            kernel: PathBuf::from("/c/vmlinuz"),
+            release: "6.1.0-56-cloud-amd64".into(),
+            built: false,
+            build_secs: 0.0,
+        };
+        let boot = Boot {
+            name: "a",
+            files: &files,
+            image: &image,
+            vcpus: 2,
+            memory: 512 << 20,
+            port: 6543,
+        };
+        let cmd = command(&boot, Accel::Tcg);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let net = args.iter().find(|a| a.starts_with("user,")).unwrap();
+        assert!(net.contains("restrict=on"), "{net}");
+        assert!(net.contains("hostfwd=tcp:127.0.0.1:6543-:5432"), "{net}");
+        assert_eq!(args.iter().filter(|a| a.contains("hostfwd")).count(), 1);
+        // Commas in paths are doubled, or QEMU would read them as option separators.
+        assert!(args
+            .iter()
+            .any(|a| a == "unix:/h/instances/a,,b/vm/qmp.sock,server=on,wait=off"));
+        assert!(args.contains(&"-daemonize".to_string()));
+        let at = args.iter().position(|a| a == "-smp").unwrap();
+        assert_eq!(
+            (args[at + 1].as_str(), args[at + 3].as_str()),
+            ("2", "512M")
+        );
+        assert!(args.iter().any(|a| a.starts_with("tcg")));
+    }
+}
