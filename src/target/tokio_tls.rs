@@ -13,10 +13,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
 use tokio_rustls::rustls;
 
-/// Makes a TLS connector per host from the target's configuration.
+/// Makes a TLS connector per host from the target's configuration (with verify-full's
+/// name check bound to that host).
 #[derive(Clone)]
 pub(super) struct MakeRustls {
-    pub config: Arc<rustls::ClientConfig>,
+    pub tls: pgwire::Tls,
 }
 
 impl<S> MakeTlsConnect<S> for MakeRustls
@@ -28,8 +29,11 @@ where
     type Error = io::Error;
 
     fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, io::Error> {
+        let config = self.tls.config_for(host).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "TLS was not set up")
+        })?;
         Ok(RustlsConnect {
-            config: self.config.clone(),
+            config,
             host: host.to_string(),
         })
     }

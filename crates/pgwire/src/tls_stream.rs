@@ -19,8 +19,7 @@ impl Stream {
     /// plaintext session, which goes on on this socket.
     pub(crate) async fn start_tls(&mut self, tls: &Tls, host: &str) -> Result<bool, Error> {
         let config = tls
-            .config
-            .clone()
+            .config_for(host)
             .ok_or_else(|| Error::tls("TLS was not set up"))?;
         if tls.negotiation == Negotiation::Postgres {
             let mut request = BytesMut::with_capacity(8);
