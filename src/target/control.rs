@@ -145,6 +145,10 @@ impl ResolvedTarget {
             };
         cfg.ssl_mode(mode);
         let tls = tokio_tls::MakeRustls {
+            unnamed: match &p.host {
+                pgwire::Host::Tcp(h) => pgwire::Tls::verified_name(h, p.hostaddr).is_empty(),
+                pgwire::Host::Unix(_) => false,
+            },
             tls: match &p.tls.config {
                 Some(_) => p.tls.clone(),
                 // Never used with sslmode=disable, but the connector wants one.

@@ -18,6 +18,8 @@ use tokio_rustls::rustls;
 #[derive(Clone)]
 pub(super) struct MakeRustls {
     pub tls: pgwire::Tls,
+    /// Only `hostaddr` named the server: verify-full has no name to check.
+    pub unnamed: bool,
 }
 
 impl<S> MakeTlsConnect<S> for MakeRustls
@@ -29,6 +31,7 @@ where
     type Error = io::Error;
 
     fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, io::Error> {
+        let host = if self.unnamed { "" } else { host };
         let config = self.tls.config_for(host).ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "TLS was not set up")
         })?;

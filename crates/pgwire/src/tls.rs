@@ -245,6 +245,16 @@ impl Tls {
         Some(Arc::new(config))
     }
 
+    /// The name verify-full checks for a connection to `host`: the host as given, or none
+    /// (libpq's "host name must be specified") when only `hostaddr` named the server, which
+    /// the target's resolution marks by giving the address as the host too.
+    pub fn verified_name(host: &str, hostaddr: Option<std::net::IpAddr>) -> &str {
+        match hostaddr {
+            Some(addr) if addr.to_string() == host => "",
+            _ => host,
+        }
+    }
+
     /// The name the server's certificate is checked against (and sent as SNI for a host name).
     pub fn server_name(host: &str) -> ServerName<'static> {
         ServerName::try_from(host.to_string())
