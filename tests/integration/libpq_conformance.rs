@@ -225,59 +225,69 @@ const TLS_AND_FILE_CASES: &[Case] = &[
 /// `{sca}` is the servers' CA, `{cca}` the clients'; the client's certificate (version 1) is
 /// `{ccert}` and its key comes as PEM, DER, encrypted PKCS#8, encrypted traditional PEM and at
 /// several modes and owners.
-const LIBPQ_TLS_CASES: &[Case] = &[
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca}"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=localhost hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=127.000.000.001 hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={cca}"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={dir}/missing.crt"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=prefer sslrootcert={dir}/missing.crt"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={dir}/missing.crt"),
-    case("host=localhost hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={sca}"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={cca}"),
-    with_files("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require", &[], &[(".postgresql/root.crt", 0o644, "{cca_text}")]),
-    case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=db.example hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=DB.Example hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=localhost hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=localhost hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=127.000.000.001 hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=127.0.0.2 hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=db.example hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}"),
-    case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={crl}"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={crl}"),
-    case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrldir={crldir}"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca} sslcrldir={crldir}"),
-    case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=require sslcrl={crl}"),
-    case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={dir}/missing.crl"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrldir={dir}"),
-    with_files("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca}", &[], &[(".postgresql/root.crl", 0o644, "{crl_text}")]),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey_der}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc} sslpassword=k3y-pass"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc} sslpassword=wrong"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_trad} sslpassword=k3y-pass"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_trad}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey640}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey644}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckeypg640}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckeypg600}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={dir}/missing.key"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={okey}"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslcert={dir}/missing.crt sslkey={ckey}"),
-    with_files("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require", &[], &[(".postgresql/postgresql.crt", 0o644, "{ccert_text}"), (".postgresql/postgresql.key", 0o600, "{ckey_text}")]),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_max_protocol_version=TLSv1.2"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca} ssl_max_protocol_version=TLSv1.2"),
-    case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey} ssl_max_protocol_version=TLSv1.2"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3"),
-    case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2"),
+const LIBPQ_TLS_CASES: &[(bool, Case)] = &[
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=localhost hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.000.000.001 hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={cca}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={dir}/missing.crt")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=prefer sslrootcert={dir}/missing.crt")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={dir}/missing.crt")),
+    connects(case("host=localhost hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={sca}")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={cca}")),
+    refused(with_files("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require", &[], &[(".postgresql/root.crt", 0o644, "{cca_text}")])),
+    connects(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=db.example hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=DB.Example hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=localhost hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=localhost hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=127.000.000.001 hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.0.0.2 hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=db.example hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={crl}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={crl}")),
+    refused(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrldir={crldir}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca} sslcrldir={crldir}")),
+    connects(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=require sslcrl={crl}")),
+    connects(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={dir}/missing.crl")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrldir={dir}")),
+    refused(with_files("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca}", &[], &[(".postgresql/root.crl", 0o644, "{crl_text}")])),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey_der}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc} sslpassword=k3y-pass")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc} sslpassword=wrong")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_trad} sslpassword=k3y-pass")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_trad}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey640}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey644}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckeypg640}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckeypg600}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={dir}/missing.key")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={okey}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslcert={dir}/missing.crt sslkey={ckey}")),
+    connects(with_files("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require", &[], &[(".postgresql/postgresql.crt", 0o644, "{ccert_text}"), (".postgresql/postgresql.key", 0o600, "{ckey_text}")])),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_max_protocol_version=TLSv1.2")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca} ssl_max_protocol_version=TLSv1.2")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey} ssl_max_protocol_version=TLSv1.2")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2")),
 ];
+
+/// A case psql (libpq) is expected to connect on: the case tests what it says it tests.
+const fn connects(case: Case) -> (bool, Case) {
+    (true, case)
+}
+
+/// A case psql is expected to refuse.
+const fn refused(case: Case) -> (bool, Case) {
+    (false, case)
+}
 
 /// Where a session landed: port, user, database, TLS version (empty: none).
 type Landing = (String, String, String, String);
@@ -468,9 +478,11 @@ fn connection_strings_land_where_psql_lands() {
         .iter()
         .chain(URI_CASES)
         .chain(TLS_AND_FILE_CASES)
-        .chain(LIBPQ_TLS_CASES)
+        .chain(LIBPQ_TLS_CASES.iter().map(|(_, case)| case))
         .collect();
+    let first_tls = all.len() - LIBPQ_TLS_CASES.len();
     let mut differ = Vec::new();
+    let mut unexpected = Vec::new();
     let mut connected = 0;
     for (i, case) in all.iter().enumerate() {
         let dir = bench.home.path().join(format!("case{i}"));
@@ -486,6 +498,11 @@ fn connection_strings_land_where_psql_lands() {
         let (theirs, their_text) = bench.psql(case, &dsn, &dir);
         let (ours, our_text) = bench.tidebench(case, &dsn, &dir);
         connected += usize::from(theirs.is_some());
+        if let Some((expected, _)) = i.checked_sub(first_tls).map(|k| &LIBPQ_TLS_CASES[k]) {
+            if theirs.is_some() != *expected {
+                unexpected.push(format!("case {i}: {dsn}\n  psql: {theirs:?} {their_text}"));
+            }
+        }
         if theirs != ours {
             differ.push(format!(
                 "case {i}: {dsn} (env {:?})\n  psql:      {theirs:?} {their_text}\n  tidebench: {ours:?} {our_text}",
@@ -500,6 +517,8 @@ fn connection_strings_land_where_psql_lands() {
         differ.len()
     );
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // libpq itself did what each TLS case expects of it (else the case tests nothing).
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
     // Both outcomes are exercised: enough cases connect, and enough are refused.
     assert!(
         connected > all.len() / 3 && connected < all.len() - 10,
