@@ -360,7 +360,10 @@ mod tests {
             (pgwire::Host::Tcp("127.0.0.1".into()), addr, 6000)
         );
         assert_eq!(pgwire::Tls::verified_name("127.0.0.1", addr), "");
-        assert_eq!(pgwire::Tls::verified_name("127.000.000.001", addr), "127.000.000.001");
+        assert_eq!(
+            pgwire::Tls::verified_name("127.000.000.001", addr),
+            "127.000.000.001"
+        );
         assert!(parse_dsn("host=a hostaddr=db.example")
             .unwrap_err()
             .contains("takes IP addresses"));

@@ -179,8 +179,15 @@ mod tests {
         assert!(root.contains("/nonexistent/ca.crt"), "{root}");
         // Under require, a root file that is not there is ignored, as libpq ignores it.
         let ok = |pairs: &[(&str, &str)]| tls_of(&from(pairs)).is_ok();
-        assert!(ok(&[("sslmode", "require"), ("sslrootcert", "/nonexistent/ca.crt")]));
-        assert!(ok(&[("sslpassword", "x"), ("sslcrl", "/x.crl"), ("sslcrldir", "/d")]));
+        assert!(ok(&[
+            ("sslmode", "require"),
+            ("sslrootcert", "/nonexistent/ca.crt")
+        ]));
+        assert!(ok(&[
+            ("sslpassword", "x"),
+            ("sslcrl", "/x.crl"),
+            ("sslcrldir", "/d")
+        ]));
         assert!(e(&[("sslcertmode", "maybe")]).contains("disable, allow or require"));
         let old = e(&[
             ("ssl_min_protocol_version", "TLSv1"),

@@ -32,9 +32,10 @@ where
 
     fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, io::Error> {
         let host = if self.unnamed { "" } else { host };
-        let config = self.tls.config_for(host).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "TLS was not set up")
-        })?;
+        let config = self
+            .tls
+            .config_for(host)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "TLS was not set up"))?;
         Ok(RustlsConnect {
             config,
             host: host.to_string(),

@@ -329,8 +329,14 @@ fn setup() -> Bench {
     let with_cert = |server: &str| InstanceOptions {
         settings: [
             ("ssl", "on".to_string()),
-            ("ssl_cert_file", certs.join(format!("{server}.crt")).display().to_string()),
-            ("ssl_key_file", certs.join(format!("{server}.key")).display().to_string()),
+            (
+                "ssl_cert_file",
+                certs.join(format!("{server}.crt")).display().to_string(),
+            ),
+            (
+                "ssl_key_file",
+                certs.join(format!("{server}.key")).display().to_string(),
+            ),
             ("ssl_ca_file", certs.join("cca.crt").display().to_string()),
         ]
         .into_iter()
@@ -603,11 +609,22 @@ fn openssl(dir: &Path, args: &str) {
 fn make_certificates(dir: &Path, server: (u32, u32)) {
     std::fs::create_dir_all(dir.join("crldir")).unwrap();
     let ca = "req -x509 -new -nodes -days 3650 -newkey";
-    openssl(dir, &format!("{ca} rsa:2048 -keyout sca.key -out sca.crt -subj /CN=servers-ca"));
+    openssl(
+        dir,
+        &format!("{ca} rsa:2048 -keyout sca.key -out sca.crt -subj /CN=servers-ca"),
+    );
     openssl(dir, &format!("{ca} ec -pkeyopt ec_paramgen_curve:P-256 -keyout cca.key -out cca.crt -subj /CN=clients-ca"));
-    std::fs::write(dir.join("e.ext"), "subjectAltName=DNS:127.0.0.1,DNS:db.example\n").unwrap();
+    std::fs::write(
+        dir.join("e.ext"),
+        "subjectAltName=DNS:127.0.0.1,DNS:db.example\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("f.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    for (name, cn, ext) in [("d", "127.0.0.1", ""), ("e", "localhost", "-extfile e.ext"), ("f", "localhost", "-extfile f.ext")] {
+    for (name, cn, ext) in [
+        ("d", "127.0.0.1", ""),
+        ("e", "localhost", "-extfile e.ext"),
+        ("f", "localhost", "-extfile f.ext"),
+    ] {
         openssl(dir, &format!("req -new -nodes -newkey rsa:2048 -keyout {name}.key -out {name}.csr -subj /CN={cn}"));
         openssl(dir, &format!("x509 -req -in {name}.csr -CA sca.crt -CAkey sca.key -CAcreateserial -days 3650 -out {name}.crt {ext}"));
         let key = dir.join(format!("{name}.key"));
@@ -615,13 +632,28 @@ fn make_certificates(dir: &Path, server: (u32, u32)) {
         std::os::unix::fs::chown(&key, Some(server.0), Some(server.1)).unwrap();
     }
     // The client: version 1, CN=certuser, its key in every form libpq reads.
-    openssl(dir, "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out client.key");
-    openssl(dir, "req -new -key client.key -out client.csr -subj /CN=certuser");
+    openssl(
+        dir,
+        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out client.key",
+    );
+    openssl(
+        dir,
+        "req -new -key client.key -out client.csr -subj /CN=certuser",
+    );
     openssl(dir, "x509 -req -in client.csr -CA cca.crt -CAkey cca.key -CAcreateserial -days 3650 -out client.crt");
     openssl(dir, "pkey -in client.key -outform DER -out client.der");
-    openssl(dir, &format!("pkey -in client.key -aes256 -passout pass:{KEY_PW} -out client.enc.key"));
-    openssl(dir, &format!("ec -in client.key -aes256 -passout pass:{KEY_PW} -out client.trad.key"));
-    openssl(dir, "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out other.key");
+    openssl(
+        dir,
+        &format!("pkey -in client.key -aes256 -passout pass:{KEY_PW} -out client.enc.key"),
+    );
+    openssl(
+        dir,
+        &format!("ec -in client.key -aes256 -passout pass:{KEY_PW} -out client.trad.key"),
+    );
+    openssl(
+        dir,
+        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out other.key",
+    );
     let key = std::fs::read(dir.join("client.key")).unwrap();
     for (name, mode, owner) in [
         ("client.key", 0o600, None),
@@ -662,7 +694,11 @@ fn make_certificates(dir: &Path, server: (u32, u32)) {
         let mode = std::fs::metadata(&path).unwrap().mode();
         if !path.to_string_lossy().ends_with(".key") && !path.ends_with("client.der") {
             let readable = if path.is_dir() { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(readable | (mode & 0o7000))).unwrap();
+            std::fs::set_permissions(
+                &path,
+                std::fs::Permissions::from_mode(readable | (mode & 0o7000)),
+            )
+            .unwrap();
         }
     }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();

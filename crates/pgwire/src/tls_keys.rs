@@ -32,8 +32,12 @@ impl std::fmt::Debug for KeyPassword {
 
 /// The client certificate chain of `path` (PEM; the first is the client's own).
 pub(crate) fn read_cert_chain(path: &Path) -> Result<Vec<X509>, String> {
-    let text = fs::read(path)
-        .map_err(|e| format!("could not open certificate file \"{}\": {e}", path.display()))?;
+    let text = fs::read(path).map_err(|e| {
+        format!(
+            "could not open certificate file \"{}\": {e}",
+            path.display()
+        )
+    })?;
     let chain = X509::stack_from_pem(&text).unwrap_or_default();
     if chain.is_empty() {
         return Err(format!(
@@ -166,12 +170,9 @@ pub(crate) fn client_auth(
         .iter()
         .map(|c| c.to_der().map(CertificateDer::from).map_err(der))
         .collect::<Result<Vec<_>, _>>()?;
-    let pkcs8 = pkey.private_key_to_pkcs8().map_err(|e| {
-        format!(
-            "cannot use private key file \"{}\": {e}",
-            key.display()
-        )
-    })?;
+    let pkcs8 = pkey
+        .private_key_to_pkcs8()
+        .map_err(|e| format!("cannot use private key file \"{}\": {e}", key.display()))?;
     let signer = provider
         .key_provider
         .load_private_key(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8)))

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use openssl::nid::Nid;
-use openssl::stack::Stack;
 use openssl::ssl::SslFiletype;
+use openssl::stack::Stack;
 use openssl::x509::store::{HashDir, X509Lookup, X509Store, X509StoreBuilder};
 use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509PurposeId, X509StoreContext, X509VerifyResult, X509};
@@ -135,9 +135,7 @@ impl std::fmt::Debug for LibpqVerifier {
 }
 
 fn refusal(text: String) -> rustls::Error {
-    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
-        Refusal(text),
-    ))))
+    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(Refusal(text)))))
 }
 
 /// A refusal in libpq's words, carried through rustls's error.
@@ -162,7 +160,9 @@ impl LibpqVerifier {
         let mut chain = Stack::new().map_err(|e| refusal(e.to_string()))?;
         for der in intermediates {
             let cert = X509::from_der(der).map_err(|e| {
-                refusal(format!("the server sent a certificate that cannot be read: {e}"))
+                refusal(format!(
+                    "the server sent a certificate that cannot be read: {e}"
+                ))
             })?;
             chain.push(cert).map_err(|e| refusal(e.to_string()))?;
         }
@@ -217,9 +217,8 @@ impl ServerCertVerifier for LibpqVerifier {
         let Some(store) = &self.store else {
             return Ok(ServerCertVerified::assertion());
         };
-        let leaf = X509::from_der(end_entity).map_err(|e| {
-            refusal(format!("the server's certificate cannot be read: {e}"))
-        })?;
+        let leaf = X509::from_der(end_entity)
+            .map_err(|e| refusal(format!("the server's certificate cannot be read: {e}")))?;
         self.check_chain(store, &leaf, intermediates)?;
         if let Some(host) = &self.host {
             names_match(&leaf, host).map_err(refusal)?;
@@ -311,7 +310,9 @@ fn der_item(input: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
         if n == 0 || n > 4 || rest.len() < n {
             return None;
         }
-        let len = rest[..n].iter().fold(0usize, |a, &b| (a << 8) | usize::from(b));
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |a, &b| (a << 8) | usize::from(b));
         (len, &rest[n..])
     };
     (rest.len() >= len).then(|| rest.split_at(len))
@@ -415,7 +416,11 @@ fn ip_matches(ip: &[u8], host: &str) -> Result<(String, bool), String> {
             bytes.copy_from_slice(ip);
             Ipv6Addr::from(bytes).to_string()
         }
-        n => return Err(format!("certificate contains IP address with invalid length {n}")),
+        n => {
+            return Err(format!(
+                "certificate contains IP address with invalid length {n}"
+            ))
+        }
     };
     let matched = match (ip.len(), parse_ip(host)) {
         (4, Some(HostIp::V4(addr))) => addr == ip,
@@ -438,7 +443,9 @@ fn parse_ip(host: &str) -> Option<HostIp> {
     if unsafe { inet_aton(c.as_ptr(), &mut v4) } != 0 {
         return Some(HostIp::V4(v4.s_addr.to_ne_bytes()));
     }
-    host.parse::<Ipv6Addr>().ok().map(|a| HostIp::V6(a.octets()))
+    host.parse::<Ipv6Addr>()
+        .ok()
+        .map(|a| HostIp::V6(a.octets()))
 }
 
 extern "C" {
@@ -477,7 +484,9 @@ mod tests {
     #[test]
     fn spki_splits_into_algorithm_and_key() {
         // SEQUENCE { SEQUENCE { OID 1.3.101.112 (Ed25519) }, BIT STRING (0 unused, 2 bytes) }
-        let spki = [0x30, 0x0c, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x03, 0x00, 0xaa, 0xbb];
+        let spki = [
+            0x30, 0x0c, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x03, 0x00, 0xaa, 0xbb,
+        ];
         let (alg, key) = split_spki(&spki).unwrap();
         assert_eq!(alg, &[0x06, 0x03, 0x2b, 0x65, 0x70]);
         assert_eq!(key, &[0xaa, 0xbb]);
