@@ -593,7 +593,7 @@ fn the_statistics_session_falls_back_to_the_targets_database() {
 }
 
 /// Runs the openssl CLI in `dir`; a failure stops the test with its words.
-fn openssl(dir: &Path, args: &str) {
+pub(crate) fn openssl(dir: &Path, args: &str) {
     let o = Command::new("openssl")
         .current_dir(dir)
         .args(args.split_whitespace())
