@@ -39,10 +39,12 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
     files.password = value("sslpassword").map(pgwire::KeyPassword);
     (files.crl, files.crl_dir) = crls(value("sslcrl"), value("sslcrldir"), home.as_deref());
     // sslcertmode (PostgreSQL 16): `disable` sends no client certificate; `allow` (the
-    // default) sends one when there is one and the server asks; `require` is accepted and
-    // sends one likewise (libpq 16 also fails when the server did not ask for it).
+    // default) sends one when there is one and the server asks; `require` sends one likewise
+    // and fails the connection when the server did not ask for one.
+    let mut require_request = false;
     match value("sslcertmode").as_deref() {
-        None | Some("allow") | Some("require") => {}
+        None | Some("allow") => {}
+        Some("require") => require_request = true,
         Some("disable") => {
             files.cert = None;
             files.key = None;
@@ -53,7 +55,11 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
             ))
         }
     }
-    Tls::new_limited(mode, negotiation, &files, versions)
+    let tls = Tls::new_limited(mode, negotiation, &files, versions)?;
+    Ok(match require_request {
+        true => tls.requiring_cert_request(),
+        false => tls,
+    })
 }
 
 /// libpq's `ssl_min_protocol_version`/`ssl_max_protocol_version` (TLSv1, TLSv1.1, TLSv1.2,

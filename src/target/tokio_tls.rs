@@ -6,7 +6,6 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -32,19 +31,19 @@ where
 
     fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, io::Error> {
         let host = if self.unnamed { "" } else { host };
-        let config = self
+        let session = self
             .tls
             .config_for(host)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "TLS was not set up"))?;
         Ok(RustlsConnect {
-            config,
+            session,
             host: host.to_string(),
         })
     }
 }
 
 pub(super) struct RustlsConnect {
-    config: Arc<rustls::ClientConfig>,
+    session: pgwire::SessionTls,
     host: String,
 }
 
@@ -59,9 +58,12 @@ where
     fn connect(self, stream: S) -> Self::Future {
         Box::pin(async move {
             let name = pgwire::Tls::server_name(&self.host);
-            let connector = tokio_rustls::TlsConnector::from(self.config);
+            let connector = tokio_rustls::TlsConnector::from(self.session.config.clone());
             match connector.connect(name, stream).await {
-                Ok(tls) => Ok(RustlsStream(tls)),
+                Ok(tls) => match self.session.check_after_handshake() {
+                    Ok(()) => Ok(RustlsStream(tls)),
+                    Err(e) => Err(io::Error::new(io::ErrorKind::PermissionDenied, e)),
+                },
                 // The verifier's refusal, in the words the hot-path sessions use.
                 Err(e) => match e
                     .get_ref()

@@ -134,6 +134,12 @@ fn certificates_that_do_not_verify_are_refused_with_the_cause() {
         text(&o)
     );
 
+    // sslcertmode=require (libpq 16): this server asks for no client certificate.
+    assert_refused(
+        &short_run(&home, &format!("{dsn} sslcertmode=require")),
+        "without a valid SSL certificate",
+    );
+
     // A client key others may read is refused before anything connects.
     let client = home.path().join("client");
     tls::write_certificates(&client, "client", now, now + Duration::from_secs(3600)).unwrap();
@@ -302,7 +308,10 @@ fn version_1_certificates_and_encrypted_keys_serve_prepare_and_run() {
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::os::unix::fs::chown(&key, Some(owner.uid()), Some(owner.gid())).unwrap();
     let client = "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -aes256";
-    openssl(&certs, &format!("{client} -pass pass:v1-secret -out client.key"));
+    openssl(
+        &certs,
+        &format!("{client} -pass pass:v1-secret -out client.key"),
+    );
     let csr = "req -new -key client.key -passin pass:v1-secret -out client.csr";
     openssl(&certs, &format!("{csr} -subj /CN={superuser}"));
     openssl(&certs, &format!("{sign} -in client.csr -out client.crt"));
@@ -345,7 +354,11 @@ fn version_1_certificates_and_encrypted_keys_serve_prepare_and_run() {
         path("client.key")
     );
     let psql = std::process::Command::new(inst.bin_dir().join("psql"))
-        .args(["-XAtw", "-c", "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"])
+        .args([
+            "-XAtw",
+            "-c",
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        ])
         .arg(&dsn)
         .output()
         .unwrap();
@@ -355,6 +368,9 @@ fn version_1_certificates_and_encrypted_keys_serve_prepare_and_run() {
     let o = short_run(&home, &dsn);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("v1-secret"), "{}", text(&o));
+    // This server asks for a client certificate (ssl_ca_file): sslcertmode=require is met.
+    let asked = short_run(&home, &format!("{dsn} sslcertmode=require"));
+    assert!(asked.status.success(), "{}", text(&asked));
 
     // The CA revokes the server's certificate: the list in sslcrl stops the run.
     std::fs::write(certs.join("index.txt"), "").unwrap();

@@ -31,6 +31,6 @@ pub use error::{DbMore, Error, ErrorKind};
 pub use params::{ConnectParams, Host, KeepAlive, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{
-    describe_tls_error, no_tls_at_server, KeyPassword, Negotiation, RootCert, SslMode, Tls,
-    TlsFiles, TlsVersions,
+    describe_tls_error, no_tls_at_server, KeyPassword, Negotiation, RootCert, SessionTls, SslMode,
+    Tls, TlsFiles, TlsVersions,
 };

@@ -17,9 +17,12 @@
 //! in the handshake; the records of a session are rustls's alone.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use rustls::client::ResolvesClientCert;
 use rustls::pki_types::ServerName;
+use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, ClientConfig};
 
 pub use crate::tls_keys::KeyPassword;
@@ -134,6 +137,52 @@ pub struct Tls {
     pub config: Option<Arc<ClientConfig>>,
     /// verify-full's verifier, bound to each connection's host by [`Tls::config_for`].
     name_check: Option<Arc<LibpqVerifier>>,
+    /// `sslcertmode=require` (libpq 16): the server must have asked for a certificate.
+    cert_request_required: bool,
+}
+
+/// One connection's TLS configuration, and what must hold once its handshake is done.
+pub struct SessionTls {
+    pub config: Arc<ClientConfig>,
+    /// Set when the server asked for a client certificate (`sslcertmode=require`).
+    asked: Option<Arc<AtomicBool>>,
+}
+
+impl SessionTls {
+    /// libpq 16's check for `sslcertmode=require`, after the handshake.
+    pub fn check_after_handshake(&self) -> Result<(), String> {
+        match &self.asked {
+            Some(asked) if !asked.load(Ordering::Relaxed) => Err(
+                "server accepted connection without a valid SSL certificate (sslcertmode=require): \
+                 the server did not ask for a client certificate; set ssl_ca_file on the server, \
+                 or use sslcertmode=allow"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Notes that the server asked for a client certificate, then answers as the inner resolver.
+#[derive(Debug)]
+struct NoteRequest {
+    inner: Arc<dyn ResolvesClientCert>,
+    asked: Arc<AtomicBool>,
+}
+
+impl ResolvesClientCert for NoteRequest {
+    fn resolve(
+        &self,
+        root_hint_subjects: &[&[u8]],
+        sigschemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        self.asked.store(true, Ordering::Relaxed);
+        self.inner.resolve(root_hint_subjects, sigschemes)
+    }
+
+    fn has_certs(&self) -> bool {
+        self.inner.has_certs()
+    }
 }
 
 impl std::fmt::Debug for Tls {
@@ -150,7 +199,15 @@ impl Tls {
             negotiation: Negotiation::Postgres,
             config: None,
             name_check: None,
+            cert_request_required: false,
         }
+    }
+
+    /// `sslcertmode=require`: a connection fails when the server did not ask for a client
+    /// certificate (libpq 16's "server accepted connection without a valid SSL certificate").
+    pub fn requiring_cert_request(mut self) -> Tls {
+        self.cert_request_required = self.config.is_some();
+        self
     }
 
     /// Reads the files and builds the configuration; every refusal names the file and the fix.
@@ -223,26 +280,44 @@ impl Tls {
             negotiation,
             config: Some(Arc::new(config)),
             name_check: (mode == SslMode::VerifyFull).then(|| Arc::new(verifier)),
+            cert_request_required: false,
         })
     }
 
     /// The configuration a connection to `host` uses: the target's, with verify-full's name
     /// check bound to `host` as the connection string wrote it (libpq compares that text,
-    /// which a rustls server name cannot always carry, e.g. `127.000.000.001`). Called once
-    /// per connection, never per message.
-    pub fn config_for(&self, host: &str) -> Option<Arc<ClientConfig>> {
+    /// which a rustls server name cannot always carry, e.g. `127.000.000.001`), and with
+    /// `sslcertmode=require`'s watch for the server's certificate request. Called once per
+    /// connection, never per message; without either, the target's configuration as it is.
+    pub fn config_for(&self, host: &str) -> Option<SessionTls> {
         let base = self.config.as_ref()?;
-        let Some(check) = &self.name_check else {
-            return Some(base.clone());
-        };
+        if self.name_check.is_none() && !self.cert_request_required {
+            return Some(SessionTls {
+                config: base.clone(),
+                asked: None,
+            });
+        }
         let mut config = ClientConfig::clone(base);
-        config
-            .dangerous()
-            .set_certificate_verifier(Arc::new(LibpqVerifier {
-                host: Some(host.to_string()),
-                ..LibpqVerifier::clone(check)
-            }));
-        Some(Arc::new(config))
+        if let Some(check) = &self.name_check {
+            config
+                .dangerous()
+                .set_certificate_verifier(Arc::new(LibpqVerifier {
+                    host: Some(host.to_string()),
+                    ..LibpqVerifier::clone(check)
+                }));
+        }
+        let asked = self.cert_request_required.then(|| {
+            let asked = Arc::new(AtomicBool::new(false));
+            config.client_auth_cert_resolver = Arc::new(NoteRequest {
+                inner: config.client_auth_cert_resolver.clone(),
+                asked: asked.clone(),
+            });
+            asked
+        });
+        Some(SessionTls {
+            config: Arc::new(config),
+            asked,
+        })
     }
 
     /// The name verify-full checks for a connection to `host`: the host as given, or none
