@@ -253,6 +253,7 @@ impl Tls {
         };
         let verifier = LibpqVerifier {
             store,
+            check_name: mode == SslMode::VerifyFull,
             host: None,
             provider: provider.clone(),
         };

@@ -118,7 +118,10 @@ fn c_path(path: &Path) -> Option<CString> {
 #[derive(Clone)]
 pub(crate) struct LibpqVerifier {
     pub store: Option<Arc<X509Store>>,
-    /// The host as the connection string gave it, for verify-full; `None`: no name check.
+    /// verify-full: the host name is checked.
+    pub check_name: bool,
+    /// The host as the connection string gave it (bound per connection by
+    /// `Tls::config_for`); unbound, the name rustls was given stands in.
     pub host: Option<String>,
     pub provider: Arc<CryptoProvider>,
 }
@@ -127,8 +130,9 @@ impl std::fmt::Debug for LibpqVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "LibpqVerifier(chain: {}, host: {:?})",
+            "LibpqVerifier(chain: {}, name: {}, host: {:?})",
             self.store.is_some(),
+            self.check_name,
             self.host
         )
     }
@@ -210,7 +214,7 @@ impl ServerCertVerifier for LibpqVerifier {
         &self,
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
+        server_name: &ServerName<'_>,
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
@@ -220,8 +224,12 @@ impl ServerCertVerifier for LibpqVerifier {
         let leaf = X509::from_der(end_entity)
             .map_err(|e| refusal(format!("the server's certificate cannot be read: {e}")))?;
         self.check_chain(store, &leaf, intermediates)?;
-        if let Some(host) = &self.host {
-            names_match(&leaf, host).map_err(refusal)?;
+        if self.check_name {
+            let host = match &self.host {
+                Some(host) => host.clone(),
+                None => server_name.to_str().into_owned(),
+            };
+            names_match(&leaf, &host).map_err(refusal)?;
         }
         Ok(ServerCertVerified::assertion())
     }
