@@ -347,7 +347,7 @@ fn existing_root(mode: SslMode, root: Option<&RootCert>) -> Result<Option<RootCe
         Some(RootCert::File(path)) if std::fs::metadata(path).is_err() => {
             if verify {
                 return Err(format!(
-                    "root certificate file \"{}\" does not exist: provide the file (sslrootcert, \
+                    "sslrootcert file {} does not exist: provide the file (sslrootcert, \
                      PGSSLROOTCERT or ~/.postgresql/root.crt) or change sslmode to disable \
                      server certificate verification",
                     path.display()
