@@ -44,6 +44,16 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   fi
 fi
 
+# TLS checks certificates as libpq does, with the system's OpenSSL (the `openssl` crate builds
+# against its headers, found by pkg-config); the conformance tests make certificates with the
+# openssl CLI.
+if { ! pkg-config --exists openssl 2>/dev/null || ! command -v openssl >/dev/null 2>&1; } &&
+   command -v apt-get >/dev/null 2>&1; then
+  say "installing libssl-dev, pkg-config and openssl (TLS certificate checks as libpq's)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev pkg-config openssl >/dev/null
+fi
+
 # `--profile` samples with Linux perf (Debian's `linux-perf`); its tests need it.
 if ! command -v perf >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   say "installing linux-perf (CPU profiles: run --profile, tidebench overhead)"

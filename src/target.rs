@@ -352,10 +352,17 @@ mod tests {
         assert_eq!(p.tls.mode, pgwire::SslMode::Require);
         assert_eq!(p.host, pgwire::Host::Tcp("db.example".into()));
         assert_eq!(p.hostaddr, Some("127.0.0.1".parse().unwrap()));
+        // An address alone is the host too, and leaves verify-full no name to check.
         let p = parse_dsn("hostaddr=127.0.0.1 port=6000 dbname=x").unwrap();
+        let addr = Some("127.0.0.1".parse().unwrap());
         assert_eq!(
             (p.host, p.hostaddr, p.port),
-            (pgwire::Host::Tcp("127.0.0.1".into()), None, 6000)
+            (pgwire::Host::Tcp("127.0.0.1".into()), addr, 6000)
+        );
+        assert_eq!(pgwire::Tls::verified_name("127.0.0.1", addr), "");
+        assert_eq!(
+            pgwire::Tls::verified_name("127.000.000.001", addr),
+            "127.000.000.001"
         );
         assert!(parse_dsn("host=a hostaddr=db.example")
             .unwrap_err()

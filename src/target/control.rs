@@ -145,17 +145,19 @@ impl ResolvedTarget {
             };
         cfg.ssl_mode(mode);
         let tls = tokio_tls::MakeRustls {
-            config: match &p.tls.config {
-                Some(config) => config.clone(),
+            unnamed: match &p.host {
+                pgwire::Host::Tcp(h) => pgwire::Tls::verified_name(h, p.hostaddr).is_empty(),
+                pgwire::Host::Unix(_) => false,
+            },
+            tls: match &p.tls.config {
+                Some(_) => p.tls.clone(),
                 // Never used with sslmode=disable, but the connector wants one.
                 None => pgwire::Tls::new(
                     pgwire::SslMode::Require,
                     pgwire::Negotiation::Postgres,
                     &pgwire::TlsFiles::default(),
                 )
-                .map_err(|message| fail(message, false, false))?
-                .config
-                .expect("a TLS configuration"),
+                .map_err(|message| fail(message, false, false))?,
             },
         };
         // tokio-postgres's connect_timeout covers the socket's connect only: a server that

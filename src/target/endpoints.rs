@@ -92,7 +92,8 @@ fn endpoint(name: &str, addr: &str, port: u16) -> Result<Endpoint, String> {
         ("", None) | (DEFAULT_SOCKET_DIR, _) => "localhost".to_string(),
         (n, _) => n.to_string(),
     };
-    let addr = addr.filter(|_| !unnamed);
+    // The address stays beside an unnamed host: the host's text then equals it, which is how
+    // TLS knows there is no name to verify (`pgwire::Tls::verified_name`).
     Ok(Endpoint {
         host,
         port,
@@ -156,9 +157,10 @@ mod tests {
         assert_eq!((e[1].port, e[2].port), (DEFAULT_PORT, 3));
         assert_eq!(e[2].host, pgwire::Host::Unix("/s".into()));
         let e = endpoints(None, Some("127.0.0.1,::1"), Some("7")).unwrap();
-        assert_eq!((e[0].host.clone(), e[0].addr), (tcp("127.0.0.1"), None));
+        let local = Some("127.0.0.1".parse().unwrap());
+        assert_eq!((e[0].host.clone(), e[0].addr), (tcp("127.0.0.1"), local));
         let e = endpoints(Some("/s"), Some("127.0.0.1"), None).unwrap();
-        assert_eq!((e[0].host.clone(), e[0].addr), (tcp("127.0.0.1"), None));
+        assert_eq!((e[0].host.clone(), e[0].addr), (tcp("127.0.0.1"), local));
         let e = endpoints(Some("db,db2"), Some("127.0.0.1,10.0.0.1"), None).unwrap();
         assert_eq!(e[1].host, tcp("db2"));
         assert_eq!(e[1].addr, Some("10.0.0.1".parse().unwrap()));

@@ -8,31 +8,10 @@ use std::path::{Path, PathBuf};
 
 use pgwire::{Negotiation, RootCert, SslMode, Tls, TlsFiles, TlsVersions};
 
-/// Keywords libpq takes that tidebench refuses, with the reason and the way round.
-const REFUSED: &[(&str, &str)] = &[
-    (
-        "sslpassword",
-        "encrypted client keys are not supported: decrypt the key with 'openssl pkey -in KEY -out KEY.plain' (kept at 0600) and name that in sslkey",
-    ),
-    (
-        "sslcrl",
-        "certificate revocation lists are not checked: leave sslcrl out, or verify with psql",
-    ),
-    (
-        "sslcrldir",
-        "certificate revocation lists are not checked: leave sslcrldir out, or verify with psql",
-    ),
-];
-
 /// Builds the session's TLS from the keywords' values: `value(keyword)` gives the string's,
 /// else its service's, else the environment's.
 pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, String> {
     let value = |key: &str| value(key).filter(|v| !v.is_empty());
-    for (key, why) in REFUSED {
-        if value(key).is_some() {
-            return Err(format!("{key}: {why}"));
-        }
-    }
     let mode = match value("sslmode") {
         Some(m) => SslMode::parse(&m)?,
         None => SslMode::Prefer,
@@ -57,10 +36,15 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
         value("sslkey"),
         home.as_deref(),
     );
+    files.password = value("sslpassword").map(pgwire::KeyPassword);
+    (files.crl, files.crl_dir) = crls(value("sslcrl"), value("sslcrldir"), home.as_deref());
     // sslcertmode (PostgreSQL 16): `disable` sends no client certificate; `allow` (the
-    // default) sends one when there is one; `require` is the server's business to ask.
+    // default) sends one when there is one and the server asks; `require` sends one likewise
+    // and fails the connection when the server did not ask for one.
+    let mut require_request = false;
     match value("sslcertmode").as_deref() {
-        None | Some("allow") | Some("require") => {}
+        None | Some("allow") => {}
+        Some("require") => require_request = true,
         Some("disable") => {
             files.cert = None;
             files.key = None;
@@ -71,7 +55,11 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
             ))
         }
     }
-    Tls::new_limited(mode, negotiation, &files, versions)
+    let tls = Tls::new_limited(mode, negotiation, &files, versions)?;
+    Ok(match require_request {
+        true => tls.requiring_cert_request(),
+        false => tls,
+    })
 }
 
 /// libpq's `ssl_min_protocol_version`/`ssl_max_protocol_version` (TLSv1, TLSv1.1, TLSv1.2,
@@ -110,7 +98,21 @@ fn protocol_range(min: Option<&str>, max: Option<&str>) -> Result<TlsVersions, S
     })
 }
 
-/// The files to use: those named, else libpq's defaults in `~/.postgresql/` when present.
+/// The revocation lists: those named, else `~/.postgresql/root.crl` (used when it exists).
+fn crls(
+    crl: Option<String>,
+    dir: Option<String>,
+    home: Option<&Path>,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    match (crl, dir) {
+        (None, None) => (home.map(|h| h.join(".postgresql").join("root.crl")), None),
+        (crl, dir) => (crl.map(PathBuf::from), dir.map(PathBuf::from)),
+    }
+}
+
+/// The files to use: those named, else libpq's defaults in `~/.postgresql/`. A certificate
+/// file that does not exist is no certificate (libpq goes on without one); a key is looked
+/// for only beside a certificate, and its absence is then an error.
 fn files(
     root: Option<String>,
     cert: Option<String>,
@@ -126,18 +128,29 @@ fn files(
         Some(path) => Some(RootCert::File(PathBuf::from(path))),
         None => default("root.crt").map(RootCert::File),
     };
-    let cert = cert
-        .map(PathBuf::from)
-        .or_else(|| default("postgresql.crt"));
-    // A key is looked for only beside a certificate: libpq sends none without one.
+    let cert = match cert {
+        Some(path) => Some(PathBuf::from(path)).filter(|p| !missing(p)),
+        None => default("postgresql.crt"),
+    };
     let key = match &cert {
-        Some(_) => key.map(PathBuf::from).or_else(|| default("postgresql.key")),
+        Some(_) => key
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".postgresql").join("postgresql.key"))),
         None => None,
     };
     TlsFiles {
         root_cert,
         cert,
         key,
+        ..TlsFiles::default()
+    }
+}
+
+/// libpq's test for a certificate file it skips: stat fails with ENOENT or ENOTDIR.
+fn missing(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(_) => false,
+        Err(e) => matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)),
     }
 }
 
@@ -164,14 +177,23 @@ mod tests {
     fn bad_values_and_refused_keywords_say_why() {
         let e = |pairs: &[(&str, &str)]| tls_of(&from(pairs)).unwrap_err();
         assert!(e(&[("sslmode", "on")]).contains("verify-full"));
-        let pw = e(&[("sslpassword", "x")]);
-        assert!(pw.contains("openssl pkey") && !pw.contains("=x"), "{pw}");
         assert!(e(&[("sslnegotiation", "fast")]).contains("direct"));
         let root = e(&[
             ("sslmode", "verify-full"),
             ("sslrootcert", "/nonexistent/ca.crt"),
         ]);
         assert!(root.contains("/nonexistent/ca.crt"), "{root}");
+        // Under require, a root file that is not there is ignored, as libpq ignores it.
+        let ok = |pairs: &[(&str, &str)]| tls_of(&from(pairs)).is_ok();
+        assert!(ok(&[
+            ("sslmode", "require"),
+            ("sslrootcert", "/nonexistent/ca.crt")
+        ]));
+        assert!(ok(&[
+            ("sslpassword", "x"),
+            ("sslcrl", "/x.crl"),
+            ("sslcrldir", "/d")
+        ]));
         assert!(e(&[("sslcertmode", "maybe")]).contains("disable, allow or require"));
         let old = e(&[
             ("ssl_min_protocol_version", "TLSv1"),
@@ -210,13 +232,31 @@ mod tests {
         let found = files(None, None, None, Some(dir.path()));
         assert_eq!(found.root_cert, Some(RootCert::File(pg.join("root.crt"))));
         assert_eq!(found.key, None, "no key without a certificate");
-        let system = files(
-            Some("system".into()),
-            Some("/c".into()),
-            None,
-            Some(dir.path()),
-        );
+        // A named certificate that is not there is none (libpq goes on without it).
+        let gone = files(None, Some("/nonexistent/c".into()), None, Some(dir.path()));
+        assert_eq!((gone.cert, gone.key), (None, None));
+        std::fs::write(pg.join("postgresql.crt"), "x").unwrap();
+        let system = files(Some("system".into()), None, None, Some(dir.path()));
         assert_eq!(system.root_cert, Some(RootCert::System));
+        assert_eq!(system.cert, Some(pg.join("postgresql.crt")));
         assert_eq!(system.key, Some(pg.join("postgresql.key")));
+        // The key beside a certificate is libpq's default even when absent: its absence is
+        // then the refusal "certificate present, but not private key file".
+        std::fs::remove_file(pg.join("postgresql.key")).unwrap();
+        let keyless = files(None, None, None, Some(dir.path()));
+        assert_eq!(keyless.key, Some(pg.join("postgresql.key")));
+    }
+
+    #[test]
+    fn crl_defaults_to_root_crl_only_when_none_is_named() {
+        let home = Path::new("/h");
+        assert_eq!(
+            crls(None, None, Some(home)),
+            (Some(home.join(".postgresql/root.crl")), None)
+        );
+        assert_eq!(
+            crls(None, Some("/d".into()), Some(home)),
+            (None, Some(PathBuf::from("/d")))
+        );
     }
 }

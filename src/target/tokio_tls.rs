@@ -6,17 +6,19 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
 use tokio_rustls::rustls;
 
-/// Makes a TLS connector per host from the target's configuration.
+/// Makes a TLS connector per host from the target's configuration (with verify-full's
+/// name check bound to that host).
 #[derive(Clone)]
 pub(super) struct MakeRustls {
-    pub config: Arc<rustls::ClientConfig>,
+    pub tls: pgwire::Tls,
+    /// Only `hostaddr` named the server: verify-full has no name to check.
+    pub unnamed: bool,
 }
 
 impl<S> MakeTlsConnect<S> for MakeRustls
@@ -28,15 +30,20 @@ where
     type Error = io::Error;
 
     fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, io::Error> {
+        let host = if self.unnamed { "" } else { host };
+        let session = self
+            .tls
+            .config_for(host)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "TLS was not set up"))?;
         Ok(RustlsConnect {
-            config: self.config.clone(),
+            session,
             host: host.to_string(),
         })
     }
 }
 
 pub(super) struct RustlsConnect {
-    config: Arc<rustls::ClientConfig>,
+    session: pgwire::SessionTls,
     host: String,
 }
 
@@ -51,9 +58,12 @@ where
     fn connect(self, stream: S) -> Self::Future {
         Box::pin(async move {
             let name = pgwire::Tls::server_name(&self.host);
-            let connector = tokio_rustls::TlsConnector::from(self.config);
+            let connector = tokio_rustls::TlsConnector::from(self.session.config.clone());
             match connector.connect(name, stream).await {
-                Ok(tls) => Ok(RustlsStream(tls)),
+                Ok(tls) => match self.session.check_after_handshake() {
+                    Ok(()) => Ok(RustlsStream(tls)),
+                    Err(e) => Err(io::Error::new(io::ErrorKind::PermissionDenied, e)),
+                },
                 // The verifier's refusal, in the words the hot-path sessions use.
                 Err(e) => match e
                     .get_ref()

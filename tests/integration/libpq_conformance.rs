@@ -7,6 +7,7 @@
 //! the password and service files) and the URI inputs of libpq's own tests
 //! (`src/interfaces/libpq/test/regress.in`), written anew here.
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,6 +18,8 @@ use crate::support::{self, output_text as text};
 /// Passwords of the roles the cases log in as; none may appear in tidebench's output.
 const ALICE_PW: &str = "a1ice-secret";
 const BOB_PW: &str = "b0b:p@ss";
+/// The password of the encrypted client keys (`sslpassword`).
+const KEY_PW: &str = "k3y-pass";
 
 /// One case: the connection string and what goes around it. In `dsn`, `env` values and
 /// `files`, `{pa}`, `{pb}`, `{pc}` are the servers' ports, `{sa}` A's socket directory,
@@ -214,6 +217,78 @@ const TLS_AND_FILE_CASES: &[Case] = &[
     with_env("host={sa} port={pa} user=postgres dbname=appdb", &[("PGSERVICEFILE", "{dir}/missing")]),
 ];
 
+/// TLS as libpq decides it (issue 39, item 2), against servers D, E and F, whose certificates
+/// `make_certificates` writes with the openssl CLI: D's is X.509 version 1 with CN=127.0.0.1
+/// (no extensions at all), E's has the DNS names `127.0.0.1` and `db.example` (CN=localhost)
+/// and is revoked in `{crl}`, F's has the IP address 127.0.0.1 only (CN=localhost). All three
+/// ask for a client certificate of the client CA; D admits `certuser` by certificate only.
+/// `{sca}` is the servers' CA, `{cca}` the clients'; the client's certificate (version 1) is
+/// `{ccert}` and its key comes as PEM, DER, encrypted PKCS#8, encrypted traditional PEM and at
+/// several modes and owners.
+const LIBPQ_TLS_CASES: &[(bool, Case)] = &[
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=localhost hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.000.000.001 hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={cca}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={dir}/missing.crt")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=prefer sslrootcert={dir}/missing.crt")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={dir}/missing.crt")),
+    connects(case("host=localhost hostaddr=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={sca}")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslrootcert={cca}")),
+    refused(with_files("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require", &[], &[(".postgresql/root.crt", 0o644, "{cca_text}")])),
+    connects(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=db.example hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=DB.Example hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=localhost hostaddr=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=localhost hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    connects(case("host=127.000.000.001 hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.0.0.2 hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=db.example hostaddr=127.0.0.1 port={pf} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca}")),
+    refused(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={crl}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={crl}")),
+    refused(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrldir={crldir}")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca} sslcrldir={crldir}")),
+    connects(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=require sslcrl={crl}")),
+    connects(case("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrl={dir}/missing.crl")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca} sslcrldir={dir}")),
+    refused(with_files("host=127.0.0.1 port={pe} user=alice password=a1ice-secret dbname=appdb sslmode=verify-ca sslrootcert={sca}", &[], &[(".postgresql/root.crl", 0o644, "{crl_text}")])),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey_der}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc} sslpassword=k3y-pass")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_enc} sslpassword=wrong")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_trad} sslpassword=k3y-pass")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey_trad}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey640}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckey644}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckeypg640}")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={ckeypg600}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={dir}/missing.key")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require sslcert={ccert} sslkey={okey}")),
+    refused(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require sslcert={dir}/missing.crt sslkey={ckey}")),
+    connects(with_files("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=require", &[], &[(".postgresql/postgresql.crt", 0o644, "{ccert_text}"), (".postgresql/postgresql.key", 0o600, "{ckey_text}")])),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_max_protocol_version=TLSv1.2")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=verify-full sslrootcert={sca} ssl_max_protocol_version=TLSv1.2")),
+    connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey} ssl_max_protocol_version=TLSv1.2")),
+    connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2")),
+];
+
+/// A case psql (libpq) is expected to connect on: the case tests what it says it tests.
+const fn connects(case: Case) -> (bool, Case) {
+    (true, case)
+}
+
+/// A case psql is expected to refuse.
+const fn refused(case: Case) -> (bool, Case) {
+    (false, case)
+}
+
 /// Where a session landed: port, user, database, TLS version (empty: none).
 type Landing = (String, String, String, String);
 
@@ -248,7 +323,37 @@ fn setup() -> Bench {
     let mut rules = std::fs::read_to_string(&hba).unwrap();
     rules.push_str("host all all ::1/128 scram-sha-256\n");
     std::fs::write(&hba, rules).unwrap();
-    for inst in [&a, &b, &c] {
+    let certs = home.path().join("certs");
+    let owner = std::fs::metadata(a.data_dir()).unwrap();
+    make_certificates(&certs, (owner.uid(), owner.gid()));
+    let with_cert = |server: &str| InstanceOptions {
+        settings: [
+            ("ssl", "on".to_string()),
+            (
+                "ssl_cert_file",
+                certs.join(format!("{server}.crt")).display().to_string(),
+            ),
+            (
+                "ssl_key_file",
+                certs.join(format!("{server}.key")).display().to_string(),
+            ),
+            ("ssl_ca_file", certs.join("cca.crt").display().to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        ..InstanceOptions::default()
+    };
+    let d = support::start_with(&home, "lpd", with_cert("d"));
+    let e = support::start_with(&home, "lpe", with_cert("e"));
+    let f = support::start_with(&home, "lpf", with_cert("f"));
+    // D admits certuser by its client certificate only (the first matching line wins).
+    let hba = d.data_dir().join("pg_hba.conf");
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    let cert_rule = "hostssl all certuser 127.0.0.1/32 cert\nhost ";
+    std::fs::write(&hba, rules.replacen("host ", cert_rule, 1)).unwrap();
+    support::psql(&d, "postgres", "CREATE ROLE certuser LOGIN");
+    for inst in [&a, &b, &c, &d, &e, &f] {
         for sql in [
             "SELECT pg_reload_conf()".to_string(),
             format!("CREATE ROLE alice LOGIN PASSWORD '{ALICE_PW}'"),
@@ -259,6 +364,8 @@ fn setup() -> Bench {
             support::psql(inst, "postgres", &sql);
         }
     }
+    let file = |name: &str| certs.join(name).display().to_string();
+    let text = |name: &str| std::fs::read_to_string(certs.join(name)).unwrap();
     let sa = a.socket_dir.display().to_string();
     let dead = support::free_port().to_string();
     let values = vec![
@@ -269,12 +376,33 @@ fn setup() -> Bench {
         ("{sa}", sa),
         ("{ca}", tls::ca_cert_of(c.dir()).display().to_string()),
         ("{dead}", dead),
+        ("{pd}", d.port.to_string()),
+        ("{pe}", e.port.to_string()),
+        ("{pf}", f.port.to_string()),
+        ("{sca}", file("sca.crt")),
+        ("{cca}", file("cca.crt")),
+        ("{cca_text}", text("cca.crt")),
+        ("{ccert}", file("client.crt")),
+        ("{ccert_text}", text("client.crt")),
+        ("{ckey}", file("client.key")),
+        ("{ckey_text}", text("client.key")),
+        ("{ckey_der}", file("client.der")),
+        ("{ckey_enc}", file("client.enc.key")),
+        ("{ckey_trad}", file("client.trad.key")),
+        ("{ckey640}", file("client.640.key")),
+        ("{ckey644}", file("client.644.key")),
+        ("{ckeypg640}", file("client.pg640.key")),
+        ("{ckeypg600}", file("client.pg600.key")),
+        ("{okey}", file("other.key")),
+        ("{crl}", file("revoked.crl")),
+        ("{crl_text}", text("revoked.crl")),
+        ("{crldir}", file("crldir")),
     ];
     Bench {
         psql: a.bin_dir().join("psql"),
         home,
         values,
-        _servers: vec![a, b, c],
+        _servers: vec![a, b, c, d, e, f],
     }
 }
 
@@ -327,7 +455,7 @@ impl Bench {
             .output()
             .unwrap();
         let all = text(&o);
-        for pw in [ALICE_PW, BOB_PW, "b0b%3Ap%40ss"] {
+        for pw in [ALICE_PW, BOB_PW, "b0b%3Ap%40ss", KEY_PW] {
             assert!(!all.contains(pw), "a password in tidebench's output: {all}");
         }
         if !o.status.success() {
@@ -356,8 +484,11 @@ fn connection_strings_land_where_psql_lands() {
         .iter()
         .chain(URI_CASES)
         .chain(TLS_AND_FILE_CASES)
+        .chain(LIBPQ_TLS_CASES.iter().map(|(_, case)| case))
         .collect();
+    let first_tls = all.len() - LIBPQ_TLS_CASES.len();
     let mut differ = Vec::new();
+    let mut unexpected = Vec::new();
     let mut connected = 0;
     for (i, case) in all.iter().enumerate() {
         let dir = bench.home.path().join(format!("case{i}"));
@@ -365,6 +496,7 @@ fn connection_strings_land_where_psql_lands() {
         for (name, mode, body) in case.files {
             use std::os::unix::fs::PermissionsExt;
             let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, bench.fill(body, &dir)).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode)).unwrap();
         }
@@ -372,6 +504,11 @@ fn connection_strings_land_where_psql_lands() {
         let (theirs, their_text) = bench.psql(case, &dsn, &dir);
         let (ours, our_text) = bench.tidebench(case, &dsn, &dir);
         connected += usize::from(theirs.is_some());
+        if let Some((expected, _)) = i.checked_sub(first_tls).map(|k| &LIBPQ_TLS_CASES[k]) {
+            if theirs.is_some() != *expected {
+                unexpected.push(format!("case {i}: {dsn}\n  psql: {theirs:?} {their_text}"));
+            }
+        }
         if theirs != ours {
             differ.push(format!(
                 "case {i}: {dsn} (env {:?})\n  psql:      {theirs:?} {their_text}\n  tidebench: {ours:?} {our_text}",
@@ -386,6 +523,8 @@ fn connection_strings_land_where_psql_lands() {
         differ.len()
     );
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // libpq itself did what each TLS case expects of it (else the case tests nothing).
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
     // Both outcomes are exercised: enough cases connect, and enough are refused.
     assert!(
         connected > all.len() / 3 && connected < all.len() - 10,
@@ -451,4 +590,116 @@ fn the_statistics_session_falls_back_to_the_targets_database() {
         (session.dbname().to_string(), row.get::<_, String>(0))
     });
     assert_eq!(dbname, ("appdb".to_string(), "appdb".to_string()));
+}
+
+/// Runs the openssl CLI in `dir`; a failure stops the test with its words.
+pub(crate) fn openssl(dir: &Path, args: &str) {
+    let o = Command::new("openssl")
+        .current_dir(dir)
+        .args(args.split_whitespace())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "openssl {args}: {}", text(&o));
+}
+
+/// The certificates of servers D, E, F and of the client, made as people make them by hand:
+/// CAs with `req -x509`, the rest signed with `x509 -req` (version 1 unless given extensions),
+/// a revocation list with `ca -revoke`/`-gencrl`, and its hashed directory (`rehash`).
+/// `server` owns the servers' keys, which PostgreSQL wants at 0600.
+fn make_certificates(dir: &Path, server: (u32, u32)) {
+    std::fs::create_dir_all(dir.join("crldir")).unwrap();
+    let ca = "req -x509 -new -nodes -days 3650 -newkey";
+    openssl(
+        dir,
+        &format!("{ca} rsa:2048 -keyout sca.key -out sca.crt -subj /CN=servers-ca"),
+    );
+    openssl(dir, &format!("{ca} ec -pkeyopt ec_paramgen_curve:P-256 -keyout cca.key -out cca.crt -subj /CN=clients-ca"));
+    std::fs::write(
+        dir.join("e.ext"),
+        "subjectAltName=DNS:127.0.0.1,DNS:db.example\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("f.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    for (name, cn, ext) in [
+        ("d", "127.0.0.1", ""),
+        ("e", "localhost", "-extfile e.ext"),
+        ("f", "localhost", "-extfile f.ext"),
+    ] {
+        openssl(dir, &format!("req -new -nodes -newkey rsa:2048 -keyout {name}.key -out {name}.csr -subj /CN={cn}"));
+        openssl(dir, &format!("x509 -req -in {name}.csr -CA sca.crt -CAkey sca.key -CAcreateserial -days 3650 -out {name}.crt {ext}"));
+        let key = dir.join(format!("{name}.key"));
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::chown(&key, Some(server.0), Some(server.1)).unwrap();
+    }
+    // The client: version 1, CN=certuser, its key in every form libpq reads.
+    openssl(
+        dir,
+        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out client.key",
+    );
+    openssl(
+        dir,
+        "req -new -key client.key -out client.csr -subj /CN=certuser",
+    );
+    openssl(dir, "x509 -req -in client.csr -CA cca.crt -CAkey cca.key -CAcreateserial -days 3650 -out client.crt");
+    openssl(dir, "pkey -in client.key -outform DER -out client.der");
+    openssl(
+        dir,
+        &format!("pkey -in client.key -aes256 -passout pass:{KEY_PW} -out client.enc.key"),
+    );
+    openssl(
+        dir,
+        &format!("ec -in client.key -aes256 -passout pass:{KEY_PW} -out client.trad.key"),
+    );
+    openssl(
+        dir,
+        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out other.key",
+    );
+    let key = std::fs::read(dir.join("client.key")).unwrap();
+    for (name, mode, owner) in [
+        ("client.key", 0o600, None),
+        ("client.der", 0o600, None),
+        ("client.enc.key", 0o600, None),
+        ("client.trad.key", 0o600, None),
+        ("other.key", 0o600, None),
+        ("client.640.key", 0o640, None),
+        ("client.644.key", 0o644, None),
+        ("client.pg640.key", 0o640, Some(server)),
+        ("client.pg600.key", 0o600, Some(server)),
+    ] {
+        let path = dir.join(name);
+        if !path.exists() {
+            std::fs::write(&path, &key).unwrap();
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(&path, Some(uid), Some(gid)).unwrap();
+        }
+    }
+    // E's certificate revoked by the servers' CA; the list also in a hashed directory.
+    std::fs::write(dir.join("index.txt"), "").unwrap();
+    std::fs::write(dir.join("crlnumber"), "01\n").unwrap();
+    std::fs::write(
+        dir.join("ca.cnf"),
+        "[ca]\ndefault_ca = own\n[own]\ndatabase = index.txt\ncrlnumber = crlnumber\n\
+         default_md = sha256\ndefault_crl_days = 3650\n",
+    )
+    .unwrap();
+    let sign = "-config ca.cnf -keyfile sca.key -cert sca.crt";
+    openssl(dir, &format!("ca {sign} -revoke e.crt"));
+    openssl(dir, &format!("ca {sign} -gencrl -out revoked.crl"));
+    std::fs::copy(dir.join("revoked.crl"), dir.join("crldir/revoked.crl")).unwrap();
+    openssl(dir, "rehash crldir");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let mode = std::fs::metadata(&path).unwrap().mode();
+        if !path.to_string_lossy().ends_with(".key") && !path.ends_with("client.der") {
+            let readable = if path.is_dir() { 0o755 } else { 0o644 };
+            std::fs::set_permissions(
+                &path,
+                std::fs::Permissions::from_mode(readable | (mode & 0o7000)),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

@@ -134,6 +134,12 @@ fn certificates_that_do_not_verify_are_refused_with_the_cause() {
         text(&o)
     );
 
+    // sslcertmode=require (libpq 16): this server asks for no client certificate.
+    assert_refused(
+        &short_run(&home, &format!("{dsn} sslcertmode=require")),
+        "without a valid SSL certificate",
+    );
+
     // A client key others may read is refused before anything connects.
     let client = home.path().join("client");
     tls::write_certificates(&client, "client", now, now + Duration::from_secs(3600)).unwrap();
@@ -275,4 +281,106 @@ fn pgwire_follows_each_sslmode() {
             "{e}"
         );
     });
+}
+
+/// Issue 39: what libpq accepts, every session of a run accepts too, the control sessions
+/// (prepare's loading, over tokio) and the benchmark's (pgwire) alike: a server certificate
+/// of X.509 version 1 checked by verify-full against an IP address in its CN, and a client
+/// certificate of version 1 whose key is encrypted and opened with `sslpassword`; psql
+/// connects on the same string first. A revocation list naming the server's certificate
+/// then stops the run, in words that say so.
+#[test]
+fn version_1_certificates_and_encrypted_keys_serve_prepare_and_run() {
+    use crate::libpq_conformance::openssl;
+    let home = support::temp_home();
+    let certs = home.path().join("v1certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    let ca = "req -x509 -new -nodes -days 3650 -newkey rsa:2048 -keyout ca.key -out ca.crt";
+    openssl(&certs, &format!("{ca} -subj /CN=v1-ca"));
+    let server = "req -new -nodes -newkey rsa:2048 -keyout server.key -out server.csr";
+    openssl(&certs, &format!("{server} -subj /CN=127.0.0.1"));
+    let sign = "x509 -req -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650";
+    openssl(&certs, &format!("{sign} -in server.csr -out server.crt"));
+    let probe = support::start_instance(&home, "v1probe");
+    let superuser = probe.superuser.clone();
+    let owner = std::fs::metadata(probe.data_dir()).unwrap();
+    let key = certs.join("server.key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&key, Some(owner.uid()), Some(owner.gid())).unwrap();
+    let client = "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -aes256";
+    openssl(
+        &certs,
+        &format!("{client} -pass pass:v1-secret -out client.key"),
+    );
+    let csr = "req -new -key client.key -passin pass:v1-secret -out client.csr";
+    openssl(&certs, &format!("{csr} -subj /CN={superuser}"));
+    openssl(&certs, &format!("{sign} -in client.csr -out client.crt"));
+    let client_key = certs.join("client.key");
+    std::fs::set_permissions(&client_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&certs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for name in ["ca.crt", "server.crt"] {
+        let path = certs.join(name);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let path = |name: &str| certs.join(name).display().to_string();
+    let inst = support::start_with(
+        &home,
+        "v1",
+        InstanceOptions {
+            settings: vec![
+                ("ssl".into(), "on".into()),
+                ("ssl_cert_file".into(), path("server.crt")),
+                ("ssl_key_file".into(), path("server.key")),
+                ("ssl_ca_file".into(), path("ca.crt")),
+            ],
+            ..InstanceOptions::default()
+        },
+    );
+    // The superuser logs in over TCP by its client certificate only.
+    let hba = inst.data_dir().join("pg_hba.conf");
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    let by_cert = "hostssl all all 127.0.0.1/32 cert\nhost ";
+    std::fs::write(&hba, rules.replacen("host ", by_cert, 1)).unwrap();
+    assert_eq!(
+        support::psql(&inst, "postgres", "SELECT pg_reload_conf()"),
+        "t"
+    );
+    let dsn = format!(
+        "host=127.0.0.1 port={} user={superuser} dbname=tidebench sslmode=verify-full \
+         sslrootcert={} sslcert={} sslkey={} sslpassword=v1-secret",
+        inst.port,
+        path("ca.crt"),
+        path("client.crt"),
+        path("client.key")
+    );
+    let psql = std::process::Command::new(inst.bin_dir().join("psql"))
+        .args([
+            "-XAtw",
+            "-c",
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        ])
+        .arg(&dsn)
+        .output()
+        .unwrap();
+    assert_eq!(text(&psql).trim(), "t", "{}", text(&psql));
+
+    support::prepare_tpcb(&home, &dsn);
+    let o = short_run(&home, &dsn);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("v1-secret"), "{}", text(&o));
+    // This server asks for a client certificate (ssl_ca_file): sslcertmode=require is met.
+    let asked = short_run(&home, &format!("{dsn} sslcertmode=require"));
+    assert!(asked.status.success(), "{}", text(&asked));
+
+    // The CA revokes the server's certificate: the list in sslcrl stops the run.
+    std::fs::write(certs.join("index.txt"), "").unwrap();
+    std::fs::write(certs.join("crlnumber"), "01\n").unwrap();
+    let conf = "[ca]\ndefault_ca = own\n[own]\ndatabase = index.txt\ncrlnumber = crlnumber\n\
+                default_md = sha256\ndefault_crl_days = 30\n";
+    std::fs::write(certs.join("ca.cnf"), conf).unwrap();
+    let ca_sign = "ca -config ca.cnf -keyfile ca.key -cert ca.crt";
+    openssl(&certs, &format!("{ca_sign} -revoke server.crt"));
+    openssl(&certs, &format!("{ca_sign} -gencrl -out ca.crl"));
+    let revoked = format!("{dsn} sslcrl={}", path("ca.crl"));
+    assert_refused(&short_run(&home, &revoked), "certificate revoked");
 }

@@ -117,6 +117,7 @@ impl Connection {
     /// TLS, or plaintext on the same socket when the server declines and the mode allows it.
     async fn open_tls(params: &ConnectParams, host: &str) -> Result<Connection, Error> {
         let mut stream = Stream::open(params).await?;
+        let host = crate::Tls::verified_name(host, params.hostaddr);
         stream.start_tls(&params.tls, host).await?;
         let mut connection = Connection::new(stream);
         connection.startup(params).await?;

@@ -21,7 +21,9 @@ mod response;
 mod startup;
 mod stream;
 mod tls;
+mod tls_keys;
 mod tls_stream;
+mod tls_verify;
 
 pub use cancel::{cancel, CancelKey};
 pub use connection::Connection;
@@ -29,6 +31,6 @@ pub use error::{DbMore, Error, ErrorKind};
 pub use params::{ConnectParams, Host, KeepAlive, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{
-    describe_tls_error, no_tls_at_server, Negotiation, RootCert, SslMode, Tls, TlsFiles,
-    TlsVersions,
+    describe_tls_error, no_tls_at_server, KeyPassword, Negotiation, RootCert, SessionTls, SslMode,
+    Tls, TlsFiles, TlsVersions,
 };

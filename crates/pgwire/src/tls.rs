@@ -1,29 +1,32 @@
 //! TLS settings with libpq's meanings: the six `sslmode`s, the root certificate (a file or the
-//! system's store), a client certificate, and how the handshake starts (`sslnegotiation`).
+//! system's store), revocation lists, a client certificate and its key (encrypted ones with
+//! `sslpassword`), the protocol versions, and how the handshake starts (`sslnegotiation`).
 //!
 //! Built once per target into a rustls [`ClientConfig`], which the hot-path sessions and the
-//! tokio-postgres control sessions share. Why rustls (with ring): it is driven by hand from
-//! bytes in and bytes out, which fits the driver's own event loop, and `make bench --tls`
-//! measures it against pgbench's OpenSSL on the same server.
+//! tokio-postgres control sessions share. Why rustls (with ring) for the session: it is
+//! driven by hand from bytes in and bytes out, which fits the driver's own event loop, and
+//! `make bench --tls` measures it against pgbench's OpenSSL on the same server.
 //!
-//! What is verified follows libpq (`fe-secure-openssl.c`): with a root certificate (given, or
-//! `~/.postgresql/root.crt` present) the chain is checked in every mode that uses TLS;
-//! `verify-full` checks the host name too; without one, `require` and weaker modes accept any
-//! certificate, and the verify modes are refused before connecting.
+//! What is verified follows libpq 15 (`fe-secure-openssl.c`), and is decided by the system's
+//! OpenSSL as libpq's is (`tls_verify`, `tls_keys`): with a root certificate file that exists
+//! (given, or `~/.postgresql/root.crt`) the chain is checked in every mode that uses TLS,
+//! against the CRLs of `sslcrl`/`sslcrldir` (or `~/.postgresql/root.crl`); `verify-full`
+//! checks the host name by libpq's rules too; without one, `require` and weaker modes accept
+//! any certificate (a named root file that does not exist is then ignored, as libpq ignores
+//! it), and the verify modes are refused before connecting. OpenSSL runs once per connection,
+//! in the handshake; the records of a session are rustls's alone.
 
-use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
-};
+use rustls::client::ResolvesClientCert;
+use rustls::pki_types::ServerName;
+use rustls::sign::CertifiedKey;
+use rustls::{CertificateError, ClientConfig};
+
+pub use crate::tls_keys::KeyPassword;
+use crate::tls_verify::{trust_store, LibpqVerifier, Refusal, TrustFiles};
 
 /// libpq's `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,6 +120,12 @@ pub struct TlsFiles {
     pub root_cert: Option<RootCert>,
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
+    /// `sslcrl` (or `~/.postgresql/root.crl`): a PEM file of revocation lists.
+    pub crl: Option<PathBuf>,
+    /// `sslcrldir`: a directory of lists named by hash (`openssl rehash`).
+    pub crl_dir: Option<PathBuf>,
+    /// `sslpassword`: opens an encrypted key.
+    pub password: Option<KeyPassword>,
 }
 
 /// A session's TLS: the mode, how it starts, and the rustls configuration (absent only when
@@ -126,6 +135,54 @@ pub struct Tls {
     pub mode: SslMode,
     pub negotiation: Negotiation,
     pub config: Option<Arc<ClientConfig>>,
+    /// verify-full's verifier, bound to each connection's host by [`Tls::config_for`].
+    name_check: Option<Arc<LibpqVerifier>>,
+    /// `sslcertmode=require` (libpq 16): the server must have asked for a certificate.
+    cert_request_required: bool,
+}
+
+/// One connection's TLS configuration, and what must hold once its handshake is done.
+pub struct SessionTls {
+    pub config: Arc<ClientConfig>,
+    /// Set when the server asked for a client certificate (`sslcertmode=require`).
+    asked: Option<Arc<AtomicBool>>,
+}
+
+impl SessionTls {
+    /// libpq 16's check for `sslcertmode=require`, after the handshake.
+    pub fn check_after_handshake(&self) -> Result<(), String> {
+        match &self.asked {
+            Some(asked) if !asked.load(Ordering::Relaxed) => Err(
+                "server accepted connection without a valid SSL certificate (sslcertmode=require): \
+                 the server did not ask for a client certificate; set ssl_ca_file on the server, \
+                 or use sslcertmode=allow"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Notes that the server asked for a client certificate, then answers as the inner resolver.
+#[derive(Debug)]
+struct NoteRequest {
+    inner: Arc<dyn ResolvesClientCert>,
+    asked: Arc<AtomicBool>,
+}
+
+impl ResolvesClientCert for NoteRequest {
+    fn resolve(
+        &self,
+        root_hint_subjects: &[&[u8]],
+        sigschemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        self.asked.store(true, Ordering::Relaxed);
+        self.inner.resolve(root_hint_subjects, sigschemes)
+    }
+
+    fn has_certs(&self) -> bool {
+        self.inner.has_certs()
+    }
 }
 
 impl std::fmt::Debug for Tls {
@@ -141,7 +198,16 @@ impl Tls {
             mode: SslMode::Disable,
             negotiation: Negotiation::Postgres,
             config: None,
+            name_check: None,
+            cert_request_required: false,
         }
+    }
+
+    /// `sslcertmode=require`: a connection fails when the server did not ask for a client
+    /// certificate (libpq 16's "server accepted connection without a valid SSL certificate").
+    pub fn requiring_cert_request(mut self) -> Tls {
+        self.cert_request_required = self.config.is_some();
+        self
     }
 
     /// Reads the files and builds the configuration; every refusal names the file and the fix.
@@ -171,45 +237,35 @@ impl Tls {
                 mode.name()
             ));
         }
-        let verify_chain = files.root_cert.is_some();
-        if !verify_chain && matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) {
-            return Err(format!(
-                "sslmode={} needs the certificate of the authority that signed the server's: \
-                 give sslrootcert=FILE (or PGSSLROOTCERT), put it at ~/.postgresql/root.crt, \
-                 or use sslrootcert=system for a public CA",
-                mode.name()
-            ));
-        }
+        let root = existing_root(mode, files.root_cert.as_ref())?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let roots = match &files.root_cert {
+        let store = match &root {
             None => None,
-            Some(root) => Some(
-                WebPkiServerVerifier::builder_with_provider(
-                    Arc::new(root_store(root)?),
-                    provider.clone(),
-                )
-                .build()
-                .map_err(|e| format!("cannot use the root certificates: {e}"))?,
-            ),
+            Some(root) => Some(Arc::new(trust_store(&TrustFiles {
+                root: match root {
+                    RootCert::File(path) => Some(path.clone()),
+                    RootCert::System => None,
+                },
+                system: *root == RootCert::System,
+                crl: files.crl.clone(),
+                crl_dir: files.crl_dir.clone(),
+            })?)),
         };
-        let verifier = Arc::new(Verifier {
-            roots,
+        let verifier = LibpqVerifier {
+            store,
             check_name: mode == SslMode::VerifyFull,
+            host: None,
             provider: provider.clone(),
-        });
-        let builder = ClientConfig::builder_with_provider(provider)
+        };
+        let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(versions.rustls())
             .map_err(|e| format!("cannot set up TLS: {e}"))?
             .dangerous()
-            .with_custom_certificate_verifier(verifier);
+            .with_custom_certificate_verifier(Arc::new(verifier.clone()));
         let mut config = match (&files.cert, &files.key) {
-            (Some(cert), Some(key)) => {
-                let chain = read_certs(cert, "sslcert")?;
-                let key = read_key(key)?;
-                builder.with_client_auth_cert(chain, key).map_err(|e| {
-                    format!("the client certificate and key do not go together: {e}")
-                })?
-            }
+            (Some(cert), Some(key)) => builder.with_client_cert_resolver(
+                crate::tls_keys::client_auth(cert, key, files.password.as_ref(), &provider)?,
+            ),
             (Some(cert), None) => {
                 return Err(format!(
                     "client certificate {} has no key: give sslkey=FILE (or PGSSLKEY)",
@@ -224,7 +280,55 @@ impl Tls {
             mode,
             negotiation,
             config: Some(Arc::new(config)),
+            name_check: (mode == SslMode::VerifyFull).then(|| Arc::new(verifier)),
+            cert_request_required: false,
         })
+    }
+
+    /// The configuration a connection to `host` uses: the target's, with verify-full's name
+    /// check bound to `host` as the connection string wrote it (libpq compares that text,
+    /// which a rustls server name cannot always carry, e.g. `127.000.000.001`), and with
+    /// `sslcertmode=require`'s watch for the server's certificate request. Called once per
+    /// connection, never per message; without either, the target's configuration as it is.
+    pub fn config_for(&self, host: &str) -> Option<SessionTls> {
+        let base = self.config.as_ref()?;
+        if self.name_check.is_none() && !self.cert_request_required {
+            return Some(SessionTls {
+                config: base.clone(),
+                asked: None,
+            });
+        }
+        let mut config = ClientConfig::clone(base);
+        if let Some(check) = &self.name_check {
+            config
+                .dangerous()
+                .set_certificate_verifier(Arc::new(LibpqVerifier {
+                    host: Some(host.to_string()),
+                    ..LibpqVerifier::clone(check)
+                }));
+        }
+        let asked = self.cert_request_required.then(|| {
+            let asked = Arc::new(AtomicBool::new(false));
+            config.client_auth_cert_resolver = Arc::new(NoteRequest {
+                inner: config.client_auth_cert_resolver.clone(),
+                asked: asked.clone(),
+            });
+            asked
+        });
+        Some(SessionTls {
+            config: Arc::new(config),
+            asked,
+        })
+    }
+
+    /// The name verify-full checks for a connection to `host`: the host as given, or none
+    /// (libpq's "host name must be specified") when only `hostaddr` named the server, which
+    /// the target's resolution marks by giving the address as the host too.
+    pub fn verified_name(host: &str, hostaddr: Option<std::net::IpAddr>) -> &str {
+        match hostaddr {
+            Some(addr) if addr.to_string() == host => "",
+            _ => host,
+        }
     }
 
     /// The name the server's certificate is checked against (and sent as SNI for a host name).
@@ -235,159 +339,30 @@ impl Tls {
     }
 }
 
-fn root_store(root: &RootCert) -> Result<RootCertStore, String> {
-    let mut store = RootCertStore::empty();
+/// The root file if it exists, as libpq decides: a file that is not there is ignored in the
+/// modes that do not verify, and refused in those that do.
+fn existing_root(mode: SslMode, root: Option<&RootCert>) -> Result<Option<RootCert>, String> {
+    let verify = matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull);
     match root {
-        RootCert::File(path) => {
-            for cert in read_certs(path, "sslrootcert")? {
-                store.add(cert).map_err(|e| {
-                    format!(
-                        "root certificate file {} holds an unusable certificate: {e}",
-                        path.display()
-                    )
-                })?;
+        Some(RootCert::File(path)) if std::fs::metadata(path).is_err() => {
+            if verify {
+                return Err(format!(
+                    "sslrootcert file {} does not exist: provide the file (sslrootcert, \
+                     PGSSLROOTCERT or ~/.postgresql/root.crt) or change sslmode to disable \
+                     server certificate verification",
+                    path.display()
+                ));
             }
+            Ok(None)
         }
-        RootCert::System => {
-            let found = rustls_native_certs::load_native_certs();
-            let (_, _) = store.add_parsable_certificates(found.certs);
-            if store.is_empty() {
-                return Err(
-                    "sslrootcert=system found no certificates in the system's store; install \
-                     ca-certificates, or give sslrootcert=FILE"
-                        .into(),
-                );
-            }
-        }
-    }
-    Ok(store)
-}
-
-fn read_certs(path: &Path, keyword: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let text = fs::read(path)
-        .map_err(|e| format!("cannot read {keyword} file {}: {e}", path.display()))?;
-    let certs = CertificateDer::pem_slice_iter(&text)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            format!(
-                "{keyword} file {} is not PEM certificates: {e}",
-                path.display()
-            )
-        })?;
-    if certs.is_empty() {
-        return Err(format!(
-            "{keyword} file {} holds no certificate (expected -----BEGIN CERTIFICATE-----)",
-            path.display()
-        ));
-    }
-    Ok(certs)
-}
-
-/// Reads the client's private key after libpq's check of its permissions: no group or world
-/// access when the user owns it, at most group read when root does.
-fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
-    let meta = fs::metadata(path)
-        .map_err(|e| format!("cannot read sslkey file {}: {e}", path.display()))?;
-    if !meta.is_file() {
-        return Err(format!("sslkey {} is not a regular file", path.display()));
-    }
-    key_permissions_fit(meta.uid(), meta.mode(), path)?;
-    let text =
-        fs::read(path).map_err(|e| format!("cannot read sslkey file {}: {e}", path.display()))?;
-    PrivateKeyDer::from_pem_slice(&text).map_err(|e| {
-        format!(
-            "sslkey file {} holds no usable private key ({e}); an encrypted key needs \
-             sslpassword, which tidebench does not take: decrypt it with \
-             'openssl pkey -in KEY -out KEY.plain' and keep that at 0600",
-            path.display()
-        )
-    })
-}
-
-pub(crate) fn key_permissions_fit(owner: u32, mode: u32, path: &Path) -> Result<(), String> {
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
-    let open = if owner == me {
-        mode & 0o077 != 0
-    } else if owner == 0 {
-        mode & 0o037 != 0
-    } else {
-        false
-    };
-    if open {
-        return Err(format!(
-            "private key file {} has group or world access (mode {:o}); it must be u=rw (0600) \
-             or less if you own it, or u=rw,g=r (0640) or less if root owns it: chmod 0600 {}",
-            path.display(),
-            mode & 0o777,
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
-/// Checks what the mode asks for: nothing, the chain, or the chain and the host name. The
-/// handshake's signatures are verified in every case, so the peer holds the certificate's key.
-#[derive(Debug)]
-struct Verifier {
-    roots: Option<Arc<WebPkiServerVerifier>>,
-    check_name: bool,
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for Verifier {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        let Some(roots) = &self.roots else {
-            return Ok(ServerCertVerified::assertion());
-        };
-        match roots.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
-            // webpki checks the name only once the chain is good: verify-ca stops there.
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        Some(root) => Ok(Some(root.clone())),
+        None if verify => Err(format!(
+            "sslmode={} needs the certificate of the authority that signed the server's: \
+             give sslrootcert=FILE (or PGSSLROOTCERT), put it at ~/.postgresql/root.crt, \
+             or use sslrootcert=system for a public CA",
+            mode.name()
+        )),
+        None => Ok(None),
     }
 }
 
@@ -423,6 +398,15 @@ pub fn describe_tls_error(e: &rustls::Error, host: &str) -> String {
         ) => {
             "the server's certificate is not valid yet: check the clocks of both hosts".to_string()
         }
+        E::InvalidCertificate(CertificateError::Revoked) => {
+            "certificate verify failed: certificate revoked (a list of sslcrl/sslcrldir names \
+             the server's certificate): the server needs a new certificate"
+                .to_string()
+        }
+        E::InvalidCertificate(CertificateError::Other(other)) => match other.0.downcast_ref() {
+            Some(Refusal(words)) => words.clone(),
+            None => format!("TLS handshake failed: {other}"),
+        },
         other => format!("TLS handshake failed: {other}"),
     }
 }
@@ -446,22 +430,6 @@ mod tests {
         assert!(SslMode::parse("required")
             .unwrap_err()
             .contains("verify-full"));
-    }
-
-    #[test]
-    fn open_keys_are_refused_as_libpq_refuses_them() {
-        let me = unsafe { libc::geteuid() };
-        let p = Path::new("/k");
-        assert!(key_permissions_fit(me, 0o600, p).is_ok());
-        assert!(key_permissions_fit(me, 0o400, p).is_ok());
-        assert!(key_permissions_fit(me, 0o640, p)
-            .unwrap_err()
-            .contains("chmod 0600"));
-        assert!(key_permissions_fit(me, 0o604, p).is_err());
-        if me != 0 {
-            assert!(key_permissions_fit(0, 0o640, p).is_ok());
-            assert!(key_permissions_fit(0, 0o660, p).is_err());
-        }
     }
 
     #[test]

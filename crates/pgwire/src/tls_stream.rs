@@ -18,9 +18,8 @@ impl Stream {
     /// Starts TLS as `tls` says. `Ok(false)`: the server declined and the mode accepts a
     /// plaintext session, which goes on on this socket.
     pub(crate) async fn start_tls(&mut self, tls: &Tls, host: &str) -> Result<bool, Error> {
-        let config = tls
-            .config
-            .clone()
+        let session_tls = tls
+            .config_for(host)
             .ok_or_else(|| Error::tls("TLS was not set up"))?;
         if tls.negotiation == Negotiation::Postgres {
             let mut request = BytesMut::with_capacity(8);
@@ -44,12 +43,14 @@ impl Stream {
                 }
             }
         }
-        let mut session = rustls::ClientConnection::new(config, Tls::server_name(host))
-            .map_err(|e| Error::tls(format!("cannot start TLS: {e}")))?;
+        let mut session =
+            rustls::ClientConnection::new(session_tls.config.clone(), Tls::server_name(host))
+                .map_err(|e| Error::tls(format!("cannot start TLS: {e}")))?;
         // Whole message trains are written at once; rustls must take them all.
         session.set_buffer_limit(None);
         self.tls = Some(Box::new(session));
         self.handshake(host).await?;
+        session_tls.check_after_handshake().map_err(Error::tls)?;
         Ok(true)
     }
 
