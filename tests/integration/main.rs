@@ -46,5 +46,5 @@ mod tpce_trades_fixture;
 mod tpce_txns;
 mod tpcv;
 mod transactions;
-mod waits;
 mod vm;
+mod waits;
