@@ -99,6 +99,7 @@ mod tests {
                 driver_share: idle as f64 / n as f64,
                 top_events: Vec::new(),
                 by_phase: Vec::new(),
+                by_type: Vec::new(),
             }],
             locks: Vec::new(),
             statements: Vec::new(),

@@ -12,6 +12,7 @@
 
 mod classify;
 pub mod statements;
+pub mod types;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use tokio_postgres::{Row, Statement};
 pub use classify::{classify, parse_app_name, Owners};
 
 use crate::config::timeline::Segment;
-use crate::results::waits::{LockKey, WaitKey, WaitRecord};
+use crate::results::waits::{LockKey, TypeKey, WaitKey, WaitRecord};
 use crate::target::{describe_pg_error, ResolvedTarget};
 
 use super::server::StatsSession;
@@ -32,7 +33,7 @@ use super::server::StatsSession;
 /// lock (`pg_blocking_pids` takes the lock manager's locks, so it is asked only for those).
 const ACTIVITY_SQL: &str = "SELECT pid, datname::text, application_name, state, \
 wait_event_type, wait_event, backend_type::text, \
-CASE WHEN wait_event_type = 'Lock' THEN pg_blocking_pids(pid) END \
+CASE WHEN wait_event_type = 'Lock' THEN pg_blocking_pids(pid) END, query \
 FROM pg_stat_activity WHERE pid <> pg_backend_pid()";
 
 /// How long one server's read may take: a hung server must not hold the rounds.
@@ -369,6 +370,7 @@ struct Backend {
     event: Option<String>,
     backend_type: String,
     blockers: Option<Vec<i32>>,
+    query: String,
 }
 
 fn backend(row: &Row) -> Option<Backend> {
@@ -390,6 +392,10 @@ fn backend(row: &Row) -> Option<Backend> {
             .ok()?
             .unwrap_or_default(),
         blockers: row.try_get(7).ok()?,
+        query: row
+            .try_get::<_, Option<String>>(8)
+            .ok()?
+            .unwrap_or_default(),
     })
 }
 
@@ -406,6 +412,13 @@ fn count(owners: &Owners, rows: &[Row], segment: usize, record: &mut WaitRecord)
             b.wait_type.as_deref(),
             b.event.as_deref(),
         );
+        let txn = TypeKey {
+            segment,
+            group: group.to_string(),
+            txn: owners.txn_type(group, &b.query).to_string(),
+            class: class.clone(),
+        };
+        *record.by_type.entry(txn).or_default() += 1;
         let key = WaitKey {
             segment,
             group: group.to_string(),

@@ -241,6 +241,28 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
         .collect();
     assert_eq!(a_locks.len(), 1, "{}", s["waits"]);
     assert_eq!(a_locks[0]["blocked_by"], "B", "{}", s["waits"]);
+    // Per transaction type, told by the sessions' queries: A's one type holds its samples and
+    // its Lock; B's `hold` (its texts are its own) mostly sleeps inside its transaction.
+    let by_type = |g: &serde_json::Value, t: &str| {
+        g["by_type"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["type"] == t)
+            .unwrap_or_else(|| panic!("{t} in {g}"))
+            .clone()
+    };
+    let upd = by_type(a, "upd");
+    assert_eq!(upd["samples"], a["samples"], "{a}");
+    assert!(
+        upd["classes"].as_array().unwrap().iter().any(|c| c["class"] == "Lock"),
+        "{a}"
+    );
+    let b = groups.iter().find(|g| g["group"] == "B").expect("group B");
+    let hold = by_type(b, "hold");
+    assert_eq!(hold["classes"][0]["class"], "IdleInTransaction", "{b}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("<td>upd</td>"), "report.html's table per type");
 }
 
 /// The check on statements: managed instances load `pg_stat_statements`; over a tpcb
@@ -297,6 +319,15 @@ fn the_top_statement_of_tpcb_is_the_accounts_update_once_per_transaction() {
     assert!(
         (committed..=committed + slack).contains(&calls),
         "calls {calls} vs committed {committed} (+{slack})"
+    );
+    // pgbench's built-in tpcb alone: its texts (BEGIN; and END; included) are its own, so
+    // its sessions count under it (a session setting up, under `unknown`, is rare).
+    let g = only_group(&s);
+    let t = &g["by_type"][0];
+    assert_eq!(t["type"], "tpcb", "{g}");
+    assert!(
+        t["samples"].as_u64().unwrap() * 2 > g["samples"].as_u64().unwrap(),
+        "{g}"
     );
     assert!(
         text(&o).contains("top statement on tidebench: "),

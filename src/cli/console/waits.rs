@@ -90,6 +90,7 @@ mod tests {
                 driver_share: 0.15,
                 top_events: Vec::new(),
                 by_phase: Vec::new(),
+                by_type: Vec::new(),
             }],
             locks: vec![LockWait {
                 group: "a".into(),

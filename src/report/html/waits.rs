@@ -96,6 +96,38 @@ fn group_table(g: &GroupWaits, p: &mut String) {
     if !top.is_empty() {
         let _ = writeln!(p, "<p>Top wait events: {}</p>", esc(&top.join(", ")));
     }
+    type_table(g, &classes, p);
+}
+
+/// Where each transaction type's time went (measured window), a column per class: the type
+/// is told by the session's query (`unknown` when it names none or several).
+fn type_table(g: &GroupWaits, classes: &[&str], p: &mut String) {
+    if g.by_type.is_empty() {
+        return;
+    }
+    let rows: Vec<Vec<String>> = g
+        .by_type
+        .iter()
+        .map(|t| {
+            let mut r = vec![t.txn_type.clone(), t.samples.to_string()];
+            r.extend(classes.iter().map(|c| {
+                t.classes
+                    .iter()
+                    .find(|s| s.class == *c)
+                    .map_or_else(String::new, |s| format!("{:.1}%", s.share * 100.0))
+            }));
+            r.push(format!("{:.1}%", t.driver_share * 100.0));
+            r
+        })
+        .collect();
+    let mut head = vec!["type", "samples"];
+    head.extend(classes.iter().copied());
+    head.push("driver");
+    let _ = writeln!(
+        p,
+        "<p>Per transaction type (measured window; a session's type is told by its query):</p>"
+    );
+    table_to(p, &head, &rows);
 }
 
 /// A database's top statements over the measured window (`pg_stat_statements`).
