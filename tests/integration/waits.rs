@@ -263,6 +263,10 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
     assert_eq!(hold["classes"][0]["class"], "IdleInTransaction", "{b}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("<td>upd</td>"), "report.html's table per type");
+    assert!(
+        page.contains("Group A: wait profile over the run"),
+        "and the profile stacked over time"
+    );
 }
 
 /// The check on statements: managed instances load `pg_stat_statements`; over a tpcb

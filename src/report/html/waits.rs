@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use crate::results::waits::{GroupWaits, Share, DRIVER_CLASSES};
 
-use super::{esc, note_to, table_to, RunData};
+use super::{chart_to, esc, note_to, table_to, RunData};
+use crate::report::charts::{self, Series};
 
 pub fn wait_profiles(d: &RunData, p: &mut String) {
     let Some(w) = &d.summary.waits else {
@@ -25,7 +26,7 @@ pub fn wait_profiles(d: &RunData, p: &mut String) {
         w.per_second, w.rounds
     );
     for g in &w.groups {
-        group_table(g, p);
+        group_table(g, d, p);
     }
     for db in &w.statements {
         statements_table(db, p);
@@ -43,8 +44,9 @@ pub fn wait_profiles(d: &RunData, p: &mut String) {
     table_to(p, &["group", "waited on", "samples"], &rows);
 }
 
-/// One row for the measured window, then one per segment, a column per class.
-fn group_table(g: &GroupWaits, p: &mut String) {
+/// The chart over time, then one row for the measured window and one per segment, a column
+/// per class.
+fn group_table(g: &GroupWaits, d: &RunData, p: &mut String) {
     let _ = writeln!(
         p,
         "<h3>Group {}: driver's share {:.0}%</h3>",
@@ -57,6 +59,7 @@ fn group_table(g: &GroupWaits, p: &mut String) {
             classes.push(&c.class);
         }
     }
+    over_time(g, &classes, d, p);
     let row = |label: String, samples: u64, shares: &[Share]| {
         let mut r = vec![label, samples.to_string()];
         r.extend(classes.iter().map(|c| {
@@ -97,6 +100,49 @@ fn group_table(g: &GroupWaits, p: &mut String) {
         let _ = writeln!(p, "<p>Top wait events: {}</p>", esc(&top.join(", ")));
     }
     type_table(g, &classes, p);
+}
+
+/// The group's classes stacked over the run, a step per segment (ramps included; samples
+/// are counted per segment, so a segment is the finest time the profile has), the phase
+/// edges and incidents marked.
+fn over_time(g: &GroupWaits, classes: &[&str], d: &RunData, p: &mut String) {
+    let mut x: Vec<f64> = Vec::new();
+    let mut layers: Vec<Series> = classes
+        .iter()
+        .map(|c| Series {
+            name: c.to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+    for ph in &g.by_phase {
+        let Some(seg) = d.summary.phases.get(ph.segment) else {
+            continue;
+        };
+        let edges = [seg.start_s, seg.start_s + seg.duration_s];
+        x.extend(edges);
+        for (layer, c) in layers.iter_mut().zip(classes) {
+            let share = ph
+                .classes
+                .iter()
+                .find(|s| s.class == *c)
+                .map_or(0.0, |s| s.share * 100.0);
+            layer.points.extend(edges.map(|t| (t, share)));
+        }
+    }
+    if x.is_empty() {
+        return;
+    }
+    chart_to(
+        p,
+        charts::stacked_time_marked(
+            &format!("Group {}: wait profile over the run", g.group),
+            "% of sessions sampled",
+            &x,
+            &layers,
+            &d.phase_edges(),
+            &super::incidents::incident_times(&d.summary.incidents),
+        ),
+    );
 }
 
 /// Where each transaction type's time went (measured window), a column per class: the type
