@@ -43,15 +43,7 @@ pub async fn open(
             owners = owners.with_types(name, type_map(plan, g, w.as_ref()));
         }
     }
-    Some(
-        WaitSampler::open(
-            plan.sample_waits,
-            &targets.resolved,
-            owners,
-            &keys.segments,
-        )
-        .await,
-    )
+    Some(WaitSampler::open(plan.sample_waits, &targets.resolved, owners, &keys.segments).await)
 }
 
 /// Group `g`'s statements of the types it may run: those its phases' mixes weigh, and the

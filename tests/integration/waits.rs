@@ -255,14 +255,21 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
     let upd = by_type(a, "upd");
     assert_eq!(upd["samples"], a["samples"], "{a}");
     assert!(
-        upd["classes"].as_array().unwrap().iter().any(|c| c["class"] == "Lock"),
+        upd["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["class"] == "Lock"),
         "{a}"
     );
     let b = groups.iter().find(|g| g["group"] == "B").expect("group B");
     let hold = by_type(b, "hold");
     assert_eq!(hold["classes"][0]["class"], "IdleInTransaction", "{b}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(page.contains("<td>upd</td>"), "report.html's table per type");
+    assert!(
+        page.contains("<td>upd</td>"),
+        "report.html's table per type"
+    );
     assert!(
         page.contains("Group A: wait profile over the run"),
         "and the profile stacked over time"

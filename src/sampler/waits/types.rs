@@ -87,13 +87,25 @@ mod tests {
     fn a_query_counts_under_the_one_type_that_sends_it_by_any_protocol() {
         let m = TypeMap::new([
             ("tpcb", "BEGIN;"),
-            ("tpcb", "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2;"),
-            ("tpcb", "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;"),
+            (
+                "tpcb",
+                "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2;",
+            ),
+            (
+                "tpcb",
+                "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;",
+            ),
             ("tpcb", "END;"),
             ("su", "BEGIN;"),
-            ("su", "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;"),
+            (
+                "su",
+                "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;",
+            ),
             ("su", "END;"),
-            ("sel", "SELECT abalance FROM pgbench_accounts WHERE aid = $1;"),
+            (
+                "sel",
+                "SELECT abalance FROM pgbench_accounts WHERE aid = $1;",
+            ),
             ("odd", "$1"),
         ]);
         // Simple protocol: the values in place; extended: `$n`; whitespace as it comes.
