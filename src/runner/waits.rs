@@ -46,12 +46,13 @@ pub async fn open(
     Some(WaitSampler::open(plan.sample_waits, &targets.resolved, owners, &keys.segments).await)
 }
 
-/// Group `g`'s statements of the types it may run: those its phases' mixes weigh, and the
-/// workload's own where a phase gives none (a pgbench run of tpcb alone then tells tpcb's
-/// `BEGIN;` from simple-update's).
+/// Group `g`'s statements of the types it may run: those its phases' mixes weigh, those its
+/// emulator issues, and the workload's own where a phase gives none (a pgbench run of tpcb
+/// alone then tells tpcb's `BEGIN;` from simple-update's).
 fn type_map(plan: &RunPlan, g: usize, w: &dyn Workload) -> TypeMap {
     let types = w.txn_types();
-    let mut runs = vec![false; types.len()];
+    // Types an emulator issues run whatever the mix.
+    let mut runs: Vec<bool> = types.iter().map(|t| t.emulated).collect();
     for phase in &plan.phases {
         let Some(pg) = phase.groups.get(g) else {
             continue;
