@@ -100,6 +100,7 @@ mod tests {
                 top_events: Vec::new(),
                 by_phase: Vec::new(),
                 by_type: Vec::new(),
+                over_time: None,
             }],
             locks: Vec::new(),
             statements: Vec::new(),

@@ -78,6 +78,8 @@ pub struct WaitRecord {
     pub locks: BTreeMap<LockKey, u64>,
     /// The same samples as `waits`, per transaction type and class.
     pub by_type: BTreeMap<TypeKey, u64>,
+    /// The same samples per (second of the run, group, class), ramps included.
+    pub over_time: BTreeMap<(u32, String, String), u64>,
     /// `pg_stat_statements` deltas over the measured window, where readable.
     pub statements: Vec<DbStatements>,
 }
@@ -136,7 +138,22 @@ pub struct GroupWaits {
     /// Measured window, per transaction type (`unknown` last): where its time went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_type: Vec<TypeWaits>,
+    /// The whole run (ramps included) in buckets of equal length, for the chart over time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_time: Option<OverTime>,
 }
+
+/// A group's samples over the run: `buckets[k]` covers `[k * bucket_s, (k + 1) * bucket_s)`
+/// seconds since the run started and holds the samples of each of `classes`, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverTime {
+    pub bucket_s: u32,
+    pub classes: Vec<String>,
+    pub buckets: Vec<Vec<u64>>,
+}
+
+/// Most buckets of [`OverTime`] (the bucket grows with the run).
+pub const MAX_BUCKETS: u32 = 120;
 
 /// One transaction type's samples over the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -274,7 +291,38 @@ fn group_waits(record: &WaitRecord, segments: &[Segment], group: &str) -> GroupW
         top_events,
         by_phase,
         by_type: type_waits(record, segments, group),
+        over_time: over_time(record, group),
     }
+}
+
+/// `group`'s samples in at most [`MAX_BUCKETS`] buckets of whole seconds; `None` without any.
+fn over_time(record: &WaitRecord, group: &str) -> Option<OverTime> {
+    let mine: Vec<(u32, &str, u64)> = record
+        .over_time
+        .iter()
+        .filter(|((_, g, _), _)| g == group)
+        .map(|((t, _, c), n)| (*t, c.as_str(), *n))
+        .collect();
+    let last = mine.iter().map(|m| m.0).max()?;
+    let bucket_s = (last + 1).div_ceil(MAX_BUCKETS).max(1);
+    let mut classes: Vec<String> = Vec::new();
+    for (_, c, _) in &mine {
+        if !classes.iter().any(|x| x == c) {
+            classes.push(c.to_string());
+        }
+    }
+    classes.sort();
+    let mut buckets = vec![vec![0u64; classes.len()]; (last / bucket_s + 1) as usize];
+    for (t, c, n) in mine {
+        if let Some(i) = classes.iter().position(|x| x == c) {
+            buckets[(t / bucket_s) as usize][i] += n;
+        }
+    }
+    Some(OverTime {
+        bucket_s,
+        classes,
+        buckets,
+    })
 }
 
 /// The measured window's samples of `group` per transaction type, the most sampled first and
@@ -452,7 +500,22 @@ mod tests {
         r.by_type.insert(tk(1, "tpcb", "CPU"), 1);
         r.by_type.insert(tk(1, "tpcb", "IdleInTransaction"), 3);
         r.by_type.insert(tk(1, "tpcb", "Idle"), 1);
+        for (t, class, n) in [
+            (0, "Lock", 3),
+            (1, "Lock", 2),
+            (1, "CPU", 1),
+            (250, "Idle", 4),
+        ] {
+            r.over_time.insert((t, "a".into(), class.into()), n);
+        }
         let s = WaitsSummary::build(&r, &segments);
+        // 251 seconds in buckets of 3 (at most 120): seconds 0 and 1 share the first.
+        let o = s.groups[0].over_time.as_ref().unwrap();
+        assert_eq!(o.bucket_s, 3);
+        assert_eq!(o.classes, ["CPU", "Idle", "Lock"]);
+        assert_eq!(o.buckets.len(), 84);
+        assert_eq!(o.buckets[0], [1, 0, 5]);
+        assert_eq!(o.buckets[83], [0, 4, 0]);
         let t = &s.groups[0].by_type;
         // The measured window only, the named types before `unknown` whatever their counts.
         assert_eq!(t.len(), 2);

@@ -177,6 +177,7 @@ impl WaitSampler {
             let Some(segment) = self.segment_at(t0.elapsed()) else {
                 continue;
             };
+            let second = t0.elapsed().as_secs() as u32;
             let mut counted = false;
             for i in 0..self.probes.len() {
                 let Some(rows) = read(&mut self.probes[i]).await else {
@@ -185,7 +186,7 @@ impl WaitSampler {
                 // A read that straddles a phase edge belongs to neither side: left out, so a
                 // phase never shows what its neighbour did.
                 if self.segment_at(t0.elapsed()) == Some(segment) {
-                    count(&self.owners, &rows, segment, &mut record);
+                    count(&self.owners, &rows, (segment, second), &mut record);
                     counted = true;
                 }
             }
@@ -399,8 +400,10 @@ fn backend(row: &Row) -> Option<Backend> {
     })
 }
 
-/// Counts the run's sessions of one server's rows into `record`.
-fn count(owners: &Owners, rows: &[Row], segment: usize, record: &mut WaitRecord) {
+/// Counts the run's sessions of one server's rows into `record`, under the round's segment
+/// and second of the run.
+fn count(owners: &Owners, rows: &[Row], at: (usize, u32), record: &mut WaitRecord) {
+    let (segment, second) = at;
     let backends: Vec<Backend> = rows.iter().filter_map(backend).collect();
     let by_pid: HashMap<i32, &Backend> = backends.iter().map(|b| (b.pid, b)).collect();
     for b in &backends {
@@ -419,6 +422,10 @@ fn count(owners: &Owners, rows: &[Row], segment: usize, record: &mut WaitRecord)
             class: class.clone(),
         };
         *record.by_type.entry(txn).or_default() += 1;
+        *record
+            .over_time
+            .entry((second, group.to_string(), class.clone()))
+            .or_default() += 1;
         let key = WaitKey {
             segment,
             group: group.to_string(),

@@ -227,6 +227,20 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
             .map_or(0, |c| c["samples"].as_u64().unwrap());
         (lock, samples)
     };
+    // Over time, by whole seconds of the run: none of p1's two has a Lock sample.
+    let o = &a["over_time"];
+    assert_eq!(o["bucket_s"], 1, "{a}");
+    let lock = o["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c == "Lock")
+        .expect("a Lock class");
+    let buckets = o["buckets"].as_array().unwrap();
+    let locked: Vec<usize> = (0..buckets.len())
+        .filter(|k| buckets[*k][lock].as_u64().unwrap() > 0)
+        .collect();
+    assert!(!locked.is_empty() && locked[0] >= 2, "{o}");
     let (p1_lock, p1_samples) = lock_in("p1");
     assert!(p1_samples > 0, "{a}");
     assert_eq!(p1_lock, 0, "no lock in p1: {a}");

@@ -91,6 +91,7 @@ mod tests {
                 top_events: Vec::new(),
                 by_phase: Vec::new(),
                 by_type: Vec::new(),
+                over_time: None,
             }],
             locks: vec![LockWait {
                 group: "a".into(),

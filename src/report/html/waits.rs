@@ -102,9 +102,9 @@ fn group_table(g: &GroupWaits, d: &RunData, p: &mut String) {
     type_table(g, &classes, p);
 }
 
-/// The group's classes stacked over the run, a step per segment (ramps included; samples
-/// are counted per segment, so a segment is the finest time the profile has), the phase
-/// edges and incidents marked.
+/// The group's classes stacked over the run (ramps included) as shares of each bucket's
+/// samples, the phase edges and incidents marked; a step per segment for a summary without
+/// buckets (written before they were).
 fn over_time(g: &GroupWaits, classes: &[&str], d: &RunData, p: &mut String) {
     let mut x: Vec<f64> = Vec::new();
     let mut layers: Vec<Series> = classes
@@ -114,7 +114,33 @@ fn over_time(g: &GroupWaits, classes: &[&str], d: &RunData, p: &mut String) {
             points: Vec::new(),
         })
         .collect();
-    for ph in &g.by_phase {
+    if let Some(o) = &g.over_time {
+        for (k, counts) in o.buckets.iter().enumerate() {
+            let total: u64 = counts.iter().sum();
+            if total == 0 {
+                continue;
+            }
+            let start = (k as u32 * o.bucket_s) as f64;
+            let edges = [start, start + f64::from(o.bucket_s)];
+            x.extend(edges);
+            for (layer, c) in layers.iter_mut().zip(classes) {
+                let n = o
+                    .classes
+                    .iter()
+                    .position(|x| x == c)
+                    .and_then(|i| counts.get(i).copied())
+                    .unwrap_or(0);
+                let share = n as f64 * 100.0 / total as f64;
+                layer.points.extend(edges.map(|t| (t, share)));
+            }
+        }
+    }
+    let phases = if g.over_time.is_some() {
+        &[][..]
+    } else {
+        &g.by_phase[..]
+    };
+    for ph in phases {
         let Some(seg) = d.summary.phases.get(ph.segment) else {
             continue;
         };
