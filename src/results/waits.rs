@@ -18,6 +18,10 @@
 //! is the blocker's group when it is one of the run's sessions, else `other:` and its
 //! `application_name` (or its backend type when it has none).
 //!
+//! `summary.json`'s `waits.groups[]` also has `by_type` (the measured window per transaction
+//! type, told by the session's query: `sampler::waits::types`) and `over_time` (the whole run
+//! in at most [`MAX_BUCKETS`] buckets of whole seconds, for report.html's chart).
+//!
 //! The driver's share is `Client`, `IdleInTransaction` and `Idle` together: the time the
 //! server spent waiting for tidebench (mid-protocol, inside a transaction, or between two).
 
