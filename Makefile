@@ -4,7 +4,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test stress docs bench bench-tls bench-scripts bench-shards bench-retail chaos clean
+.PHONY: setup build demo test stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -65,6 +65,11 @@ bench-scripts: build
 # clients, `run --shard i/2` on one start instant and `tidebench merge`, tps ratio per round.
 bench-shards: build
 	python3 bench/bench.py --bin $(BIN) --shards-only
+
+# The cost of wait sampling (issue 41): tpcb at 4 and 64 clients with --sample-waits 0 and with
+# the default (10 reads a second), alternating, tps ratio per client count (target >= 0.98).
+bench-waits: build
+	python3 bench/bench.py --bin $(BIN) --waits-cost --rounds 6
 
 # retail's references (issue 30): the load rate against one `psql \copy` of the same rows,
 # --jobs 2 against --jobs 1, and full_scan beside a count(*) scan, at scale 20.

@@ -99,6 +99,8 @@ mod tests {
                 driver_share: idle as f64 / n as f64,
                 top_events: Vec::new(),
                 by_phase: Vec::new(),
+                by_type: Vec::new(),
+                over_time: None,
             }],
             locks: Vec::new(),
             statements: Vec::new(),

@@ -18,6 +18,10 @@
 //! is the blocker's group when it is one of the run's sessions, else `other:` and its
 //! `application_name` (or its backend type when it has none).
 //!
+//! `summary.json`'s `waits.groups[]` also has `by_type` (the measured window per transaction
+//! type, told by the session's query: `sampler::waits::types`) and `over_time` (the whole run
+//! in at most [`MAX_BUCKETS`] buckets of whole seconds, for report.html's chart).
+//!
 //! The driver's share is `Client`, `IdleInTransaction` and `Idle` together: the time the
 //! server spent waiting for tidebench (mid-protocol, inside a transaction, or between two).
 
@@ -57,6 +61,16 @@ pub struct LockKey {
     pub blocked_by: String,
 }
 
+/// A sampled session's class under the transaction type its query names
+/// (`sampler::waits::types`; `unknown` where it names none or several).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TypeKey {
+    pub segment: usize,
+    pub group: String,
+    pub txn: String,
+    pub class: String,
+}
+
 /// Everything the wait sampler counted over a run.
 #[derive(Debug, Clone, Default)]
 pub struct WaitRecord {
@@ -66,6 +80,10 @@ pub struct WaitRecord {
     pub rounds: BTreeMap<usize, u64>,
     pub waits: BTreeMap<WaitKey, u64>,
     pub locks: BTreeMap<LockKey, u64>,
+    /// The same samples as `waits`, per transaction type and class.
+    pub by_type: BTreeMap<TypeKey, u64>,
+    /// The same samples per (second of the run, group, class), ramps included.
+    pub over_time: BTreeMap<(u32, String, String), u64>,
     /// `pg_stat_statements` deltas over the measured window, where readable.
     pub statements: Vec<DbStatements>,
 }
@@ -121,6 +139,34 @@ pub struct GroupWaits {
     pub top_events: Vec<Share>,
     /// Every segment (ramps too) with samples, in time order.
     pub by_phase: Vec<PhaseWaits>,
+    /// Measured window, per transaction type (`unknown` last): where its time went.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_type: Vec<TypeWaits>,
+    /// The whole run (ramps included) in buckets of equal length, for the chart over time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_time: Option<OverTime>,
+}
+
+/// A group's samples over the run: `buckets[k]` covers `[k * bucket_s, (k + 1) * bucket_s)`
+/// seconds since the run started and holds the samples of each of `classes`, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverTime {
+    pub bucket_s: u32,
+    pub classes: Vec<String>,
+    pub buckets: Vec<Vec<u64>>,
+}
+
+/// Most buckets of [`OverTime`] (the bucket grows with the run).
+pub const MAX_BUCKETS: u32 = 120;
+
+/// One transaction type's samples over the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeWaits {
+    #[serde(rename = "type")]
+    pub txn_type: String,
+    pub samples: u64,
+    pub classes: Vec<Share>,
+    pub driver_share: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,6 +196,8 @@ pub struct LockWait {
 }
 
 pub const TOP_EVENTS: usize = 5;
+/// The type of samples whose query names no single type.
+pub const UNKNOWN_TYPE: &str = "unknown";
 
 impl WaitsSummary {
     /// Summarises `record` over `segments` (the run's timeline, `summary.json`'s `phases`).
@@ -246,7 +294,80 @@ fn group_waits(record: &WaitRecord, segments: &[Segment], group: &str) -> GroupW
         classes,
         top_events,
         by_phase,
+        by_type: type_waits(record, segments, group),
+        over_time: over_time(record, group),
     }
+}
+
+/// `group`'s samples in at most [`MAX_BUCKETS`] buckets of whole seconds; `None` without any.
+fn over_time(record: &WaitRecord, group: &str) -> Option<OverTime> {
+    let mine: Vec<(u32, &str, u64)> = record
+        .over_time
+        .iter()
+        .filter(|((_, g, _), _)| g == group)
+        .map(|((t, _, c), n)| (*t, c.as_str(), *n))
+        .collect();
+    let last = mine.iter().map(|m| m.0).max()?;
+    let bucket_s = (last + 1).div_ceil(MAX_BUCKETS).max(1);
+    let mut classes: Vec<String> = Vec::new();
+    for (_, c, _) in &mine {
+        if !classes.iter().any(|x| x == c) {
+            classes.push(c.to_string());
+        }
+    }
+    classes.sort();
+    let mut buckets = vec![vec![0u64; classes.len()]; (last / bucket_s + 1) as usize];
+    for (t, c, n) in mine {
+        if let Some(i) = classes.iter().position(|x| x == c) {
+            buckets[(t / bucket_s) as usize][i] += n;
+        }
+    }
+    Some(OverTime {
+        bucket_s,
+        classes,
+        buckets,
+    })
+}
+
+/// The measured window's samples of `group` per transaction type, the most sampled first and
+/// `unknown` last.
+fn type_waits(record: &WaitRecord, segments: &[Segment], group: &str) -> Vec<TypeWaits> {
+    let measured = |s: usize| segments.get(s).is_some_and(|x| x.measured);
+    let mut sums: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    for (k, n) in &record.by_type {
+        if k.group == group && measured(k.segment) {
+            *sums.entry(&k.txn).or_default().entry(&k.class).or_default() += n;
+        }
+    }
+    let mut out: Vec<TypeWaits> = sums
+        .into_iter()
+        .map(|(txn, classes)| {
+            let samples: u64 = classes.values().sum();
+            let driver: u64 = classes
+                .iter()
+                .filter(|(c, _)| DRIVER_CLASSES.contains(c))
+                .map(|(_, n)| n)
+                .sum();
+            let mut shares: Vec<Share> = classes
+                .into_iter()
+                .map(|(c, n)| Share {
+                    class: c.to_string(),
+                    event: String::new(),
+                    samples: n,
+                    share: ratio(n, samples),
+                })
+                .collect();
+            shares.sort_by_key(|s| std::cmp::Reverse(s.samples));
+            TypeWaits {
+                txn_type: txn.to_string(),
+                samples,
+                classes: shares,
+                driver_share: ratio(driver, samples),
+            }
+        })
+        .collect();
+    out.sort_by_key(|t| (t.txn_type == UNKNOWN_TYPE, std::cmp::Reverse(t.samples)));
+    out
 }
 
 /// Samples summed per class (or per class and event), most first, with their shares.
@@ -372,7 +493,40 @@ mod tests {
             },
             2,
         );
+        let tk = |segment: usize, txn: &str, class: &str| TypeKey {
+            segment,
+            group: "a".into(),
+            txn: txn.into(),
+            class: class.into(),
+        };
+        r.by_type.insert(tk(0, "tpcb", "Lock"), 50);
+        r.by_type.insert(tk(1, "unknown", "CPU"), 5);
+        r.by_type.insert(tk(1, "tpcb", "CPU"), 1);
+        r.by_type.insert(tk(1, "tpcb", "IdleInTransaction"), 3);
+        r.by_type.insert(tk(1, "tpcb", "Idle"), 1);
+        for (t, class, n) in [
+            (0, "Lock", 3),
+            (1, "Lock", 2),
+            (1, "CPU", 1),
+            (250, "Idle", 4),
+        ] {
+            r.over_time.insert((t, "a".into(), class.into()), n);
+        }
         let s = WaitsSummary::build(&r, &segments);
+        // 251 seconds in buckets of 3 (at most 120): seconds 0 and 1 share the first.
+        let o = s.groups[0].over_time.as_ref().unwrap();
+        assert_eq!(o.bucket_s, 3);
+        assert_eq!(o.classes, ["CPU", "Idle", "Lock"]);
+        assert_eq!(o.buckets.len(), 84);
+        assert_eq!(o.buckets[0], [1, 0, 5]);
+        assert_eq!(o.buckets[83], [0, 4, 0]);
+        let t = &s.groups[0].by_type;
+        // The measured window only, the named types before `unknown` whatever their counts.
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].txn_type.as_str(), t[0].samples), ("tpcb", 5));
+        assert_eq!(t[0].driver_share, 0.8);
+        assert_eq!(t[0].classes[0].class, "IdleInTransaction");
+        assert_eq!((t[1].txn_type.as_str(), t[1].samples), ("unknown", 5));
         assert_eq!(s.rounds, 10);
         let g = &s.groups[0];
         assert_eq!(g.samples, 10);

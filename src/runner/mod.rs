@@ -97,7 +97,7 @@ pub async fn run(
     for w in &frame.workloads {
         w.attach(&events);
     }
-    let waits = waits::open(&plan, &targets, &frame.keys).await;
+    let waits = waits::open(&plan, &targets, &frame.keys, &frame.workloads).await;
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,

@@ -12,6 +12,7 @@
 
 mod classify;
 pub mod statements;
+pub mod types;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use tokio_postgres::{Row, Statement};
 pub use classify::{classify, parse_app_name, Owners};
 
 use crate::config::timeline::Segment;
-use crate::results::waits::{LockKey, WaitKey, WaitRecord};
+use crate::results::waits::{LockKey, TypeKey, WaitKey, WaitRecord};
 use crate::target::{describe_pg_error, ResolvedTarget};
 
 use super::server::StatsSession;
@@ -32,7 +33,7 @@ use super::server::StatsSession;
 /// lock (`pg_blocking_pids` takes the lock manager's locks, so it is asked only for those).
 const ACTIVITY_SQL: &str = "SELECT pid, datname::text, application_name, state, \
 wait_event_type, wait_event, backend_type::text, \
-CASE WHEN wait_event_type = 'Lock' THEN pg_blocking_pids(pid) END \
+CASE WHEN wait_event_type = 'Lock' THEN pg_blocking_pids(pid) END, query \
 FROM pg_stat_activity WHERE pid <> pg_backend_pid()";
 
 /// How long one server's read may take: a hung server must not hold the rounds.
@@ -176,6 +177,7 @@ impl WaitSampler {
             let Some(segment) = self.segment_at(t0.elapsed()) else {
                 continue;
             };
+            let second = t0.elapsed().as_secs() as u32;
             let mut counted = false;
             for i in 0..self.probes.len() {
                 let Some(rows) = read(&mut self.probes[i]).await else {
@@ -184,7 +186,7 @@ impl WaitSampler {
                 // A read that straddles a phase edge belongs to neither side: left out, so a
                 // phase never shows what its neighbour did.
                 if self.segment_at(t0.elapsed()) == Some(segment) {
-                    count(&self.owners, &rows, segment, &mut record);
+                    count(&self.owners, &rows, (segment, second), &mut record);
                     counted = true;
                 }
             }
@@ -369,6 +371,7 @@ struct Backend {
     event: Option<String>,
     backend_type: String,
     blockers: Option<Vec<i32>>,
+    query: String,
 }
 
 fn backend(row: &Row) -> Option<Backend> {
@@ -390,11 +393,17 @@ fn backend(row: &Row) -> Option<Backend> {
             .ok()?
             .unwrap_or_default(),
         blockers: row.try_get(7).ok()?,
+        query: row
+            .try_get::<_, Option<String>>(8)
+            .ok()?
+            .unwrap_or_default(),
     })
 }
 
-/// Counts the run's sessions of one server's rows into `record`.
-fn count(owners: &Owners, rows: &[Row], segment: usize, record: &mut WaitRecord) {
+/// Counts the run's sessions of one server's rows into `record`, under the round's segment
+/// and second of the run.
+fn count(owners: &Owners, rows: &[Row], at: (usize, u32), record: &mut WaitRecord) {
+    let (segment, second) = at;
     let backends: Vec<Backend> = rows.iter().filter_map(backend).collect();
     let by_pid: HashMap<i32, &Backend> = backends.iter().map(|b| (b.pid, b)).collect();
     for b in &backends {
@@ -406,6 +415,17 @@ fn count(owners: &Owners, rows: &[Row], segment: usize, record: &mut WaitRecord)
             b.wait_type.as_deref(),
             b.event.as_deref(),
         );
+        let txn = TypeKey {
+            segment,
+            group: group.to_string(),
+            txn: owners.txn_type(group, &b.query).to_string(),
+            class: class.clone(),
+        };
+        *record.by_type.entry(txn).or_default() += 1;
+        *record
+            .over_time
+            .entry((second, group.to_string(), class.clone()))
+            .or_default() += 1;
         let key = WaitKey {
             segment,
             group: group.to_string(),

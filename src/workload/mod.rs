@@ -368,6 +368,19 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
     fn volumes(&self) -> Vec<crate::results::Volume> {
         Vec::new()
     }
+
+    /// The SQL each type sends, as (type, text with `$n` where a value goes), for the wait
+    /// sampler to tell a session's type by its query (issue 41); empty: its sessions count
+    /// under `unknown`.
+    fn statements(&self) -> Vec<(usize, &str)> {
+        Vec::new()
+    }
+
+    /// The types the workload's own mix draws (used when a phase gives no mix): all of them
+    /// unless the workload says fewer.
+    fn own_types(&self) -> Vec<usize> {
+        (0..self.txn_types().len()).collect()
+    }
 }
 
 /// One client's state for one group's workload. It lives on its client's driver thread.

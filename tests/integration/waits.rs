@@ -227,6 +227,20 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
             .map_or(0, |c| c["samples"].as_u64().unwrap());
         (lock, samples)
     };
+    // Over time, by whole seconds of the run: none of p1's two has a Lock sample.
+    let o = &a["over_time"];
+    assert_eq!(o["bucket_s"], 1, "{a}");
+    let lock = o["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c == "Lock")
+        .expect("a Lock class");
+    let buckets = o["buckets"].as_array().unwrap();
+    let locked: Vec<usize> = (0..buckets.len())
+        .filter(|k| buckets[*k][lock].as_u64().unwrap() > 0)
+        .collect();
+    assert!(!locked.is_empty() && locked[0] >= 2, "{o}");
     let (p1_lock, p1_samples) = lock_in("p1");
     assert!(p1_samples > 0, "{a}");
     assert_eq!(p1_lock, 0, "no lock in p1: {a}");
@@ -241,6 +255,39 @@ fn a_lock_taken_in_one_phase_shows_in_that_phase_only() {
         .collect();
     assert_eq!(a_locks.len(), 1, "{}", s["waits"]);
     assert_eq!(a_locks[0]["blocked_by"], "B", "{}", s["waits"]);
+    // Per transaction type, told by the sessions' queries: A's one type holds its samples and
+    // its Lock; B's `hold` (its texts are its own) mostly sleeps inside its transaction.
+    let by_type = |g: &serde_json::Value, t: &str| {
+        g["by_type"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["type"] == t)
+            .unwrap_or_else(|| panic!("{t} in {g}"))
+            .clone()
+    };
+    let upd = by_type(a, "upd");
+    assert_eq!(upd["samples"], a["samples"], "{a}");
+    assert!(
+        upd["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["class"] == "Lock"),
+        "{a}"
+    );
+    let b = groups.iter().find(|g| g["group"] == "B").expect("group B");
+    let hold = by_type(b, "hold");
+    assert_eq!(hold["classes"][0]["class"], "IdleInTransaction", "{b}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("<td>upd</td>"),
+        "report.html's table per type"
+    );
+    assert!(
+        page.contains("Group A: wait profile over the run"),
+        "and the profile stacked over time"
+    );
 }
 
 /// The check on statements: managed instances load `pg_stat_statements`; over a tpcb
@@ -297,6 +344,15 @@ fn the_top_statement_of_tpcb_is_the_accounts_update_once_per_transaction() {
     assert!(
         (committed..=committed + slack).contains(&calls),
         "calls {calls} vs committed {committed} (+{slack})"
+    );
+    // pgbench's built-in tpcb alone: its texts (BEGIN; and END; included) are its own, so
+    // its sessions count under it (a session setting up, under `unknown`, is rare).
+    let g = only_group(&s);
+    let t = &g["by_type"][0];
+    assert_eq!(t["type"], "tpcb", "{g}");
+    assert!(
+        t["samples"].as_u64().unwrap() * 2 > g["samples"].as_u64().unwrap(),
+        "{g}"
     );
     assert!(
         text(&o).contains("top statement on tidebench: "),

@@ -90,6 +90,8 @@ mod tests {
                 driver_share: 0.15,
                 top_events: Vec::new(),
                 by_phase: Vec::new(),
+                by_type: Vec::new(),
+                over_time: None,
             }],
             locks: vec![LockWait {
                 group: "a".into(),

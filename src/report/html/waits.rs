@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use crate::results::waits::{GroupWaits, Share, DRIVER_CLASSES};
 
-use super::{esc, note_to, table_to, RunData};
+use super::{chart_to, esc, note_to, table_to, RunData};
+use crate::report::charts::{self, Series};
 
 pub fn wait_profiles(d: &RunData, p: &mut String) {
     let Some(w) = &d.summary.waits else {
@@ -25,7 +26,7 @@ pub fn wait_profiles(d: &RunData, p: &mut String) {
         w.per_second, w.rounds
     );
     for g in &w.groups {
-        group_table(g, p);
+        group_table(g, d, p);
     }
     for db in &w.statements {
         statements_table(db, p);
@@ -43,8 +44,9 @@ pub fn wait_profiles(d: &RunData, p: &mut String) {
     table_to(p, &["group", "waited on", "samples"], &rows);
 }
 
-/// One row for the measured window, then one per segment, a column per class.
-fn group_table(g: &GroupWaits, p: &mut String) {
+/// The chart over time, then one row for the measured window and one per segment, a column
+/// per class.
+fn group_table(g: &GroupWaits, d: &RunData, p: &mut String) {
     let _ = writeln!(
         p,
         "<h3>Group {}: driver's share {:.0}%</h3>",
@@ -57,6 +59,7 @@ fn group_table(g: &GroupWaits, p: &mut String) {
             classes.push(&c.class);
         }
     }
+    over_time(g, &classes, d, p);
     let row = |label: String, samples: u64, shares: &[Share]| {
         let mut r = vec![label, samples.to_string()];
         r.extend(classes.iter().map(|c| {
@@ -96,6 +99,107 @@ fn group_table(g: &GroupWaits, p: &mut String) {
     if !top.is_empty() {
         let _ = writeln!(p, "<p>Top wait events: {}</p>", esc(&top.join(", ")));
     }
+    type_table(g, &classes, p);
+}
+
+/// The group's classes stacked over the run (ramps included) as shares of each bucket's
+/// samples, the phase edges and incidents marked; a step per segment for a summary without
+/// buckets (written before they were).
+fn over_time(g: &GroupWaits, classes: &[&str], d: &RunData, p: &mut String) {
+    let mut x: Vec<f64> = Vec::new();
+    let mut layers: Vec<Series> = classes
+        .iter()
+        .map(|c| Series {
+            name: c.to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+    if let Some(o) = &g.over_time {
+        for (k, counts) in o.buckets.iter().enumerate() {
+            let total: u64 = counts.iter().sum();
+            if total == 0 {
+                continue;
+            }
+            let start = (k as u32 * o.bucket_s) as f64;
+            let edges = [start, start + f64::from(o.bucket_s)];
+            x.extend(edges);
+            for (layer, c) in layers.iter_mut().zip(classes) {
+                let n = o
+                    .classes
+                    .iter()
+                    .position(|x| x == c)
+                    .and_then(|i| counts.get(i).copied())
+                    .unwrap_or(0);
+                let share = n as f64 * 100.0 / total as f64;
+                layer.points.extend(edges.map(|t| (t, share)));
+            }
+        }
+    }
+    let phases = if g.over_time.is_some() {
+        &[][..]
+    } else {
+        &g.by_phase[..]
+    };
+    for ph in phases {
+        let Some(seg) = d.summary.phases.get(ph.segment) else {
+            continue;
+        };
+        let edges = [seg.start_s, seg.start_s + seg.duration_s];
+        x.extend(edges);
+        for (layer, c) in layers.iter_mut().zip(classes) {
+            let share = ph
+                .classes
+                .iter()
+                .find(|s| s.class == *c)
+                .map_or(0.0, |s| s.share * 100.0);
+            layer.points.extend(edges.map(|t| (t, share)));
+        }
+    }
+    if x.is_empty() {
+        return;
+    }
+    chart_to(
+        p,
+        charts::stacked_time_marked(
+            &format!("Group {}: wait profile over the run", g.group),
+            "% of sessions sampled",
+            &x,
+            &layers,
+            &d.phase_edges(),
+            &super::incidents::incident_times(&d.summary.incidents),
+        ),
+    );
+}
+
+/// Where each transaction type's time went (measured window), a column per class: the type
+/// is told by the session's query (`unknown` when it names none or several).
+fn type_table(g: &GroupWaits, classes: &[&str], p: &mut String) {
+    if g.by_type.is_empty() {
+        return;
+    }
+    let rows: Vec<Vec<String>> = g
+        .by_type
+        .iter()
+        .map(|t| {
+            let mut r = vec![t.txn_type.clone(), t.samples.to_string()];
+            r.extend(classes.iter().map(|c| {
+                t.classes
+                    .iter()
+                    .find(|s| s.class == *c)
+                    .map_or_else(String::new, |s| format!("{:.1}%", s.share * 100.0))
+            }));
+            r.push(format!("{:.1}%", t.driver_share * 100.0));
+            r
+        })
+        .collect();
+    let mut head = vec!["type", "samples"];
+    head.extend(classes.iter().copied());
+    head.push("driver");
+    let _ = writeln!(
+        p,
+        "<p>Per transaction type (measured window; a session's type is told by its query):</p>"
+    );
+    table_to(p, &head, &rows);
 }
 
 /// A database's top statements over the measured window (`pg_stat_statements`).

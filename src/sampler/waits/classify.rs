@@ -42,6 +42,8 @@ pub struct Owners {
     /// Names a target's connection string gives instead of tidebench's: (name, dbname,
     /// group, set).
     named: Vec<(String, String, String, String)>,
+    /// Each group's statements, to tell a session's transaction type (see `types`).
+    types: Vec<(String, super::types::TypeMap)>,
 }
 
 impl Owners {
@@ -59,6 +61,23 @@ impl Owners {
             }
         }
         o
+    }
+
+    /// Adds the statements of `group`'s workload.
+    pub fn with_types(mut self, group: &str, map: super::types::TypeMap) -> Owners {
+        if !map.is_empty() {
+            self.types.push((group.to_string(), map));
+        }
+        self
+    }
+
+    /// The transaction type of `group`'s session whose query is `query`, or `unknown`.
+    pub fn txn_type(&self, group: &str, query: &str) -> &str {
+        self.types
+            .iter()
+            .find(|(g, _)| g == group)
+            .and_then(|(_, m)| m.type_of(query))
+            .unwrap_or(super::types::UNKNOWN)
     }
 
     /// The (group, set) of a session named `app` on `dbname`, if it is one of the run's.

@@ -107,6 +107,14 @@ impl Workload for Built {
         &self.pgbench.types
     }
 
+    fn statements(&self) -> Vec<(usize, &str)> {
+        super::sql::by_script()
+    }
+
+    fn own_types(&self) -> Vec<usize> {
+        vec![self.pgbench.script]
+    }
+
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
         Box::new(PgbenchTerminal {
             rng: self.seeds.client(slot.index),

@@ -17,6 +17,25 @@ pub const INSERT_HISTORY: &str = "INSERT INTO pgbench_history (tid, bid, aid, de
                                   VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP);";
 pub const END: &str = "END;";
 
+/// Each built-in script's texts, as (index into `SCRIPTS`, text), for the wait sampler.
+pub fn by_script() -> Vec<(usize, &'static str)> {
+    use super::{SELECT_ONLY_TXN, SIMPLE_UPDATE_TXN, TPCB_TXN};
+    let tpcb = [
+        BEGIN,
+        UPDATE_ACCOUNT,
+        SELECT_BALANCE,
+        UPDATE_TELLER,
+        UPDATE_BRANCH,
+        INSERT_HISTORY,
+        END,
+    ];
+    let simple_update = [BEGIN, UPDATE_ACCOUNT, SELECT_BALANCE, INSERT_HISTORY, END];
+    let mut out: Vec<(usize, &'static str)> = tpcb.iter().map(|s| (TPCB_TXN, *s)).collect();
+    out.push((SELECT_ONLY_TXN, SELECT_BALANCE));
+    out.extend(simple_update.iter().map(|s| (SIMPLE_UPDATE_TXN, *s)));
+    out
+}
+
 /// The statements of one transaction of the TPC-B-like script under one script's names.
 /// simple-update sends the same ones but the tellers' and branches' updates.
 pub struct Statements {

@@ -300,6 +300,18 @@ impl Workload for ScriptWorkload {
         &self.types
     }
 
+    fn statements(&self) -> Vec<(usize, &str)> {
+        let mut out = Vec::new();
+        for (i, code) in self.scripts.codes.iter().enumerate() {
+            for c in &code.commands {
+                if let super::compile::Command::Sql(sql) = c {
+                    out.push((i, sql.statement.sql));
+                }
+            }
+        }
+        out
+    }
+
     fn command_stats(&self) -> Vec<CommandStats> {
         let Some(merged) = &self.per_command else {
             return Vec::new();

@@ -165,6 +165,31 @@ impl Workload for Tpcc {
         &self.types
     }
 
+    fn statements(&self) -> Vec<(usize, &str)> {
+        use super::{procedures as p, *};
+        let sent = [
+            (NEW_ORDER, new_order::BEGIN),
+            (NEW_ORDER, new_order::ITEMS),
+            (NEW_ORDER, new_order::DISTRICT),
+            (NEW_ORDER, new_order::STOCK),
+            (NEW_ORDER, new_order::INSERT),
+            (NEW_ORDER, new_order::COMMIT),
+            (NEW_ORDER, new_order::ROLLBACK),
+            (PAYMENT, payment::BY_ID),
+            (PAYMENT, payment::BY_LAST),
+            (ORDER_STATUS, order_status::BY_ID),
+            (ORDER_STATUS, order_status::BY_LAST),
+            (DELIVERY, delivery::DELIVER),
+            (STOCK_LEVEL, stock_level::COUNT_LOW),
+            (NEW_ORDER, p::CALL_NEW_ORDER),
+            (PAYMENT, p::CALL_PAYMENT),
+            (ORDER_STATUS, p::CALL_ORDER_STATUS),
+            (DELIVERY, p::CALL_DELIVERY),
+            (STOCK_LEVEL, p::CALL_STOCK_LEVEL),
+        ];
+        sent.iter().map(|(t, s)| (*t, s.sql)).collect()
+    }
+
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
         let client = self.client(slot);
         Box::new(TpccTerminal {
@@ -257,6 +282,27 @@ mod tests {
         );
         assert!(Tpcc::new(2, &spec).notes("g", 20).is_empty());
         assert!(Tpcc::new(2, &Options::default()).notes("g", 1).is_empty());
+    }
+
+    #[test]
+    fn every_type_is_told_by_a_statement_of_its_own() {
+        use crate::sampler::waits::types::TypeMap;
+        let w = Tpcc::new(2, &Options::default());
+        let names = w.txn_types();
+        let statements = w.statements();
+        let map = TypeMap::new(
+            statements
+                .iter()
+                .map(|(t, sql)| (names[*t].name.as_str(), *sql)),
+        );
+        for (t, sql) in &statements {
+            // Each text as sent, values in place of the first `$n` where it has one.
+            let sent = sql.replacen("$1", "7", 1);
+            assert_eq!(map.type_of(&sent), Some(names[*t].name.as_str()), "{sql}");
+        }
+        for t in 0..names.len() {
+            assert!(statements.iter().any(|(x, _)| *x == t), "type {t}");
+        }
     }
 
     #[test]

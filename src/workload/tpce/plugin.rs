@@ -258,9 +258,149 @@ pub enum Args {
     TradeUpdate(txn::trade_update::Args),
 }
 
+/// Every statement of each type (the SQL and the procedure calls), for the wait sampler.
+fn type_statements() -> Vec<(usize, &'static str)> {
+    use super::mix;
+    use txn::{
+        broker_volume, customer_position, data_maintenance, market_feed, market_watch,
+        security_detail, trade_cleanup, trade_lookup, trade_order, trade_result, trade_status,
+        trade_update,
+    };
+    let by_type: [(usize, &[pgwire::Statement]); 12] = [
+        (
+            mix::BROKER_VOLUME,
+            &[
+                broker_volume::BEGIN,
+                broker_volume::VOLUME,
+                broker_volume::COMMIT,
+                broker_volume::CALL,
+            ],
+        ),
+        (
+            mix::CUSTOMER_POSITION,
+            &[
+                customer_position::BEGIN,
+                customer_position::POSITION,
+                customer_position::COMMIT,
+                customer_position::CALL,
+            ],
+        ),
+        (
+            mix::MARKET_WATCH,
+            &[
+                market_watch::BEGIN,
+                market_watch::WATCH,
+                market_watch::COMMIT,
+                market_watch::CALL,
+            ],
+        ),
+        (
+            mix::SECURITY_DETAIL,
+            &[
+                security_detail::BEGIN,
+                security_detail::DETAIL,
+                security_detail::COMMIT,
+                security_detail::CALL,
+            ],
+        ),
+        (
+            mix::TRADE_LOOKUP,
+            &[
+                trade_lookup::BEGIN,
+                trade_lookup::BY_ID,
+                trade_lookup::BY_ACCOUNT,
+                trade_lookup::BY_SYMBOL,
+                trade_lookup::HOLDING_HISTORY,
+                trade_lookup::COMMIT,
+                trade_lookup::CALL_BY_ID,
+                trade_lookup::CALL_BY_ACCOUNT,
+                trade_lookup::CALL_BY_SYMBOL,
+                trade_lookup::CALL_HOLDING_HISTORY,
+            ],
+        ),
+        (
+            mix::TRADE_ORDER,
+            &[
+                trade_order::BEGIN,
+                trade_order::READ,
+                trade_order::INSERT,
+                trade_order::COMMIT,
+                trade_order::ROLLBACK,
+                trade_order::CALL,
+            ],
+        ),
+        (
+            mix::TRADE_STATUS,
+            &[
+                trade_status::BEGIN,
+                trade_status::STATUS,
+                trade_status::COMMIT,
+                trade_status::CALL,
+            ],
+        ),
+        (
+            mix::TRADE_UPDATE,
+            &[
+                trade_update::BEGIN,
+                trade_update::BY_ID,
+                trade_update::BY_ACCOUNT,
+                trade_update::BY_SYMBOL,
+                trade_update::COMMIT,
+                trade_update::CALL_BY_ID,
+                trade_update::CALL_BY_ACCOUNT,
+                trade_update::CALL_BY_SYMBOL,
+            ],
+        ),
+        (
+            mix::TRADE_RESULT,
+            &[
+                trade_result::BEGIN,
+                trade_result::READ,
+                trade_result::WRITE,
+                trade_result::COMMIT,
+                trade_result::CALL,
+            ],
+        ),
+        (
+            mix::MARKET_FEED,
+            &[
+                market_feed::BEGIN,
+                market_feed::FEED,
+                market_feed::COMMIT,
+                market_feed::CALL,
+            ],
+        ),
+        (
+            mix::DATA_MAINTENANCE,
+            &[
+                data_maintenance::BEGIN,
+                data_maintenance::MAINTAIN,
+                data_maintenance::COMMIT,
+                data_maintenance::CALL,
+            ],
+        ),
+        (
+            mix::TRADE_CLEANUP,
+            &[
+                trade_cleanup::BEGIN,
+                trade_cleanup::CLEANUP,
+                trade_cleanup::COMMIT,
+            ],
+        ),
+    ];
+    by_type
+        .iter()
+        .flat_map(|(t, all)| all.iter().map(|s| (*t, s.sql)))
+        .collect()
+}
+
 impl Workload for Tpce {
     fn txn_types(&self) -> &[TxnType] {
         &self.types
+    }
+
+    fn statements(&self) -> Vec<(usize, &str)> {
+        type_statements()
     }
 
     fn terminal(self: Arc<Self>, _slot: ClientSlot) -> Box<dyn Terminal> {
@@ -363,6 +503,29 @@ impl Terminal for TpceTerminal {
 mod tests {
     use super::*;
     use crate::workload::tpce::mix::TRADE_UPDATE;
+
+    #[test]
+    fn every_type_has_a_statement_that_tells_it() {
+        use crate::sampler::waits::types::TypeMap;
+        let w = Tpce::new(1, Scale::new(1_000, 1, 500).unwrap(), false);
+        let names = w.txn_types();
+        let statements = w.statements();
+        let map = TypeMap::new(
+            statements
+                .iter()
+                .map(|(t, sql)| (names[*t].name.as_str(), *sql)),
+        );
+        // `COMMIT` and most `BEGIN`s are shared (`unknown`); each type has texts of its own.
+        for (t, name) in names.iter().enumerate() {
+            let own = statements
+                .iter()
+                .filter(|(x, _)| *x == t)
+                .filter(|(_, sql)| map.type_of(sql) == Some(name.name.as_str()))
+                .count();
+            assert!(own > 0, "{}", name.name);
+        }
+        assert_eq!(map.type_of("COMMIT"), None);
+    }
 
     #[test]
     fn limits_are_marked_unverified_and_trade_days_is_a_load_option() {
