@@ -42,14 +42,7 @@ pub(super) fn create(
         pg_bin_dir: bin,
         cpus: opts.cpus,
         memory: opts.memory,
-        settings: opts
-            .settings
-            .iter()
-            .map(|(key, value)| Setting {
-                key: key.clone(),
-                value: value.clone(),
-            })
-            .collect(),
+        settings: Setting::all_of(&opts.settings),
         vm: opts.vm.clone(),
         ssl: opts.ssl,
         guest: None,

@@ -15,6 +15,19 @@ pub(crate) struct Setting {
     pub value: String,
 }
 
+impl Setting {
+    /// The records of `--set KEY=VALUE` pairs, in their order.
+    pub fn all_of(pairs: &[(String, String)]) -> Vec<Setting> {
+        pairs
+            .iter()
+            .map(|(key, value)| Setting {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Record {
     pub schema_version: u32,

@@ -202,14 +202,7 @@ pub(crate) fn create(
         pg_bin_dir: bin,
         cpus: None,
         memory: None,
-        settings: opts
-            .settings
-            .iter()
-            .map(|(key, value)| Setting {
-                key: key.clone(),
-                value: value.clone(),
-            })
-            .collect(),
+        settings: Setting::all_of(&opts.settings),
         vm: None,
         ssl: false,
         guest: Some(GuestRecord {
