@@ -1,7 +1,7 @@
 //! libpq's connection strings, with psql as the referee (issue 39): each case is a connection
 //! string (URI or keywords) with environment variables and, for some, a password file or a
 //! service file; psql (libpq 15) and `tidebench target check` are given the same, against the
-//! same three local servers (two plaintext, one with TLS, A also on IPv6), and must agree on
+//! same local servers (plaintext and TLS, A also on IPv6, and a hot standby of B), and must agree on
 //! whether it connects and where it lands: port, user, database, and TLS (its version).
 //! The cases follow libpq's documentation (connection strings, URIs, environment variables,
 //! the password and service files) and the URI inputs of libpq's own tests
@@ -105,6 +105,20 @@ const KEYWORD_CASES: &[Case] = &[
     case("host={sa} port={pa} user=postgres dbname=appdb target_session_attrs=prefer-standby"),
     case("host={sa} port={pa} user=postgres dbname=appdb target_session_attrs=read-only"),
     case("host={sa} port={pa} user=postgres dbname=appdb target_session_attrs=master"),
+    // target_session_attrs over B and its hot standby ({ps}), in both orders (libpq's docs).
+    case("host=127.0.0.1,127.0.0.1 port={pb},{ps} user=alice password=a1ice-secret dbname=appdb target_session_attrs=standby"),
+    case("host=127.0.0.1,127.0.0.1 port={pb},{ps} user=alice password=a1ice-secret dbname=appdb target_session_attrs=prefer-standby"),
+    case("host=127.0.0.1,127.0.0.1 port={pb},{ps} user=alice password=a1ice-secret dbname=appdb target_session_attrs=read-only"),
+    case("host=127.0.0.1,127.0.0.1 port={pb},{ps} user=alice password=a1ice-secret dbname=appdb target_session_attrs=any"),
+    case("host=127.0.0.1,127.0.0.1 port={ps},{pb} user=alice password=a1ice-secret dbname=appdb target_session_attrs=read-write"),
+    case("host=127.0.0.1,127.0.0.1 port={ps},{pb} user=alice password=a1ice-secret dbname=appdb target_session_attrs=primary"),
+    case("host=127.0.0.1,127.0.0.1 port={ps},{pb} user=alice password=a1ice-secret dbname=appdb target_session_attrs=any"),
+    case("host=127.0.0.1 port={ps} user=alice password=a1ice-secret dbname=appdb target_session_attrs=read-write"),
+    case("host=127.0.0.1 port={pb} user=alice password=a1ice-secret dbname=appdb target_session_attrs=standby"),
+    case("host=127.0.0.1 port={pb} user=alice password=a1ice-secret dbname=appdb target_session_attrs=prefer-standby"),
+    case("postgresql://alice:a1ice-secret@127.0.0.1:{ps},127.0.0.1:{pb}/appdb?target_session_attrs=primary"),
+    with_env("host=127.0.0.1,127.0.0.1 port={pb},{ps} user=alice password=a1ice-secret dbname=appdb", &[("PGTARGETSESSIONATTRS", "standby")]),
+    with_env("host=127.0.0.1,127.0.0.1 port={ps},{pb} user=alice password=a1ice-secret dbname=appdb", &[("PGTARGETSESSIONATTRS", "read-write")]),
     case("host={sa} port={pa} user=postgres dbname=appdb connect_timeout=5"),
     case("host={sa} port={pa} user=postgres dbname=appdb options='-c search_path=public'"),
     case("host={sa} port={pa} user=postgres dbname=appdb client_encoding=UTF8"),
@@ -297,6 +311,8 @@ const WHERE_SQL: &str = "SELECT current_setting('port'), current_user, current_d
 
 /// The servers and the values the cases' placeholders stand for.
 struct Bench {
+    // Stopped before the home that holds it is removed (fields drop in order).
+    _standby: support::Standby,
     home: support::TempHome,
     values: Vec<(&'static str, String)>,
     psql: PathBuf,
@@ -364,6 +380,8 @@ fn setup() -> Bench {
             support::psql(inst, "postgres", &sql);
         }
     }
+    // A hot standby of B, made after the roles and databases above so that it has them.
+    let standby = support::start_standby(&home, &b);
     let file = |name: &str| certs.join(name).display().to_string();
     let text = |name: &str| std::fs::read_to_string(certs.join(name)).unwrap();
     let sa = a.socket_dir.display().to_string();
@@ -372,6 +390,7 @@ fn setup() -> Bench {
         ("{pa}", a.port.to_string()),
         ("{pb}", b.port.to_string()),
         ("{pc}", c.port.to_string()),
+        ("{ps}", standby.port.to_string()),
         ("{sa_enc}", sa.replace('/', "%2F")),
         ("{sa}", sa),
         ("{ca}", tls::ca_cert_of(c.dir()).display().to_string()),
@@ -399,6 +418,7 @@ fn setup() -> Bench {
         ("{crldir}", file("crldir")),
     ];
     Bench {
+        _standby: standby,
         psql: a.bin_dir().join("psql"),
         home,
         values,

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
@@ -372,4 +372,91 @@ pub fn lock_held(inst: &Instance, db: &str, rel: &str, mode: &str) -> bool {
          WHERE c.relname = '{rel}' AND l.mode = '{mode}' AND l.granted"
     );
     psql(inst, db, &sql).trim() != "0"
+}
+
+/// A hot standby of a managed instance: its base backup taken with `pg_basebackup -R`, run by
+/// `pg_ctl` as the server's OS user on a port of its own (127.0.0.1 and a socket in its data
+/// dir). Stopped when dropped; keep it declared before the [`TempHome`] it lives in.
+pub struct Standby {
+    pub port: u16,
+    data: std::path::PathBuf,
+    bin: std::path::PathBuf,
+    user: String,
+}
+
+impl Standby {
+    /// Runs one of PostgreSQL's programs as the server's OS user (as root), or as ourselves.
+    fn run(bin: &Path, user: &str, program: &str, args: &[&str]) -> std::process::Output {
+        // SAFETY: geteuid has no preconditions.
+        let mut cmd = if unsafe { libc::geteuid() } == 0 {
+            let mut c = Command::new("runuser");
+            c.args(["-u", user, "--"]).arg(bin.join(program));
+            c
+        } else {
+            Command::new(bin.join(program))
+        };
+        cmd.args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("run {program}: {e}"))
+    }
+}
+
+impl Drop for Standby {
+    fn drop(&mut self) {
+        let data = self.data.display().to_string();
+        Standby::run(
+            &self.bin,
+            &self.user,
+            "pg_ctl",
+            &["-D", &data, "stop", "-m", "immediate"],
+        );
+    }
+}
+
+/// Starts a hot standby of `primary` under `home`; panics with the tools' output if it cannot.
+pub fn start_standby(home: &TempHome, primary: &Instance) -> Standby {
+    let owner = std::fs::metadata(primary.data_dir()).expect("the primary's data dir");
+    let data = home.path().join("standby");
+    std::fs::create_dir(&data).expect("create the standby's dir");
+    std::os::unix::fs::chown(&data, Some(owner.uid()), Some(owner.gid())).expect("chown it");
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).expect("chmod it");
+    let standby = Standby {
+        port: free_port(),
+        data,
+        bin: primary.bin_dir().to_path_buf(),
+        user: primary.superuser.clone(),
+    };
+    let (data, port) = (standby.data.display().to_string(), primary.port.to_string());
+    let socket = primary.socket_dir.display().to_string();
+    let backup = Standby::run(
+        &standby.bin,
+        &standby.user,
+        "pg_basebackup",
+        &[
+            "-D", &data, "-R", "-X", "stream", "-h", &socket, "-p", &port,
+        ],
+    );
+    assert!(
+        backup.status.success(),
+        "pg_basebackup: {}",
+        output_text(&backup)
+    );
+    let options = format!("-p {} -k {data}", standby.port);
+    let log = format!("{data}/standby.log");
+    let start = Standby::run(
+        &standby.bin,
+        &standby.user,
+        "pg_ctl",
+        &[
+            "-D", &data, "-o", &options, "-l", &log, "-w", "-t", "120", "start",
+        ],
+    );
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        start.status.success(),
+        "pg_ctl start: {}\n{said}",
+        output_text(&start)
+    );
+    standby
 }
