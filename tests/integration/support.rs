@@ -433,8 +433,9 @@ pub fn start_standby(home: &TempHome, primary: &Instance) -> Standby {
         &standby.bin,
         &standby.user,
         "pg_basebackup",
+        // A fast checkpoint: the default spread one waits out most of checkpoint_timeout.
         &[
-            "-D", &data, "-R", "-X", "stream", "-h", &socket, "-p", &port,
+            "-D", &data, "-R", "-X", "stream", "-c", "fast", "-h", &socket, "-p", &port,
         ],
     );
     assert!(
