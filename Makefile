@@ -21,12 +21,13 @@ demo: build
 
 # Formatting, lints and all tests (unit + integration against real PostgreSQL). The
 # conformance tests (pgbench and psql as referees) run last, uncaptured, so their counts of
-# cases and agreements show in the output.
+# cases and agreements show in the output; three at a time, as their cases mostly wait on
+# process starts and connections (the pgbench cases in two halves on two servers).
 test: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
-	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=2 --nocapture
+	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=3 --nocapture
 
 # The race check (issue 42): `make test` 5 times in a row on a clean clone of HEAD, then 3 times
 # beside a CPU hog (one busy process per core). Prints a line per round and a tally; hours long,
