@@ -174,7 +174,7 @@ pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> 
         events: Arc::clone(&plan.events),
     };
     let (threads, starts) = spawn_threads(jobs, spec, ready_tx, tick_tx)?;
-    let connected = Connected {
+    let mut connected = Connected {
         running: Arc::clone(&shared.running),
         threads,
         emulators,
@@ -338,9 +338,11 @@ impl Connected {
     }
 
     /// Closes all sessions without running (dropping the start senders tells threads to stop).
-    pub async fn abort(self) {
-        drop(self.starts);
-        let threads = self.threads;
+    /// By reference, so a caller holding the clients can release them on any error path and
+    /// still own them (see the runner's `or_release`); a second call finds nothing to do.
+    pub async fn abort(&mut self) {
+        self.starts.clear();
+        let threads = std::mem::take(&mut self.threads);
         let _ = tokio::task::spawn_blocking(move || {
             for t in threads {
                 let _ = t.join();

@@ -69,7 +69,7 @@ pub async fn drive(
     frame: &Frame,
     with: Surroundings<'_>,
 ) -> Result<Driven, RunError> {
-    let ready = connect(plan, layout, frame, &with).await?;
+    let mut ready = connect(plan, layout, frame, &with).await?;
     // A shard checks its clock and waits for the run's start instant (see `shard`).
     let shard = match &plan.shard {
         Some(s) => {
@@ -79,13 +79,7 @@ pub async fn drive(
                     .map(|()| facts),
                 Err(e) => Err(e),
             };
-            match started {
-                Ok(facts) => Some(facts),
-                Err(e) => {
-                    ready.connected.abort().await;
-                    return Err(e);
-                }
-            }
+            Some(or_release(&mut ready.connected, started).await?)
         }
         None => None,
     };
@@ -210,7 +204,7 @@ async fn run_clients(
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
     let Ready {
-        connected,
+        mut connected,
         before,
         exporter,
         latest,
@@ -223,13 +217,8 @@ async fn run_clients(
     let devices = sampler
         .as_ref()
         .map_or_else(Vec::new, |s| s.devices().to_vec());
-    let mut writer = match open_writer(plan, &start, &out_dir, started_at, &devices) {
-        Ok(w) => w,
-        Err(e) => {
-            connected.abort().await;
-            return Err(e.into());
-        }
-    };
+    let opened = open_writer(plan, &start, &out_dir, started_at, &devices);
+    let mut writer = or_release(&mut connected, opened).await?;
     let staging = writer.staging_path().to_path_buf();
     let mixlog_dir = plan.mix_log.then(|| staging.clone());
     let armed = arm_profile(sides.profile, &staging, events).await;
@@ -237,14 +226,11 @@ async fn run_clients(
     // offsets and the profile's window agree.
     let t0 = Instant::now();
     let profiling = armed.map(|a| profile_window(a, plan, t0));
-    let sampling = match sampler.map(|s| s.start(&staging, t0, latest, Arc::clone(events))) {
-        Some(Ok(running)) => Some(running),
-        Some(Err(message)) => {
-            connected.abort().await;
-            return Err(RunError::Sampler { message });
-        }
-        None => None,
-    };
+    let sampling = sampler
+        .map(|s| s.start(&staging, t0, latest, Arc::clone(events)))
+        .transpose()
+        .map_err(|message| RunError::Sampler { message });
+    let sampling = or_release(&mut connected, sampling).await?;
     let waiting = sides.waits.map(|w| w.start(t0));
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
@@ -280,6 +266,19 @@ async fn run_clients(
         shard: None,
         waits,
     })
+}
+
+/// `step`'s value; on its error every connected session is closed first. The one way out of
+/// the stretch between connecting and the start, so no failure there leaves sessions open on
+/// the servers (a later `instance stop` or `DROP DATABASE` would wait for them).
+async fn or_release<T, E: Into<RunError>>(
+    connected: &mut Connected,
+    step: Result<T, E>,
+) -> Result<T, RunError> {
+    if step.is_err() {
+        connected.abort().await;
+    }
+    step.map_err(Into::into)
 }
 
 /// Takes the samplers' last rounds and their reports.

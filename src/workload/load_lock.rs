@@ -26,21 +26,18 @@ pub async fn take(
         let row = control
             .query_one("select pg_try_advisory_lock($1)", &[&LOAD_LOCK_KEY])
             .await
-            .map_err(|e| {
-                WorkloadError::Database(format!(
-                    "target '{}': taking the load lock failed: {}",
-                    target.label,
-                    describe_pg_error(&e)
-                ))
+            .map_err(|e| WorkloadError::Server {
+                target: target.label.clone(),
+                what: "taking the load lock".into(),
+                message: describe_pg_error(&e),
             })?;
         if row.get::<_, bool>(0) {
             return Ok(());
         }
         tokio::time::sleep(LOCK_RETRY).await;
     }
-    Err(WorkloadError::Database(format!(
-        "target '{}': another `tidebench prepare` is loading {what} into this database; wait \
-         for it to finish (or stop it) and retry",
-        target.label
-    )))
+    Err(WorkloadError::LoadLocked {
+        target: target.label.clone(),
+        what: what.to_string(),
+    })
 }

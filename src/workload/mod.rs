@@ -183,12 +183,41 @@ impl Loaded {
 /// Why a target is not ready for a workload, or why preparing it failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
-    /// The tables are missing or incomplete; the message says which `prepare` to run.
-    #[error("{0}")]
-    NotPrepared(String),
+    /// The tables are missing, incomplete or were loaded for another run: `problem` says
+    /// which, `fix` the `prepare` (or run flag) that mends it.
+    #[error("{problem}; {fix}")]
+    NotPrepared { problem: String, fix: String },
     /// Tables exist and `--force` was not given.
-    #[error("{0}")]
-    AlreadyPrepared(String),
+    #[error(
+        "target '{target}' already has {what}{}; add `--force` to drop and reload them",
+        listed(.tables)
+    )]
+    AlreadyPrepared {
+        target: String,
+        what: &'static str,
+        tables: Vec<String>,
+    },
+    /// pgbench's `--init-steps` create tables (t) that exist, without dropping them (d).
+    #[error(
+        "target '{target}' already has pgbench tables ({}) and --init-steps creates them (t) \
+         without dropping them first (d), which fails in pgbench too; start the steps with d \
+         and add `--force` to replace them",
+        .tables.join(", ")
+    )]
+    CreateOverExisting { target: String, tables: Vec<String> },
+    /// A load knob that makes no rows (`--scale 0`, `--warehouses 0`).
+    #[error("{flag} 0 has no rows; pass {flag} 1 or more{alias}")]
+    NoRows {
+        flag: &'static str,
+        /// The peer's name for the flag, as ` (pgbench's -s)`, or empty.
+        alias: &'static str,
+    },
+    /// A load option the workload cannot take (its parser's message names the option and fix).
+    #[error("{message}")]
+    LoadOption {
+        option: &'static str,
+        message: String,
+    },
     /// No load here: the workload's meta table is missing.
     #[error("target has no complete {load} load (no {table} table); run `{prepare}` first")]
     NoLoad {
@@ -218,8 +247,62 @@ pub enum WorkloadError {
     /// The target cannot be resolved or connected to (its message names the fix).
     #[error(transparent)]
     Target(Box<crate::target::TargetError>),
-    #[error("{0}")]
-    Database(String),
+    /// A statement failed on the server: `message` is the server's, with its detail and hint.
+    #[error("target '{target}': {what} failed: {message}")]
+    Server {
+        target: String,
+        what: String,
+        message: String,
+    },
+    /// Another `tidebench prepare` holds this database's load lock.
+    #[error(
+        "target '{target}': another `tidebench prepare` is loading {what} into this database; \
+         wait for it to finish (or stop it) and retry"
+    )]
+    LoadLocked { target: String, what: String },
+    /// The session's `search_path` names no schema a load could go to.
+    #[error(
+        "target '{target}': the session's search_path names no schema to load into; set it to \
+         an existing schema (e.g. public) and retry"
+    )]
+    NoSchema { target: String },
+    /// More segments than this host can give a fair share of its cores.
+    #[error(
+        "--segments {segments}: this host has {cores} cores, and more than {most} segments \
+         would leave each a sliver; use at most that many"
+    )]
+    TooManySegments {
+        segments: u64,
+        cores: u64,
+        most: u64,
+    },
+    /// A segment's instance could not be started or reached (the cause names its fix).
+    #[error("segment {name}: {source}")]
+    Segment {
+        name: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Per-segment limits asked for where control groups cannot be written.
+    #[error(
+        "--segment-cpus and --segment-memory are enforced by a control group per segment, \
+         which needs root and a writable cgroup tree: run prepare as root, or leave them out \
+         to run the segments unlimited"
+    )]
+    SegmentLimitsNeedCgroups,
+    /// Per-segment limits that add up to more than the host has.
+    #[error(
+        "{flag} {each} for {segments} segments asks for {total} of this host's {host}: give \
+         each at most {most}, or fewer segments"
+    )]
+    SegmentsOverHost {
+        flag: &'static str,
+        segments: u64,
+        /// The values as written for the user (`1.50 cores`, `4.0 GiB`).
+        each: String,
+        total: String,
+        host: String,
+        most: String,
+    },
     #[error("interrupted")]
     Interrupted,
 }
@@ -240,16 +323,33 @@ impl WorkloadError {
         }
     }
 
+    /// A prepare's missing or stale data: `problem`, then the `fix` that mends it.
+    pub fn not_prepared(problem: impl Into<String>, fix: impl Into<String>) -> WorkloadError {
+        WorkloadError::NotPrepared {
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+
     /// The target lacks the workload's data (or holds another load): `prepare` fixes it.
     pub fn is_not_prepared(&self) -> bool {
         matches!(
             self,
-            WorkloadError::NotPrepared(_)
-                | WorkloadError::AlreadyPrepared(_)
+            WorkloadError::NotPrepared { .. }
+                | WorkloadError::AlreadyPrepared { .. }
+                | WorkloadError::CreateOverExisting { .. }
                 | WorkloadError::NoLoad { .. }
                 | WorkloadError::IncompleteLoad { .. }
         )
     }
+}
+
+/// ` (a, b)` for a list of tables, nothing for none.
+fn listed(tables: &[String]) -> String {
+    if tables.is_empty() {
+        return String::new();
+    }
+    format!(" ({})", tables.join(", "))
 }
 
 /// Lets a `&dyn Kind` be used where config wants a `&dyn WorkloadInfo`.

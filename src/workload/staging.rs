@@ -23,11 +23,11 @@ const INDEX_MARKER: &str = "-- @indexes";
 
 /// A database error during a load, naming the step and the target.
 pub fn db_error(target: &ResolvedTarget, what: &str, e: &tokio_postgres::Error) -> WorkloadError {
-    WorkloadError::Database(format!(
-        "{what} on target '{}': {}",
-        target.label,
-        describe_pg_error(e)
-    ))
+    WorkloadError::Server {
+        target: target.label.clone(),
+        what: what.to_string(),
+        message: describe_pg_error(e),
+    }
 }
 
 pub async fn connect(target: &ResolvedTarget) -> Result<Client, WorkloadError> {
@@ -125,11 +125,9 @@ pub async fn target_schema(
         .get(0);
     match schema {
         Some(s) if s != STAGING => Ok(s),
-        _ => Err(WorkloadError::Database(format!(
-            "target '{}': the session's search_path names no schema to load into; set it to \
-             an existing schema (e.g. public) and retry",
-            target.label
-        ))),
+        _ => Err(WorkloadError::NoSchema {
+            target: target.label.clone(),
+        }),
     }
 }
 

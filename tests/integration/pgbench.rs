@@ -216,17 +216,21 @@ async fn schema_and_rows_match_pgbench_init_and_check_ready_accepts_pgbench_data
 
     create_db(&inst, "empty");
     match check_ready(&inst, "empty").await {
-        Err(WorkloadError::NotPrepared(m)) => assert!(m.contains("tidebench prepare"), "{m}"),
+        Err(WorkloadError::NotPrepared { fix, .. }) => {
+            assert!(fix.contains("tidebench prepare"), "{fix}")
+        }
         other => panic!("expected NotPrepared, got {other:?}"),
     }
     psql(&inst, "ref", "delete from pgbench_branches");
     assert!(matches!(
         check_ready(&inst, "ref").await,
-        Err(WorkloadError::NotPrepared(_))
+        Err(WorkloadError::NotPrepared { .. })
     ));
     psql(&inst, "ref", "drop table pgbench_history");
     match check_ready(&inst, "ref").await {
-        Err(WorkloadError::NotPrepared(m)) => assert!(m.contains("pgbench_history"), "{m}"),
+        Err(WorkloadError::NotPrepared { problem, .. }) => {
+            assert!(problem.contains("pgbench_history"), "{problem}")
+        }
         other => panic!("expected NotPrepared, got {other:?}"),
     }
 }
@@ -248,7 +252,9 @@ async fn reloading_needs_force_and_replaces_tables_whole() {
         .prepare(&plan(&inst, "tb", 1, 1, false), &t, &quiet())
         .await
     {
-        Err(WorkloadError::AlreadyPrepared(m)) => assert!(m.contains("--force"), "{m}"),
+        Err(e @ WorkloadError::AlreadyPrepared { .. }) => {
+            assert!(e.to_string().contains("--force"), "{e}")
+        }
         other => panic!("expected AlreadyPrepared, got {other:?}"),
     }
 
@@ -308,7 +314,7 @@ async fn interrupted_prepare_leaves_no_table_that_looks_loaded() {
     );
     assert!(matches!(
         check_ready(&inst, "tb").await,
-        Err(WorkloadError::NotPrepared(_))
+        Err(WorkloadError::NotPrepared { .. })
     ));
 
     // No --force needed: only staging tables were left, and they are cleaned up.

@@ -54,11 +54,16 @@ pub async fn prepare(
     events: &Arc<dyn Sink>,
 ) -> Result<(), WorkloadError> {
     if plan.scale == 0 {
-        return Err(WorkloadError::Database(
-            "scale 0 has no rows; pass --scale 1 or more (pgbench's -s)".into(),
-        ));
+        return Err(WorkloadError::NoRows {
+            flag: "--scale",
+            alias: " (pgbench's -s)",
+        });
     }
-    let init = InitOptions::from_values(&plan.options).map_err(WorkloadError::Database)?;
+    let init =
+        InitOptions::from_values(&plan.options).map_err(|message| WorkloadError::LoadOption {
+            option: "pgbench -i",
+            message,
+        })?;
     let started = Instant::now();
     let control = connect(target, Place::InPlace).await?;
     load_lock::take(&control, target, "pgbench tables").await?;
@@ -124,20 +129,17 @@ fn refuse_existing(
         return Ok(());
     }
     if let Some((false, _)) = init.staged() {
-        return Err(WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has pgbench tables ({}) and --init-steps creates them (t) \
-             without dropping them first (d), which fails in pgbench too; start the steps with \
-             d and add `--force` to replace them",
-            target.label,
-            existing.join(", ")
-        )));
+        return Err(WorkloadError::CreateOverExisting {
+            target: target.label.clone(),
+            tables: existing.to_vec(),
+        });
     }
     if init.replaces_rows() && !force {
-        return Err(WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has pgbench tables ({}); add `--force` to drop and reload them",
-            target.label,
-            existing.join(", ")
-        )));
+        return Err(WorkloadError::AlreadyPrepared {
+            target: target.label.clone(),
+            what: "pgbench tables",
+            tables: existing.to_vec(),
+        });
     }
     Ok(())
 }
@@ -304,11 +306,11 @@ pub(super) fn db_error(
     what: &str,
     e: &tokio_postgres::Error,
 ) -> WorkloadError {
-    WorkloadError::Database(format!(
-        "target '{}': {what} failed: {}",
-        target.label,
-        describe_pg_error(e)
-    ))
+    WorkloadError::Server {
+        target: target.label.clone(),
+        what: what.to_string(),
+        message: describe_pg_error(e),
+    }
 }
 
 pub(super) async fn run(

@@ -123,12 +123,7 @@ impl Pgbench {
 pub async fn check_ready(client: &tokio_postgres::Client) -> Result<u32, WorkloadError> {
     const HOW: &str =
         "run `tidebench prepare --workload tpcb --scale N` (or `pgbench -i -s N`) first";
-    let db = |e: tokio_postgres::Error| {
-        WorkloadError::Database(format!(
-            "checking the pgbench tables failed: {}",
-            crate::target::describe_pg_error(&e)
-        ))
-    };
+    let db = || WorkloadError::query("checking the pgbench tables");
     let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
     let missing: Vec<String> = client
         .query(
@@ -136,34 +131,37 @@ pub async fn check_ready(client: &tokio_postgres::Client) -> Result<u32, Workloa
             &[&names],
         )
         .await
-        .map_err(db)?
+        .map_err(db())?
         .iter()
         .map(|r| r.get(0))
         .collect();
     if missing.len() == TABLES.len() {
-        return Err(WorkloadError::NotPrepared(format!(
-            "target has no pgbench tables; {HOW}"
-        )));
+        return Err(WorkloadError::not_prepared(
+            "target has no pgbench tables",
+            HOW,
+        ));
     }
     if !missing.is_empty() {
-        return Err(WorkloadError::NotPrepared(format!(
-            "target lacks pgbench tables {}; {HOW} (add `--force` to reload)",
-            missing.join(", ")
-        )));
+        return Err(WorkloadError::not_prepared(
+            format!("target lacks pgbench tables {}", missing.join(", ")),
+            format!("{HOW} (add `--force` to reload)"),
+        ));
     }
     let count: i64 = client
         .query_one("select count(*) from pgbench_branches", &[])
         .await
-        .map_err(db)?
+        .map_err(db())?
         .get(0);
     match u32::try_from(count) {
-        Ok(0) => Err(WorkloadError::NotPrepared(format!(
-            "pgbench_branches is empty, so the scale is unknown; {HOW} (add `--force` to reload)"
-        ))),
+        Ok(0) => Err(WorkloadError::not_prepared(
+            "pgbench_branches is empty, so the scale is unknown",
+            format!("{HOW} (add `--force` to reload)"),
+        )),
         Ok(scale) => Ok(scale),
-        Err(_) => Err(WorkloadError::NotPrepared(format!(
-            "pgbench_branches has {count} rows, more than any scale tidebench supports; {HOW}"
-        ))),
+        Err(_) => Err(WorkloadError::not_prepared(
+            format!("pgbench_branches has {count} rows, more than any scale tidebench supports"),
+            HOW,
+        )),
     }
 }
 

@@ -56,12 +56,10 @@ impl Kind for ProbeKind {
         client: &'a tokio_postgres::Client,
     ) -> Pending<'a, Result<Loaded, WorkloadError>> {
         Box::pin(async move {
-            client.simple_query("SELECT 1").await.map_err(|e| {
-                WorkloadError::Database(format!(
-                    "the probe query failed: {}",
-                    crate::target::describe_pg_error(&e)
-                ))
-            })?;
+            client
+                .simple_query("SELECT 1")
+                .await
+                .map_err(WorkloadError::query("the probe query"))?;
             Ok(Loaded::scale(1))
         })
     }

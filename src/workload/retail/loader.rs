@@ -146,10 +146,11 @@ pub async fn create_with(
         .map_err(|e| db_error(target, "looking for retail's tables", &e))?
         .get(0);
     if found > 0 && !force {
-        return Err(WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has retail's tables; add --force to drop and reload them",
-            target.label
-        )));
+        return Err(WorkloadError::AlreadyPrepared {
+            target: target.label.clone(),
+            what: "retail's tables",
+            tables: Vec::new(),
+        });
     }
     let mut sql = format!("DROP TABLE IF EXISTS {} CASCADE;\n", TABLES.join(", "));
     sql.push_str(schema);

@@ -112,21 +112,31 @@ impl Kind for RetailKind {
                 let rows = gen::rows_for_bytes(bytes, DATA_SEED);
                 if rows != size.rows {
                     let asked = crate::config::size::format_size(bytes);
-                    return Err(WorkloadError::NotPrepared(format!(
-                        "the retail data here has {} line items, the run's --size {asked} makes \
-                         {rows}: run `tidebench prepare -w retail --size {asked} --force` (a \
-                         sweep over size prepares each point itself)",
-                        size.rows
-                    )));
+                    return Err(WorkloadError::not_prepared(
+                        format!(
+                            "the retail data here has {} line items, the run's --size {asked} \
+                             makes {rows}",
+                            size.rows
+                        ),
+                        format!(
+                            "run `tidebench prepare -w retail --size {asked} --force` (a sweep \
+                             over size prepares each point itself)"
+                        ),
+                    ));
                 }
             }
             let asked = super::segments_of(options);
             if options.contains_key(super::SEGMENTS) && asked != segments {
-                return Err(WorkloadError::NotPrepared(format!(
-                    "the retail data here is spread over {segments} segment(s), the run asks for \
-                     {asked}: run `tidebench prepare -w retail --segments {asked} --force` (a \
-                     sweep over segments prepares each point itself)"
-                )));
+                return Err(WorkloadError::not_prepared(
+                    format!(
+                        "the retail data here is spread over {segments} segment(s), the run \
+                         asks for {asked}"
+                    ),
+                    format!(
+                        "run `tidebench prepare -w retail --segments {asked} --force` (a sweep \
+                         over segments prepares each point itself)"
+                    ),
+                ));
             }
             let scale = (size.rows / ROWS_PER_SCALE).max(1);
             Ok(Loaded::scale(u32::try_from(scale).unwrap_or(u32::MAX)))

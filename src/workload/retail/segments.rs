@@ -45,12 +45,7 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
     let root = unsafe { libc::geteuid() } == 0;
     if !root || instance::CgroupPaths::locate("probe").is_err() {
         if cpus.is_some() || memory.is_some() {
-            return Err(WorkloadError::Database(
-                "--segment-cpus and --segment-memory are enforced by a control group per \
-                 segment, which needs root and a writable cgroup tree: run prepare as root, or \
-                 leave them out to run the segments unlimited"
-                    .into(),
-            ));
+            return Err(WorkloadError::SegmentLimitsNeedCgroups);
         }
         return Ok(None);
     }
@@ -61,22 +56,24 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
         return Ok(cpus.zip(memory));
     };
     if let Some(c) = cpus.filter(|c| c * n as f64 > cores + 1e-9) {
-        return Err(WorkloadError::Database(format!(
-            "--segment-cpus {c} for {n} segments asks for {} cores, and this host has {cores}: \
-             give each at most {:.2}, or fewer segments",
-            c * n as f64,
-            even_cpus
-        )));
+        return Err(WorkloadError::SegmentsOverHost {
+            flag: "--segment-cpus",
+            segments: n,
+            each: format!("{c}"),
+            total: format!("{} cores", c * n as f64),
+            host: format!("{cores} cores"),
+            most: format!("{even_cpus:.2}"),
+        });
     }
     if let Some(m) = memory.filter(|m| m.saturating_mul(n) > host_memory) {
-        return Err(WorkloadError::Database(format!(
-            "--segment-memory {} for {n} segments asks for {} of this host's {}: give each \
-             at most {}, or fewer segments",
-            gib(m),
-            gib(m.saturating_mul(n)),
-            gib(host_memory),
-            gib(host_memory / n)
-        )));
+        return Err(WorkloadError::SegmentsOverHost {
+            flag: "--segment-memory",
+            segments: n,
+            each: gib(m),
+            total: gib(m.saturating_mul(n)),
+            host: gib(host_memory),
+            most: gib(host_memory / n),
+        });
     }
     Ok(Some((
         cpus.unwrap_or(even_cpus),
@@ -94,11 +91,11 @@ pub async fn create(
 ) -> Result<Segments, WorkloadError> {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get() as u64);
     if n > 4 * cores || n > 32 {
-        return Err(WorkloadError::Database(format!(
-            "--segments {n}: this host has {cores} cores, and more than {} segments would leave \
-             each a sliver; use at most that many",
-            (4 * cores).min(32)
-        )));
+        return Err(WorkloadError::TooManySegments {
+            segments: n,
+            cores,
+            most: (4 * cores).min(32),
+        });
     }
     let base = match &plan.target {
         TargetSpec::Instance { name, .. } => name.clone(),
@@ -177,14 +174,19 @@ async fn start_segment(
     let (home, name, limits) = (home.clone(), name.to_string(), limits.clone());
     tokio::task::spawn_blocking(move || {
         // Another segment count gives each another share: the segment restarts with it.
-        let (inst, _) = instance::reconfigure(&home, &name, &limits)
-            .map_err(|e| WorkloadError::Database(format!("segment {name}: {e}")))?;
+        let (inst, _) =
+            instance::reconfigure(&home, &name, &limits).map_err(|e| WorkloadError::Segment {
+                name: name.clone(),
+                source: e.into(),
+            })?;
         let spec = TargetSpec::Instance {
             name: name.clone(),
             dbname: SEGMENT_DB.into(),
         };
-        let target = crate::target::resolve(&spec, &home)
-            .map_err(|e| WorkloadError::Database(format!("segment {name}: {e}")))?;
+        let target = crate::target::resolve(&spec, &home).map_err(|e| WorkloadError::Segment {
+            name: name.clone(),
+            source: e.into(),
+        })?;
         Ok((inst, target))
     })
     .await?

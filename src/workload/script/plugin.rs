@@ -136,23 +136,18 @@ impl Kind for ScriptKind {
                     .await
                     .map(Loaded::scale);
             }
-            let db = |e: tokio_postgres::Error| {
-                WorkloadError::Database(format!(
-                    "reading the scale failed: {}",
-                    crate::target::describe_pg_error(&e)
-                ))
-            };
+            let db = || WorkloadError::query("reading the scale");
             // Two statements: a subquery on a missing table fails at planning, CASE or not.
             let present: bool = client
                 .query_one("select to_regclass('pgbench_branches') is not null", &[])
                 .await
-                .map_err(db)?
+                .map_err(db())?
                 .get(0);
             let count: i64 = if present {
                 client
                     .query_one("select count(*) from pgbench_branches", &[])
                     .await
-                    .map_err(db)?
+                    .map_err(db())?
                     .get(0)
             } else {
                 1

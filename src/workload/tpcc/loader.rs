@@ -66,9 +66,10 @@ pub async fn prepare(
 ) -> Result<(), WorkloadError> {
     let warehouses = plan.scale;
     if warehouses == 0 {
-        return Err(WorkloadError::Database(
-            "0 warehouses have no rows; pass --warehouses 1 or more".into(),
-        ));
+        return Err(WorkloadError::NoRows {
+            flag: "--warehouses",
+            alias: "",
+        });
     }
     let started = Instant::now();
     let control = connect(target).await?;
@@ -166,12 +167,10 @@ async fn install_missing_functions(
     existing: &[String],
     events: &dyn Sink,
 ) -> Result<(), WorkloadError> {
-    let refuse = || {
-        WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has TPC-C tables ({}); add `--force` to drop and reload them",
-            target.label,
-            existing.join(", ")
-        ))
+    let refuse = || WorkloadError::AlreadyPrepared {
+        target: target.label.clone(),
+        what: "TPC-C tables",
+        tables: existing.to_vec(),
     };
     if check_ready(control, false).await.ok() != Some(warehouses) {
         return Err(refuse());
@@ -213,32 +212,41 @@ pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, Workl
     let warehouses: i32 = row.get(0);
     let c_load: i32 = row.get(1);
     if !c_last_delta_ok(i64::from(c_load), C_LAST_RUN) {
-        return Err(WorkloadError::NotPrepared(format!(
-            "the TPC-C data was loaded with C_LAST constant {c_load}, which breaks the delta \
-             rule of clause 2.1.6.1 with this tidebench's run constant {C_LAST_RUN}; reload \
-             with `tidebench prepare --workload tpcc --warehouses {warehouses} --force`"
-        )));
+        return Err(WorkloadError::not_prepared(
+            format!(
+                "the TPC-C data was loaded with C_LAST constant {c_load}, which breaks the \
+                 delta rule of clause 2.1.6.1 with this tidebench's run constant {C_LAST_RUN}"
+            ),
+            format!(
+                "reload with `tidebench prepare --workload tpcc --warehouses {warehouses} --force`"
+            ),
+        ));
     }
     let warehouses = u32::try_from(warehouses)
         .ok()
         .filter(|&w| w > 0)
         .ok_or_else(|| {
-            WorkloadError::NotPrepared(format!(
-                "tpcc_meta says {warehouses} warehouses; {HOW} (add `--force` to reload)"
-            ))
+            WorkloadError::not_prepared(
+                format!("tpcc_meta says {warehouses} warehouses"),
+                format!("{HOW} (add `--force` to reload)"),
+            )
         })?;
     if procedures {
         let missing = procedures::missing_functions(client)
             .await
             .map_err(WorkloadError::query("looking for the TPC-C functions"))?;
         if !missing.is_empty() {
-            return Err(WorkloadError::NotPrepared(format!(
-                "--procedures calls PL/pgSQL functions this TPC-C load lacks ({}; it was \
-                 prepared by an older tidebench); run `tidebench prepare --workload tpcc \
-                 --warehouses {warehouses}` on this target to install them (the tables stay \
-                 as they are)",
-                missing.join(", ")
-            )));
+            return Err(WorkloadError::not_prepared(
+                format!(
+                    "--procedures calls PL/pgSQL functions this TPC-C load lacks ({}; it was \
+                     prepared by an older tidebench)",
+                    missing.join(", ")
+                ),
+                format!(
+                    "run `tidebench prepare --workload tpcc --warehouses {warehouses}` on this \
+                     target to install them (the tables stay as they are)"
+                ),
+            ));
         }
     }
     Ok(warehouses)

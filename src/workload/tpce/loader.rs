@@ -85,11 +85,11 @@ pub async fn prepare(
     let tables = tables();
     let existing = existing_tables(&control, target, &schema, &tables).await?;
     if !existing.is_empty() && !plan.force {
-        return Err(WorkloadError::AlreadyPrepared(format!(
-            "target '{}' already has tpce tables ({}); add `--force` to drop and reload them",
-            target.label,
-            existing.join(", ")
-        )));
+        return Err(WorkloadError::AlreadyPrepared {
+            target: target.label.clone(),
+            what: "tpce tables",
+            tables: existing,
+        });
     }
     let (create, statements) = split_schema(SCHEMA);
     create_fresh(&control, target, create, "tpce").await?;
@@ -194,9 +194,8 @@ async fn load_units(
         while let Some(batch) = rx.recv().await {
             rows += copy_batch(&client, target, batch, &counter).await?;
         }
-        producer
-            .await
-            .map_err(|e| WorkloadError::Database(format!("the tpce generator failed: {e}")))?;
+        // A generator that panicked is a defect: `Task` says so and asks for a report.
+        producer.await?;
     }
     Ok(rows)
 }
@@ -252,18 +251,24 @@ pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Load
     let scale_factor: i32 = row.get(2);
     let seed: i64 = row.get(3);
     let customers = u32::try_from(customers).map_err(|_| {
-        WorkloadError::NotPrepared(format!(
-            "tpce_meta says {customers} customers; {HOW} (add `--force` to reload)"
-        ))
+        WorkloadError::not_prepared(
+            format!("tpce_meta says {customers} customers"),
+            format!("{HOW} (add `--force` to reload)"),
+        )
     })?;
     if let Some(asked) = options.get(FACT_TRADE_DAYS).and_then(|v| v.as_integer()) {
         if asked != i64::from(trade_days) {
-            return Err(WorkloadError::NotPrepared(format!(
-                "this tpce data was loaded with --trade-days {trade_days}, not {asked}: the \
-                 run's trade ids and times must match the load; run with --trade-days \
-                 {trade_days} (or leave it out), or reload with `tidebench prepare --workload \
-                 tpce --customers {customers} --trade-days {asked} --force`"
-            )));
+            return Err(WorkloadError::not_prepared(
+                format!(
+                    "this tpce data was loaded with --trade-days {trade_days}, not {asked}: \
+                     the run's trade ids and times must match the load"
+                ),
+                format!(
+                    "run with --trade-days {trade_days} (or leave it out), or reload with \
+                     `tidebench prepare --workload tpce --customers {customers} --trade-days \
+                     {asked} --force`"
+                ),
+            ));
         }
     }
     if options.get("procedures").and_then(|v| v.as_bool()) == Some(true) {
@@ -271,12 +276,16 @@ pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Load
             .await
             .map_err(WorkloadError::query("looking for the tpce functions"))?;
         if !missing.is_empty() {
-            return Err(WorkloadError::NotPrepared(format!(
-                "--procedures calls PL/pgSQL functions this tpce load lacks ({}); reload with \
-                 `tidebench prepare --workload tpce --customers {customers} --trade-days \
-                 {trade_days} --force`",
-                missing.join(", ")
-            )));
+            return Err(WorkloadError::not_prepared(
+                format!(
+                    "--procedures calls PL/pgSQL functions this tpce load lacks ({})",
+                    missing.join(", ")
+                ),
+                format!(
+                    "reload with `tidebench prepare --workload tpce --customers {customers} \
+                     --trade-days {trade_days} --force`"
+                ),
+            ));
         }
     }
     let mut facts = OptionValues::new();

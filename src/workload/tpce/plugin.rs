@@ -267,126 +267,18 @@ fn type_statements() -> Vec<(usize, &'static str)> {
         trade_update,
     };
     let by_type: [(usize, &[pgwire::Statement]); 12] = [
-        (
-            mix::BROKER_VOLUME,
-            &[
-                broker_volume::BEGIN,
-                broker_volume::VOLUME,
-                broker_volume::COMMIT,
-                broker_volume::CALL,
-            ],
-        ),
-        (
-            mix::CUSTOMER_POSITION,
-            &[
-                customer_position::BEGIN,
-                customer_position::POSITION,
-                customer_position::COMMIT,
-                customer_position::CALL,
-            ],
-        ),
-        (
-            mix::MARKET_WATCH,
-            &[
-                market_watch::BEGIN,
-                market_watch::WATCH,
-                market_watch::COMMIT,
-                market_watch::CALL,
-            ],
-        ),
-        (
-            mix::SECURITY_DETAIL,
-            &[
-                security_detail::BEGIN,
-                security_detail::DETAIL,
-                security_detail::COMMIT,
-                security_detail::CALL,
-            ],
-        ),
-        (
-            mix::TRADE_LOOKUP,
-            &[
-                trade_lookup::BEGIN,
-                trade_lookup::BY_ID,
-                trade_lookup::BY_ACCOUNT,
-                trade_lookup::BY_SYMBOL,
-                trade_lookup::HOLDING_HISTORY,
-                trade_lookup::COMMIT,
-                trade_lookup::CALL_BY_ID,
-                trade_lookup::CALL_BY_ACCOUNT,
-                trade_lookup::CALL_BY_SYMBOL,
-                trade_lookup::CALL_HOLDING_HISTORY,
-            ],
-        ),
-        (
-            mix::TRADE_ORDER,
-            &[
-                trade_order::BEGIN,
-                trade_order::READ,
-                trade_order::INSERT,
-                trade_order::COMMIT,
-                trade_order::ROLLBACK,
-                trade_order::CALL,
-            ],
-        ),
-        (
-            mix::TRADE_STATUS,
-            &[
-                trade_status::BEGIN,
-                trade_status::STATUS,
-                trade_status::COMMIT,
-                trade_status::CALL,
-            ],
-        ),
-        (
-            mix::TRADE_UPDATE,
-            &[
-                trade_update::BEGIN,
-                trade_update::BY_ID,
-                trade_update::BY_ACCOUNT,
-                trade_update::BY_SYMBOL,
-                trade_update::COMMIT,
-                trade_update::CALL_BY_ID,
-                trade_update::CALL_BY_ACCOUNT,
-                trade_update::CALL_BY_SYMBOL,
-            ],
-        ),
-        (
-            mix::TRADE_RESULT,
-            &[
-                trade_result::BEGIN,
-                trade_result::READ,
-                trade_result::WRITE,
-                trade_result::COMMIT,
-                trade_result::CALL,
-            ],
-        ),
-        (
-            mix::MARKET_FEED,
-            &[
-                market_feed::BEGIN,
-                market_feed::FEED,
-                market_feed::COMMIT,
-                market_feed::CALL,
-            ],
-        ),
-        (
-            mix::DATA_MAINTENANCE,
-            &[
-                data_maintenance::BEGIN,
-                data_maintenance::MAINTAIN,
-                data_maintenance::COMMIT,
-                data_maintenance::CALL,
-            ],
-        ),
-        (
-            mix::TRADE_CLEANUP,
-            &[
-                trade_cleanup::BEGIN,
-                trade_cleanup::CLEANUP,
-                trade_cleanup::COMMIT,
-            ],
-        ),
+        (mix::BROKER_VOLUME, broker_volume::STATEMENTS),
+        (mix::CUSTOMER_POSITION, customer_position::STATEMENTS),
+        (mix::MARKET_WATCH, market_watch::STATEMENTS),
+        (mix::SECURITY_DETAIL, security_detail::STATEMENTS),
+        (mix::TRADE_LOOKUP, trade_lookup::STATEMENTS),
+        (mix::TRADE_ORDER, trade_order::STATEMENTS),
+        (mix::TRADE_STATUS, trade_status::STATEMENTS),
+        (mix::TRADE_UPDATE, trade_update::STATEMENTS),
+        (mix::TRADE_RESULT, trade_result::STATEMENTS),
+        (mix::MARKET_FEED, market_feed::STATEMENTS),
+        (mix::DATA_MAINTENANCE, data_maintenance::STATEMENTS),
+        (mix::TRADE_CLEANUP, trade_cleanup::STATEMENTS),
     ];
     by_type
         .iter()

@@ -49,6 +49,10 @@ pub const CALL: Statement = Statement {
     sql: "SELECT * FROM tpce_broker_volume($1::text[], $2::text)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, VOLUME, COMMIT, CALL];
+
 #[derive(Debug, Clone)]
 pub struct Args {
     /// Distinct broker names (B_NAME).

@@ -70,6 +70,10 @@ pub const CALL: Statement = Statement {
     sql: "SELECT * FROM tpce_customer_position($1::bigint, $2::text, $3::int)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, POSITION, COMMIT, CALL];
+
 /// How the customer is named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CustomerKey {

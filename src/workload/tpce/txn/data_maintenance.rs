@@ -153,6 +153,10 @@ pub const CALL: Statement = Statement {
           $5::text, $6::int, $7::int, $8::text)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, MAINTAIN, COMMIT, CALL];
+
 /// The tables Data-Maintenance changes, in TPC-E's round-robin order (tpce.md §3.2); the
 /// first is the default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

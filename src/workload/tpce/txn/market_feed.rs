@@ -73,6 +73,10 @@ pub const CALL: Statement = Statement {
     name: "tpce_mf_call",
     sql: "SELECT * FROM tpce_market_feed($1::text[], $2::numeric[], $3::int[])",
 };
+
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, FEED, COMMIT, CALL];
 /// The function [`CALL`] needs, as `to_regprocedure` reads it.
 pub const FUNCTION: &str = "tpce_market_feed(text[], numeric[], integer[])";
 

@@ -71,6 +71,10 @@ pub const CALL: Statement = Statement {
           $5::bigint, $6::date)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, WATCH, COMMIT, CALL];
+
 /// Whose securities are watched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum List {

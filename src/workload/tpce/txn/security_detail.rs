@@ -96,6 +96,10 @@ pub const CALL: Statement = Statement {
     sql: "SELECT * FROM tpce_security_detail($1::text, $2::date, $3::int, $4::boolean)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, DETAIL, COMMIT, CALL];
+
 #[derive(Debug, Clone)]
 pub struct Args {
     pub symbol: String,

@@ -45,6 +45,10 @@ pub const CLEANUP: Statement = Statement {
           SELECT (SELECT count(*) FROM req), (SELECT count(*) FROM pending), \
                  (SELECT count(*) FROM submitted)",
 };
+
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, CLEANUP, COMMIT];
 pub const COMMIT: Statement = Statement {
     name: "tpce_tc_commit",
     sql: "COMMIT",

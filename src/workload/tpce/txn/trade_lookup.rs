@@ -90,6 +90,21 @@ pub const CALL_BY_SYMBOL: Statement = Statement {
     name: "tpce_tl_call_by_symbol",
     sql: "SELECT * FROM tpce_trade_lookup_3($1::text, $2::timestamp, $3::timestamp)",
 };
+
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[
+    BEGIN,
+    BY_ID,
+    BY_ACCOUNT,
+    BY_SYMBOL,
+    HOLDING_HISTORY,
+    COMMIT,
+    CALL_BY_ID,
+    CALL_BY_ACCOUNT,
+    CALL_BY_SYMBOL,
+    CALL_HOLDING_HISTORY,
+];
 pub const CALL_HOLDING_HISTORY: Statement = Statement {
     name: "tpce_tl_call_holding_history",
     sql: "SELECT * FROM tpce_trade_lookup_4($1::bigint, $2::timestamp)",

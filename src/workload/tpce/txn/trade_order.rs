@@ -121,6 +121,10 @@ pub const CALL: Statement = Statement {
     sql: "SELECT * FROM tpce_trade_order($1::bigint, $2::text, $3::text, $4::text, $5::text, \
           $6::text, $7::text, $8::text, $9::int, $10::numeric, $11::boolean, $12::boolean)",
 };
+
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, READ, INSERT, COMMIT, ROLLBACK, CALL];
 /// The function [`CALL`] needs, as `to_regprocedure` reads it.
 pub const FUNCTION: &str = "tpce_trade_order(bigint, text, text, text, text, text, text, text, \
                             integer, numeric, boolean, boolean)";

@@ -126,6 +126,10 @@ pub const CALL: Statement = Statement {
     name: "tpce_tr_call",
     sql: "SELECT tpce_trade_result($1::bigint, $2::numeric)",
 };
+
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, READ, WRITE, COMMIT, CALL];
 /// The function [`CALL`] needs, as `to_regprocedure` reads it.
 pub const FUNCTION: &str = "tpce_trade_result(bigint, numeric)";
 

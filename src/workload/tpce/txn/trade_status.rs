@@ -49,6 +49,10 @@ pub const CALL: Statement = Statement {
     sql: "SELECT * FROM tpce_trade_status($1::bigint)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[BEGIN, STATUS, COMMIT, CALL];
+
 /// Column of T_ID in [`STATUS`]: null in the one row of an account without trades.
 const T_ID_COLUMN: usize = 3;
 

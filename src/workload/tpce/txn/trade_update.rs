@@ -126,6 +126,19 @@ pub const CALL_BY_SYMBOL: Statement = Statement {
     sql: "SELECT * FROM tpce_trade_update_3($1::text, $2::timestamp, $3::timestamp)",
 };
 
+/// Every statement this type sends, in SQL or as its procedure call: what the wait sampler
+/// matches a session's query against.
+pub const STATEMENTS: &[Statement] = &[
+    BEGIN,
+    BY_ID,
+    BY_ACCOUNT,
+    BY_SYMBOL,
+    COMMIT,
+    CALL_BY_ID,
+    CALL_BY_ACCOUNT,
+    CALL_BY_SYMBOL,
+];
+
 /// The frame to run, with its inputs.
 #[derive(Debug, Clone)]
 pub enum Args {
