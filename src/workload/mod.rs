@@ -290,19 +290,8 @@ pub enum WorkloadError {
     )]
     SegmentLimitsNeedCgroups,
     /// Per-segment limits that add up to more than the host has.
-    #[error(
-        "{flag} {each} for {segments} segments asks for {total} of this host's {host}: give \
-         each at most {most}, or fewer segments"
-    )]
-    SegmentsOverHost {
-        flag: &'static str,
-        segments: u64,
-        /// The values as written for the user (`1.50 cores`, `4.0 GiB`).
-        each: String,
-        total: String,
-        host: String,
-        most: String,
-    },
+    #[error(transparent)]
+    SegmentsOverHost(Box<SegmentsOver>),
     #[error("interrupted")]
     Interrupted,
 }
@@ -342,6 +331,22 @@ impl WorkloadError {
                 | WorkloadError::IncompleteLoad { .. }
         )
     }
+}
+
+/// `--segment-cpus`/`--segment-memory` over the host (boxed in [`WorkloadError`] to keep it small).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{flag} {each} for {segments} segments asks for {total} of this host's {host}: give each at \
+     most {most}, or fewer segments"
+)]
+pub struct SegmentsOver {
+    pub flag: &'static str,
+    pub segments: u64,
+    /// The amounts as written for the user (`1.5`, `4.0 GiB`, `2 cores`).
+    pub each: String,
+    pub total: String,
+    pub host: String,
+    pub most: String,
 }
 
 /// ` (a, b)` for a list of tables, nothing for none.

@@ -19,7 +19,7 @@ use crate::config::{OptionValues, PreparePlan, TargetSpec};
 use crate::instance::{self, Home, InstanceOptions};
 use crate::target::ResolvedTarget;
 use crate::workload::staging::{connect, db_error};
-use crate::workload::WorkloadError;
+use crate::workload::{SegmentsOver, WorkloadError};
 
 /// The database every segment holds its share in.
 const SEGMENT_DB: &str = "retail";
@@ -56,24 +56,24 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
         return Ok(cpus.zip(memory));
     };
     if let Some(c) = cpus.filter(|c| c * n as f64 > cores + 1e-9) {
-        return Err(WorkloadError::SegmentsOverHost {
+        return Err(WorkloadError::SegmentsOverHost(Box::new(SegmentsOver {
             flag: "--segment-cpus",
             segments: n,
             each: format!("{c}"),
             total: format!("{} cores", c * n as f64),
             host: format!("{cores} cores"),
             most: format!("{even_cpus:.2}"),
-        });
+        })));
     }
     if let Some(m) = memory.filter(|m| m.saturating_mul(n) > host_memory) {
-        return Err(WorkloadError::SegmentsOverHost {
+        return Err(WorkloadError::SegmentsOverHost(Box::new(SegmentsOver {
             flag: "--segment-memory",
             segments: n,
             each: gib(m),
             total: gib(m.saturating_mul(n)),
             host: gib(host_memory),
             most: gib(host_memory / n),
-        });
+        })));
     }
     Ok(Some((
         cpus.unwrap_or(even_cpus),
