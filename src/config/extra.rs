@@ -35,10 +35,15 @@ pub fn workload_options<'de, Top: Deserialize<'de>, Group: Deserialize<'de>>(
     if src.text.trim().is_empty() {
         return Ok(ExtraOptions::default());
     }
-    let doc: toml_edit::ImDocument<&str> = toml_edit::ImDocument::parse(src.text)
-        .map_err(|e| ConfigError::Invalid(format!("{}: {e}", src.file)))?;
-    let values: toml::Table = toml::from_str(src.text)
-        .map_err(|e| ConfigError::Invalid(format!("{}: {}", src.file, e.message())))?;
+    let doc: toml_edit::ImDocument<&str> =
+        toml_edit::ImDocument::parse(src.text).map_err(|e| ConfigError::Toml {
+            file: src.file.to_string(),
+            message: e.to_string(),
+        })?;
+    let values: toml::Table = toml::from_str(src.text).map_err(|e| ConfigError::Toml {
+        file: src.file.to_string(),
+        message: e.message().to_string(),
+    })?;
     let mut out = ExtraOptions {
         top: options_of(
             src,

@@ -103,12 +103,11 @@ pub fn groups(
     catalog: &dyn Catalog,
 ) -> Result<Vec<GroupPlan>, ConfigError> {
     if raw.len() > super::MAX_GROUPS {
-        return Err(ConfigError::Invalid(format!(
-            "{}: {} [[group]] tables, more than tidebench's cap of {}; merge groups or use sets",
-            src.file,
-            raw.len(),
-            super::MAX_GROUPS
-        )));
+        return Err(ConfigError::TooManyGroups {
+            file: src.file.to_string(),
+            groups: raw.len(),
+            cap: super::MAX_GROUPS,
+        });
     }
     let mut out: Vec<GroupPlan> = Vec::with_capacity(raw.len());
     for g in raw {
@@ -155,11 +154,11 @@ pub fn groups(
                 .is_some_and(|w| w.options().iter().any(|o| o.key == key))
         });
         if !taken {
-            return Err(ConfigError::Invalid(format!(
-                "{}: {key} sets {} groups, and this run has none; remove it",
-                src.file,
-                catalog.declaring(key).join(" and ")
-            )));
+            return Err(ConfigError::GroupKeyWithoutGroups {
+                file: src.file.to_string(),
+                key: key.to_string(),
+                declaring: catalog.declaring(key).join(" and "),
+            });
         }
     }
     check_shared_targets(src, raw, &out, catalog)?;

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod duration;
+mod error;
 mod extra;
 pub mod groups;
 pub mod instances;
@@ -25,6 +26,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use catalog::{Catalog, OptionKind, OptionSpec, OptionValues, WorkloadInfo, DEFAULT_ROLE};
+pub use error::ConfigError;
 pub use instances::InstancePlan;
 pub use options::{GroupOptions, Isolation};
 pub use plan::{
@@ -33,24 +35,6 @@ pub use plan::{
 };
 pub use presets::PresetKnobs;
 pub use target::TargetSpec;
-
-/// A configuration problem, always naming where it is and how to fix it.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{file}:{line}: {message}")]
-    File {
-        file: String,
-        line: usize,
-        message: String,
-    },
-    #[error("cannot read config file {file}: {source}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Invalid(String),
-}
 
 /// Run settings before validation: every field optional. Deserialized from TOML and filled
 /// from command-line flags. Keys that are not fields here are a workload's options (see
@@ -250,24 +234,35 @@ fn check_sizes(
     phases: &[PhasePlan],
 ) -> Result<(), ConfigError> {
     if clients > MAX_CLIENTS {
-        return Err(invalid(format!(
-            "clients {clients} is more than tidebench's cap of {MAX_CLIENTS} (--clients / -c)"
-        )));
+        return Err(ConfigError::OverCap {
+            setting: "clients",
+            value: u64::from(clients),
+            cap: u64::from(MAX_CLIENTS),
+            how: " (--clients / -c)",
+        });
     }
     for p in phases {
         let sum: u64 = p.groups.iter().map(|g| u64::from(g.clients)).sum();
         if sum > u64::from(MAX_CLIENTS) {
-            return Err(invalid(format!(
-                "phase '{}' gives its groups {sum} clients, more than tidebench's cap of {MAX_CLIENTS}",
-                p.name
-            )));
+            return Err(ConfigError::PhaseOverCap {
+                phase: p.name.clone(),
+                clients: sum,
+                cap: MAX_CLIENTS,
+            });
         }
     }
     match deck_size {
-        Some(0) => Err(invalid("deck-size must be at least 1".into())),
-        Some(d) if d > MAX_DECK_SIZE => Err(invalid(format!(
-            "deck-size {d} is more than tidebench's cap of {MAX_DECK_SIZE} cards; leave it out for the smallest exact deck"
-        ))),
+        Some(0) => Err(ConfigError::TooSmall {
+            setting: "deck-size",
+            least: 1,
+            how: "",
+        }),
+        Some(d) if d > MAX_DECK_SIZE => Err(ConfigError::OverCap {
+            setting: "deck-size",
+            value: u64::from(d),
+            cap: u64::from(MAX_DECK_SIZE),
+            how: " cards; leave it out for the smallest exact deck",
+        }),
         _ => Ok(()),
     }
 }
@@ -277,12 +272,18 @@ pub const MAX_CARD_RUN: u32 = 1_000_000;
 
 fn check_card_run(card_run: Option<u32>) -> Result<(), ConfigError> {
     match card_run {
-        Some(0) => Err(invalid(
-            "card-run must be at least 1 (1 = one card per transaction, as the TPC-V kit); leave it out to size runs automatically".into(),
-        )),
-        Some(n) if n > MAX_CARD_RUN => Err(invalid(format!(
-            "card-run {n} is more than tidebench's cap of {MAX_CARD_RUN}; leave it out to size runs automatically"
-        ))),
+        Some(0) => Err(ConfigError::TooSmall {
+            setting: "card-run",
+            least: 1,
+            how: " (1 = one card per transaction, as the TPC-V kit); leave it out to size runs \
+                  automatically",
+        }),
+        Some(n) if n > MAX_CARD_RUN => Err(ConfigError::OverCap {
+            setting: "card-run",
+            value: u64::from(n),
+            cap: u64::from(MAX_CARD_RUN),
+            how: "; leave it out to size runs automatically",
+        }),
         _ => Ok(()),
     }
 }
@@ -327,13 +328,13 @@ pub fn run_text(
 ) -> Result<(String, String), ConfigError> {
     Ok(match source {
         RunSource::None => {
-            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
+            presets::refuse_knobs(&flags.preset).map_err(setting("preset"))?;
             (String::from("flags"), String::new())
         }
         RunSource::Preset(name) => presets::text(name, flags, cores, None)?,
         RunSource::PresetOnHost(name, memory) => presets::text(name, flags, cores, memory)?,
         RunSource::File(path) => {
-            presets::refuse_knobs(&flags.preset).map_err(invalid)?;
+            presets::refuse_knobs(&flags.preset).map_err(setting("preset"))?;
             let file = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 file: file.clone(),
@@ -394,9 +395,7 @@ pub fn validate_run(
 ) -> Result<RunPlan, ConfigError> {
     let shared = raw.mode.unwrap_or(DriveMode::Shared) == DriveMode::Shared;
     let phase_duration = match raw.phase_duration.as_deref() {
-        Some(t) => {
-            Some(duration::parse_duration(t).map_err(|m| invalid(format!("phase-duration: {m}")))?)
-        }
+        Some(t) => Some(duration::parse_duration(t).map_err(value("phase-duration"))?),
         None => None,
     };
     let transactions = transactions::check(&raw, phase_duration)?;
@@ -404,16 +403,14 @@ pub fn validate_run(
         single_group(&raw, phase_duration, catalog)?
     } else {
         if raw.workload.is_some() || raw.target.is_some() || raw.scale.is_some() {
-            return Err(invalid(format!(
-                "{}: --workload, --target and --scale describe a one-group run; this run has [[group]] tables, set them there",
-                src.file
-            )));
+            return Err(ConfigError::OneGroupFlags {
+                file: src.file.to_string(),
+            });
         }
         if raw.duration.is_some() && phase_duration.is_none() {
-            return Err(invalid(format!(
-                "{}: --duration applies to one-phase runs; use --phase-duration to change every phase's length",
-                src.file
-            )));
+            return Err(ConfigError::DurationWithPhases {
+                file: src.file.to_string(),
+            });
         }
         let g = groups::groups(src, &raw.group, &raw.options, raw.isolation, catalog)?;
         let p = groups::phases(src, &raw.phase, &g, shared, phase_duration, catalog)?;
@@ -423,9 +420,11 @@ pub fn validate_run(
     instances::check_used(src, &raw.instance, &groups)?;
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
     if clients == 0 {
-        return Err(invalid(
-            "clients must be at least 1 (--clients / -c)".into(),
-        ));
+        return Err(ConfigError::TooSmall {
+            setting: "clients",
+            least: 1,
+            how: " (--clients / -c)",
+        });
     }
     check_sizes(clients, raw.deck_size, &phases)?;
     check_card_run(raw.card_run)?;
@@ -433,25 +432,29 @@ pub fn validate_run(
     let cadence = cadence(&raw, groups.len() > 1 || phases.len() > 1)?;
     if let Some(rate) = raw.rate {
         if !(rate.is_finite() && rate > 0.0) {
-            return Err(invalid(format!(
-                "rate {rate} is not a positive number of transactions per second (--rate / -R)"
-            )));
+            return Err(ConfigError::Rate { rate });
         }
         if !shared {
-            return Err(invalid("--rate is the shared pool's total; in independent mode give each group a rate per phase".into()));
+            return Err(ConfigError::RateInIndependentMode);
         }
     }
     let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
     if max_tries == 0 {
-        return Err(invalid(
-            "max-tries must be at least 1 (1 = no retries)".into(),
-        ));
+        return Err(ConfigError::TooSmall {
+            setting: "max-tries",
+            least: 1,
+            how: " (1 = no retries)",
+        });
     }
     let txn_timeout = txn_timeout(raw.txn_timeout.as_deref(), &groups)?;
     let on_error = on_error(&raw, src, &groups)?;
     let iterations = raw.iterations.unwrap_or(1);
     if iterations == 0 {
-        return Err(invalid("iterations must be at least 1".into()));
+        return Err(ConfigError::TooSmall {
+            setting: "iterations",
+            least: 1,
+            how: "",
+        });
     }
     let (measure_first, measure_count) = measured_phases(raw.measure, phases.len(), iterations)?;
     Ok(RunPlan {
@@ -474,7 +477,7 @@ pub fn validate_run(
         rate: raw.rate,
         transactions,
         connect: raw.connect.unwrap_or(false),
-        latency_limit_ms: latency_limit(raw.latency_limit).map_err(invalid)?,
+        latency_limit_ms: latency_limit(raw.latency_limit).map_err(setting("latency-limit"))?,
         max_tries,
         on_error,
         verbose_errors: raw.verbose_errors.unwrap_or(false),
@@ -487,12 +490,12 @@ pub fn validate_run(
         card_run: raw.card_run,
         pin_threads: raw.pin_threads.unwrap_or(false),
         mix_log: raw.mix_log.unwrap_or(false),
-        txn_log: txn_log(&raw).map_err(invalid)?,
+        txn_log: txn_log(&raw).map_err(setting("log"))?,
         sample: cadence.sample,
-        sample_waits: sample_waits(raw.sample_waits).map_err(invalid)?,
+        sample_waits: sample_waits(raw.sample_waits).map_err(setting("sample-waits"))?,
         prometheus: raw.prometheus,
         session_settings: options::session_settings(raw.session_set.as_deref().unwrap_or(&[]))
-            .map_err(invalid)?,
+            .map_err(setting("session-set"))?,
         profile: profile::validate(
             raw.profile.as_deref(),
             raw.profile_hz,
@@ -515,11 +518,7 @@ fn on_error(
     groups: &[GroupPlan],
 ) -> Result<OnError, ConfigError> {
     match (raw.continue_on_error, raw.exit_on_abort) {
-        (Some(true), Some(true)) => Err(invalid(
-            "--continue-on-error and --exit-on-abort contradict each other (one goes on after an \
-             error, the other stops the run at the first); give one of them"
-                .into(),
-        )),
+        (Some(true), Some(true)) => Err(ConfigError::ContinueAndExit),
         (_, Some(true)) => Ok(OnError::ExitRun),
         (Some(true), _) => Ok(OnError::Continue),
         (Some(false), _) => Ok(OnError::AbortClient),
@@ -552,16 +551,15 @@ fn on_error(
 /// server must not hold clients the other targets need), else none, as pgbench.
 fn txn_timeout(given: Option<&str>, groups: &[GroupPlan]) -> Result<Option<Duration>, ConfigError> {
     if let Some(text) = given {
-        let d = duration::parse_duration(text).map_err(|m| {
-            invalid(format!(
-                "txn-timeout: {m} (0 turns the timeout off; e.g. --txn-timeout 10s)"
-            ))
+        let d = duration::parse_duration(text).map_err(|m| ConfigError::Value {
+            setting: "txn-timeout".into(),
+            message: format!("{m} (0 turns the timeout off; e.g. --txn-timeout 10s)"),
         })?;
         if !d.is_zero() && d < defaults::MIN_TXN_TIMEOUT {
-            return Err(invalid(format!(
-                "txn-timeout {text} is shorter than {:?}, too short to tell a slow transaction from a hung one; give e.g. 1s, or 0 to turn it off",
-                defaults::MIN_TXN_TIMEOUT
-            )));
+            return Err(ConfigError::TxnTimeoutTooShort {
+                given: text.to_string(),
+                least: defaults::MIN_TXN_TIMEOUT,
+            });
         }
         return Ok((!d.is_zero()).then_some(d));
     }
@@ -573,8 +571,17 @@ fn txn_timeout(given: Option<&str>, groups: &[GroupPlan]) -> Result<Option<Durat
     Ok((targets.len() > 1).then_some(defaults::MULTI_TARGET_TXN_TIMEOUT))
 }
 
-fn invalid(message: String) -> ConfigError {
-    ConfigError::Invalid(message)
+/// Maps a setting's own parser's message to [`ConfigError::Setting`].
+fn setting(setting: &'static str) -> impl Fn(String) -> ConfigError {
+    move |message| ConfigError::Setting { setting, message }
+}
+
+/// Maps a shared parser's message (a duration, a target) to [`ConfigError::Value`].
+fn value(setting: &'static str) -> impl Fn(String) -> ConfigError {
+    move |message| ConfigError::Value {
+        setting: setting.into(),
+        message,
+    }
 }
 
 /// Driver threads: `--jobs`, or one per core, never more than the clients that can be active.
@@ -600,7 +607,11 @@ fn driver_threads(
             .sum()
     };
     match raw.jobs {
-        Some(0) => Err(invalid("jobs must be at least 1 (--jobs / -j)".into())),
+        Some(0) => Err(ConfigError::TooSmall {
+            setting: "jobs",
+            least: 1,
+            how: " (--jobs / -j)",
+        }),
         Some(j) => Ok(j.min(most_clients.max(1))),
         None => Ok(cores.max(1).min(most_clients.max(1))),
     }
@@ -628,28 +639,22 @@ fn cadence(raw: &RawRun, elastic: bool) -> Result<Cadence, ConfigError> {
     let progress = parse_setting("progress", raw.progress.as_deref(), progress_default)?;
     let interval = parse_setting("interval", raw.interval.as_deref(), defaults::INTERVAL)?;
     if interval < Duration::from_secs(1) || interval.subsec_nanos() != 0 {
-        return Err(invalid(
-            "interval must be a whole number of seconds, at least 1s (--interval)".into(),
-        ));
+        return Err(ConfigError::Interval);
     }
     for (key, d) in [("progress", progress), ("poll", poll)] {
         if !d.is_zero() && (d < Duration::from_secs(1) || d.subsec_nanos() != 0) {
-            return Err(invalid(format!(
-                "{key} must be 0 (off) or a whole number of seconds (--{key})"
-            )));
+            return Err(ConfigError::WholeSecondsOrOff { setting: key });
         }
     }
     let sample = parse_setting("sample", raw.sample.as_deref(), defaults::SAMPLE)?;
     if !sample.is_zero() && sample < Duration::from_millis(100) {
-        return Err(invalid(
-            "sample must be 0 (off) or at least 100ms (--sample)".into(),
-        ));
+        return Err(ConfigError::Sample);
     }
     let ramp_up = parse_setting("ramp_up", raw.ramp_up.as_deref(), "0s")?;
     let ramp_down = parse_setting("ramp_down", raw.ramp_down.as_deref(), "0s")?;
     for (key, d) in [("ramp_up", ramp_up), ("ramp_down", ramp_down)] {
         if d.subsec_nanos() != 0 {
-            return Err(invalid(format!("{key} must be a whole number of seconds")));
+            return Err(ConfigError::WholeSeconds { setting: key });
         }
     }
     Ok(Cadence {
@@ -685,10 +690,13 @@ fn measured_phases(
         return Ok((1, total_phases));
     };
     if m.first == 0 || m.count == 0 || m.first + m.count - 1 > total_phases {
-        return Err(invalid(format!(
-            "measure = {{ first = {}, count = {} }} is outside the run's {total_phases} phases ({phases} per iteration x {iterations}); phases count from 1",
-            m.first, m.count
-        )));
+        return Err(ConfigError::Measure {
+            first: m.first,
+            count: m.count,
+            total: total_phases,
+            phases,
+            iterations,
+        });
     }
     Ok((m.first, m.count))
 }
@@ -700,18 +708,24 @@ fn single_group(
     catalog: &dyn Catalog,
 ) -> Result<(Vec<GroupPlan>, Vec<PhasePlan>), ConfigError> {
     let names: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
-    let workload = raw.workload.clone().ok_or_else(|| {
-        invalid(format!("no workload given; use --workload {}, a run file with [[group]] tables, or --preset NAME", names.join("|")))
-    })?;
-    let info = catalog.get(workload.as_str()).map_err(invalid)?;
+    let workload = raw
+        .workload
+        .clone()
+        .ok_or_else(|| ConfigError::NoWorkload {
+            names: names.join("|"),
+        })?;
+    let info = catalog
+        .get(workload.as_str())
+        .map_err(setting("workload"))?;
     if raw.scale == Some(0) {
-        return Err(invalid("scale must be at least 1 (--scale / -s)".into()));
+        return Err(ConfigError::TooSmall {
+            setting: "scale",
+            least: 1,
+            how: " (--scale / -s)",
+        });
     }
     if raw.mode == Some(DriveMode::Independent) {
-        return Err(invalid(
-            "mode = \"independent\" needs [[group]] and [[phase]] tables with clients per group"
-                .into(),
-        ));
+        return Err(ConfigError::IndependentNeedsGroups);
     }
     let duration = match (phase_duration, raw.transactions) {
         (Some(d), _) => d,
@@ -719,18 +733,18 @@ fn single_group(
         (None, None) => parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?,
     };
     if duration < Duration::from_secs(1) {
-        return Err(invalid(format!(
-            "duration {} is too short; runs last at least 1s (--duration / -T)",
-            duration::format_duration(duration)
-        )));
+        return Err(ConfigError::DurationTooShort {
+            given: duration::format_duration(duration),
+        });
     }
     let target = match raw.target.as_deref() {
-        Some(t) => TargetSpec::parse(t).map_err(|m| invalid(format!("target: {m}")))?,
+        Some(t) => TargetSpec::parse(t).map_err(value("target"))?,
         None => TargetSpec::default_instance(),
     };
     let options = GroupOptions {
         isolation: raw.isolation.unwrap_or_default(),
-        workload: catalog::validate_options(catalog, info, &raw.options).map_err(invalid)?,
+        workload: catalog::validate_options(catalog, info, &raw.options)
+            .map_err(setting("workload option"))?,
     };
     let group = GroupPlan {
         name: workload.as_str().to_string(),
@@ -788,36 +802,37 @@ pub fn validate_prepare(
     } = *request;
     let workload = workload.ok_or_else(|| {
         let families: Vec<&str> = catalog.all().iter().map(|w| w.name()).collect();
-        ConfigError::Invalid(format!(
-            "no workload given; use --workload NAME ({}; workloads of one family load the same tables)",
-            families.join(", ")
-        ))
+        ConfigError::NoPrepareWorkload {
+            families: families.join(", "),
+        }
     })?;
-    let info = catalog.get(workload).map_err(invalid)?;
+    let info = catalog.get(workload).map_err(setting("workload"))?;
     let options = load_options(
         info,
-        &catalog::validate_options(catalog, info, options).map_err(invalid)?,
+        &catalog::validate_options(catalog, info, options).map_err(setting("workload option"))?,
     );
     let workload = WorkloadName::new(info.name());
     let scale = scale.unwrap_or(info.default_scale());
     if scale == 0 {
-        return Err(ConfigError::Invalid(
-            "scale must be at least 1 (--scale / -s)".into(),
-        ));
+        return Err(ConfigError::TooSmall {
+            setting: "scale",
+            least: 1,
+            how: " (--scale / -s)",
+        });
     }
     let jobs = match jobs {
         Some(0) => {
-            return Err(ConfigError::Invalid(
-                "jobs must be at least 1 (--jobs / -j)".into(),
-            ))
+            return Err(ConfigError::TooSmall {
+                setting: "jobs",
+                least: 1,
+                how: " (--jobs / -j)",
+            })
         }
         Some(j) => j,
         None => default_load_jobs(cores),
     };
     let target = match target {
-        Some(t) => {
-            TargetSpec::parse(t).map_err(|m| ConfigError::Invalid(format!("target: {m}")))?
-        }
+        Some(t) => TargetSpec::parse(t).map_err(value("target"))?,
         None => TargetSpec::default_instance(),
     };
     Ok(PreparePlan {
@@ -856,7 +871,9 @@ pub fn load_plans(
 ) -> Result<Vec<(PreparePlan, bool)>, ConfigError> {
     let mut plans: Vec<(PreparePlan, bool)> = Vec::new();
     for g in &run.groups {
-        let info = catalog.get(g.workload.as_str()).map_err(invalid)?;
+        let info = catalog
+            .get(g.workload.as_str())
+            .map_err(setting("workload"))?;
         for set in &g.sets {
             for (target, _) in set.distinct_targets() {
                 if plans.iter().any(|(p, _)| p.target == *target) {
@@ -885,8 +902,10 @@ pub fn default_load_jobs(cores: u32) -> u32 {
 }
 
 fn parse_setting(key: &str, value: Option<&str>, default: &str) -> Result<Duration, ConfigError> {
-    duration::parse_duration(value.unwrap_or(default))
-        .map_err(|m| ConfigError::Invalid(format!("{key}: {m}")))
+    duration::parse_duration(value.unwrap_or(default)).map_err(|message| ConfigError::Value {
+        setting: key.to_string(),
+        message,
+    })
 }
 
 /// Reads and deserializes a TOML file; errors carry file and line.

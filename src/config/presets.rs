@@ -103,16 +103,16 @@ pub(super) fn text(
     cores: u32,
     memory: Option<u64>,
 ) -> Result<(String, String), ConfigError> {
-    let preset = find(name).ok_or_else(|| {
-        ConfigError::Invalid(format!(
-            "no preset named '{name}'; `tidebench presets` lists them ({})",
-            names().join(", ")
-        ))
+    let preset = find(name).ok_or_else(|| ConfigError::UnknownPreset {
+        name: name.to_string(),
+        names: names().join(", "),
     })?;
     let phase_duration = match flags.phase_duration.as_deref() {
         Some(t) => Some(
-            duration::parse_duration(t)
-                .map_err(|m| ConfigError::Invalid(format!("phase-duration: {m}")))?,
+            duration::parse_duration(t).map_err(|message| ConfigError::Value {
+                setting: "phase-duration".into(),
+                message,
+            })?,
         ),
         None => None,
     };
@@ -122,7 +122,12 @@ pub(super) fn text(
         memory,
         phase_duration,
     };
-    let text = preset.toml(&input).map_err(ConfigError::Invalid)?;
+    let text = preset
+        .toml(&input)
+        .map_err(|message| ConfigError::Setting {
+            setting: "preset",
+            message,
+        })?;
     Ok((format!("preset {name}"), text))
 }
 

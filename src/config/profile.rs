@@ -63,43 +63,35 @@ pub fn validate(
     hz: Option<u32>,
     call_graph: Option<&str>,
 ) -> Result<Option<ProfilePlan>, ConfigError> {
-    let invalid = ConfigError::Invalid;
     let scope = match scope {
         None | Some("off") => {
             if hz.is_some() || call_graph.is_some() {
-                return Err(invalid(
-                    "profile-hz and profile-call-graph tune a profile, and none is asked for: \
-                     add --profile (or profile = \"instances\" in the file)"
-                        .into(),
-                ));
+                return Err(ConfigError::ProfileTuningWithoutProfile);
             }
             return Ok(None);
         }
         Some("instances") => ProfileScope::Instances,
         Some("host") => ProfileScope::Host,
         Some(other) => {
-            return Err(invalid(format!(
-                "profile '{other}' is not a scope: give instances (each instance's processes), \
-                 host (the whole host as well) or off (--profile takes an optional value: put a \
-                 run file before it, or write --profile=instances)"
-            )))
+            return Err(ConfigError::ProfileScope {
+                given: other.to_string(),
+            })
         }
     };
     let hz = hz.unwrap_or(DEFAULT_HZ);
     if hz == 0 || hz > MAX_HZ {
-        return Err(invalid(format!(
-            "profile-hz {hz} is out of range: give 1..{MAX_HZ} samples per second per CPU \
-             (99 is perf's default and costs well under 1 % of a CPU)"
-        )));
+        return Err(ConfigError::ProfileHz {
+            given: hz,
+            most: MAX_HZ,
+        });
     }
     let call_graph = match call_graph {
         None | Some("fp") => CallGraph::Fp,
         Some("dwarf") => CallGraph::Dwarf,
         Some(other) => {
-            return Err(invalid(format!(
-                "profile-call-graph '{other}' is unknown: give fp (frame pointers, the default) \
-                 or dwarf (for binaries built without frame pointers)"
-            )))
+            return Err(ConfigError::ProfileCallGraph {
+                given: other.to_string(),
+            })
         }
     };
     Ok(Some(ProfilePlan {

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use super::{invalid, ConfigError, RawRun};
+use super::{ConfigError, RawRun};
 
 /// The longest a run by count may take: far beyond any run by count anyone waits for, and
 /// short enough that every instant of the run's clock stays representable.
@@ -27,14 +27,13 @@ pub fn check(raw: &RawRun, phase_duration: Option<Duration>) -> Result<Option<u6
         return Ok(None);
     };
     if n == 0 || n > MOST {
-        return Err(invalid(format!(
-            "transactions {n} is out of range: each client runs 1..{MOST} transactions (-t / --transactions), as pgbench's -t"
-        )));
+        return Err(ConfigError::Transactions {
+            given: n,
+            most: MOST,
+        });
     }
     if raw.duration.is_some() || phase_duration.is_some() {
-        return Err(invalid(
-            "specify either a number of transactions (-t) or a duration (-T), not both: drop -T/--duration (or the file's duration key), or -t".into(),
-        ));
+        return Err(ConfigError::TransactionsAndDuration);
     }
     let mut refused = Vec::new();
     if !raw.group.is_empty() || !raw.phase.is_empty() {
@@ -50,10 +49,9 @@ pub fn check(raw: &RawRun, phase_duration: Option<Duration>) -> Result<Option<u6
         refused.push("a measured window (measure)");
     }
     if !refused.is_empty() {
-        return Err(invalid(format!(
-            "-t / --transactions runs one group in one phase, and this run has {}: give it a duration instead (--duration, or each phase's duration), or drop them",
-            refused.join(", ")
-        )));
+        return Err(ConfigError::TransactionsNeedOnePhase {
+            has: refused.join(", "),
+        });
     }
     Ok(Some(n))
 }

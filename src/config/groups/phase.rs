@@ -30,11 +30,10 @@ pub fn phases(
         })
         .collect();
     if raw.is_empty() {
-        return Err(ConfigError::Invalid(format!(
-            "{}: no [[phase]]; add at least one with a duration and {}",
-            src.file,
-            if shared { "shares" } else { "clients" }
-        )));
+        return Err(ConfigError::NoPhase {
+            file: src.file.to_string(),
+            what: if shared { "shares" } else { "clients" },
+        });
     }
     let mut out = Vec::with_capacity(raw.len());
     for (pi, p) in raw.iter().enumerate() {
@@ -49,10 +48,9 @@ pub fn phases(
         )?);
     }
     if !shared && out.iter().all(|p| p.groups.iter().all(|g| g.clients == 0)) {
-        return Err(ConfigError::Invalid(format!(
-            "{}: no phase gives any group a client",
-            src.file
-        )));
+        return Err(ConfigError::NoPhaseClients {
+            file: src.file.to_string(),
+        });
     }
     Ok(out)
 }
