@@ -291,6 +291,10 @@ const LIBPQ_TLS_CASES: &[(bool, Case)] = &[
     connects(case("host=127.0.0.1 port={pd} user=certuser dbname=appdb sslmode=verify-full sslrootcert={sca} sslcert={ccert} sslkey={ckey} ssl_max_protocol_version=TLSv1.2")),
     connects(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3")),
     refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2")),
+    // TLS 1.0 and 1.1 only: rustls does not speak them, and neither does libpq on Debian 12
+    // (its OpenSSL's floor is TLS 1.2, as is the server's ssl_min_protocol_version).
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_min_protocol_version=TLSv1 ssl_max_protocol_version=TLSv1.1")),
+    refused(case("host=127.0.0.1 port={pd} user=alice password=a1ice-secret dbname=appdb sslmode=require ssl_max_protocol_version=TLSv1")),
 ];
 
 /// A case psql (libpq) is expected to connect on: the case tests what it says it tests.
