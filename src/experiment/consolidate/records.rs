@@ -103,6 +103,8 @@ pub fn from_results(
         vms,
         incidents,
         restarted_under_limit: None,
+        guests: Vec::new(),
+        ksm_pages_sharing: None,
     }
 }
 
