@@ -586,6 +586,12 @@ pub struct KneeArgs {
     /// Keep memory - shared_buffers at SIZE: x = shared_buffers (Figures 8/10), e.g. 352MB
     #[arg(long, value_name = "SIZE", help_heading = EXPERIMENT)]
     pub keep_difference: Option<String>,
+    /// Make the run's instances real VMs (QEMU guests): the memory that steps is the guest's RAM
+    #[arg(long, value_enum, help_heading = EXPERIMENT)]
+    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
+    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots]
+    #[arg(long, value_enum, requires = "hypervisor", help_heading = EXPERIMENT)]
+    pub accel: Option<crate::instance::vm::Accel>,
 }
 
 const EXPERIMENT: &str = "Experiment";

@@ -12,6 +12,7 @@ use tidebench::instance;
 
 const GUEST_MEMORY: u64 = 512 << 20;
 const MIB: u64 = 1 << 20;
+const KSM_RUN: &str = "/sys/kernel/mm/ksm/run";
 
 /// The QEMU processes whose command line names `home` (this test's guests).
 fn qemus_of(home: &std::path::Path) -> Vec<u32> {
@@ -46,6 +47,7 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
     };
     let host = format!("vmcons{}", std::process::id());
     let out = home.path().join("cons");
+    let ksm_before = std::fs::read_to_string(KSM_RUN).ok();
     let o = support::run_tidebench(
         &home,
         &[
@@ -65,6 +67,8 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
             "--balloon",
             "--hypervisor",
             "qemu",
+            "--ksm",
+            "off",
             "--periods",
             "2",
             "--period",
@@ -88,6 +92,10 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
         .filter_map(|n| instance::find(&home.home, n).ok())
         .collect();
     let pids: Vec<u32> = instances.iter().filter_map(|i| i.pid()).collect();
+    let merging: Vec<Option<bool>> = instances
+        .iter()
+        .map(|i| i.guest().and_then(|g| g.record.mem_merge))
+        .collect();
     // Whatever happened, the guests go: destroy stops QEMU and removes its group.
     for n in &names {
         let _ = support::run_tidebench(&home, &["instance", "destroy", n]);
@@ -99,11 +107,15 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
         "destroy leaves no QEMU: {pids:?}"
     );
     assert_eq!(qemus_of(home.path()), Vec::<u32>::new(), "no QEMU is left");
+    // --ksm off: QEMU's mem-merge off, and the host's KSM switch as it was after the runs.
+    assert_eq!(merging, [Some(false), Some(false)]);
+    assert_eq!(std::fs::read_to_string(KSM_RUN).ok(), ksm_before);
 
     let e = support::experiment(&out);
     assert_eq!(e["complete"], true, "{said}");
     let guests = &e["request"]["consolidate"]["guests"];
     assert_eq!(guests["hypervisor"], "qemu", "{guests}");
+    assert_eq!(guests["ksm"], false, "{guests}");
     let rows = e["analysis"]["consolidate"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "one scheme at 0 % and 50 %");
     for row in rows {
@@ -131,6 +143,10 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
     }
     for g in &full {
         assert_eq!(bytes(g, "actual_bytes"), GUEST_MEMORY, "{g}");
+    }
+    for i in 0..2 {
+        let c = &e["points"][i]["runs"][0]["consolidation"];
+        assert!(c["ksm_pages_sharing"].as_u64().is_some(), "KSM read: {c}");
     }
     // MEM_avail at 50 % of 1GiB is 512MiB: the balloons take the other 512MiB between them.
     let taken: u64 = ballooned
