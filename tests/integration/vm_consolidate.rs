@@ -171,6 +171,19 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
     assert!(page.contains("Real VMs: each VM is a qemu guest"), "{page}");
     assert!(!page.contains("Emulation: a VM is a control group"));
     assert!(page.contains("<h2>Balloons</h2>"));
+    // Each guest's memory chart: what its QEMU takes from the host, what the guest has.
+    assert!(page.contains("QEMU RSS") && page.contains("guest memory"));
+    let vms = e["points"][1]["runs"][0]["consolidation"]["vms"]
+        .as_array()
+        .unwrap();
+    assert_eq!(vms.len(), 2);
+    for vm in vms {
+        assert!(bytes(vm, "peak_usage_bytes") > 0, "the QEMU's RSS: {vm}");
+        assert!(
+            vm["cpu_seconds"].as_f64().unwrap() > 0.0,
+            "the QEMU's CPU: {vm}"
+        );
+    }
     if accel == instance::vm::Accel::Tcg {
         assert!(page.contains("these figures are emulated"));
     }
