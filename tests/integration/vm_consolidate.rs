@@ -157,6 +157,7 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
         taken.abs_diff(512 * MIB) <= 16 * MIB,
         "the balloons add up to the overcommitment asked: {taken} bytes, {ballooned:?}"
     );
+    eprintln!("ballooned guests: {ballooned:?}");
     for (before, after) in full.iter().zip(&ballooned) {
         assert_eq!(bytes(after, "target_bytes"), 256 * MIB, "{after}");
         let shrank = |key: &str| bytes(before, key).saturating_sub(bytes(after, key));
@@ -178,6 +179,12 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
         .unwrap();
     assert_eq!(vms.len(), 2);
     for vm in vms {
+        // Printed: what a ballooned guest's QEMU took from the host group, for the allowance.
+        eprintln!(
+            "ballooned {}: QEMU peak RSS {} MiB",
+            vm["vm"],
+            bytes(vm, "peak_usage_bytes") >> 20
+        );
         assert!(bytes(vm, "peak_usage_bytes") > 0, "the QEMU's RSS: {vm}");
         assert!(
             vm["cpu_seconds"].as_f64().unwrap() > 0.0,
