@@ -195,3 +195,90 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
         assert!(page.contains("these figures are emulated"));
     }
 }
+
+/// `knee --hypervisor qemu`: the instance the knee steps is a guest, rebooted with each
+/// point's RAM; every run says so in its runtime.toml, and the guest's own kernel sees the
+/// last point's memory.
+#[test]
+fn knee_on_a_vm_steps_the_guests_ram() {
+    if let Some(why) = no_qemu() {
+        eprintln!("SKIPPED knee_on_a_vm_steps_the_guests_ram: {why}");
+        return;
+    }
+    let home = support::temp_home();
+    let name = format!("kneevm{}", std::process::id());
+    let out = home.path().join("knee");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "knee",
+            "-S",
+            "--scale",
+            "1",
+            "-c",
+            "1",
+            "--target",
+            &format!("instance:{name}"),
+            "--memory",
+            "384MB,512MB,640MB",
+            "--keep",
+            "shared_buffers=64MB",
+            "--hypervisor",
+            "qemu",
+            "-T",
+            "2s",
+            "-P",
+            "0",
+            "--sample",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = output_text(&o);
+    let inst = instance::find(&home.home, &name);
+    let meminfo = inst
+        .as_ref()
+        .ok()
+        .map(|i| support::psql(i, "postgres", "SELECT pg_read_file('/proc/meminfo')"));
+    let pid = inst.as_ref().ok().and_then(|i| i.pid());
+    let _ = support::run_tidebench(&home, &["instance", "destroy", &name]);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        pid.is_some_and(|p| !alive(p)),
+        "destroy leaves no QEMU: {pid:?}"
+    );
+    assert_eq!(qemus_of(home.path()), Vec::<u32>::new(), "no QEMU is left");
+
+    let e = support::experiment(&out);
+    assert_eq!(e["complete"], true, "{said}");
+    let points = e["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    for (p, mib) in points.iter().zip([384u64, 512, 640]) {
+        let run = &p["runs"][0];
+        assert!(run["tps"].as_f64().unwrap() > 0.0, "{p}");
+        let runtime: toml::Value = toml::from_str(
+            &std::fs::read_to_string(out.join(run["dir"].as_str().unwrap()).join("runtime.toml"))
+                .unwrap(),
+        )
+        .unwrap();
+        let vm = &runtime["servers"][0]["vm"];
+        assert_eq!(vm["hypervisor"].as_str(), Some("qemu"), "{runtime}");
+        assert_eq!(
+            vm["memory_bytes"].as_integer(),
+            Some((mib * MIB) as i64),
+            "the guest's RAM is the point's memory: {runtime}"
+        );
+    }
+    // The last point left the guest with 640MB: its kernel sees more than the first's 384MB.
+    let total = meminfo.expect("the guest answered");
+    let kib: u64 = total
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("MemTotal");
+    assert!(
+        kib * 1024 > 512 * MIB && kib * 1024 <= 640 * MIB,
+        "MemTotal {kib} kB"
+    );
+}
