@@ -527,6 +527,15 @@ pub struct ConsolidateArgs {
     /// Each database's VM memory working set (SIZE, e.g. 1376MB, or a `tidebench knee` dir): the analysis marks the rates that still cover every working set
     #[arg(long, value_name = "SIZE|DIR", help_heading = CONSOLIDATE)]
     pub working_set: Option<String>,
+    /// Make each VM a real QEMU guest below the host group (--cpus whole vCPUs, --memory its RAM; --balloon drives the guests' virtio-balloons)
+    #[arg(long, value_enum, help_heading = CONSOLIDATE)]
+    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
+    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots]
+    #[arg(long, value_enum, requires = "hypervisor", help_heading = CONSOLIDATE)]
+    pub accel: Option<crate::instance::vm::Accel>,
+    /// With --hypervisor: KSM on or off during the runs (/sys/kernel/mm/ksm/run, QEMU's mem-merge) [default: as the host has it]
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"], requires = "hypervisor", help_heading = CONSOLIDATE)]
+    pub ksm: Option<String>,
 }
 
 const CONSOLIDATE: &str = "Consolidation";
@@ -542,6 +551,8 @@ Traffic (Figure 6): in period p the database ((p-1) mod M)+1 gets --high clients
 Overcommitment (Equation 1): rate = 100% - MEM_avail / MEM_config, MEM_config the sum of the
 VMs' memory; MEM_avail is the host group's memory limit during each run (--balloon: a locked
 balloon takes the difference instead). Each scheme runs 0% first: its own baseline.
+--hypervisor qemu makes each VM a real QEMU guest (1/1/M and M/M/M) whose QEMU sits in the
+host group; --balloon then inflates each guest's virtio-balloon to its share of MEM_avail.
 
 Results: per scheme and rate, NOTPM per database and period, the sum averaged over periods,
 relative to the scheme's baseline, the coefficient of variation across periods, CPU seconds,
@@ -549,7 +560,7 @@ NOTPM per fully used CPU, OOM kills; each VM's memory over time in experiment.ht
 
 A consolidation file holds the load's run keys and a [consolidate] table with the same keys as
 these flags (schemes, databases, periods, period, ramp_up, high, low, cpus, memory,
-shared_buffers, overcommit, balloon, host_group); `tidebench presets --show
+shared_buffers, overcommit, balloon, host_group, hypervisor, accel, ksm); `tidebench presets --show
 vpostgres-consolidation` prints one.
 
 Examples:
@@ -575,6 +586,12 @@ pub struct KneeArgs {
     /// Keep memory - shared_buffers at SIZE: x = shared_buffers (Figures 8/10), e.g. 352MB
     #[arg(long, value_name = "SIZE", help_heading = EXPERIMENT)]
     pub keep_difference: Option<String>,
+    /// Make the run's instances real VMs (QEMU guests): the memory that steps is the guest's RAM
+    #[arg(long, value_enum, help_heading = EXPERIMENT)]
+    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
+    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots]
+    #[arg(long, value_enum, requires = "hypervisor", help_heading = EXPERIMENT)]
+    pub accel: Option<crate::instance::vm::Accel>,
 }
 
 const EXPERIMENT: &str = "Experiment";

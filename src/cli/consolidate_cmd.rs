@@ -106,6 +106,9 @@ fn flag_spec(args: &ConsolidateArgs) -> Result<RawSpec, CliError> {
         balloon: args.balloon.then_some(true),
         host_group: args.host_group.clone(),
         working_set: args.working_set.as_deref().map(working_set).transpose()?,
+        hypervisor: args.hypervisor.map(|_| "qemu".to_string()),
+        accel: args.accel.map(|a| a.name().to_string()),
+        ksm: args.ksm.as_deref().map(|k| k == "on"),
     })
 }
 

@@ -100,7 +100,11 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
 
 pub fn knee(args: KneeArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let preset = experiment_preset(&args.run, "knee")?;
-    let (base, label) = base_run(&args.run, flags, preset)?;
+    let (mut base, label) = base_run(&args.run, flags, preset)?;
+    if args.hypervisor.is_some() {
+        let names = base.instances().map_err(CliError::usage)?;
+        base.text = knee_series::on_vms(&base.text, &names, args.accel).map_err(CliError::usage)?;
+    }
     let (mut memory, mut steps, mut keep) = (args.memory.clone(), args.steps, args.keep.clone());
     if let Some(PresetShape::Knee {
         memory: m,

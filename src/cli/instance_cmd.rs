@@ -133,7 +133,10 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 memory,
                 vm,
                 ssl,
-                guest: hypervisor.map(|_| instance::vm::GuestOptions { accel }),
+                guest: hypervisor.map(|_| instance::vm::GuestOptions {
+                    accel,
+                    ..Default::default()
+                }),
             };
             let (inst, outcome) = instance::start_reporting(home, &name, &opts)?;
             let what = match outcome {

@@ -92,6 +92,8 @@ pub struct RawInstance {
     pub ssl: Option<bool>,
     pub hypervisor: Option<Spanned<String>>,
     pub accel: Option<Spanned<String>>,
+    pub cgroup: Option<Spanned<String>>,
+    pub mem_merge: Option<Spanned<bool>>,
 }
 
 /// A number written as an integer (`cpus = 2`) or a float (`cpus = 0.5`).
@@ -145,6 +147,13 @@ pub struct InstancePlan {
     /// With a hypervisor: `kvm` or `tcg` forced; absent: KVM when it boots, else TCG.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accel: Option<String>,
+    /// With a hypervisor: the control group (below `tidebench/`) QEMU runs in, with no
+    /// limits of its own (a consolidation experiment's host group holds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
+    /// With a hypervisor: QEMU's `mem-merge` (KSM may merge the guest's memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_merge: Option<bool>,
 }
 
 impl InstancePlan {
@@ -221,6 +230,7 @@ pub fn instances(
             None => None,
         };
         let (hypervisor, accel) = guest(r, cpus).map_err(|(span, m)| fail(span, m))?;
+        let (cgroup, mem_merge) = guest_host(r).map_err(|(span, m)| fail(span, m))?;
         out.push(InstancePlan {
             name,
             cpus,
@@ -230,6 +240,8 @@ pub fn instances(
             ssl: r.ssl.unwrap_or(false),
             hypervisor,
             accel,
+            cgroup,
+            mem_merge,
         });
     }
     Ok(out)
@@ -291,6 +303,30 @@ fn guest(
         None => None,
     };
     Ok((Some(h.get_ref().clone()), accel))
+}
+
+/// `cgroup` and `mem_merge` of an `[[instance]]`: where a real VM's QEMU runs on the host.
+fn guest_host(r: &RawInstance) -> Result<(Option<String>, Option<bool>), (Span, String)> {
+    if r.hypervisor.is_none() {
+        if let Some(c) = &r.cgroup {
+            return Err((
+                c.span(),
+                "cgroup places a VM's QEMU and needs hypervisor = \"qemu\"; for an emulated VM give vm".into(),
+            ));
+        }
+        if let Some(m) = &r.mem_merge {
+            return Err((m.span(), "mem_merge needs hypervisor = \"qemu\"".into()));
+        }
+        return Ok((None, None));
+    }
+    let cgroup = match &r.cgroup {
+        Some(c) => {
+            check_vm(c.get_ref()).map_err(|e| (c.span(), e))?;
+            Some(c.get_ref().clone())
+        }
+        None => None,
+    };
+    Ok((cgroup, r.mem_merge.as_ref().map(|m| *m.get_ref())))
 }
 
 /// A declared instance that no target uses is most likely a typo in a target or a name.
@@ -452,6 +488,18 @@ mod tests {
         );
         let e = err("[[instance]]\ncpus = 1\n");
         assert!(e.starts_with("run.toml:1:") && e.contains("name"), "{e}");
+    }
+
+    #[test]
+    fn a_declared_vms_qemu_takes_a_group_and_memory_merging() {
+        let text = "[[instance]]\nname = \"g\"\nhypervisor = \"qemu\"\ncgroup = \"host/vm1\"\nmem_merge = false\n";
+        let got = parse(text).unwrap();
+        assert_eq!(got[0].cgroup.as_deref(), Some("host/vm1"));
+        assert_eq!(got[0].mem_merge, Some(false));
+        let e = err("[[instance]]\nname = \"g\"\ncgroup = \"host/vm1\"\n");
+        assert!(e.starts_with("run.toml:3:") && e.contains("give vm"), "{e}");
+        let e = err("[[instance]]\nname = \"g\"\nmem_merge = true\n");
+        assert!(e.contains("hypervisor"), "{e}");
     }
 
     #[test]

@@ -43,6 +43,21 @@ pub struct HostSetup {
     pub balloon: Option<u64>,
     /// The experiment's other instances (other schemes'), stopped so they take nothing.
     pub idle: Vec<String>,
+    /// Real VMs: the point's QEMU guests, each ballooned to its share with `--balloon`.
+    pub guests: Vec<GuestShare>,
+    /// KSM on or off for the run (`--ksm`); `None`: as the host has it.
+    pub ksm: Option<bool>,
+}
+
+/// One QEMU guest of a consolidation point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestShare {
+    pub vm: String,
+    pub instance: String,
+    /// Its RAM.
+    pub memory: u64,
+    /// The memory its balloon leaves it during the run; `None`: all of it.
+    pub target: Option<u64>,
 }
 
 impl PointRun {

@@ -127,6 +127,8 @@ fn run_record(
                 );
                 if let Some(c) = r.consolidation.as_mut() {
                     c.restarted_under_limit = host.restarted.clone();
+                    c.guests = host.guests.clone();
+                    c.ksm_pages_sharing = host.ksm_pages_sharing;
                     if let Some(i) = host.balloon_incident(&dir) {
                         *r.incidents.entry(i.kind.clone()).or_insert(0) += 1;
                         c.incidents.push(i);
@@ -169,6 +171,9 @@ struct HostObserved {
     balloon_lost_at: Option<SystemTime>,
     /// Why the instances were restarted under the limit, when they were.
     restarted: Option<String>,
+    /// Real VMs: each guest's balloon during the run.
+    guests: Vec<record::consolidate::GuestBalloon>,
+    ksm_pages_sharing: Option<u64>,
 }
 
 impl HostObserved {
@@ -231,7 +236,7 @@ async fn one_run(
     if stop.is_set() {
         return Err(RunError::interrupted("interrupted before the run started"));
     }
-    let mut hold = match &host {
+    let hold = match &host {
         Some(setup) => Some(
             consolidate::host::hold_for_run(setup, home, &names, stop, events, before_run)
                 .await
@@ -239,12 +244,35 @@ async fn one_run(
         ),
         None => None,
     };
+    let outcome = run_held(plan, hold, home, stop, events).await;
+    outcome.map(|(outcome, observed)| {
+        for w in outcome.warnings {
+            events.send(Event::Warning(w));
+        }
+        observed
+    })
+}
+
+/// `runner::run` with the host group held as the point set it (`hold`), watching the balloon
+/// and reading real VMs' balloons while it goes; the hold is released when the run ends.
+async fn run_held(
+    plan: RunPlan,
+    mut hold: Option<consolidate::host::HostHold>,
+    home: &Home,
+    stop: &Stop,
+    events: &Arc<dyn Sink>,
+) -> Result<(runner::RunOutcome, HostObserved), RunError> {
     let mut observed = HostObserved {
         limit: hold.as_ref().and_then(|h| h.limit),
         balloon: hold.as_ref().and_then(|h| h.balloon_bytes()),
         balloon_lost_at: None,
         restarted: hold.as_ref().and_then(|h| h.restarted.clone()),
+        ..HostObserved::default()
     };
+    let sampler = hold
+        .as_ref()
+        .and_then(|h| h.guests.as_ref())
+        .map(|g| g.sampler());
     let run = runner::run(plan, home, stop.clone(), Arc::clone(events));
     tokio::pin!(run);
     // The balloon is looked at every second while the run goes, so its death has a time.
@@ -261,13 +289,13 @@ async fn one_run(
             }
         }
     };
+    if let (Some(s), Some(g)) = (sampler, hold.as_mut().and_then(|h| h.guests.as_mut())) {
+        g.absorb(s.finish());
+        observed.guests = g.record.clone();
+        observed.ksm_pages_sharing = g.ksm_peak;
+    }
     drop(hold);
-    outcome.map(|outcome| {
-        for w in outcome.warnings {
-            events.send(Event::Warning(w));
-        }
-        observed
-    })
+    outcome.map(|o| (o, observed))
 }
 
 fn point_plan(

@@ -4,9 +4,15 @@
 //! shared_buffers constant (x = shared_buffers: the shared-buffers working set). Each point is
 //! an ordinary sweep point varying `instance.memory` and `instance.set.shared_buffers` together;
 //! `analysis::knee` reads the curve.
+//!
+//! `--hypervisor qemu` ([`on_vms`]) makes the base run's instances QEMU guests: the memory
+//! that steps is then the guest's RAM (each point reboots it), shared_buffers its server's.
+
+use toml::{Table, Value};
 
 use crate::config::instances::MIN_MEMORY;
 use crate::config::size::{format_size, parse_size};
+use crate::instance::vm::Accel;
 use crate::results::experiment::{KneeMode, KneeRequest};
 
 /// Points of `--memory LO..HI` without `--steps`.
@@ -163,6 +169,46 @@ pub fn points(memory: &[u64], keep: Keep) -> Result<Vec<(u64, u64)>, String> {
             Ok((m, sb))
         })
         .collect()
+}
+
+/// `knee --hypervisor qemu`: every managed instance of the base run `text` (its
+/// `[[instance]]` tables, and those only its targets name) made a QEMU guest; returns the
+/// new text. An instance in an emulated VM (`vm = ...`) is refused: it cannot be both.
+pub fn on_vms(text: &str, instances: &[String], accel: Option<Accel>) -> Result<String, String> {
+    let mut doc: Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let list = doc
+        .entry("instance")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or("the run's `instance` is not a list of [[instance]] tables")?;
+    for name in instances {
+        let at = match list
+            .iter()
+            .position(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()))
+        {
+            Some(i) => i,
+            None => {
+                let mut t = Table::new();
+                t.insert("name".into(), Value::String(name.clone()));
+                list.push(Value::Table(t));
+                list.len() - 1
+            }
+        };
+        let table = list[at]
+            .as_table_mut()
+            .ok_or("an [[instance]] entry is not a table")?;
+        if table.contains_key("vm") {
+            return Err(format!(
+                "instance '{name}' is declared in an emulated VM (vm = ...); leave out vm to run \
+                 the knee on real VMs, or leave out --hypervisor"
+            ));
+        }
+        table.insert("hypervisor".into(), Value::String("qemu".into()));
+        if let Some(a) = accel {
+            table.insert("accel".into(), Value::String(a.name().into()));
+        }
+    }
+    toml::to_string(&doc).map_err(|e| e.to_string())
 }
 
 /// A size as PostgreSQL and tidebench both read it: `2GB` when whole GiB, else `1536MB`.

@@ -491,6 +491,10 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
             None => cg.remove()?,
         }
     }
+    // A VM's QEMU placed in a group (a consolidation's host group) leaves it with the VM.
+    if let Some(group) = record.guest.as_ref().and_then(|g| g.cgroup.as_deref()) {
+        CgroupPaths::locate(group)?.remove_if_unused()?;
+    }
     std::fs::remove_dir_all(&layout.dir).map_err(InstanceError::io("remove", &layout.dir))
 }
 

@@ -100,6 +100,9 @@ fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
     out.memory = opts.memory.or(record.memory);
     out.vm = opts.vm.clone().or_else(|| record.vm.clone());
     out.ssl = opts.ssl || record.ssl;
+    if let (Some(g), Some(asked)) = (out.guest.as_mut(), &opts.guest) {
+        g.overlay(asked);
+    }
     for (key, value) in &opts.settings {
         match out
             .settings

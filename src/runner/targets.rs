@@ -166,6 +166,8 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
                     Some("tcg") => Some(instance::vm::Accel::Tcg),
                     _ => None,
                 },
+                cgroup: decl.cgroup.clone(),
+                mem_merge: decl.mem_merge,
             }),
     }
 }

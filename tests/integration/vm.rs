@@ -7,7 +7,7 @@ use tidebench::instance;
 
 /// Why a VM cannot run here at all, or None. Only a missing QEMU is a reason: anything else
 /// (no KVM, a slow boot) must fail the test, not skip it.
-fn no_qemu() -> Option<String> {
+pub(crate) fn no_qemu() -> Option<String> {
     for program in ["qemu-system-x86_64", "qemu-img"] {
         let ran = std::process::Command::new(program)
             .arg("--version")
@@ -22,7 +22,7 @@ fn no_qemu() -> Option<String> {
 }
 
 /// The QEMU process `pid` still exists (a zombie waiting for its reaper does not count).
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.is_empty())
 }
 

@@ -202,6 +202,7 @@ mod tests {
                 mem_config_bytes: 2 << 30,
                 vms: Vec::new(),
             }],
+            guests: None,
         }
     }
 
@@ -243,6 +244,7 @@ mod tests {
                     }],
                     incidents: Vec::new(),
                     restarted_under_limit: None,
+                    ..ConsolidateRun::default()
                 }),
                 ..RunRecord::pending(&format!("{overcommit}-r1"), 1)
             }],

@@ -1,7 +1,8 @@
 //! Around each consolidation run: the experiment's other instances stopped (another scheme's
 //! VMs must take neither memory nor CPU), and, once the point's instances run and hold their
 //! data, the host group limited to MEM_avail (or to MEM_config with a balloon taking the
-//! difference) for the run only. Loading data under the limit would measure the load.
+//! difference; real VMs: MEM_avail and each QEMU's allowance, the guests ballooned first) for
+//! the run only. Loading data under the limit would measure the load.
 //!
 //! Limiting can itself OOM-kill a server process (the VMs already hold their shared buffers,
 //! and a balloon takes its memory at once), and PostgreSQL then goes through crash recovery.
@@ -18,12 +19,15 @@ use crate::instance::{self, Balloon, Home, HostGroup, InstanceError};
 use crate::sampler::cgroup::InstanceProbe;
 
 use super::super::base::HostSetup;
+use super::guests::{Guests, QEMU_ALLOWANCE};
 
 /// The host group as set for a run; dropping it ends the balloon and lifts the limit, so no
 /// limit outlives the run (a killed tidebench leaves it: the next run lifts it first).
 pub struct HostHold {
     group: HostGroup,
     balloon: Option<Balloon>,
+    /// Real VMs: their balloons and KSM, undone after the limit is lifted.
+    pub guests: Option<Guests>,
     /// The limit the kernel reported after it was set.
     pub limit: Option<u64>,
     /// Why the point's instances were restarted under the limit, when they were.
@@ -45,6 +49,9 @@ impl Drop for HostHold {
     fn drop(&mut self) {
         drop(self.balloon.take());
         let _ = self.group.set_memory_limit(None);
+        // Deflated only now: under the limit, giving the guests their RAM back could OOM-kill
+        // a QEMU.
+        drop(self.guests.take());
     }
 }
 
@@ -72,7 +79,15 @@ pub fn before_instances(setup: &HostSetup, home: &Home) -> Result<(), String> {
 /// limit set, and the instances started again under it; `restarted` says so.
 fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHold, String> {
     let group = HostGroup::locate(&setup.group).map_err(|e| e.to_string())?;
-    let total = setup.avail + setup.balloon.unwrap_or(0);
+    // Real VMs give their ballooned pages back to the host before the limit comes.
+    let mut guests = match setup.guests.is_empty() {
+        true => None,
+        false => Some(Guests::set(&setup.guests, setup.ksm, home)?),
+    };
+    let total = match &guests {
+        Some(_) => setup.avail + QEMU_ALLOWANCE * setup.guests.len() as u64,
+        None => setup.avail + setup.balloon.unwrap_or(0),
+    };
     let mut restarted = None;
     match group.set_memory_limit(Some(total)) {
         Ok(()) => {}
@@ -89,6 +104,10 @@ fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHol
                 })?;
             }
             restarted = Some(why);
+            // Rebooted guests have all their RAM again.
+            if let Some(g) = guests.as_mut() {
+                g.balloon()?;
+            }
         }
         Err(e) => return Err(e.to_string()),
     }
@@ -96,6 +115,7 @@ fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHol
         limit: group.memory_limit(),
         group,
         balloon: None,
+        guests,
         restarted,
     };
     if let Some(bytes) = setup.balloon {

@@ -112,7 +112,22 @@ pub fn run(
         for inst in &vm.instances {
             let mut t = Table::new();
             t.insert("name".into(), Value::String(inst.name.clone()));
-            t.insert("vm".into(), Value::String(vm.cgroup.clone()));
+            match &spec.guests {
+                // A QEMU guest: its QEMU runs in the VM's group below the host group.
+                Some(g) => {
+                    t.insert("hypervisor".into(), Value::String("qemu".into()));
+                    if let Some(a) = g.accel {
+                        t.insert("accel".into(), Value::String(a.name().into()));
+                    }
+                    t.insert("cgroup".into(), Value::String(vm.cgroup.clone()));
+                    if let Some(k) = g.ksm {
+                        t.insert("mem_merge".into(), Value::Boolean(k));
+                    }
+                }
+                None => {
+                    t.insert("vm".into(), Value::String(vm.cgroup.clone()));
+                }
+            }
             if let Some(c) = vm.cpus {
                 t.insert("cpus".into(), Value::Float(c));
             }

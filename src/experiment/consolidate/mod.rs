@@ -9,7 +9,13 @@
 //! What this emulates and what it does not is in the README: a memory limit with page cache
 //! charged to the VM, reclaim and OOM kills under pressure; no guest kernel, no ballooning
 //! between guests, no hypervisor swapping or compression.
+//!
+//! With `--hypervisor qemu` the VMs are real: each a QEMU guest whose QEMU runs below the
+//! host group, so MEM_avail limits real guests' memory, and `--balloon` drives each guest's
+//! virtio-balloon to its share of MEM_avail (the guests' kernels reclaim inside); `--ksm`
+//! turns the host's page merging on or off for the runs.
 
+pub(super) mod guests;
 pub(super) mod host;
 pub mod layout;
 pub mod records;
@@ -18,10 +24,12 @@ pub mod spec;
 use std::path::PathBuf;
 
 use crate::config::Catalog;
-use crate::results::experiment::consolidate::{ConsolidateRequest, OVERCOMMIT_KEY, SCHEME_KEY};
+use crate::results::experiment::consolidate::{
+    ConsolidateRequest, GuestRequest, SchemeLayout, OVERCOMMIT_KEY, SCHEME_KEY,
+};
 use crate::results::experiment::{ExperimentKind, Request};
 
-use super::base::{BaseRun, HostSetup};
+use super::base::{BaseRun, GuestShare, HostSetup};
 use super::schedule::PointValues;
 use super::{Experiment, ExperimentError};
 
@@ -44,6 +52,28 @@ pub fn split_file(label: &str, text: &str) -> Result<(String, RawSpec), String> 
     };
     let run = toml::to_string(&doc).map_err(|e| e.to_string())?;
     Ok((run, spec))
+}
+
+/// A point's QEMU guests (none for control groups), each with its share of `avail` (in
+/// proportion to its RAM, whole MiB) when `ballooned`.
+fn guest_shares(spec: &Spec, lay: &SchemeLayout, avail: u64, ballooned: bool) -> Vec<GuestShare> {
+    if spec.guests.is_none() {
+        return Vec::new();
+    }
+    lay.vms
+        .iter()
+        .filter_map(|vm| {
+            let first = vm.instances.first()?;
+            let share = (avail as u128 * vm.memory_bytes as u128
+                / lay.mem_config_bytes.max(1) as u128) as u64;
+            Some(GuestShare {
+                vm: vm.name.clone(),
+                instance: first.name.clone(),
+                memory: vm.memory_bytes,
+                target: ballooned.then_some((share >> 20) << 20),
+            })
+        })
+        .collect()
 }
 
 impl Experiment {
@@ -81,13 +111,18 @@ impl Experiment {
                     (OVERCOMMIT_KEY.to_string(), rate.to_string()),
                 ]));
                 let avail = spec.mem_avail(*rate);
-                let balloon = (spec.balloon && *rate > 0).then(|| lay.mem_config_bytes - avail);
+                let ballooned = spec.balloon && *rate > 0;
+                // Real VMs balloon inside themselves; emulated ones get the dummy VM.
+                let balloon =
+                    (ballooned && spec.guests.is_none()).then(|| lay.mem_config_bytes - avail);
                 let mut run = run.clone();
                 run.host = Some(HostSetup {
                     group: spec.host_group.clone(),
                     avail,
                     balloon,
                     idle: idle.clone(),
+                    guests: guest_shares(spec, lay, avail, ballooned),
+                    ksm: spec.guests.as_ref().and_then(|g| g.ksm),
                 });
                 runs.push(run);
             }
@@ -108,6 +143,12 @@ impl Experiment {
             working_set: spec.working_set.as_ref().map(|w| w.0.clone()),
             working_set_bytes: spec.working_set.as_ref().map(|w| w.1),
             schemes: layouts,
+            guests: spec.guests.as_ref().map(|g| GuestRequest {
+                hypervisor: "qemu".into(),
+                accel: g.accel.map(|a| a.name().to_string()),
+                ksm: g.ksm,
+                qemu_allowance_bytes: guests::QEMU_ALLOWANCE,
+            }),
         });
         Ok(Experiment {
             kind: ExperimentKind::Consolidate,

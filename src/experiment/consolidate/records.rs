@@ -72,7 +72,11 @@ pub fn from_results(
             Some(VmUsage {
                 vm: vm.name.clone(),
                 cpu_seconds: of("cpu_seconds").and_then(|s| used_within(s, &windows)),
-                peak_usage_bytes: of("mem_usage_bytes").and_then(peak),
+                // A real VM's usage is its QEMU's RSS (it has no group of its own; the
+                // instance's `rss_bytes` is its QEMU's).
+                peak_usage_bytes: of("mem_usage_bytes")
+                    .or_else(|| of("rss_bytes"))
+                    .and_then(peak),
                 peak_cache_bytes: of("mem_cache_bytes").and_then(peak),
                 major_faults: of("major_faults").and_then(growth),
                 oom_kills: oom.and_then(growth),
@@ -103,6 +107,8 @@ pub fn from_results(
         vms,
         incidents,
         restarted_under_limit: None,
+        guests: Vec::new(),
+        ksm_pages_sharing: None,
     }
 }
 

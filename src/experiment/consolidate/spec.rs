@@ -19,6 +19,9 @@
 //! overcommit = [0, 10, 20, 30, 40, 50, 55]
 //! balloon = false              # a locked "dummy VM" takes the difference (else: a limit)
 //! host_group = "consolidate"   # the parent control group standing for the host
+//! hypervisor = "qemu"          # optional: each VM a real QEMU guest (else a control group)
+//! accel = "tcg"                # with hypervisor: kvm or tcg forced (else KVM when it boots)
+//! ksm = false                  # with hypervisor: KSM on or off (/sys/kernel/mm/ksm/run)
 //! working_set = "1376MB"       # optional: each database's VM memory working set (`knee`)
 //! ```
 
@@ -28,6 +31,7 @@ use crate::config::duration::parse_duration;
 use crate::config::instances::{check_vm, MIN_MEMORY};
 use crate::config::size::{format_size, parse_size};
 use crate::config::MAX_CLIENTS;
+use crate::instance::vm::Accel;
 
 /// A consolidation scheme of the vPostgres study: how databases map to VMs and instances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +138,9 @@ pub struct RawSpec {
     pub balloon: Option<bool>,
     pub host_group: Option<String>,
     pub working_set: Option<String>,
+    pub hypervisor: Option<String>,
+    pub accel: Option<String>,
+    pub ksm: Option<bool>,
 }
 
 impl RawSpec {
@@ -154,6 +161,9 @@ impl RawSpec {
             balloon: over.balloon.or(self.balloon),
             host_group: over.host_group.or(self.host_group),
             working_set: over.working_set.or(self.working_set),
+            hypervisor: over.hypervisor.or(self.hypervisor),
+            accel: over.accel.or(self.accel),
+            ksm: over.ksm.or(self.ksm),
         }
     }
 }
@@ -180,6 +190,44 @@ pub struct Spec {
     pub host_group: String,
     /// Each database's VM memory working set, as written and in bytes.
     pub working_set: Option<(String, u64)>,
+    /// Real VMs: each VM a QEMU guest below the host group (else a control group).
+    pub guests: Option<GuestSpec>,
+}
+
+/// The VMs as QEMU guests (`--hypervisor qemu`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestSpec {
+    /// Forced with `--accel`; absent: KVM when it boots, else TCG.
+    pub accel: Option<Accel>,
+    /// KSM on or off for the runs (`--ksm`); absent: the host's as it is, QEMU's default.
+    pub ksm: Option<bool>,
+}
+
+/// `hypervisor`, `accel` and `ksm`: the VMs as QEMU guests, or `None` for control groups.
+fn guests(raw: &RawSpec) -> Result<Option<GuestSpec>, String> {
+    let Some(h) = &raw.hypervisor else {
+        if raw.accel.is_some() || raw.ksm.is_some() {
+            return Err(
+                "accel and ksm are for real VMs; give --hypervisor qemu (or leave them out)".into(),
+            );
+        }
+        return Ok(None);
+    };
+    if h != "qemu" {
+        return Err(format!(
+            "hypervisor = '{h}' is not known; give qemu (or leave it out: VMs as control groups)"
+        ));
+    }
+    let accel = match raw.accel.as_deref() {
+        None => None,
+        Some("kvm") => Some(Accel::Kvm),
+        Some("tcg") => Some(Accel::Tcg),
+        Some(a) => return Err(format!("accel = '{a}' is not known; give kvm or tcg")),
+    };
+    Ok(Some(GuestSpec {
+        accel,
+        ksm: raw.ksm,
+    }))
 }
 
 /// Rates above this leave the VMs too little to start in; the study went to 55 %.
@@ -187,6 +235,7 @@ pub const MAX_OVERCOMMIT: u32 = 90;
 
 impl Spec {
     pub fn check(raw: RawSpec) -> Result<Spec, String> {
+        let guests = guests(&raw)?;
         let schemes = match &raw.schemes {
             Some(list) if list.is_empty() => {
                 return Err("schemes is empty; give e.g. --schemes 1/1/M,M/M/M".into())
@@ -195,8 +244,17 @@ impl Spec {
                 .iter()
                 .map(|s| Scheme::parse(s))
                 .collect::<Result<Vec<_>, _>>()?,
+            // A guest holds one instance: 1/M/M (several in one VM) is for control groups.
+            None if guests.is_some() => vec![Scheme::OneOneM, Scheme::MMM],
             None => Scheme::ALL.to_vec(),
         };
+        if guests.is_some() && schemes.contains(&Scheme::OneMM) {
+            return Err(
+                "scheme 1/M/M puts several instances in one VM, and a QEMU VM instance holds one; \
+                 with --hypervisor give --schemes 1/1/M,M/M/M"
+                    .into(),
+            );
+        }
         if let Some(dup) = schemes
             .iter()
             .enumerate()
@@ -269,6 +327,11 @@ impl Spec {
             if !crate::config::instances::CPUS.contains(&c) {
                 return Err(format!("cpus = {c}: give a number of cores, e.g. 3 or 0.5"));
             }
+            if guests.is_some() && (c < 1.0 || c.fract() != 0.0) {
+                return Err(format!(
+                    "cpus = {c}: a QEMU VM has whole vCPUs; give a whole number, e.g. 1 or 2"
+                ));
+            }
         }
         let working_set = match raw.working_set {
             Some(ws) => {
@@ -296,6 +359,7 @@ impl Spec {
             overcommit,
             balloon: raw.balloon.unwrap_or(false),
             host_group,
+            guests,
         })
     }
 
@@ -339,6 +403,43 @@ mod tests {
         assert_eq!(s.mem_avail(50), 4 << 30);
         // 8 GiB × 0.45 = 3686.4 MiB, rounded down to whole MiB.
         assert_eq!(s.mem_avail(55), 3686 << 20);
+    }
+
+    #[test]
+    fn real_vms_leave_out_1mm_and_take_whole_vcpus() {
+        let qemu = |r: RawSpec| {
+            Spec::check(RawSpec {
+                hypervisor: Some("qemu".into()),
+                ..r
+            })
+        };
+        let s = qemu(RawSpec {
+            ksm: Some(false),
+            accel: Some("tcg".into()),
+            ..raw("1GB")
+        })
+        .unwrap();
+        assert_eq!(s.schemes, vec![Scheme::OneOneM, Scheme::MMM]);
+        let g = s.guests.unwrap();
+        assert_eq!((g.accel, g.ksm), (Some(Accel::Tcg), Some(false)));
+        let e = qemu(RawSpec {
+            schemes: Some(vec!["1/M/M".into()]),
+            ..raw("1GB")
+        })
+        .unwrap_err();
+        assert!(e.contains("--schemes 1/1/M,M/M/M"), "{e}");
+        let e = qemu(RawSpec {
+            cpus: Some(0.5),
+            ..raw("1GB")
+        })
+        .unwrap_err();
+        assert!(e.contains("whole"), "{e}");
+        let e = Spec::check(RawSpec {
+            ksm: Some(true),
+            ..raw("1GB")
+        })
+        .unwrap_err();
+        assert!(e.contains("--hypervisor qemu"), "{e}");
     }
 
     #[test]

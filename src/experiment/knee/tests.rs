@@ -158,3 +158,41 @@ fn each_point_plans_the_instance_with_its_memory_and_shared_buffers() {
     .unwrap_err();
     assert!(e.to_string().contains("managed instance"), "{e}");
 }
+
+#[test]
+fn on_vms_makes_every_instance_a_guest_whose_ram_steps() {
+    use crate::config::{RawRun, WorkloadName};
+    use crate::experiment::{BaseRun, Experiment};
+    use crate::workload::Registry;
+
+    let flags = RawRun {
+        workload: Some(WorkloadName::new("tpcb")),
+        target: Some("instance:knee-g/db".into()),
+        ..RawRun::default()
+    };
+    let mut base = BaseRun {
+        label: "flags".into(),
+        text: String::new(),
+        flags,
+    };
+    let names = base.instances().unwrap();
+    base.text = on_vms(&base.text, &names, Some(Accel::Tcg)).unwrap();
+    let request: crate::results::experiment::Request = serde_json::from_value(serde_json::json!({
+        "source": "flags", "base_text": "", "flags": [], "vary": [], "repeat": 1
+    }))
+    .unwrap();
+    let pts = points(&[512 * M, 768 * M, 1024 * M], Keep::SharedBuffers(128 * M)).unwrap();
+    let exp = Experiment::knee("out".into(), request, &base, &pts, &Registry).unwrap();
+    let plan = exp.runs[1].plan(2, 1, &Registry).unwrap();
+    let i = &plan.instances[0];
+    assert_eq!(i.hypervisor.as_deref(), Some("qemu"));
+    assert_eq!(i.accel.as_deref(), Some("tcg"));
+    assert_eq!(i.memory_bytes, Some(768 * M), "the guest's RAM steps");
+    let e = on_vms(
+        "[[instance]]\nname = \"a\"\nvm = \"h/v\"\n",
+        &["a".into()],
+        None,
+    )
+    .unwrap_err();
+    assert!(e.contains("leave out vm"), "{e}");
+}

@@ -62,6 +62,12 @@ pub enum Hypervisor {
 #[derive(Debug, Clone, Default)]
 pub struct GuestOptions {
     pub accel: Option<Accel>,
+    /// The control group (below `tidebench/`) QEMU runs in, with no limits of its own: a
+    /// consolidation experiment puts its guests below the host group whose memory limit they
+    /// share (real overcommitment).
+    pub cgroup: Option<String>,
+    /// QEMU's `mem-merge` (KSM may merge the guest's memory); absent: QEMU's default (on).
+    pub mem_merge: Option<bool>,
 }
 
 /// The guest part of `instance.toml`.
@@ -73,6 +79,25 @@ pub struct GuestRecord {
     /// Forced with `--accel`; absent: KVM when it boots, else TCG, chosen at each boot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accel: Option<Accel>,
+    /// The control group QEMU runs in (see [`GuestOptions::cgroup`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
+    /// QEMU's `mem-merge` as asked; absent: QEMU's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_merge: Option<bool>,
+}
+
+impl GuestRecord {
+    /// `guest`'s placement and memory merging laid over this record (what `reconfigure`
+    /// compares and saves); the accelerator is not changed here (`start` refuses that).
+    pub(crate) fn overlay(&mut self, guest: &GuestOptions) {
+        if guest.cgroup.is_some() {
+            self.cgroup = guest.cgroup.clone();
+        }
+        if guest.mem_merge.is_some() {
+            self.mem_merge = guest.mem_merge;
+        }
+    }
 }
 
 /// What the last boot found, in `vm/state.toml`.
@@ -210,6 +235,8 @@ pub(crate) fn create(
             vcpus,
             memory: opts.memory.unwrap_or(DEFAULT_MEMORY),
             accel: guest.accel,
+            cgroup: guest.cgroup.clone(),
+            mem_merge: guest.mem_merge,
         }),
     };
     let instances = record::instances_dir(&layout.home);
@@ -346,6 +373,15 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     };
     let bytes = config.to_disk().map_err(setup)?;
     write_private(&files.config(), &bytes)?;
+    let cgroup = match &guest.cgroup {
+        Some(name) => {
+            let paths = super::CgroupPaths::locate(name)?;
+            // No limits of its own: the guest's RAM is its limit, the parent's is the host's.
+            paths.create(None, None)?;
+            paths.procs_files()?
+        }
+        None => Vec::new(),
+    };
     let booted = qemu::boot(
         &qemu::Boot {
             name: &record.name,
@@ -354,6 +390,8 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
             vcpus: guest.vcpus,
             memory: guest.memory,
             port: record.port,
+            cgroup_procs: &cgroup,
+            mem_merge: guest.mem_merge,
         },
         guest.accel,
     )?;

@@ -61,6 +61,11 @@ pub struct Boot<'a> {
     pub vcpus: u32,
     pub memory: u64,
     pub port: u16,
+    /// The `cgroup.procs` files QEMU enters before exec (empty: it stays in ours), so the
+    /// guest's memory is charged there from its first page.
+    pub cgroup_procs: &'a [std::ffi::CString],
+    /// `mem-merge` of the machine; `None`: QEMU's default.
+    pub mem_merge: Option<bool>,
 }
 
 /// A guest that said READY.
@@ -123,7 +128,16 @@ fn boot_with(b: &Boot, accel: Accel) -> Result<Instant, InstanceError> {
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(b.files.qmp());
     let started = Instant::now();
-    let out = command(b, accel).output().map_err(|e| {
+    let mut cmd = command(b, accel);
+    if !b.cgroup_procs.is_empty() {
+        let procs = b.cgroup_procs.to_vec();
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only raw open/write/close on paths prepared before fork (see os_user).
+        unsafe {
+            cmd.pre_exec(move || crate::instance::os_user::enter_cgroups(&procs));
+        }
+    }
+    let out = cmd.output().map_err(|e| {
         InstanceError::Setup(format!(
             "cannot run {QEMU} ({e}); install QEMU (Debian/Ubuntu: apt-get install qemu-system-x86 qemu-utils)"
         ))
@@ -160,13 +174,16 @@ fn command(b: &Boot, accel: Accel) -> Command {
     let mut cmd = Command::new(QEMU);
     let (accel_arg, cpu) = match accel {
         Accel::Kvm => ("kvm", "host"),
-        Accel::Tcg => ("tcg,thread=multi", "max"),
+        // TCG's translated code is capped (QEMU's default grows to 1GiB per guest): what a
+        // guest costs the host stays predictable, and a host group's limit holds it.
+        Accel::Tcg => ("tcg,thread=multi,tb-size=128", "max"),
     };
     let append = format!(
         "console=ttyS0 root={ROOT_DEVICE} rootfstype=ext4 rw panic=-1 init={GUEST_INIT} -- guest-init"
     );
     cmd.args(["-name", &format!("tidebench-{}", b.name)])
-        .args(["-machine", "pc", "-accel", accel_arg, "-cpu", cpu])
+        .args(["-machine", &machine(b.mem_merge)])
+        .args(["-accel", accel_arg, "-cpu", cpu])
         .args([
             "-smp",
             &b.vcpus.to_string(),
@@ -220,6 +237,14 @@ fn command(b: &Boot, accel: Accel) -> Command {
         .arg("-daemonize")
         .stdin(std::process::Stdio::null());
     cmd
+}
+
+/// The machine type, with KSM's merging of guest memory on or off when asked.
+fn machine(mem_merge: Option<bool>) -> String {
+    match mem_merge {
+        Some(on) => format!("pc,mem-merge={}", if on { "on" } else { "off" }),
+        None => "pc".into(),
+    }
 }
 
 /// A path inside a QEMU option value: commas doubled.
@@ -402,6 +427,8 @@ mod tests {
             vcpus: 2,
             memory: 512 << 20,
             port: 6543,
+            cgroup_procs: &[],
+            mem_merge: Some(false),
         };
         let cmd = command(&boot, Accel::Tcg);
         let args: Vec<String> = cmd
@@ -422,6 +449,7 @@ mod tests {
             (args[at + 1].as_str(), args[at + 3].as_str()),
             ("2", "512M")
         );
-        assert!(args.iter().any(|a| a.starts_with("tcg")));
+        assert!(args.iter().any(|a| a == "tcg,thread=multi,tb-size=128"));
+        assert!(args.contains(&"pc,mem-merge=off".to_string()), "{args:?}");
     }
 }

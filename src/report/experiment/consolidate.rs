@@ -15,6 +15,7 @@ use crate::results::experiment::consolidate::{
 use crate::results::experiment::ExperimentFile;
 
 mod figures;
+mod guests;
 mod memory;
 #[cfg(test)]
 mod tests;
@@ -25,9 +26,20 @@ pub(super) const EMULATION: &str = "Emulation: a VM is a control group with a CP
 /// Appends the consolidation sections; `samples` reads a run's `system.csv`.
 pub fn sections(p: &mut String, file: &ExperimentFile, samples: SamplesReader) {
     p.push_str("<h2>Layout</h2>\n");
-    note_to(p, EMULATION);
+    match file
+        .request
+        .consolidate
+        .as_ref()
+        .and_then(|r| r.guests.as_ref())
+    {
+        Some(g) => note_to(p, &guests::what_vms_are(file, g)),
+        None => note_to(p, EMULATION),
+    }
     match &file.request.consolidate {
-        Some(req) => layout_to(p, req),
+        Some(req) => {
+            layout_to(p, req);
+            guests::balloons_to(p, file, req);
+        }
         None => note_to(
             p,
             "The request holds no consolidation layout (experiment.json written by an older tidebench?).",
@@ -131,7 +143,9 @@ fn layout_to(p: &mut String, req: &ConsolidateRequest) {
         ],
         &rows,
     );
-    let balloon = if req.balloon {
+    let balloon = if req.balloon && req.guests.is_some() {
+        "yes: each guest's virtio-balloon (QMP) leaves it its share of MEM_avail"
+    } else if req.balloon {
         "yes: a locked balloon process takes MEM_config − MEM_avail inside the host group (the study's dummy VM)"
     } else {
         "no: the host group's memory limit alone is MEM_avail"

@@ -53,6 +53,25 @@ pub struct ConsolidateRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_set_bytes: Option<u64>,
     pub schemes: Vec<SchemeLayout>,
+    /// Real VMs (`--hypervisor qemu`): every VM a QEMU guest below the host group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guests: Option<GuestRequest>,
+}
+
+/// How the VMs were real ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuestRequest {
+    pub hypervisor: String,
+    /// Forced with `--accel`; absent: KVM when it boots, else TCG (each run's guests say
+    /// which they had).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel: Option<String>,
+    /// KSM on or off during the runs (`--ksm`); absent: left as the host had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ksm: Option<bool>,
+    /// What the host group's limit allows each QEMU beyond its share of MEM_avail (its own
+    /// memory: devices, TCG's translated code).
+    pub qemu_allowance_bytes: u64,
 }
 
 /// A scheme as laid out on VMs and instances.
@@ -104,6 +123,49 @@ pub struct ConsolidateRun {
     /// refused it while they ran), so their shared buffers started cold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarted_under_limit: Option<String>,
+    /// Real VMs: each guest's balloon during the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guests: Vec<GuestBalloon>,
+    /// The most pages KSM shared during the run (`/sys/kernel/mm/ksm/pages_sharing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ksm_pages_sharing: Option<u64>,
+}
+
+/// One QEMU guest during a run: its balloon as QMP reported it, and its own view of its
+/// memory once ballooned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuestBalloon {
+    pub vm: String,
+    pub instance: String,
+    /// The guest's RAM.
+    pub memory_bytes: u64,
+    /// The memory the balloon left it for the run (its share of MEM_avail); absent: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_bytes: Option<u64>,
+    /// `query-balloon`'s `actual` (the memory the guest has), last read during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_bytes: Option<u64>,
+    /// The least `actual` read during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_actual_bytes: Option<u64>,
+    /// Reads of `query-balloon` during the run.
+    pub samples: u32,
+    /// The guest's MemTotal and MemAvailable (its /proc/meminfo) once ballooned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_total_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_available_bytes: Option<u64>,
+    /// The accelerator the guest booted with (`kvm`, `tcg`: emulated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel: Option<String>,
+}
+
+impl GuestBalloon {
+    /// The balloon's size: the guest's RAM less what it had at the last read.
+    pub fn balloon_bytes(&self) -> Option<u64> {
+        self.actual_bytes
+            .map(|a| self.memory_bytes.saturating_sub(a))
+    }
 }
 
 /// One traffic period: each database's rate and their sum.

@@ -222,22 +222,31 @@ fn charts_to(p: &mut String, s: &RunSamples, vm: &VmUsage, limit: Option<u64>, c
     } else {
         "OOM kill / incident"
     };
-    let memory: Vec<Series> = [
-        ("mem_usage_bytes", "usage"),
-        ("mem_cache_bytes", "page cache"),
-    ]
-    .iter()
-    .filter_map(|(metric, name)| {
-        Some(Series {
-            name: (*name).into(),
-            points: of(metric)?
-                .points
-                .iter()
-                .map(|(t, v)| (*t, v * MIB))
-                .collect(),
+    // A real VM has no group of its own: its QEMU's RSS is what it takes from the host, and
+    // its balloon driver says what the guest has.
+    let lines = match of("mem_usage_bytes") {
+        Some(_) => [
+            ("mem_usage_bytes", "usage"),
+            ("mem_cache_bytes", "page cache"),
+        ],
+        None => [
+            ("rss_bytes", "QEMU RSS"),
+            ("guest_memory_bytes", "guest memory"),
+        ],
+    };
+    let memory: Vec<Series> = lines
+        .iter()
+        .filter_map(|(metric, name)| {
+            Some(Series {
+                name: (*name).into(),
+                points: of(metric)?
+                    .points
+                    .iter()
+                    .map(|(t, v)| (*t, v * MIB))
+                    .collect(),
+            })
         })
-    })
-    .collect();
+        .collect();
     let faults: Vec<Series> = COUNTERS
         .iter()
         .filter_map(|(metric, name)| {

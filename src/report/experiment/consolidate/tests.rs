@@ -65,6 +65,7 @@ fn request() -> ConsolidateRequest {
                 ],
             },
         ],
+        guests: None,
     }
 }
 
@@ -121,6 +122,7 @@ fn row_and_point(
                 vms,
                 incidents: Vec::new(),
                 restarted_under_limit: None,
+                ..ConsolidateRun::default()
             };
             if rate > 0 && scheme == "1/1/M" {
                 c.incidents.push(RunIncident {
