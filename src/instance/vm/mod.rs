@@ -9,12 +9,14 @@
 //! serial port, written straight into the instance's `server.log`.
 //!
 //! Files: `<instance>/vm/` (0700) holds the overlay, data disk, config, console log, QEMU's
-//! pidfile and QMP socket, and `state.toml` (the accelerator used, boot time, guest kernel).
+//! pidfile and QMP socket, the guest's stats socket (`stats`), and `state.toml` (the
+//! accelerator used, boot time, guest kernel).
 
 pub mod config;
 pub mod guest_init;
 pub mod image;
 pub mod qemu;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::config::{FAILED_LINE, GUEST_PORT, READY_LINE, ROOT_DEVICE};
 use super::image::{Image, GUEST_INIT};
+use super::stats::PORT_NAME;
 use super::Accel;
 use crate::instance::InstanceError;
 
@@ -50,6 +51,10 @@ impl VmFiles {
     }
     pub fn qmp(&self) -> PathBuf {
         self.dir.join("qmp.sock")
+    }
+    /// The guest's stats port (see `stats`): QEMU listens, the host's sampler connects.
+    pub fn stats(&self) -> PathBuf {
+        self.dir.join("stats.sock")
     }
 }
 
@@ -122,6 +127,7 @@ fn boot_with(b: &Boot, accel: Accel) -> Result<Instant, InstanceError> {
     let console = b.files.console();
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(b.files.qmp());
+    let _ = std::fs::remove_file(b.files.stats());
     let started = Instant::now();
     let out = command(b, accel).output().map_err(|e| {
         InstanceError::Setup(format!(
@@ -204,6 +210,17 @@ fn command(b: &Boot, accel: Accel) -> Command {
         ])
         .args(["-device", "virtio-net-pci,netdev=net0"])
         .args(["-device", "virtio-balloon-pci,id=balloon0"])
+        // The guest's counters, one record a second, to a unix socket in the 0700 `vm/` dir.
+        .args(["-device", "virtio-serial-pci,id=vser0"])
+        .arg("-chardev")
+        .arg(format!(
+            "socket,id=stats,path={},server=on,wait=off",
+            opt_path(&f.stats())
+        ))
+        .args([
+            "-device",
+            &format!("virtserialport,bus=vser0.0,chardev=stats,name={PORT_NAME}"),
+        ])
         .arg("-chardev")
         .arg(format!("file,id=console,path={}", opt_path(&f.console())))
         .args(["-serial", "chardev:console"])
@@ -417,6 +434,13 @@ mod tests {
             .iter()
             .any(|a| a == "unix:/h/instances/a,,b/vm/qmp.sock,server=on,wait=off"));
         assert!(args.contains(&"-daemonize".to_string()));
+        // The stats channel is a unix socket in the instance's own dir, not a TCP port.
+        assert!(args.iter().any(
+            |a| a == "socket,id=stats,path=/h/instances/a,,b/vm/stats.sock,server=on,wait=off"
+        ));
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("tcp:") || a.contains("0.0.0.0")));
         let at = args.iter().position(|a| a == "-smp").unwrap();
         assert_eq!(
             (args[at + 1].as_str(), args[at + 3].as_str()),
