@@ -114,6 +114,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for line in incident_lines(&s.incidents) {
         let _ = writeln!(out, "{line}");
     }
+    for g in &s.guests {
+        let _ = writeln!(out, "{}", guest_line(g));
+    }
     for line in down_lines(&s.down_windows) {
         let _ = writeln!(out, "{line}");
     }
@@ -126,6 +129,26 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     }
     paths_to(&mut out, dir);
     out
+}
+
+/// One VM instance over the measured window: inside the guest, and its QEMU on the host.
+fn guest_line(g: &crate::results::guests::GuestMeans) -> String {
+    let f = |c: &str, digits: usize| g.get(c).map_or("-".into(), |v| format!("{v:.digits$}"));
+    let mib = |c: &str| {
+        g.get(c)
+            .map_or("-".into(), |v| format!("{:.0}", v / 1048576.0))
+    };
+    format!(
+        "VM {}: guest CPU {}% busy, {}% steal, {} of {} MiB available, balloon {} MiB;          its QEMU on the host {} cores, {} MiB resident",
+        g.instance,
+        f("cpu_busy_pct", 1),
+        f("cpu_steal_pct", 1),
+        mib("mem_available_bytes"),
+        mib("mem_total_bytes"),
+        mib("balloon_bytes"),
+        f("qemu_cpu_cores", 2),
+        mib("qemu_rss_bytes"),
+    )
 }
 
 /// The run's identity, how long it measured, and its transaction counts and rate.
