@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::config::{FAILED_LINE, GUEST_PORT, READY_LINE, ROOT_DEVICE};
@@ -78,6 +79,56 @@ pub struct Booted {
     pub kvm_note: Option<String>,
 }
 
+/// Set by Ctrl-C or SIGTERM while a guest boots (see [`Interrupts`]).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// While a guest boots, Ctrl-C and SIGTERM are caught instead of ending tidebench at once:
+/// QEMU runs detached (`-daemonize`), so a tidebench gone mid-boot would leave the VM running
+/// without anyone waiting for it. The boot loop sees the flag, kills its QEMU and fails; the
+/// former handlers (tokio's, in a run) are back when this is dropped.
+struct Interrupts {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Interrupts {
+    fn catch() -> Interrupts {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        let mut old = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: zeroed sigaction structs are valid; the handler only stores to an
+            // atomic; both structs live across the call.
+            unsafe {
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
+                new.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut new.sa_mask);
+                let mut was: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &new, &mut was) == 0 {
+                    old.push((sig, was));
+                }
+            }
+        }
+        Interrupts { old }
+    }
+}
+
+impl Drop for Interrupts {
+    fn drop(&mut self) {
+        for (sig, was) in &self.old {
+            // SAFETY: restores the action sigaction returned for this signal.
+            unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };
+        }
+    }
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// Whether /dev/kvm can be opened for use (it may exist and still not work: see KVM_PROBE).
 fn kvm_usable() -> bool {
     std::fs::OpenOptions::new()
@@ -89,6 +140,7 @@ fn kvm_usable() -> bool {
 
 /// Boots with the asked accelerator, or KVM falling back to TCG when none was asked.
 pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
+    let _catch = Interrupts::catch();
     match asked {
         Some(accel) => boot_with(b, accel).map(|started| Booted {
             accel,
@@ -101,6 +153,7 @@ pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
                 started,
                 kvm_note: None,
             }),
+            Err(e) if interrupted() => Err(e),
             // KVM that fails to start or hangs (no nested virtualization): emulate instead.
             Err(e) => {
                 let why = e.to_string();
@@ -266,6 +319,12 @@ fn wait_ready(b: &Boot, accel: Accel, pid: u32, started: Instant) -> Result<(), 
         ))
     };
     loop {
+        if interrupted() {
+            return Err(InstanceError::Setup(format!(
+                "VM instance '{}': interrupted while it booted; its QEMU is stopped",
+                b.name
+            )));
+        }
         let text = std::fs::read_to_string(&console).unwrap_or_default();
         if text.lines().any(|l| l.starts_with(READY_LINE)) {
             return Ok(());
