@@ -129,6 +129,12 @@ fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+fn interrupted_error(name: &str) -> InstanceError {
+    InstanceError::Setup(format!(
+        "VM instance '{name}': interrupted while it booted; its QEMU is stopped"
+    ))
+}
+
 /// Whether /dev/kvm can be opened for use (it may exist and still not work: see KVM_PROBE).
 fn kvm_usable() -> bool {
     std::fs::OpenOptions::new()
@@ -153,7 +159,7 @@ pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
                 started,
                 kvm_note: None,
             }),
-            Err(e) if interrupted() => Err(e),
+            Err(_) if interrupted() => Err(interrupted_error(b.name)),
             // KVM that fails to start or hangs (no nested virtualization): emulate instead.
             Err(e) => {
                 let why = e.to_string();
@@ -320,10 +326,7 @@ fn wait_ready(b: &Boot, accel: Accel, pid: u32, started: Instant) -> Result<(), 
     };
     loop {
         if interrupted() {
-            return Err(InstanceError::Setup(format!(
-                "VM instance '{}': interrupted while it booted; its QEMU is stopped",
-                b.name
-            )));
+            return Err(interrupted_error(b.name));
         }
         let text = std::fs::read_to_string(&console).unwrap_or_default();
         if text.lines().any(|l| l.starts_with(READY_LINE)) {
