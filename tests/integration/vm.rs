@@ -310,6 +310,7 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     );
 
     // Ctrl-C while a new VM instance boots: no QEMU outlives it, nothing half-made stays.
+    // (TCG forced: one QEMU, not a KVM try that may fail on its own first.)
     let mut start = support::spawn_tidebench(
         &home,
         &[
@@ -318,6 +319,8 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
             "vm2",
             "--hypervisor",
             "qemu",
+            "--accel",
+            "tcg",
             "--memory",
             "256MiB",
         ],
