@@ -139,7 +139,8 @@ fn guest_line(g: &crate::results::guests::GuestMeans) -> String {
             .map_or("-".into(), |v| format!("{:.0}", v / 1048576.0))
     };
     format!(
-        "VM {}: guest CPU {}% busy, {}% steal, {} of {} MiB available, balloon {} MiB;          its QEMU on the host {} cores, {} MiB resident",
+        "VM {}: guest CPU {}% busy, {}% steal, {} of {} MiB available, balloon {} MiB; \
+         its QEMU on the host {} cores, {} MiB resident",
         g.instance,
         f("cpu_busy_pct", 1),
         f("cpu_steal_pct", 1),
@@ -444,6 +445,29 @@ pub fn planned_run(plan: &crate::config::RunPlan) -> String {
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn a_vm_line_puts_the_guest_beside_its_qemu() {
+        let mut g = crate::results::guests::GuestMeans {
+            instance: "vm1".into(),
+            rounds: 3,
+            ..Default::default()
+        };
+        for (c, v) in [
+            ("cpu_busy_pct", 42.25),
+            ("cpu_steal_pct", 0.0),
+            ("mem_total_bytes", 480.0 * 1048576.0),
+            ("mem_available_bytes", 300.0 * 1048576.0),
+            ("qemu_cpu_cores", 1.234),
+        ] {
+            g.means.insert(c.into(), v);
+        }
+        assert_eq!(
+            guest_line(&g),
+            "VM vm1: guest CPU 42.2% busy, 0.0% steal, 300 of 480 MiB available, balloon - MiB; \
+             its QEMU on the host 1.23 cores, - MiB resident"
+        );
+    }
 
     #[test]
     fn down_windows_make_one_line_per_target() {
