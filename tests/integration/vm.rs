@@ -327,24 +327,7 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     );
     let vm2 = home.path().join("instances").join("vm2");
     let pidfile = vm2.join("vm").join("qemu.pid");
-    let waited = std::time::Instant::now();
-    let qemu2 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile)
-            .ok()
-            .and_then(|t| t.trim().parse::<u32>().ok())
-        {
-            break pid;
-        }
-        assert!(
-            start.try_wait().unwrap().is_none(),
-            "instance start ended before QEMU started"
-        );
-        assert!(
-            waited.elapsed() < std::time::Duration::from_secs(300),
-            "no QEMU pidfile for vm2"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let qemu2 = wait_for_qemu(&mut start, &pidfile);
     unsafe { libc::kill(start.id() as libc::pid_t, libc::SIGINT) };
     let o = start.wait_with_output().unwrap();
     assert!(!o.status.success(), "{}", text(&o));
@@ -355,6 +338,58 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     );
     assert!(!alive(qemu2), "Ctrl-C during start leaves no QEMU process");
     assert!(!vm2.exists(), "a creation cut short leaves nothing behind");
+
+    // A tidebench killed outright leaves its QEMU running; the next command finds it by its
+    // pidfile: `destroy` ends it.
+    let mut start = support::spawn_tidebench(
+        &home,
+        &[
+            "instance",
+            "start",
+            "vm3",
+            "--hypervisor",
+            "qemu",
+            "--accel",
+            "tcg",
+            "--memory",
+            "256MiB",
+        ],
+    );
+    let vm3 = home.path().join("instances").join("vm3");
+    let qemu3 = wait_for_qemu(&mut start, &vm3.join("vm").join("qemu.pid"));
+    start.kill().unwrap();
+    let _ = start.wait();
+    assert!(alive(qemu3), "QEMU outlives a killed tidebench");
+    let o = tb(&home, &["instance", "destroy", "vm3"]);
+    assert!(o.status.success(), "destroy: {}", text(&o));
+    assert!(
+        !alive(qemu3),
+        "destroy ends the QEMU a killed tidebench left"
+    );
+    assert!(!vm3.exists());
+}
+
+/// The pid in a new instance's QEMU pidfile, once there (`start` is still booting it).
+fn wait_for_qemu(start: &mut std::process::Child, pidfile: &std::path::Path) -> u32 {
+    let waited = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            return pid;
+        }
+        assert!(
+            start.try_wait().unwrap().is_none(),
+            "instance start ended before QEMU started"
+        );
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(300),
+            "no QEMU pidfile at {}",
+            pidfile.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// The local addresses (hex, as /proc/net/tcp writes them) of the TCP sockets `pid` listens on.

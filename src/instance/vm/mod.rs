@@ -436,6 +436,11 @@ pub(crate) fn stop(layout: &Layout) -> bool {
     qemu::stop(&files_of(layout))
 }
 
+/// Ends the guest at once, without a clean shutdown: its disks are about to go (`destroy`).
+pub(crate) fn discard(layout: &Layout) -> bool {
+    qemu::quit(&files_of(layout))
+}
+
 /// The balloon device in QEMU's object tree (`-device virtio-balloon-pci,id=balloon0`).
 const BALLOON_PATH: &str = "/machine/peripheral/balloon0";
 

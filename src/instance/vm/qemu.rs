@@ -411,12 +411,26 @@ pub fn stop(files: &VmFiles) -> bool {
     if qmp(&files.qmp(), &keys).is_ok() && wait_exit(pid, SHUTDOWN_WAIT) {
         return true;
     }
+    quit_now(files, pid);
+    true
+}
+
+/// Ends the guest without shutting it down (QMP `quit`, then SIGKILL): for a guest whose disks
+/// are about to be removed (`destroy`). Returns false when no QEMU of this instance was running.
+pub fn quit(files: &VmFiles) -> bool {
+    let Some(pid) = running_pid(files) else {
+        return false;
+    };
+    quit_now(files, pid);
+    true
+}
+
+fn quit_now(files: &VmFiles, pid: u32) {
     let quit = serde_json::json!({"execute": "quit"});
     if qmp(&files.qmp(), &quit).is_ok() && wait_exit(pid, Duration::from_secs(10)) {
-        return true;
+        return;
     }
     kill_now(pid);
-    true
 }
 
 /// One QMP command: greeting, capabilities, the command; its `return` value.
