@@ -759,6 +759,10 @@ fn results_dir_page() -> String {
             "`system.csv` (`src/results/system.rs`)",
             "src/results/system.rs",
         ),
+        (
+            "`guests.csv` (`src/results/guests.rs`)",
+            "src/results/guests.rs",
+        ),
     ] {
         out.push_str(&format!("\n\n## {title}\n\n{}", module_doc(rel).trim_end()));
     }

@@ -114,6 +114,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for line in incident_lines(&s.incidents) {
         let _ = writeln!(out, "{line}");
     }
+    for g in &s.guests {
+        let _ = writeln!(out, "{}", guest_line(g));
+    }
     for line in down_lines(&s.down_windows) {
         let _ = writeln!(out, "{line}");
     }
@@ -126,6 +129,27 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     }
     paths_to(&mut out, dir);
     out
+}
+
+/// One VM instance over the measured window: inside the guest, and its QEMU on the host.
+fn guest_line(g: &crate::results::guests::GuestMeans) -> String {
+    let f = |c: &str, digits: usize| g.get(c).map_or("-".into(), |v| format!("{v:.digits$}"));
+    let mib = |c: &str| {
+        g.get(c)
+            .map_or("-".into(), |v| format!("{:.0}", v / 1048576.0))
+    };
+    format!(
+        "VM {}: guest CPU {}% busy, {}% steal, {} of {} MiB available, balloon {} MiB; \
+         its QEMU on the host {} cores, {} MiB resident",
+        g.instance,
+        f("cpu_busy_pct", 1),
+        f("cpu_steal_pct", 1),
+        mib("mem_available_bytes"),
+        mib("mem_total_bytes"),
+        mib("balloon_bytes"),
+        f("qemu_cpu_cores", 2),
+        mib("qemu_rss_bytes"),
+    )
 }
 
 /// The run's identity, how long it measured, and its transaction counts and rate.
@@ -421,6 +445,29 @@ pub fn planned_run(plan: &crate::config::RunPlan) -> String {
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn a_vm_line_puts_the_guest_beside_its_qemu() {
+        let mut g = crate::results::guests::GuestMeans {
+            instance: "vm1".into(),
+            rounds: 3,
+            ..Default::default()
+        };
+        for (c, v) in [
+            ("cpu_busy_pct", 42.25),
+            ("cpu_steal_pct", 0.0),
+            ("mem_total_bytes", 480.0 * 1048576.0),
+            ("mem_available_bytes", 300.0 * 1048576.0),
+            ("qemu_cpu_cores", 1.234),
+        ] {
+            g.means.insert(c.into(), v);
+        }
+        assert_eq!(
+            guest_line(&g),
+            "VM vm1: guest CPU 42.2% busy, 0.0% steal, 300 of 480 MiB available, balloon - MiB; \
+             its QEMU on the host 1.23 cores, - MiB resident"
+        );
+    }
 
     #[test]
     fn down_windows_make_one_line_per_target() {

@@ -482,7 +482,13 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
     check_name("instance", name)?;
     let layout = Layout::new(&home.absolute()?, name);
     let record = load_existing(&layout, name)?;
-    stop(home, name)?;
+    if record.guest.is_some() {
+        // The data disk goes with the dir: no clean shutdown to wait for (one of a guest
+        // still booting could wait a minute for a key press nobody reads).
+        vm::discard(&layout);
+    } else {
+        stop(home, name)?;
+    }
     if record.has_cgroup() {
         let cg = CgroupPaths::locate(record.cgroup_name())?;
         match record.vm {

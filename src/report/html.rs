@@ -13,6 +13,7 @@ use super::rules_view;
 use super::system_view as sys;
 
 mod glance;
+mod guests;
 mod headline;
 mod incidents;
 mod profile;
@@ -433,6 +434,7 @@ fn cpu(d: &RunData, p: &mut String) {
             &rows,
         );
     }
+    guests::guests_to(d, p);
 }
 
 fn memory(d: &RunData, p: &mut String) {

@@ -21,6 +21,8 @@
 //!                  (format: see `system`; appended every sampling round, absent with --sample 0)
 //!   waits.csv      what the run's sessions waited on, per segment, group, set and class;
 //!   locks.csv      who blocked them (format: see `waits`; absent with --sample-waits 0)
+//!   guests.csv     each VM instance's guest beside its QEMU over the measured window
+//!                  (format: see `guests`; made from system.csv at finish, only with VMs)
 //! ```
 //!
 //! An experiment (`tidebench sweep`, `tidebench density`) is a dir of such results dirs plus
@@ -43,6 +45,7 @@ pub mod down;
 pub mod emulators;
 pub mod errors;
 pub mod experiment;
+pub mod guests;
 pub mod headline;
 pub mod hlog;
 pub mod incidents;

@@ -314,6 +314,10 @@ pub struct Summary {
     /// What the run's sessions waited on (`--sample-waits`); see `waits`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<super::waits::WaitsSummary>,
+    /// Each VM instance's guest and its QEMU over the measured window (means of
+    /// `guests.csv`); see `guests`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guests: Vec<super::guests::GuestMeans>,
     /// Transactions in flight at the run's end (or its stop) given up half-way, their fate
     /// unknown (also those the transaction timeout cut): not counted.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -484,6 +488,7 @@ impl Summary {
             volumes: Vec::new(),
             incidents: Vec::new(),
             waits: None,
+            guests: Vec::new(),
             cut_in_flight: 0,
             committed_after_end: 0,
             overrun_s: None,

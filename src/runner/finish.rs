@@ -66,6 +66,9 @@ pub async fn finish(
         let staging = writer.staging_path().to_path_buf();
         super::waits::record(w, &frame.keys, &staging, &mut summary, &mut result.warnings);
     }
+    if server_facts.iter().any(|f| f.vm.is_some()) {
+        guests(writer.staging_path(), &mut summary, &mut result.warnings);
+    }
     let mut runtime = RuntimeInfo::new(plan.clone(), HostFacts::collect(), server_facts);
     runtime.devices = devices;
     runtime.txn_types = frame.type_facts();
@@ -85,6 +88,27 @@ pub async fn finish(
         scales: Vec::new(),
         warnings,
     })
+}
+
+/// The VM instances' guests over the measured window, from `system.csv`: `guests.csv` and
+/// summary.json's `guests` (a run without samples has neither).
+fn guests(staging: &std::path::Path, summary: &mut Summary, warnings: &mut Vec<String>) {
+    let rows = match crate::results::system::read(staging) {
+        Ok(Some(rows)) => rows,
+        Ok(None) => return,
+        Err(e) => {
+            warnings.push(format!("guests.csv not made: {e}"));
+            return;
+        }
+    };
+    let (from, to) = crate::results::guests::measured_window(summary);
+    let Some((csv, means)) = crate::results::guests::build(&rows, from, to) else {
+        return;
+    };
+    if let Err(e) = crate::results::guests::write(staging, &csv) {
+        warnings.push(format!("guests.csv not written: {e}"));
+    }
+    summary.guests = means;
 }
 
 /// What the driver saw beside the totals: failures, incidents, cuts, outages, aborted

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::event::Incident;
 use crate::instance::{CgroupPaths, CgroupVersion, Instance};
 
+use super::guest::GuestChannel;
 use super::incidents::IncidentWatch;
 use super::proc_tree::WalkPace;
 use super::run::Values;
@@ -58,6 +59,8 @@ pub struct InstanceProbe {
     qemu_pid: Option<u32>,
     /// A VM instance's guest: its memory, as its balloon driver reports it through QMP.
     guest: Option<crate::instance::vm::GuestInfo>,
+    /// A VM instance's stats port: the guest's own CPU, memory, disk and network counters.
+    channel: Option<GuestChannel>,
 }
 
 impl InstanceProbe {
@@ -72,6 +75,7 @@ impl InstanceProbe {
             walk: WalkPace::default(),
             qemu_pid: inst.guest().and_then(|g| g.qemu_pid()),
             guest: inst.guest().cloned(),
+            channel: inst.guest().map(|g| GuestChannel::new(g.files.stats())),
         }
     }
 
@@ -189,22 +193,40 @@ impl InstanceReader {
                     out.push(&p.source, metric, v as f64);
                 }
             }
-            if let Some(m) = p.guest.as_ref().and_then(|g| g.memory_stats()) {
-                let rows = [
-                    ("guest_memory_bytes", Some(m.actual)),
-                    ("guest_mem_total_bytes", m.total),
-                    ("guest_mem_available_bytes", m.available),
-                    ("guest_mem_free_bytes", m.free),
-                ];
-                for (metric, v) in rows {
-                    if let Some(v) = v {
-                        out.push(&p.source, metric, v as f64);
-                    }
-                }
+            let reported = p.channel.as_mut().is_some_and(|c| c.sample(&p.source, out));
+            if let Some(g) = p.guest.as_ref() {
+                guest_memory(&p.source, g, reported, out);
             }
             incidents.extend(p.watch.check(t_s, cg.oom_kills, running_postmaster(pid)));
         }
         incidents
+    }
+}
+
+/// A guest's memory through its balloon driver (QMP): what the guest has, the balloon's size
+/// (RAM less that), and the driver's MemTotal and MemAvailable when the stats port did not
+/// report them this round (a guest booted from an older image has no port).
+fn guest_memory(
+    source: &str,
+    guest: &crate::instance::vm::GuestInfo,
+    reported: bool,
+    out: &mut Values,
+) {
+    let Some(m) = guest.memory_stats() else {
+        return;
+    };
+    out.push(source, "guest_memory_bytes", m.actual as f64);
+    let balloon = guest.record.memory.saturating_sub(m.actual);
+    out.push(source, "guest_balloon_bytes", balloon as f64);
+    let mut rows = vec![("guest_mem_free_bytes", m.free)];
+    if !reported {
+        rows.push(("guest_mem_total_bytes", m.total));
+        rows.push(("guest_mem_available_bytes", m.available));
+    }
+    for (metric, v) in rows {
+        if let Some(v) = v {
+            out.push(source, metric, v as f64);
+        }
     }
 }
 

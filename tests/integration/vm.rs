@@ -2,6 +2,8 @@
 //! host gives (TCG here): created through the real CLI, loaded, run, counted by the server,
 //! seen to be the guest's own kernel and network, stopped without a QEMU left behind.
 
+use std::os::unix::fs::PermissionsExt;
+
 use crate::support::{self, output_text as text, run_tidebench as tb};
 use tidebench::instance;
 
@@ -168,6 +170,73 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
         "{guest_memory:?}"
     );
 
+    // Inside the guest, through its stats port, beside its QEMU on the host (guests.csv,
+    // summary.json's `guests`).
+    let g = &s["guests"][0];
+    assert_eq!(g["instance"], "vm1", "{}", s["guests"]);
+    let mean = |g: &serde_json::Value, c: &str| {
+        g["means"][c]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{c} in {g}"))
+    };
+    let total = mean(g, "mem_total_bytes");
+    assert!(
+        total > (400u64 << 20) as f64 && total <= (512u64 << 20) as f64,
+        "the guest's MemTotal is near its --memory 512MiB: {total}"
+    );
+    assert!(
+        mean(g, "cpu_busy_pct") > 0.0,
+        "the guest was busy during the run: {g}"
+    );
+    assert!(
+        mean(g, "qemu_cpu_cores") > 0.0,
+        "QEMU cost the host CPU: {g}"
+    );
+    assert!(mean(g, "qemu_rss_bytes") > 0.0, "{g}");
+    assert_eq!(mean(g, "balloon_bytes"), 0.0, "no balloon yet: {g}");
+    assert!(
+        mean(g, "net_rx_bytes_per_s") > 0.0,
+        "the clients' traffic reached eth0: {g}"
+    );
+    let guests_csv = std::fs::read_to_string(out.join("guests.csv")).unwrap();
+    let rows: Vec<&str> = guests_csv.lines().skip(1).collect();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r.split(',').nth(1) == Some("vm1")));
+    let busy: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.split(',').nth(2)?.parse().ok())
+        .collect();
+    assert!(busy.iter().any(|b| *b > 0.0), "{guests_csv}");
+    let shown = text(&o);
+    assert!(
+        shown.contains("VM vm1: guest CPU"),
+        "one end-of-run line per VM: {shown}"
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains("QEMU CPU (cores)"),
+        "the report shows guest and host"
+    );
+
+    // Hygiene: QEMU listens on the host's loopback only; its sockets and the image cache
+    // are private.
+    let qemu = inst.pid().expect("QEMU runs");
+    let listening = listening_addrs(qemu);
+    assert!(
+        !listening.is_empty(),
+        "the forward to the guest's server listens"
+    );
+    assert!(
+        listening.iter().all(|a| a.starts_with("0100007F:")),
+        "QEMU listens on 127.0.0.1 only: {listening:?}"
+    );
+    for dir in [
+        inst.dir().join("vm"),
+        instance::vm::image::cache_dir(home.path()),
+    ] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+
     // The server log is on the host.
     let log = std::fs::read_to_string(inst.log_path()).unwrap();
     assert!(
@@ -189,6 +258,36 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
         shrunk + 200 * 1024 < before,
         "inflating the balloon by 256MiB takes the guest's memory: {before} -> {shrunk} kB"
     );
+    // The sampler sees the balloon's size, and the guest its memory gone.
+    let out2 = home.path().join("res-vm-balloon");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "tpcb",
+            "--target",
+            "instance:vm1",
+            "-c",
+            "1",
+            "-T",
+            "2",
+            "--out",
+            out2.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "run with the balloon: {}", text(&o));
+    let s2 = support::summary(&out2);
+    let g2 = &s2["guests"][0];
+    let balloon = mean(g2, "balloon_bytes");
+    assert!(
+        (balloon - (256u64 << 20) as f64).abs() < (8u64 << 20) as f64,
+        "the balloon holds 256MiB: {g2}"
+    );
+    assert!(
+        mean(g2, "mem_available_bytes") + f64::from(150u32 << 20) < mean(g, "mem_available_bytes"),
+        "the guest's MemAvailable follows the balloon: {g2} against {g}"
+    );
     let o = tb(&home, &["instance", "balloon", "vm1", "512MiB"]);
     assert!(o.status.success(), "balloon back: {}", text(&o));
     let back = available();
@@ -209,4 +308,111 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
         log.contains("database system is shut down"),
         "a clean shutdown: {log}"
     );
+
+    // Ctrl-C while a new VM instance boots: no QEMU outlives it, nothing half-made stays.
+    // (TCG forced: one QEMU, not a KVM try that may fail on its own first.)
+    let mut start = support::spawn_tidebench(
+        &home,
+        &[
+            "instance",
+            "start",
+            "vm2",
+            "--hypervisor",
+            "qemu",
+            "--accel",
+            "tcg",
+            "--memory",
+            "256MiB",
+        ],
+    );
+    let vm2 = home.path().join("instances").join("vm2");
+    let pidfile = vm2.join("vm").join("qemu.pid");
+    let qemu2 = wait_for_qemu(&mut start, &pidfile);
+    unsafe { libc::kill(start.id() as libc::pid_t, libc::SIGINT) };
+    let o = start.wait_with_output().unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("interrupted while it booted"),
+        "{}",
+        text(&o)
+    );
+    assert!(!alive(qemu2), "Ctrl-C during start leaves no QEMU process");
+    assert!(!vm2.exists(), "a creation cut short leaves nothing behind");
+
+    // A tidebench killed outright leaves its QEMU running; the next command finds it by its
+    // pidfile: `destroy` ends it.
+    let mut start = support::spawn_tidebench(
+        &home,
+        &[
+            "instance",
+            "start",
+            "vm3",
+            "--hypervisor",
+            "qemu",
+            "--accel",
+            "tcg",
+            "--memory",
+            "256MiB",
+        ],
+    );
+    let vm3 = home.path().join("instances").join("vm3");
+    let qemu3 = wait_for_qemu(&mut start, &vm3.join("vm").join("qemu.pid"));
+    start.kill().unwrap();
+    let _ = start.wait();
+    assert!(alive(qemu3), "QEMU outlives a killed tidebench");
+    let o = tb(&home, &["instance", "destroy", "vm3"]);
+    assert!(o.status.success(), "destroy: {}", text(&o));
+    assert!(
+        !alive(qemu3),
+        "destroy ends the QEMU a killed tidebench left"
+    );
+    assert!(!vm3.exists());
+}
+
+/// The pid in a new instance's QEMU pidfile, once there (`start` is still booting it).
+fn wait_for_qemu(start: &mut std::process::Child, pidfile: &std::path::Path) -> u32 {
+    let waited = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            return pid;
+        }
+        assert!(
+            start.try_wait().unwrap().is_none(),
+            "instance start ended before QEMU started"
+        );
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(300),
+            "no QEMU pidfile at {}",
+            pidfile.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The local addresses (hex, as /proc/net/tcp writes them) of the TCP sockets `pid` listens on.
+fn listening_addrs(pid: u32) -> Vec<String> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+        })
+        .collect();
+    let mut out = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // Field 3 is the state (0A: listening), field 9 the inode.
+            if f.len() > 9 && f[3] == "0A" && inodes.iter().any(|i| i == f[9]) {
+                out.push(f[1].to_string());
+            }
+        }
+    }
+    out
 }

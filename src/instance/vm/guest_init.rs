@@ -6,6 +6,7 @@
 //! where the host's forwarded connections arrive from 10.0.2.2, so no route is needed), mounts
 //! the data disk, runs initdb on first boot, starts postgres as an unprivileged user with its
 //! log on the second serial port (the host's `server.log`) and says `READY` on the console.
+//! From then on a thread sends the guest's counters to the host once a second (`stats`).
 //! Ctrl-Alt-Del (sent by the host through QMP) is a fast shutdown, then power off.
 //!
 //! Nothing here runs on the host; it prints to the serial console because that is the guest's
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::config::{GuestConfig, CONFIG_DEVICE, DATA_DEVICE, READY_LINE};
 use super::image::{GUEST_GID, GUEST_PGDATA, GUEST_UID, MODULES_LIST};
+use super::stats::{GuestStats, PORT_NAME};
 
 /// Set by the SIGINT handler (Ctrl-Alt-Del): shut down.
 static SHUTDOWN: AtomicBool = AtomicBool::new(false);
@@ -64,6 +66,7 @@ fn boot() -> Result<(), String> {
     let postmaster = start_postgres(&config)?;
     wait_ready()?;
     say(&format!("{READY_LINE} {}", kernel_release()));
+    std::thread::spawn(report_stats);
     supervise(postmaster);
     Ok(())
 }
@@ -352,6 +355,39 @@ fn supervise(postmaster: Child) {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
+}
+
+/// Once a second, the guest's counters to the host's stats port (see `stats`), for as long as
+/// the guest runs. Non-blocking: while no host reader is connected the port refuses writes
+/// (EAGAIN) and the record is dropped; the init must never wait for the host.
+fn report_stats() {
+    let mut port: Option<std::fs::File> = None;
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        if port.is_none() {
+            port = open_stats_port();
+        }
+        let (Some(out), Some(record)) = (port.as_mut(), GuestStats::read()) else {
+            continue;
+        };
+        let _ = out.write_all(format!("{}\n", record.to_line()).as_bytes());
+    }
+}
+
+/// The virtio-serial port named [`PORT_NAME`]: `/dev/vportNpM`, found by its name in sysfs
+/// (there is no udev here to make `/dev/virtio-ports/NAME`).
+fn open_stats_port() -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let ports = std::fs::read_dir("/sys/class/virtio-ports").ok()?;
+    let dev = ports.flatten().find_map(|p| {
+        let name = std::fs::read_to_string(p.path().join("name")).ok()?;
+        (name.trim() == PORT_NAME).then(|| Path::new("/dev").join(p.file_name()))
+    })?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(dev)
+        .ok()
 }
 
 fn kernel_release() -> String {

@@ -6,7 +6,7 @@
 //! tidebench itself as init takes seconds to assemble where debootstrap takes minutes and a
 //! gigabyte. The kernel is Debian's `-cloud-amd64` flavour (`apt-get download`, `dpkg-deb
 //! -x`): NVMe and ext4 are built in, so it boots from an NVMe disk with no initramfs; the few
-//! modules the guest loads itself (virtio-net, the balloon) are copied beside it.
+//! modules the guest loads itself (virtio-net, the balloon, virtio-serial) are copied beside it.
 //! `mkfs.ext4 -d` turns the staging dir into a disk image without mounting anything.
 //!
 //! Layout of the cache (mode 0700): `kernels/<package>/` (the unpacked kernel package) and
@@ -21,12 +21,12 @@ use std::process::Command;
 use crate::instance::InstanceError;
 
 /// Bumped when what goes into the image changes.
-const RECIPE_VERSION: u32 = 3;
+const RECIPE_VERSION: u32 = 4;
 /// The kernel flavour's metapackage: its dependency names the current kernel package.
 const KERNEL_META: &str = "linux-image-cloud-amd64";
 /// Modules the guest loads, dependencies first as far as known (the guest retries a module
 /// whose dependencies are not loaded yet); those built into the kernel are skipped.
-const MODULES: [&str; 9] = [
+const MODULES: [&str; 10] = [
     "virtio_ring",
     "virtio",
     "virtio_pci_legacy_dev",
@@ -36,6 +36,8 @@ const MODULES: [&str; 9] = [
     "net_failover",
     "virtio_net",
     "virtio_balloon",
+    // The stats port to the host (virtio-serial).
+    "virtio_console",
 ];
 /// In the guest: the list of module files to load, in order.
 pub const MODULES_LIST: &str = "/etc/tidebench-modules";

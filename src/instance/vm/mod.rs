@@ -9,12 +9,14 @@
 //! serial port, written straight into the instance's `server.log`.
 //!
 //! Files: `<instance>/vm/` (0700) holds the overlay, data disk, config, console log, QEMU's
-//! pidfile and QMP socket, and `state.toml` (the accelerator used, boot time, guest kernel).
+//! pidfile and QMP socket, the guest's stats socket (`stats`), and `state.toml` (the
+//! accelerator used, boot time, guest kernel).
 
 pub mod config;
 pub mod guest_init;
 pub mod image;
 pub mod qemu;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -395,9 +397,6 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         },
         guest.accel,
     )?;
-    // The first connection from the host, through the forward: what "ready" means to a user.
-    super::instance_from(layout, record)?.psql("postgres", "SELECT 1")?;
-    let ready_secs = booted.started.elapsed().as_secs_f64();
     // The balloon driver reports the guest's memory every second from now on (read by
     // `memory_stats`); a QEMU without the property only loses those rows.
     let _ = qemu::qmp(
@@ -405,18 +404,34 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         &serde_json::json!({"execute": "qom-set", "arguments": {
             "path": BALLOON_PATH, "property": "guest-stats-polling-interval", "value": 1}}),
     );
-    let release = ready_release(&files).unwrap_or_else(|| image.release.clone());
-    let state = GuestState {
+    let mut state = GuestState {
         accel: booted.accel,
-        ready_secs,
-        kernel_release: release,
+        // Until the first connection: the time to the guest's READY.
+        ready_secs: booted.started.elapsed().as_secs_f64(),
+        kernel_release: ready_release(&files).unwrap_or_else(|| image.release.clone()),
         kvm_note: booted.kvm_note,
         image_build_secs: image.build_secs,
         image_bytes: allocated_bytes(&image.root),
     };
-    let text = toml::to_string(&state).map_err(|e| setup(format!("cannot encode state: {e}")))?;
-    write_private(&files.dir.join("state.toml"), text.as_bytes())?;
+    // Saved at once, so a tidebench killed now leaves a guest whose accelerator is known to
+    // the `start` that adopts it (a TCG guest's figures must never pass for a VM's overhead).
+    save_state(&files, &state)?;
+    // The first connection from the host, through the forward: what "ready" means to a user.
+    super::instance_from(layout, record)?.psql("postgres", "SELECT 1")?;
+    state.ready_secs = booted.started.elapsed().as_secs_f64();
+    save_state(&files, &state)?;
     Ok(state)
+}
+
+fn save_state(files: &VmFiles, state: &GuestState) -> Result<(), InstanceError> {
+    let text = toml::to_string(state).map_err(|e| setup(format!("cannot encode state: {e}")))?;
+    // Through a temp file and a rename: a reader never finds it missing or half written.
+    let (tmp, path) = (
+        files.dir.join("state.toml.tmp"),
+        files.dir.join("state.toml"),
+    );
+    write_private(&tmp, text.as_bytes())?;
+    std::fs::rename(&tmp, &path).map_err(InstanceError::io("rename", &tmp))
 }
 
 /// The release the guest printed after READY.
@@ -470,6 +485,11 @@ fn make_overlay(base: &Path, overlay: &Path) -> Result<(), InstanceError> {
 /// Stops the guest; false when it was not running.
 pub(crate) fn stop(layout: &Layout) -> bool {
     qemu::stop(&files_of(layout))
+}
+
+/// Ends the guest at once, without a clean shutdown: its disks are about to go (`destroy`).
+pub(crate) fn discard(layout: &Layout) -> bool {
+    qemu::quit(&files_of(layout))
 }
 
 /// The balloon device in QEMU's object tree (`-device virtio-balloon-pci,id=balloon0`).

@@ -7,10 +7,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::config::{FAILED_LINE, GUEST_PORT, READY_LINE, ROOT_DEVICE};
 use super::image::{Image, GUEST_INIT};
+use super::stats::PORT_NAME;
 use super::Accel;
 use crate::instance::InstanceError;
 
@@ -51,6 +53,10 @@ impl VmFiles {
     pub fn qmp(&self) -> PathBuf {
         self.dir.join("qmp.sock")
     }
+    /// The guest's stats port (see `stats`): QEMU listens, the host's sampler connects.
+    pub fn stats(&self) -> PathBuf {
+        self.dir.join("stats.sock")
+    }
 }
 
 /// What one boot asks for.
@@ -78,6 +84,62 @@ pub struct Booted {
     pub kvm_note: Option<String>,
 }
 
+/// Set by Ctrl-C or SIGTERM while a guest boots (see [`Interrupts`]).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// While a guest boots, Ctrl-C and SIGTERM are caught instead of ending tidebench at once:
+/// QEMU runs detached (`-daemonize`), so a tidebench gone mid-boot would leave the VM running
+/// without anyone waiting for it. The boot loop sees the flag, kills its QEMU and fails; the
+/// former handlers (tokio's, in a run) are back when this is dropped.
+struct Interrupts {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Interrupts {
+    fn catch() -> Interrupts {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        let mut old = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: zeroed sigaction structs are valid; the handler only stores to an
+            // atomic; both structs live across the call.
+            unsafe {
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
+                new.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut new.sa_mask);
+                let mut was: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &new, &mut was) == 0 {
+                    old.push((sig, was));
+                }
+            }
+        }
+        Interrupts { old }
+    }
+}
+
+impl Drop for Interrupts {
+    fn drop(&mut self) {
+        for (sig, was) in &self.old {
+            // SAFETY: restores the action sigaction returned for this signal.
+            unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };
+        }
+    }
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+fn interrupted_error(name: &str) -> InstanceError {
+    InstanceError::Setup(format!(
+        "VM instance '{name}': interrupted while it booted; its QEMU is stopped"
+    ))
+}
+
 /// Whether /dev/kvm can be opened for use (it may exist and still not work: see KVM_PROBE).
 fn kvm_usable() -> bool {
     std::fs::OpenOptions::new()
@@ -89,6 +151,7 @@ fn kvm_usable() -> bool {
 
 /// Boots with the asked accelerator, or KVM falling back to TCG when none was asked.
 pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
+    let _catch = Interrupts::catch();
     match asked {
         Some(accel) => boot_with(b, accel).map(|started| Booted {
             accel,
@@ -101,6 +164,7 @@ pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
                 started,
                 kvm_note: None,
             }),
+            Err(_) if interrupted() => Err(interrupted_error(b.name)),
             // KVM that fails to start or hangs (no nested virtualization): emulate instead.
             Err(e) => {
                 let why = e.to_string();
@@ -127,6 +191,7 @@ fn boot_with(b: &Boot, accel: Accel) -> Result<Instant, InstanceError> {
     let console = b.files.console();
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(b.files.qmp());
+    let _ = std::fs::remove_file(b.files.stats());
     let started = Instant::now();
     let mut cmd = command(b, accel);
     if !b.cgroup_procs.is_empty() {
@@ -221,6 +286,17 @@ fn command(b: &Boot, accel: Accel) -> Command {
         ])
         .args(["-device", "virtio-net-pci,netdev=net0"])
         .args(["-device", "virtio-balloon-pci,id=balloon0"])
+        // The guest's counters, one record a second, to a unix socket in the 0700 `vm/` dir.
+        .args(["-device", "virtio-serial-pci,id=vser0"])
+        .arg("-chardev")
+        .arg(format!(
+            "socket,id=stats,path={},server=on,wait=off",
+            opt_path(&f.stats())
+        ))
+        .args([
+            "-device",
+            &format!("virtserialport,bus=vser0.0,chardev=stats,name={PORT_NAME}"),
+        ])
         .arg("-chardev")
         .arg(format!("file,id=console,path={}", opt_path(&f.console())))
         .args(["-serial", "chardev:console"])
@@ -274,6 +350,9 @@ fn wait_ready(b: &Boot, accel: Accel, pid: u32, started: Instant) -> Result<(), 
         ))
     };
     loop {
+        if interrupted() {
+            return Err(interrupted_error(b.name));
+        }
         let text = std::fs::read_to_string(&console).unwrap_or_default();
         if text.lines().any(|l| l.starts_with(READY_LINE)) {
             return Ok(());
@@ -357,12 +436,26 @@ pub fn stop(files: &VmFiles) -> bool {
     if qmp(&files.qmp(), &keys).is_ok() && wait_exit(pid, SHUTDOWN_WAIT) {
         return true;
     }
+    quit_now(files, pid);
+    true
+}
+
+/// Ends the guest without shutting it down (QMP `quit`, then SIGKILL): for a guest whose disks
+/// are about to be removed (`destroy`). Returns false when no QEMU of this instance was running.
+pub fn quit(files: &VmFiles) -> bool {
+    let Some(pid) = running_pid(files) else {
+        return false;
+    };
+    quit_now(files, pid);
+    true
+}
+
+fn quit_now(files: &VmFiles, pid: u32) {
     let quit = serde_json::json!({"execute": "quit"});
     if qmp(&files.qmp(), &quit).is_ok() && wait_exit(pid, Duration::from_secs(10)) {
-        return true;
+        return;
     }
     kill_now(pid);
-    true
 }
 
 /// One QMP command: greeting, capabilities, the command; its `return` value.
@@ -444,6 +537,13 @@ mod tests {
             .iter()
             .any(|a| a == "unix:/h/instances/a,,b/vm/qmp.sock,server=on,wait=off"));
         assert!(args.contains(&"-daemonize".to_string()));
+        // The stats channel is a unix socket in the instance's own dir, not a TCP port.
+        assert!(args.iter().any(
+            |a| a == "socket,id=stats,path=/h/instances/a,,b/vm/stats.sock,server=on,wait=off"
+        ));
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("tcp:") || a.contains("0.0.0.0")));
         let at = args.iter().position(|a| a == "-smp").unwrap();
         assert_eq!(
             (args[at + 1].as_str(), args[at + 3].as_str()),
