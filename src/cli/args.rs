@@ -164,7 +164,9 @@ Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad
 const DENSITY_AFTER_HELP: &str = "\
 Step n starts the managed instances density-1 .. density-n (each in its own control group with
 --cpus and --memory, each with its own database prepared on first use and its own --clients) and
-runs them all at once on one clock. The analysis gives each step's total tps, each instance's tps,
+runs them all at once on one clock. With --hypervisor qemu each instance is a real VM instead: a
+QEMU guest with --cpus whole vCPUs and --memory of RAM (a VM more per step; under TCG, software
+emulation, the figures are marked emulated). The analysis gives each step's total tps, each instance's tps,
 the ideal n x (median of the 1-instance step), the percent of ideal, and the host CPU used.
 The instances stay after the experiment (data kept for a resume); remove them with
 `tidebench instance destroy density-N`.
@@ -172,6 +174,7 @@ The instances stay after the experiment (data kept for a resume); remove them wi
 Examples:
   tidebench density --workload tpcb --scale 10 -c 4 --instances 1..4 --cpus 1 --memory 2GB -T 1m
   tidebench density --preset nutanix-density --point-duration 1m --out results/density
+  tidebench density -w tpcb -s 10 -c 4 --instances 1..4 --hypervisor qemu --cpus 2 --memory 2GiB -T 1m
 
 Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
 
@@ -480,6 +483,22 @@ pub struct DensityArgs {
     /// Name the instances PREFIX-1, PREFIX-2, ... (control groups are per host: two homes on one host need two prefixes)
     #[arg(long, value_name = "PREFIX", default_value = crate::experiment::density::INSTANCE_PREFIX, help_heading = EXPERIMENT)]
     pub instance_prefix: String,
+    /// A server setting of every instance, KEY=VALUE; repeat for more
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::instance_cmd::parse_setting, help_heading = EXPERIMENT)]
+    pub settings: Vec<(String, String)>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
+}
+
+/// `--hypervisor qemu [--accel kvm|tcg]`: an experiment's instances as real VMs (issue 40).
+#[derive(Debug, Args)]
+pub struct GuestArgs {
+    /// Make the instances real VMs under this hypervisor (QEMU guests with --cpus whole vCPUs and --memory RAM)
+    #[arg(long, value_enum, help_heading = EXPERIMENT)]
+    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
+    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots, else TCG]
+    #[arg(long, value_enum, requires = "hypervisor", help_heading = EXPERIMENT)]
+    pub accel: Option<crate::instance::vm::Accel>,
 }
 
 #[derive(Debug, Args)]

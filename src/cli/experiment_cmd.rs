@@ -73,7 +73,13 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
         cpus,
         memory: memory.clone(),
         prefix: args.instance_prefix.clone(),
+        settings: args.settings.clone(),
+        guest: args.guest.hypervisor.map(|hypervisor| density::GuestShape {
+            hypervisor,
+            accel: args.guest.accel,
+        }),
     };
+    shape.check().map_err(CliError::usage)?;
     let varied = [Vary {
         name: density::KEY.into(),
         key: crate::experiment::vary::VaryKey::Run(density::KEY.into()),
