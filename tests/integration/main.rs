@@ -47,4 +47,5 @@ mod tpce_txns;
 mod tpcv;
 mod transactions;
 mod vm;
+mod vm_experiments;
 mod waits;

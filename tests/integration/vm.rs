@@ -7,7 +7,7 @@ use tidebench::instance;
 
 /// Why a VM cannot run here at all, or None. Only a missing QEMU is a reason: anything else
 /// (no KVM, a slow boot) must fail the test, not skip it.
-fn no_qemu() -> Option<String> {
+pub(crate) fn no_qemu() -> Option<String> {
     for program in ["qemu-system-x86_64", "qemu-img"] {
         let ran = std::process::Command::new(program)
             .arg("--version")
