@@ -1,6 +1,7 @@
 //! Experiments on real VMs (issue 40, part 4), under whatever accelerator the host gives (TCG
-//! here): a density series whose instances are QEMU guests, and `overhead` with both sides
-//! made by tidebench, a native instance against a VM of the same size. Kept small: tpcb at
+//! here): a density series whose instances are QEMU guests, a sweep over one guest's vCPUs
+//! (reusing the series' guests), and `overhead` with both sides made by tidebench, a native
+//! instance against a VM of the same size. Kept small: tpcb at
 //! scale 1, 1-vCPU guests of 512MiB, runs of a few seconds, as few boots as the checks need.
 
 use std::path::Path;
@@ -30,8 +31,8 @@ fn complete_runs(e: &Value) -> usize {
 }
 
 /// Each of the run's databases: the server's commits are tidebench's, and its server was a VM
-/// of 1 vCPU and 512MiB.
-fn assert_vm_servers_agree(run: &Path, databases: usize) {
+/// of `vcpus` vCPUs and 512MiB.
+fn assert_vm_servers_agree(run: &Path, databases: usize, vcpus: i64) {
     let s = support::summary(run);
     let server = s["server"].as_array().unwrap();
     assert_eq!(server.len(), databases, "{s}");
@@ -45,7 +46,7 @@ fn assert_vm_servers_agree(run: &Path, databases: usize) {
     assert_eq!(servers.len(), databases, "{runtime}");
     for srv in servers {
         let vm = &srv["vm"];
-        assert_eq!(vm["vcpus"].as_integer(), Some(1), "{runtime}");
+        assert_eq!(vm["vcpus"].as_integer(), Some(vcpus), "{runtime}");
         assert_eq!(
             vm["memory_bytes"].as_integer(),
             Some(512 << 20),
@@ -55,9 +56,9 @@ fn assert_vm_servers_agree(run: &Path, databases: usize) {
 }
 
 #[test]
-fn density_of_two_vms_runs_both_steps_and_the_guests_count_agrees() {
+fn density_of_two_vms_then_a_sweep_over_one_guests_vcpus() {
     if let Some(why) = no_qemu() {
-        eprintln!("SKIPPED density_of_two_vms_runs_both_steps_and_the_guests_count_agrees: {why}");
+        eprintln!("SKIPPED density_of_two_vms_then_a_sweep_over_one_guests_vcpus: {why}");
         return;
     }
     let home = support::temp_home();
@@ -101,8 +102,8 @@ fn density_of_two_vms_runs_both_steps_and_the_guests_count_agrees() {
     assert_eq!(step2["instances"], 2, "{e}");
     let per = step2["per_instance_tps"].as_array().unwrap();
     assert!(per.iter().all(|t| t.as_f64().unwrap() > 0.0), "{step2}");
-    assert_vm_servers_agree(&out.join("01-instances=1-r1"), 1);
-    assert_vm_servers_agree(&out.join("02-instances=2-r1"), 2);
+    assert_vm_servers_agree(&out.join("01-instances=1-r1"), 1, 1);
+    assert_vm_servers_agree(&out.join("02-instances=2-r1"), 2, 1);
     for name in ["dv-1", "dv-2"] {
         let inst = instance::find(&home.home, name).unwrap();
         let guest = inst.guest().unwrap_or_else(|| panic!("{name} is a VM"));
@@ -132,6 +133,59 @@ fn density_of_two_vms_runs_both_steps_and_the_guests_count_agrees() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("give --cpus 1 or more"), "{}", text(&o));
+
+    sweep_over_vcpus(&home);
+}
+
+/// `sweep --vary instance.cpus=1,2` over the VM dv-1: the second point reboots it with 2
+/// vCPUs, which the guest's own kernel sees.
+fn sweep_over_vcpus(home: &support::TempHome) {
+    let sweep = |vary: &str, out: &Path| {
+        tb(
+            home,
+            &[
+                "sweep",
+                "-w",
+                "tpcb",
+                "-c",
+                "1",
+                "-T",
+                "2s",
+                "-P",
+                "0",
+                "--target",
+                "instance:dv-1",
+                "--vary",
+                vary,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
+    let o = sweep("instance.cpus=0.5,1", &home.path().join("never"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a number of vCPUs"), "{}", text(&o));
+    let out = home.path().join("sweep");
+    let o = ok(sweep("instance.cpus=1,2", &out));
+    let said = text(&o);
+    assert!(said.contains("instance 'dv-1' restarted"), "{said}");
+    let e = support::experiment(&out);
+    assert_eq!(complete_runs(&e), 2, "{said}");
+    let dirs: Vec<String> = e["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["runs"][0]["dir"].as_str().unwrap().to_string())
+        .collect();
+    assert_vm_servers_agree(&out.join(&dirs[0]), 1, 1);
+    assert_vm_servers_agree(&out.join(&dirs[1]), 1, 2);
+    let inst = instance::find(&home.home, "dv-1").unwrap();
+    let cpuinfo = support::psql(&inst, "tidebench", "SELECT pg_read_file('/proc/cpuinfo')");
+    let processors = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
+    assert_eq!(processors, 2, "the guest's kernel sees 2 vCPUs: {cpuinfo}");
 }
 
 #[test]
