@@ -74,7 +74,16 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
         values: vec![sides.native.clone(), sides.virtual_.clone()],
     }];
     let repeat = args.experiment.repeat;
-    let request = request(&label, &base, &args.experiment, repeat, &varies, None, None);
+    // The size as given: a resume with another size is refused with the difference.
+    let request = request(
+        &label,
+        &base,
+        &args.experiment,
+        repeat,
+        &varies,
+        args.cpus,
+        args.memory.clone(),
+    );
     let dir = out_dir(&run, "overhead");
     let mut exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
         .map_err(|e| CliError::usage(e.to_string()))?;
