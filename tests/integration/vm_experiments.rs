@@ -294,3 +294,83 @@ fn overhead_makes_a_native_instance_and_a_vm_of_one_size_and_ends_with_a_ratio()
         "one side runs at a time"
     );
 }
+
+#[test]
+fn retail_segments_as_vms_hold_the_fact_table_behind_a_local_coordinator() {
+    if let Some(why) = no_qemu() {
+        eprintln!(
+            "SKIPPED retail_segments_as_vms_hold_the_fact_table_behind_a_local_coordinator: {why}"
+        );
+        return;
+    }
+    let home = support::temp_home();
+    let coordinator = support::start_instance(&home, "rc");
+    let prepare = |extra: &[&str]| {
+        let mut args = vec![
+            "prepare",
+            "-w",
+            "retail",
+            "--size",
+            "1MB",
+            "--target",
+            "instance:rc/mpp",
+            "--segments",
+            "2",
+            "--segment-hypervisor",
+            "qemu",
+        ];
+        args.extend_from_slice(extra);
+        tb(&home, &args)
+    };
+    let o = prepare(&["--segment-cpus", "0.5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a number of vCPUs"), "{}", text(&o));
+    let o = ok(prepare(&["--segment-memory", "512MiB"]));
+    assert!(text(&o).contains("over 2 segments"), "{}", text(&o));
+    let mut on_segments = 0;
+    for name in ["rc-seg1", "rc-seg2"] {
+        let seg = instance::find(&home.home, name).unwrap();
+        let guest = seg.guest().unwrap_or_else(|| panic!("{name} is a VM"));
+        assert_eq!((guest.record.vcpus, guest.record.memory), (1, 512 << 20));
+        let rows = support::psql(&seg, "retail", "SELECT count(*) FROM order_lineitems");
+        on_segments += rows.parse::<i64>().unwrap();
+    }
+    // The coordinator reads the fact table through its VM segments (postgres_fdw over the
+    // forwarded ports, with their passwords): every row, and the load's own check passes.
+    let total = support::psql(&coordinator, "mpp", "SELECT count(*) FROM order_lineitems");
+    assert_eq!(total.parse::<i64>().unwrap(), on_segments);
+    assert!(on_segments > 0);
+    let o = ok(tb(
+        &home,
+        &["check", "-w", "retail", "--target", "instance:rc/mpp"],
+    ));
+    assert!(text(&o).contains("each of 2 segments"), "{}", text(&o));
+    let out = home.path().join("res");
+    ok(tb(
+        &home,
+        &[
+            "run",
+            "-w",
+            "retail",
+            "--target",
+            "instance:rc/mpp",
+            "-c",
+            "1",
+            "-T",
+            "2s",
+            "-P",
+            "0",
+            "--cases",
+            "partial_scan",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"], 0, "{}", s["totals"]);
+    assert!(
+        s["totals"]["committed"].as_i64().unwrap() > 0,
+        "{}",
+        s["totals"]
+    );
+}
