@@ -314,16 +314,20 @@ async fn stop_undeclared(exp: &Experiment, point: usize, home: &Home, events: &A
     for name in others {
         let h = home.clone();
         let n = name.clone();
-        match tokio::task::spawn_blocking(move || instance::stop(&h, &n)).await {
-            Ok(Ok(true)) => events.send(Event::Note(format!(
+        let stopped = match tokio::task::spawn_blocking(move || instance::stop(&h, &n)).await {
+            Ok(Ok(was_running)) => Ok(was_running),
+            // Not made yet (a later point's): nothing to stop.
+            Ok(Err(instance::InstanceError::NotFound { .. })) => Ok(false),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match stopped {
+            Ok(true) => events.send(Event::Note(format!(
                 "instance '{name}' stopped (this run does not use it)"
             ))),
-            Ok(Ok(false)) | Ok(Err(instance::InstanceError::NotFound { .. })) => {}
-            Ok(Err(e)) => events.send(Event::Warning(format!(
-                "instance '{name}' (not used by this run) could not be stopped: {e}"
-            ))),
-            Err(e) => events.send(Event::Warning(format!(
-                "instance '{name}' (not used by this run) could not be stopped: {e}"
+            Ok(false) => {}
+            Err(why) => events.send(Event::Warning(format!(
+                "instance '{name}' (not used by this run) could not be stopped: {why}"
             ))),
         }
     }
