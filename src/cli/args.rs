@@ -111,6 +111,12 @@ targets, each profiled with perf over its measured window:
   --virtual  the virtualized side: a DSN to a VM (run tidebench on the VM's host, or inside it
              with --profile host to see what the guest sees), or a managed instance with
              limits (instance start NAME --cpus 0.5)
+With --hypervisor qemu instead of --virtual, tidebench makes both sides itself, of one size
+(--cpus, --memory): the VM is the managed instance overhead-vm, a QEMU guest (KVM where it boots,
+else TCG: then the ratio is marked emulated, not a VM's real overhead), and the native side
+(unless --native names one) the managed instance overhead-native, in a control group of that
+size where cgroups are writable (as root). Each side's instance is stopped while the other runs;
+--profile host adds the QEMU process's share of the host's samples to the verdict.
 Defaults are that study's: --workload tpcb --scale 10 --clients 10 --session-set
 synchronous_commit=off --profile instances; any run flag overrides them. Data is loaded on each
 side when missing.
@@ -121,6 +127,7 @@ Examples:
   tidebench overhead --native instance:native --virtual instance:limited -T 1m
   tidebench overhead --native 'host=/var/run/postgresql dbname=bench' \\
       --virtual postgresql://bench@vm1/bench --profile host --repeat 3 -T 2m
+  tidebench overhead --hypervisor qemu --cpus 2 --memory 2GiB --profile host -T 1m
 
 Exit codes: 0 both runs complete, 1 a run failed, 2 bad input (perf missing: apt-get install
 linux-perf), 130 interrupted.";
@@ -131,12 +138,20 @@ pub struct OverheadArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub experiment: ExperimentArgs,
-    /// The native side: DSN or instance:NAME[/DB]
+    /// The native side: DSN or instance:NAME[/DB] [default with --hypervisor: the managed instance overhead-native]
     #[arg(long, value_name = "TARGET", help_heading = EXPERIMENT)]
-    pub native: String,
-    /// The virtualized side: DSN or instance:NAME[/DB]
-    #[arg(long = "virtual", value_name = "TARGET", help_heading = EXPERIMENT)]
-    pub virtual_: String,
+    pub native: Option<String>,
+    /// The virtualized side: DSN or instance:NAME[/DB]; leave it out with --hypervisor
+    #[arg(long = "virtual", value_name = "TARGET", help_heading = EXPERIMENT, conflicts_with = "hypervisor")]
+    pub virtual_: Option<String>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
+    /// With --hypervisor: the size of both sides, whole vCPUs of the VM and the native side's CPU quota [default: 1]
+    #[arg(long, help_heading = EXPERIMENT, requires = "hypervisor")]
+    pub cpus: Option<f64>,
+    /// With --hypervisor: the VM's RAM and the native side's memory limit, e.g. 1GiB [default: 1GiB]
+    #[arg(long, value_name = "SIZE", help_heading = EXPERIMENT, requires = "hypervisor")]
+    pub memory: Option<String>,
 }
 
 const SWEEP_AFTER_HELP: &str = "\
@@ -164,7 +179,9 @@ Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad
 const DENSITY_AFTER_HELP: &str = "\
 Step n starts the managed instances density-1 .. density-n (each in its own control group with
 --cpus and --memory, each with its own database prepared on first use and its own --clients) and
-runs them all at once on one clock. The analysis gives each step's total tps, each instance's tps,
+runs them all at once on one clock. With --hypervisor qemu each instance is a real VM instead: a
+QEMU guest with --cpus whole vCPUs and --memory of RAM (a VM more per step; under TCG, software
+emulation, the figures are marked emulated). The analysis gives each step's total tps, each instance's tps,
 the ideal n x (median of the 1-instance step), the percent of ideal, and the host CPU used.
 The instances stay after the experiment (data kept for a resume); remove them with
 `tidebench instance destroy density-N`.
@@ -172,6 +189,7 @@ The instances stay after the experiment (data kept for a resume); remove them wi
 Examples:
   tidebench density --workload tpcb --scale 10 -c 4 --instances 1..4 --cpus 1 --memory 2GB -T 1m
   tidebench density --preset nutanix-density --point-duration 1m --out results/density
+  tidebench density -w tpcb -s 10 -c 4 --instances 1..4 --hypervisor qemu --cpus 2 --memory 2GiB -T 1m
 
 Exit codes: 0 every run complete, 1 some run failed (see experiment.json), 2 bad input, 130 interrupted.";
 
@@ -480,6 +498,22 @@ pub struct DensityArgs {
     /// Name the instances PREFIX-1, PREFIX-2, ... (control groups are per host: two homes on one host need two prefixes)
     #[arg(long, value_name = "PREFIX", default_value = crate::experiment::density::INSTANCE_PREFIX, help_heading = EXPERIMENT)]
     pub instance_prefix: String,
+    /// A server setting of every instance, KEY=VALUE; repeat for more
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::instance_cmd::parse_setting, help_heading = EXPERIMENT)]
+    pub settings: Vec<(String, String)>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
+}
+
+/// `--hypervisor qemu [--accel kvm|tcg]`: an experiment's instances as real VMs (issue 40).
+#[derive(Debug, Args)]
+pub struct GuestArgs {
+    /// Make the instances real VMs under this hypervisor (QEMU guests with --cpus whole vCPUs and --memory RAM)
+    #[arg(long, value_enum, help_heading = EXPERIMENT)]
+    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
+    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots, else TCG]
+    #[arg(long, value_enum, requires = "hypervisor", help_heading = EXPERIMENT)]
+    pub accel: Option<crate::instance::vm::Accel>,
 }
 
 #[derive(Debug, Args)]

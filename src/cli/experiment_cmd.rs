@@ -9,6 +9,7 @@ use crate::config::{self, RawRun, RunSource};
 use crate::driver::Stop;
 use crate::event::Sink;
 use crate::experiment::presets::{self, ExperimentPreset, PresetShape};
+use crate::experiment::vary::{InstanceValue, VaryKey};
 use crate::experiment::{density, knee as knee_series, BaseRun, Experiment, Finished, Vary};
 use crate::instance::Home;
 use crate::results::experiment::{ExperimentFile, Request, RunStatus, Varied, KNEE_MEMORY_KEY};
@@ -34,6 +35,7 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
         .map(|v| Vary::parse(v))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::usage)?;
+    whole_vcpus(&base, &varies, home)?;
     let request = request(&label, &base, &args.experiment, repeat, &varies, None, None);
     let dir = out_dir(&args.run, "sweep");
     let exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
@@ -42,6 +44,39 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
         return dry_run(&exp);
     }
     execute(&exp, home)
+}
+
+/// A VM's vCPUs are whole: `--vary instance.cpus` with a fraction over an existing VM
+/// instance is refused before the first run (a declared VM is held to it by the run file's
+/// rules when the points are planned).
+fn whole_vcpus(base: &BaseRun, varies: &[Vary], home: &Home) -> Result<(), CliError> {
+    for v in varies {
+        let VaryKey::Instance {
+            instance,
+            what: InstanceValue::Cpus,
+        } = &v.key
+        else {
+            continue;
+        };
+        let whole = |x: &String| x.parse::<f64>().is_ok_and(|c| c >= 1.0 && c.fract() == 0.0);
+        let Some(bad) = v.values.iter().find(|x| !whole(x)) else {
+            continue;
+        };
+        let names = match instance {
+            Some(n) => vec![n.clone()],
+            None => base.instances().unwrap_or_default(),
+        };
+        for name in names {
+            if crate::instance::find(home, &name).is_ok_and(|i| i.guest().is_some()) {
+                return Err(CliError::usage(format!(
+                    "--vary {}: {bad} is not a number of vCPUs, and instance '{name}' is a VM \
+                     (--hypervisor qemu); give whole numbers, 1 or more",
+                    v.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
@@ -73,7 +108,13 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
         cpus,
         memory: memory.clone(),
         prefix: args.instance_prefix.clone(),
+        settings: args.settings.clone(),
+        guest: args.guest.hypervisor.map(|hypervisor| density::GuestShape {
+            hypervisor,
+            accel: args.guest.accel,
+        }),
     };
+    shape.check().map_err(CliError::usage)?;
     let varied = [Vary {
         name: density::KEY.into(),
         key: crate::experiment::vary::VaryKey::Run(density::KEY.into()),

@@ -104,7 +104,7 @@ pub enum InstanceCommand {
     },
 }
 
-fn parse_setting(text: &str) -> Result<(String, String), String> {
+pub(super) fn parse_setting(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
         _ => Err(format!(

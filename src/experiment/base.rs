@@ -61,6 +61,18 @@ pub struct GuestShare {
 }
 
 impl PointRun {
+    /// The names of the `[[instance]]` tables of the run's text (none when it does not parse:
+    /// its plan then fails with the reason).
+    pub fn declared_instances(&self) -> Vec<String> {
+        toml::from_str::<Table>(&self.text)
+            .map(|doc| {
+                tables(&doc, "instance")
+                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The run's plan, validated as `tidebench run` validates one.
     pub fn plan(
         &self,

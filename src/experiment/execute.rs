@@ -223,6 +223,7 @@ async fn one_run(
         consolidate::host::before_instances(setup, home)
             .map_err(|message| RunError::Host { message })?;
     }
+    stop_undeclared(exp, slot.point, home, events).await;
     apply_instances(&plan, home, events).await?;
     let names: Vec<String> = plan.instances.iter().map(|d| d.name.clone()).collect();
     // The instances are as the point wants them now; the runner must not check them against
@@ -324,6 +325,40 @@ fn clear_unfinished(dir: &Path) -> Result<(), RunError> {
         }
     }
     Ok(())
+}
+
+/// Stops the experiment's instances that this point does not declare, so an idle one takes
+/// nothing from its run: overhead's other side, a density step's extra instances after a
+/// larger step (a VM above all: an idle TCG guest still costs the host CPU). One that cannot
+/// be stopped is a warning; the run still goes.
+async fn stop_undeclared(exp: &Experiment, point: usize, home: &Home, events: &Arc<dyn Sink>) {
+    let ours = exp.runs[point].declared_instances();
+    let mut others: Vec<String> = Vec::new();
+    for name in exp.runs.iter().flat_map(PointRun::declared_instances) {
+        if !ours.contains(&name) && !others.contains(&name) {
+            others.push(name);
+        }
+    }
+    for name in others {
+        let h = home.clone();
+        let n = name.clone();
+        let stopped = match tokio::task::spawn_blocking(move || instance::stop(&h, &n)).await {
+            Ok(Ok(was_running)) => Ok(was_running),
+            // Not made yet (a later point's): nothing to stop.
+            Ok(Err(instance::InstanceError::NotFound { .. })) => Ok(false),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match stopped {
+            Ok(true) => events.send(Event::Note(format!(
+                "instance '{name}' stopped (this run does not use it)"
+            ))),
+            Ok(false) => {}
+            Err(why) => events.send(Event::Warning(format!(
+                "instance '{name}' (not used by this run) could not be stopped: {why}"
+            ))),
+        }
+    }
 }
 
 /// Creates, restarts or starts each `[[instance]]` of the point with its values.

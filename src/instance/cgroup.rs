@@ -48,6 +48,14 @@ impl CgroupPaths {
         locate_under(Path::new(ROOT), name)
     }
 
+    /// Whether this process may make control groups (root, and a cgroup tree found): where it
+    /// may not, an instance can only run without limits.
+    pub fn can_create() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        root && CgroupPaths::locate("probe").is_ok()
+    }
+
     /// The distinct directories, one per mounted hierarchy.
     pub fn dirs(&self) -> Vec<&Path> {
         let mut dirs: Vec<&Path> = Vec::new();

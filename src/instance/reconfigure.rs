@@ -45,6 +45,7 @@ pub fn reconfigure(
         return Ok((instance, Reconfigured::Created));
     }
     let record = Record::load(&layout.record())?;
+    same_kind(&record, opts)?;
     let mut wanted = with_options(&record, opts);
     super::vm::fold_limits(&mut wanted)?;
     if same_values(&record, &wanted) {
@@ -93,9 +94,28 @@ pub fn reconfigure(
     Ok((instance, Reconfigured::Restarted))
 }
 
+/// A local server is not a VM: an experiment that asks for a VM where a local server of the
+/// name exists (a density prefix used before without `--hypervisor`) must not silently measure
+/// the local one. (No `hypervisor` asked where a VM exists keeps the VM, as `instance start`
+/// does: a sweep's `[[instance]]` table made for an `instance:NAME` target names no kind.)
+fn same_kind(record: &Record, opts: &InstanceOptions) -> Result<(), InstanceError> {
+    if opts.guest.is_none() || record.guest.is_some() {
+        return Ok(());
+    }
+    Err(InstanceError::Conflict {
+        name: record.name.clone(),
+        recorded: "no --hypervisor (a local server)".into(),
+        requested: "--hypervisor qemu (a VM)".into(),
+    })
+}
+
 /// `record` with the limits and settings of `opts` laid over it.
 fn with_options(record: &Record, opts: &InstanceOptions) -> Record {
     let mut out = record.clone();
+    if let (Some(g), Some(asked)) = (out.guest.as_mut(), opts.guest.as_ref()) {
+        // A forced accelerator replaces the recorded choice; none asked keeps it.
+        g.accel = asked.accel.or(g.accel);
+    }
     out.cpus = opts.cpus.or(record.cpus);
     out.memory = opts.memory.or(record.memory);
     out.vm = opts.vm.clone().or_else(|| record.vm.clone());
@@ -181,5 +201,43 @@ mod tests {
             &record(),
             &with_options(&record(), &InstanceOptions::default())
         ));
+    }
+
+    #[test]
+    fn a_vm_is_not_made_of_a_local_server_and_a_forced_accel_is_laid_over() {
+        let vm = InstanceOptions {
+            guest: Some(crate::instance::vm::GuestOptions {
+                accel: Some(crate::instance::vm::Accel::Tcg),
+                ..Default::default()
+            }),
+            ..InstanceOptions::default()
+        };
+        let e = same_kind(&record(), &vm).unwrap_err().to_string();
+        assert!(e.contains("instance destroy vm"), "{e}");
+        let mut guest = record();
+        guest.guest = Some(crate::instance::vm::GuestRecord {
+            hypervisor: crate::instance::vm::Hypervisor::Qemu,
+            vcpus: 1,
+            memory: 512 << 20,
+            accel: None,
+            cgroup: None,
+            mem_merge: None,
+        });
+        same_kind(&guest, &vm).unwrap();
+        same_kind(&guest, &InstanceOptions::default()).unwrap();
+        let out = with_options(&guest, &vm);
+        assert_eq!(
+            out.guest.as_ref().and_then(|g| g.accel),
+            Some(crate::instance::vm::Accel::Tcg)
+        );
+        assert!(
+            !same_values(&guest, &out),
+            "a new accelerator reboots the VM"
+        );
+        let kept = with_options(&out, &InstanceOptions::default());
+        assert!(
+            same_values(&out, &kept),
+            "no accel asked keeps the recorded one"
+        );
     }
 }

@@ -2,7 +2,9 @@
 //! postmaster's pid), the servers of DSN targets on this host (found through the backend of
 //! the statistics session: its parent is the postmaster, checked against the data directory
 //! when the role may read it), the driver, and with `--profile host` the host. A server on
-//! another host, or hidden in another PID namespace, is named as out of reach.
+//! another host, or hidden in another PID namespace, is named as out of reach. A managed
+//! instance that is a QEMU guest is profiled as its QEMU process (its pid): what the VM costs
+//! the host; its server's pids are the guest's, never looked for here.
 
 use crate::config::RunPlan;
 use crate::instance::Home;
@@ -27,7 +29,11 @@ pub async fn request(
     };
     let mut subjects = Vec::new();
     let mut missing = Vec::new();
+    let mut guest_ports = Vec::new();
     for i in managed_instances(&targets.planned, home)? {
+        if i.guest().is_some() {
+            guest_ports.push(i.port);
+        }
         match i.pid() {
             Some(pid) => subjects.push(Subject {
                 name: i.name.clone(),
@@ -41,6 +47,9 @@ pub async fn request(
         }
     }
     for server in dbs.server_processes().await {
+        if in_guest(&server, &guest_ports) {
+            continue;
+        }
         match local_postmaster(&server) {
             Ok(pid) if subjects.iter().any(|s| s.root == Some(pid)) => {}
             Ok(pid) => subjects.push(Subject {
@@ -57,6 +66,13 @@ pub async fn request(
         subjects: profile::with_scope_subjects(&profile_plan, subjects),
         missing,
     }))
+}
+
+/// A server reached through a guest's forwarded port: a backend pid it reports is the
+/// guest's, and the QEMU process already stands for it.
+fn in_guest(server: &ServerProcess, guest_ports: &[u16]) -> bool {
+    let params = &server.target.params;
+    guest_ports.contains(&params.port) && is_local(&params.host)
 }
 
 /// The pid of the postmaster serving `server`, when it runs on this host.

@@ -282,6 +282,12 @@ pub enum WorkloadError {
         name: String,
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A fractional `--segment-cpus` for segments that are VMs.
+    #[error(
+        "--segment-cpus {cpus} is not a number of vCPUs: with --segment-hypervisor each segment \
+         is a VM with whole vCPUs; give 1 or more (or leave it out)"
+    )]
+    SegmentVcpus { cpus: f64 },
     /// Per-segment limits asked for where control groups cannot be written.
     #[error(
         "--segment-cpus and --segment-memory are enforced by a control group per segment, \

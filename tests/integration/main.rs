@@ -48,4 +48,5 @@ mod tpcv;
 mod transactions;
 mod vm;
 mod vm_consolidate;
+mod vm_experiments;
 mod waits;

@@ -91,3 +91,18 @@ fn instance_values_declare_the_runs_managed_instance() {
         .unwrap_err()
         .contains("no managed instance"));
 }
+
+#[test]
+fn a_declared_vm_keeps_its_hypervisor_and_takes_whole_vcpus_from_a_sweep() {
+    let text = "workload = \"tpcb\"\ntarget = \"instance:g\"\n\n[[instance]]\nname = \"g\"\n\
+                hypervisor = \"qemu\"\naccel = \"tcg\"\ncpus = 1\nmemory = \"512MiB\"\n";
+    let b = base(text, RawRun::default());
+    let plan = plan_of(&b, &["instance.cpus=2", "instance.g.memory=768MiB"]).unwrap();
+    let i = &plan.instances[0];
+    assert_eq!(i.hypervisor.as_deref(), Some("qemu"));
+    assert_eq!(i.accel.as_deref(), Some("tcg"));
+    assert_eq!((i.cpus, i.memory_bytes), (Some(2.0), Some(768 << 20)));
+    // A VM's vCPUs are whole: refused before the first run, naming the key.
+    let e = plan_of(&b, &["instance.cpus=1.5"]).unwrap_err();
+    assert!(e.contains("not a number of vCPUs"), "{e}");
+}

@@ -59,6 +59,15 @@ pub enum Hypervisor {
     Qemu,
 }
 
+impl Hypervisor {
+    /// The name a run file's `hypervisor` key takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hypervisor::Qemu => "qemu",
+        }
+    }
+}
+
 /// What the user asked for a guest (`--hypervisor qemu`, `--accel`); `--cpus` (whole vCPUs)
 /// and `--memory` (its RAM) come from the instance options.
 #[derive(Debug, Clone, Default)]

@@ -50,6 +50,8 @@ const SIZE: &str = "size";
 /// Each segment's cores and memory (`--segment-cpus`, `--segment-memory`).
 const SEGMENT_CPUS: &str = "segment_cpus";
 const SEGMENT_MEMORY: &str = "segment_memory";
+/// Segments as real VMs (`--segment-hypervisor qemu`, issue 40).
+const SEGMENT_HYPERVISOR: &str = "segment_hypervisor";
 /// The test cases the clients draw (`--cases`).
 const CASES: &str = "cases";
 /// What one `load` test case copies (`--load-size`).

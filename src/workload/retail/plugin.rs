@@ -47,6 +47,14 @@ const OPTIONS: &[OptionSpec] = &[
         load: true,
     },
     OptionSpec {
+        key: super::SEGMENT_HYPERVISOR,
+        kind: OptionKind::Choice(&["qemu"]),
+        help: "make each segment a real VM under this hypervisor (a QEMU guest, as the \
+               study's segment VMs; whole vCPUs: its share of cores rounded down, at least 1) \
+               [default: none, a control group]",
+        load: true,
+    },
+    OptionSpec {
         key: super::CASES,
         kind: OptionKind::Names(&TYPES),
         help: "the test cases clients draw, evenly: full_scan, partial_scan, load (COPY more \

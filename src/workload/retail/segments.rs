@@ -81,6 +81,44 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
     )))
 }
 
+/// A string inside single quotes in SQL.
+fn quote(s: &str) -> String {
+    s.replace('\'', "''")
+}
+
+/// What every segment is started with, and its share of the host (cores, bytes) as reported.
+/// With `--segment-hypervisor` a segment is a QEMU guest: its share's cores rounded down to
+/// whole vCPUs (at least 1), its share's memory as RAM (1GiB where no share is known).
+fn segment_limits(
+    options: &OptionValues,
+    n: u64,
+) -> Result<(Option<(f64, u64)>, InstanceOptions), WorkloadError> {
+    let share = share_of_host(options, n)?;
+    if options.get(super::SEGMENT_HYPERVISOR).is_none() {
+        let limits = InstanceOptions {
+            cpus: share.map(|s| s.0),
+            memory: share.map(|s| s.1),
+            ..InstanceOptions::default()
+        };
+        return Ok((share, limits));
+    }
+    let asked = options
+        .get(super::SEGMENT_CPUS)
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
+    if let Some(c) = asked.filter(|c| *c < 1.0 || c.fract() != 0.0) {
+        return Err(WorkloadError::SegmentVcpus { cpus: c });
+    }
+    let vcpus = share.map_or(1.0, |s| s.0.floor().max(1.0));
+    let memory = share.map_or(instance::vm::DEFAULT_MEMORY, |s| s.1);
+    let limits = InstanceOptions {
+        cpus: Some(vcpus),
+        memory: Some(memory),
+        guest: Some(instance::vm::GuestOptions::default()),
+        ..InstanceOptions::default()
+    };
+    Ok((Some((vcpus, memory)), limits))
+}
+
 /// Starts the segments, creates their tables and the coordinator's foreign tables.
 pub async fn create(
     plan: &PreparePlan,
@@ -102,12 +140,7 @@ pub async fn create(
         TargetSpec::Dsn(_) => "retail".to_string(),
     };
     let home = Home::from_env();
-    let share = share_of_host(&plan.options, n)?;
-    let limits = InstanceOptions {
-        cpus: share.map(|s| s.0),
-        memory: share.map(|s| s.1),
-        ..InstanceOptions::default()
-    };
+    let (share, limits) = segment_limits(&plan.options, n)?;
     let mut targets = Vec::new();
     let mut servers = Vec::new();
     for k in 1..=n {
@@ -129,13 +162,25 @@ pub async fn create(
     for (k, inst) in servers.iter().enumerate() {
         let (lo, hi) = gen::customer_range(size, k as u64, n);
         let s = k + 1;
+        // A VM segment is reached through its forwarded port with its password; a local
+        // one through its socket.
+        let (host, password) = match inst.guest() {
+            Some(_) => (
+                "127.0.0.1".to_string(),
+                format!(
+                    ", password '{}'",
+                    quote(&inst.password().unwrap_or_default())
+                ),
+            ),
+            None => (inst.socket_dir.display().to_string(), String::new()),
+        };
         sql.push_str(&format!(
             "CREATE SERVER retail_seg{s} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '{}', \
              port '{}', dbname '{SEGMENT_DB}', async_capable 'true', fetch_size '10000');\n\
-             CREATE USER MAPPING FOR CURRENT_USER SERVER retail_seg{s} OPTIONS (user '{}');\n\
+             CREATE USER MAPPING FOR CURRENT_USER SERVER retail_seg{s} OPTIONS (user '{}'{password});\n\
              CREATE FOREIGN TABLE order_lineitems_seg{s} PARTITION OF order_lineitems FOR VALUES \
              FROM ({lo}) TO ({hi}) SERVER retail_seg{s} OPTIONS (table_name 'order_lineitems');\n",
-            inst.socket_dir.display(),
+            quote(&host),
             inst.port,
             inst.superuser
         ));
