@@ -23,11 +23,9 @@ pub(crate) fn find() -> Result<PathBuf, InstanceError> {
         if is_bin_dir(&dir) {
             return Ok(dir);
         }
-        return Err(InstanceError::Setup(format!(
-            "TIDEBENCH_PG_BIN={} does not hold pg_ctl, initdb and postgres; point it at a \
-             PostgreSQL bin directory (e.g. /usr/lib/postgresql/15/bin) or unset it",
-            dir.display()
-        )));
+        return Err(InstanceError::PgBinDir {
+            dir: dir.to_path_buf(),
+        });
     }
     let mut looked = vec!["$TIDEBENCH_PG_BIN (unset)".to_string()];
     if let Some(dir) = from_pg_config() {

@@ -17,7 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::InstanceError;
+use super::{CgroupError, InstanceError};
 
 const ROOT: &str = "/sys/fs/cgroup";
 /// The scheduler period for the CPU quota: 100 ms, the kernel's default.
@@ -77,7 +77,7 @@ impl CgroupPaths {
             enable_v2_controllers(&self.cpu)?;
         }
         for dir in self.dirs() {
-            std::fs::create_dir_all(dir).map_err(|e| not_writable(dir, &e))?;
+            std::fs::create_dir_all(dir).map_err(|e| not_writable(dir, e))?;
         }
         let quota = cpus.map(|c| (c * PERIOD_US as f64).round() as u64);
         match self.version {
@@ -104,7 +104,10 @@ impl CgroupPaths {
             .into_iter()
             .map(|d| {
                 CString::new(d.join("cgroup.procs").as_os_str().as_bytes()).map_err(|_| {
-                    InstanceError::Cgroup(format!("cgroup path {} holds a NUL byte", d.display()))
+                    CgroupError::NulInPath {
+                        path: d.to_path_buf(),
+                    }
+                    .into()
                 })
             })
             .collect()
@@ -143,13 +146,11 @@ impl CgroupPaths {
                         std::thread::sleep(Duration::from_millis(100));
                     }
                     Err(e) => {
-                        return Err(InstanceError::Cgroup(format!(
-                            "cannot remove cgroup {}: {e}; processes may still be in it \
-                             (see {}/cgroup.procs): stop them, then `rmdir {}`",
-                            dir.display(),
-                            dir.display(),
-                            dir.display()
-                        )))
+                        return Err(CgroupError::Remove {
+                            dir: dir.to_path_buf(),
+                            source: e,
+                        }
+                        .into())
                     }
                 }
             }
@@ -185,12 +186,11 @@ fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
             std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
         let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
         if !(has("cpu") && has("memory")) {
-            return Err(InstanceError::Cgroup(format!(
-                "cgroup v2 at {} lacks the cpu or memory controller (has: {}); --cpus/--memory \
-                 need both: enable them, or leave out --cpus and --memory",
-                root.display(),
-                controllers.trim()
-            )));
+            return Err(CgroupError::NoControllers {
+                root: root.to_path_buf(),
+                has: controllers.trim().to_string(),
+            }
+            .into());
         }
         let dir = root.join("tidebench").join(name);
         return Ok(CgroupPaths {
@@ -217,11 +217,10 @@ fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
             memory: group(memory),
         });
     }
-    Err(InstanceError::Cgroup(format!(
-        "no cgroup hierarchy with cpu and memory controllers under {}; --cpus/--memory need one \
-         (v1 or v2): run on a Linux host with cgroups mounted, or leave out --cpus and --memory",
-        root.display()
-    )))
+    Err(CgroupError::NoHierarchy {
+        root: root.to_path_buf(),
+    }
+    .into())
 }
 
 /// v2 only lets a group limit cpu/memory if every parent delegates those controllers: the
@@ -230,7 +229,7 @@ fn enable_v2_controllers(group: &Path) -> Result<(), InstanceError> {
     let Some(parent) = group.parent() else {
         return Ok(());
     };
-    std::fs::create_dir_all(parent).map_err(|e| not_writable(parent, &e))?;
+    std::fs::create_dir_all(parent).map_err(|e| not_writable(parent, e))?;
     let mut chain: Vec<&Path> = Vec::new();
     for dir in parent.ancestors() {
         chain.push(dir);
@@ -255,26 +254,28 @@ fn enable_v2_controllers(group: &Path) -> Result<(), InstanceError> {
 
 fn write(path: &Path, value: &str) -> Result<(), InstanceError> {
     std::fs::write(path, value).map_err(|e| match e.kind() {
-        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => not_writable(path, &e),
-        _ if e.raw_os_error() == Some(libc::EBUSY) => InstanceError::CgroupBusy(format!(
-            "the kernel refused '{value}' in {}: {e} (the group holds more than that, and \
-             what is over cannot be reclaimed without swap)",
-            path.display()
-        )),
-        _ => InstanceError::Cgroup(format!(
-            "cannot write '{value}' to {}: {e}; check the value is allowed by the parent group",
-            path.display()
-        )),
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => not_writable(path, e),
+        _ if e.raw_os_error() == Some(libc::EBUSY) => InstanceError::CgroupBusy {
+            context: None,
+            value: value.to_string(),
+            path: path.to_path_buf(),
+            source: e,
+        },
+        _ => CgroupError::Write {
+            value: value.to_string(),
+            path: path.to_path_buf(),
+            source: e,
+        }
+        .into(),
     })
 }
 
-fn not_writable(path: &Path, e: &std::io::Error) -> InstanceError {
-    InstanceError::Cgroup(format!(
-        "cgroup {} is not writable ({e}); --cpus/--memory need writable cgroups: run tidebench \
-         as root (or, with cgroup v2, delegate a subtree to your user), or leave out --cpus and \
-         --memory",
-        path.display()
-    ))
+fn not_writable(path: &Path, e: std::io::Error) -> InstanceError {
+    CgroupError::NotWritable {
+        path: path.to_path_buf(),
+        source: e,
+    }
+    .into()
 }
 
 /// "cpus=0.5 memory=512MiB", or "-" when there are no limits.

@@ -49,11 +49,10 @@ pub(super) fn create(
     };
     if let Err(e) = std::fs::create_dir(&layout.dir) {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            return Err(InstanceError::Setup(format!(
-                "instance '{name}' is being created by another tidebench (or a failed creation \
-                 left {} without instance.toml); wait and retry, or remove that directory",
-                layout.dir.display()
-            )));
+            return Err(InstanceError::BeingCreated {
+                name: name.to_string(),
+                dir: layout.dir.clone(),
+            });
         }
         return Err(InstanceError::io("create", &layout.dir)(e));
     }

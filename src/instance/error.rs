@@ -4,9 +4,49 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstanceError {
-    /// A setup problem whose message already names the fix.
-    #[error("{0}")]
-    Setup(String),
+    /// A name or value a shared checker refused (an instance or VM name, the TLS files of
+    /// the instance's own CA); `message` is the checker's, naming the value and the fix.
+    #[error("{message}")]
+    Invalid { what: &'static str, message: String },
+
+    #[error(
+        "instance '{name}' is being created by another tidebench (or a failed creation left {} \
+         without instance.toml); wait and retry, or remove that directory",
+        .dir.display()
+    )]
+    BeingCreated { name: String, dir: PathBuf },
+
+    #[error(
+        "TIDEBENCH_PG_BIN={} does not hold pg_ctl, initdb and postgres; point it at a PostgreSQL \
+         bin directory (e.g. /usr/lib/postgresql/15/bin) or unset it",
+        .dir.display()
+    )]
+    PgBinDir { dir: PathBuf },
+
+    #[error("{} is damaged ({message}); fix it by hand or remove the instance directory", .path.display())]
+    RecordDamaged { path: PathBuf, message: String },
+
+    #[error(
+        "{} has schema version {found}, this tidebench reads {reads}; use the tidebench that \
+         created it, or destroy and recreate the instance",
+        .path.display()
+    )]
+    RecordVersion {
+        path: PathBuf,
+        found: u32,
+        reads: u32,
+    },
+
+    #[error("cannot encode {}: {message}", .path.display())]
+    RecordEncode { path: PathBuf, message: String },
+
+    /// The OS user the server runs as: made, looked up, or able to reach the home.
+    #[error(transparent)]
+    OsUser(#[from] OsUserError),
+
+    /// The VM of a `--hypervisor` instance (its image, QEMU, its boot, its balloon).
+    #[error(transparent)]
+    Vm(#[from] Box<super::vm::VmError>),
 
     #[error(
         "--cpus {cpus} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",
@@ -111,14 +151,25 @@ pub enum InstanceError {
         source: std::io::Error,
     },
 
-    /// `--cpus`/`--memory` asked for, but the cgroup could not be made or filled.
-    #[error("{0}")]
-    Cgroup(String),
+    /// `--cpus`/`--memory` asked for, but the control group could not be made or filled.
+    #[error(transparent)]
+    Cgroup(#[from] CgroupError),
 
     /// The kernel refused a memory limit below what the group holds and cannot reclaim
     /// (cgroup v1 answers EBUSY; v2 OOM-kills instead).
-    #[error("{0}")]
-    CgroupBusy(String),
+    #[error(
+        "{}the kernel refused '{value}' in {}: {source} (the group holds more than that, and \
+         what is over cannot be reclaimed without swap)",
+        .context.as_deref().unwrap_or(""),
+        .path.display()
+    )]
+    CgroupBusy {
+        /// What was being limited, as `cannot limit host group 'h' to 1 GiB while its VMs run: `.
+        context: Option<String>,
+        value: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl InstanceError {
@@ -154,4 +205,124 @@ mod tests {
         };
         assert_eq!(set.to_string(), "--set port=...: tidebench sets it");
     }
+}
+
+/// What can go wrong with the OS user a managed server runs as.
+#[derive(Debug, thiserror::Error)]
+pub enum OsUserError {
+    #[error("created the system user '{user}' but cannot look it up; check /etc/passwd")]
+    CreatedButMissing { user: &'static str },
+    #[error(
+        "instance '{instance}' runs as the OS user '{recorded}', which no longer exists; recreate \
+         the user or run `tidebench instance destroy {instance}`"
+    )]
+    Gone { instance: String, recorded: String },
+    #[error(
+        "instance '{instance}' belongs to the OS user '{recorded}' but tidebench runs as '{me}'; \
+         run tidebench as '{recorded}' or as root"
+    )]
+    NotOwner {
+        instance: String,
+        recorded: String,
+        me: String,
+    },
+    #[error(
+        "the current user (uid {uid}) has no name in the user database; PostgreSQL needs one: \
+         add an /etc/passwd entry for uid {uid}"
+    )]
+    Nameless { uid: u32 },
+    #[error(
+        "there is no 'postgres' user and `useradd` could not run ({source}); create a system \
+         user 'postgres' or '{user}' for the server to run as"
+    )]
+    NoUseradd {
+        user: &'static str,
+        source: std::io::Error,
+    },
+    #[error(
+        "could not create the system user '{user}' ({stderr}); create a system user 'postgres' \
+         or '{user}' for the server to run as"
+    )]
+    UseraddFailed { user: &'static str, stderr: String },
+    #[error(
+        "the server runs as the OS user '{user}', which cannot enter {} (mode {mode:o}); set \
+         TIDEBENCH_HOME to a directory it can reach (e.g. /var/tmp/tidebench) or run `chmod o+x \
+         {}`",
+        .dir.display(),
+        .dir.display()
+    )]
+    CannotEnter {
+        user: String,
+        dir: PathBuf,
+        mode: u32,
+    },
+}
+
+/// What can go wrong with a control group an instance (or a host group) needs.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("cgroup path {} holds a NUL byte", .path.display())]
+    NulInPath { path: PathBuf },
+    #[error(
+        "cannot remove cgroup {}: {source}; processes may still be in it (see {}/cgroup.procs): \
+         stop them, then `rmdir {}`",
+        .dir.display(),
+        .dir.display(),
+        .dir.display()
+    )]
+    Remove {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cgroup v2 at {} lacks the cpu or memory controller (has: {has}); --cpus/--memory need \
+         both: enable them, or leave out --cpus and --memory",
+        .root.display()
+    )]
+    NoControllers { root: PathBuf, has: String },
+    #[error(
+        "no cgroup hierarchy with cpu and memory controllers under {}; --cpus/--memory need one \
+         (v1 or v2): run on a Linux host with cgroups mounted, or leave out --cpus and --memory",
+        .root.display()
+    )]
+    NoHierarchy { root: PathBuf },
+    #[error(
+        "cannot write '{value}' to {}: {source}; check the value is allowed by the parent group",
+        .path.display()
+    )]
+    Write {
+        value: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "cgroup {} is not writable ({source}); --cpus/--memory need writable cgroups: run \
+         tidebench as root (or, with cgroup v2, delegate a subtree to your user), or leave out \
+         --cpus and --memory",
+        .path.display()
+    )]
+    NotWritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot limit host group '{group}' to {limit}: {source}")]
+    HostLimit {
+        group: String,
+        limit: String,
+        source: Box<super::InstanceError>,
+    },
+    #[error("cannot start the balloon in '{group}': {source}")]
+    BalloonStart {
+        group: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "the balloon could not hold {size} in host group '{group}': {why}; ask for less \
+         overcommitment or leave out --balloon"
+    )]
+    BalloonHeld {
+        size: String,
+        group: String,
+        why: String,
+    },
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use super::cgroup::{CgroupPaths, CgroupVersion};
-use super::InstanceError;
+use super::{CgroupError, InstanceError};
 
 /// The parent group of a consolidation experiment's VMs.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct HostGroup {
 impl HostGroup {
     /// Names the group `tidebench/<name>` in the mounted hierarchy (no writes).
     pub fn locate(name: &str) -> Result<HostGroup, InstanceError> {
-        crate::config::instances::check_vm(name).map_err(InstanceError::Setup)?;
+        crate::config::instances::check_vm(name).map_err(super::invalid("a host group's name"))?;
         Ok(HostGroup {
             name: name.to_string(),
             paths: CgroupPaths::locate(name)?,
@@ -43,14 +43,26 @@ impl HostGroup {
     pub fn set_memory_limit(&self, bytes: Option<u64>) -> Result<(), InstanceError> {
         let what = bytes.map_or("unlimited".into(), super::format_size);
         self.paths.create(None, bytes).map_err(|e| match e {
-            InstanceError::CgroupBusy(e) => InstanceError::CgroupBusy(format!(
-                "cannot limit host group '{}' to {what} while its VMs run: {e}",
-                self.name
-            )),
-            e => InstanceError::Cgroup(format!(
-                "cannot limit host group '{}' to {what}: {e}",
-                self.name
-            )),
+            InstanceError::CgroupBusy {
+                value,
+                path,
+                source,
+                ..
+            } => InstanceError::CgroupBusy {
+                context: Some(format!(
+                    "cannot limit host group '{}' to {what} while its VMs run: ",
+                    self.name
+                )),
+                value,
+                path,
+                source,
+            },
+            e => CgroupError::HostLimit {
+                group: self.name.clone(),
+                limit: what.clone(),
+                source: Box::new(e),
+            }
+            .into(),
         })
     }
 
@@ -79,8 +91,9 @@ impl HostGroup {
         unsafe {
             cmd.pre_exec(move || super::os_user::enter_cgroups(&procs));
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            InstanceError::Cgroup(format!("cannot start the balloon in '{}': {e}", self.name))
+        let mut child = cmd.spawn().map_err(|source| CgroupError::BalloonStart {
+            group: self.name.clone(),
+            source,
         })?;
         let mut line = String::new();
         let ready = child
@@ -95,12 +108,12 @@ impl HostGroup {
                 .map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "it was killed, most likely by the OOM killer".into());
-            return Err(InstanceError::Cgroup(format!(
-                "the balloon could not hold {} in host group '{}': {why}; ask for less \
-                 overcommitment or leave out --balloon",
-                super::format_size(bytes),
-                self.name
-            )));
+            return Err(CgroupError::BalloonHeld {
+                size: super::format_size(bytes),
+                group: self.name.clone(),
+                why,
+            }
+            .into());
         }
         Ok(Balloon { child, bytes })
     }

@@ -22,7 +22,7 @@ pub mod vm;
 use std::path::{Path, PathBuf};
 
 pub use cgroup::{describe_limits, CgroupPaths, CgroupVersion};
-pub use error::InstanceError;
+pub use error::{CgroupError, InstanceError, OsUserError};
 pub use host_group::{hold as balloon_hold, Balloon, HostGroup};
 pub use reconfigure::{reconfigure, Reconfigured};
 pub use server::can_lower_oom_scores;
@@ -102,7 +102,7 @@ impl InstanceOptions {
             return Err(InstanceError::MemoryTooSmall { memory: m });
         }
         if let Some(vm) = &self.vm {
-            crate::config::instances::check_vm(vm).map_err(InstanceError::Setup)?;
+            crate::config::instances::check_vm(vm).map_err(invalid("--vm"))?;
         }
         if self.port == Some(0) {
             return Err(InstanceError::PortZero);
@@ -177,7 +177,7 @@ impl Instance {
             pgwire::Negotiation::Postgres,
             &files,
         )
-        .map_err(InstanceError::Setup)?;
+        .map_err(invalid("the instance's TLS files"))?;
         Ok(pgwire::ConnectParams {
             host: pgwire::Host::Tcp("127.0.0.1".into()),
             password: self.password(),
@@ -564,7 +564,12 @@ fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceE
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), InstanceError> {
-    crate::config::target::check_name(what, name).map_err(InstanceError::Setup)
+    crate::config::target::check_name(what, name).map_err(invalid("a name"))
+}
+
+/// Maps a shared checker's message to [`InstanceError::Invalid`].
+pub(crate) fn invalid(what: &'static str) -> impl Fn(String) -> InstanceError {
+    move |message| InstanceError::Invalid { what, message }
 }
 
 #[cfg(test)]

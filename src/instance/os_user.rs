@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
-use super::InstanceError;
+use super::{InstanceError, OsUserError};
 
 /// The user tidebench creates when it runs as root and there is no `postgres` user.
 const DEDICATED_USER: &str = "tidebench";
@@ -55,9 +55,10 @@ pub(crate) fn for_new_instance() -> Result<ServerUser, InstanceError> {
     }
     create_dedicated_user()?;
     lookup(DEDICATED_USER).ok_or_else(|| {
-        InstanceError::Setup(format!(
-            "created the system user '{DEDICATED_USER}' but cannot look it up; check /etc/passwd"
-        ))
+        OsUserError::CreatedButMissing {
+            user: DEDICATED_USER,
+        }
+        .into()
     })
 }
 
@@ -68,19 +69,21 @@ pub(crate) fn for_existing(recorded: &str, instance: &str) -> Result<ServerUser,
             create_dedicated_user()?;
         }
         return lookup(recorded).ok_or_else(|| {
-            InstanceError::Setup(format!(
-                "instance '{instance}' runs as the OS user '{recorded}', which no longer exists; \
-                 recreate the user or run `tidebench instance destroy {instance}`"
-            ))
+            OsUserError::Gone {
+                instance: instance.to_string(),
+                recorded: recorded.to_string(),
+            }
+            .into()
         });
     }
     let me = current_user()?;
     if me.name != recorded {
-        return Err(InstanceError::Setup(format!(
-            "instance '{instance}' belongs to the OS user '{recorded}' but tidebench runs as \
-             '{}'; run tidebench as '{recorded}' or as root",
-            me.name
-        )));
+        return Err(OsUserError::NotOwner {
+            instance: instance.to_string(),
+            recorded: recorded.to_string(),
+            me: me.name.clone(),
+        }
+        .into());
     }
     Ok(me)
 }
@@ -88,12 +91,7 @@ pub(crate) fn for_existing(recorded: &str, instance: &str) -> Result<ServerUser,
 fn current_user() -> Result<ServerUser, InstanceError> {
     // SAFETY: these getters have no preconditions and cannot fail.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let name = name_of(uid).ok_or_else(|| {
-        InstanceError::Setup(format!(
-            "the current user (uid {uid}) has no name in the user database; PostgreSQL needs \
-             one: add an /etc/passwd entry for uid {uid}"
-        ))
-    })?;
+    let name = name_of(uid).ok_or_else(|| InstanceError::from(OsUserError::Nameless { uid }))?;
     Ok(ServerUser {
         name,
         uid,
@@ -113,19 +111,19 @@ fn create_dedicated_user() -> Result<(), InstanceError> {
         .arg(DEDICATED_USER)
         .output()
         .map_err(|e| {
-            InstanceError::Setup(format!(
-                "there is no 'postgres' user and `useradd` could not run ({e}); create a system \
-                 user 'postgres' or '{DEDICATED_USER}' for the server to run as"
-            ))
+            InstanceError::from(OsUserError::NoUseradd {
+                user: DEDICATED_USER,
+                source: e,
+            })
         })?;
     if out.status.success() || lookup(DEDICATED_USER).is_some() {
         return Ok(());
     }
-    Err(InstanceError::Setup(format!(
-        "could not create the system user '{DEDICATED_USER}' ({}); create a system user \
-         'postgres' or '{DEDICATED_USER}' for the server to run as",
-        String::from_utf8_lossy(&out.stderr).trim()
-    )))
+    Err(OsUserError::UseraddFailed {
+        user: DEDICATED_USER,
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    }
+    .into())
 }
 
 /// Size of the scratch buffer for getpw*_r; generous for any real passwd entry.
@@ -201,15 +199,12 @@ impl ServerUser {
                 0o001
             };
             if mode & bit == 0 {
-                return Err(InstanceError::Setup(format!(
-                    "the server runs as the OS user '{}', which cannot enter {} (mode {:o}); \
-                     set TIDEBENCH_HOME to a directory it can reach (e.g. /var/tmp/tidebench) \
-                     or run `chmod o+x {}`",
-                    self.name,
-                    dir.display(),
-                    mode & 0o7777,
-                    dir.display()
-                )));
+                return Err(OsUserError::CannotEnter {
+                    user: self.name.clone(),
+                    dir: dir.to_path_buf(),
+                    mode: mode & 0o7777,
+                }
+                .into());
             }
         }
         Ok(())

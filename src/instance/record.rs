@@ -91,26 +91,25 @@ pub(crate) fn instances_dir(home: &Path) -> PathBuf {
 impl Record {
     pub fn load(path: &Path) -> Result<Record, InstanceError> {
         let text = std::fs::read_to_string(path).map_err(InstanceError::io("read", path))?;
-        let record: Record = toml::from_str(&text).map_err(|e| {
-            InstanceError::Setup(format!(
-                "{} is damaged ({e}); fix it by hand or remove the instance directory",
-                path.display()
-            ))
+        let record: Record = toml::from_str(&text).map_err(|e| InstanceError::RecordDamaged {
+            path: path.to_path_buf(),
+            message: e.to_string(),
         })?;
         if record.schema_version != SCHEMA_VERSION {
-            return Err(InstanceError::Setup(format!(
-                "{} has schema version {}, this tidebench reads {SCHEMA_VERSION}; use the \
-                 tidebench that created it, or destroy and recreate the instance",
-                path.display(),
-                record.schema_version
-            )));
+            return Err(InstanceError::RecordVersion {
+                path: path.to_path_buf(),
+                found: record.schema_version,
+                reads: SCHEMA_VERSION,
+            });
         }
         Ok(record)
     }
 
     pub fn save(&self, path: &Path) -> Result<(), InstanceError> {
-        let text = toml::to_string(self)
-            .map_err(|e| InstanceError::Setup(format!("cannot encode {}: {e}", path.display())))?;
+        let text = toml::to_string(self).map_err(|e| InstanceError::RecordEncode {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         std::fs::write(path, text).map_err(InstanceError::io("write", path))
     }
 

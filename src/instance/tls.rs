@@ -50,7 +50,8 @@ pub(super) fn ensure(
     // An hour back: a client whose clock is a little behind still accepts it.
     let now = SystemTime::now();
     let from = now - Duration::from_secs(3600);
-    write_certificates(&dir, name, from, now + VALIDITY).map_err(InstanceError::Setup)?;
+    write_certificates(&dir, name, from, now + VALIDITY)
+        .map_err(super::invalid("the instance's TLS files"))?;
     for path in [
         dir.clone(),
         dir.join(CA_CERT),

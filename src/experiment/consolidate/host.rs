@@ -91,7 +91,8 @@ fn limit(setup: &HostSetup, home: &Home, instances: &[String]) -> Result<HostHol
     let mut restarted = None;
     match group.set_memory_limit(Some(total)) {
         Ok(()) => {}
-        Err(InstanceError::CgroupBusy(why)) => {
+        Err(busy @ InstanceError::CgroupBusy { .. }) => {
+            let why = busy.to_string();
             for name in instances {
                 instance::stop(home, name).map_err(|e| e.to_string())?;
             }

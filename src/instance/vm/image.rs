@@ -18,6 +18,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::VmError;
 use crate::instance::InstanceError;
 
 /// Bumped when what goes into the image changes.
@@ -74,10 +75,6 @@ pub fn cache_dir(home: &Path) -> PathBuf {
     home.join("vm-cache")
 }
 
-fn setup(msg: String) -> InstanceError {
-    InstanceError::Setup(msg)
-}
-
 /// Creates `dir` (and parents) with mode 0700.
 pub fn private_dir(dir: &Path) -> Result<(), InstanceError> {
     std::fs::create_dir_all(dir).map_err(InstanceError::io("create", dir))?;
@@ -86,16 +83,20 @@ pub fn private_dir(dir: &Path) -> Result<(), InstanceError> {
 }
 
 /// Runs a host program; its stderr names the problem.
-fn run(cmd: &mut Command, fix: &str) -> Result<String, InstanceError> {
+fn run(cmd: &mut Command, fix: &'static str) -> Result<String, InstanceError> {
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let out = cmd
-        .output()
-        .map_err(|e| setup(format!("cannot run {program} ({e}); {fix}")))?;
+    let out = cmd.output().map_err(|source| VmError::CannotRun {
+        program: program.clone(),
+        source,
+        fix,
+    })?;
     if !out.status.success() {
-        return Err(setup(format!(
-            "{program} failed: {}; {fix}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(VmError::Failed {
+            what: program,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            fix: format!("; {fix}"),
+        }
+        .into());
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -129,12 +130,7 @@ pub fn ensure(home: &Path, bin_dir: &Path) -> Result<Image, InstanceError> {
     if std::fs::rename(&staging, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
-    let mut image = load(&dir).ok_or_else(|| {
-        setup(format!(
-            "the image in {} is incomplete; remove it",
-            dir.display()
-        ))
-    })?;
+    let mut image = load(&dir).ok_or_else(|| VmError::ImageIncomplete { dir: dir.clone() })?;
     prune_others(&cache.join("images"), &dir);
     image.built = true;
     image.build_secs = started.elapsed().as_secs_f64();
@@ -193,9 +189,11 @@ fn kernel_package() -> Result<String, InstanceError> {
         .find(|p| p.starts_with("linux-image-"))
         .map(str::to_string)
         .ok_or_else(|| {
-            setup(format!(
-                "apt-cache names no kernel for {KERNEL_META}; {fix}"
-            ))
+            VmError::NoKernel {
+                meta: KERNEL_META,
+                fix: fix.to_string(),
+            }
+            .into()
         })
 }
 
@@ -243,7 +241,10 @@ fn unpack_kernel(cache: &Path, pkg: &str) -> Result<PathBuf, InstanceError> {
             .filter_map(Result::ok)
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|x| x == "deb"))
-            .ok_or_else(|| setup(format!("apt-get download {pkg} left no .deb; {fix}")))?;
+            .ok_or_else(|| VmError::NoDeb {
+                package: pkg.to_string(),
+                fix: fix.to_string(),
+            })?;
         run(
             Command::new("dpkg-deb")
                 .arg("-x")
@@ -296,7 +297,9 @@ fn stage_kernel(kernel: &Path, root: &Path, out: &Path) -> Result<String, Instan
         .map_err(InstanceError::io("list", &modules))?
         .filter_map(Result::ok)
         .find_map(|e| e.file_name().to_str().map(str::to_string))
-        .ok_or_else(|| setup(format!("no modules in {}; remove it", modules.display())))?;
+        .ok_or_else(|| VmError::NoModules {
+            dir: modules.clone(),
+        })?;
     let vmlinuz = kernel.join(format!("boot/vmlinuz-{release}"));
     std::fs::copy(&vmlinuz, out.join("vmlinuz")).map_err(InstanceError::io("copy", &vmlinuz))?;
     let mut found = std::collections::HashMap::new();
@@ -398,11 +401,10 @@ fn share_dir(bin_dir: &Path) -> Result<PathBuf, InstanceError> {
         .into_iter()
         .find(|d| d.join("postgres.bki").is_file())
         .ok_or_else(|| {
-            setup(format!(
-                "cannot find the share dir (postgres.bki) of the PostgreSQL in {}; a VM guest \
-                 needs a Debian-style installation (apt-get install postgresql)",
-                bin_dir.display()
-            ))
+            VmError::NoShareDir {
+                bin_dir: bin_dir.to_path_buf(),
+            }
+            .into()
         })
 }
 
@@ -454,13 +456,7 @@ fn init_binary() -> Result<PathBuf, InstanceError> {
         .take(2)
         .map(|d| d.join("tidebench"))
         .find(|p| p.is_file())
-        .ok_or_else(|| {
-            setup(format!(
-                "{} is not tidebench and no tidebench binary is beside it; set \
-                 TIDEBENCH_GUEST_INIT to the tidebench binary the guest runs as its init",
-                exe.display()
-            ))
-        })
+        .ok_or_else(|| VmError::NoGuestInit { exe: exe.clone() }.into())
 }
 
 /// tidebench itself as the guest's init, without its debug info when `strip` is there.

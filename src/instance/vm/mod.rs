@@ -13,6 +13,7 @@
 //! accelerator used, boot time, guest kernel).
 
 pub mod config;
+mod error;
 pub mod guest_init;
 pub mod image;
 pub mod qemu;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::record::{self, Layout, Record, Setting};
 use super::{ensure_database, settings, Instance, InstanceError, InstanceOptions, StartOutcome};
 use config::{GuestConfig, GUEST_HBA};
+pub use error::VmError;
 use qemu::VmFiles;
 
 /// A guest's memory when `--memory` is not given.
@@ -165,24 +167,13 @@ fn files_of(layout: &Layout) -> VmFiles {
     }
 }
 
-fn setup(msg: String) -> InstanceError {
-    InstanceError::Setup(msg)
-}
-
 /// `--cpus` must be whole vCPUs for a guest; `--vm` and `--ssl` are not for guests (yet).
 pub(crate) fn validate(opts: &InstanceOptions) -> Result<u32, InstanceError> {
     if opts.vm.is_some() {
-        return Err(setup(
-            "--vm (an emulated VM, a cgroup) and --hypervisor (a real VM) do not mix; give one"
-                .into(),
-        ));
+        return Err(VmError::EmulatedAndReal.into());
     }
     if opts.ssl {
-        return Err(setup(
-            "--ssl is not supported with --hypervisor yet; leave it out (the guest is reached \
-             on 127.0.0.1 with a password)"
-                .into(),
-        ));
+        return Err(VmError::NoTls.into());
     }
     opts.cpus.map_or(Ok(1), vcpus)
 }
@@ -192,10 +183,7 @@ fn vcpus(cpus: f64) -> Result<u32, InstanceError> {
     if (1.0..=255.0).contains(&cpus) && cpus.fract() == 0.0 {
         return Ok(cpus as u32);
     }
-    Err(setup(format!(
-        "--cpus {cpus} is not a number of vCPUs; give a whole number between 1 and 255 for a \
-         VM instance"
-    )))
+    Err(VmError::Vcpus { cpus }.into())
 }
 
 /// For a guest's record with limits laid over it (`reconfigure`): the CPU and memory limits
@@ -254,11 +242,10 @@ pub(crate) fn create(
     std::fs::create_dir_all(&instances).map_err(InstanceError::io("create", &instances))?;
     if let Err(e) = std::fs::create_dir(&layout.dir) {
         return Err(match e.kind() {
-            std::io::ErrorKind::AlreadyExists => setup(format!(
-                "instance '{name}' is being created by another tidebench (or a failed creation \
-                 left {} without instance.toml); wait and retry, or remove that directory",
-                layout.dir.display()
-            )),
+            std::io::ErrorKind::AlreadyExists => InstanceError::BeingCreated {
+                name: name.to_string(),
+                dir: layout.dir.clone(),
+            },
             _ => InstanceError::io("create", &layout.dir)(e),
         });
     }
@@ -298,13 +285,18 @@ fn make_data_disk(path: &Path) -> Result<(), InstanceError> {
         .arg(path)
         .arg(DATA_DISK)
         .output()
-        .map_err(|e| setup(format!("cannot run mkfs.ext4 ({e}); install e2fsprogs")))?;
+        .map_err(|source| VmError::CannotRun {
+            program: "mkfs.ext4".into(),
+            source,
+            fix: "install e2fsprogs",
+        })?;
     if !out.status.success() {
-        return Err(setup(format!(
-            "mkfs.ext4 {} failed: {}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(VmError::Failed {
+            what: format!("mkfs.ext4 {}", path.display()),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            fix: String::new(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -315,10 +307,9 @@ pub(crate) fn start(
     record: &Record,
     guest: &GuestOptions,
 ) -> Result<(Instance, StartOutcome), InstanceError> {
-    let recorded = record
-        .guest
-        .as_ref()
-        .ok_or_else(|| setup("not a guest".into()))?;
+    let recorded = record.guest.as_ref().ok_or_else(|| VmError::NotAVm {
+        name: record.name.clone(),
+    })?;
     if guest.accel.is_some() && guest.accel != recorded.accel {
         return Err(InstanceError::Conflict {
             name: record.name.clone(),
@@ -353,27 +344,19 @@ fn console_says_ready(files: &VmFiles) -> bool {
 
 /// One boot: a fresh overlay of the current image, the config namespace, QEMU, READY.
 fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
-    let guest = record
-        .guest
-        .as_ref()
-        .ok_or_else(|| setup("not a guest".into()))?;
+    let guest = record.guest.as_ref().ok_or_else(|| VmError::NotAVm {
+        name: record.name.clone(),
+    })?;
     let files = files_of(layout);
     let qmp = files.qmp();
     // QEMU's monitor is a unix socket: its path must fit sun_path.
     if qmp.as_os_str().len() > 107 {
-        return Err(setup(format!(
-            "the VM's monitor socket {} is longer than unix sockets allow (107 bytes); set \
-             TIDEBENCH_HOME to a shorter path, e.g. /var/tmp/tidebench",
-            qmp.display()
-        )));
+        return Err(VmError::SocketPathTooLong { path: qmp }.into());
     }
     let image = image::ensure(&layout.home, &record.pg_bin_dir)?;
     make_overlay(&image.root, &files.overlay())?;
-    let password = super::password::read(&layout.dir).ok_or_else(|| {
-        setup(format!(
-            "the passfile of '{}' is missing; run `tidebench instance destroy {}` and create it anew",
-            record.name, record.name
-        ))
+    let password = super::password::read(&layout.dir).ok_or_else(|| VmError::NoPassfile {
+        name: record.name.clone(),
     })?;
     let config = GuestConfig {
         superuser: record.superuser.clone(),
@@ -382,7 +365,9 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         conf: config::guest_conf(guest.memory, &record.settings()),
         hba: GUEST_HBA.to_string(),
     };
-    let bytes = config.to_disk().map_err(setup)?;
+    let bytes = config
+        .to_disk()
+        .map_err(|message| VmError::Config { message })?;
     write_private(&files.config(), &bytes)?;
     let cgroup = match &guest.cgroup {
         Some(name) => {
@@ -433,7 +418,9 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
 }
 
 fn save_state(files: &VmFiles, state: &GuestState) -> Result<(), InstanceError> {
-    let text = toml::to_string(state).map_err(|e| setup(format!("cannot encode state: {e}")))?;
+    let text = toml::to_string(state).map_err(|e| VmError::EncodeState {
+        message: e.to_string(),
+    })?;
     // Through a temp file and a rename: a reader never finds it missing or half written.
     let (tmp, path) = (
         files.dir.join("state.toml.tmp"),
@@ -476,17 +463,18 @@ fn make_overlay(base: &Path, overlay: &Path) -> Result<(), InstanceError> {
         .arg(base)
         .arg(overlay)
         .output()
-        .map_err(|e| {
-            setup(format!(
-                "cannot run qemu-img ({e}); install it (Debian/Ubuntu: apt-get install qemu-utils)"
-            ))
+        .map_err(|source| VmError::CannotRun {
+            program: "qemu-img".into(),
+            source,
+            fix: "install it (Debian/Ubuntu: apt-get install qemu-utils)",
         })?;
     if !out.status.success() {
-        return Err(setup(format!(
-            "qemu-img create {} failed: {}",
-            overlay.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(VmError::Failed {
+            what: format!("qemu-img create {}", overlay.display()),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            fix: String::new(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -549,11 +537,8 @@ const BALLOON_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// guest has given (or taken back) the pages; returns the memory the guest then has, as
 /// QMP's `query-balloon` reports it. The target is clamped by QEMU to the guest's RAM.
 pub fn balloon(instance: &Instance, bytes: u64) -> Result<u64, InstanceError> {
-    let guest = instance.guest().ok_or_else(|| {
-        setup(format!(
-            "instance '{}' is not a VM; a balloon needs one started with --hypervisor qemu",
-            instance.name
-        ))
+    let guest = instance.guest().ok_or_else(|| VmError::NotAVm {
+        name: instance.name.clone(),
     })?;
     if guest.qemu_pid().is_none() {
         return Err(InstanceError::NotRunning {
@@ -562,7 +547,13 @@ pub fn balloon(instance: &Instance, bytes: u64) -> Result<u64, InstanceError> {
     }
     let target = bytes.min(guest.record.memory);
     let qmp = guest.files.qmp();
-    let fail = |e: String| setup(format!("balloon of VM instance '{}': {e}", instance.name));
+    let fail = |message: String| -> InstanceError {
+        VmError::Balloon {
+            name: instance.name.clone(),
+            message,
+        }
+        .into()
+    };
     qemu::qmp(
         &qmp,
         &serde_json::json!({"execute": "balloon", "arguments": {"value": target}}),

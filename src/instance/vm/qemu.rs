@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::config::{FAILED_LINE, GUEST_PORT, READY_LINE, ROOT_DEVICE};
 use super::image::{Image, GUEST_INIT};
 use super::stats::PORT_NAME;
-use super::Accel;
+use super::{Accel, VmError};
 use crate::instance::InstanceError;
 
 /// A KVM guest that prints nothing on its console for this long is taken as hung (nested
@@ -135,9 +135,10 @@ fn interrupted() -> bool {
 }
 
 fn interrupted_error(name: &str) -> InstanceError {
-    InstanceError::Setup(format!(
-        "VM instance '{name}': interrupted while it booted; its QEMU is stopped"
-    ))
+    VmError::Interrupted {
+        name: name.to_string(),
+    }
+    .into()
 }
 
 /// Whether /dev/kvm can be opened for use (it may exist and still not work: see KVM_PROBE).
@@ -202,28 +203,28 @@ fn boot_with(b: &Boot, accel: Accel) -> Result<Instant, InstanceError> {
             cmd.pre_exec(move || crate::instance::os_user::enter_cgroups(&procs));
         }
     }
-    let out = cmd.output().map_err(|e| {
-        InstanceError::Setup(format!(
-            "cannot run {QEMU} ({e}); install QEMU (Debian/Ubuntu: apt-get install qemu-system-x86 qemu-utils)"
-        ))
+    let out = cmd.output().map_err(|source| VmError::CannotRun {
+        program: QEMU.into(),
+        source,
+        fix: "install QEMU (Debian/Ubuntu: apt-get install qemu-system-x86 qemu-utils)",
     })?;
     if !out.status.success() {
         let fix = match accel {
             Accel::Kvm => "; start with `--accel tcg` (emulation, slower)",
             Accel::Tcg => "",
         };
-        return Err(InstanceError::Setup(format!(
-            "VM instance '{}': {QEMU} with {} failed to start: {}{fix}",
-            b.name,
-            accel.name(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(VmError::QemuFailed {
+            name: b.name.to_string(),
+            qemu: QEMU,
+            accel: accel.name(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            fix,
+        }
+        .into());
     }
-    let pid = read_pid(b.files).ok_or_else(|| {
-        InstanceError::Setup(format!(
-            "{QEMU} wrote no pidfile {}",
-            b.files.pidfile().display()
-        ))
+    let pid = read_pid(b.files).ok_or_else(|| VmError::NoPidfile {
+        qemu: QEMU,
+        path: b.files.pidfile(),
     })?;
     match wait_ready(b, accel, pid, started) {
         Ok(()) => Ok(started),
@@ -339,15 +340,15 @@ fn drive(id: &str, file: &Path, format: &str, readonly: bool) -> String {
 /// Until the console says READY (or FAILED), QEMU exits, or time runs out.
 fn wait_ready(b: &Boot, accel: Accel, pid: u32, started: Instant) -> Result<(), InstanceError> {
     let console = b.files.console();
-    let failed = |why: String| {
-        InstanceError::Setup(format!(
-            "VM instance '{}' did not boot: {why}\n--- last lines of {} ---\n{}\n--- last lines of \
-             the server log ---\n{}",
-            b.name,
-            console.display(),
-            crate::instance::server::log_tail(&console),
-            crate::instance::server::log_tail(&b.files.server_log)
-        ))
+    let failed = |why: String| -> InstanceError {
+        VmError::DidNotBoot {
+            name: b.name.to_string(),
+            why,
+            console: console.clone(),
+            console_tail: crate::instance::server::log_tail(&console),
+            log_tail: crate::instance::server::log_tail(&b.files.server_log),
+        }
+        .into()
     };
     loop {
         if interrupted() {
@@ -365,13 +366,12 @@ fn wait_ready(b: &Boot, accel: Accel, pid: u32, started: Instant) -> Result<(), 
         }
         let waited = started.elapsed();
         if accel == Accel::Kvm && text.is_empty() && waited > KVM_PROBE {
-            return Err(InstanceError::Setup(format!(
-                "VM instance '{}': the KVM guest {KVM_SILENT} within {}s (nested \
-                 virtualization unavailable?); stopped it; start with `--accel tcg` (emulation, \
-                 slower)",
-                b.name,
-                KVM_PROBE.as_secs()
-            )));
+            return Err(VmError::KvmSilent {
+                name: b.name.to_string(),
+                silent: KVM_SILENT,
+                secs: KVM_PROBE.as_secs(),
+            }
+            .into());
         }
         if waited > BOOT_TIMEOUT {
             return Err(failed(format!(
