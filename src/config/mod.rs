@@ -385,6 +385,42 @@ pub fn parse_run_text(src: &groups::Source, catalog: &dyn Catalog) -> Result<Raw
     Ok(raw)
 }
 
+/// The run's groups and phases: the one of a flag-style run, or the file's tables (where the
+/// one-group flags have no place).
+fn groups_and_phases(
+    src: &groups::Source,
+    raw: &RawRun,
+    shared: bool,
+    phase_duration: Option<Duration>,
+    catalog: &dyn Catalog,
+) -> Result<(Vec<GroupPlan>, Vec<PhasePlan>), ConfigError> {
+    if raw.group.is_empty() {
+        return single_group(raw, phase_duration, catalog);
+    }
+    if raw.workload.is_some() || raw.target.is_some() || raw.scale.is_some() {
+        return Err(ConfigError::OneGroupFlags {
+            file: src.file.to_string(),
+        });
+    }
+    if raw.duration.is_some() && phase_duration.is_none() {
+        return Err(ConfigError::DurationWithPhases {
+            file: src.file.to_string(),
+        });
+    }
+    let g = groups::groups(src, &raw.group, &raw.options, raw.isolation, catalog)?;
+    let p = groups::phases(src, &raw.phase, &g, shared, phase_duration, catalog)?;
+    Ok((g, p))
+}
+
+/// `--rate`: a positive total for the shared pool (independent groups rate per phase).
+fn check_rate(rate: Option<f64>, shared: bool) -> Result<(), ConfigError> {
+    match rate {
+        Some(r) if !(r.is_finite() && r > 0.0) => Err(ConfigError::Rate { rate: r }),
+        Some(_) if !shared => Err(ConfigError::RateInIndependentMode),
+        _ => Ok(()),
+    }
+}
+
 /// Validates raw run settings into a Plan; every message names the setting and the fix.
 pub fn validate_run(
     src: &groups::Source,
@@ -399,23 +435,7 @@ pub fn validate_run(
         None => None,
     };
     let transactions = transactions::check(&raw, phase_duration)?;
-    let (groups, phases) = if raw.group.is_empty() {
-        single_group(&raw, phase_duration, catalog)?
-    } else {
-        if raw.workload.is_some() || raw.target.is_some() || raw.scale.is_some() {
-            return Err(ConfigError::OneGroupFlags {
-                file: src.file.to_string(),
-            });
-        }
-        if raw.duration.is_some() && phase_duration.is_none() {
-            return Err(ConfigError::DurationWithPhases {
-                file: src.file.to_string(),
-            });
-        }
-        let g = groups::groups(src, &raw.group, &raw.options, raw.isolation, catalog)?;
-        let p = groups::phases(src, &raw.phase, &g, shared, phase_duration, catalog)?;
-        (g, p)
-    };
+    let (groups, phases) = groups_and_phases(src, &raw, shared, phase_duration, catalog)?;
     let instances = instances::instances(src, &raw.instance)?;
     instances::check_used(src, &raw.instance, &groups)?;
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
@@ -430,14 +450,7 @@ pub fn validate_run(
     check_card_run(raw.card_run)?;
     let jobs = driver_threads(&raw, shared, clients, &phases, cores)?;
     let cadence = cadence(&raw, groups.len() > 1 || phases.len() > 1)?;
-    if let Some(rate) = raw.rate {
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(ConfigError::Rate { rate });
-        }
-        if !shared {
-            return Err(ConfigError::RateInIndependentMode);
-        }
-    }
+    check_rate(raw.rate, shared)?;
     let max_tries = raw.max_tries.unwrap_or(defaults::MAX_TRIES);
     if max_tries == 0 {
         return Err(ConfigError::TooSmall {

@@ -230,38 +230,42 @@ fn guests(raw: &RawSpec) -> Result<Option<GuestSpec>, String> {
     }))
 }
 
+/// The schemes asked for (each once), or every scheme the VMs can take: a QEMU guest holds
+/// one instance, so 1/M/M (several in one VM) is for control groups only.
+fn schemes(asked: Option<&[String]>, real_vms: bool) -> Result<Vec<Scheme>, String> {
+    let schemes = match asked {
+        Some([]) => return Err("schemes is empty; give e.g. --schemes 1/1/M,M/M/M".into()),
+        Some(list) => list
+            .iter()
+            .map(|s| Scheme::parse(s))
+            .collect::<Result<Vec<_>, _>>()?,
+        None if real_vms => vec![Scheme::OneOneM, Scheme::MMM],
+        None => Scheme::ALL.to_vec(),
+    };
+    if real_vms && schemes.contains(&Scheme::OneMM) {
+        return Err(
+            "scheme 1/M/M puts several instances in one VM, and a QEMU VM instance holds one; \
+             with --hypervisor give --schemes 1/1/M,M/M/M"
+                .into(),
+        );
+    }
+    if let Some(dup) = schemes
+        .iter()
+        .enumerate()
+        .find(|(i, s)| schemes[..*i].contains(s))
+    {
+        return Err(format!("scheme {} is given twice", dup.1.name()));
+    }
+    Ok(schemes)
+}
+
 /// Rates above this leave the VMs too little to start in; the study went to 55 %.
 pub const MAX_OVERCOMMIT: u32 = 90;
 
 impl Spec {
     pub fn check(raw: RawSpec) -> Result<Spec, String> {
         let guests = guests(&raw)?;
-        let schemes = match &raw.schemes {
-            Some(list) if list.is_empty() => {
-                return Err("schemes is empty; give e.g. --schemes 1/1/M,M/M/M".into())
-            }
-            Some(list) => list
-                .iter()
-                .map(|s| Scheme::parse(s))
-                .collect::<Result<Vec<_>, _>>()?,
-            // A guest holds one instance: 1/M/M (several in one VM) is for control groups.
-            None if guests.is_some() => vec![Scheme::OneOneM, Scheme::MMM],
-            None => Scheme::ALL.to_vec(),
-        };
-        if guests.is_some() && schemes.contains(&Scheme::OneMM) {
-            return Err(
-                "scheme 1/M/M puts several instances in one VM, and a QEMU VM instance holds one; \
-                 with --hypervisor give --schemes 1/1/M,M/M/M"
-                    .into(),
-            );
-        }
-        if let Some(dup) = schemes
-            .iter()
-            .enumerate()
-            .find(|(i, s)| schemes[..*i].contains(s))
-        {
-            return Err(format!("scheme {} is given twice", dup.1.name()));
-        }
+        let schemes = schemes(raw.schemes.as_deref(), guests.is_some())?;
         let databases = raw.databases.unwrap_or(2);
         if !(2..=64).contains(&databases) {
             return Err(format!(
