@@ -43,15 +43,29 @@ impl Drop for Running {
     }
 }
 
-/// Committed transactions of the measured rows of `intervals.csv`.
+/// Committed transactions of the measured rows of `intervals.csv`, over its whole intervals:
+/// a SIGKILL can land while an interval's lines are being written, and `report` leaves such a
+/// damaged last interval out (its note says so), so an interval counts here only if each of
+/// its lines is complete (every field, and the newline after it).
 fn committed_in_intervals(dir: &Path) -> u64 {
     let csv = std::fs::read_to_string(dir.join("intervals.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let mut lines: Vec<&str> = csv.split_inclusive('\n').collect();
+    let header: Vec<&str> = lines.remove(0).trim_end().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
     let (measured, committed) = (col("measured"), col("committed"));
+    let whole = |l: &str| l.ends_with('\n') && l.trim_end().split(',').count() == header.len();
+    // An interval is named by its first field (its start); a line cut before its first comma
+    // names none.
+    let start = |l: &str| l.split_once(',').map(|(s, _)| s.to_string());
+    let damaged: std::collections::HashSet<String> = lines
+        .iter()
+        .filter(|l| !whole(l))
+        .filter_map(|l| start(l))
+        .collect();
     lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
+        .iter()
+        .filter(|l| whole(l) && !start(l).is_some_and(|s| damaged.contains(&s)))
+        .map(|l| l.trim_end().split(',').collect::<Vec<_>>())
         .filter(|f| f[measured] == "true")
         .map(|f| f[committed].parse::<u64>().unwrap())
         .sum()
