@@ -144,8 +144,6 @@ pub struct OverheadArgs {
     /// The virtualized side: DSN or instance:NAME[/DB]; leave it out with --hypervisor
     #[arg(long = "virtual", value_name = "TARGET", help_heading = EXPERIMENT, conflicts_with = "hypervisor")]
     pub virtual_: Option<String>,
-    #[command(flatten)]
-    pub guest: GuestArgs,
     /// With --hypervisor: the size of both sides, whole vCPUs of the VM and the native side's CPU quota [default: 1]
     #[arg(long, help_heading = EXPERIMENT, requires = "hypervisor")]
     pub cpus: Option<f64>,
@@ -501,20 +499,22 @@ pub struct DensityArgs {
     /// A server setting of every instance, KEY=VALUE; repeat for more
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::instance_cmd::parse_setting, help_heading = EXPERIMENT)]
     pub settings: Vec<(String, String)>,
-    #[command(flatten)]
-    pub guest: GuestArgs,
 }
 
-/// `--hypervisor qemu [--accel kvm|tcg]`: an experiment's instances as real VMs (issue 40).
+/// `--hypervisor qemu [--accel kvm|tcg]`: managed instances as real VMs (issue 40). One flag
+/// for every command that makes instances: an experiment's own, the tpcv preset's (`run`,
+/// `prepare`, `presets --show`), so it lives with the preset knobs that every run flattens.
 #[derive(Debug, Args)]
 pub struct GuestArgs {
-    /// Make the instances real VMs under this hypervisor (QEMU guests with --cpus whole vCPUs and --memory RAM)
-    #[arg(long, value_enum, help_heading = EXPERIMENT)]
+    /// Make the managed instances real VMs: QEMU guests with --cpus whole vCPUs and --memory RAM (an experiment's instances, or preset tpcv's)
+    #[arg(long, value_enum, help_heading = GUESTS)]
     pub hypervisor: Option<crate::instance::vm::Hypervisor>,
     /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots, else TCG]
-    #[arg(long, value_enum, requires = "hypervisor", help_heading = EXPERIMENT)]
+    #[arg(long, value_enum, requires = "hypervisor", help_heading = GUESTS)]
     pub accel: Option<crate::instance::vm::Accel>,
 }
+
+const GUESTS: &str = "Virtual machines";
 
 #[derive(Debug, Args)]
 pub struct ConsolidateArgs {
@@ -561,12 +561,6 @@ pub struct ConsolidateArgs {
     /// Each database's VM memory working set (SIZE, e.g. 1376MB, or a `tidebench knee` dir): the analysis marks the rates that still cover every working set
     #[arg(long, value_name = "SIZE|DIR", help_heading = CONSOLIDATE)]
     pub working_set: Option<String>,
-    /// Make each VM a real QEMU guest below the host group (--cpus whole vCPUs, --memory its RAM; --balloon drives the guests' virtio-balloons)
-    #[arg(long, value_enum, help_heading = CONSOLIDATE)]
-    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
-    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots]
-    #[arg(long, value_enum, requires = "hypervisor", help_heading = CONSOLIDATE)]
-    pub accel: Option<crate::instance::vm::Accel>,
     /// With --hypervisor: KSM on or off during the runs (/sys/kernel/mm/ksm/run, QEMU's mem-merge) [default: as the host has it]
     #[arg(long, value_name = "on|off", value_parser = ["on", "off"], requires = "hypervisor", help_heading = CONSOLIDATE)]
     pub ksm: Option<String>,
@@ -620,12 +614,6 @@ pub struct KneeArgs {
     /// Keep memory - shared_buffers at SIZE: x = shared_buffers (Figures 8/10), e.g. 352MB
     #[arg(long, value_name = "SIZE", help_heading = EXPERIMENT)]
     pub keep_difference: Option<String>,
-    /// Make the run's instances real VMs (QEMU guests): the memory that steps is the guest's RAM
-    #[arg(long, value_enum, help_heading = EXPERIMENT)]
-    pub hypervisor: Option<crate::instance::vm::Hypervisor>,
-    /// With --hypervisor: force KVM or TCG (software emulation) [default: KVM when a KVM guest boots]
-    #[arg(long, value_enum, requires = "hypervisor", help_heading = EXPERIMENT)]
-    pub accel: Option<crate::instance::vm::Accel>,
 }
 
 const EXPERIMENT: &str = "Experiment";
@@ -693,14 +681,20 @@ pub struct PresetKnobArgs {
     /// Choose the sets per group from TPC-V's Table 1 for this throughput (the smallest valid count)
     #[arg(long, value_name = "TPSV", help_heading = KNOBS)]
     pub target_tpsv: Option<f64>,
+    #[command(flatten)]
+    pub guest: GuestArgs,
 }
 
 impl PresetKnobArgs {
+    /// The knobs a preset's TOML is made with; `--hypervisor` is one of them (preset tpcv
+    /// writes it into each `[[instance]]`).
     pub fn to_knobs(&self) -> PresetKnobs {
         PresetKnobs {
             lu_base: self.lu_base,
             sets: self.sets,
             target_tpsv: self.target_tpsv,
+            hypervisor: self.guest.hypervisor.map(|h| h.name()),
+            accel: self.guest.accel.map(|a| a.name()),
         }
     }
 }

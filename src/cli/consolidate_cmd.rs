@@ -40,6 +40,8 @@ pub fn consolidate(
     let spec = Spec::check(from_file.overlay(flag_spec(&args)?)).map_err(CliError::usage)?;
     let mut raw = args.run.to_raw(flags);
     raw.out = None;
+    // The experiment makes its VMs itself (`hypervisor` below), not a preset's TOML.
+    raw.preset = raw.preset.without_guest();
     let base = BaseRun {
         label: label.clone(),
         text: run_text,
@@ -106,8 +108,8 @@ fn flag_spec(args: &ConsolidateArgs) -> Result<RawSpec, CliError> {
         balloon: args.balloon.then_some(true),
         host_group: args.host_group.clone(),
         working_set: args.working_set.as_deref().map(working_set).transpose()?,
-        hypervisor: args.hypervisor.map(|_| "qemu".to_string()),
-        accel: args.accel.map(|a| a.name().to_string()),
+        hypervisor: args.run.knobs.guest.hypervisor.map(|_| "qemu".to_string()),
+        accel: args.run.knobs.guest.accel.map(|a| a.name().to_string()),
         ksm: args.ksm.as_deref().map(|k| k == "on"),
     })
 }

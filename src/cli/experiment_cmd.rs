@@ -21,7 +21,7 @@ use super::{EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let preset = experiment_preset(&args.run, "sweep")?;
-    let (base, label) = base_run(&args.run, flags, preset)?;
+    let (base, label) = base_run(&args.run, flags, preset, Guests::Preset)?;
     let mut vary_specs = args.vary.clone();
     let mut repeat = args.experiment.repeat;
     if let Some(PresetShape::Sweep { vary, repeat: r }) = preset.map(|p| &p.shape) {
@@ -81,7 +81,7 @@ fn whole_vcpus(base: &BaseRun, varies: &[Vary], home: &Home) -> Result<(), CliEr
 
 pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let preset = experiment_preset(&args.run, "density")?;
-    let (base, label) = base_run(&args.run, flags, preset)?;
+    let (base, label) = base_run(&args.run, flags, preset, Guests::Experiment)?;
     let (mut cpus, mut memory, mut steps) = (args.cpus, args.memory.clone(), None);
     if let Some(PresetShape::Density {
         cpus: c,
@@ -109,10 +109,15 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
         memory: memory.clone(),
         prefix: args.instance_prefix.clone(),
         settings: args.settings.clone(),
-        guest: args.guest.hypervisor.map(|hypervisor| density::GuestShape {
-            hypervisor,
-            accel: args.guest.accel,
-        }),
+        guest: args
+            .run
+            .knobs
+            .guest
+            .hypervisor
+            .map(|hypervisor| density::GuestShape {
+                hypervisor,
+                accel: args.run.knobs.guest.accel,
+            }),
     };
     shape.check().map_err(CliError::usage)?;
     let varied = [Vary {
@@ -141,10 +146,12 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
 
 pub fn knee(args: KneeArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, CliError> {
     let preset = experiment_preset(&args.run, "knee")?;
-    let (mut base, label) = base_run(&args.run, flags, preset)?;
-    if args.hypervisor.is_some() {
+    let (mut base, label) = base_run(&args.run, flags, preset, Guests::Experiment)?;
+    let guest = &args.run.knobs.guest;
+    if guest.hypervisor.is_some() {
         let names = base.instances().map_err(CliError::usage)?;
-        base.text = knee_series::on_vms(&base.text, &names, args.accel).map_err(CliError::usage)?;
+        base.text =
+            knee_series::on_vms(&base.text, &names, guest.accel).map_err(CliError::usage)?;
     }
     let (mut memory, mut steps, mut keep) = (args.memory.clone(), args.steps, args.keep.clone());
     if let Some(PresetShape::Knee {
@@ -215,14 +222,27 @@ pub(super) fn experiment_preset(
     Ok(None)
 }
 
+/// Who reads `--hypervisor` and `--accel`.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Guests {
+    /// The experiment makes its instances VMs itself (density, knee, overhead).
+    Experiment,
+    /// A preset's knob (sweep over preset tpcv): its TOML declares the VMs.
+    Preset,
+}
+
 /// The run the experiment varies, and its source's name.
 pub(super) fn base_run(
     run: &RunArgs,
     flags: &WorkloadFlags,
     preset: Option<&'static ExperimentPreset>,
+    guests: Guests,
 ) -> Result<(BaseRun, String), CliError> {
     let mut raw: RawRun = run.to_raw(flags);
     raw.out = None;
+    if guests == Guests::Experiment {
+        raw.preset = raw.preset.without_guest();
+    }
     let (label, text) = match preset {
         Some(p) => (format!("preset {}", p.name), p.run.to_string()),
         None => {

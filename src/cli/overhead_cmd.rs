@@ -24,7 +24,7 @@ use crate::results::RuntimeInfo;
 use crate::workload::Registry;
 
 use super::args::OverheadArgs;
-use super::experiment_cmd::{base_run, dry_run, execute_file, exit_code, out_dir, request};
+use super::experiment_cmd::{base_run, dry_run, execute_file, exit_code, out_dir, request, Guests};
 use super::{CliError, WorkloadFlags};
 
 /// The Cybertec study's pgbench run: a run preset, so the workload is named by config's
@@ -67,7 +67,7 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
         run.session_set.push(SESSION.into());
     }
     run.profile = run.profile.or(Some("instances".into()));
-    let (base, label) = base_run(&run, flags, None)?;
+    let (base, label) = base_run(&run, flags, None, Guests::Experiment)?;
     let varies = [Vary {
         name: "target".into(),
         key: crate::experiment::vary::VaryKey::Run("target".into()),
@@ -98,7 +98,7 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
 
 /// The sides as given (`--native`, `--virtual`), or made with `--hypervisor`.
 fn sides(args: &OverheadArgs) -> Result<Sides, CliError> {
-    match (&args.virtual_, args.guest.hypervisor) {
+    match (&args.virtual_, args.run.knobs.guest.hypervisor) {
         (Some(v), _) => match &args.native {
             Some(n) => Ok(Sides {
                 native: n.clone(),
@@ -115,7 +115,7 @@ fn sides(args: &OverheadArgs) -> Result<Sides, CliError> {
             "overhead needs a virtualized side: give --virtual TARGET, or --hypervisor qemu to \
              let tidebench make a VM and a native instance of one size (--cpus, --memory)",
         )),
-        (None, Some(h)) => made_sides(args, h, args.guest.accel),
+        (None, Some(h)) => made_sides(args, h, args.run.knobs.guest.accel),
     }
 }
 

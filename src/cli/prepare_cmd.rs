@@ -80,7 +80,11 @@ fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Prep
 fn planned_loads(instances: &[config::InstancePlan], loads: &[config::PreparePlan]) -> String {
     let mut out = String::new();
     for i in instances {
-        out.push_str(&format!("dry run: would start instance {}\n", i.name));
+        out.push_str(&format!(
+            "dry run: would start instance {} ({})\n",
+            i.name,
+            i.shape()
+        ));
     }
     for l in loads {
         out.push_str(&format!(

@@ -157,6 +157,30 @@ pub struct InstancePlan {
 }
 
 impl InstancePlan {
+    /// What it is, in a few words for a dry run: a real VM's vCPUs, RAM and accelerator, or
+    /// a local server's limits.
+    pub fn shape(&self) -> String {
+        let memory = self.memory_bytes.map(crate::config::size::format_size);
+        match &self.hypervisor {
+            Some(h) => format!(
+                "a {h} guest: {} vCPU, {} RAM, accelerator {}",
+                self.cpus.unwrap_or(1.0),
+                memory.unwrap_or_else(|| "1GiB".into()),
+                self.accel
+                    .as_deref()
+                    .unwrap_or("kvm when it boots, else tcg")
+            ),
+            None => match (self.cpus, memory) {
+                (None, None) => "a local server".into(),
+                (c, m) => format!(
+                    "a local server in a control group: {} cores, {}",
+                    c.map_or("any".into(), |c| c.to_string()),
+                    m.unwrap_or_else(|| "no memory limit".into())
+                ),
+            },
+        }
+    }
+
     /// The settings as `--set` pairs.
     pub fn setting_pairs(&self) -> Vec<(String, String)> {
         self.settings
@@ -273,12 +297,6 @@ fn guest(
         return Err((
             v.span(),
             "vm (an emulated VM, a cgroup) and hypervisor (a real VM) do not mix; give one".into(),
-        ));
-    }
-    if r.ssl == Some(true) {
-        return Err((
-            h.span(),
-            "ssl is not supported with hypervisor yet; leave it out".into(),
         ));
     }
     if let (Some(c), Some(raw)) = (cpus, &r.cpus) {

@@ -189,6 +189,8 @@ impl RawRun {
                 lu_base: over.preset.lu_base.or(self.preset.lu_base),
                 sets: over.preset.sets.or(self.preset.sets),
                 target_tpsv: over.preset.target_tpsv.or(self.preset.target_tpsv),
+                hypervisor: over.preset.hypervisor.or(self.preset.hypervisor),
+                accel: over.preset.accel.or(self.preset.accel),
             },
             instance: if over.instance.is_empty() {
                 self.instance

@@ -35,9 +35,24 @@ pub struct PresetKnobs {
     pub sets: Option<u32>,
     /// `--target-tpsv T`: sets per group from TPC-V's Table 1.
     pub target_tpsv: Option<f64>,
+    /// `--hypervisor qemu`: every instance a real VM (a QEMU guest); the name a run file's
+    /// `hypervisor` key takes.
+    pub hypervisor: Option<&'static str>,
+    /// `--accel kvm|tcg` with `--hypervisor`.
+    pub accel: Option<&'static str>,
 }
 
 impl PresetKnobs {
+    /// The knobs without `--hypervisor` and `--accel`, for the experiments, which make their
+    /// instances VMs themselves (a preset they start from stays as it is).
+    pub fn without_guest(&self) -> PresetKnobs {
+        PresetKnobs {
+            hypervisor: None,
+            accel: None,
+            ..self.clone()
+        }
+    }
+
     /// The flags given, as typed.
     pub fn given(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
@@ -49,6 +64,12 @@ impl PresetKnobs {
         }
         if self.target_tpsv.is_some() {
             out.push("--target-tpsv");
+        }
+        if self.hypervisor.is_some() {
+            out.push("--hypervisor");
+        }
+        if self.accel.is_some() {
+            out.push("--accel");
         }
         out
     }
@@ -88,6 +109,12 @@ impl Preset {
 pub fn refuse_knobs(knobs: &PresetKnobs) -> Result<(), String> {
     match knobs.given().first() {
         None => Ok(()),
+        Some(&"--hypervisor") => Err(format!(
+            "--hypervisor makes preset {}'s instances VMs (add --preset {0}); in a run file write \
+             hypervisor = \"qemu\" in each [[instance]]; for one instance: \
+             `tidebench instance start NAME --hypervisor qemu`",
+            with_knobs().join(", ")
+        )),
         Some(flag) => Err(format!(
             "{flag} is a knob of preset {}; add e.g. --preset {0}",
             with_knobs().join(", ")

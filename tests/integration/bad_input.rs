@@ -34,6 +34,12 @@ fn bad_flags_and_config_exit_2_with_the_fix() {
         &["run", "--workload", "tpcb", "--clients", "0"],
         "clients must be at least 1",
     );
+    // --hypervisor shapes preset tpcv (and the experiments' own instances), not a flag run.
+    refuses(
+        &home,
+        &["run", "--workload", "tpcb", "--hypervisor", "qemu"],
+        "add --preset tpcv",
+    );
     refuses(
         &home,
         &["run", "--workload", "tpcb", "--scale", "0"],

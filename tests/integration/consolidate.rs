@@ -102,6 +102,7 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
     watcher.join().unwrap();
     let said = output_text(&o);
     assert!(o.status.success(), "{said}");
+    assert!(said.contains("VMs: emulated (control groups"), "{said}");
     let seen = seen.lock().unwrap().clone();
     let has = |path: String, v: u64| seen.contains(&(path, v));
     // MEM_config = 2 × 192 MiB; 40 % overcommitment leaves 60 % of it (whole MiB).

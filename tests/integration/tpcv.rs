@@ -88,6 +88,60 @@ fn run_trades(inst: &Instance, db: &str) -> (u64, u64) {
     (sent, done)
 }
 
+/// `--hypervisor qemu` on preset tpcv (issue 40): every set's oltp and dss instance is a QEMU
+/// guest of whole vCPUs, as `prepare --dry-run` plans it (booting sixteen guests is a host's
+/// job, not a test's: a VM instance's own test boots one).
+#[test]
+fn the_tpcv_preset_on_vms_declares_a_guest_per_database() {
+    let home = support::temp_home();
+    let o = tb(
+        &home,
+        &[
+            "prepare",
+            "--preset",
+            "tpcv",
+            "--sets",
+            "2",
+            "--hypervisor",
+            "qemu",
+            "--accel",
+            "tcg",
+            "--dry-run",
+        ],
+    );
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let starts: Vec<&str> = said.lines().filter(|l| l.contains("would start")).collect();
+    assert_eq!(starts.len(), 16, "4 groups x 2 sets x oltp and dss: {said}");
+    for line in &starts {
+        assert!(line.contains("(a qemu guest: "), "{line}");
+        assert!(line.contains("accelerator tcg"), "{line}");
+        let vcpus = line
+            .split("guest: ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next());
+        let whole = vcpus.and_then(|v| v.parse::<u32>().ok());
+        assert!(whole.is_some_and(|v| v >= 1), "whole vCPUs: {line}");
+    }
+    let plain = tb(&home, &["prepare", "--preset", "tpcv", "--dry-run"]);
+    let plain = String::from_utf8_lossy(&plain.stdout).to_string();
+    assert!(
+        !plain.contains("guest"),
+        "without --hypervisor, control groups: {plain}"
+    );
+    // The file a user copies says the same.
+    let shown = tb(
+        &home,
+        &["presets", "--show", "tpcv", "--hypervisor", "qemu"],
+    );
+    let shown = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert_eq!(shown.matches("hypervisor = \"qemu\"").count(), 8, "{shown}");
+}
+
 #[test]
 fn two_groups_route_by_role_and_each_market_closes_its_loop() {
     let home = support::temp_home();

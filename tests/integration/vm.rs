@@ -9,7 +9,7 @@ use tidebench::instance;
 
 /// Why a VM cannot run here at all, or None. Only a missing QEMU is a reason: anything else
 /// (no KVM, a slow boot) must fail the test, not skip it.
-pub(crate) fn no_qemu() -> Option<String> {
+fn no_qemu() -> Option<String> {
     for program in ["qemu-system-x86_64", "qemu-img"] {
         let ran = std::process::Command::new(program)
             .arg("--version")
@@ -21,6 +21,15 @@ pub(crate) fn no_qemu() -> Option<String> {
         }
     }
     None
+}
+
+/// Without QEMU a VM test cannot run: it says so on stderr (the runner shows it) and is skipped.
+pub(crate) fn skip_without_qemu(test: &str) -> bool {
+    let Some(why) = no_qemu() else {
+        return false;
+    };
+    eprintln!("SKIPPED {test}: {why}");
+    true
 }
 
 /// The QEMU process `pid` still exists (a zombie waiting for its reaper does not count).
@@ -39,10 +48,7 @@ fn meminfo_kib(meminfo: &str, field: &str) -> u64 {
 
 #[test]
 fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
-    if let Some(why) = no_qemu() {
-        eprintln!(
-            "SKIPPED a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly: {why}"
-        );
+    if skip_without_qemu("a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly") {
         return;
     }
     let home = support::temp_home();
@@ -56,6 +62,9 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
         "2",
         "--memory",
         "512MiB",
+        // TLS with the instance's own CA: every connection below, the run's included, is
+        // verify-full against the guest's certificate.
+        "--ssl",
     ]
     .into_iter()
     .map(String::from)
@@ -88,6 +97,24 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
     assert!(
         release.contains("cloud-amd64"),
         "Debian's cloud kernel: {release}"
+    );
+    // psql, the referee, connects with `instance dsn`'s verify-full string, over TLS.
+    let dsn = String::from_utf8(tb(&home, &["instance", "dsn", "vm1"]).stdout).unwrap();
+    assert!(dsn.contains("sslmode=verify-full"), "{dsn}");
+    let bin = instance::find(&home.home, "vm1")
+        .unwrap()
+        .bin_dir()
+        .to_path_buf();
+    let tls = std::process::Command::new(bin.join("psql"))
+        .args([dsn.trim(), "-XAtc"])
+        .arg("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&tls.stdout).trim(),
+        "t|TLSv1.3",
+        "psql verifies the guest's certificate: {}",
+        String::from_utf8_lossy(&tls.stderr)
     );
     let addr = support::psql(&inst, "tidebench", "SELECT host(inet_server_addr())");
     assert_eq!(addr, "10.0.2.15", "reached through QEMU's user network");

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::support::{self, output_text};
-use crate::vm::{alive, no_qemu};
+use crate::vm::{alive, skip_without_qemu};
 use tidebench::instance;
 
 const GUEST_MEMORY: u64 = 512 << 20;
@@ -38,8 +38,7 @@ fn bytes(v: &Value, key: &str) -> u64 {
 
 #[test]
 fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
-    if let Some(why) = no_qemu() {
-        eprintln!("SKIPPED consolidate_on_real_vms_balloons_each_guest_to_its_share: {why}");
+    if skip_without_qemu("consolidate_on_real_vms_balloons_each_guest_to_its_share") {
         return;
     }
     let Some(home) = support::home_with_cgroups("a consolidation on real VMs") else {
@@ -134,6 +133,11 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
     assert_eq!(e["points"][1]["values"]["overcommit"], "50");
     assert_eq!((full.len(), ballooned.len()), (2, 2));
     let accel = instances[0].guest().unwrap().state.as_ref().unwrap().accel;
+    let vms_line = format!("VMs: real qemu guests, accelerator {}", accel.name());
+    assert!(
+        said.contains(&vms_line),
+        "the console says what the VMs were: {said}"
+    );
     for g in full.iter().chain(&ballooned) {
         assert_eq!(g["accel"].as_str(), Some(accel.name()), "{g}");
         assert!(
@@ -201,8 +205,7 @@ fn consolidate_on_real_vms_balloons_each_guest_to_its_share() {
 /// last point's memory.
 #[test]
 fn knee_on_a_vm_steps_the_guests_ram() {
-    if let Some(why) = no_qemu() {
-        eprintln!("SKIPPED knee_on_a_vm_steps_the_guests_ram: {why}");
+    if skip_without_qemu("knee_on_a_vm_steps_the_guests_ram") {
         return;
     }
     let home = support::temp_home();

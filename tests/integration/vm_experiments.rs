@@ -10,7 +10,7 @@ use serde_json::Value;
 use tidebench::instance;
 
 use crate::support::{self, ok, output_text as text, run_tidebench as tb};
-use crate::vm::no_qemu;
+use crate::vm::skip_without_qemu;
 
 /// `--set` for every test setting (autovacuum off: the server counts must be the clients').
 fn test_sets() -> Vec<String> {
@@ -57,8 +57,7 @@ fn assert_vm_servers_agree(run: &Path, databases: usize, vcpus: i64) {
 
 #[test]
 fn density_of_two_vms_then_a_sweep_over_one_guests_vcpus() {
-    if let Some(why) = no_qemu() {
-        eprintln!("SKIPPED density_of_two_vms_then_a_sweep_over_one_guests_vcpus: {why}");
+    if skip_without_qemu("density_of_two_vms_then_a_sweep_over_one_guests_vcpus") {
         return;
     }
     let home = support::temp_home();
@@ -190,10 +189,9 @@ fn sweep_over_vcpus(home: &support::TempHome) {
 
 #[test]
 fn overhead_makes_a_native_instance_and_a_vm_of_one_size_and_ends_with_a_ratio() {
-    if let Some(why) = no_qemu() {
-        eprintln!(
-            "SKIPPED overhead_makes_a_native_instance_and_a_vm_of_one_size_and_ends_with_a_ratio: {why}"
-        );
+    if skip_without_qemu(
+        "overhead_makes_a_native_instance_and_a_vm_of_one_size_and_ends_with_a_ratio",
+    ) {
         return;
     }
     let home = support::temp_home();
@@ -297,10 +295,7 @@ fn overhead_makes_a_native_instance_and_a_vm_of_one_size_and_ends_with_a_ratio()
 
 #[test]
 fn retail_segments_as_vms_hold_the_fact_table_behind_a_local_coordinator() {
-    if let Some(why) = no_qemu() {
-        eprintln!(
-            "SKIPPED retail_segments_as_vms_hold_the_fact_table_behind_a_local_coordinator: {why}"
-        );
+    if skip_without_qemu("retail_segments_as_vms_hold_the_fact_table_behind_a_local_coordinator") {
         return;
     }
     let home = support::temp_home();

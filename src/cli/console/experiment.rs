@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::size::format_size;
-use crate::results::experiment::consolidate::ConsolidateAnalysis;
+use crate::results::experiment::consolidate::{guest_accels, ConsolidateAnalysis};
 use crate::results::experiment::{ExperimentFile, RunStatus, FILE, PAGE};
 
 pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
@@ -26,7 +26,10 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         runs.len()
     );
     match &file.analysis.consolidate {
-        Some(c) => consolidate_table(&mut out, c),
+        Some(c) => {
+            consolidate_table(&mut out, c);
+            let _ = writeln!(out, "{}", what_vms_were(file));
+        }
         None => points_table(&mut out, file),
     }
     for s in &file.analysis.series {
@@ -66,6 +69,31 @@ pub fn experiment_summary(file: &ExperimentFile, dir: &Path) -> String {
         );
     }
     out
+}
+
+/// A consolidation's VMs in one line: control groups, or real guests and whether under TCG
+/// their figures are emulated (the page says the same at length).
+fn what_vms_were(file: &ExperimentFile) -> String {
+    let guests = file
+        .request
+        .consolidate
+        .as_ref()
+        .and_then(|r| r.guests.as_ref());
+    let Some(g) = guests else {
+        return "VMs: emulated (control groups below one host group), not real guests".into();
+    };
+    let used = guest_accels(file);
+    let accel = match used.is_empty() {
+        true => "no run reported its accelerator".to_string(),
+        false => format!("accelerator {}", used.join(", ")),
+    };
+    let emulated = match used.iter().any(|a| a == "tcg") {
+        true => {
+            ": TCG is software emulation, so these figures are emulated, not a VM's real overhead"
+        }
+        false => "",
+    };
+    format!("VMs: real {} guests, {accel}{emulated}", g.hypervisor)
 }
 
 /// One line per point: complete runs, median and range of tps.

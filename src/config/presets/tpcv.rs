@@ -134,6 +134,8 @@ const ASSUMED_MEMORY: u64 = 8 << 30;
 /// Floors under the proportional sizes: below them a VM is too small to measure anything.
 const MIN_CPUS: f64 = 0.05;
 const MIN_MEMORY: u64 = 128 << 20;
+/// With `--hypervisor`: a guest's least RAM (its kernel and page cache as well as the server).
+const MIN_GUEST_MEMORY: u64 = 512 << 20;
 /// Table 1's sets-per-group counts.
 const MAX_SETS: u32 = 6;
 
@@ -175,6 +177,12 @@ fn total_memory_gb() -> u32 {
 fn cpus(vm: Vm, cores: u32, sets: u32) -> f64 {
     let share = f64::from(cores) * f64::from(vm.vcpus) / f64::from(largest_vcpus() * sets);
     ((share * 100.0).round() / 100.0).max(MIN_CPUS)
+}
+
+/// With `--hypervisor`, a real VM's whole vCPUs: its share of the host's cores rounded, at
+/// least one (vCPUs are overcommitted as in the paper; the host's scheduler shares them).
+fn vcpus(vm: Vm, cores: u32, sets: u32) -> u32 {
+    cpus(vm, cores, sets).round().max(1.0) as u32
 }
 
 /// A VM's memory limit on a host of `memory` bytes, one of `sets` per group, in whole MiB.
@@ -240,14 +248,13 @@ pub fn toml(input: &PresetInput) -> Result<String, String> {
             for (role, vm, table3) in [("oltp", g.oltp, "VM3"), ("dss", g.dss, "VM2")] {
                 let _ = write!(
                     out,
-                    "\n# group {} set {set} {role}: Table 3's {table3} has {} vCPUs and {} GB\n[[instance]]\nname = \"{}\"\ncpus = {}\nmemory = \"{}\"\n",
+                    "\n# group {} set {set} {role}: Table 3's {table3} has {} vCPUs and {} GB\n[[instance]]\nname = \"{}\"\n",
                     g.name,
                     vm.vcpus,
                     vm.memory_gb,
                     instance_name(g.name, set, role),
-                    cpus(vm, input.cores.max(1), shape.sets),
-                    format_size(memory(vm, host_memory, shape.sets)),
                 );
+                instance_size(&mut out, input, vm, host_memory, shape.sets);
             }
         }
     }
@@ -285,6 +292,30 @@ pub fn toml(input: &PresetInput) -> Result<String, String> {
     Ok(out)
 }
 
+/// An `[[instance]]`'s size: a CPU quota and memory limit (an emulated VM, a cgroup), or with
+/// `--hypervisor` a real VM's whole vCPUs and RAM and the hypervisor's keys.
+fn instance_size(out: &mut String, input: &PresetInput, vm: Vm, host_memory: u64, sets: u32) {
+    let (cores, memory) = (input.cores.max(1), memory(vm, host_memory, sets));
+    let Some(hypervisor) = input.knobs.hypervisor else {
+        let _ = write!(
+            out,
+            "cpus = {}\nmemory = \"{}\"\n",
+            cpus(vm, cores, sets),
+            format_size(memory)
+        );
+        return;
+    };
+    let _ = write!(
+        out,
+        "cpus = {}\nmemory = \"{}\"\nhypervisor = \"{hypervisor}\"\n",
+        vcpus(vm, cores, sets),
+        format_size(memory.max(MIN_GUEST_MEMORY))
+    );
+    if let Some(accel) = input.knobs.accel {
+        let _ = writeln!(out, "accel = \"{accel}\"");
+    }
+}
+
 /// The comment at the top: what the preset is, the knobs it was made with, and the sizing rule.
 fn header(out: &mut String, input: &PresetInput, shape: Shape, host_memory: u64) {
     let lus: Vec<String> = GROUPS
@@ -307,16 +338,32 @@ fn header(out: &mut String, input: &PresetInput, shape: Shape, host_memory: u64)
 # TPC-V (the TPC-V kit paper, Bond et al.) on the tpce workload: groups A-D of {lus} load
 # units (--lu-base {lu_base}; the paper's Table 3 used 50/100/150/200), {sets} per group
 # (--sets, or --target-tpsv by Table 1), each set an oltp and a dss database on its own
-# managed instance (an emulated VM). Ten 12-minute phases with Table 2's group shares (--phase-duration shortens them),
+# managed instance ({vm}). Ten 12-minute phases with Table 2's group shares (--phase-duration shortens them),
 # measured as one iteration after a ramp-up of one phase.
 # Instance sizes follow Table 3's VM3 (oltp) and VM2 (dss), scaled to this host ({cores} cores,
 # {memory_gib:.1}GiB{memory_known}): group D's oltp VM (40 vCPUs) gets the host's cores and every other
 # VM its vCPUs in proportion (CPUs overcommitted, as in the paper); all instances together
 # get half the host's memory in Table 3's proportions; with N sets per group each gets 1/N
-# (at least {min_cpus} cores and {min_memory}).
-#   tidebench prepare --preset tpcv [--lu-base N] [--trade-days D]
-#   tidebench run --preset tpcv [--lu-base N] [--phase-duration 1m] [--clients N]
+# (at least {min_cpus} cores and {min_memory}{guest_floor}).
+#   tidebench prepare --preset tpcv [--lu-base N] [--trade-days D]{knob}
+#   tidebench run --preset tpcv [--lu-base N] [--phase-duration 1m] [--clients N]{knob}
 ",
+        vm = match input.knobs.hypervisor {
+            Some(_) => "a real VM, a QEMU guest",
+            None => "an emulated VM",
+        },
+        guest_floor = match input.knobs.hypervisor {
+            Some(_) => format!(
+                "; a guest has whole vCPUs, at least 1, and at least {} of RAM",
+                format_size(MIN_GUEST_MEMORY)
+            ),
+            None => String::new(),
+        },
+        knob = match (input.knobs.hypervisor, input.knobs.accel) {
+            (Some(h), Some(a)) => format!(" --hypervisor {h} --accel {a}"),
+            (Some(h), None) => format!(" --hypervisor {h}"),
+            _ => String::new(),
+        },
         lus = lus.join("/"),
         lu_base = shape.lu_base,
         cores = input.cores.max(1),

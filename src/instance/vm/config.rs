@@ -34,7 +34,22 @@ pub struct GuestConfig {
     pub conf: String,
     /// pg_hba.conf.
     pub hba: String,
+    /// With `--ssl`: the instance's server certificate and key (made on the host, see
+    /// `instance::tls`), written into PGDATA at 0600 on every boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<GuestTls>,
 }
+
+/// A guest's TLS files, as PEM.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GuestTls {
+    pub cert: String,
+    pub key: String,
+}
+
+/// Their names in the guest's PGDATA (relative paths in the conf are PGDATA's).
+pub const GUEST_CERT: &str = "server.crt";
+pub const GUEST_KEY: &str = "server.key";
 
 /// Connections arrive from QEMU's user network gateway (10.0.2.2): a password always.
 pub const GUEST_HBA: &str = "\
@@ -64,12 +79,21 @@ impl GuestConfig {
 /// tidebench.conf for the guest: the host's defaults for this memory size with the guest's
 /// own port and socket dir, then the user's settings, then listening on the guest's network
 /// (the host's forward binds 127.0.0.1 only).
-pub fn guest_conf(memory: u64, settings: &[(String, String)]) -> String {
+pub fn guest_conf(memory: u64, settings: &[(String, String)], tls: bool) -> String {
+    let mut all = match tls {
+        true => vec![
+            ("ssl".to_string(), "on".to_string()),
+            ("ssl_cert_file".to_string(), GUEST_CERT.to_string()),
+            ("ssl_key_file".to_string(), GUEST_KEY.to_string()),
+        ],
+        false => Vec::new(),
+    };
+    all.extend_from_slice(settings);
     let mut conf = crate::instance::settings::server_conf(
         GUEST_PORT,
         std::path::Path::new("/tmp"),
         Some(memory),
-        settings,
+        &all,
     );
     conf.push_str("listen_addresses = '*'\n");
     conf
@@ -85,14 +109,24 @@ mod tests {
             superuser: "postgres".into(),
             password: "pw".into(),
             bin_dir: "/usr/lib/postgresql/15/bin".into(),
-            conf: guest_conf(512 << 20, &[("work_mem".into(), "8MB".into())]),
+            conf: guest_conf(512 << 20, &[("work_mem".into(), "8MB".into())], true),
             hba: GUEST_HBA.into(),
+            tls: Some(GuestTls {
+                cert: "CERT".into(),
+                key: "KEY".into(),
+            }),
         };
         let disk = config.to_disk().unwrap();
         assert_eq!(disk.len(), CONFIG_PAD);
         let end = disk.iter().position(|b| *b == 0).unwrap();
         let back: GuestConfig = toml::from_str(std::str::from_utf8(&disk[..end]).unwrap()).unwrap();
         assert_eq!(back.password, "pw");
+        assert_eq!(back.tls.map(|t| t.key), Some("KEY".to_string()));
+        assert!(
+            back.conf.contains("ssl_key_file = 'server.key'"),
+            "{}",
+            back.conf
+        );
         assert!(back.conf.contains("work_mem = '8MB'"), "{}", back.conf);
         assert!(back.conf.contains("port = '5432'"), "{}", back.conf);
         assert!(

@@ -45,11 +45,6 @@ pub enum VmError {
     #[error("--vm (an emulated VM, a cgroup) and --hypervisor (a real VM) do not mix; give one")]
     EmulatedAndReal,
     #[error(
-        "--ssl is not supported with --hypervisor yet; leave it out (the guest is reached on \
-         127.0.0.1 with a password)"
-    )]
-    NoTls,
-    #[error(
         "--cpus {cpus} is not a number of vCPUs; give a whole number between 1 and 255 for a VM \
          instance"
     )]

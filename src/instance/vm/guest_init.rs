@@ -24,7 +24,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::config::{GuestConfig, CONFIG_DEVICE, DATA_DEVICE, READY_LINE};
+use super::config::{GuestConfig, CONFIG_DEVICE, DATA_DEVICE, GUEST_CERT, GUEST_KEY, READY_LINE};
 use super::image::{GUEST_GID, GUEST_PGDATA, GUEST_UID, MODULES_LIST};
 use super::stats::{GuestStats, PORT_NAME};
 
@@ -299,6 +299,14 @@ fn write_owned(path: &str, text: &str) -> Result<(), String> {
 fn write_server_files(config: &GuestConfig) -> Result<(), String> {
     write_owned(&format!("{GUEST_PGDATA}/tidebench.conf"), &config.conf)?;
     write_owned(&format!("{GUEST_PGDATA}/pg_hba.conf"), &config.hba)?;
+    if let Some(tls) = &config.tls {
+        write_owned(&format!("{GUEST_PGDATA}/{GUEST_CERT}"), &tls.cert)?;
+        let key = format!("{GUEST_PGDATA}/{GUEST_KEY}");
+        write_owned(&key, &tls.key)?;
+        // PostgreSQL refuses a key that others can read.
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .map_err(|e| format!("{key}: {e}"))?;
+    }
     let main = format!("{GUEST_PGDATA}/postgresql.conf");
     let text = std::fs::read_to_string(&main).map_err(|e| format!("{main}: {e}"))?;
     let include = "include 'tidebench.conf'";

@@ -167,13 +167,10 @@ fn files_of(layout: &Layout) -> VmFiles {
     }
 }
 
-/// `--cpus` must be whole vCPUs for a guest; `--vm` and `--ssl` are not for guests (yet).
+/// `--cpus` must be whole vCPUs for a guest; `--vm` is not for guests (yet).
 pub(crate) fn validate(opts: &InstanceOptions) -> Result<u32, InstanceError> {
     if opts.vm.is_some() {
         return Err(VmError::EmulatedAndReal.into());
-    }
-    if opts.ssl {
-        return Err(VmError::NoTls.into());
     }
     opts.cpus.map_or(Ok(1), vcpus)
 }
@@ -228,7 +225,7 @@ pub(crate) fn create(
         memory: None,
         settings: Setting::all_of(&opts.settings),
         vm: None,
-        ssl: false,
+        ssl: opts.ssl,
         guest: Some(GuestRecord {
             hypervisor: Hypervisor::Qemu,
             vcpus,
@@ -249,7 +246,7 @@ pub(crate) fn create(
             _ => InstanceError::io("create", &layout.dir)(e),
         });
     }
-    let result = initialize(layout, &record);
+    let result = initialize(layout, &record, &user);
     if result.is_err() {
         qemu::stop(&files_of(layout));
         let _ = std::fs::remove_dir_all(&layout.dir);
@@ -257,10 +254,18 @@ pub(crate) fn create(
     result.map(|i| (i, StartOutcome::Created))
 }
 
-fn initialize(layout: &Layout, record: &Record) -> Result<Instance, InstanceError> {
+fn initialize(
+    layout: &Layout,
+    record: &Record,
+    user: &super::os_user::ServerUser,
+) -> Result<Instance, InstanceError> {
     let files = files_of(layout);
     image::private_dir(&layout.dir)?;
     image::private_dir(&files.dir)?;
+    if record.ssl {
+        // Made on the host, as for a local instance: `instance dsn` names this CA.
+        super::tls::ensure(&layout.dir, &record.name, user)?;
+    }
     let password = super::password::random_password()?;
     super::password::write(&layout.dir, record.port, &record.superuser, &password)?;
     make_data_disk(&files.data())?;
@@ -362,8 +367,9 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         superuser: record.superuser.clone(),
         password,
         bin_dir: record.pg_bin_dir.to_string_lossy().into_owned(),
-        conf: config::guest_conf(guest.memory, &record.settings()),
+        conf: config::guest_conf(guest.memory, &record.settings(), record.ssl),
         hba: GUEST_HBA.to_string(),
+        tls: guest_tls(layout, record)?,
     };
     let bytes = config
         .to_disk()
@@ -415,6 +421,22 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     state.ready_secs = booted.started.elapsed().as_secs_f64();
     save_state(&files, &state)?;
     Ok(state)
+}
+
+/// The certificate and key the guest serves TLS with, when the instance has `--ssl`.
+fn guest_tls(layout: &Layout, record: &Record) -> Result<Option<config::GuestTls>, InstanceError> {
+    if !record.ssl {
+        return Ok(None);
+    }
+    let dir = super::tls::dir_of(&layout.dir);
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read_to_string(&path).map_err(InstanceError::io("read", &path))
+    };
+    Ok(Some(config::GuestTls {
+        cert: read(super::tls::SERVER_CERT)?,
+        key: read(super::tls::SERVER_KEY)?,
+    }))
 }
 
 fn save_state(files: &VmFiles, state: &GuestState) -> Result<(), InstanceError> {

@@ -286,3 +286,21 @@ impl ConsolidateRow {
         }
     }
 }
+
+/// The accelerators a consolidation's guests booted with (`--hypervisor`), in first-seen
+/// order: what the page and the console say the VMs were.
+pub fn guest_accels(file: &super::ExperimentFile) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let guests = file
+        .points
+        .iter()
+        .flat_map(|p| &p.runs)
+        .filter_map(|r| r.consolidation.as_ref())
+        .flat_map(|c| &c.guests);
+    for a in guests.filter_map(|g| g.accel.clone()) {
+        if !seen.contains(&a) {
+            seen.push(a);
+        }
+    }
+    seen
+}

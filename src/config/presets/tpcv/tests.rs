@@ -122,7 +122,7 @@ fn knobs(lu_base: u32, sets: u32) -> PresetKnobs {
     PresetKnobs {
         lu_base: Some(lu_base),
         sets: Some(sets),
-        target_tpsv: None,
+        ..Default::default()
     }
 }
 
@@ -236,4 +236,38 @@ fn target_tpsv_sets_the_sets_per_group() {
         ..Default::default()
     };
     assert_eq!(plan(k, Default::default()).groups[0].sets.len(), 2);
+}
+
+#[test]
+fn with_hypervisor_every_instance_is_a_guest_of_whole_vcpus() {
+    let vms = PresetKnobs {
+        hypervisor: Some("qemu"),
+        accel: Some("tcg"),
+        ..knobs(1, 1)
+    };
+    let p = plan(vms.clone(), Default::default());
+    assert_eq!(p.instances.len(), 8);
+    for i in &p.instances {
+        assert_eq!(i.hypervisor.as_deref(), Some("qemu"), "{}", i.name);
+        assert_eq!(i.accel.as_deref(), Some("tcg"), "{}", i.name);
+        let cpus = i.cpus.unwrap();
+        assert!(
+            cpus >= 1.0 && cpus.fract() == 0.0,
+            "{}: {cpus} vCPUs",
+            i.name
+        );
+        assert!(i.memory_bytes.unwrap() >= MIN_GUEST_MEMORY, "{}", i.name);
+    }
+    let vcpus = |name: &str| p.instances.iter().find(|i| i.name == name).unwrap().cpus;
+    // The 4-core host of `plan`: 1.2 cores as a cgroup quota become 1 vCPU, 4 stay 4.
+    assert_eq!(vcpus("tpcv-a1-oltp"), Some(1.0));
+    assert_eq!(vcpus("tpcv-d1-oltp"), Some(4.0));
+    let text = toml(&input(&vms, 4, 16 << 30)).unwrap();
+    assert!(text.contains("a real VM, a QEMU guest"), "{text}");
+    assert!(
+        text.contains("--preset tpcv [--lu-base N] [--trade-days D] --hypervisor qemu --accel tcg"),
+        "{text}"
+    );
+    let plain = toml(&input(&knobs(1, 1), 4, 16 << 30)).unwrap();
+    assert!(!plain.contains("hypervisor"), "{plain}");
 }

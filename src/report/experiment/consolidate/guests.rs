@@ -4,32 +4,15 @@
 //! guest's own MemTotal and MemAvailable and KSM's shared pages.
 
 use crate::report::html::{note_to, table_to};
-use crate::results::experiment::consolidate::{ConsolidateRequest, GuestRequest};
+use crate::results::experiment::consolidate::{guest_accels, ConsolidateRequest, GuestRequest};
 use crate::results::experiment::consolidate::{OVERCOMMIT_KEY, SCHEME_KEY};
 use crate::results::experiment::ExperimentFile;
 
 use super::size;
 
-/// The accelerators the runs' guests booted with, in first-seen order.
-fn accels(file: &ExperimentFile) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    let guests = file
-        .points
-        .iter()
-        .flat_map(|p| &p.runs)
-        .filter_map(|r| r.consolidation.as_ref())
-        .flat_map(|c| &c.guests);
-    for a in guests.filter_map(|g| g.accel.clone()) {
-        if !seen.contains(&a) {
-            seen.push(a);
-        }
-    }
-    seen
-}
-
 /// What a VM was, in words: the paragraph standing where the emulation one stands.
 pub(super) fn what_vms_are(file: &ExperimentFile, g: &GuestRequest) -> String {
-    let used = accels(file);
+    let used = guest_accels(file);
     let accel = match (used.is_empty(), &g.accel) {
         (false, _) => used.join(", "),
         (true, Some(a)) => format!("{a} (asked; no run has reported yet)"),
