@@ -579,7 +579,7 @@ Traffic (Figure 6): in period p the database ((p-1) mod M)+1 gets --high clients
 Overcommitment (Equation 1): rate = 100% - MEM_avail / MEM_config, MEM_config the sum of the
 VMs' memory; MEM_avail is the host group's memory limit during each run (--balloon: a locked
 balloon takes the difference instead). Each scheme runs 0% first: its own baseline.
---hypervisor qemu makes each VM a real QEMU guest (1/1/M and M/M/M) whose QEMU sits in the
+--hypervisor qemu makes each VM a real QEMU guest (1/M/M's instances share one) whose QEMU sits in the
 host group; --balloon then inflates each guest's virtio-balloon to its share of MEM_avail.
 
 Results: per scheme and rate, NOTPM per database and period, the sum averaged over periods,

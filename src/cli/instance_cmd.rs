@@ -20,10 +20,15 @@ reached on 127.0.0.1:PORT (QEMU's user network), with --cpus whole vCPUs and --m
 (default 1 vCPU, 1GiB). The guest image is built on first use (the kernel from Debian's mirror)
 and cached in /var/cache/tidebench (root) or $TIDEBENCH_VM_CACHE. KVM is used when a KVM guest
 boots, else TCG (software emulation: its figures are emulated); --accel forces one.
+With --vm PATH as well, the instance is one of several in that guest (each its own server,
+port and password; one VM, one size): they start and stop together, and an instance added to
+a running VM reboots it.
 
 Examples:
   tidebench instance start vm1 --cpus 2 --memory 4GiB
   tidebench instance start guest1 --hypervisor qemu --cpus 2 --memory 2GiB
+  tidebench instance start db1 --hypervisor qemu --vm host1/vm1 --cpus 2 --memory 2GiB
+  tidebench instance start db2 --hypervisor qemu --vm host1/vm1    # a second server in vm1
   tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off
   tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA";
 
@@ -51,9 +56,9 @@ pub enum InstanceCommand {
         /// Memory limit, e.g. 512MB, 2GiB, 1G (cgroup; binary units)
         #[arg(long, value_name = "SIZE", value_parser = instance::parse_size)]
         memory: Option<u64>,
-        /// Run in this emulated VM, a cgroup that several instances may share, e.g.
-        /// --vm host1/vm1 (--cpus and --memory are then the VM's; give the same values to
-        /// every instance of the VM)
+        /// Run in this VM, which several instances may share, e.g. --vm host1/vm1: an emulated
+        /// VM (a cgroup), or with --hypervisor a real guest (--cpus and --memory are then the
+        /// VM's; give the same values to every instance of the VM, or leave them out to join)
         #[arg(long, value_name = "PATH")]
         vm: Option<String>,
         /// Serve TLS: make a CA and a server certificate for localhost/127.0.0.1 in the
@@ -271,7 +276,10 @@ fn status_table(rows: &[instance::InstanceStatus]) -> String {
             r.pid.map_or("-".to_string(), |p| p.to_string()),
             r.instance.data_dir().display().to_string(),
             match r.instance.vm() {
-                _ if r.instance.guest().is_some() => guest_limits(r.instance.guest()),
+                Some(vm) if r.instance.guest().is_some() => {
+                    format!("{} vm={vm}", guest_limits(r.instance.guest()))
+                }
+                None if r.instance.guest().is_some() => guest_limits(r.instance.guest()),
                 Some(vm) => format!("{} vm={vm}", instance::describe_limits(cpus, memory)),
                 None => instance::describe_limits(cpus, memory),
             },

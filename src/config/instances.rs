@@ -293,12 +293,6 @@ fn guest(
         ),
         ));
     }
-    if let Some(v) = &r.vm {
-        return Err((
-            v.span(),
-            "vm (an emulated VM, a cgroup) and hypervisor (a real VM) do not mix; give one".into(),
-        ));
-    }
     if let (Some(c), Some(raw)) = (cpus, &r.cpus) {
         if c < 1.0 || c.fract() != 0.0 {
             return Err((
@@ -541,11 +535,9 @@ mod tests {
             e.starts_with("run.toml:3:") && e.contains("hypervisor"),
             "{e}"
         );
-        let e = err("[[instance]]\nname = \"g\"\nhypervisor = \"qemu\"\nvm = \"h/v\"\n");
-        assert!(
-            e.starts_with("run.toml:4:") && e.contains("do not mix"),
-            "{e}"
-        );
+        // With a hypervisor, vm names a real VM that several instances share.
+        let shared = "[[instance]]\nname = \"g\"\nhypervisor = \"qemu\"\nvm = \"h/v\"\n";
+        assert_eq!(parse(shared).unwrap()[0].vm.as_deref(), Some("h/v"));
     }
 
     #[test]

@@ -333,9 +333,17 @@ fn clear_unfinished(dir: &Path) -> Result<(), RunError> {
 /// be stopped is a warning; the run still goes.
 async fn stop_undeclared(exp: &Experiment, point: usize, home: &Home, events: &Arc<dyn Sink>) {
     let ours = exp.runs[point].declared_instances();
+    // A real VM that several instances share stops as a whole: one of ours keeps it up.
+    let vm_of = |name: &str| {
+        instance::find(home, name)
+            .ok()
+            .and_then(|i| i.vm().map(String::from))
+    };
+    let our_vms: Vec<String> = ours.iter().filter_map(|n| vm_of(n)).collect();
     let mut others: Vec<String> = Vec::new();
     for name in exp.runs.iter().flat_map(PointRun::declared_instances) {
-        if !ours.contains(&name) && !others.contains(&name) {
+        let shares_ours = vm_of(&name).is_some_and(|vm| our_vms.contains(&vm));
+        if !ours.contains(&name) && !others.contains(&name) && !shares_ours {
             others.push(name);
         }
     }

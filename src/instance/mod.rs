@@ -228,8 +228,8 @@ impl Instance {
     }
 
     pub fn data_dir(&self) -> PathBuf {
-        match self.guest {
-            Some(_) => vm::data_disk(&self.dir),
+        match &self.guest {
+            Some(g) => g.files.data(),
             None => self.dir.join("data"),
         }
     }
@@ -462,7 +462,7 @@ pub fn stop(home: &Home, name: &str) -> Result<bool, InstanceError> {
     let layout = Layout::new(&home.absolute()?, name);
     let record = load_existing(&layout, name)?;
     if record.guest.is_some() {
-        return Ok(vm::stop(&layout));
+        return Ok(vm::stop(&layout, &record));
     }
     let user = os_user::for_existing(&record.os_user, name)?;
     let server = Server {
@@ -485,7 +485,7 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
     if record.guest.is_some() {
         // The data disk goes with the dir: no clean shutdown to wait for (one of a guest
         // still booting could wait a minute for a key press nobody reads).
-        vm::discard(&layout);
+        vm::discard(&layout, &record);
     } else {
         stop(home, name)?;
     }
@@ -501,7 +501,9 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
     if let Some(group) = record.guest.as_ref().and_then(|g| g.cgroup.as_deref()) {
         CgroupPaths::locate(group)?.remove_if_unused()?;
     }
-    std::fs::remove_dir_all(&layout.dir).map_err(InstanceError::io("remove", &layout.dir))
+    std::fs::remove_dir_all(&layout.dir).map_err(InstanceError::io("remove", &layout.dir))?;
+    vm::forget(&layout, &record);
+    Ok(())
 }
 
 fn check_socket_dir(sockets: &Path) -> Result<(), InstanceError> {
@@ -559,7 +561,10 @@ fn instance_from(layout: &Layout, record: &Record) -> Result<Instance, InstanceE
         vm: record.vm.clone(),
         cgroups,
         ssl: record.ssl,
-        guest: record.guest.as_ref().map(|g| vm::GuestInfo::of(layout, g)),
+        guest: record
+            .guest
+            .as_ref()
+            .map(|g| vm::GuestInfo::of(layout, record, g)),
     })
 }
 

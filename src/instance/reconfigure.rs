@@ -58,7 +58,18 @@ pub fn reconfigure(
     }
     if wanted.guest.is_some() {
         // A VM: power it off, and boot it with the new vCPUs, RAM and settings.
-        super::vm::stop(&layout);
+        if wanted.vm != record.vm {
+            return Err(super::invalid("--vm")(format!(
+                "instance '{name}' is in VM {}; a VM instance cannot move to another (destroy \
+                 it and start it anew with the other --vm)",
+                record.vm.as_deref().unwrap_or("of its own")
+            )));
+        }
+        super::vm::stop(&layout, &record);
+        if let (Some(path), Some(guest)) = (&wanted.vm, &wanted.guest) {
+            // One VM has one size: its other members take the new one too.
+            super::vm::shared::resize(&layout.home, path, guest)?;
+        }
         wanted.save(&layout.record())?;
         let (instance, _) = start_reporting(home, name, &InstanceOptions::default())?;
         return Ok((instance, Reconfigured::Restarted));

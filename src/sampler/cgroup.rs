@@ -132,6 +132,9 @@ impl InstanceProbe {
                 probes[i].watch.share_vm(vm, &sharing);
             } else {
                 probes[i].watch.leave_oom_kills_to_vm();
+                // A real VM's stats port takes one reader: its rows go under the first
+                // instance of the VM.
+                probes[i].channel = None;
             }
         }
         probes

@@ -49,4 +49,5 @@ mod transactions;
 mod vm;
 mod vm_consolidate;
 mod vm_experiments;
+mod vm_shared;
 mod waits;

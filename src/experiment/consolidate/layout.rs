@@ -10,7 +10,7 @@ use crate::config::Catalog;
 use crate::results::experiment::consolidate::{InstanceLayout, SchemeLayout, VmLayout};
 
 use super::super::base::{BaseRun, PointRun};
-use super::spec::{Scheme, Spec};
+use super::spec::{GuestSpec, Scheme, Spec};
 
 /// Phases named so are the measured traffic periods; `ramp-N` phases are not counted.
 pub const PERIOD_PREFIX: &str = "period-";
@@ -110,38 +110,7 @@ pub fn run(
     let mut groups = Vec::new();
     for vm in &scheme.vms {
         for inst in &vm.instances {
-            let mut t = Table::new();
-            t.insert("name".into(), Value::String(inst.name.clone()));
-            match &spec.guests {
-                // A QEMU guest: its QEMU runs in the VM's group below the host group.
-                Some(g) => {
-                    t.insert("hypervisor".into(), Value::String("qemu".into()));
-                    if let Some(a) = g.accel {
-                        t.insert("accel".into(), Value::String(a.name().into()));
-                    }
-                    t.insert("cgroup".into(), Value::String(vm.cgroup.clone()));
-                    if let Some(k) = g.ksm {
-                        t.insert("mem_merge".into(), Value::Boolean(k));
-                    }
-                }
-                None => {
-                    t.insert("vm".into(), Value::String(vm.cgroup.clone()));
-                }
-            }
-            if let Some(c) = vm.cpus {
-                t.insert("cpus".into(), Value::Float(c));
-            }
-            t.insert(
-                "memory".into(),
-                Value::String(format!("{}MB", vm.memory_bytes >> 20)),
-            );
-            let mut settings = Table::new();
-            settings.insert(
-                "shared_buffers".into(),
-                Value::String(inst.shared_buffers.clone()),
-            );
-            t.insert("settings".into(), Value::Table(settings));
-            instances.push(Value::Table(t));
+            instances.push(Value::Table(declare(vm, inst, spec.guests.as_ref())));
             for db in &inst.databases {
                 let mut g = Table::new();
                 g.insert("name".into(), Value::String(db.clone()));
@@ -198,6 +167,47 @@ pub fn run(
     })
 }
 
+/// An `[[instance]]` of the point's run: an emulated VM's (its group), or with `--hypervisor`
+/// a QEMU guest whose QEMU sits in the VM's group (1/M/M's instances share one guest).
+fn declare(vm: &VmLayout, inst: &InstanceLayout, guests: Option<&GuestSpec>) -> Table {
+    let mut t = Table::new();
+    t.insert("name".into(), Value::String(inst.name.clone()));
+    match guests {
+        // A QEMU guest: its QEMU runs in the VM's group below the host group.
+        Some(g) => {
+            t.insert("hypervisor".into(), Value::String("qemu".into()));
+            if let Some(a) = g.accel {
+                t.insert("accel".into(), Value::String(a.name().into()));
+            }
+            t.insert("cgroup".into(), Value::String(vm.cgroup.clone()));
+            // 1/M/M: the VM's instances share one guest (named as its group).
+            if vm.instances.len() > 1 {
+                t.insert("vm".into(), Value::String(vm.cgroup.clone()));
+            }
+            if let Some(k) = g.ksm {
+                t.insert("mem_merge".into(), Value::Boolean(k));
+            }
+        }
+        None => {
+            t.insert("vm".into(), Value::String(vm.cgroup.clone()));
+        }
+    }
+    if let Some(c) = vm.cpus {
+        t.insert("cpus".into(), Value::Float(c));
+    }
+    t.insert(
+        "memory".into(),
+        Value::String(format!("{}MB", vm.memory_bytes >> 20)),
+    );
+    let mut settings = Table::new();
+    settings.insert(
+        "shared_buffers".into(),
+        Value::String(inst.shared_buffers.clone()),
+    );
+    t.insert("settings".into(), Value::Table(settings));
+    t
+}
+
 fn phase(name: &str, duration: &str, clients: Table) -> Value {
     let mut t = Table::new();
     t.insert("name".into(), Value::String(name.into()));
@@ -239,6 +249,32 @@ mod tests {
         for l in [one, os, vms] {
             assert_eq!(l.mem_config_bytes, 8 << 30);
         }
+    }
+
+    #[test]
+    fn on_real_vms_1_m_m_instances_share_one_guest_and_m_m_m_ones_have_their_own() {
+        let s = spec();
+        let guests = GuestSpec {
+            accel: None,
+            ksm: None,
+        };
+        let shared = layout(&s, Scheme::OneMM);
+        let vm = &shared.vms[0];
+        for inst in &vm.instances {
+            let t = declare(vm, inst, Some(&guests));
+            assert_eq!(t["hypervisor"].as_str(), Some("qemu"));
+            assert_eq!(t["vm"].as_str(), Some(vm.cgroup.as_str()), "{t}");
+            assert_eq!(t["cgroup"].as_str(), Some(vm.cgroup.as_str()), "{t}");
+        }
+        let own = layout(&s, Scheme::MMM);
+        let t = declare(&own.vms[1], &own.vms[1].instances[0], Some(&guests));
+        assert!(t.get("vm").is_none(), "a guest of its own: {t}");
+        let t = declare(&own.vms[1], &own.vms[1].instances[0], None);
+        assert_eq!(
+            t["vm"].as_str(),
+            Some("consolidate/mmm-vm2"),
+            "an emulated VM: {t}"
+        );
     }
 
     #[test]

@@ -230,25 +230,17 @@ fn guests(raw: &RawSpec) -> Result<Option<GuestSpec>, String> {
     }))
 }
 
-/// The schemes asked for (each once), or every scheme the VMs can take: a QEMU guest holds
-/// one instance, so 1/M/M (several in one VM) is for control groups only.
-fn schemes(asked: Option<&[String]>, real_vms: bool) -> Result<Vec<Scheme>, String> {
+/// The schemes asked for (each once), or all three; on real VMs 1/M/M's instances share
+/// one guest.
+fn schemes(asked: Option<&[String]>) -> Result<Vec<Scheme>, String> {
     let schemes = match asked {
         Some([]) => return Err("schemes is empty; give e.g. --schemes 1/1/M,M/M/M".into()),
         Some(list) => list
             .iter()
             .map(|s| Scheme::parse(s))
             .collect::<Result<Vec<_>, _>>()?,
-        None if real_vms => vec![Scheme::OneOneM, Scheme::MMM],
         None => Scheme::ALL.to_vec(),
     };
-    if real_vms && schemes.contains(&Scheme::OneMM) {
-        return Err(
-            "scheme 1/M/M puts several instances in one VM, and a QEMU VM instance holds one; \
-             with --hypervisor give --schemes 1/1/M,M/M/M"
-                .into(),
-        );
-    }
     if let Some(dup) = schemes
         .iter()
         .enumerate()
@@ -265,7 +257,7 @@ pub const MAX_OVERCOMMIT: u32 = 90;
 impl Spec {
     pub fn check(raw: RawSpec) -> Result<Spec, String> {
         let guests = guests(&raw)?;
-        let schemes = schemes(raw.schemes.as_deref(), guests.is_some())?;
+        let schemes = schemes(raw.schemes.as_deref())?;
         let databases = raw.databases.unwrap_or(2);
         if !(2..=64).contains(&databases) {
             return Err(format!(
@@ -423,15 +415,9 @@ mod tests {
             ..raw("1GB")
         })
         .unwrap();
-        assert_eq!(s.schemes, vec![Scheme::OneOneM, Scheme::MMM]);
+        assert_eq!(s.schemes, Scheme::ALL.to_vec(), "1/M/M shares one guest");
         let g = s.guests.unwrap();
         assert_eq!((g.accel, g.ksm), (Some(Accel::Tcg), Some(false)));
-        let e = qemu(RawSpec {
-            schemes: Some(vec!["1/M/M".into()]),
-            ..raw("1GB")
-        })
-        .unwrap_err();
-        assert!(e.contains("--schemes 1/1/M,M/M/M"), "{e}");
         let e = qemu(RawSpec {
             cpus: Some(0.5),
             ..raw("1GB")

@@ -17,19 +17,45 @@ pub const CONFIG_DEVICE: &str = "/dev/nvme0n3";
 pub const READY_LINE: &str = "tidebench-guest: READY";
 /// The console line a guest prints when its init fails, followed by why.
 pub const FAILED_LINE: &str = "tidebench-guest: FAILED";
-/// The port PostgreSQL listens on inside the guest; the host forwards its own port to it.
+/// The port PostgreSQL listens on inside a guest of its own; the host forwards its own port to
+/// it. In a VM several instances share, each listens on its host port number (all distinct).
 pub const GUEST_PORT: u16 = 5432;
+/// The PGDATA of an instance in a shared VM: its own dir on the VM's data disk, named by the
+/// instance and its password, which is new at each creation. So an instance destroyed and
+/// made again under its name (while the VM was down) gets a fresh initdb, never the old data
+/// with the old password; the old dir is removed at the next boot, which no longer names it.
+/// The hash is FNV-1a, spelled out here so the name stays the same across builds.
+pub fn shared_pgdata(name: &str, password: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in password.bytes() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("/data/i-{name}-{:08x}", hash as u32)
+}
 /// The config file is padded to this (one sector multiple), so the namespace has a size.
 const CONFIG_PAD: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuestConfig {
+    /// The host's PostgreSQL bin dir, present at the same path in the guest.
+    pub bin_dir: String,
+    /// The servers the guest runs: one for a VM instance, one per instance in a VM that
+    /// several share (`--vm PATH --hypervisor qemu`).
+    pub clusters: Vec<ClusterConfig>,
+}
+
+/// One PostgreSQL server in the guest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterConfig {
+    /// The instance's name (the log's prefix when several share the guest).
+    pub name: String,
+    /// Its PGDATA on the data disk: [`GUEST_PGDATA`](super::image::GUEST_PGDATA) alone, or
+    /// [`shared_pgdata`] in a shared VM.
+    pub pgdata: String,
     /// The PostgreSQL superuser role (the host's name for it, so DSNs look the same).
     pub superuser: String,
     /// Its password, set by initdb on first boot (as a SCRAM verifier; PG15's default).
     pub password: String,
-    /// The host's PostgreSQL bin dir, present at the same path in the guest.
-    pub bin_dir: String,
     /// tidebench.conf: defaults and `--set` values.
     pub conf: String,
     /// pg_hba.conf.
@@ -76,11 +102,23 @@ impl GuestConfig {
     }
 }
 
+/// How a guest's server is set up, beside the user's settings.
+pub struct ConfShape {
+    /// The port it listens on in the guest.
+    pub port: u16,
+    /// The memory its defaults are sized for (the VM's, over the servers it holds).
+    pub memory: u64,
+    /// Serves TLS with the files of [`GuestTls`].
+    pub tls: bool,
+    /// The log's line prefix names the instance (several share the VM's log).
+    pub shared_log: Option<String>,
+}
+
 /// tidebench.conf for the guest: the host's defaults for this memory size with the guest's
 /// own port and socket dir, then the user's settings, then listening on the guest's network
 /// (the host's forward binds 127.0.0.1 only).
-pub fn guest_conf(memory: u64, settings: &[(String, String)], tls: bool) -> String {
-    let mut all = match tls {
+pub fn guest_conf(shape: &ConfShape, settings: &[(String, String)]) -> String {
+    let mut all = match shape.tls {
         true => vec![
             ("ssl".to_string(), "on".to_string()),
             ("ssl_cert_file".to_string(), GUEST_CERT.to_string()),
@@ -88,11 +126,14 @@ pub fn guest_conf(memory: u64, settings: &[(String, String)], tls: bool) -> Stri
         ],
         false => Vec::new(),
     };
+    if let Some(name) = &shape.shared_log {
+        all.push(("log_line_prefix".into(), format!("[{name}] %m [%p] ")));
+    }
     all.extend_from_slice(settings);
     let mut conf = crate::instance::settings::server_conf(
-        GUEST_PORT,
+        shape.port,
         std::path::Path::new("/tmp"),
-        Some(memory),
+        Some(shape.memory),
         &all,
     );
     conf.push_str("listen_addresses = '*'\n");
@@ -105,21 +146,39 @@ mod tests {
 
     #[test]
     fn the_config_round_trips_through_its_padded_disk() {
+        let shape = ConfShape {
+            port: GUEST_PORT,
+            memory: 512 << 20,
+            tls: true,
+            shared_log: Some("a".into()),
+        };
         let config = GuestConfig {
-            superuser: "postgres".into(),
-            password: "pw".into(),
             bin_dir: "/usr/lib/postgresql/15/bin".into(),
-            conf: guest_conf(512 << 20, &[("work_mem".into(), "8MB".into())], true),
-            hba: GUEST_HBA.into(),
-            tls: Some(GuestTls {
-                cert: "CERT".into(),
-                key: "KEY".into(),
-            }),
+            clusters: vec![ClusterConfig {
+                name: "a".into(),
+                pgdata: shared_pgdata("a", "pw"),
+                superuser: "postgres".into(),
+                password: "pw".into(),
+                conf: guest_conf(&shape, &[("work_mem".into(), "8MB".into())]),
+                hba: GUEST_HBA.into(),
+                tls: Some(GuestTls {
+                    cert: "CERT".into(),
+                    key: "KEY".into(),
+                }),
+            }],
         };
         let disk = config.to_disk().unwrap();
         assert_eq!(disk.len(), CONFIG_PAD);
         let end = disk.iter().position(|b| *b == 0).unwrap();
         let back: GuestConfig = toml::from_str(std::str::from_utf8(&disk[..end]).unwrap()).unwrap();
+        let back = back.clusters.into_iter().next().unwrap();
+        assert!(back.pgdata.starts_with("/data/i-a-"), "{}", back.pgdata);
+        assert_ne!(back.pgdata, shared_pgdata("a", "another password"));
+        assert!(
+            back.conf.contains("log_line_prefix = '[a] %m [%p] '"),
+            "{}",
+            back.conf
+        );
         assert_eq!(back.password, "pw");
         assert_eq!(back.tls.map(|t| t.key), Some("KEY".to_string()));
         assert!(

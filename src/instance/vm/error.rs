@@ -42,8 +42,17 @@ pub enum VmError {
         .exe.display()
     )]
     NoGuestInit { exe: PathBuf },
-    #[error("--vm (an emulated VM, a cgroup) and --hypervisor (a real VM) do not mix; give one")]
-    EmulatedAndReal,
+    #[error(
+        "VM {vm} has {recorded} (instance '{member}' is in it); this instance asks for \
+         {requested}. One VM has one size: leave --cpus, --memory and --accel out to join it, or \
+         name another VM with --vm"
+    )]
+    SharedShape {
+        vm: String,
+        member: String,
+        recorded: String,
+        requested: String,
+    },
     #[error(
         "--cpus {cpus} is not a number of vCPUs; give a whole number between 1 and 255 for a VM \
          instance"

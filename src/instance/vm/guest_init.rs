@@ -6,6 +6,9 @@
 //! where the host's forwarded connections arrive from 10.0.2.2, so no route is needed), mounts
 //! the data disk, runs initdb on first boot, starts postgres as an unprivileged user with its
 //! log on the second serial port (the host's `server.log`) and says `READY` on the console.
+//! A VM that several instances share runs one postgres per instance, each on its own PGDATA
+//! and port, and says `READY` when all accept connections; a PGDATA no instance names any
+//! more (a destroyed one's) is removed at boot.
 //! From then on a thread sends the guest's counters to the host once a second (`stats`).
 //! Ctrl-Alt-Del (sent by the host through QMP) is a fast shutdown, then power off.
 //!
@@ -24,8 +27,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::config::{GuestConfig, CONFIG_DEVICE, DATA_DEVICE, GUEST_CERT, GUEST_KEY, READY_LINE};
-use super::image::{GUEST_GID, GUEST_PGDATA, GUEST_UID, MODULES_LIST};
+use super::config::{ClusterConfig, GuestConfig, CONFIG_DEVICE, DATA_DEVICE};
+use super::config::{GUEST_CERT, GUEST_KEY, READY_LINE};
+use super::image::{GUEST_GID, GUEST_UID, MODULES_LIST};
 use super::stats::{GuestStats, PORT_NAME};
 
 /// Set by the SIGINT handler (Ctrl-Alt-Del): shut down.
@@ -58,17 +62,39 @@ fn boot() -> Result<(), String> {
     net_up()?;
     let config = read_config()?;
     mount_data()?;
-    let fresh = !Path::new(GUEST_PGDATA).join("PG_VERSION").exists();
-    if fresh {
-        initdb(&config)?;
+    remove_unnamed(&config);
+    let mut postmasters = Vec::new();
+    for cluster in &config.clusters {
+        if !Path::new(&cluster.pgdata).join("PG_VERSION").exists() {
+            initdb(&config.bin_dir, cluster)?;
+        }
+        write_server_files(cluster)?;
+        postmasters.push(start_postgres(&config.bin_dir, cluster)?);
     }
-    write_server_files(&config)?;
-    let postmaster = start_postgres(&config)?;
-    wait_ready()?;
+    for cluster in &config.clusters {
+        wait_ready(&cluster.pgdata)?;
+    }
     say(&format!("{READY_LINE} {}", kernel_release()));
     std::thread::spawn(report_stats);
-    supervise(postmaster);
+    supervise(postmasters);
     Ok(())
+}
+
+/// The PGDATA dirs of instances the host no longer names (destroyed while the VM was down):
+/// removed, so a new instance of the same name starts from initdb.
+fn remove_unnamed(config: &GuestConfig) {
+    let Ok(entries) = std::fs::read_dir("/data") else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let named = config.clusters.iter().any(|c| Path::new(&c.pgdata) == path);
+        let ours = e.file_name().to_string_lossy().starts_with("i-");
+        if ours && !named {
+            say(&format!("tidebench-guest: removing {}", path.display()));
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
 
 fn say(line: &str) {
@@ -265,16 +291,16 @@ fn as_server_user(program: &str) -> Result<Command, String> {
     Ok(cmd)
 }
 
-fn initdb(config: &GuestConfig) -> Result<(), String> {
-    say("tidebench-guest: initdb");
+fn initdb(bin_dir: &str, config: &ClusterConfig) -> Result<(), String> {
+    say(&format!("tidebench-guest: initdb {}", config.name));
     let pwfile = "/tmp/pw";
     std::fs::write(pwfile, format!("{}\n", config.password))
         .map_err(|e| format!("{pwfile}: {e}"))?;
     unsafe { libc::chown(c(pwfile).as_ptr(), GUEST_UID, GUEST_GID) };
-    let status = as_server_user(&format!("{}/initdb", config.bin_dir))?
+    let status = as_server_user(&format!("{bin_dir}/initdb"))?
         .args([
             "-D",
-            GUEST_PGDATA,
+            &config.pgdata,
             "--auth-local=trust",
             "--auth-host=scram-sha-256",
         ])
@@ -296,18 +322,19 @@ fn write_owned(path: &str, text: &str) -> Result<(), String> {
 }
 
 /// tidebench.conf and pg_hba.conf from the host, on every boot (settings may have changed).
-fn write_server_files(config: &GuestConfig) -> Result<(), String> {
-    write_owned(&format!("{GUEST_PGDATA}/tidebench.conf"), &config.conf)?;
-    write_owned(&format!("{GUEST_PGDATA}/pg_hba.conf"), &config.hba)?;
+fn write_server_files(config: &ClusterConfig) -> Result<(), String> {
+    let pgdata = &config.pgdata;
+    write_owned(&format!("{pgdata}/tidebench.conf"), &config.conf)?;
+    write_owned(&format!("{pgdata}/pg_hba.conf"), &config.hba)?;
     if let Some(tls) = &config.tls {
-        write_owned(&format!("{GUEST_PGDATA}/{GUEST_CERT}"), &tls.cert)?;
-        let key = format!("{GUEST_PGDATA}/{GUEST_KEY}");
+        write_owned(&format!("{pgdata}/{GUEST_CERT}"), &tls.cert)?;
+        let key = format!("{pgdata}/{GUEST_KEY}");
         write_owned(&key, &tls.key)?;
         // PostgreSQL refuses a key that others can read.
         std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
             .map_err(|e| format!("{key}: {e}"))?;
     }
-    let main = format!("{GUEST_PGDATA}/postgresql.conf");
+    let main = format!("{pgdata}/postgresql.conf");
     let text = std::fs::read_to_string(&main).map_err(|e| format!("{main}: {e}"))?;
     let include = "include 'tidebench.conf'";
     if !text.lines().any(|l| l.trim() == include) {
@@ -316,18 +343,21 @@ fn write_server_files(config: &GuestConfig) -> Result<(), String> {
     Ok(())
 }
 
-fn start_postgres(config: &GuestConfig) -> Result<Child, String> {
-    say("tidebench-guest: starting postgres");
-    as_server_user(&format!("{}/postgres", config.bin_dir))?
-        .args(["-D", GUEST_PGDATA])
+fn start_postgres(bin_dir: &str, config: &ClusterConfig) -> Result<Child, String> {
+    say(&format!(
+        "tidebench-guest: starting postgres {}",
+        config.name
+    ));
+    as_server_user(&format!("{bin_dir}/postgres"))?
+        .args(["-D", &config.pgdata])
         .spawn()
         .map_err(|e| format!("postgres: {e}"))
 }
 
 /// Until postmaster.pid's status line says `ready` (PostgreSQL writes it when it accepts
 /// connections), or the postmaster is gone.
-fn wait_ready() -> Result<(), String> {
-    let pidfile = format!("{GUEST_PGDATA}/postmaster.pid");
+fn wait_ready(pgdata: &str) -> Result<(), String> {
+    let pidfile = format!("{pgdata}/postmaster.pid");
     loop {
         if let Ok(text) = std::fs::read_to_string(&pidfile) {
             if text.lines().nth(7).is_some_and(|l| l.trim() == "ready") {
@@ -343,21 +373,27 @@ fn wait_ready() -> Result<(), String> {
     }
 }
 
-/// Reaps children until the postmaster exits or Ctrl-Alt-Del asks for a shutdown.
-fn supervise(postmaster: Child) {
-    let pm = postmaster.id() as libc::pid_t;
+/// Reaps children until every postmaster has exited; Ctrl-Alt-Del asks each for a fast
+/// shutdown.
+fn supervise(postmasters: Vec<Child>) {
+    let mut running: Vec<libc::pid_t> = postmasters.iter().map(|p| p.id() as libc::pid_t).collect();
     let mut asked = false;
     loop {
         if SHUTDOWN.load(Ordering::SeqCst) && !asked {
             say("tidebench-guest: shutting down");
-            unsafe { libc::kill(pm, libc::SIGINT) };
+            for pm in &running {
+                unsafe { libc::kill(*pm, libc::SIGINT) };
+            }
             asked = true;
         }
         let mut status = 0;
         let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid == pm {
+        if running.contains(&pid) {
+            running.retain(|p| *p != pid);
             say("tidebench-guest: postgres exited");
-            return;
+            if running.is_empty() {
+                return;
+            }
         }
         if pid <= 0 {
             std::thread::sleep(std::time::Duration::from_millis(100));

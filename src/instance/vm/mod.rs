@@ -17,16 +17,17 @@ mod error;
 pub mod guest_init;
 pub mod image;
 pub mod qemu;
+pub mod shared;
 pub mod stats;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
 use super::record::{self, Layout, Record, Setting};
 use super::{ensure_database, settings, Instance, InstanceError, InstanceOptions, StartOutcome};
-use config::{GuestConfig, GUEST_HBA};
+use config::{ClusterConfig, ConfShape, GuestConfig, GUEST_HBA, GUEST_PORT};
 pub use error::VmError;
 use qemu::VmFiles;
 
@@ -121,6 +122,9 @@ pub struct GuestState {
     pub ready_secs: f64,
     /// The guest kernel's release, as the guest itself reported it.
     pub kernel_release: String,
+    /// The instances this boot serves (one, or a shared VM's members then).
+    #[serde(default)]
+    pub members: Vec<String>,
     /// Why KVM was not used, when it was tried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kvm_note: Option<String>,
@@ -142,13 +146,13 @@ pub struct GuestInfo {
 }
 
 impl GuestInfo {
-    pub(crate) fn of(layout: &Layout, record: &GuestRecord) -> GuestInfo {
-        let files = files_of(layout);
+    pub(crate) fn of(layout: &Layout, record: &Record, guest: &GuestRecord) -> GuestInfo {
+        let files = files_of(layout, record);
         let state = std::fs::read_to_string(files.dir.join("state.toml"))
             .ok()
             .and_then(|t| toml::from_str(&t).ok());
         GuestInfo {
-            record: record.clone(),
+            record: guest.clone(),
             state,
             files,
         }
@@ -160,18 +164,19 @@ impl GuestInfo {
     }
 }
 
-fn files_of(layout: &Layout) -> VmFiles {
-    VmFiles {
-        dir: layout.dir.join("vm"),
-        server_log: layout.log(),
+/// The guest's files: the instance's own `vm/` dir, or the shared VM's (see [`shared`]).
+fn files_of(layout: &Layout, record: &Record) -> VmFiles {
+    match &record.vm {
+        Some(path) => shared::files(&layout.home, path),
+        None => VmFiles {
+            dir: layout.dir.join("vm"),
+            server_log: layout.log(),
+        },
     }
 }
 
-/// `--cpus` must be whole vCPUs for a guest; `--vm` is not for guests (yet).
+/// `--cpus` must be whole vCPUs for a guest.
 pub(crate) fn validate(opts: &InstanceOptions) -> Result<u32, InstanceError> {
-    if opts.vm.is_some() {
-        return Err(VmError::EmulatedAndReal.into());
-    }
     opts.cpus.map_or(Ok(1), vcpus)
 }
 
@@ -224,7 +229,7 @@ pub(crate) fn create(
         cpus: None,
         memory: None,
         settings: Setting::all_of(&opts.settings),
-        vm: None,
+        vm: opts.vm.clone(),
         ssl: opts.ssl,
         guest: Some(GuestRecord {
             hypervisor: Hypervisor::Qemu,
@@ -235,6 +240,14 @@ pub(crate) fn create(
             mem_merge: guest.mem_merge,
         }),
     };
+    let mut record = record;
+    if let Some(path) = &opts.vm {
+        let sized = opts.cpus.is_some() || opts.memory.is_some();
+        let asked = record.guest.take().ok_or_else(|| VmError::NotAVm {
+            name: name.to_string(),
+        })?;
+        record.guest = Some(shared::join(&layout.home, path, asked, sized)?);
+    }
     let instances = record::instances_dir(&layout.home);
     std::fs::create_dir_all(&instances).map_err(InstanceError::io("create", &instances))?;
     if let Err(e) = std::fs::create_dir(&layout.dir) {
@@ -248,8 +261,11 @@ pub(crate) fn create(
     }
     let result = initialize(layout, &record, &user);
     if result.is_err() {
-        qemu::stop(&files_of(layout));
+        qemu::stop(&files_of(layout, &record));
         let _ = std::fs::remove_dir_all(&layout.dir);
+        if let Some(path) = &record.vm {
+            shared::forget_if_empty(&layout.home, path);
+        }
     }
     result.map(|i| (i, StartOutcome::Created))
 }
@@ -259,8 +275,18 @@ fn initialize(
     record: &Record,
     user: &super::os_user::ServerUser,
 ) -> Result<Instance, InstanceError> {
-    let files = files_of(layout);
+    let files = files_of(layout, record);
     image::private_dir(&layout.dir)?;
+    if let Some(path) = &record.vm {
+        // vms/, and each level of PATH: 0700 like the instance dirs.
+        let mut dir = shared::vm_dir(&layout.home, "");
+        image::private_dir(&dir)?;
+        for part in path.split('/') {
+            dir = dir.join(part);
+            image::private_dir(&dir)?;
+        }
+        shared::link_log(layout, &files)?;
+    }
     image::private_dir(&files.dir)?;
     if record.ssl {
         // Made on the host, as for a local instance: `instance dsn` names this CA.
@@ -268,8 +294,12 @@ fn initialize(
     }
     let password = super::password::random_password()?;
     super::password::write(&layout.dir, record.port, &record.superuser, &password)?;
-    make_data_disk(&files.data())?;
+    if !files.data().exists() {
+        make_data_disk(&files.data())?;
+    }
     record.save(&layout.record())?;
+    // A VM's config is read at boot: a member joining a running VM reboots it.
+    qemu::stop(&files);
     boot(layout, record)?;
     let instance = super::instance_from(layout, record)?;
     ensure_database(&instance, super::DEFAULT_DBNAME)?;
@@ -326,13 +356,14 @@ pub(crate) fn start(
                 .map_or("no --accel".into(), |a| format!("--accel {}", a.name())),
         });
     }
-    let files = files_of(layout);
+    let files = files_of(layout, record);
     if qemu::running_pid(&files).is_some() {
-        if console_says_ready(&files) {
+        if console_says_ready(&files) && serves(&files, record) {
             let instance = super::instance_from(layout, record)?;
             return Ok((instance, StartOutcome::AlreadyRunning));
         }
-        // A QEMU left by a killed tidebench before its guest was ready: start afresh.
+        // A QEMU left by a killed tidebench before its guest was ready, or a shared VM
+        // booted before this member was made: start afresh.
         qemu::stop(&files);
     }
     boot(layout, record)?;
@@ -340,6 +371,17 @@ pub(crate) fn start(
     // A creation cut short (Ctrl-C, a killed tidebench) may have stopped before this.
     ensure_database(&instance, super::DEFAULT_DBNAME)?;
     Ok((instance, StartOutcome::Started))
+}
+
+/// Whether the running guest's boot serves this instance (a shared VM's members as booted;
+/// a state from before members were recorded: a guest of its own, so yes).
+fn serves(files: &VmFiles, record: &Record) -> bool {
+    let state: Option<GuestState> = std::fs::read_to_string(files.dir.join("state.toml"))
+        .ok()
+        .and_then(|t| toml::from_str(&t).ok());
+    state.map_or(true, |s| {
+        s.members.is_empty() || s.members.contains(&record.name)
+    })
 }
 
 fn console_says_ready(files: &VmFiles) -> bool {
@@ -352,7 +394,7 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     let guest = record.guest.as_ref().ok_or_else(|| VmError::NotAVm {
         name: record.name.clone(),
     })?;
-    let files = files_of(layout);
+    let files = files_of(layout, record);
     let qmp = files.qmp();
     // QEMU's monitor is a unix socket: its path must fit sun_path.
     if qmp.as_os_str().len() > 107 {
@@ -360,16 +402,22 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     }
     let image = image::ensure(&layout.home, &record.pg_bin_dir)?;
     make_overlay(&image.root, &files.overlay())?;
-    let password = super::password::read(&layout.dir).ok_or_else(|| VmError::NoPassfile {
-        name: record.name.clone(),
-    })?;
+    // The servers this guest runs: the instance, or every member of its shared VM.
+    let servers = match &record.vm {
+        Some(path) => shared::members(&layout.home, path),
+        None => vec![(layout.clone(), record.clone())],
+    };
+    let clusters = servers
+        .iter()
+        .map(|(l, r)| cluster_config(l, r, guest.memory / servers.len() as u64))
+        .collect::<Result<Vec<_>, _>>()?;
+    let forwards: Vec<(u16, u16)> = servers
+        .iter()
+        .map(|(_, r)| (r.port, guest_port(r)))
+        .collect();
     let config = GuestConfig {
-        superuser: record.superuser.clone(),
-        password,
         bin_dir: record.pg_bin_dir.to_string_lossy().into_owned(),
-        conf: config::guest_conf(guest.memory, &record.settings(), record.ssl),
-        hba: GUEST_HBA.to_string(),
-        tls: guest_tls(layout, record)?,
+        clusters,
     };
     let bytes = config
         .to_disk()
@@ -386,12 +434,12 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     };
     let booted = qemu::boot(
         &qemu::Boot {
-            name: &record.name,
+            name: record.vm.as_deref().unwrap_or(&record.name),
             files: &files,
             image: &image,
             vcpus: guest.vcpus,
             memory: guest.memory,
-            port: record.port,
+            forwards: &forwards,
             cgroup_procs: &cgroup,
             mem_merge: guest.mem_merge,
         },
@@ -412,15 +460,57 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
         kvm_note: booted.kvm_note,
         image_build_secs: image.build_secs,
         image_bytes: allocated_bytes(&image.root),
+        members: servers.iter().map(|(_, r)| r.name.clone()).collect(),
     };
     // Saved at once, so a tidebench killed now leaves a guest whose accelerator is known to
     // the `start` that adopts it (a TCG guest's figures must never pass for a VM's overhead).
     save_state(&files, &state)?;
-    // The first connection from the host, through the forward: what "ready" means to a user.
-    super::instance_from(layout, record)?.psql("postgres", "SELECT 1")?;
+    // The first connection from the host, through each forward: what "ready" means to a user.
+    for (l, r) in &servers {
+        super::instance_from(l, r)?.psql("postgres", "SELECT 1")?;
+    }
     state.ready_secs = booted.started.elapsed().as_secs_f64();
     save_state(&files, &state)?;
     Ok(state)
+}
+
+/// The port a server listens on in the guest: 5432 in a guest of its own, its host port in a
+/// shared VM (all distinct there).
+fn guest_port(record: &Record) -> u16 {
+    match record.vm {
+        Some(_) => record.port,
+        None => GUEST_PORT,
+    }
+}
+
+/// One server of the guest, from its instance's record, passfile and TLS files; `memory` is
+/// its share of the guest's RAM, which its defaults are sized for.
+fn cluster_config(
+    layout: &Layout,
+    record: &Record,
+    memory: u64,
+) -> Result<ClusterConfig, InstanceError> {
+    let password = super::password::read(&layout.dir).ok_or_else(|| VmError::NoPassfile {
+        name: record.name.clone(),
+    })?;
+    let shape = ConfShape {
+        port: guest_port(record),
+        memory,
+        tls: record.ssl,
+        shared_log: record.vm.as_ref().map(|_| record.name.clone()),
+    };
+    Ok(ClusterConfig {
+        name: record.name.clone(),
+        pgdata: match record.vm {
+            Some(_) => config::shared_pgdata(&record.name, &password),
+            None => image::GUEST_PGDATA.to_string(),
+        },
+        superuser: record.superuser.clone(),
+        password,
+        conf: config::guest_conf(&shape, &record.settings()),
+        hba: GUEST_HBA.to_string(),
+        tls: guest_tls(layout, record)?,
+    })
 }
 
 /// The certificate and key the guest serves TLS with, when the instance has `--ssl`.
@@ -501,14 +591,25 @@ fn make_overlay(base: &Path, overlay: &Path) -> Result<(), InstanceError> {
     Ok(())
 }
 
-/// Stops the guest; false when it was not running.
-pub(crate) fn stop(layout: &Layout) -> bool {
-    qemu::stop(&files_of(layout))
+/// Stops the guest (a shared VM with all its members); false when it was not running.
+pub(crate) fn stop(layout: &Layout, record: &Record) -> bool {
+    qemu::stop(&files_of(layout, record))
 }
 
 /// Ends the guest at once, without a clean shutdown: its disks are about to go (`destroy`).
-pub(crate) fn discard(layout: &Layout) -> bool {
-    qemu::quit(&files_of(layout))
+/// A shared VM's disk stays for its other members: it gets the clean shutdown.
+pub(crate) fn discard(layout: &Layout, record: &Record) -> bool {
+    match record.vm {
+        Some(_) => qemu::stop(&files_of(layout, record)),
+        None => qemu::quit(&files_of(layout, record)),
+    }
+}
+
+/// After a destroyed instance's dir is gone: a shared VM left with no member goes too.
+pub(crate) fn forget(layout: &Layout, record: &Record) {
+    if let Some(path) = &record.vm {
+        shared::forget_if_empty(&layout.home, path);
+    }
 }
 
 /// The balloon device in QEMU's object tree (`-device virtio-balloon-pci,id=balloon0`).
@@ -601,11 +702,6 @@ pub fn balloon(instance: &Instance, bytes: u64) -> Result<u64, InstanceError> {
     }
 }
 
-/// The guest's data disk, shown where a local instance shows its data dir.
-pub fn data_disk(dir: &Path) -> PathBuf {
-    dir.join("vm").join("data.img")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,11 +712,13 @@ mod tests {
         let err = vcpus(1.5).unwrap_err().to_string();
         assert!(err.contains("whole number"), "{err}");
         assert!(vcpus(0.0).is_err());
+        // --vm with a guest: one of several instances in that VM.
         let opts = InstanceOptions {
             vm: Some("host/vm1".into()),
+            cpus: Some(2.0),
             ..Default::default()
         };
-        assert!(validate(&opts).unwrap_err().to_string().contains("--vm"));
+        assert_eq!(validate(&opts).unwrap(), 2);
         let mut record: Record = toml::from_str(
             "schema_version = 1\nname = \"g\"\nport = 5000\nsuperuser = \"postgres\"\n\
              os_user = \"postgres\"\npg_bin_dir = \"/usr/lib/postgresql/15/bin\"\n\

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::config::{FAILED_LINE, GUEST_PORT, READY_LINE, ROOT_DEVICE};
+use super::config::{FAILED_LINE, READY_LINE, ROOT_DEVICE};
 use super::image::{Image, GUEST_INIT};
 use super::stats::PORT_NAME;
 use super::{Accel, VmError};
@@ -66,7 +66,8 @@ pub struct Boot<'a> {
     pub image: &'a Image,
     pub vcpus: u32,
     pub memory: u64,
-    pub port: u16,
+    /// Host port to guest port, one per server in the guest (all on the host's 127.0.0.1).
+    pub forwards: &'a [(u16, u16)],
     /// The `cgroup.procs` files QEMU enters before exec (empty: it stays in ours), so the
     /// guest's memory is charged there from its first page.
     pub cgroup_procs: &'a [std::ffi::CString],
@@ -278,13 +279,7 @@ fn command(b: &Boot, accel: Accel) -> Command {
         .args(["-device", "nvme-ns,drive=conf,bus=nvme0,nsid=3"])
         // restrict=on: the guest reaches nothing outside; only the host's forward comes in,
         // and it listens on 127.0.0.1.
-        .args([
-            "-netdev",
-            &format!(
-                "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{}-:{GUEST_PORT}",
-                b.port
-            ),
-        ])
+        .args(["-netdev", &netdev(b.forwards)])
         .args(["-device", "virtio-net-pci,netdev=net0"])
         .args(["-device", "virtio-balloon-pci,id=balloon0"])
         // The guest's counters, one record a second, to a unix socket in the 0700 `vm/` dir.
@@ -314,6 +309,16 @@ fn command(b: &Boot, accel: Accel) -> Command {
         .arg("-daemonize")
         .stdin(std::process::Stdio::null());
     cmd
+}
+
+/// QEMU's user network with one forward per server: `restrict=on`, so the guest reaches
+/// nothing outside, and each forward listens on the host's 127.0.0.1 only.
+fn netdev(forwards: &[(u16, u16)]) -> String {
+    let mut out = String::from("user,id=net0,restrict=on");
+    for (host, guest) in forwards {
+        out.push_str(&format!(",hostfwd=tcp:127.0.0.1:{host}-:{guest}"));
+    }
+    out
 }
 
 /// The machine type, with KSM's merging of guest memory on or off when asked.
@@ -519,7 +524,7 @@ mod tests {
             image: &image,
             vcpus: 2,
             memory: 512 << 20,
-            port: 6543,
+            forwards: &[(6543, 5432), (6544, 6544)],
             cgroup_procs: &[],
             mem_merge: Some(false),
         };
@@ -531,6 +536,10 @@ mod tests {
         let net = args.iter().find(|a| a.starts_with("user,")).unwrap();
         assert!(net.contains("restrict=on"), "{net}");
         assert!(net.contains("hostfwd=tcp:127.0.0.1:6543-:5432"), "{net}");
+        assert!(
+            net.contains(",hostfwd=tcp:127.0.0.1:6544-:6544"),
+            "one per server: {net}"
+        );
         assert_eq!(args.iter().filter(|a| a.contains("hostfwd")).count(), 1);
         // Commas in paths are doubled, or QEMU would read them as option separators.
         assert!(args
