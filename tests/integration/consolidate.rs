@@ -193,9 +193,16 @@ fn a_balloon_that_oom_kills_before_the_run_is_recorded_and_the_series_goes_on() 
     assert_eq!(runs.len(), 2, "{e}");
     assert_eq!(runs[0]["status"], "complete", "the baseline: {said}");
     let run = runs[1];
-    // The balloon's memory is in no process's RSS, so the OOM killer takes the VMs' backends,
-    // never the balloon, whatever oom_score_adj the kernel lets it set.
-    assert!(!balloon_was_taken(run), "the balloon was killed: {run}");
+    // The balloon's memory is in no process's RSS, so the OOM killer mostly takes the VMs'
+    // backends. Mostly: where the kernel does not let the balloon set its oom_score_adj and
+    // the backends holding buffers have just exited (a loaded host), its own few pages can
+    // make it the victim. Then the point fails saying so, with the fix, and the series ends.
+    if balloon_was_taken(run) {
+        assert_eq!(o.status.code(), Some(1), "{said}");
+        let error = run["error"].as_str().unwrap();
+        assert!(error.contains("leave out --balloon"), "{error}");
+        return;
+    }
     assert!(
         run["incidents"]["oom_kill"].as_u64().unwrap_or(0) >= 1,
         "no OOM kill at 50 % with 2 x 150 MiB of shared buffers in 256 MiB: {run}"
