@@ -148,9 +148,7 @@ pub struct GuestInfo {
 impl GuestInfo {
     pub(crate) fn of(layout: &Layout, record: &Record, guest: &GuestRecord) -> GuestInfo {
         let files = files_of(layout, record);
-        let state = std::fs::read_to_string(files.dir.join("state.toml"))
-            .ok()
-            .and_then(|t| toml::from_str(&t).ok());
+        let state = read_state(&files);
         GuestInfo {
             record: guest.clone(),
             state,
@@ -376,12 +374,15 @@ pub(crate) fn start(
 /// Whether the running guest's boot serves this instance (a shared VM's members as booted;
 /// a state from before members were recorded: a guest of its own, so yes).
 fn serves(files: &VmFiles, record: &Record) -> bool {
-    let state: Option<GuestState> = std::fs::read_to_string(files.dir.join("state.toml"))
-        .ok()
-        .and_then(|t| toml::from_str(&t).ok());
-    state.map_or(true, |s| {
+    read_state(files).map_or(true, |s| {
         s.members.is_empty() || s.members.contains(&record.name)
     })
+}
+
+/// What the last boot wrote in `state.toml`, when it is there and readable.
+fn read_state(files: &VmFiles) -> Option<GuestState> {
+    let text = std::fs::read_to_string(files.dir.join("state.toml")).ok()?;
+    toml::from_str(&text).ok()
 }
 
 fn console_says_ready(files: &VmFiles) -> bool {
