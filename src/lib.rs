@@ -1,8 +1,10 @@
 //! tidebench: a benchmark kit for PostgreSQL under consolidation, virtualization and elastic,
-//! multi-tenant load. See `DESIGN.md` for the data flow; the rooms below import only downwards:
-//! cli → experiment → runner → driver → sampler/profile → workload → results/metrics → target →
-//! instance → config, and any of them → event (what a run says while it works, sent to a
-//! sink; only `cli` prints).
+//! multi-tenant load. See `docs/DESIGN.md` for the map of the code; the rooms below import only
+//! downwards: cli (and main) → launch → experiment → runner → report → driver →
+//! sampler/profile → workload → results/metrics → target → instance → config (the floor).
+//! Any of them may use the shared leaves `event` (what a run says while it works, sent to a
+//! sink; only `cli` prints) and `prng` (the random generators), which import nothing of the
+//! crate. `scripts/rooms.py` (run by `make test`) holds the code to the order of DESIGN.md.
 
 pub mod cli;
 pub mod config;
@@ -12,6 +14,7 @@ pub mod experiment;
 pub mod instance;
 pub mod launch;
 pub mod metrics;
+pub mod prng;
 pub mod profile;
 pub mod report;
 pub mod results;

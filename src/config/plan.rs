@@ -246,7 +246,7 @@ pub struct RunPlan {
     pub mix_log: bool,
     /// pgbench's `-l`: per-thread transaction logs in the working dir.
     #[serde(default)]
-    pub txn_log: Option<crate::metrics::txnlog::TxnLogPlan>,
+    pub txn_log: Option<super::TxnLogPlan>,
     /// Sampling period of `system.csv`; zero turns sampling off.
     #[serde(with = "serde_duration", default = "default_sample")]
     pub sample: Duration,

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::workload::Registry;
+use std::time::Duration;
 
 fn from_text(text: &str) -> Result<RunPlan, ConfigError> {
     let src = groups::Source {

@@ -23,44 +23,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+use crate::config::TxnLogPlan;
 use crate::metrics::ErrorClass;
-use crate::workload::pg_prng::PgPrng;
-
-/// pgbench's default `--log-prefix`.
-pub const DEFAULT_PREFIX: &str = "pgbench_log";
-
-/// What the run's transaction log is to hold (from `--log` and its options).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TxnLogPlan {
-    pub prefix: String,
-    /// Share of transactions logged, in (0, 1]; absent = all.
-    pub sampling_rate: Option<f64>,
-    /// Seconds per aggregated line; absent = a line per transaction.
-    pub aggregate_interval: Option<u32>,
-    /// Transaction type names in `script_no` order (pgbench's `-f`/`-b` order, which the
-    /// drop-in knows); a type not named here logs its index in its workload.
-    #[serde(default)]
-    pub scripts: Vec<String>,
-    /// pgbench's `--failures-detailed`: a failed line names its kind, aggregated lines count
-    /// serialization failures and deadlocks.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub failures_detailed: bool,
-}
-
-impl TxnLogPlan {
-    /// The `script_no` of each transaction type (by name, in its workload's order).
-    pub fn script_numbers<'a>(&self, types: impl Iterator<Item = &'a str>) -> Vec<u32> {
-        types
-            .enumerate()
-            .map(|(i, name)| {
-                let at = self.scripts.iter().position(|s| s == name).unwrap_or(i);
-                u32::try_from(at).unwrap_or(u32::MAX)
-            })
-            .collect()
-    }
-}
+use crate::prng::{splitmix, PgPrng};
 
 /// One thread's log as the driver opens it: the plan, the columns the run calls for, and the
 /// run's start as Unix time in µs.
@@ -196,7 +161,7 @@ impl TxnLog {
     ) -> io::Result<TxnLog> {
         let out = BufWriter::with_capacity(256 * 1024, File::create(path)?);
         let agg = spec.plan.aggregate_interval.map(|_| Agg::at(0));
-        let sample = PgPrng::seeded(crate::workload::splitmix(spec.seed, thread as u64));
+        let sample = PgPrng::seeded(splitmix(spec.seed, thread as u64));
         Ok(TxnLog {
             out,
             line: String::with_capacity(128),

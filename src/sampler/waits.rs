@@ -40,8 +40,9 @@ FROM pg_stat_activity WHERE pid <> pg_backend_pid()";
 const READ_WITHIN: Duration = Duration::from_millis(500);
 /// Least time between two attempts to reopen a closed session.
 const REOPEN_EVERY: Duration = Duration::from_secs(1);
-/// Most rounds a second (each is one statement per server).
-pub const MAX_PER_SECOND: u32 = 100;
+/// Most rounds a second (each is one statement per server): config's bound on
+/// `--sample-waits`, kept there so validation needs no import of the sampler.
+pub use crate::config::MAX_SAMPLE_WAITS as MAX_PER_SECOND;
 
 struct Probe {
     session: StatsSession,

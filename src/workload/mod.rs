@@ -16,7 +16,6 @@
 pub mod emulator;
 mod load_lock;
 pub mod meta;
-pub mod pg_prng;
 pub mod pgbench;
 pub mod probe;
 pub mod registry;
@@ -46,14 +45,9 @@ pub use registry::Registry;
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
 pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
 
-/// SplitMix64 of `x` under `seed`: a client's seed from the run's, a generated row's values
-/// from the data's seed and its id; distinct `x` give unrelated outputs.
-pub fn splitmix(seed: u64, x: u64) -> u64 {
-    let mut z = seed ^ x.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// PostgreSQL's generator and `splitmix` live in the shared leaf `crate::prng` (so metrics can
+/// draw from them too); the workloads' many users keep reaching them here.
+pub use crate::prng::{pg_prng, splitmix};
 
 /// A future of the workload room: run on the caller's thread, never sent across threads.
 pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
