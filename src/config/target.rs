@@ -1,5 +1,7 @@
 //! Target specs as written by the user (no I/O): a libpq DSN, or `instance:NAME[/DBNAME]`.
-//! Resolving them to a socket address is the job of `crate::target`.
+//! This is the plan's model of a target, so it lives in config: a plan names its targets
+//! without importing the room that resolves them (config is the floor). Resolving a spec to a
+//! server address is the job of `crate::target` (`src/target/`).
 
 use serde::{Deserialize, Serialize};
 
