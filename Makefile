@@ -23,7 +23,9 @@ demo: build
 # conformance tests (pgbench and psql as referees) run last, uncaptured, so their counts of
 # cases and agreements show in the output; three at a time, as their cases mostly wait on
 # process starts and connections (the pgbench cases in two halves on two servers).
+# First, the structure check: imports point down the rooms of docs/DESIGN.md (issue 48).
 test: setup
+	python3 scripts/rooms.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
