@@ -4,10 +4,14 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 BIN := target/release/tidebench
 
-.PHONY: setup build demo test stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
+# `setup` installs what a build and the demo need; `setup-test` adds the test-only tools.
+.PHONY: setup setup-test build demo test test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
 
 setup:
 	@./scripts/setup.sh
+
+setup-test:
+	@./scripts/setup.sh --test
 
 build: setup
 	$(CARGO) build --release --locked
@@ -24,12 +28,22 @@ demo: build
 # cases and agreements show in the output; three at a time, as their cases mostly wait on
 # process starts and connections (the pgbench cases in two halves on two servers).
 # First, the structure check: imports point down the rooms of docs/DESIGN.md (issue 48).
-test: setup
+# Tests whose prerequisite is missing (QEMU, cgroups, root, Chromium, Slurm) fail under CI=true
+# and are skipped elsewhere; the last line counts the skips from the ledger they write.
+SKIP_LEDGER = $${CARGO_TARGET_DIR:-target}/tmp/skipped.txt
+test: setup-test
+	@rm -f $(SKIP_LEDGER)
 	python3 scripts/rooms.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
 	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=3 --nocapture
+	@./scripts/skips.sh $(SKIP_LEDGER)
+
+# Each integration test's wall time, slowest first, into target/test-times.txt (issue 49; the
+# book's table in docs/src/guide/reliability.md comes from it). Not part of `test`.
+test-times: setup-test
+	./scripts/test-times.sh
 
 # The race check (issue 42): `make test` 5 times in a row on a clean clone of HEAD, then 3 times
 # beside a CPU hog (one busy process per core). Prints a line per round and a tally; hours long,

@@ -4,7 +4,7 @@ use std::process::Command;
 
 use tidebench::instance::{self, CgroupVersion, InstanceError, InstanceOptions};
 
-use crate::support::{psql, start_instance, temp_home, test_settings, tidebench};
+use crate::support::{self, psql, start_instance, temp_home, test_settings, tidebench};
 
 #[test]
 fn lifecycle_start_status_stop_restart_destroy() {
@@ -140,7 +140,11 @@ fn dsn_works_with_psql_and_password_group_uses_scram() {
 fn another_local_user_is_refused() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to act as another user");
+        support::skip(
+            "another_local_user_is_refused",
+            "root",
+            "it acts as another OS user",
+        );
         return;
     }
     let home = temp_home();
@@ -245,7 +249,7 @@ fn cgroup_v1_limits_hold_the_postmaster() {
     let inst = match instance::start(&home.home, "vm", &opts) {
         Ok(inst) => inst,
         Err(InstanceError::Cgroup(msg)) => {
-            eprintln!("note: skipping the cgroup test, cgroups are not usable here: {msg}");
+            support::skip("the cgroup test", "control groups", &msg.to_string());
             return;
         }
         Err(e) => panic!("start with --cpus/--memory failed: {e}"),

@@ -199,7 +199,11 @@ impl Drop for Standby {
 #[test]
 fn several_hosts_reach_the_first_that_answers_and_fits() {
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: the standby is started as the instance's user, which needs root");
+        support::skip(
+            "several_hosts_reach_the_first_that_answers_and_fits",
+            "root",
+            "the standby is started as the instance's user",
+        );
         return;
     }
     let home = support::temp_home();

@@ -210,7 +210,11 @@ fn a_profiled_run_samples_the_measured_window_of_each_instance() {
 /// The DOM Chromium made of `page`, or `None` (with a note) where Chromium is absent.
 fn render_in_chromium(page: &Path) -> Option<String> {
     if !Path::new("/usr/bin/chromium").exists() {
-        eprintln!("note: /usr/bin/chromium absent: the flame graph was not rendered");
+        support::skip(
+            "the flame graph's rendering",
+            "Chromium",
+            "/usr/bin/chromium is not installed",
+        );
         return None;
     }
     let profile = tempfile::tempdir().unwrap();

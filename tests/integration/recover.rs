@@ -127,14 +127,13 @@ impl Tmpfs {
         match o {
             Ok(o) if o.status.success() => Some(Tmpfs(dir.to_path_buf())),
             Ok(o) => {
-                eprintln!(
-                    "skipped: cannot mount a tmpfs ({})",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
+                let why = format!("mount said: {}", String::from_utf8_lossy(&o.stderr).trim());
+                support::skip("the full-disk test", "a tmpfs (mount, as root)", &why);
                 None
             }
             Err(e) => {
-                eprintln!("skipped: cannot run mount: {e}");
+                let why = format!("cannot run mount: {e}");
+                support::skip("the full-disk test", "a tmpfs (mount, as root)", &why);
                 None
             }
         }

@@ -173,7 +173,11 @@ fn report_html_after_a_run_regenerates_renders_and_compares() {
 /// Opens the page in headless Chromium: it must exit 0 and its DOM must hold every chart.
 fn render_in_chromium(report: &Path, charts: usize) {
     if !Path::new(CHROMIUM).exists() {
-        eprintln!("note: {CHROMIUM} not installed (scripts/setup.sh installs it); skipping the browser check");
+        support::skip(
+            "the browser check of report.html",
+            "Chromium",
+            &format!("{CHROMIUM} is not installed"),
+        );
         return;
     }
     let profile = tempfile::tempdir().unwrap();

@@ -12,7 +12,11 @@ use crate::support::{self, output_text as text};
 fn slurm_up() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: the local Slurm cluster needs root (scripts/slurm-local.sh up)");
+        support::skip(
+            "the Slurm launcher's test",
+            "root",
+            "the local Slurm cluster needs it (scripts/slurm-local.sh up)",
+        );
         return false;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-local.sh");

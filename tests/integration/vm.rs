@@ -16,7 +16,7 @@ fn no_qemu() -> Option<String> {
             .output();
         if !ran.is_ok_and(|o| o.status.success()) {
             return Some(format!(
-                "{program} is not installed (scripts/setup.sh installs qemu-system-x86 and qemu-utils)"
+                "{program} is not installed (Debian: qemu-system-x86 and qemu-utils)"
             ));
         }
     }
@@ -28,7 +28,7 @@ pub(crate) fn skip_without_qemu(test: &str) -> bool {
     let Some(why) = no_qemu() else {
         return false;
     };
-    eprintln!("SKIPPED {test}: {why}");
+    crate::support::skip(test, "QEMU", &why);
     true
 }
 
