@@ -1,6 +1,6 @@
-//! TPC-H's executable query text (clause 2.1.x): the 22 templates, their substitution
+//! TPC-H's executable query text (clause 2.1): the 22 templates, their substitution
 //! parameters per stream (clause 2.4.x.3, or the qualification values of 2.4.x.4), and the
-//! order each stream runs them in (clause 5.3.5.4 and Appendix A's permutation table).
+//! order each stream runs them in (clause 5.3.5 and Appendix A's permutation table).
 //!
 //! [`render`] gives one query of one stream as the statements to execute, with the values
 //! substituted, ready to write to a results directory and rerun by hand in psql.
