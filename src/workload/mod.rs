@@ -24,6 +24,7 @@ pub mod script;
 pub mod staging;
 pub mod tpcc;
 pub mod tpce;
+pub mod tpch;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,0 +1,17 @@
+//! TPC-H (issue 50): the analytic benchmark's self-contained core, owned here and wired into
+//! the registry, loader and runner separately.
+//!
+//! - [`rows`]: the scale factor (TPC-H clause 4.1.3) and each table's rows from the `tpchgen`
+//!   crate (the DataFusion port of DBGEN, clause 4.2) as COPY text, one part of N at a time.
+//! - [`schema`]: the eight tables (clause 1.4), their primary keys, and the foreign keys and
+//!   indexes a PostgreSQL user adds, as separate pieces.
+//! - [`queries`]: the 22 query templates (clause 2.4), their substitution parameters (qgen's
+//!   rules, or the qualification values of clause 2.4.x.4), and each stream's order (Appendix A).
+//! - [`power`]: Power@Size, Throughput@Size and QphH@Size (clauses 5.3.7, 5.4).
+//! - [`answers`]: the qualification answer set and its tolerances (clause 2.1.3.5).
+
+pub mod answers;
+pub mod power;
+pub mod queries;
+pub mod rows;
+pub mod schema;
