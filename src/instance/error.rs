@@ -186,6 +186,11 @@ impl InstanceError {
     }
 }
 
+/// Maps a shared checker's message to [`InstanceError::Invalid`].
+pub(crate) fn invalid(what: &'static str) -> impl Fn(String) -> InstanceError {
+    move |message| InstanceError::Invalid { what, message }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,7 +314,7 @@ pub enum CgroupError {
     HostLimit {
         group: String,
         limit: String,
-        source: Box<super::InstanceError>,
+        source: Box<InstanceError>,
     },
     #[error("cannot start the balloon in '{group}': {source}")]
     BalloonStart {
