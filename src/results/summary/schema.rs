@@ -14,6 +14,9 @@ use crate::results::headline::{Headline, HeadlineRate};
 use crate::results::mix::TypeShare;
 use crate::results::ratios::{RatioCheck, RatioRule};
 use crate::results::rules::{IsolationLevels, RuleCheck, TypeRule};
+use crate::results::{
+    down, errors, guests, shard, waits, CommandStats, EmulatorEnd, Incident, Volume,
+};
 use crate::results::{ResultsError, SCHEMA_VERSION, SUMMARY_FILE};
 
 /// Latency distribution in milliseconds, 3 decimals.
@@ -210,24 +213,24 @@ pub struct Summary {
     /// Each emulated set's market work at the end of the run (tpce); empty for workloads
     /// without an emulator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub emulators: Vec<crate::results::EmulatorEnd>,
+    pub emulators: Vec<EmulatorEnd>,
     /// Per command of each script, with `--report-per-command` (the script workload).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub commands: Vec<crate::results::CommandStats>,
+    pub commands: Vec<CommandStats>,
     /// Bytes moved by test cases that load (retail's `load`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volumes: Vec<crate::results::Volume>,
+    pub volumes: Vec<Volume>,
     /// What happened to the managed instances during the run (OOM kills, server processes
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub incidents: Vec<crate::results::Incident>,
+    pub incidents: Vec<Incident>,
     /// What the run's sessions waited on (`--sample-waits`); see `waits`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waits: Option<crate::results::waits::WaitsSummary>,
+    pub waits: Option<waits::WaitsSummary>,
     /// Each VM instance's guest and its QEMU over the measured window (means of
     /// `guests.csv`); see `guests`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub guests: Vec<crate::results::guests::GuestMeans>,
+    pub guests: Vec<guests::GuestMeans>,
     /// Transactions in flight at the run's end (or its stop) given up half-way, their fate
     /// unknown (also those the transaction timeout cut): not counted.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -242,20 +245,20 @@ pub struct Summary {
     pub overrun_s: Option<f64>,
     /// When each target was down for its clients (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub down_windows: Vec<crate::results::down::DownWindow>,
+    pub down_windows: Vec<down::DownWindow>,
     /// Clients a script's runtime error ended (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aborted_clients: Vec<crate::results::down::AbortedClient>,
+    pub aborted_clients: Vec<down::AbortedClient>,
     /// Every kind of error met, with its count and its first error in full (see `errors`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<crate::results::errors::ErrorEntry>,
+    pub errors: Vec<errors::ErrorEntry>,
     /// What a client did after an error no retry helps: `abort-client` (pgbench's),
     /// `exit-run` (`--exit-on-abort`) or `continue` (`--continue-on-error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<crate::config::OnError>,
     /// The part of a sharded run this dir holds (see `shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::results::shard::ShardFacts>,
+    pub shard: Option<shard::ShardFacts>,
     /// With `-C` (pgbench's `--connect`): the sessions opened for transactions and their
     /// mean connection time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
