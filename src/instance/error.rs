@@ -46,7 +46,7 @@ pub enum InstanceError {
 
     /// The VM of a `--hypervisor` instance (its image, QEMU, its boot, its balloon).
     #[error(transparent)]
-    Vm(#[from] Box<super::vm::VmError>),
+    Vm(#[from] Box<super::vm::error::VmError>),
 
     #[error(
         "--cpus {cpus} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",

@@ -13,7 +13,7 @@
 //! accelerator used, boot time, guest kernel).
 
 pub mod config;
-mod error;
+pub(super) mod error;
 pub mod guest_init;
 pub mod image;
 pub mod qemu;
