@@ -4,6 +4,10 @@
 //! An instance lives in `<home>/instances/<name>/` (`instance.toml`, `data/`, `server.log`);
 //! all instances of a home share the socket dir `<home>/sockets/`, kept short because unix
 //! socket paths are limited to 107 bytes. This room never runs a workload.
+//!
+//! This file is the index: the types other rooms hold are in `types`, start, find, status,
+//! stop and destroy in `lifecycle`, and what those and `create` and `reconfigure` share in
+//! `checks`.
 
 mod binaries;
 mod cgroup;
