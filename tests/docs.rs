@@ -620,11 +620,11 @@ fn fields_table(source: &str, name: &str) -> String {
 }
 
 fn summary_page() -> String {
-    let source = read(&root().join("src/results/summary.rs"));
+    let source = read(&root().join("src/results/summary/schema.rs"));
     let mut out = String::from(
         "# summary.json\n\n\
-         <!-- Generated from src/results/summary.rs by tests/docs.rs; do not edit. Regenerate \
-         with\n     TIDEBENCH_BLESS=1 cargo test --test docs -->\n\n\
+         <!-- Generated from src/results/summary/schema.rs by tests/docs.rs; do not edit. \
+         Regenerate with\n     TIDEBENCH_BLESS=1 cargo test --test docs -->\n\n\
          Written at the end of every run (and rebuilt by `tidebench report DIR.partial` for a \
          killed one); `schema_version` is the results dir's format version. Counts and rates \
          are over the measured window unless a field says otherwise; latencies are in \

@@ -343,7 +343,7 @@ fn rules_table(rules: &[RuleCheck]) -> String {
     );
     for r in rules {
         let limit = r.p90_limit_ms.map_or("-".to_string(), |l| {
-            let mut l = crate::report::rules_view::limit_text(l);
+            let mut l = crate::report::html::rules::limit_text(l);
             if r.limit_unverified {
                 l.push('?');
             }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::InstanceError;
+use super::error::InstanceError;
 
 /// The programs a directory must hold to run a server.
 const SERVER_PROGRAMS: [&str; 3] = ["pg_ctl", "initdb", "postgres"];

@@ -17,7 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{CgroupError, InstanceError};
+use super::error::{CgroupError, InstanceError};
 
 const ROOT: &str = "/sys/fs/cgroup";
 /// The scheduler period for the CPU quota: 100 ms, the kernel's default.

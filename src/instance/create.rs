@@ -5,13 +5,14 @@
 use std::path::Path;
 
 use super::binaries;
+use super::cgroup::CgroupPaths;
+use super::checks::{ensure_database, instance_from};
+use super::error::InstanceError;
 use super::os_user::{self, ServerUser};
 use super::record::{self, Layout, Record, Setting};
 use super::server::Server;
-use super::{
-    ensure_database, instance_from, settings, CgroupPaths, Instance, InstanceError,
-    InstanceOptions, DEFAULT_DBNAME, PASSWORD_GROUP,
-};
+use super::settings::{self, PASSWORD_GROUP};
+use super::types::{Instance, InstanceOptions, DEFAULT_DBNAME};
 
 /// First start: prepare dirs, initdb, write config, start, create the password group and db.
 pub(super) fn create(

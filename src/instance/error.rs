@@ -46,7 +46,7 @@ pub enum InstanceError {
 
     /// The VM of a `--hypervisor` instance (its image, QEMU, its boot, its balloon).
     #[error(transparent)]
-    Vm(#[from] Box<super::vm::VmError>),
+    Vm(#[from] Box<super::vm::error::VmError>),
 
     #[error(
         "--cpus {cpus} is out of range; give a number of cores between {} and {}, e.g. 0.5 or 2",
@@ -186,6 +186,11 @@ impl InstanceError {
     }
 }
 
+/// Maps a shared checker's message to [`InstanceError::Invalid`].
+pub(crate) fn invalid(what: &'static str) -> impl Fn(String) -> InstanceError {
+    move |message| InstanceError::Invalid { what, message }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,7 +314,7 @@ pub enum CgroupError {
     HostLimit {
         group: String,
         limit: String,
-        source: Box<super::InstanceError>,
+        source: Box<InstanceError>,
     },
     #[error("cannot start the balloon in '{group}': {source}")]
     BalloonStart {

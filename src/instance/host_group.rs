@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use super::cgroup::{CgroupPaths, CgroupVersion};
-use super::{CgroupError, InstanceError};
+use super::error::{invalid, CgroupError, InstanceError};
 
 /// The parent group of a consolidation experiment's VMs.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct HostGroup {
 impl HostGroup {
     /// Names the group `tidebench/<name>` in the mounted hierarchy (no writes).
     pub fn locate(name: &str) -> Result<HostGroup, InstanceError> {
-        crate::config::instances::check_vm(name).map_err(super::invalid("a host group's name"))?;
+        crate::config::instances::check_vm(name).map_err(invalid("a host group's name"))?;
         Ok(HostGroup {
             name: name.to_string(),
             paths: CgroupPaths::locate(name)?,

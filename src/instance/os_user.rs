@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
-use super::{InstanceError, OsUserError};
+use super::error::{InstanceError, OsUserError};
 
 /// The user tidebench creates when it runs as root and there is no `postgres` user.
 const DEDICATED_USER: &str = "tidebench";

@@ -7,7 +7,8 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::{Instance, InstanceError};
+use super::error::InstanceError;
+use super::types::Instance;
 
 /// The passfile's name in the instance's directory.
 pub const PASSFILE: &str = "passfile";

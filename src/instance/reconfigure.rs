@@ -4,12 +4,14 @@
 //! again; data stays. `start` refuses such changes on purpose (a run must not silently
 //! measure another VM than the one it names); an experiment asks for them explicitly.
 
+use super::cgroup::CgroupPaths;
+use super::checks::{check_bin_dir, check_name, check_socket_dir};
+use super::error::{invalid, InstanceError};
+use super::lifecycle::start_reporting;
 use super::record::{Layout, Record, Setting};
 use super::server::Server;
-use super::{
-    check_bin_dir, check_name, check_socket_dir, create, os_user, start_reporting, CgroupPaths,
-    Home, Instance, InstanceError, InstanceOptions, StartOutcome,
-};
+use super::types::{Home, Instance, InstanceOptions, StartOutcome};
+use super::{create, os_user};
 
 /// What [`reconfigure`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +61,7 @@ pub fn reconfigure(
     if wanted.guest.is_some() {
         // A VM: power it off, and boot it with the new vCPUs, RAM and settings.
         if wanted.vm != record.vm {
-            return Err(super::invalid("--vm")(format!(
+            return Err(invalid("--vm")(format!(
                 "instance '{name}' is in VM {}; a VM instance cannot move to another (destroy \
                  it and start it anew with the other --vm)",
                 record.vm.as_deref().unwrap_or("of its own")

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{InstanceError, InstanceOptions};
+use super::error::InstanceError;
+use super::types::InstanceOptions;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 

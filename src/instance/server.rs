@@ -6,9 +6,10 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use super::error::InstanceError;
 use super::os_user::ServerUser;
 use super::record::Layout;
-use super::{settings, InstanceError};
+use super::settings;
 
 /// How long pg_ctl waits for the server to accept connections (or to stop), in seconds.
 const PG_CTL_TIMEOUT_SECS: &str = "120";

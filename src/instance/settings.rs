@@ -4,7 +4,7 @@
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
 
-use super::InstanceError;
+use super::error::InstanceError;
 pub use crate::config::size::{format_size, parse_size};
 
 /// The conf file tidebench writes into the data dir, included from postgresql.conf.

@@ -16,8 +16,8 @@ use rcgen::{
     KeyUsagePurpose,
 };
 
+use super::error::{invalid, InstanceError};
 use super::os_user::ServerUser;
-use super::InstanceError;
 
 /// The certificates' directory in the instance's.
 const TLS_DIR: &str = "tls";
@@ -51,7 +51,7 @@ pub(super) fn ensure(
     let now = SystemTime::now();
     let from = now - Duration::from_secs(3600);
     write_certificates(&dir, name, from, now + VALIDITY)
-        .map_err(super::invalid("the instance's TLS files"))?;
+        .map_err(invalid("the instance's TLS files"))?;
     for path in [
         dir.clone(),
         dir.join(CA_CERT),

@@ -8,7 +8,8 @@
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use super::html::{self, esc, note_to, table_to};
+use super::html;
+use super::html::markup::{esc, note_to, table_to};
 use crate::results::experiment::{
     self as exp, ExperimentFile, ExperimentKind, Point, RunRecord, RunStatus,
 };

@@ -9,19 +9,25 @@ use std::path::{Path, PathBuf};
 
 use super::charts::{self, keep_top, Combine, Series, TOP};
 use super::load::{self, RunData};
-use super::rules_view;
-use super::system_view as sys;
 
+mod cases;
+mod commands;
 mod glance;
 mod guests;
 mod headline;
 mod incidents;
+pub mod markup;
 mod profile;
+mod roles;
+pub mod rules;
+mod system;
 mod waits;
 use glance::glance;
 use incidents::{
     aborted_clients_to, down_windows_to, errors_to, incident_times, incidents_to, INCIDENT_NOTE,
 };
+use markup::{chart_to, esc, note_to, steps, table_to};
+use system::{checkpoints, disk, memory};
 
 pub const REPORT_FILE: &str = "report.html";
 
@@ -56,21 +62,6 @@ pub fn write(dir: &Path) -> Result<PathBuf, String> {
     let path = dir.join(REPORT_FILE);
     crate::results::atomic::write(&path, page.as_bytes()).map_err(|e| e.to_string())?;
     Ok(path)
-}
-
-/// Text safe inside HTML elements and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// The page for one run.
@@ -117,42 +108,6 @@ pub fn render(data: &RunData) -> String {
     p
 }
 
-pub(super) fn note_to(p: &mut String, text: &str) {
-    let _ = writeln!(p, "<p class=\"note\">{}</p>", esc(text));
-}
-
-pub(super) fn chart_to(p: &mut String, svg: Result<String, String>) {
-    match svg {
-        Ok(svg) => {
-            p.push_str(&svg);
-            p.push('\n');
-        }
-        Err(e) => note_to(p, &e),
-    }
-}
-
-/// A table in a box of its own that scrolls sideways when the table is wider than the window
-/// (the per-phase share table has two columns per phase), so the page does not.
-pub(super) fn table_to(p: &mut String, head: &[&str], rows: &[Vec<String>]) {
-    p.push_str("<div class=\"wide\"><table><tr>");
-    for h in head {
-        let _ = write!(p, "<th>{}</th>", esc(h));
-    }
-    p.push_str("</tr>\n");
-    for row in rows {
-        p.push_str("<tr>");
-        for c in row {
-            let _ = write!(p, "<td>{}</td>", esc(c));
-        }
-        p.push_str("</tr>\n");
-    }
-    p.push_str("</table></div>\n");
-}
-
-fn ms(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.3}"))
-}
-
 /// A per-bucket count as a rate (per second) over time.
 fn rate_series(d: &RunData, name: String, counts: &[u64]) -> Series {
     Series {
@@ -164,12 +119,6 @@ fn rate_series(d: &RunData, name: String, counts: &[u64]) -> Series {
             .flat_map(|(b, n)| steps(b, *n as f64 / b.length_s.max(0.001)))
             .collect(),
     }
-}
-
-/// A bucket's value held from its start to its end: charts draw steps, and a run shorter than
-/// one interval still shows its one bucket as a line.
-fn steps(b: &load::Bucket, v: f64) -> [(f64, f64); 2] {
-    [(b.start_s, v), (b.start_s + b.length_s, v)]
 }
 
 fn no_series(d: &RunData, p: &mut String) -> bool {
@@ -260,7 +209,7 @@ fn shares(d: &RunData, p: &mut String) {
 }
 
 fn latency(d: &RunData, p: &mut String) {
-    if let Some((cases, reads)) = super::cases_view::tables(d) {
+    if let Some((cases, reads)) = cases::tables(d) {
         table_to(
             p,
             &[
@@ -277,9 +226,9 @@ fn latency(d: &RunData, p: &mut String) {
             &cases,
         );
         if !reads.is_empty() {
-            table_to(p, &super::cases_view::read_heads(), &reads);
+            table_to(p, &cases::read_heads(), &reads);
         }
-        note_to(p, super::cases_view::NOTE);
+        note_to(p, cases::NOTE);
     }
     if no_series(d, p) {
         return;
@@ -345,135 +294,34 @@ fn latency(d: &RunData, p: &mut String) {
 /// emulated types apart; the expected ratios between types.
 fn limits(d: &RunData, p: &mut String) {
     let s = &d.summary;
-    match rules_view::table(&s.type_rules) {
+    match rules::table(&s.type_rules) {
         Some(table) => {
             p.push_str(&table);
-            note_to(p, rules_view::NOTE);
+            note_to(p, rules::NOTE);
         }
         None => note_to(
             p,
             "This run's workloads state no response-time limits or mix minimums (TPC-C does).",
         ),
     }
-    if let Some(table) = rules_view::emulated_table(&s.mix) {
+    if let Some(table) = rules::emulated_table(&s.mix) {
         p.push_str(&table);
     }
-    if let Some(table) = rules_view::ratios_table(&s.ratio_rules) {
+    if let Some(table) = rules::ratios_table(&s.ratio_rules) {
         p.push_str(&table);
-        note_to(p, rules_view::RATIO_NOTE);
+        note_to(p, rules::RATIO_NOTE);
     }
-    if let Some(tables) = super::commands_view::tables(&s.commands) {
+    if let Some(tables) = commands::tables(&s.commands) {
         p.push_str(&tables);
-        note_to(p, super::commands_view::NOTE);
+        note_to(p, commands::NOTE);
     }
 }
 
-fn no_system(d: &RunData, p: &mut String) -> bool {
-    if d.system.is_none() {
-        note_to(
-            p,
-            "This run has no system.csv (made without samplers, or by an older tidebench): left out.",
-        );
-        return true;
-    }
-    false
-}
-
-fn system_charts(
-    d: &RunData,
-    p: &mut String,
-    charts_of: Vec<(String, &'static str, Vec<Series>, Combine)>,
-) {
-    let edges = d.phase_edges();
-    let marks = incident_times(&d.summary.incidents);
-    let mut drawn = false;
-    for (title, y_label, series, combine) in charts_of {
-        if series.is_empty() {
-            note_to(p, &format!("{title}: not sampled in this run."));
-            continue;
-        }
-        let series = keep_top(series, TOP, combine);
-        chart_to(
-            p,
-            charts::time_lines_marked(&title, y_label, &series, &edges, &marks),
-        );
-        drawn = true;
-    }
-    if drawn && !marks.is_empty() {
-        note_to(p, INCIDENT_NOTE);
-    }
-}
-
+/// The CPU section: charts and productivity, then each VM's guest beside its QEMU.
 fn cpu(d: &RunData, p: &mut String) {
-    if no_system(d, p) {
-        return;
+    if system::cpu(d, p) {
+        guests::guests_to(d, p);
     }
-    system_charts(d, p, sys::cpu_charts(d));
-    let rows: Vec<Vec<String>> = sys::productivity(d)
-        .iter()
-        .map(|r| {
-            vec![
-                r.name.clone(),
-                r.transactions.to_string(),
-                format!("{:.2}", r.cpu_seconds),
-                r.per_cpu_second().map_or("-".into(), |v| format!("{v:.1}")),
-            ]
-        })
-        .collect();
-    if rows.is_empty() {
-        note_to(p, "CPU productivity: no instance CPU time was sampled.");
-    } else {
-        table_to(
-            p,
-            &[
-                "instance",
-                "transactions",
-                "CPU seconds",
-                "transactions per CPU-second",
-            ],
-            &rows,
-        );
-    }
-    guests::guests_to(d, p);
-}
-
-fn memory(d: &RunData, p: &mut String) {
-    if !no_system(d, p) {
-        system_charts(d, p, sys::memory_charts(d));
-    }
-}
-
-fn disk(d: &RunData, p: &mut String) {
-    if !no_system(d, p) {
-        system_charts(d, p, sys::disk_charts(d));
-    }
-}
-
-fn checkpoints(d: &RunData, p: &mut String) {
-    if no_system(d, p) {
-        return;
-    }
-    let deltas = sys::server_deltas(d);
-    if deltas.is_empty() {
-        note_to(p, "No server counters were sampled.");
-        return;
-    }
-    let rows: Vec<Vec<String>> = deltas
-        .into_iter()
-        .map(|(server, values)| {
-            let mut row = vec![server];
-            row.extend(
-                values
-                    .iter()
-                    .map(|v| v.map_or("-".into(), |v| format!("{v:.0}"))),
-            );
-            row
-        })
-        .collect();
-    let mut head = vec!["server"];
-    head.extend(sys::SERVER_COUNTERS);
-    table_to(p, &head, &rows);
-    note_to(p, "Growth of each counter over the measured window.");
 }
 
 fn failures(d: &RunData, p: &mut String) {
@@ -562,15 +410,49 @@ fn failures(d: &RunData, p: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::synthetic::Shape;
 
     #[test]
-    fn a_bucket_is_drawn_from_its_start_to_its_end() {
-        let one = load::Bucket {
-            start_s: 0.0,
-            length_s: 5.0,
-            measured: true,
+    fn small_synthetic_run_renders() {
+        let dir = tempfile::tempdir().unwrap();
+        let shape = Shape {
+            groups: 12,
+            txn_types: 3,
+            phases: 2,
+            phase_secs: 60,
+            interval_secs: 10,
+            samples_per_row: 3,
+            sample_secs: 5,
         };
-        // A 5 s run with a 30 s interval has one bucket: it must still span the x axis.
-        assert_eq!(steps(&one, 7.0), [(0.0, 7.0), (5.0, 7.0)]);
+        let out = crate::results::synthetic::generate(
+            &dir.path().join("r"),
+            &shape,
+            &crate::workload::Registry,
+        )
+        .unwrap();
+        let data = load::load(&out).unwrap();
+        assert!(data.notes.is_empty(), "{:?}", data.notes);
+        assert_eq!(data.buckets.len(), 12);
+        assert_eq!(data.groups.len(), 12);
+        let page = render(&data);
+        let headings: Vec<&str> = page
+            .match_indices("<h2 id=")
+            .map(|(i, _)| {
+                let rest = &page[i..];
+                let open = rest.find('>').unwrap() + 1;
+                &rest[open..rest.find("</h2>").unwrap()]
+            })
+            .collect();
+        assert_eq!(headings, SECTIONS);
+        assert!(
+            page.contains("other (4, sum)"),
+            "12 groups fold into 8 + other"
+        );
+        assert!(
+            page.matches("<svg").count() >= 10,
+            "{}",
+            page.matches("<svg").count()
+        );
+        assert!(!page.contains("<script"));
     }
 }

@@ -62,6 +62,7 @@ pub mod shard;
 pub mod start;
 pub mod summary;
 mod syncer;
+pub mod synthetic;
 pub mod system;
 pub mod volume;
 pub mod waits;

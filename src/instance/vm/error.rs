@@ -1,6 +1,6 @@
 //! What can go wrong with a real VM instance: its image, QEMU, its boot, its balloon. Each
 //! variant carries the program, path or instance at fault and names the fix; an
-//! [`InstanceError`](super::super::InstanceError) holds it boxed, to keep that enum small.
+//! [`InstanceError`](super::super::error::InstanceError) holds it boxed, to keep that enum small.
 
 use std::path::PathBuf;
 
@@ -113,8 +113,8 @@ pub enum VmError {
     },
 }
 
-impl From<VmError> for super::super::InstanceError {
+impl From<VmError> for super::super::error::InstanceError {
     fn from(e: VmError) -> Self {
-        super::super::InstanceError::Vm(Box::new(e))
+        super::super::error::InstanceError::Vm(Box::new(e))
     }
 }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::VmError;
-use crate::instance::InstanceError;
+use crate::instance::error::InstanceError;
 
 /// Bumped when what goes into the image changes.
 const RECIPE_VERSION: u32 = 4;

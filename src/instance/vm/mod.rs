@@ -13,7 +13,7 @@
 //! accelerator used, boot time, guest kernel).
 
 pub mod config;
-mod error;
+pub(super) mod error;
 pub mod guest_init;
 pub mod image;
 pub mod qemu;
@@ -25,8 +25,11 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+use super::checks::ensure_database;
+use super::error::InstanceError;
 use super::record::{self, Layout, Record, Setting};
-use super::{ensure_database, settings, Instance, InstanceError, InstanceOptions, StartOutcome};
+use super::settings;
+use super::types::{Instance, InstanceOptions, StartOutcome};
 use config::{ClusterConfig, ConfShape, GuestConfig, GUEST_HBA, GUEST_PORT};
 pub use error::VmError;
 use qemu::VmFiles;
@@ -299,8 +302,8 @@ fn initialize(
     // A VM's config is read at boot: a member joining a running VM reboots it.
     qemu::stop(&files);
     boot(layout, record)?;
-    let instance = super::instance_from(layout, record)?;
-    ensure_database(&instance, super::DEFAULT_DBNAME)?;
+    let instance = super::checks::instance_from(layout, record)?;
+    ensure_database(&instance, super::types::DEFAULT_DBNAME)?;
     Ok(instance)
 }
 
@@ -357,7 +360,7 @@ pub(crate) fn start(
     let files = files_of(layout, record);
     if qemu::running_pid(&files).is_some() {
         if console_says_ready(&files) && serves(&files, record) {
-            let instance = super::instance_from(layout, record)?;
+            let instance = super::checks::instance_from(layout, record)?;
             return Ok((instance, StartOutcome::AlreadyRunning));
         }
         // A QEMU left by a killed tidebench before its guest was ready, or a shared VM
@@ -365,9 +368,9 @@ pub(crate) fn start(
         qemu::stop(&files);
     }
     boot(layout, record)?;
-    let instance = super::instance_from(layout, record)?;
+    let instance = super::checks::instance_from(layout, record)?;
     // A creation cut short (Ctrl-C, a killed tidebench) may have stopped before this.
-    ensure_database(&instance, super::DEFAULT_DBNAME)?;
+    ensure_database(&instance, super::types::DEFAULT_DBNAME)?;
     Ok((instance, StartOutcome::Started))
 }
 
@@ -426,7 +429,7 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     write_private(&files.config(), &bytes)?;
     let cgroup = match &guest.cgroup {
         Some(name) => {
-            let paths = super::CgroupPaths::locate(name)?;
+            let paths = super::cgroup::CgroupPaths::locate(name)?;
             // No limits of its own: the guest's RAM is its limit, the parent's is the host's.
             paths.create(None, None)?;
             paths.procs_files()?
@@ -468,7 +471,7 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     save_state(&files, &state)?;
     // The first connection from the host, through each forward: what "ready" means to a user.
     for (l, r) in &servers {
-        super::instance_from(l, r)?.psql("postgres", "SELECT 1")?;
+        super::checks::instance_from(l, r)?.psql("postgres", "SELECT 1")?;
     }
     state.ready_secs = booted.started.elapsed().as_secs_f64();
     save_state(&files, &state)?;

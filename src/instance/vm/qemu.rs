@@ -14,7 +14,7 @@ use super::config::{FAILED_LINE, READY_LINE, ROOT_DEVICE};
 use super::image::{Image, GUEST_INIT};
 use super::stats::PORT_NAME;
 use super::{Accel, VmError};
-use crate::instance::InstanceError;
+use crate::instance::error::InstanceError;
 
 /// A KVM guest that prints nothing on its console for this long is taken as hung (nested
 /// virtualization missing): the kernel prints within a fraction of a second under KVM.

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use super::qemu::VmFiles;
 use super::{GuestRecord, VmError};
+use crate::instance::error::InstanceError;
 use crate::instance::record::{self, Layout, Record};
-use crate::instance::InstanceError;
 
 /// The dir of the VM at `path` (`host1/vm1`).
 pub(crate) fn vm_dir(home: &Path, path: &str) -> PathBuf {

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::num;
 use super::SamplesReader;
-use crate::report::html::{esc, note_to, table_to};
+use crate::report::html::markup::{esc, note_to, table_to};
 use crate::results::experiment::consolidate::{
     mem_avail, ConsolidateAnalysis, ConsolidateRequest, ConsolidateRow,
 };

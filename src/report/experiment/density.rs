@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::sweep::{chart_data, missing_note, ChartData};
 use super::{num, tps};
 use crate::report::charts::{self, Series, Stroke, XyLine};
-use crate::report::html::{chart_to, esc, note_to, table_to};
+use crate::report::html::markup::{chart_to, esc, note_to, table_to};
 use crate::results::experiment::{DensityAnalysis, DensityStep, ExperimentFile, Point};
 
 /// The varied key of a density experiment.

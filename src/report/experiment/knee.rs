@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::sweep::missing_note;
 use super::tps;
 use crate::report::charts::{self, Series, Stroke, XyLine};
-use crate::report::html::{chart_to, esc, note_to, table_to};
+use crate::report::html::markup::{chart_to, esc, note_to, table_to};
 use crate::results::experiment::{
     axis_value, ExperimentFile, KneeAnalysis, KneeMode, KNEE_MEMORY_KEY, KNEE_SHARED_BUFFERS_KEY,
 };

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::{complete_tps, num, tps};
 use crate::report::charts::{self, Series, Stroke, XyLine};
-use crate::report::html::{chart_to, esc, note_to, table_to};
+use crate::report::html::markup::{chart_to, esc, note_to, table_to};
 use crate::results::experiment::{ExperimentFile, Point, SeriesAnalysis};
 
 /// One section per series of the analysis; a note when there is none.

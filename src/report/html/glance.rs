@@ -1,13 +1,13 @@
 //! The "Run at a glance" section: the run's facts in one table (totals, headline, latency,
 //! host and servers), the per-role table, and the phases.
 
+use super::roles;
 use crate::config::{RunPlan, TargetSpec};
 use crate::report::load::RunData;
-use crate::report::roles_view;
 use crate::report::system_view as sys;
 use crate::results::{HostFacts, Per, RuntimeInfo, ServerFacts, Summary, TxnTypeFacts};
 
-use super::{ms, note_to, table_to};
+use super::markup::{ms, note_to, table_to};
 
 /// PostgreSQL settings shown beside each server's version: the ones that most shape a result.
 const SETTINGS: [&str; 10] = [
@@ -51,7 +51,7 @@ pub(super) fn glance(d: &RunData, p: &mut String) {
     }
     table_to(p, &["", ""], &rows);
     driver_hosts_to(p, s);
-    if let Some(table) = roles_view::table(&s.by_role) {
+    if let Some(table) = roles::table(&s.by_role) {
         p.push_str(&table);
     }
     phases_to(p, s);

@@ -8,7 +8,8 @@ use crate::report::load::RunData;
 use crate::report::system_view as sys;
 use crate::results::atomic::human_bytes;
 
-use super::{note_to, system_charts, table_to};
+use super::markup::{note_to, table_to};
+use super::system::system_charts;
 
 /// The guests' table and chart; nothing for a run without VM instances.
 pub(super) fn guests_to(d: &RunData, p: &mut String) {

@@ -6,7 +6,7 @@ use crate::report::charts::{self, keep_top, Combine, Series, TOP};
 use crate::report::load::RunData;
 use crate::results::{HeadlineRate, Per, Summary};
 
-use super::{chart_to, note_to, steps, table_to};
+use super::markup::{chart_to, note_to, steps, table_to};
 
 /// The unit's words for an axis: "Trade-Results per second" reads from the type's name.
 fn unit(h: &HeadlineRate) -> String {

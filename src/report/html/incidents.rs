@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{note_to, table_to};
+use super::markup::{esc, note_to, table_to};
 use crate::results::down::{AbortedClient, DownWindow};
 use crate::results::errors::ErrorEntry;
 use crate::results::incidents::per_instance;
@@ -122,8 +122,8 @@ pub fn incidents_to(all: &[Incident], p: &mut String) {
         let _ = writeln!(
             p,
             "<p class=\"flag\">instance {}: {}, between {:.1} s and {:.1} s</p>",
-            super::esc(&i.instance),
-            super::esc(&i.counts_text()),
+            esc(&i.instance),
+            esc(&i.counts_text()),
             i.first_s,
             i.last_s
         );

@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 use crate::report::flame;
 use crate::results::profile::{ProfileFile, ProfiledSubject};
 
-use super::{chart_to, esc, note_to, table_to, RunData};
+use super::markup::{chart_to, esc, note_to, table_to};
+use crate::report::load::RunData;
 
 /// Functions shown per subject.
 const TOP: usize = 20;

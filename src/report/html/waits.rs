@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use crate::results::waits::{GroupWaits, Share, DRIVER_CLASSES};
 
-use super::{chart_to, esc, note_to, table_to, RunData};
+use super::markup::{chart_to, esc, note_to, table_to};
 use crate::report::charts::{self, Series};
+use crate::report::load::RunData;
 
 pub fn wait_profiles(d: &RunData, p: &mut String) {
     let Some(w) = &d.summary.waits else {

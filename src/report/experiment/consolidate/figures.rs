@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::report::charts::{self, Bar, BarGroup, Series, Stroke, XyLine};
-use crate::report::html::{chart_to, esc, note_to, table_to};
+use crate::report::html::markup::{chart_to, esc, note_to, table_to};
 use crate::results::experiment::consolidate::{ConsolidateAnalysis, ConsolidateRow};
 
 /// More bars than this in one chart and each scheme gets its own (same y scale).

@@ -3,7 +3,7 @@
 //! the emulation paragraph, and each guest's balloon per point as QMP reported it, with the
 //! guest's own MemTotal and MemAvailable and KSM's shared pages.
 
-use crate::report::html::{note_to, table_to};
+use crate::report::html::markup::{note_to, table_to};
 use crate::results::experiment::consolidate::{guest_accels, ConsolidateRequest, GuestRequest};
 use crate::results::experiment::consolidate::{OVERCOMMIT_KEY, SCHEME_KEY};
 use crate::results::experiment::ExperimentFile;

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::super::{RunSamples, SamplesReader};
 use super::size;
 use crate::report::charts::{self, Series};
-use crate::report::html::{chart_to, esc, note_to, table_to};
+use crate::report::html::markup::{chart_to, esc, note_to, table_to};
 use crate::results::experiment::consolidate::{
     ConsolidateAnalysis, ConsolidateRow, ConsolidateRun, VmUsage,
 };

@@ -461,7 +461,7 @@ fn compare_of_two_consolidations_is_by_scheme_and_rate_in_their_unit() {
     }
     exp::write(&a, &base).unwrap();
     exp::write(&b, &other).unwrap();
-    let t = crate::report::compare_experiment::compare_table(&[a.clone(), b.clone()]).unwrap();
+    let t = crate::report::compare::experiment::compare_table(&[a.clone(), b.clone()]).unwrap();
     let row = |label: &str| -> Vec<String> {
         t.lines()
             .find(|l| l.starts_with(label))
@@ -496,6 +496,6 @@ fn compare_of_two_consolidations_is_by_scheme_and_rate_in_their_unit() {
         an.unit = "tps".into();
     }
     exp::write(&b, &other).unwrap();
-    let e = crate::report::compare_experiment::compare_table(&[a, b]).unwrap_err();
+    let e = crate::report::compare::experiment::compare_table(&[a, b]).unwrap_err();
     assert!(e.contains("(in NOTPM)") && e.contains("(in tps)"), "{e}");
 }

@@ -4,7 +4,7 @@
 //! scroll inside their own box.
 
 use crate::report::load::{self, RunData};
-use crate::report::synthetic::{self, Shape};
+use crate::results::synthetic::{self, Shape};
 use crate::results::{IsolationLevels, TxnTypeFacts};
 
 use super::super::{render, STYLE};

@@ -6,12 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::compare::aligned;
+use super::runs::aligned;
 use crate::results::read::ResultsDir;
 use crate::results::waits::{GroupWaits, WaitsSummary};
 
 fn first_waits(dir: &Path) -> Option<WaitsSummary> {
-    let runs = super::compare::runs_in(dir).ok()?;
+    let runs = super::runs::runs_in(dir).ok()?;
     ResultsDir::open(runs.first()?).ok()?.into_summary().waits
 }
 

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::esc;
+use super::markup::esc;
 use crate::results::{RatioCheck, RuleCheck, TypeShare, Verdict};
 
 /// What the numbers count, under the table.

@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::compare::aligned;
-use super::html::esc;
+use super::runs::aligned;
+use crate::report::html::markup::esc;
 use crate::results::profile::{FunctionShare, ProfileFile, ProfiledSubject};
 
 /// Function rows per pair of subjects.
@@ -38,7 +38,7 @@ pub fn diffs(dirs: &[std::path::PathBuf]) -> Vec<(usize, Vec<SubjectDiff>)> {
 }
 
 fn first_profile(dir: &Path) -> Option<ProfileFile> {
-    let runs = super::compare::runs_in(dir).ok()?;
+    let runs = super::runs::runs_in(dir).ok()?;
     ProfileFile::read(runs.first()?).ok().flatten()
 }
 

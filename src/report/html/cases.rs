@@ -5,7 +5,7 @@
 //! `pg_stat_database` counters: rows returned, MB read from disk and from shared buffers, MB
 //! of temporary files (a sort or hash that spilled).
 
-use super::load::{delta, RunData};
+use crate::report::load::{delta, RunData};
 use crate::results::Summary;
 
 /// Under the tables.

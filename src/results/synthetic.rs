@@ -12,11 +12,9 @@ use std::time::{Duration, SystemTime};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::{HostFacts, ResultsWriter, RunFacts, RuntimeInfo, ServerFacts, Summary, SYSTEM_FILE};
 use crate::config::{self, groups::Source, timeline, RawRun};
 use crate::metrics::{ErrorClass, KeySpace, Outcome, Recorder, TargetKey};
-use crate::results::{HostFacts, ResultsWriter, RunFacts, RuntimeInfo, ServerFacts, Summary};
-
-use super::load::SYSTEM_FILE;
 
 /// The shape of a generated run.
 #[derive(Debug, Clone, Copy)]
@@ -218,7 +216,7 @@ fn write_system(
         for (i, c) in counters.iter_mut().enumerate() {
             *c += 10.0;
             let label = format!("server:instance:vm{i:02}");
-            for m in super::system_view::SERVER_COUNTERS {
+            for m in super::system::SERVER_COUNTERS {
                 let _ = writeln!(out, "{t},{label},{m},{:.0}", *c * (1 + m.len()) as f64);
             }
         }
@@ -226,49 +224,5 @@ fn write_system(
         let _ = writeln!(out, "{t},sampler,cpu_ms,{:.2}", rng.gen_range(1.0..3.0));
         t += shape.sample_secs;
     }
-    crate::results::atomic::write(path, out.as_bytes()).map_err(|e| e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn small_synthetic_run_renders() {
-        let dir = tempfile::tempdir().unwrap();
-        let shape = Shape {
-            groups: 12,
-            txn_types: 3,
-            phases: 2,
-            phase_secs: 60,
-            interval_secs: 10,
-            samples_per_row: 3,
-            sample_secs: 5,
-        };
-        let out = generate(&dir.path().join("r"), &shape, &crate::workload::Registry).unwrap();
-        let data = super::super::load::load(&out).unwrap();
-        assert!(data.notes.is_empty(), "{:?}", data.notes);
-        assert_eq!(data.buckets.len(), 12);
-        assert_eq!(data.groups.len(), 12);
-        let page = super::super::html::render(&data);
-        let headings: Vec<&str> = page
-            .match_indices("<h2 id=")
-            .map(|(i, _)| {
-                let rest = &page[i..];
-                let open = rest.find('>').unwrap() + 1;
-                &rest[open..rest.find("</h2>").unwrap()]
-            })
-            .collect();
-        assert_eq!(headings, super::super::html::SECTIONS);
-        assert!(
-            page.contains("other (4, sum)"),
-            "12 groups fold into 8 + other"
-        );
-        assert!(
-            page.matches("<svg").count() >= 10,
-            "{}",
-            page.matches("<svg").count()
-        );
-        assert!(!page.contains("<script"));
-    }
+    super::atomic::write(path, out.as_bytes()).map_err(|e| e.to_string())
 }

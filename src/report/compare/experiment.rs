@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::compare::aligned;
+use super::runs::aligned;
 use crate::results::experiment::consolidate::{OVERCOMMIT_KEY, SCHEME_KEY};
 use crate::results::experiment::{self as exp, ExperimentFile, ExperimentKind, Point};
 

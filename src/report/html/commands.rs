@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::esc;
+use super::markup::esc;
 use crate::results::CommandStats;
 
 /// What the numbers count, under the tables.

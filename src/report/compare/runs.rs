@@ -11,9 +11,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::html::esc;
-use super::load::{self, RunData};
-use super::system_view as sys;
+use crate::report::html::markup::esc;
+use crate::report::load::{self, RunData};
+use crate::report::system_view as sys;
 use crate::results::Per;
 
 /// The rows of the comparison, in order: (name, unit, what it reads).

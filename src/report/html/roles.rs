@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::esc;
+use super::markup::esc;
 use crate::results::RoleStats;
 
 /// The HTML table; `None` for runs with fewer than two roles.

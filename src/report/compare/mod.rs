@@ -1,0 +1,11 @@
+//! `tidebench compare`: results dirs side by side. Each page is a file of its own: the
+//! headline numbers of runs ([`runs`], also the text-table helper the others share), the
+//! medians of experiment dirs ([`experiment`]), the profiles ([`profile`]) and the wait
+//! profiles ([`waits`]) of compared runs.
+
+pub mod experiment;
+pub mod profile;
+pub mod runs;
+pub mod waits;
+
+pub use runs::{html, sides, table, Side, Spread};
