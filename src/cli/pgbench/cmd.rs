@@ -1,11 +1,11 @@
 //! `tidebench pgbench ARGS...`: a drop-in for pgbench 15's command line (issue 38, item 2),
 //! so `alias pgbench='tidebench pgbench'` keeps a user's scripts and their exit statuses.
 //!
-//! pgbench's argv is read as pgbench reads it (`pgbench_argv`), turned into the arguments of
-//! tidebench's own `run` or `prepare` (`pgbench_plan`) and parsed by the same clap grammar,
+//! pgbench's argv is read as pgbench reads it (`argv`), turned into the arguments of
+//! tidebench's own `run` or `prepare` (`plan`) and parsed by the same clap grammar,
 //! then run against the server pgbench would connect to (never a managed instance). The
 //! results dir is written as for any run (its place on stderr); stdout gets pgbench's summary
-//! block (`pgbench_block`) and stderr pgbench's `-P` lines.
+//! block (`block`) and stderr pgbench's `-P` lines.
 //!
 //! Exit statuses are pgbench's: 0 done, 1 bad options or a setup pgbench would refuse (no
 //! server, no tables), 2 a run with aborted clients; 130 after Ctrl-C.
@@ -14,10 +14,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::Args;
-
-use super::pgbench_plan::{self, Facts, Known, Refusal, Request};
-use super::{args, pgbench_abort, pgbench_block, pgbench_values, CliError, Command, WorkloadFlags};
+use super::plan::{self, Facts, Known, Request};
+use super::refusal::Refusal;
+use super::{abort, block, values};
+use crate::cli::args::{self, Command, PgbenchArgs};
+use crate::cli::common::{cores, exit_on_second_signal, on_host, runtime, EXIT_INTERRUPTED};
+use crate::cli::error::EXIT_USAGE;
+use crate::cli::{CliError, WorkloadFlags};
 use crate::config;
 use crate::driver::Stop;
 use crate::event::{Event, Sink};
@@ -30,19 +33,10 @@ const EXIT_PGBENCH_USAGE: u8 = 1;
 const EXIT_PGBENCH_ABORTED: u8 = 2;
 const NAME: &str = "tidebench pgbench";
 
-/// Everything after `tidebench pgbench`, read by the drop-in itself (not by clap).
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-pub struct PgbenchArgs {
-    /// pgbench 15's options and database name (`tidebench pgbench --help` lists them)
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub args: Vec<String>,
-}
-
 /// Runs `tidebench pgbench ARGS` and returns pgbench's exit status.
 pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
     let env = |name: &str| std::env::var(name).ok();
-    let request = match pgbench_plan::request(&args.args, &Known::from_grammar(), &env) {
+    let request = match plan::request(&args.args, &Known::from_grammar(), &env) {
         Ok(r) => r,
         Err(refusal) => return Ok(refused(&refusal)),
     };
@@ -52,7 +46,7 @@ pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
             "pgbench (PostgreSQL) 15 (tidebench {}, pgbench 15's command line)",
             env!("CARGO_PKG_VERSION")
         ),
-        Request::ListBuiltins => eprintln!("{}", pgbench_values::builtin_list()),
+        Request::ListBuiltins => eprintln!("{}", values::builtin_list()),
         Request::ShowScript(name) => show_script(name),
         Request::Init(argv) => return Ok(init(argv, home)),
         Request::Bench(argv, facts) => return Ok(bench(argv, &facts, home)),
@@ -66,7 +60,7 @@ fn show_script(name: &str) {
         .iter()
         .find(|(n, _)| *n == name)
         .map_or("", |(_, t)| t);
-    let desc = pgbench_values::BUILTINS
+    let desc = values::BUILTINS
         .iter()
         .find(|b| b.0 == name)
         .map_or("", |b| b.1);
@@ -104,7 +98,7 @@ fn parse(command: &str, argv: Vec<String>) -> Result<(Command, WorkloadFlags), u
 fn init(argv: Vec<String>, home: &Home) -> u8 {
     match parse("prepare", argv) {
         Ok((Command::Prepare(prepare), flags)) => {
-            match super::prepare_cmd::prepare(prepare, &flags, home) {
+            match crate::cli::prepare_cmd::prepare(prepare, &flags, home) {
                 Ok(code) => code,
                 Err(e) => setup_refused(&e),
             }
@@ -117,7 +111,7 @@ fn init(argv: Vec<String>, home: &Home) -> u8 {
 /// A refused setup (no server, no tables, a bad file): pgbench's 1 where tidebench says 2.
 fn setup_refused(e: &CliError) -> u8 {
     eprintln!("{NAME}: error: {e}");
-    if e.code == super::error::EXIT_USAGE {
+    if e.code == EXIT_USAGE {
         EXIT_PGBENCH_USAGE
     } else {
         e.code
@@ -138,9 +132,9 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Err(code) => return code,
     };
     let mut plan = match config::build_run_plan(
-        super::on_host(run.run.source()),
+        on_host(run.run.source()),
         run.run.to_raw(&flags),
-        super::cores(),
+        cores(),
         config::seed_from_clock(),
         &Registry,
     ) {
@@ -160,7 +154,7 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
 
 /// Runs the plan with pgbench's terminal: header, vacuum, `-P` lines, the block.
 fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliError> {
-    let rt = super::runtime()?;
+    let rt = runtime()?;
     let stop = Stop::new();
     let sink = Arc::new(PgbenchSink {
         max_tries: facts.max_tries,
@@ -171,7 +165,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let events: Arc<dyn Sink> = sink.clone();
     rt.spawn(
         stop.clone()
-            .on_signals(Arc::clone(&events), super::exit_on_second_signal),
+            .on_signals(Arc::clone(&events), exit_on_second_signal),
     );
     println!("pgbench (tidebench {})", env!("CARGO_PKG_VERSION"));
     if let Some(code) = rt.block_on(before_run(facts, home))? {
@@ -183,7 +177,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
     for a in &s.aborted_clients {
-        eprintln!("{NAME}: error: {}", pgbench_abort::line(a, &facts.scripts));
+        eprintln!("{NAME}: error: {}", abort::line(a, &facts.scripts));
     }
     let abort_warning = |w: &str| {
         s.aborted_clients
@@ -195,7 +189,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     }
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
     let scale = outcome.scales.first().copied();
-    print!("{}", pgbench_block::render(facts, s, scale, connect));
+    print!("{}", block::render(facts, s, scale, connect));
     eprintln!("{NAME}: results in {}", outcome.dir.display());
     if s.failure.is_some() || !s.aborted_clients.is_empty() {
         if let Some(why) = &s.failure {
@@ -204,11 +198,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
         eprintln!("{NAME}: error: Run was aborted; the above results are incomplete.");
         return Ok(EXIT_PGBENCH_ABORTED);
     }
-    Ok(if s.complete {
-        0
-    } else {
-        super::EXIT_INTERRUPTED
-    })
+    Ok(if s.complete { 0 } else { EXIT_INTERRUPTED })
 }
 
 /// What pgbench does on the server before a run: with a built-in script it counts
@@ -339,7 +329,7 @@ fn results_dir() -> Result<PathBuf, CliError> {
 struct PgbenchSink {
     max_tries: i64,
     /// The run's scripts, in pgbench's order: `--verbose-errors` lines name them by number.
-    scripts: Vec<pgbench_plan::Script>,
+    scripts: Vec<plan::Script>,
     /// --progress-timestamp: `-P` lines start with the Unix time.
     timestamp: bool,
     /// From the run's start: how long opening the sessions took.
@@ -360,14 +350,14 @@ impl Sink for PgbenchSink {
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0.0, |d| d.as_secs_f64())
                 });
-                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries, unix))
+                eprintln!("{}", block::progress_line(&p, self.max_tries, unix))
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
             Event::TryError(e) => eprintln!(
                 "{NAME}: {}",
-                pgbench_block::try_error_line(&e, &self.scripts, self.max_tries)
+                block::try_error_line(&e, &self.scripts, self.max_tries)
             ),
             Event::Incidents(all) => {
                 for i in all {
