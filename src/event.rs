@@ -62,6 +62,39 @@ pub enum Event {
     Incidents(Vec<Incident>),
 }
 
+/// A warning a finished run hands back with its outcome (shown as `warning: ...` after the
+/// run). An aborted client is typed, so a caller that words it its own way (the pgbench
+/// drop-in, from summary.json's `aborted_clients`) leaves it out by its kind, not its text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunWarning {
+    /// Client `client` aborted `at_s` seconds into the run; the other clients went on.
+    ClientAborted {
+        client: u32,
+        at_s: f64,
+        message: String,
+    },
+    /// Any other warning, as a sentence.
+    Other(String),
+}
+
+impl std::fmt::Display for RunWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // As pgbench's "client N aborted" (aborted_clients in summary.json).
+            RunWarning::ClientAborted {
+                client,
+                at_s,
+                message,
+            } => write!(
+                f,
+                "client {client} aborted at {at_s:.1} s: {message}; its other transactions \
+                 were not run"
+            ),
+            RunWarning::Other(text) => f.write_str(text),
+        }
+    }
+}
+
 /// One step of a failed try's story under `--verbose-errors`, in the order pgbench tells it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TryError {
@@ -448,5 +481,19 @@ mod tests {
             r.events(),
             vec![Event::Note("a".into()), Event::Interrupted]
         );
+    }
+
+    #[test]
+    fn an_aborted_client_reads_as_the_sentence_it_was() {
+        let w = RunWarning::ClientAborted {
+            client: 3,
+            at_s: 1.25,
+            message: "end of script reached".into(),
+        };
+        assert_eq!(
+            w.to_string(),
+            "client 3 aborted at 1.2 s: end of script reached; its other transactions were not run"
+        );
+        assert_eq!(RunWarning::Other("x".into()).to_string(), "x");
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::config::RunPlan;
 use crate::driver::Stop;
-use crate::event::Sink;
+use crate::event::{RunWarning, Sink};
 use crate::instance::Home;
 use crate::results::Summary;
 use crate::sampler::prometheus;
@@ -35,7 +35,8 @@ pub struct RunOutcome {
     pub summary: Summary,
     /// Scale found in each group's data.
     pub scales: Vec<u32>,
-    pub warnings: Vec<String>,
+    /// Said after the run; an aborted client's is typed.
+    pub warnings: Vec<RunWarning>,
 }
 
 /// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir. What the

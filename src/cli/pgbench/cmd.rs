@@ -23,7 +23,7 @@ use crate::cli::error::EXIT_USAGE;
 use crate::cli::{CliError, WorkloadFlags};
 use crate::config;
 use crate::driver::Stop;
-use crate::event::{Event, Sink};
+use crate::event::{Event, RunWarning, Sink};
 use crate::instance::Home;
 use crate::workload::Registry;
 
@@ -179,12 +179,8 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     for a in &s.aborted_clients {
         eprintln!("{NAME}: error: {}", abort::line(a, &facts.scripts));
     }
-    let abort_warning = |w: &str| {
-        s.aborted_clients
-            .iter()
-            .any(|a| w.starts_with(&format!("client {} aborted at ", a.client)))
-    };
-    for w in outcome.warnings.iter().filter(|w| !abort_warning(w)) {
+    let aborted = |w: &&RunWarning| matches!(w, RunWarning::ClientAborted { .. });
+    for w in outcome.warnings.iter().filter(|w| !aborted(w)) {
         eprintln!("{NAME}: warning: {w}");
     }
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
