@@ -90,6 +90,13 @@ pub struct RawRun {
     pub sampling_rate: Option<f64>,
     /// pgbench's `--aggregate-interval`: seconds per aggregated log line.
     pub aggregate_interval: Option<u32>,
+    /// The log's script numbers (pgbench's script_no): transaction types in command-line
+    /// order. The pgbench drop-in's alone, so not a file's key.
+    #[serde(skip)]
+    pub log_scripts: Option<Vec<String>>,
+    /// pgbench's `--failures-detailed`: the log names a failure's kind (drop-in only).
+    #[serde(skip)]
+    pub failures_detailed: Option<bool>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
     pub sample: Option<String>,
     /// `pg_stat_activity` samples per second for the wait profiles; 0 turns them off.
@@ -171,6 +178,8 @@ impl RawRun {
             log_prefix: over.log_prefix.or(self.log_prefix),
             sampling_rate: over.sampling_rate.or(self.sampling_rate),
             aggregate_interval: over.aggregate_interval.or(self.aggregate_interval),
+            log_scripts: over.log_scripts.or(self.log_scripts),
+            failures_detailed: over.failures_detailed.or(self.failures_detailed),
             sample: over.sample.or(self.sample),
             sample_waits: over.sample_waits.or(self.sample_waits),
             prometheus: over.prometheus.or(self.prometheus),
@@ -992,8 +1001,8 @@ fn txn_log(raw: &RawRun) -> Result<Option<crate::metrics::txnlog::TxnLogPlan>, S
             .unwrap_or_else(|| crate::metrics::txnlog::DEFAULT_PREFIX.into()),
         sampling_rate: raw.sampling_rate,
         aggregate_interval: raw.aggregate_interval,
-        scripts: Vec::new(),
-        failures_detailed: false,
+        scripts: raw.log_scripts.clone().unwrap_or_default(),
+        failures_detailed: raw.failures_detailed.unwrap_or(false),
     }))
 }
 

@@ -131,9 +131,16 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(_) => return EXIT_PGBENCH_USAGE,
         Err(code) => return code,
     };
-    let mut plan = match config::build_run_plan(
+    // The raw config is complete here: validation takes it as it is.
+    let raw = config::RawRun {
+        // pgbench's script_no: the scripts' order on the command line.
+        log_scripts: Some(facts.scripts.iter().map(|s| s.txn_type.clone()).collect()),
+        failures_detailed: Some(facts.failures_detailed),
+        ..run.run.to_raw(&flags)
+    };
+    let plan = match config::build_run_plan(
         on_host(run.run.source()),
-        run.run.to_raw(&flags),
+        raw,
         cores(),
         config::seed_from_clock(),
         &Registry,
@@ -141,11 +148,6 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(plan) => plan,
         Err(e) => return setup_refused(&e.into()),
     };
-    if let Some(log) = plan.txn_log.as_mut() {
-        // pgbench's script_no: the scripts' order on the command line.
-        log.scripts = facts.scripts.iter().map(|s| s.txn_type.clone()).collect();
-        log.failures_detailed = facts.failures_detailed;
-    }
     match drive(plan, facts, home) {
         Ok(code) => code,
         Err(e) => setup_refused(&e),
