@@ -36,6 +36,8 @@ pub enum Event {
     TryError(TryError),
     /// The live progress line (pgbench's `-P`).
     Progress(ProgressLine),
+    /// pgbench's vacuum before a run (the drop-in's), step by step.
+    Vacuum(VacuumStep),
     /// The live polling block (the TPC-V reference kit's Fig. 6).
     Poll(PollBlock),
     /// The measured clock entered another segment (phase, ramp) of the timeline.
@@ -93,6 +95,17 @@ impl std::fmt::Display for RunWarning {
             RunWarning::Other(text) => f.write_str(text),
         }
     }
+}
+
+/// A step of pgbench's vacuum before a run, told as pgbench tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VacuumStep {
+    /// A round starts: branches, tellers and history; with `accounts`, pgbench_accounts (-v).
+    Started { accounts: bool },
+    /// A statement failed (the server's words): passed over, as pgbench passes over it.
+    Failed(String),
+    /// The round is over.
+    Done,
 }
 
 /// One step of a failed try's story under `--verbose-errors`, in the order pgbench tells it.

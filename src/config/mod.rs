@@ -97,6 +97,9 @@ pub struct RawRun {
     /// pgbench's `--failures-detailed`: the log names a failure's kind (drop-in only).
     #[serde(skip)]
     pub failures_detailed: Option<bool>,
+    /// pgbench's branch count and vacuum before the run (drop-in only).
+    #[serde(skip)]
+    pub pgbench_before_run: Option<plan::PgbenchBeforeRun>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
     pub sample: Option<String>,
     /// `pg_stat_activity` samples per second for the wait profiles; 0 turns them off.
@@ -180,6 +183,7 @@ impl RawRun {
             aggregate_interval: over.aggregate_interval.or(self.aggregate_interval),
             log_scripts: over.log_scripts.or(self.log_scripts),
             failures_detailed: over.failures_detailed.or(self.failures_detailed),
+            pgbench_before_run: over.pgbench_before_run.or(self.pgbench_before_run),
             sample: over.sample.or(self.sample),
             sample_waits: over.sample_waits.or(self.sample_waits),
             prometheus: over.prometheus.or(self.prometheus),
@@ -515,6 +519,7 @@ pub fn validate_run(
         pin_threads: raw.pin_threads.unwrap_or(false),
         mix_log: raw.mix_log.unwrap_or(false),
         txn_log: txn_log(&raw).map_err(setting("log"))?,
+        pgbench_before_run: raw.pgbench_before_run,
         sample: cadence.sample,
         sample_waits: sample_waits(raw.sample_waits).map_err(setting("sample-waits"))?,
         prometheus: raw.prometheus,

@@ -71,6 +71,11 @@ pub async fn run(
     };
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
+    if let Some(step) = &plan.pgbench_before_run {
+        for target in &targets.resolved {
+            crate::workload::pgbench::before_run(step, target, &*events).await?;
+        }
+    }
     let mut said: Vec<&str> = Vec::new();
     for note in targets.resolved.iter().flat_map(|t| &t.notes) {
         if !said.contains(&note.as_str()) {

@@ -22,9 +22,12 @@ use crate::cli::common::{cores, exit_on_second_signal, on_host, runtime, EXIT_IN
 use crate::cli::error::EXIT_USAGE;
 use crate::cli::{CliError, WorkloadFlags};
 use crate::config;
+use crate::config::plan::PgbenchBeforeRun;
 use crate::driver::Stop;
-use crate::event::{Event, RunWarning, Sink};
+use crate::event::{Event, RunWarning, Sink, VacuumStep};
 use crate::instance::Home;
+use crate::runner::RunError;
+use crate::workload::pgbench::BeforeRunError;
 use crate::workload::Registry;
 
 /// pgbench's exit status for bad options and a refused setup.
@@ -118,7 +121,7 @@ fn setup_refused(e: &CliError) -> u8 {
     }
 }
 
-/// A benchmark: pgbench's vacuum unless -n, the run, pgbench's summary block.
+/// A benchmark: the run (pgbench's branch count and vacuum first), pgbench's summary block.
 fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
     let out = match results_dir() {
         Ok(dir) => dir,
@@ -136,6 +139,12 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         // pgbench's script_no: the scripts' order on the command line.
         log_scripts: Some(facts.scripts.iter().map(|s| s.txn_type.clone()).collect()),
         failures_detailed: Some(facts.failures_detailed),
+        pgbench_before_run: Some(PgbenchBeforeRun {
+            count_branches: facts.internal,
+            scale_given: facts.scale_given,
+            vacuum: facts.vacuum,
+            vacuum_accounts: facts.vacuum_accounts,
+        }),
         ..run.run.to_raw(&flags)
     };
     let plan = match config::build_run_plan(
@@ -154,7 +163,8 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
     }
 }
 
-/// Runs the plan with pgbench's terminal: header, vacuum, `-P` lines, the block.
+/// Runs the plan with pgbench's terminal: header, vacuum (the runner has the pgbench workload
+/// do it), `-P` lines, the block.
 fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliError> {
     let rt = runtime()?;
     let stop = Stop::new();
@@ -170,12 +180,13 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
             .on_signals(Arc::clone(&events), exit_on_second_signal),
     );
     println!("pgbench (tidebench {})", env!("CARGO_PKG_VERSION"));
-    if let Some(code) = rt.block_on(before_run(facts, home))? {
-        return Ok(code);
-    }
-    let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop, events))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let outcome = match rt.block_on(crate::runner::run(plan, home, stop, events)) {
+        Ok(outcome) => outcome,
+        Err(RunError::PgbenchBeforeRun(e @ BeforeRunError::NoBranches { .. })) => {
+            return Ok(no_branches(&e))
+        }
+        Err(e) => return Err(CliError::usage(e.to_string())),
+    };
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
     for a in &s.aborted_clients {
@@ -199,101 +210,22 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     Ok(if s.complete { 0 } else { EXIT_INTERRUPTED })
 }
 
-/// What pgbench does on the server before a run: with a built-in script it counts
-/// pgbench_branches (its scale), refusing as pgbench does when the table is not there, before
-/// anything else touches the tables; then its vacuum unless -n. `Some(code)`: stop there.
-async fn before_run(facts: &Facts, home: &Home) -> Result<Option<u8>, CliError> {
-    if !facts.internal && !facts.vacuum {
-        return Ok(None);
-    }
-    let spec = config::TargetSpec::parse(&facts.target)
-        .map_err(|m| CliError::usage(format!("target: {m}")))?;
-    let target = crate::runner::resolve_target(&spec, home)
-        .await
-        .map_err(|e| CliError::usage(e.to_string()))?;
-    let client = target
-        .connect_tokio()
-        .await
-        .map_err(|e| CliError::usage(e.to_string()))?;
-    if facts.internal {
-        if let Err(code) = count_branches(&client, &target.params.dbname, facts).await {
-            return Ok(Some(code));
-        }
-    }
-    if facts.vacuum {
-        vacuum(&client, facts).await;
-    }
-    Ok(None)
-}
-
-/// pgbench's `select count(*) from pgbench_branches` for a built-in script: without the table
-/// its error, its hint to initialize, and exit 1; with -s its warning that the count wins.
-async fn count_branches(
-    client: &tokio_postgres::Client,
-    dbname: &str,
-    facts: &Facts,
-) -> Result<(), u8> {
-    match client
-        .query_one("select count(*) from pgbench_branches", &[])
-        .await
+/// pgbench's refusal when it cannot count pgbench_branches before a run: its error, its hint
+/// to initialize when the table is not there, and exit 1.
+fn no_branches(e: &BeforeRunError) -> u8 {
+    eprintln!("{NAME}: error: {e}");
+    if let BeforeRunError::NoBranches {
+        no_table: true,
+        dbname,
+        ..
+    } = e
     {
-        Ok(row) => {
-            if facts.scale_given {
-                let count: i64 = row.try_get(0).unwrap_or_default();
-                eprintln!(
-                    "{NAME}: warning: scale option ignored, using count from pgbench_branches \
-                     table ({count})"
-                );
-            }
-            Ok(())
-        }
-        Err(e) => {
-            eprintln!(
-                "{NAME}: error: could not count number of branches: {}",
-                server_words(&e)
-            );
-            if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) {
-                eprintln!(
-                    "{NAME}: hint: Perhaps you need to do initialization (\"pgbench -i\") in \
-                     database \"{dbname}\"."
-                );
-            }
-            Err(EXIT_PGBENCH_USAGE)
-        }
+        eprintln!(
+            "{NAME}: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \
+             \"{dbname}\"."
+        );
     }
-}
-
-/// A server's error as libpq words it (`ERROR:  relation ... does not exist`); another error
-/// as tidebench describes it.
-fn server_words(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}:  {}", db.severity(), db.message()),
-        None => crate::target::describe_pg_error(e),
-    }
-}
-
-/// pgbench's vacuum before a run (not with -n): branches and tellers vacuumed, history
-/// emptied, accounts too with -v; a statement that fails is said and passed over, as
-/// pgbench passes over it.
-async fn vacuum(client: &tokio_postgres::Client, facts: &Facts) {
-    let run = |sql: &'static str| async move {
-        if let Err(e) = client.batch_execute(sql).await {
-            eprintln!(
-                "{NAME}: error: {}\n(ignoring this error and continuing anyway)",
-                crate::target::describe_pg_error(&e)
-            );
-        }
-    };
-    eprint!("starting vacuum...");
-    run("vacuum pgbench_branches").await;
-    run("vacuum pgbench_tellers").await;
-    run("truncate pgbench_history").await;
-    eprintln!("end.");
-    if facts.vacuum_accounts {
-        eprint!("starting vacuum pgbench_accounts...");
-        run("vacuum analyze pgbench_accounts").await;
-        eprintln!("end.");
-    }
+    EXIT_PGBENCH_USAGE
 }
 
 /// Where the drop-in's results dirs go: `$TIDEBENCH_HOME/pgbench-runs/` when the variable is
@@ -353,6 +285,7 @@ impl Sink for PgbenchSink {
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
+            Event::Vacuum(step) => vacuum_words(&step),
             Event::TryError(e) => eprintln!(
                 "{NAME}: {}",
                 block::try_error_line(&e, &self.scripts, self.max_tries)
@@ -364,6 +297,18 @@ impl Sink for PgbenchSink {
             }
             _ => {}
         }
+    }
+}
+
+/// pgbench's words for its vacuum before a run.
+fn vacuum_words(step: &VacuumStep) {
+    match step {
+        VacuumStep::Started { accounts: false } => eprint!("starting vacuum..."),
+        VacuumStep::Started { accounts: true } => eprint!("starting vacuum pgbench_accounts..."),
+        VacuumStep::Failed(why) => {
+            eprintln!("{NAME}: error: {why}\n(ignoring this error and continuing anyway)")
+        }
+        VacuumStep::Done => eprintln!("end."),
     }
 }
 
