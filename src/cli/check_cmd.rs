@@ -1,6 +1,7 @@
 //! `tidebench check`: a workload's consistency conditions on one target.
 
-use super::{args, check_view, runtime, CliError};
+use super::common::runtime;
+use super::{args, check_view, CliError};
 use crate::config;
 use crate::instance::Home;
 use crate::workload::Registry;

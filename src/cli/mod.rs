@@ -34,8 +34,8 @@ pub use common::{EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 pub use error::CliError;
 pub use workload_args::WorkloadFlags;
 
-// The other commands reach what they share through `super::`.
-use common::{cores, exit_on_second_signal, host_memory, interactive, runtime};
+// The experiment, target and launch commands reach what they share through `super::`.
+use common::{cores, exit_on_second_signal, host_memory, runtime};
 
 use crate::instance::Home;
 

@@ -1,6 +1,7 @@
 //! `tidebench presets`: the list of presets, or one preset's TOML sized for this host.
 
-use super::{args, console, cores, host_memory, CliError};
+use super::common::{cores, host_memory};
+use super::{args, console, CliError};
 use crate::config;
 
 /// `tidebench presets`: the list, or one preset's TOML (`--show`).

@@ -1,9 +1,8 @@
 //! `tidebench run`: flags or a run file to a RunPlan (sharded when asked), the run, and its
 //! summary on the terminal; exit 1 for a failed run, 2 for aborted clients, 130 interrupted.
 
-use super::common::on_host;
-use super::{args, console, cores, error, interactive, CliError, WorkloadFlags};
-use super::{EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+use super::common::{cores, interactive, on_host, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+use super::{args, console, error, CliError, WorkloadFlags};
 use crate::config;
 use crate::instance::Home;
 use crate::workload::Registry;
