@@ -36,6 +36,8 @@ pub enum Event {
     TryError(TryError),
     /// The live progress line (pgbench's `-P`).
     Progress(ProgressLine),
+    /// pgbench's vacuum before a run (the drop-in's), step by step.
+    Vacuum(VacuumStep),
     /// The live polling block (the TPC-V reference kit's Fig. 6).
     Poll(PollBlock),
     /// The measured clock entered another segment (phase, ramp) of the timeline.
@@ -60,6 +62,50 @@ pub enum Event {
     /// killed, crash-recovery restarts, a server gone (shown as warnings; kept in
     /// `summary.json`).
     Incidents(Vec<Incident>),
+}
+
+/// A warning a finished run hands back with its outcome (shown as `warning: ...` after the
+/// run). An aborted client is typed, so a caller that words it its own way (the pgbench
+/// drop-in, from summary.json's `aborted_clients`) leaves it out by its kind, not its text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunWarning {
+    /// Client `client` aborted `at_s` seconds into the run; the other clients went on.
+    ClientAborted {
+        client: u32,
+        at_s: f64,
+        message: String,
+    },
+    /// Any other warning, as a sentence.
+    Other(String),
+}
+
+impl std::fmt::Display for RunWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // As pgbench's "client N aborted" (aborted_clients in summary.json).
+            RunWarning::ClientAborted {
+                client,
+                at_s,
+                message,
+            } => write!(
+                f,
+                "client {client} aborted at {at_s:.1} s: {message}; its other transactions \
+                 were not run"
+            ),
+            RunWarning::Other(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A step of pgbench's vacuum before a run, told as pgbench tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VacuumStep {
+    /// A round starts: branches, tellers and history; with `accounts`, pgbench_accounts (-v).
+    Started { accounts: bool },
+    /// A statement failed (the server's words): passed over, as pgbench passes over it.
+    Failed(String),
+    /// The round is over.
+    Done,
 }
 
 /// One step of a failed try's story under `--verbose-errors`, in the order pgbench tells it.
@@ -448,5 +494,19 @@ mod tests {
             r.events(),
             vec![Event::Note("a".into()), Event::Interrupted]
         );
+    }
+
+    #[test]
+    fn an_aborted_client_reads_as_the_sentence_it_was() {
+        let w = RunWarning::ClientAborted {
+            client: 3,
+            at_s: 1.25,
+            message: "end of script reached".into(),
+        };
+        assert_eq!(
+            w.to_string(),
+            "client 3 aborted at 1.2 s: end of script reached; its other transactions were not run"
+        );
+        assert_eq!(RunWarning::Other("x".into()).to_string(), "x");
     }
 }

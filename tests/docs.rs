@@ -658,10 +658,16 @@ fn summary_json_reference_is_current() {
 fn exit_constants() -> Vec<(u8, String, String)> {
     let mut out = Vec::new();
     let mut files = Vec::new();
-    for entry in fs::read_dir(root().join("src/cli")).expect("src/cli lists") {
-        let path = entry.expect("an entry").path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
+    // src/cli and its folders (the pgbench drop-in's codes are in src/cli/pgbench).
+    let mut dirs = vec![root().join("src/cli")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).expect("src/cli lists") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
         }
     }
     files.sort();
@@ -681,8 +687,8 @@ fn exit_constants() -> Vec<(u8, String, String)> {
                     name.starts_with("EXIT_"),
                     value.trim_end_matches(';').parse::<u8>(),
                 ) {
-                    let file = path.file_name().unwrap_or_default().to_string_lossy();
-                    out.push((code, format!("`{name}` (`src/cli/{file}`)"), doc.join(" ")));
+                    let file = path.strip_prefix(root()).unwrap_or(&path).display();
+                    out.push((code, format!("`{name}` (`{file}`)"), doc.join(" ")));
                 }
             }
             doc.clear();

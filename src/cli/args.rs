@@ -99,7 +99,16 @@ pub enum Command {
     #[command(after_help = crate::launch::args::KUBE_AFTER_HELP)]
     Kube(crate::launch::args::KubeArgs),
     /// pgbench 15's command line, run by tidebench on pgbench's server, with pgbench's output and exit statuses (see `tidebench pgbench --help`)
-    Pgbench(super::pgbench_cmd::PgbenchArgs),
+    Pgbench(PgbenchArgs),
+}
+
+/// Everything after `tidebench pgbench`, read by the drop-in itself (not by clap).
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
+pub struct PgbenchArgs {
+    /// pgbench 15's options and database name (`tidebench pgbench --help` lists them)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }
 
 const OVERHEAD_AFTER_HELP: &str = "\

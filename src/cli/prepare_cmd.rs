@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::{stream, TryStreamExt};
 
-use super::{args, cores, host_memory, interactive, terminal};
+use super::common::{cores, host_memory, interactive};
+use super::{args, terminal};
 use super::{CliError, WorkloadFlags, EXIT_INTERRUPTED};
 use crate::config;
 use crate::event::{Event, Sink};

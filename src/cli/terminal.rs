@@ -57,7 +57,8 @@ impl Sink for Terminal {
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),
             // The polling block names the phase; an edge alone adds nothing to read.
-            Event::PhaseEdge(_) => {}
+            // Only the pgbench drop-in asks for the vacuum, and its own sink tells it.
+            Event::PhaseEdge(_) | Event::Vacuum(_) => {}
             Event::Interrupted => {
                 eprintln!("\ninterrupted: stopping clients and writing results (complete: false)")
             }

@@ -247,6 +247,9 @@ pub struct RunPlan {
     /// pgbench's `-l`: per-thread transaction logs in the working dir.
     #[serde(default)]
     pub txn_log: Option<super::TxnLogPlan>,
+    /// The pgbench drop-in's step before the run; not recorded (it measures nothing).
+    #[serde(skip)]
+    pub pgbench_before_run: Option<PgbenchBeforeRun>,
     /// Sampling period of `system.csv`; zero turns sampling off.
     #[serde(with = "serde_duration", default = "default_sample")]
     pub sample: Duration,
@@ -279,6 +282,20 @@ pub struct RunPlan {
 /// Plans written before sampling existed sampled nothing.
 fn default_sample() -> Duration {
     Duration::ZERO
+}
+
+/// What pgbench does on the server before a run (the drop-in's alone), which the runner has
+/// the pgbench workload do before anything else touches the tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PgbenchBeforeRun {
+    /// A built-in script runs: count pgbench_branches, refusing as pgbench does without it.
+    pub count_branches: bool,
+    /// -s given: say that the count wins.
+    pub scale_given: bool,
+    /// pgbench's vacuum (not -n): branches and tellers, history emptied.
+    pub vacuum: bool,
+    /// -v: pgbench_accounts too.
+    pub vacuum_accounts: bool,
 }
 
 impl RunPlan {

@@ -66,6 +66,16 @@ pub struct RawRun {
     pub sampling_rate: Option<f64>,
     /// pgbench's `--aggregate-interval`: seconds per aggregated log line.
     pub aggregate_interval: Option<u32>,
+    /// The log's script numbers (pgbench's script_no): transaction types in command-line
+    /// order. The pgbench drop-in's alone, so not a file's key.
+    #[serde(skip)]
+    pub log_scripts: Option<Vec<String>>,
+    /// pgbench's `--failures-detailed`: the log names a failure's kind (drop-in only).
+    #[serde(skip)]
+    pub failures_detailed: Option<bool>,
+    /// pgbench's branch count and vacuum before the run (drop-in only).
+    #[serde(skip)]
+    pub pgbench_before_run: Option<super::plan::PgbenchBeforeRun>,
     /// Sampling period of `system.csv`; 0 turns sampling off.
     pub sample: Option<String>,
     /// `pg_stat_activity` samples per second for the wait profiles; 0 turns them off.
@@ -147,6 +157,9 @@ impl RawRun {
             log_prefix: over.log_prefix.or(self.log_prefix),
             sampling_rate: over.sampling_rate.or(self.sampling_rate),
             aggregate_interval: over.aggregate_interval.or(self.aggregate_interval),
+            log_scripts: over.log_scripts.or(self.log_scripts),
+            failures_detailed: over.failures_detailed.or(self.failures_detailed),
+            pgbench_before_run: over.pgbench_before_run.or(self.pgbench_before_run),
             sample: over.sample.or(self.sample),
             sample_waits: over.sample_waits.or(self.sample_waits),
             prometheus: over.prometheus.or(self.prometheus),

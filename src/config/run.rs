@@ -135,6 +135,7 @@ pub fn validate_run(
         pin_threads: raw.pin_threads.unwrap_or(false),
         mix_log: raw.mix_log.unwrap_or(false),
         txn_log: txn_log(&raw).map_err(setting("log"))?,
+        pgbench_before_run: raw.pgbench_before_run,
         sample: cadence.sample,
         sample_waits: sample_waits(raw.sample_waits).map_err(setting("sample-waits"))?,
         prometheus: raw.prometheus,

@@ -81,7 +81,7 @@ pub(super) fn txn_log(raw: &RawRun) -> Result<Option<TxnLogPlan>, String> {
             .unwrap_or_else(|| DEFAULT_PREFIX.into()),
         sampling_rate: raw.sampling_rate,
         aggregate_interval: raw.aggregate_interval,
-        scripts: Vec::new(),
-        failures_detailed: false,
+        scripts: raw.log_scripts.clone().unwrap_or_default(),
+        failures_detailed: raw.failures_detailed.unwrap_or(false),
     }))
 }

@@ -248,7 +248,7 @@ async fn one_run(
     let outcome = run_held(plan, hold, home, stop, events).await;
     outcome.map(|(outcome, observed)| {
         for w in outcome.warnings {
-            events.send(Event::Warning(w));
+            events.send(Event::Warning(w.to_string()));
         }
         observed
     })

@@ -50,6 +50,9 @@ pub enum RunError {
     /// A target cannot be resolved or reached.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// pgbench's step before the run refused (no pgbench_branches, or no session for it).
+    #[error(transparent)]
+    PgbenchBeforeRun(#[from] crate::workload::pgbench::BeforeRunError),
     /// A managed instance behind a target cannot be found.
     #[error(transparent)]
     Instance(#[from] InstanceError),

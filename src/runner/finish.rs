@@ -3,7 +3,7 @@
 //! `report.html` from the files.
 
 use crate::config::RunPlan;
-use crate::event::Sink;
+use crate::event::{RunWarning, Sink};
 use crate::results::{EmulatorEnd, RuntimeInfo, ServerFacts, Summary};
 use crate::sampler::host::HostFacts;
 use crate::workload::Backlog;
@@ -74,13 +74,16 @@ pub async fn finish(
     runtime.txn_types = frame.type_facts();
     let dir = writer.finish(&runtime, &summary)?;
     // The results are safe on disk by now: a report that cannot be drawn only warns.
-    let mut warnings = std::mem::take(&mut result.warnings);
+    let mut warnings: Vec<RunWarning> = std::mem::take(&mut result.warnings)
+        .into_iter()
+        .map(RunWarning::Other)
+        .collect();
     end_warnings(plan, &result, &mut warnings);
     if let Err(e) = crate::report::html::write(&dir) {
-        warnings.push(format!(
+        warnings.push(RunWarning::Other(format!(
             "report.html not written ({e}); retry with `tidebench report {}`",
             dir.display()
-        ));
+        )));
     }
     Ok(RunOutcome {
         dir,
@@ -152,28 +155,31 @@ fn from_driver(
 }
 
 /// The warnings a finished run adds: aborted clients, a stop at the first abort, an overrun.
-fn end_warnings(plan: &RunPlan, result: &crate::driver::DriverResult, warnings: &mut Vec<String>) {
-    // As pgbench's "client N aborted": the other clients went on (aborted_clients in
-    // summary.json).
+fn end_warnings(
+    plan: &RunPlan,
+    result: &crate::driver::DriverResult,
+    warnings: &mut Vec<RunWarning>,
+) {
     for a in &result.aborted {
-        warnings.push(format!(
-            "client {} aborted at {:.1} s: {}; its other transactions were not run",
-            a.client, a.at_s, a.message
-        ));
+        warnings.push(RunWarning::ClientAborted {
+            client: a.client,
+            at_s: a.at_s,
+            message: a.message.clone(),
+        });
     }
     if plan.on_error == crate::config::OnError::ExitRun && !result.aborted.is_empty() {
-        warnings.push(
+        warnings.push(RunWarning::Other(
             "the run stopped at the first aborted client (--exit-on-abort): the other clients \
              ended early"
                 .into(),
-        );
+        ));
     }
     if let Some(late) = result.overrun {
-        warnings.push(format!(
+        warnings.push(RunWarning::Other(format!(
             "the clients finished {late:.1?} after the planned end (sessions slow to close: a \
              hung server?); the measured window still ends at the duration (overrun_s in \
              summary.json)"
-        ));
+        )));
     }
 }
 

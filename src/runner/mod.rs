@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::config::RunPlan;
 use crate::driver::Stop;
-use crate::event::Sink;
+use crate::event::{RunWarning, Sink};
 use crate::instance::Home;
 use crate::results::Summary;
 use crate::sampler::prometheus;
@@ -35,7 +35,8 @@ pub struct RunOutcome {
     pub summary: Summary,
     /// Scale found in each group's data.
     pub scales: Vec<u32>,
-    pub warnings: Vec<String>,
+    /// Said after the run; an aborted client's is typed.
+    pub warnings: Vec<RunWarning>,
 }
 
 /// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir. What the
@@ -70,6 +71,11 @@ pub async fn run(
     };
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
+    if let Some(step) = &plan.pgbench_before_run {
+        for target in &targets.resolved {
+            crate::workload::pgbench::before_run(step, target, &*events).await?;
+        }
+    }
     let mut said: Vec<&str> = Vec::new();
     for note in targets.resolved.iter().flat_map(|t| &t.notes) {
         if !said.contains(&note.as_str()) {

@@ -5,9 +5,10 @@
 //! the same transaction boundaries, one round trip per statement.
 //!
 //! Files: `init` (`pgbench -i`'s options), `schema` (tables and the steps' statements),
-//! `loader` + `generate` + `copy` + `progress` (`prepare`), one file per script with its SQL
-//! at the top.
+//! `loader` + `generate` + `copy` + `progress` (`prepare`), `before_run` (the branch count
+//! and vacuum pgbench does before a run), one file per script with its SQL at the top.
 
+mod before_run;
 mod copy;
 mod generate;
 pub mod init;
@@ -24,6 +25,7 @@ use super::pg_prng::PgPrng;
 use super::{Rng, TxnEnd, TxnType, WorkloadError};
 use schema::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, TABLES, TELLERS_PER_SCALE};
 
+pub use before_run::{before_run, BeforeRunError};
 pub use loader::prepare;
 pub use plugin::{Script, SELECT_ONLY, SIMPLE_UPDATE, TPCB};
 

@@ -6,7 +6,7 @@
 //! permuted, so `pgbench mydb -S` works) and `--` ending the options.
 //!
 //! The table is the one place that says what each pgbench option becomes in tidebench
-//! (`pgbench_cmd` turns the reading into `run`/`prepare` arguments). No I/O here.
+//! (`plan` turns the reading into `run`/`prepare` arguments). No I/O here.
 
 use thiserror::Error;
 

@@ -13,9 +13,9 @@
 //! - `client 0 aborted: end of script reached without completing the last transaction ...`
 //!
 //! A message in no known shape is shown whole after `client N aborted: `, so no wording the
-//! driver or the script runner chooses is ever lost. Pure: `pgbench_cmd` prints the lines.
+//! driver or the script runner chooses is ever lost. Pure: `cmd` prints the lines.
 
-use super::pgbench_plan::Script;
+use super::plan::Script;
 use crate::results::down::AbortedClient;
 
 /// The two shapes of an abort message the driver writes (see the module's header).

@@ -2,7 +2,7 @@
 //! refusals in its words, the connection pgbench would make.
 
 use super::*;
-use crate::cli::pgbench_values::target;
+use crate::cli::pgbench::values::target;
 
 fn known() -> Known {
     Known::from_grammar()

@@ -1,4 +1,4 @@
-//! pgbench's command line, once read (`pgbench_argv`), turned into what tidebench runs: the
+//! pgbench's command line, once read (`argv`), turned into what tidebench runs: the
 //! arguments of `tidebench run` (benchmarking) or `tidebench prepare` (`-i`), parsed by the
 //! same clap grammar as the user's own, and the facts pgbench's summary block states that
 //! tidebench's summary does not hold (script names and weights, the query mode, -t or -T).
@@ -7,8 +7,10 @@
 //! the mode, operands and -t/-T. Everything refused here exits 1, as pgbench's usage errors.
 //! No I/O: the environment comes in as a function.
 
-use super::pgbench_argv::{self, Argv, Given, Mode, To};
-use super::pgbench_values::{find_builtin, leading_float, target, weighted, BUILTINS};
+use super::argv::{self as pgbench_argv, Argv, Given, Mode, To};
+use super::refusal::{not_supported, refuse, Refusal};
+use super::values::{find_builtin, leading_float, target, weighted, BUILTINS};
+use crate::cli::args;
 
 /// pgbench's default number of transactions per client when neither -t nor -T is given.
 const DEFAULT_TRANSACTIONS: i64 = 10;
@@ -77,20 +79,6 @@ pub struct Facts {
     pub target: String,
 }
 
-/// A refusal: pgbench's message, and whether pgbench adds its `Try "--help"` hint.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub message: String,
-    pub hint: bool,
-}
-
-pub(super) fn refuse(message: impl Into<String>) -> Refusal {
-    Refusal {
-        message: message.into(),
-        hint: false,
-    }
-}
-
 /// The flags tidebench's `run` and `prepare` know in this build (asked of the clap grammar).
 pub struct Known {
     pub run: Vec<String>,
@@ -101,7 +89,7 @@ impl Known {
     /// The long flags (and their aliases) of `run` and `prepare`.
     pub fn from_grammar() -> Known {
         let of = |name: &str| {
-            super::args::command()
+            args::command()
                 .find_subcommand(name)
                 .map(|c| {
                     c.get_arguments()
@@ -706,13 +694,6 @@ fn run_max_tries(pgbench: i64) -> String {
     }
 }
 
-/// The refusal of an option tidebench has no counterpart for (yet).
-pub fn not_supported(spelled: &str) -> Refusal {
-    refuse(format!(
-        "option {spelled} is not supported yet (`tidebench pgbench --help` lists what is)"
-    ))
-}
-
 #[cfg(test)]
-#[path = "pgbench_plan_tests.rs"]
+#[path = "plan_tests.rs"]
 mod tests;

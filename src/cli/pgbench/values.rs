@@ -2,7 +2,7 @@
 //! script's `@WEIGHT`, `atof`'s number, and the connection string pgbench's -h, -p, -U and
 //! database name make. No I/O.
 
-use super::pgbench_plan::{refuse, Refusal};
+use super::refusal::{refuse, Refusal};
 
 /// pgbench's built-in scripts: name, the description its summary prints, and the tidebench
 /// workload that runs it natively (used when it is the only script).

@@ -1,11 +1,11 @@
 //! `tidebench pgbench ARGS...`: a drop-in for pgbench 15's command line (issue 38, item 2),
 //! so `alias pgbench='tidebench pgbench'` keeps a user's scripts and their exit statuses.
 //!
-//! pgbench's argv is read as pgbench reads it (`pgbench_argv`), turned into the arguments of
-//! tidebench's own `run` or `prepare` (`pgbench_plan`) and parsed by the same clap grammar,
+//! pgbench's argv is read as pgbench reads it (`argv`), turned into the arguments of
+//! tidebench's own `run` or `prepare` (`plan`) and parsed by the same clap grammar,
 //! then run against the server pgbench would connect to (never a managed instance). The
 //! results dir is written as for any run (its place on stderr); stdout gets pgbench's summary
-//! block (`pgbench_block`) and stderr pgbench's `-P` lines.
+//! block (`block`) and stderr pgbench's `-P` lines.
 //!
 //! Exit statuses are pgbench's: 0 done, 1 bad options or a setup pgbench would refuse (no
 //! server, no tables), 2 a run with aborted clients; 130 after Ctrl-C.
@@ -14,14 +14,20 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::Args;
-
-use super::pgbench_plan::{self, Facts, Known, Refusal, Request};
-use super::{args, pgbench_abort, pgbench_block, pgbench_values, CliError, Command, WorkloadFlags};
+use super::plan::{self, Facts, Known, Request};
+use super::refusal::Refusal;
+use super::{abort, block, values};
+use crate::cli::args::{self, Command, PgbenchArgs};
+use crate::cli::common::{cores, exit_on_second_signal, on_host, runtime, EXIT_INTERRUPTED};
+use crate::cli::error::EXIT_USAGE;
+use crate::cli::{CliError, WorkloadFlags};
 use crate::config;
+use crate::config::plan::PgbenchBeforeRun;
 use crate::driver::Stop;
-use crate::event::{Event, Sink};
+use crate::event::{Event, RunWarning, Sink, VacuumStep};
 use crate::instance::Home;
+use crate::runner::RunError;
+use crate::workload::pgbench::BeforeRunError;
 use crate::workload::Registry;
 
 /// pgbench's exit status for bad options and a refused setup.
@@ -30,19 +36,10 @@ const EXIT_PGBENCH_USAGE: u8 = 1;
 const EXIT_PGBENCH_ABORTED: u8 = 2;
 const NAME: &str = "tidebench pgbench";
 
-/// Everything after `tidebench pgbench`, read by the drop-in itself (not by clap).
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-pub struct PgbenchArgs {
-    /// pgbench 15's options and database name (`tidebench pgbench --help` lists them)
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub args: Vec<String>,
-}
-
 /// Runs `tidebench pgbench ARGS` and returns pgbench's exit status.
 pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
     let env = |name: &str| std::env::var(name).ok();
-    let request = match pgbench_plan::request(&args.args, &Known::from_grammar(), &env) {
+    let request = match plan::request(&args.args, &Known::from_grammar(), &env) {
         Ok(r) => r,
         Err(refusal) => return Ok(refused(&refusal)),
     };
@@ -52,7 +49,7 @@ pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
             "pgbench (PostgreSQL) 15 (tidebench {}, pgbench 15's command line)",
             env!("CARGO_PKG_VERSION")
         ),
-        Request::ListBuiltins => eprintln!("{}", pgbench_values::builtin_list()),
+        Request::ListBuiltins => eprintln!("{}", values::builtin_list()),
         Request::ShowScript(name) => show_script(name),
         Request::Init(argv) => return Ok(init(argv, home)),
         Request::Bench(argv, facts) => return Ok(bench(argv, &facts, home)),
@@ -66,7 +63,7 @@ fn show_script(name: &str) {
         .iter()
         .find(|(n, _)| *n == name)
         .map_or("", |(_, t)| t);
-    let desc = pgbench_values::BUILTINS
+    let desc = values::BUILTINS
         .iter()
         .find(|b| b.0 == name)
         .map_or("", |b| b.1);
@@ -104,7 +101,7 @@ fn parse(command: &str, argv: Vec<String>) -> Result<(Command, WorkloadFlags), u
 fn init(argv: Vec<String>, home: &Home) -> u8 {
     match parse("prepare", argv) {
         Ok((Command::Prepare(prepare), flags)) => {
-            match super::prepare_cmd::prepare(prepare, &flags, home) {
+            match crate::cli::prepare_cmd::prepare(prepare, &flags, home) {
                 Ok(code) => code,
                 Err(e) => setup_refused(&e),
             }
@@ -117,14 +114,14 @@ fn init(argv: Vec<String>, home: &Home) -> u8 {
 /// A refused setup (no server, no tables, a bad file): pgbench's 1 where tidebench says 2.
 fn setup_refused(e: &CliError) -> u8 {
     eprintln!("{NAME}: error: {e}");
-    if e.code == super::error::EXIT_USAGE {
+    if e.code == EXIT_USAGE {
         EXIT_PGBENCH_USAGE
     } else {
         e.code
     }
 }
 
-/// A benchmark: pgbench's vacuum unless -n, the run, pgbench's summary block.
+/// A benchmark: the run (pgbench's branch count and vacuum first), pgbench's summary block.
 fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
     let out = match results_dir() {
         Ok(dir) => dir,
@@ -137,30 +134,39 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(_) => return EXIT_PGBENCH_USAGE,
         Err(code) => return code,
     };
-    let mut plan = match config::build_run_plan(
-        super::on_host(run.run.source()),
-        run.run.to_raw(&flags),
-        super::cores(),
+    // The raw config is complete here: validation takes it as it is.
+    let raw = config::RawRun {
+        // pgbench's script_no: the scripts' order on the command line.
+        log_scripts: Some(facts.scripts.iter().map(|s| s.txn_type.clone()).collect()),
+        failures_detailed: Some(facts.failures_detailed),
+        pgbench_before_run: Some(PgbenchBeforeRun {
+            count_branches: facts.internal,
+            scale_given: facts.scale_given,
+            vacuum: facts.vacuum,
+            vacuum_accounts: facts.vacuum_accounts,
+        }),
+        ..run.run.to_raw(&flags)
+    };
+    let plan = match config::build_run_plan(
+        on_host(run.run.source()),
+        raw,
+        cores(),
         config::seed_from_clock(),
         &Registry,
     ) {
         Ok(plan) => plan,
         Err(e) => return setup_refused(&e.into()),
     };
-    if let Some(log) = plan.txn_log.as_mut() {
-        // pgbench's script_no: the scripts' order on the command line.
-        log.scripts = facts.scripts.iter().map(|s| s.txn_type.clone()).collect();
-        log.failures_detailed = facts.failures_detailed;
-    }
     match drive(plan, facts, home) {
         Ok(code) => code,
         Err(e) => setup_refused(&e),
     }
 }
 
-/// Runs the plan with pgbench's terminal: header, vacuum, `-P` lines, the block.
+/// Runs the plan with pgbench's terminal: header, vacuum (the runner has the pgbench workload
+/// do it), `-P` lines, the block.
 fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliError> {
-    let rt = super::runtime()?;
+    let rt = runtime()?;
     let stop = Stop::new();
     let sink = Arc::new(PgbenchSink {
         max_tries: facts.max_tries,
@@ -171,31 +177,28 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let events: Arc<dyn Sink> = sink.clone();
     rt.spawn(
         stop.clone()
-            .on_signals(Arc::clone(&events), super::exit_on_second_signal),
+            .on_signals(Arc::clone(&events), exit_on_second_signal),
     );
     println!("pgbench (tidebench {})", env!("CARGO_PKG_VERSION"));
-    if let Some(code) = rt.block_on(before_run(facts, home))? {
-        return Ok(code);
-    }
-    let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop, events))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let outcome = match rt.block_on(crate::runner::run(plan, home, stop, events)) {
+        Ok(outcome) => outcome,
+        Err(RunError::PgbenchBeforeRun(e @ BeforeRunError::NoBranches { .. })) => {
+            return Ok(no_branches(&e))
+        }
+        Err(e) => return Err(CliError::usage(e.to_string())),
+    };
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
     for a in &s.aborted_clients {
-        eprintln!("{NAME}: error: {}", pgbench_abort::line(a, &facts.scripts));
+        eprintln!("{NAME}: error: {}", abort::line(a, &facts.scripts));
     }
-    let abort_warning = |w: &str| {
-        s.aborted_clients
-            .iter()
-            .any(|a| w.starts_with(&format!("client {} aborted at ", a.client)))
-    };
-    for w in outcome.warnings.iter().filter(|w| !abort_warning(w)) {
+    let aborted = |w: &&RunWarning| matches!(w, RunWarning::ClientAborted { .. });
+    for w in outcome.warnings.iter().filter(|w| !aborted(w)) {
         eprintln!("{NAME}: warning: {w}");
     }
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
     let scale = outcome.scales.first().copied();
-    print!("{}", pgbench_block::render(facts, s, scale, connect));
+    print!("{}", block::render(facts, s, scale, connect));
     eprintln!("{NAME}: results in {}", outcome.dir.display());
     if s.failure.is_some() || !s.aborted_clients.is_empty() {
         if let Some(why) = &s.failure {
@@ -204,108 +207,25 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
         eprintln!("{NAME}: error: Run was aborted; the above results are incomplete.");
         return Ok(EXIT_PGBENCH_ABORTED);
     }
-    Ok(if s.complete {
-        0
-    } else {
-        super::EXIT_INTERRUPTED
-    })
+    Ok(if s.complete { 0 } else { EXIT_INTERRUPTED })
 }
 
-/// What pgbench does on the server before a run: with a built-in script it counts
-/// pgbench_branches (its scale), refusing as pgbench does when the table is not there, before
-/// anything else touches the tables; then its vacuum unless -n. `Some(code)`: stop there.
-async fn before_run(facts: &Facts, home: &Home) -> Result<Option<u8>, CliError> {
-    if !facts.internal && !facts.vacuum {
-        return Ok(None);
-    }
-    let spec = config::TargetSpec::parse(&facts.target)
-        .map_err(|m| CliError::usage(format!("target: {m}")))?;
-    let target = crate::runner::resolve_target(&spec, home)
-        .await
-        .map_err(|e| CliError::usage(e.to_string()))?;
-    let client = target
-        .connect_tokio()
-        .await
-        .map_err(|e| CliError::usage(e.to_string()))?;
-    if facts.internal {
-        if let Err(code) = count_branches(&client, &target.params.dbname, facts).await {
-            return Ok(Some(code));
-        }
-    }
-    if facts.vacuum {
-        vacuum(&client, facts).await;
-    }
-    Ok(None)
-}
-
-/// pgbench's `select count(*) from pgbench_branches` for a built-in script: without the table
-/// its error, its hint to initialize, and exit 1; with -s its warning that the count wins.
-async fn count_branches(
-    client: &tokio_postgres::Client,
-    dbname: &str,
-    facts: &Facts,
-) -> Result<(), u8> {
-    match client
-        .query_one("select count(*) from pgbench_branches", &[])
-        .await
+/// pgbench's refusal when it cannot count pgbench_branches before a run: its error, its hint
+/// to initialize when the table is not there, and exit 1.
+fn no_branches(e: &BeforeRunError) -> u8 {
+    eprintln!("{NAME}: error: {e}");
+    if let BeforeRunError::NoBranches {
+        no_table: true,
+        dbname,
+        ..
+    } = e
     {
-        Ok(row) => {
-            if facts.scale_given {
-                let count: i64 = row.try_get(0).unwrap_or_default();
-                eprintln!(
-                    "{NAME}: warning: scale option ignored, using count from pgbench_branches \
-                     table ({count})"
-                );
-            }
-            Ok(())
-        }
-        Err(e) => {
-            eprintln!(
-                "{NAME}: error: could not count number of branches: {}",
-                server_words(&e)
-            );
-            if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) {
-                eprintln!(
-                    "{NAME}: hint: Perhaps you need to do initialization (\"pgbench -i\") in \
-                     database \"{dbname}\"."
-                );
-            }
-            Err(EXIT_PGBENCH_USAGE)
-        }
+        eprintln!(
+            "{NAME}: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \
+             \"{dbname}\"."
+        );
     }
-}
-
-/// A server's error as libpq words it (`ERROR:  relation ... does not exist`); another error
-/// as tidebench describes it.
-fn server_words(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}:  {}", db.severity(), db.message()),
-        None => crate::target::describe_pg_error(e),
-    }
-}
-
-/// pgbench's vacuum before a run (not with -n): branches and tellers vacuumed, history
-/// emptied, accounts too with -v; a statement that fails is said and passed over, as
-/// pgbench passes over it.
-async fn vacuum(client: &tokio_postgres::Client, facts: &Facts) {
-    let run = |sql: &'static str| async move {
-        if let Err(e) = client.batch_execute(sql).await {
-            eprintln!(
-                "{NAME}: error: {}\n(ignoring this error and continuing anyway)",
-                crate::target::describe_pg_error(&e)
-            );
-        }
-    };
-    eprint!("starting vacuum...");
-    run("vacuum pgbench_branches").await;
-    run("vacuum pgbench_tellers").await;
-    run("truncate pgbench_history").await;
-    eprintln!("end.");
-    if facts.vacuum_accounts {
-        eprint!("starting vacuum pgbench_accounts...");
-        run("vacuum analyze pgbench_accounts").await;
-        eprintln!("end.");
-    }
+    EXIT_PGBENCH_USAGE
 }
 
 /// Where the drop-in's results dirs go: `$TIDEBENCH_HOME/pgbench-runs/` when the variable is
@@ -339,7 +259,7 @@ fn results_dir() -> Result<PathBuf, CliError> {
 struct PgbenchSink {
     max_tries: i64,
     /// The run's scripts, in pgbench's order: `--verbose-errors` lines name them by number.
-    scripts: Vec<pgbench_plan::Script>,
+    scripts: Vec<plan::Script>,
     /// --progress-timestamp: `-P` lines start with the Unix time.
     timestamp: bool,
     /// From the run's start: how long opening the sessions took.
@@ -360,14 +280,15 @@ impl Sink for PgbenchSink {
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0.0, |d| d.as_secs_f64())
                 });
-                eprintln!("{}", pgbench_block::progress_line(&p, self.max_tries, unix))
+                eprintln!("{}", block::progress_line(&p, self.max_tries, unix))
             }
             Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
             Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
+            Event::Vacuum(step) => vacuum_words(&step),
             Event::TryError(e) => eprintln!(
                 "{NAME}: {}",
-                pgbench_block::try_error_line(&e, &self.scripts, self.max_tries)
+                block::try_error_line(&e, &self.scripts, self.max_tries)
             ),
             Event::Incidents(all) => {
                 for i in all {
@@ -376,6 +297,18 @@ impl Sink for PgbenchSink {
             }
             _ => {}
         }
+    }
+}
+
+/// pgbench's words for its vacuum before a run.
+fn vacuum_words(step: &VacuumStep) {
+    match step {
+        VacuumStep::Started { accounts: false } => eprint!("starting vacuum..."),
+        VacuumStep::Started { accounts: true } => eprint!("starting vacuum pgbench_accounts..."),
+        VacuumStep::Failed(why) => {
+            eprintln!("{NAME}: error: {why}\n(ignoring this error and continuing anyway)")
+        }
+        VacuumStep::Done => eprintln!("end."),
     }
 }
 

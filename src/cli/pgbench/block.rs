@@ -1,12 +1,12 @@
 //! pgbench 15's words for a run, made from tidebench's summary and the command line's facts:
 //! the summary block pgbench prints on stdout (which scripts grep), its per-script blocks,
-//! and its `-P` progress line. Pure functions: `pgbench_cmd` prints what they return.
+//! and its `-P` progress line. Pure functions: `cmd` prints what they return.
 
 use std::fmt::Write;
 use std::time::Duration;
 
-use super::pgbench_abort;
-use super::pgbench_plan::{Facts, Length, Script};
+use super::abort;
+use super::plan::{Facts, Length, Script};
 use crate::event::{ProgressLine, TryError};
 use crate::results::{Stats, Summary};
 
@@ -138,7 +138,7 @@ pub fn try_error_line(e: &TryError, scripts: &[Script], max_tries: i64) -> Strin
             command,
             text,
         } => {
-            let script = pgbench_abort::script_index(scripts, txn_type)
+            let script = abort::script_index(scripts, txn_type)
                 .map_or_else(|| format!("\"{txn_type}\""), |s| s.to_string());
             let command = command.unwrap_or(0);
             format!("client {client} got an error in command {command} (SQL) of script {script}; {text}")
@@ -245,7 +245,7 @@ fn scripts(out: &mut String, facts: &Facts, summary: &Summary, done: u64) {
         let aborted = summary
             .aborted_clients
             .iter()
-            .filter(|a| pgbench_abort::script_of(a, &facts.scripts) == Some(i))
+            .filter(|a| abort::script_of(a, &facts.scripts) == Some(i))
             .count() as u64;
         let failed = failed - aborted.min(other).min(failed);
         let _ = writeln!(
@@ -324,8 +324,10 @@ mod tests {
 
     /// A stored tidebench summary: 3,953 tpcb transactions over 3.005 s, mean 1.514 ms.
     fn summary() -> Summary {
-        serde_json::from_str(include_str!("../../tests/fuzz-corpus/results/summary.json"))
-            .expect("the fixture is a summary")
+        serde_json::from_str(include_str!(
+            "../../../tests/fuzz-corpus/results/summary.json"
+        ))
+        .expect("the fixture is a summary")
     }
 
     fn facts() -> Facts {
