@@ -2,11 +2,12 @@
 //! multi-tenant load. See `DESIGN.md` for the data flow; the rooms below import only downwards:
 //! cli → experiment → runner → driver → sampler/profile → workload → results/metrics → target →
 //! instance → config, and any of them → event (what a run says while it works, sent to a
-//! sink; only `cli` prints).
+//! sink; only `cli` prints) and → error_chain (an error's causes, said).
 
 pub mod cli;
 pub mod config;
 pub mod driver;
+pub mod error_chain;
 pub mod event;
 pub mod experiment;
 pub mod instance;

@@ -57,8 +57,8 @@ pub fn main() -> ExitCode {
     match dispatch(cli.command, &flags) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.code)
+            eprintln!("{}", e.said());
+            ExitCode::from(e.code())
         }
     }
 }
@@ -200,9 +200,7 @@ fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Result<
         return Ok(0);
     }
     let (rt, stop, events) = interactive()?;
-    let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop.clone(), events))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let outcome = rt.block_on(crate::runner::run(plan, home, stop.clone(), events))?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }

@@ -116,11 +116,10 @@ fn init(argv: Vec<String>, home: &Home) -> u8 {
 
 /// A refused setup (no server, no tables, a bad file): pgbench's 1 where tidebench says 2.
 fn setup_refused(e: &CliError) -> u8 {
-    eprintln!("{NAME}: error: {e}");
-    if e.code == super::error::EXIT_USAGE {
-        EXIT_PGBENCH_USAGE
-    } else {
-        e.code
+    eprintln!("{NAME}: error: {}", crate::error_chain::one_line(e));
+    match e.code() {
+        super::error::EXIT_USAGE => EXIT_PGBENCH_USAGE,
+        code => code,
     }
 }
 
@@ -177,9 +176,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     if let Some(code) = rt.block_on(before_run(facts, home))? {
         return Ok(code);
     }
-    let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop, events))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let outcome = rt.block_on(crate::runner::run(plan, home, stop, events))?;
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
     for a in &s.aborted_clients {
@@ -220,13 +217,8 @@ async fn before_run(facts: &Facts, home: &Home) -> Result<Option<u8>, CliError> 
     }
     let spec = config::TargetSpec::parse(&facts.target)
         .map_err(|m| CliError::usage(format!("target: {m}")))?;
-    let target = crate::runner::resolve_target(&spec, home)
-        .await
-        .map_err(|e| CliError::usage(e.to_string()))?;
-    let client = target
-        .connect_tokio()
-        .await
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let target = crate::runner::resolve_target(&spec, home).await?;
+    let client = target.connect_tokio().await?;
     if facts.internal {
         if let Err(code) = count_branches(&client, &target.params.dbname, facts).await {
             return Ok(Some(code));

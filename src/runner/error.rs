@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use crate::config::ConfigError;
+use crate::driver::DriverError;
 use crate::instance::InstanceError;
 use crate::results::ResultsError;
 use crate::target::TargetError;
@@ -119,13 +120,10 @@ pub enum RunError {
         dir: PathBuf,
         source: std::io::Error,
     },
-    /// The clients could not all connect (the driver's message names the target and the
-    /// server's answer).
-    #[error("{message}")]
-    Connect { message: String },
-    /// The driver stopped without its totals (an interval could not be folded or written).
-    #[error("the run's results could not be collected: {message}")]
-    Collect { message: String },
+    /// The driver could not run the clients: they could not all connect (the target and the
+    /// server's answer), or it stopped without its totals (an interval not written).
+    #[error(transparent)]
+    Driver(#[from] DriverError),
 
     /// A shard cannot read a server's clock.
     #[error("shard {shard}: reading the clock of {server} failed: {message}")]
