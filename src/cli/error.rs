@@ -14,7 +14,9 @@ use crate::runner::RunError;
 use crate::target::TargetError;
 use crate::workload::WorkloadError;
 
+/// Exit code of a command that ran but whose check or threshold did not hold.
 pub const EXIT_CHECK_FAILED: u8 = 1;
+/// Exit code of a usage, config or setup error (and of a run a client's error aborted).
 pub const EXIT_USAGE: u8 = 2;
 
 /// What ends a command with an error. The CLI's own refusals are text (each names the flag

@@ -250,8 +250,7 @@ impl Tls {
             .with_custom_certificate_verifier(Arc::new(verifier.clone()));
         let mut config = match (&files.cert, &files.key) {
             (Some(cert), Some(key)) => builder.with_client_cert_resolver(
-                crate::tls_keys::client_auth(cert, key, files.password.as_ref(), &provider)
-                    .map_err(|message| TlsError::ClientKey { message })?,
+                crate::tls_keys::client_auth(cert, key, files.password.as_ref(), &provider)?,
             ),
             (Some(cert), None) => return Err(TlsError::CertWithoutKey(cert.clone())),
             _ => builder.with_no_client_auth(),

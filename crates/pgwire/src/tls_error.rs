@@ -1,5 +1,5 @@
-//! Why a connection string's TLS cannot be set up, or why a server's certificate does not name
-//! the host: each variant in libpq's words where libpq has some, naming the setting and the
+//! Why a connection string's TLS cannot be set up (its mode, its root certificates, the
+//! client's certificate and key), or why a server's certificate does not name the host: each variant in libpq's words where libpq has some, naming the setting and the
 //! fix. A cause from OpenSSL or rustls stays the error's `source()`, not part of its text.
 
 use std::path::PathBuf;
@@ -69,9 +69,88 @@ pub enum TlsError {
         .0.display()
     )]
     CertWithoutKey(PathBuf),
-    /// The client certificate or key cannot be used; the message names the file and the fix.
-    #[error("{message}")]
-    ClientKey { message: String },
+    /// The client certificate file cannot be opened.
+    #[error("could not open certificate file \"{}\"", .path.display())]
+    CertOpen {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The client certificate file holds no PEM certificate.
+    #[error(
+        "could not read certificate file \"{}\": it holds no PEM certificate (expected \
+         -----BEGIN CERTIFICATE-----); convert it with \
+         'openssl x509 -inform DER -in FILE -out FILE.pem'",
+        .0.display()
+    )]
+    CertNotPem(PathBuf),
+    /// A client certificate is given, and its key file is not there.
+    #[error(
+        "certificate present, but not private key file \"{}\": give sslkey=FILE (or \
+         PGSSLKEY), or leave out the certificate",
+        .0.display()
+    )]
+    KeyMissing(PathBuf),
+    /// The key file cannot be looked at (a directory without search permission).
+    #[error("could not stat private key file \"{}\"", .path.display())]
+    KeyStat {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("private key file \"{}\" is not a regular file", .0.display())]
+    KeyNotFile(PathBuf),
+    /// libpq 15's permission rule for a client key does not hold.
+    #[error(
+        "private key file \"{}\" has group or world access (mode {:04o}); the file must have \
+         permissions u=rw (0600) or less if owned by the current user, or u=rw,g=r (0640) or \
+         less if owned by root: chmod 0600 {}",
+        .path.display(), .mode, .path.display()
+    )]
+    KeyOpenToOthers { path: PathBuf, mode: u32 },
+    #[error("could not read private key file \"{}\"", .path.display())]
+    KeyRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The key is neither PEM nor DER, or is encrypted and not opened (`why` is OpenSSL's
+    /// reason, `hint` what to give).
+    #[error("could not load private key file \"{}\": {why}; {hint}", .path.display())]
+    KeyLoad {
+        path: PathBuf,
+        why: String,
+        hint: &'static str,
+    },
+    /// The key is not the certificate's.
+    #[error(
+        "certificate does not match private key file \"{}\": give the key of certificate {}",
+        .key.display(), .cert.display()
+    )]
+    KeyMismatch { cert: PathBuf, key: PathBuf },
+    #[error("cannot use client certificate {}", .cert.display())]
+    CertUnusable {
+        cert: PathBuf,
+        #[source]
+        source: openssl::error::ErrorStack,
+    },
+    #[error("cannot use private key file \"{}\"", .key.display())]
+    KeyUnusable {
+        key: PathBuf,
+        #[source]
+        source: openssl::error::ErrorStack,
+    },
+    /// rustls cannot sign with the key's algorithm.
+    #[error(
+        "private key file \"{}\" is of a kind TLS here cannot sign with; use an RSA, ECDSA \
+         P-256/P-384 or Ed25519 key",
+        .key.display()
+    )]
+    KeyKind {
+        key: PathBuf,
+        #[source]
+        source: rustls::Error,
+    },
     /// verify-full, and only `hostaddr` named the server.
     #[error(
         "host name must be specified for a verified SSL connection: give host=NAME (the name \
