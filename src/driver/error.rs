@@ -1,5 +1,6 @@
 //! Why the driver could not run its clients: a session that would not open, a thread that
-//! would not start, an interval the sink could not take. (The transactions' own errors are
+//! would not start, an interval the sink could not take; and why a plan's shares cannot be
+//! laid out as decks. (The transactions' own errors are
 //! data, counted in [`super::errors`]; these stop the run.) The lower layer's error stays
 //! each variant's `source()`.
 
@@ -41,5 +42,35 @@ pub enum DriverError {
         start: Duration,
         #[source]
         source: ResultsError,
+    },
+}
+
+/// Why weights cannot be dealt as a deck of cards.
+#[derive(Debug, thiserror::Error)]
+pub enum DeckError {
+    #[error("weights must be zero or positive numbers")]
+    NotPositive,
+    #[error("at least one weight must be above zero")]
+    AllZero,
+    #[error("deck_size must be at least 1")]
+    NoCards,
+}
+
+/// Why the clients cannot be laid out over a plan's groups and sets: a phase whose shares or
+/// mix make no deck (the deck's error is the source and says which setting to change).
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    #[error("phase '{phase}': the groups' shares make no deck")]
+    Shares {
+        phase: String,
+        #[source]
+        source: DeckError,
+    },
+    #[error("phase '{phase}' mix for group {group}: the transaction weights make no deck")]
+    Mix {
+        phase: String,
+        group: usize,
+        #[source]
+        source: DeckError,
     },
 }

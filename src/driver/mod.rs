@@ -36,7 +36,7 @@ use crate::metrics::{KeySpace, Recorder};
 use crate::workload::{Backlog, Emulator};
 
 pub use collector::IntervalSink;
-pub use error::DriverError;
+pub use error::{DeckError, DriverError, LayoutError};
 pub use layout::Layout;
 pub use stop::Stop;
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::config::ConfigError;
-use crate::driver::DriverError;
+use crate::driver::{DriverError, LayoutError};
 use crate::instance::InstanceError;
 use crate::results::ResultsError;
 use crate::target::TargetError;
@@ -31,9 +31,9 @@ pub enum RunError {
     #[error("group '{group}': {message}")]
     Workload { group: String, message: String },
     /// The clients cannot be laid out over the groups and sets (a deck that cannot hold the
-    /// shares); the message names the setting.
-    #[error("{message}")]
-    Layout { message: String },
+    /// shares); the deck's error names the setting.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
     /// `--shard` leaves this shard without a client.
     #[error(
         "--shard {shard}: the run has {clients} client(s), dealt one by one over {shards} shards, \
@@ -179,7 +179,7 @@ impl RunError {
                 | RunError::Prometheus { .. }
                 | RunError::Profile { .. }
                 | RunError::Workload { .. }
-                | RunError::Layout { .. }
+                | RunError::Layout(_)
                 | RunError::EmptyShard { .. }
                 | RunError::ClockSkewKnob { .. }
         )
