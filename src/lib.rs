@@ -3,12 +3,13 @@
 //! downwards: cli (and main) → launch → experiment → runner → report → driver →
 //! sampler/profile → workload → results/metrics → target → instance → config (the floor).
 //! Any of them may use the shared leaves `event` (what a run says while it works, sent to a
-//! sink; only `cli` prints) and `prng` (the random generators), which import nothing of the
-//! crate. `scripts/rooms.py` (run by `make test`) holds the code to the order of DESIGN.md.
+//! sink; only `cli` prints), `prng` (the random generators) and `error_chain` (an error's
+//! causes, said), which import nothing of the crate. `scripts/rooms.py` (run by `make test`) holds the code to the order of DESIGN.md.
 
 pub mod cli;
 pub mod config;
 pub mod driver;
+pub mod error_chain;
 pub mod event;
 pub mod experiment;
 pub mod instance;

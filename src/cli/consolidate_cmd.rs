@@ -57,8 +57,7 @@ pub fn consolidate(
         None,
     );
     let dir = out_dir(&args.run, "consolidate");
-    let exp = Experiment::consolidate(dir, request, &base, &spec, &Registry)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let exp = Experiment::consolidate(dir, request, &base, &spec, &Registry)?;
     if args.run.dry_run {
         return dry_run(&exp);
     }
@@ -120,7 +119,7 @@ fn working_set(given: &str) -> Result<String, CliError> {
     if !crate::results::experiment::is_experiment(dir) {
         return Ok(given.to_string());
     }
-    let file = crate::results::experiment::read(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    let file = crate::results::experiment::read(dir)?;
     let knee = file.analysis.knee.ok_or_else(|| {
         CliError::usage(format!(
             "--working-set {given}: that experiment is a {}, not a knee; give a size or a `tidebench knee` dir",

@@ -38,8 +38,7 @@ pub fn sweep(args: SweepArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, 
     whole_vcpus(&base, &varies, home)?;
     let request = request(&label, &base, &args.experiment, repeat, &varies, None, None);
     let dir = out_dir(&args.run, "sweep");
-    let exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let exp = Experiment::sweep(dir, request, &base, &varies, &Registry)?;
     if args.run.dry_run {
         return dry_run(&exp);
     }
@@ -136,8 +135,7 @@ pub fn density(args: DensityArgs, flags: &WorkloadFlags, home: &Home) -> Result<
         memory,
     );
     let dir = out_dir(&args.run, "density");
-    let exp = Experiment::density(dir, request, &base, &instances, &shape, &Registry)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let exp = Experiment::density(dir, request, &base, &instances, &shape, &Registry)?;
     if args.run.dry_run {
         return dry_run(&exp);
     }
@@ -186,8 +184,7 @@ pub fn knee(args: KneeArgs, flags: &WorkloadFlags, home: &Home) -> Result<u8, Cl
     let mut request = request(&label, &base, &args.experiment, repeat, &varied, None, None);
     request.knee = Some(keep.request());
     let dir = out_dir(&args.run, "knee");
-    let exp = Experiment::knee(dir, request, &base, &points, &Registry)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let exp = Experiment::knee(dir, request, &base, &points, &Registry)?;
     if args.run.dry_run {
         return dry_run(&exp);
     }
@@ -390,15 +387,13 @@ pub(super) fn execute_file(
         stop.clone()
             .on_signals(Arc::clone(&events), super::exit_on_second_signal),
     );
-    let Finished { file, interrupted } = rt
-        .block_on(crate::experiment::execute(
-            exp,
-            cores(),
-            home,
-            &stop,
-            &events,
-        ))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let Finished { file, interrupted } = rt.block_on(crate::experiment::execute(
+        exp,
+        cores(),
+        home,
+        &stop,
+        &events,
+    ))?;
     print!("{}", console::experiment_summary(&file, &exp.dir));
     Ok((file, interrupted))
 }

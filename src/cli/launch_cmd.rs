@@ -13,8 +13,7 @@ use crate::launch::{kube, slurm};
 /// Prints the batch script, or writes it into the results dir and runs sbatch (`--submit`).
 pub fn slurm(args: SlurmCommand) -> Result<u8, CliError> {
     let spec = args.slurm.spec(SystemTime::now());
-    let script = slurm::sbatch_script(&spec, &args.slurm.options())
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let script = slurm::sbatch_script(&spec, &args.slurm.options())?;
     if !args.submit {
         print!("{script}");
         return Ok(0);
@@ -62,8 +61,7 @@ pub fn kube(args: KubeArgs) -> Result<u8, CliError> {
     } else {
         None
     };
-    let yaml = kube::manifests(&spec, &args.image, &args.results_claim, &args.options(text))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let yaml = kube::manifests(&spec, &args.image, &args.results_claim, &args.options(text))?;
     print!("{yaml}");
     Ok(0)
 }

@@ -54,8 +54,8 @@ pub fn main() -> ExitCode {
     match dispatch(cli.command, &flags) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.code)
+            eprintln!("{}", e.said());
+            ExitCode::from(e.code())
         }
     }
 }

@@ -85,8 +85,7 @@ pub fn overhead(args: OverheadArgs, flags: &WorkloadFlags, home: &Home) -> Resul
         args.memory.clone(),
     );
     let dir = out_dir(&run, "overhead");
-    let mut exp = Experiment::sweep(dir, request, &base, &varies, &Registry)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let mut exp = Experiment::sweep(dir, request, &base, &varies, &Registry)?;
     declare(&mut exp, &sides)?;
     if run.dry_run {
         return dry_run(&exp);

@@ -119,7 +119,7 @@ pub fn prepare(
     rt.block_on(async {
         tokio::select! {
             started = crate::runner::start_instances(&instances, home, &*events) => {
-                started.map_err(|e| CliError::usage(e.to_string()))?;
+                started?;
             }
             _ = stop.wait() => {
                 eprintln!("prepare interrupted while starting instances; run prepare again");
@@ -178,7 +178,7 @@ async fn load_one(
 ) -> Result<(), LoadFailed> {
     let target = crate::runner::resolve_target(&plan.target, home)
         .await
-        .map_err(|e| LoadFailed::Error(CliError::usage(e.to_string())))?;
+        .map_err(|e| LoadFailed::Error(e.into()))?;
     if count > 1 {
         eprintln!(
             "prepare {} of {count}: {} on '{}'",

@@ -34,9 +34,7 @@ pub fn run(command: args::RunCommand, flags: &WorkloadFlags, home: &Home) -> Res
         return Ok(0);
     }
     let (rt, stop, events) = interactive()?;
-    let outcome = rt
-        .block_on(crate::runner::run(plan, home, stop.clone(), events))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let outcome = rt.block_on(crate::runner::run(plan, home, stop.clone(), events))?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }

@@ -31,13 +31,10 @@ pub fn run(cmd: TargetCommand, home: &Home) -> Result<u8, CliError> {
     let spec = crate::config::TargetSpec::parse(&target)
         .map_err(|m| CliError::usage(format!("target: {m}")))?;
     let rt = super::runtime()?;
-    let resolved = rt
-        .block_on(crate::runner::resolve_target(&spec, home))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let resolved = rt.block_on(crate::runner::resolve_target(&spec, home))?;
     // The session runs on its own evloop loop, off the tokio runtime, as a driver thread's.
     let landing = std::thread::scope(|s| s.spawn(|| resolved.landing()).join())
-        .map_err(|_| CliError::usage("the session's thread failed"))?
-        .map_err(|e| CliError::usage(e.to_string()))?;
+        .map_err(|_| CliError::usage("the session's thread failed"))??;
     for note in &resolved.notes {
         eprintln!("note: {note}");
     }

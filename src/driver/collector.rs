@@ -24,7 +24,9 @@ use super::progress;
 use super::running::Running;
 use super::session::{ConnectTime, EndCounts};
 use super::thread::{ThreadEnd, TickReport, TICK};
+use super::DriverError;
 use crate::results::down::AbortedClient;
+use crate::results::ResultsError;
 
 /// How often the collector reports: intervals to the sink, progress lines, polling blocks
 /// (zero turns the last two off).
@@ -36,7 +38,8 @@ pub struct Cadence {
 }
 
 /// Called with (interval start offset, interval length, what it holds).
-pub type IntervalSink<'a> = dyn FnMut(Duration, Duration, &Recorder) -> Result<(), String> + 'a;
+pub type IntervalSink<'a> =
+    dyn FnMut(Duration, Duration, &Recorder) -> Result<(), ResultsError> + 'a;
 
 pub struct Collected {
     pub total: Recorder,
@@ -163,7 +166,7 @@ impl<'k, 's> Collector<'k, 's> {
     pub async fn run(
         mut self,
         mut rx: mpsc::UnboundedReceiver<TickReport>,
-    ) -> Result<Collected, String> {
+    ) -> Result<Collected, DriverError> {
         let keys = self.keys.len();
         let mut pending: BTreeMap<u64, Recorder> = BTreeMap::new();
         let mut threads = ThreadTicks::new(self.threads);
@@ -221,7 +224,7 @@ impl<'k, 's> Collector<'k, 's> {
         &mut self,
         state: &Folding,
         ended: Option<Instant>,
-    ) -> Result<(), String> {
+    ) -> Result<(), DriverError> {
         let end_offset = ended
             .map(|e| e.saturating_duration_since(self.start))
             .unwrap_or_else(|| self.start.elapsed())
@@ -233,7 +236,7 @@ impl<'k, 's> Collector<'k, 's> {
         // Not when the run ended right where an interval already written ended.
         let anything = state.interval_acc.slots.iter().any(|s| s.total() > 0);
         if end_offset > last_start || anything {
-            (self.sink)(last_start, last_len, &state.interval_acc)?;
+            self.write(last_start, last_len, &state.interval_acc)?;
         }
         Ok(())
     }
@@ -250,7 +253,7 @@ impl<'k, 's> Collector<'k, 's> {
         tick.min(self.duration_ticks - 1) / self.interval_ticks
     }
 
-    fn fold(&mut self, s: &mut Folding, tick: u64, rec: &Recorder) -> Result<(), String> {
+    fn fold(&mut self, s: &mut Folding, tick: u64, rec: &Recorder) -> Result<(), DriverError> {
         let interval = self.interval_of(tick);
         if interval > s.interval {
             // Transactions of a phase that ended before this tick go to that phase's last
@@ -273,7 +276,7 @@ impl<'k, 's> Collector<'k, 's> {
         while interval > s.interval {
             let start = TICK * (s.interval * self.interval_ticks) as u32;
             let len = TICK * self.interval_ticks as u32;
-            (self.sink)(start, len, &s.interval_acc)?;
+            self.write(start, len, &s.interval_acc)?;
             s.interval_acc.clear();
             s.interval += 1;
         }
@@ -300,7 +303,7 @@ impl<'k, 's> Collector<'k, 's> {
     /// only the interval in flight. An interval holding a phase's last tick waits for the next
     /// tick (transactions that began in the phase and ended just after it still belong there),
     /// and the run's last one is written at the end with its true length.
-    fn write_if_complete(&mut self, s: &mut Folding, tick: u64) -> Result<(), String> {
+    fn write_if_complete(&mut self, s: &mut Folding, tick: u64) -> Result<(), DriverError> {
         let first = s.interval * self.interval_ticks;
         let ends_a_phase = self
             .segment_last_tick
@@ -316,10 +319,15 @@ impl<'k, 's> Collector<'k, 's> {
         }
         let start = TICK * (s.interval * self.interval_ticks) as u32;
         let len = TICK * self.interval_ticks as u32;
-        (self.sink)(start, len, &s.interval_acc)?;
+        self.write(start, len, &s.interval_acc)?;
         s.interval_acc.clear();
         s.interval += 1;
         Ok(())
+    }
+
+    /// Hands the interval at `start` to the sink.
+    fn write(&mut self, start: Duration, len: Duration, rec: &Recorder) -> Result<(), DriverError> {
+        (self.sink)(start, len, rec).map_err(|source| DriverError::Interval { start, source })
     }
 
     /// The phase edge, the progress line and the polling block, each over its own window.

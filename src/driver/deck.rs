@@ -17,6 +17,8 @@ use rand::seq::SliceRandom;
 
 use crate::workload::Rng;
 
+use super::error::DeckError;
+
 /// How many transactions in a row a drawn card is played for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CardRun {
@@ -140,19 +142,19 @@ fn auto_run(took: Duration, draws: u32, run: u32) -> u32 {
 /// Card counts for `weights` (percent-like numbers with at most two decimals): the smallest
 /// deck that represents them exactly, or, with `size`, a deck of that many cards apportioned by
 /// largest remainder (exact only when the weights allow it).
-pub fn card_counts(weights: &[f64], size: Option<u32>) -> Result<Vec<u32>, String> {
+pub fn card_counts(weights: &[f64], size: Option<u32>) -> Result<Vec<u32>, DeckError> {
     if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-        return Err("weights must be zero or positive numbers".into());
+        return Err(DeckError::NotPositive);
     }
     // Hundredths of a percent are exact enough for any share a person writes.
     let units: Vec<u64> = weights.iter().map(|w| (w * 100.0).round() as u64).collect();
     let total: u64 = units.iter().sum();
     if total == 0 {
-        return Err("at least one weight must be above zero".into());
+        return Err(DeckError::AllZero);
     }
     if let Some(size) = size {
         if size == 0 {
-            return Err("deck_size must be at least 1".into());
+            return Err(DeckError::NoCards);
         }
         return Ok(largest_remainder(&units, total, u64::from(size)));
     }

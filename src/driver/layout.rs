@@ -12,6 +12,7 @@ use crate::config::{DriveMode, RunPlan, TargetSpec};
 use crate::workload::{ClientSlot, Emulator, Workload};
 
 use super::deck::{card_counts, CardRun, Deck};
+use super::error::{DeckError, LayoutError};
 
 /// (card, copies) pairs of a deck.
 type Cards = Vec<(usize, u32)>;
@@ -161,7 +162,7 @@ impl Layout {
         mut sets: Vec<SetSlot>,
         labels: Vec<String>,
         txn_types: &[String],
-    ) -> Result<Layout, String> {
+    ) -> Result<Layout, LayoutError> {
         // One emulator per set: what it issues goes back to the set its input came from. Each
         // shard of a run has its own (for its clients' trades), with draws of its own; only
         // the first runs the work a database needs once.
@@ -191,11 +192,13 @@ impl Layout {
             shared_cards.push(set_cards(plan, phase, &sets, &groups)?);
             let mut per_group = Vec::new();
             for (g, pg) in phase.groups.iter().enumerate() {
-                per_group.push(
-                    mix_cards_of(&groups[g], pg).map_err(|e| {
-                        format!("phase '{}' mix for group {}: {e}", phase.name, g + 1)
-                    })?,
-                );
+                per_group.push(mix_cards_of(&groups[g], pg).map_err(|source| {
+                    LayoutError::Mix {
+                        phase: phase.name.clone(),
+                        group: g + 1,
+                        source,
+                    }
+                })?);
             }
             mix_cards.push(per_group);
         }
@@ -327,7 +330,7 @@ fn set_cards(
     phase: &crate::config::PhasePlan,
     sets: &[SetSlot],
     groups: &[GroupSlot],
-) -> Result<Cards, String> {
+) -> Result<Cards, LayoutError> {
     if plan.mode != DriveMode::Shared {
         return Ok(Vec::new());
     }
@@ -335,8 +338,10 @@ fn set_cards(
         .iter()
         .map(|s| phase.groups[s.group].share / groups[s.group].sets.len() as f64)
         .collect();
-    let counts = card_counts(&weights, plan.deck_size)
-        .map_err(|e| format!("phase '{}': {e}", phase.name))?;
+    let counts = card_counts(&weights, plan.deck_size).map_err(|source| LayoutError::Shares {
+        phase: phase.name.clone(),
+        source,
+    })?;
     Ok(nonzero(counts))
 }
 
@@ -344,7 +349,7 @@ fn set_cards(
 fn mix_cards_of(
     group: &GroupSlot,
     phase: &crate::config::PhaseGroup,
-) -> Result<Option<Cards>, String> {
+) -> Result<Option<Cards>, DeckError> {
     if phase.mix.is_empty() {
         return Ok(None);
     }

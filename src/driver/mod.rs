@@ -10,6 +10,7 @@ pub mod affinity;
 pub mod client;
 pub mod collector;
 pub mod deck;
+pub mod error;
 pub mod errors;
 pub mod layout;
 pub mod outages;
@@ -35,6 +36,7 @@ use crate::metrics::{KeySpace, Recorder};
 use crate::workload::{Backlog, Emulator};
 
 pub use collector::IntervalSink;
+pub use error::{DeckError, DriverError, LayoutError};
 pub use layout::Layout;
 pub use stop::Stop;
 
@@ -134,7 +136,7 @@ pub struct DriverResult {
 pub const OVERRUN_TOLERANCE: Duration = Duration::from_secs(1);
 
 /// Opens every client's sessions on its driver thread. Fails with the first connect error.
-pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, String> {
+pub async fn connect(plan: DriverPlan, stop: Stop) -> Result<Connected, DriverError> {
     let own = plan.layout.own_clients();
     let clients = own.len() as u32;
     let jobs = plan.jobs.clamp(1, clients.max(1)) as usize;
@@ -214,15 +216,15 @@ fn clients_of_thread(own: &[u32], jobs: usize, index: usize) -> Vec<u32> {
 fn spawn_threads(
     jobs: usize,
     spec: impl Fn(usize) -> ThreadSpec,
-    ready_tx: std_mpsc::Sender<Result<(), String>>,
+    ready_tx: std_mpsc::Sender<Result<(), DriverError>>,
     tick_tx: mpsc::UnboundedSender<TickReport>,
-) -> Result<ThreadStarts, String> {
+) -> Result<ThreadStarts, DriverError> {
     let mut threads = Vec::with_capacity(jobs);
     let mut starts = Vec::with_capacity(jobs);
     for index in 0..jobs {
         let (start_tx, start_rx) = oneshot::channel();
         let handle = thread::spawn(spec(index), ready_tx.clone(), start_rx, tick_tx.clone())
-            .map_err(|e| format!("cannot start a driver thread: {e}"))?;
+            .map_err(DriverError::Spawn)?;
         threads.push(handle);
         starts.push(start_tx);
     }
@@ -239,9 +241,9 @@ type ThreadStarts = (
 /// any failed. Threads report readiness from their own runtimes, so this waits off the
 /// runtime's thread.
 async fn wait_ready(
-    ready_rx: std_mpsc::Receiver<Result<(), String>>,
+    ready_rx: std_mpsc::Receiver<Result<(), DriverError>>,
     jobs: usize,
-) -> Result<(), String> {
+) -> Result<(), DriverError> {
     let waited = tokio::task::spawn_blocking(move || {
         let mut first_err = None;
         for _ in 0..jobs {
@@ -259,7 +261,7 @@ async fn wait_ready(
     match waited {
         Ok(None) => Ok(()),
         Ok(Some(e)) => Err(e),
-        Err(join) => Err(join.to_string()),
+        Err(join) => Err(DriverError::Waiting(join)),
     }
 }
 
@@ -273,7 +275,7 @@ impl Connected {
         sink: &mut IntervalSink<'_>,
         mixlog_dir: Option<PathBuf>,
         txn_log: Option<crate::metrics::txnlog::TxnLogSpec>,
-    ) -> Result<DriverResult, String> {
+    ) -> Result<DriverResult, DriverError> {
         let start = Instant::now();
         let start_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)

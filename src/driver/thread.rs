@@ -21,6 +21,7 @@ use crate::metrics::Recorder;
 use crate::workload::Rng;
 
 use super::client::{Client, ClientShared, OnThread};
+use super::error::DriverError;
 use super::outages::Outage;
 use super::session::{ConnectTime, EndCounts, Session};
 use super::stop::Stop;
@@ -84,7 +85,7 @@ pub struct ThreadSpec {
 /// the start on `start` (dropped sender = abort) and runs until the end or the stop.
 pub fn spawn(
     spec: ThreadSpec,
-    ready: std_mpsc::Sender<Result<(), String>>,
+    ready: std_mpsc::Sender<Result<(), DriverError>>,
     start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
@@ -97,13 +98,13 @@ pub fn spawn(
             }
             let failed = ready.clone();
             if let Err(e) = evloop::block_on(run_thread(spec, ready, start, ticks)) {
-                let _ = failed.send(Err(format!("cannot start a driver thread's loop: {e}")));
+                let _ = failed.send(Err(DriverError::Loop(e)));
             }
         })
 }
 
 /// Opens every session of the thread's clients, in client order.
-async fn connect_all(spec: &ThreadSpec) -> Result<Vec<Vec<Session>>, String> {
+async fn connect_all(spec: &ThreadSpec) -> Result<Vec<Vec<Session>>, DriverError> {
     let layout = &spec.shared.layout;
     let mut all = Vec::with_capacity(spec.clients.len());
     for id in &spec.clients {
@@ -113,7 +114,10 @@ async fn connect_all(spec: &ThreadSpec) -> Result<Vec<Vec<Session>>, String> {
             let target = &layout.targets[t];
             let conn = pgwire::Connection::connect(&target.params)
                 .await
-                .map_err(|e| format!("cannot connect to target {}: {e}", layout_label(spec, t)))?;
+                .map_err(|source| DriverError::Connect {
+                    target: layout_label(spec, t),
+                    source,
+                })?;
             sessions.push(Session::open(conn));
         }
         all.push(sessions);
@@ -134,7 +138,7 @@ fn layout_label(spec: &ThreadSpec, target: usize) -> String {
 /// they end or are cut off, then send the last report.
 async fn run_thread(
     spec: ThreadSpec,
-    ready: std_mpsc::Sender<Result<(), String>>,
+    ready: std_mpsc::Sender<Result<(), DriverError>>,
     start: oneshot::Receiver<StartSignal>,
     ticks: mpsc::UnboundedSender<TickReport>,
 ) {
@@ -213,7 +217,7 @@ async fn run_thread(
 /// connecting failed (reported) or the run was aborted before the start (sessions closed).
 async fn connect_and_await_start(
     spec: &ThreadSpec,
-    ready: std_mpsc::Sender<Result<(), String>>,
+    ready: std_mpsc::Sender<Result<(), DriverError>>,
     start: oneshot::Receiver<StartSignal>,
 ) -> Option<(Vec<Vec<Session>>, StartSignal)> {
     let sessions = match connect_all(spec).await {

@@ -140,7 +140,7 @@ fn run_record(
             None => records::failed(rel, slot.repeat, "the run wrote no results".into()),
         },
         Err(e) if e.is_config() => return Err(ExperimentError::Run(Box::new(e))),
-        Err(e) => records::failed(rel, slot.repeat, e.to_string()),
+        Err(e) => records::failed(rel, slot.repeat, crate::error_chain::one_line(&e)),
     };
     r.count_incidents(before_run);
     Ok(r)

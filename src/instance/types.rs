@@ -150,7 +150,7 @@ impl Instance {
             pgwire::Negotiation::Postgres,
             &files,
         )
-        .map_err(invalid("the instance's TLS files"))?;
+        .map_err(|e| invalid("the instance's TLS files")(crate::error_chain::one_line(&e)))?;
         Ok(pgwire::ConnectParams {
             host: pgwire::Host::Tcp("127.0.0.1".into()),
             password: self.password(),

@@ -243,7 +243,7 @@ fn layout(
         labels,
         &keys.txn_types,
     )
-    .map_err(|message| RunError::Layout { message })
+    .map_err(RunError::from)
 }
 
 /// Per segment, each group's configured share in shared mode.

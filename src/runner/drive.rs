@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{DriveMode, RunPlan};
-use crate::driver::{self, Connected, DriverPlan, DriverResult, Layout, Stop};
+use crate::driver::{self, Connected, DriverError, DriverPlan, DriverResult, Layout, Stop};
 use crate::event::{Event, Incident, RunDescription, Sink};
 use crate::metrics::live::LiveTotals;
 use crate::metrics::Recorder;
@@ -178,9 +178,7 @@ async fn connect(
         events: Arc::clone(with.events),
     };
     let opening = std::time::Instant::now();
-    let connected = driver::connect(driver_plan, with.stop.clone())
-        .await
-        .map_err(|message| RunError::Connect { message })?;
+    let connected = driver::connect(driver_plan, with.stop.clone()).await?;
     let connect_time = opening.elapsed();
     let before = with.dbs.baseline(&sessions);
     Ok(Ready {
@@ -333,7 +331,7 @@ fn open_writer(
 /// The driver's result with what the sampler and the profile said beside it (their
 /// warnings, and the sampler's incidents).
 async fn with_sides(
-    result: Result<DriverResult, String>,
+    result: Result<DriverResult, DriverError>,
     sampled: Option<crate::sampler::run::SamplerReport>,
     profiling: Option<crate::profile::Running>,
     events: &Arc<dyn Sink>,
@@ -342,7 +340,7 @@ async fn with_sides(
         Some(running) => finish_profile(running, events).await,
         None => Vec::new(),
     };
-    let mut result = result.map_err(|message| RunError::Collect { message })?;
+    let mut result = result?;
     result.warnings.extend(profile_said);
     let mut incidents = Vec::new();
     if let Some(report) = sampled {

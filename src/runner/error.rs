@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use crate::config::ConfigError;
+use crate::driver::{DriverError, LayoutError};
 use crate::instance::InstanceError;
 use crate::results::ResultsError;
 use crate::target::TargetError;
@@ -30,9 +31,9 @@ pub enum RunError {
     #[error("group '{group}': {message}")]
     Workload { group: String, message: String },
     /// The clients cannot be laid out over the groups and sets (a deck that cannot hold the
-    /// shares); the message names the setting.
-    #[error("{message}")]
-    Layout { message: String },
+    /// shares); the deck's error names the setting.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
     /// `--shard` leaves this shard without a client.
     #[error(
         "--shard {shard}: the run has {clients} client(s), dealt one by one over {shards} shards, \
@@ -122,13 +123,10 @@ pub enum RunError {
         dir: PathBuf,
         source: std::io::Error,
     },
-    /// The clients could not all connect (the driver's message names the target and the
-    /// server's answer).
-    #[error("{message}")]
-    Connect { message: String },
-    /// The driver stopped without its totals (an interval could not be folded or written).
-    #[error("the run's results could not be collected: {message}")]
-    Collect { message: String },
+    /// The driver could not run the clients: they could not all connect (the target and the
+    /// server's answer), or it stopped without its totals (an interval not written).
+    #[error(transparent)]
+    Driver(#[from] DriverError),
 
     /// A shard cannot read a server's clock.
     #[error("shard {shard}: reading the clock of {server} failed: {message}")]
@@ -184,7 +182,7 @@ impl RunError {
                 | RunError::Prometheus { .. }
                 | RunError::Profile { .. }
                 | RunError::Workload { .. }
-                | RunError::Layout { .. }
+                | RunError::Layout(_)
                 | RunError::EmptyShard { .. }
                 | RunError::ClockSkewKnob { .. }
         )

@@ -157,7 +157,7 @@ impl ResolvedTarget {
                     pgwire::Negotiation::Postgres,
                     &pgwire::TlsFiles::default(),
                 )
-                .map_err(|message| fail(message, false, false))?,
+                .map_err(|e| fail(crate::error_chain::one_line(&e), false, false))?,
             },
         };
         // tokio-postgres's connect_timeout covers the socket's connect only: a server that

@@ -13,7 +13,7 @@ use pgwire::{Negotiation, RootCert, SslMode, Tls, TlsFiles, TlsVersions};
 pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, String> {
     let value = |key: &str| value(key).filter(|v| !v.is_empty());
     let mode = match value("sslmode") {
-        Some(m) => SslMode::parse(&m)?,
+        Some(m) => SslMode::parse(&m).map_err(|e| crate::error_chain::one_line(&e))?,
         None => SslMode::Prefer,
     };
     let negotiation = match value("sslnegotiation").as_deref() {
@@ -55,7 +55,8 @@ pub(super) fn tls_of(value: &dyn Fn(&str) -> Option<String>) -> Result<Tls, Stri
             ))
         }
     }
-    let tls = Tls::new_limited(mode, negotiation, &files, versions)?;
+    let tls = Tls::new_limited(mode, negotiation, &files, versions)
+        .map_err(|e| crate::error_chain::one_line(&e))?;
     Ok(match require_request {
         true => tls.requiring_cert_request(),
         false => tls,

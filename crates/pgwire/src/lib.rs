@@ -21,6 +21,7 @@ mod response;
 mod startup;
 mod stream;
 mod tls;
+mod tls_error;
 mod tls_keys;
 mod tls_stream;
 mod tls_verify;
@@ -32,5 +33,5 @@ pub use params::{ConnectParams, Host, KeepAlive, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{
     describe_tls_error, no_tls_at_server, KeyPassword, Negotiation, RootCert, SessionTls, SslMode,
-    Tls, TlsFiles, TlsVersions,
+    Tls, TlsError, TlsFiles, TlsVersions,
 };

@@ -25,6 +25,7 @@ use rustls::pki_types::ServerName;
 use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, ClientConfig};
 
+pub use crate::tls_error::TlsError;
 pub use crate::tls_keys::KeyPassword;
 use crate::tls_verify::{trust_store, LibpqVerifier, Refusal, TrustFiles};
 
@@ -43,7 +44,7 @@ pub enum SslMode {
 }
 
 impl SslMode {
-    pub fn parse(text: &str) -> Result<SslMode, String> {
+    pub fn parse(text: &str) -> Result<SslMode, TlsError> {
         Ok(match text {
             "disable" => SslMode::Disable,
             "allow" => SslMode::Allow,
@@ -51,11 +52,7 @@ impl SslMode {
             "require" => SslMode::Require,
             "verify-ca" => SslMode::VerifyCa,
             "verify-full" => SslMode::VerifyFull,
-            other => {
-                return Err(format!(
-                    "sslmode '{other}' is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                ))
-            }
+            other => return Err(TlsError::UnknownMode(other.to_string())),
         })
     }
 
@@ -150,14 +147,9 @@ pub struct SessionTls {
 
 impl SessionTls {
     /// libpq 16's check for `sslcertmode=require`, after the handshake.
-    pub fn check_after_handshake(&self) -> Result<(), String> {
+    pub fn check_after_handshake(&self) -> Result<(), TlsError> {
         match &self.asked {
-            Some(asked) if !asked.load(Ordering::Relaxed) => Err(
-                "server accepted connection without a valid SSL certificate (sslcertmode=require): \
-                 the server did not ask for a client certificate; set ssl_ca_file on the server, \
-                 or use sslcertmode=allow"
-                    .into(),
-            ),
+            Some(asked) if !asked.load(Ordering::Relaxed) => Err(TlsError::CertNotRequested),
             _ => Ok(()),
         }
     }
@@ -211,7 +203,7 @@ impl Tls {
     }
 
     /// Reads the files and builds the configuration; every refusal names the file and the fix.
-    pub fn new(mode: SslMode, negotiation: Negotiation, files: &TlsFiles) -> Result<Tls, String> {
+    pub fn new(mode: SslMode, negotiation: Negotiation, files: &TlsFiles) -> Result<Tls, TlsError> {
         Tls::new_limited(mode, negotiation, files, TlsVersions::Both)
     }
 
@@ -221,21 +213,15 @@ impl Tls {
         negotiation: Negotiation,
         files: &TlsFiles,
         versions: TlsVersions,
-    ) -> Result<Tls, String> {
+    ) -> Result<Tls, TlsError> {
         if mode == SslMode::Disable {
             return Ok(Tls::disabled());
         }
         if negotiation == Negotiation::Direct && mode.allows_plaintext() {
-            return Err(format!(
-                "sslnegotiation=direct needs sslmode require, verify-ca or verify-full, not {}",
-                mode.name()
-            ));
+            return Err(TlsError::DirectNeedsTls(mode));
         }
         if files.root_cert == Some(RootCert::System) && mode != SslMode::VerifyFull {
-            return Err(format!(
-                "sslrootcert=system checks the host name, so it needs sslmode=verify-full, not {}",
-                mode.name()
-            ));
+            return Err(TlsError::SystemRootNeedsVerifyFull(mode));
         }
         let root = existing_root(mode, files.root_cert.as_ref())?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -259,19 +245,14 @@ impl Tls {
         };
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(versions.rustls())
-            .map_err(|e| format!("cannot set up TLS: {e}"))?
+            .map_err(TlsError::Versions)?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier.clone()));
         let mut config = match (&files.cert, &files.key) {
             (Some(cert), Some(key)) => builder.with_client_cert_resolver(
                 crate::tls_keys::client_auth(cert, key, files.password.as_ref(), &provider)?,
             ),
-            (Some(cert), None) => {
-                return Err(format!(
-                    "client certificate {} has no key: give sslkey=FILE (or PGSSLKEY)",
-                    cert.display()
-                ))
-            }
+            (Some(cert), None) => return Err(TlsError::CertWithoutKey(cert.clone())),
             _ => builder.with_no_client_auth(),
         };
         // libpq 17 names the protocol in every handshake; a direct handshake needs it.
@@ -341,27 +322,17 @@ impl Tls {
 
 /// The root file if it exists, as libpq decides: a file that is not there is ignored in the
 /// modes that do not verify, and refused in those that do.
-fn existing_root(mode: SslMode, root: Option<&RootCert>) -> Result<Option<RootCert>, String> {
+fn existing_root(mode: SslMode, root: Option<&RootCert>) -> Result<Option<RootCert>, TlsError> {
     let verify = matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull);
     match root {
         Some(RootCert::File(path)) if std::fs::metadata(path).is_err() => {
             if verify {
-                return Err(format!(
-                    "sslrootcert file {} does not exist: provide the file (sslrootcert, \
-                     PGSSLROOTCERT or ~/.postgresql/root.crt) or change sslmode to disable \
-                     server certificate verification",
-                    path.display()
-                ));
+                return Err(TlsError::RootMissing(path.clone()));
             }
             Ok(None)
         }
         Some(root) => Ok(Some(root.clone())),
-        None if verify => Err(format!(
-            "sslmode={} needs the certificate of the authority that signed the server's: \
-             give sslrootcert=FILE (or PGSSLROOTCERT), put it at ~/.postgresql/root.crt, \
-             or use sslrootcert=system for a public CA",
-            mode.name()
-        )),
+        None if verify => Err(TlsError::NoRoot(mode)),
         None => Ok(None),
     }
 }
@@ -429,22 +400,29 @@ mod tests {
         }
         assert!(SslMode::parse("required")
             .unwrap_err()
+            .to_string()
             .contains("verify-full"));
     }
 
     #[test]
     fn verify_modes_need_a_root_and_system_needs_verify_full() {
         let none = TlsFiles::default();
-        let e = Tls::new(SslMode::VerifyFull, Negotiation::Postgres, &none).unwrap_err();
+        let e = Tls::new(SslMode::VerifyFull, Negotiation::Postgres, &none)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sslrootcert"), "{e}");
         assert!(Tls::new(SslMode::Require, Negotiation::Postgres, &none).is_ok());
         let system = TlsFiles {
             root_cert: Some(RootCert::System),
             ..TlsFiles::default()
         };
-        let e = Tls::new(SslMode::VerifyCa, Negotiation::Postgres, &system).unwrap_err();
+        let e = Tls::new(SslMode::VerifyCa, Negotiation::Postgres, &system)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("verify-full"), "{e}");
-        let e = Tls::new(SslMode::Prefer, Negotiation::Direct, &none).unwrap_err();
+        let e = Tls::new(SslMode::Prefer, Negotiation::Direct, &none)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("direct"), "{e}");
         assert!(Tls::new(SslMode::Disable, Negotiation::Postgres, &none)
             .unwrap()

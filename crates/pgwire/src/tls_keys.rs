@@ -20,6 +20,8 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
 
+use crate::tls_error::TlsError;
+
 /// `sslpassword`, kept out of every `Debug` print.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct KeyPassword(pub String);
@@ -31,21 +33,14 @@ impl std::fmt::Debug for KeyPassword {
 }
 
 /// The client certificate chain of `path` (PEM; the first is the client's own).
-pub(crate) fn read_cert_chain(path: &Path) -> Result<Vec<X509>, String> {
-    let text = fs::read(path).map_err(|e| {
-        format!(
-            "could not open certificate file \"{}\": {e}",
-            path.display()
-        )
+pub(crate) fn read_cert_chain(path: &Path) -> Result<Vec<X509>, TlsError> {
+    let text = fs::read(path).map_err(|source| TlsError::CertOpen {
+        path: path.to_path_buf(),
+        source,
     })?;
     let chain = X509::stack_from_pem(&text).unwrap_or_default();
     if chain.is_empty() {
-        return Err(format!(
-            "could not read certificate file \"{}\": it holds no PEM certificate \
-             (expected -----BEGIN CERTIFICATE-----); convert it with \
-             'openssl x509 -inform DER -in FILE -out FILE.pem'",
-            path.display()
-        ));
+        return Err(TlsError::CertNotPem(path.to_path_buf()));
     }
     Ok(chain)
 }
@@ -56,30 +51,21 @@ pub(crate) fn read_cert_chain(path: &Path) -> Result<Vec<X509>, String> {
 pub(crate) fn read_key(
     path: &Path,
     password: Option<&KeyPassword>,
-) -> Result<PKey<Private>, String> {
-    let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!(
-            "certificate present, but not private key file \"{}\": give sslkey=FILE \
-             (or PGSSLKEY), or leave out the certificate",
-            path.display()
-        ),
-        _ => format!(
-            "could not stat private key file \"{}\": {e}",
-            path.display()
-        ),
+) -> Result<PKey<Private>, TlsError> {
+    let meta = fs::metadata(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => TlsError::KeyMissing(path.to_path_buf()),
+        _ => TlsError::KeyStat {
+            path: path.to_path_buf(),
+            source,
+        },
     })?;
     if !meta.is_file() {
-        return Err(format!(
-            "private key file \"{}\" is not a regular file",
-            path.display()
-        ));
+        return Err(TlsError::KeyNotFile(path.to_path_buf()));
     }
     key_permissions_fit(meta.uid(), meta.mode(), path)?;
-    let text = fs::read(path).map_err(|e| {
-        format!(
-            "could not read private key file \"{}\": {e}",
-            path.display()
-        )
+    let text = fs::read(path).map_err(|source| TlsError::KeyRead {
+        path: path.to_path_buf(),
+        source,
     })?;
     let pass = password.map_or(&[][..], |p| p.0.as_bytes());
     let from_pem = PKey::private_key_from_pem_callback(&text, |buf| {
@@ -99,10 +85,11 @@ pub(crate) fn read_key(
                 None => "the key is encrypted: give its password in sslpassword",
                 Some(_) => "the key is encrypted and sslpassword does not open it",
             };
-            format!(
-                "could not load private key file \"{}\": {why}; {hint}",
-                path.display()
-            )
+            TlsError::KeyLoad {
+                path: path.to_path_buf(),
+                why,
+                hint,
+            }
         }),
     }
 }
@@ -123,21 +110,17 @@ pub(crate) fn first_reason(e: &openssl::error::ErrorStack) -> String {
 /// libpq 15's rule for a client key: owned by root, up to u=rw,g=r (0640); owned by anyone
 /// else, up to u=rw (0600). (libpq does not compare the owner with the current user: a key
 /// it can read despite such modes is the user's own, or root's.)
-pub(crate) fn key_permissions_fit(owner: u32, mode: u32, path: &Path) -> Result<(), String> {
+pub(crate) fn key_permissions_fit(owner: u32, mode: u32, path: &Path) -> Result<(), TlsError> {
     let open = if owner == 0 {
         mode & 0o037 != 0
     } else {
         mode & 0o077 != 0
     };
     if open {
-        return Err(format!(
-            "private key file \"{}\" has group or world access (mode {:04o}); the file must \
-             have permissions u=rw (0600) or less if owned by the current user, or u=rw,g=r \
-             (0640) or less if owned by root: chmod 0600 {}",
-            path.display(),
-            mode & 0o777,
-            path.display()
-        ));
+        return Err(TlsError::KeyOpenToOthers {
+            path: path.to_path_buf(),
+            mode: mode & 0o777,
+        });
     }
     Ok(())
 }
@@ -148,7 +131,7 @@ pub(crate) fn client_auth(
     key: &Path,
     password: Option<&KeyPassword>,
     provider: &CryptoProvider,
-) -> Result<Arc<SingleCertAndKey>, String> {
+) -> Result<Arc<SingleCertAndKey>, TlsError> {
     let chain = read_cert_chain(cert)?;
     let pkey = read_key(key, password)?;
     let matches = chain[0]
@@ -156,15 +139,14 @@ pub(crate) fn client_auth(
         .map(|public| public.public_eq(&pkey))
         .unwrap_or(false);
     if !matches {
-        return Err(format!(
-            "certificate does not match private key file \"{}\": give the key of \
-             certificate {}",
-            key.display(),
-            cert.display()
-        ));
+        return Err(TlsError::KeyMismatch {
+            cert: cert.to_path_buf(),
+            key: key.to_path_buf(),
+        });
     }
-    let der = |e: openssl::error::ErrorStack| {
-        format!("cannot use client certificate {}: {e}", cert.display())
+    let der = |source| TlsError::CertUnusable {
+        cert: cert.to_path_buf(),
+        source,
     };
     let certs = chain
         .iter()
@@ -172,16 +154,16 @@ pub(crate) fn client_auth(
         .collect::<Result<Vec<_>, _>>()?;
     let pkcs8 = pkey
         .private_key_to_pkcs8()
-        .map_err(|e| format!("cannot use private key file \"{}\": {e}", key.display()))?;
+        .map_err(|source| TlsError::KeyUnusable {
+            key: key.to_path_buf(),
+            source,
+        })?;
     let signer = provider
         .key_provider
         .load_private_key(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pkcs8)))
-        .map_err(|e| {
-            format!(
-                "private key file \"{}\" is of a kind TLS here cannot sign with ({e}); use an \
-                 RSA, ECDSA P-256/P-384 or Ed25519 key",
-                key.display()
-            )
+        .map_err(|source| TlsError::KeyKind {
+            key: key.to_path_buf(),
+            source,
         })?;
     Ok(Arc::new(SingleCertAndKey::from(CertifiedKey::new(
         certs, signer,
@@ -198,7 +180,7 @@ mod tests {
         let user = 1000;
         assert!(key_permissions_fit(user, 0o600, p).is_ok());
         assert!(key_permissions_fit(user, 0o400, p).is_ok());
-        let e = key_permissions_fit(user, 0o640, p).unwrap_err();
+        let e = key_permissions_fit(user, 0o640, p).unwrap_err().to_string();
         assert!(e.contains("chmod 0600") && e.contains("0640"), "{e}");
         assert!(key_permissions_fit(user, 0o604, p).is_err());
         // Root's key may be group-readable, never group-writable or world-anything.

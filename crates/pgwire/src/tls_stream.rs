@@ -50,7 +50,9 @@ impl Stream {
         session.set_buffer_limit(None);
         self.tls = Some(Box::new(session));
         self.handshake(host).await?;
-        session_tls.check_after_handshake().map_err(Error::tls)?;
+        session_tls
+            .check_after_handshake()
+            .map_err(|e| Error::tls(e.to_string()))?;
         Ok(true)
     }
 

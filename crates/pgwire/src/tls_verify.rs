@@ -27,6 +27,7 @@ use rustls::{
     CertificateError, DigitallySignedStruct, OtherError, PeerMisbehaved, SignatureScheme,
 };
 
+use crate::tls_error::TlsError;
 use crate::tls_keys::first_reason;
 
 /// Where the trusted roots and the revocation lists come from.
@@ -41,42 +42,37 @@ pub(crate) struct TrustFiles {
 }
 
 /// OpenSSL's store of roots (and CRLs), built once per target.
-pub(crate) fn trust_store(files: &TrustFiles) -> Result<X509Store, String> {
-    let mut store = X509StoreBuilder::new().map_err(|e| format!("cannot set up TLS: {e}"))?;
+pub(crate) fn trust_store(files: &TrustFiles) -> Result<X509Store, TlsError> {
+    let mut store = X509StoreBuilder::new().map_err(TlsError::Store)?;
     if files.system {
-        store.set_default_paths().map_err(|e| {
-            format!("sslrootcert=system: cannot read the system's certificates: {e}")
-        })?;
+        store.set_default_paths().map_err(TlsError::SystemRoots)?;
     }
     if let Some(root) = &files.root {
         let lookup = store
             .add_lookup(X509Lookup::file())
-            .map_err(|e| format!("cannot set up TLS: {e}"))?;
+            .map_err(TlsError::Store)?;
         let read = match c_path(root) {
             Some(_) => lookup
                 .load_cert_file(root, SslFiletype::PEM)
                 .map_err(|e| first_reason(&e)),
-            None => Err("the path is not valid UTF-8 or holds a NUL".into()),
+            None => Err("the path is not valid UTF-8 or holds a NUL".to_string()),
         };
-        read.map_err(|why| {
-            format!(
-                "could not read root certificate file \"{}\": {why}; give a PEM file of the \
-                 CA certificates (-----BEGIN CERTIFICATE-----)",
-                root.display()
-            )
+        read.map_err(|why| TlsError::RootUnreadable {
+            path: root.clone(),
+            why,
         })?;
         // As libpq: the CRLs are looked for only beside a root file, and when none loads
         // the check is silently left out ("we do not require CRL").
         if load_crls(&mut store, files) {
             store
                 .set_flags(X509VerifyFlags::CRL_CHECK | X509VerifyFlags::CRL_CHECK_ALL)
-                .map_err(|e| format!("cannot set up TLS: {e}"))?;
+                .map_err(TlsError::Store)?;
         }
     }
     // A client checks a server's certificate for the server's purpose, as OpenSSL's SSL does.
     store
         .set_purpose(X509PurposeId::SSL_SERVER)
-        .map_err(|e| format!("cannot set up TLS: {e}"))?;
+        .map_err(TlsError::Store)?;
     Ok(store.build())
 }
 
@@ -229,7 +225,7 @@ impl ServerCertVerifier for LibpqVerifier {
                 Some(host) => host.clone(),
                 None => server_name.to_str().into_owned(),
             };
-            names_match(&leaf, &host).map_err(refusal)?;
+            names_match(&leaf, &host).map_err(|e| refusal(e.to_string()))?;
         }
         Ok(ServerCertVerified::assertion())
     }
@@ -329,13 +325,9 @@ fn der_item(input: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
 /// libpq's host-name check (verify-full): the subject alternative names, then the common
 /// name when no alternative name is of the host's kind (an IP address or a DNS name). A DNS
 /// entry is compared as text whatever the host is, so an IP address written in one matches.
-pub(crate) fn names_match(cert: &X509, host: &str) -> Result<(), String> {
+pub(crate) fn names_match(cert: &X509, host: &str) -> Result<(), TlsError> {
     if host.is_empty() {
-        return Err(
-            "host name must be specified for a verified SSL connection: give host=NAME (the \
-             name the certificate lists) beside hostaddr"
-                .into(),
-        );
+        return Err(TlsError::NoHostName);
     }
     let host_is_ip = parse_ip(host).is_some();
     let mut examined: Vec<String> = Vec::new();
@@ -367,36 +359,17 @@ pub(crate) fn names_match(cert: &X509, host: &str) -> Result<(), String> {
             }
         }
     }
-    Err(name_mismatch(&examined, host))
-}
-
-fn name_mismatch(examined: &[String], host: &str) -> String {
-    let fix = "connect by a name the certificate lists, or use sslmode=verify-ca to check \
-               the chain only";
-    match examined {
-        [] => format!(
-            "the server's certificate does not name host '{host}' (verify-full): could not \
-             get server's host name from server certificate; {fix}"
-        ),
-        [one] => format!(
-            "the server's certificate does not name host '{host}' (verify-full): server \
-             certificate for \"{one}\" does not match host name \"{host}\"; {fix}"
-        ),
-        [first, rest @ ..] => format!(
-            "the server's certificate does not name host '{host}' (verify-full): server \
-             certificate for \"{first}\" (and {} other name{}) does not match host name \
-             \"{host}\"; {fix}",
-            rest.len(),
-            if rest.len() == 1 { "" } else { "s" }
-        ),
-    }
+    Err(TlsError::NameMismatch {
+        host: host.to_string(),
+        examined,
+    })
 }
 
 /// A certificate's name against the host: equal ignoring ASCII case, or a `*.` wildcard
 /// standing for exactly the host's first label.
-fn dns_name_matches(name: &[u8], host: &str) -> Result<bool, String> {
+fn dns_name_matches(name: &[u8], host: &str) -> Result<bool, TlsError> {
     if name.contains(&0) {
-        return Err("SSL certificate's name contains embedded null".into());
+        return Err(TlsError::NulInName);
     }
     let host = host.as_bytes();
     if name.eq_ignore_ascii_case(host) {
@@ -416,7 +389,7 @@ fn dns_name_matches(name: &[u8], host: &str) -> Result<bool, String> {
 
 /// An IP entry against the host, parsed as libpq parses it (`inet_aton` for version 4, so
 /// `127.000.000.001` and `127.1` are 127.0.0.1): (the entry as text, whether it matched).
-fn ip_matches(ip: &[u8], host: &str) -> Result<(String, bool), String> {
+fn ip_matches(ip: &[u8], host: &str) -> Result<(String, bool), TlsError> {
     let text = match ip.len() {
         4 => std::net::Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]).to_string(),
         16 => {
@@ -424,11 +397,7 @@ fn ip_matches(ip: &[u8], host: &str) -> Result<(String, bool), String> {
             bytes.copy_from_slice(ip);
             Ipv6Addr::from(bytes).to_string()
         }
-        n => {
-            return Err(format!(
-                "certificate contains IP address with invalid length {n}"
-            ))
-        }
+        n => return Err(TlsError::IpLength(n)),
     };
     let matched = match (ip.len(), parse_ip(host)) {
         (4, Some(HostIp::V4(addr))) => addr == ip,

@@ -113,11 +113,10 @@ fn init(argv: Vec<String>, home: &Home) -> u8 {
 
 /// A refused setup (no server, no tables, a bad file): pgbench's 1 where tidebench says 2.
 fn setup_refused(e: &CliError) -> u8 {
-    eprintln!("{NAME}: error: {e}");
-    if e.code == EXIT_USAGE {
-        EXIT_PGBENCH_USAGE
-    } else {
-        e.code
+    eprintln!("{NAME}: error: {}", crate::error_chain::one_line(e));
+    match e.code() {
+        EXIT_USAGE => EXIT_PGBENCH_USAGE,
+        code => code,
     }
 }
 
@@ -185,7 +184,7 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
         Err(RunError::PgbenchBeforeRun(e @ BeforeRunError::NoBranches { .. })) => {
             return Ok(no_branches(&e))
         }
-        Err(e) => return Err(CliError::usage(e.to_string())),
+        Err(e) => return Err(e.into()),
     };
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
