@@ -14,15 +14,13 @@
 //! `make bench` shows costs nothing measurable beside a round trip to the server.
 
 pub mod emulator;
-mod load_lock;
-pub mod meta;
+pub mod kit;
 pub mod pg_prng;
 pub mod pgbench;
 pub mod probe;
 pub mod registry;
 pub mod retail;
 pub mod script;
-pub mod staging;
 pub mod tpcc;
 pub mod tpce;
 

@@ -5,15 +5,14 @@
 //! the same transaction boundaries, one round trip per statement.
 //!
 //! Files: `init` (`pgbench -i`'s options), `schema` (tables and the steps' statements),
-//! `loader` + `generate` + `copy` + `progress` (`prepare`), one file per script with its SQL
-//! at the top.
+//! `loader` + `generate` + `copy` (`prepare`, on the shared [`crate::workload::kit`]), one
+//! file per script with its SQL at the top.
 
 mod copy;
 mod generate;
 pub mod init;
 mod loader;
 mod plugin;
-pub(crate) mod progress;
 pub mod schema;
 pub mod select_only;
 pub mod simple_update;

@@ -12,7 +12,7 @@ use super::{DATA_SEED, META, ROWS_PER_SCALE};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
-use crate::workload::meta::MetaTable;
+use crate::workload::kit::MetaTable;
 use crate::workload::{CheckOutcome, Kind, Loaded, Pending, Workload, WorkloadError};
 
 const ROLES: &[&str] = &["dss"];

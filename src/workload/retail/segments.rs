@@ -18,7 +18,7 @@ use crate::config::size::gib;
 use crate::config::{OptionValues, PreparePlan, TargetSpec};
 use crate::instance::{self, Home, InstanceOptions};
 use crate::target::ResolvedTarget;
-use crate::workload::staging::{connect, db_error};
+use crate::workload::kit::staging::{connect, db_error};
 use crate::workload::{SegmentsOver, WorkloadError};
 
 /// The database every segment holds its share in.
