@@ -236,9 +236,9 @@ pub enum WorkloadError {
     /// A query the check or the load needs failed; `message` is the server's.
     #[error("{what} failed: {message}")]
     Query { what: String, message: String },
-    /// tpce's load knobs do not make a load (its message names the flag and the bound).
+    /// What only tpce's load can get wrong (its knobs), in tpce's own enum.
     #[error(transparent)]
-    Scale(#[from] tpce::scale::ScaleError),
+    Tpce(#[from] tpce::TpceError),
     /// A blocking task of the load panicked or was cancelled: a defect, not bad input.
     #[error("an internal task of the load failed ({0}); please report it")]
     Task(#[from] tokio::task::JoinError),
@@ -264,38 +264,9 @@ pub enum WorkloadError {
          an existing schema (e.g. public) and retry"
     )]
     NoSchema { target: String },
-    /// More segments than this host can give a fair share of its cores.
-    #[error(
-        "--segments {segments}: this host has {cores} cores, and more than {most} segments \
-         would leave each a sliver; use at most that many"
-    )]
-    TooManySegments {
-        segments: u64,
-        cores: u64,
-        most: u64,
-    },
-    /// A segment's instance could not be started or reached (the cause names its fix).
-    #[error("segment {name}: {source}")]
-    Segment {
-        name: String,
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A fractional `--segment-cpus` for segments that are VMs.
-    #[error(
-        "--segment-cpus {cpus} is not a number of vCPUs: with --segment-hypervisor each segment \
-         is a VM with whole vCPUs; give 1 or more (or leave it out)"
-    )]
-    SegmentVcpus { cpus: f64 },
-    /// Per-segment limits asked for where control groups cannot be written.
-    #[error(
-        "--segment-cpus and --segment-memory are enforced by a control group per segment, \
-         which needs root and a writable cgroup tree: run prepare as root, or leave them out \
-         to run the segments unlimited"
-    )]
-    SegmentLimitsNeedCgroups,
-    /// Per-segment limits that add up to more than the host has.
+    /// What only retail's load can get wrong (its segments), in retail's own enum.
     #[error(transparent)]
-    SegmentsOverHost(Box<SegmentsOver>),
+    Retail(#[from] retail::RetailError),
     #[error("interrupted")]
     Interrupted,
 }
@@ -335,22 +306,6 @@ impl WorkloadError {
                 | WorkloadError::IncompleteLoad { .. }
         )
     }
-}
-
-/// `--segment-cpus`/`--segment-memory` over the host (boxed in [`WorkloadError`] to keep it small).
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{flag} {each} for {segments} segments asks for {total} of this host's {host}: give each at \
-     most {most}, or fewer segments"
-)]
-pub struct SegmentsOver {
-    pub flag: &'static str,
-    pub segments: u64,
-    /// The amounts as written for the user (`1.5`, `4.0 GiB`, `2 cores`).
-    pub each: String,
-    pub total: String,
-    pub host: String,
-    pub most: String,
 }
 
 /// ` (a, b)` for a list of tables, nothing for none.

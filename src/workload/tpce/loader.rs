@@ -22,6 +22,7 @@ use std::time::Instant;
 use futures_util::future::try_join_all;
 use tokio_postgres::Client;
 
+use super::error::TpceError;
 use super::gen::{self, Unit};
 use super::procedures;
 use super::scale::{Scale, DEFAULT_SCALE_FACTOR};
@@ -62,11 +63,8 @@ pub fn scale_of(customers: u32, options: &OptionValues) -> Result<Scale, Workloa
         .get(FACT_TRADE_DAYS)
         .and_then(|v| v.as_integer())
         .map_or(DEFAULT_TRADE_DAYS, |n| u32::try_from(n).unwrap_or(0));
-    Ok(Scale::new(
-        u64::from(customers),
-        trade_days,
-        DEFAULT_SCALE_FACTOR,
-    )?)
+    Scale::new(u64::from(customers), trade_days, DEFAULT_SCALE_FACTOR)
+        .map_err(|e| TpceError::from(e).into())
 }
 
 /// Creates and fills the tpce tables for `plan.scale` customers; progress and the summary go
