@@ -4,7 +4,8 @@
 //!
 //! - [`Kind`] (with [`WorkloadInfo`], what config validates against): a workload before its
 //!   data is known — its name, options, roles, `prepare`, readiness and consistency checks,
-//!   and [`Kind::build`] once the data's scale is read.
+//!   and [`Kind::build`] once the data's scale is read. A workload writes it as a [`Plugin`]
+//!   (plain `async fn`s) and loads its data with the shared [`kit`].
 //! - [`Workload`]: a workload ready to run on data of a known scale — its transaction types
 //!   (owned names, each with the role it runs on), pauses, headline metric, spec rules, notes.
 //! - [`Terminal`]: one client's own state (e.g. TPC-C's home warehouse and mix deck), which
@@ -17,6 +18,7 @@ pub mod emulator;
 pub mod kit;
 pub mod pg_prng;
 pub mod pgbench;
+mod plugin;
 pub mod probe;
 pub mod registry;
 pub mod retail;
@@ -39,6 +41,7 @@ use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 
 pub use emulator::{Backlog, Emulator, Job};
+pub use plugin::Plugin;
 pub use registry::Registry;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
@@ -328,26 +331,20 @@ impl<T: WorkloadInfo> AsInfo for T {
 }
 
 /// A workload before its data is known: what `prepare`, `check` and a run's readiness check
-/// call, and the factory of the [`Workload`] a run drives.
+/// call through `dyn`, and the factory of the [`Workload`] a run drives. Every [`Plugin`] is
+/// one (its methods say what each means); a workload implements `Plugin`, not this.
 pub trait Kind: WorkloadInfo + AsInfo {
-    /// Checks that `client`'s database holds this workload's data (and whatever the resolved
-    /// `options` need, e.g. TPC-C's functions for `procedures`, or tpce's trade days agreeing
-    /// with the load's); returns the scale and facts found.
+    /// [`Plugin::check_ready`], its future boxed.
     fn check_ready<'a>(
         &'a self,
         options: &'a OptionValues,
         client: &'a tokio_postgres::Client,
     ) -> Pending<'a, Result<Loaded, WorkloadError>>;
 
-    /// True when a run must not go on over data of another scale than it asks for (tpce: the
-    /// driver's inputs depend on the customer count); otherwise the data's scale is used with a
-    /// warning.
-    fn refuses_other_scale(&self) -> bool {
-        false
-    }
+    /// [`Plugin::REFUSES_OTHER_SCALE`].
+    fn refuses_other_scale(&self) -> bool;
 
-    /// Creates the schema and loads the data of `plan` into `target`; load progress and the
-    /// summary go to `events`.
+    /// [`Plugin::prepare`], its future boxed.
     fn prepare<'a>(
         &'a self,
         plan: &'a PreparePlan,
@@ -355,15 +352,13 @@ pub trait Kind: WorkloadInfo + AsInfo {
         events: &'a Arc<dyn Sink>,
     ) -> Pending<'a, Result<(), WorkloadError>>;
 
-    /// The consistency conditions of `tidebench check`; `None` when the workload has none.
+    /// [`Plugin::check`], its future boxed.
     fn check<'a>(
         &'a self,
-        _client: &'a tokio_postgres::Client,
-    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>> {
-        None
-    }
+        client: &'a tokio_postgres::Client,
+    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>>;
 
-    /// The workload for data of `scale` with resolved `options`.
+    /// [`Plugin::build`].
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String>;
 }
 

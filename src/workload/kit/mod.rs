@@ -26,6 +26,9 @@
 //!    [`MetaTable::scale`], then whatever the run's options need; return a `Loaded` with the
 //!    scale and the facts of the load the run must use.
 //!
+//! The workload itself is a [`crate::workload::Plugin`]: `check_ready`, `prepare`, `check`
+//! and `build` as plain functions; the registry sees it as a [`crate::workload::Kind`].
+//!
 //! [`WorkloadError`]: crate::workload::WorkloadError
 //! [`WorkloadError::AlreadyPrepared`]: crate::workload::WorkloadError::AlreadyPrepared
 
