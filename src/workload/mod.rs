@@ -31,17 +31,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::PreparePlan;
 pub use crate::config::{OptionValues, WorkloadInfo};
-use crate::event::Sink;
 /// A workload's headline throughput: committed transactions of one type per minute, under the
 /// name its specification gives it (TPC-C's NOTPM); the results carry it as is.
 pub use crate::results::Headline;
 use crate::results::TypeRule;
-use crate::target::ResolvedTarget;
 
 pub use emulator::{Backlog, Emulator, Job};
-pub use plugin::Plugin;
+pub use plugin::{AsInfo, Kind, Plugin};
 pub use registry::Registry;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
@@ -317,49 +314,6 @@ fn listed(tables: &[String]) -> String {
         return String::new();
     }
     format!(" ({})", tables.join(", "))
-}
-
-/// Lets a `&dyn Kind` be used where config wants a `&dyn WorkloadInfo`.
-pub trait AsInfo {
-    fn info(&self) -> &dyn WorkloadInfo;
-}
-
-impl<T: WorkloadInfo> AsInfo for T {
-    fn info(&self) -> &dyn WorkloadInfo {
-        self
-    }
-}
-
-/// A workload before its data is known: what `prepare`, `check` and a run's readiness check
-/// call through `dyn`, and the factory of the [`Workload`] a run drives. Every [`Plugin`] is
-/// one (its methods say what each means); a workload implements `Plugin`, not this.
-pub trait Kind: WorkloadInfo + AsInfo {
-    /// [`Plugin::check_ready`], its future boxed.
-    fn check_ready<'a>(
-        &'a self,
-        options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>>;
-
-    /// [`Plugin::REFUSES_OTHER_SCALE`].
-    fn refuses_other_scale(&self) -> bool;
-
-    /// [`Plugin::prepare`], its future boxed.
-    fn prepare<'a>(
-        &'a self,
-        plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>>;
-
-    /// [`Plugin::check`], its future boxed.
-    fn check<'a>(
-        &'a self,
-        client: &'a tokio_postgres::Client,
-    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>>;
-
-    /// [`Plugin::build`].
-    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String>;
 }
 
 /// A workload ready to run on data of a known scale. Shared by every driver thread.

@@ -1,14 +1,15 @@
-//! [`Plugin`]: the half of a workload a plug-in's author writes, as plain `async fn`s, and the
-//! one place that turns it into the [`Kind`] the rest of tidebench calls through `dyn` (boxing
-//! each future). A new workload implements `WorkloadInfo` and `Plugin` and never writes the
-//! boxing, the `Option` around a missing check, or a default it does not change.
+//! A workload before its data is known, in its two halves: [`Plugin`], what a plug-in's author
+//! writes, as plain `async fn`s, and [`Kind`], what the rest of tidebench calls through `dyn`;
+//! one blanket impl here turns the first into the second (boxing each future). A new workload
+//! implements `WorkloadInfo` and `Plugin` and never writes the boxing, the `Option` around a
+//! missing check, or a default it does not change.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-use super::{CheckOutcome, Kind, Loaded, Pending, Workload, WorkloadError};
+use super::{CheckOutcome, Loaded, Pending, Workload, WorkloadError};
 use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
@@ -49,6 +50,49 @@ pub trait Plugin: WorkloadInfo {
     }
 
     /// The workload for data of `scale` with resolved `options`.
+    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String>;
+}
+
+/// Lets a `&dyn Kind` be used where config wants a `&dyn WorkloadInfo`.
+pub trait AsInfo {
+    fn info(&self) -> &dyn WorkloadInfo;
+}
+
+impl<T: WorkloadInfo> AsInfo for T {
+    fn info(&self) -> &dyn WorkloadInfo {
+        self
+    }
+}
+
+/// A workload before its data is known: what `prepare`, `check` and a run's readiness check
+/// call through `dyn`, and the factory of the [`Workload`] a run drives. Every [`Plugin`] is
+/// one (its methods say what each means); a workload implements `Plugin`, not this.
+pub trait Kind: WorkloadInfo + AsInfo {
+    /// [`Plugin::check_ready`], its future boxed.
+    fn check_ready<'a>(
+        &'a self,
+        options: &'a OptionValues,
+        client: &'a Client,
+    ) -> Pending<'a, Result<Loaded, WorkloadError>>;
+
+    /// [`Plugin::REFUSES_OTHER_SCALE`].
+    fn refuses_other_scale(&self) -> bool;
+
+    /// [`Plugin::prepare`], its future boxed.
+    fn prepare<'a>(
+        &'a self,
+        plan: &'a PreparePlan,
+        target: &'a ResolvedTarget,
+        events: &'a Arc<dyn Sink>,
+    ) -> Pending<'a, Result<(), WorkloadError>>;
+
+    /// [`Plugin::check`], its future boxed.
+    fn check<'a>(
+        &'a self,
+        client: &'a Client,
+    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>>;
+
+    /// [`Plugin::build`].
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String>;
 }
 
