@@ -4,7 +4,8 @@
 //!
 //! - [`Kind`] (with [`WorkloadInfo`], what config validates against): a workload before its
 //!   data is known — its name, options, roles, `prepare`, readiness and consistency checks,
-//!   and [`Kind::build`] once the data's scale is read.
+//!   and [`Kind::build`] once the data's scale is read. A workload writes it as a [`Plugin`]
+//!   (plain `async fn`s) and loads its data with the shared [`kit`].
 //! - [`Workload`]: a workload ready to run on data of a known scale — its transaction types
 //!   (owned names, each with the role it runs on), pauses, headline metric, spec rules, notes.
 //! - [`Terminal`]: one client's own state (e.g. TPC-C's home warehouse and mix deck), which
@@ -14,14 +15,13 @@
 //! `make bench` shows costs nothing measurable beside a round trip to the server.
 
 pub mod emulator;
-mod load_lock;
-pub mod meta;
+pub mod kit;
 pub mod pgbench;
+mod plugin;
 pub mod probe;
 pub mod registry;
 pub mod retail;
 pub mod script;
-pub mod staging;
 pub mod tpcc;
 pub mod tpce;
 pub mod tpch;
@@ -31,16 +31,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::PreparePlan;
 pub use crate::config::{OptionValues, WorkloadInfo};
-use crate::event::Sink;
 /// A workload's headline throughput: committed transactions of one type per minute, under the
 /// name its specification gives it (TPC-C's NOTPM); the results carry it as is.
 pub use crate::results::Headline;
 use crate::results::TypeRule;
-use crate::target::ResolvedTarget;
 
 pub use emulator::{Backlog, Emulator, Job};
+pub use plugin::{AsInfo, Kind, Plugin};
 pub use registry::Registry;
 
 /// The driver's random source: seeded per client from `--seed`, so runs are reproducible.
@@ -233,9 +231,9 @@ pub enum WorkloadError {
     /// A query the check or the load needs failed; `message` is the server's.
     #[error("{what} failed: {message}")]
     Query { what: String, message: String },
-    /// tpce's load knobs do not make a load (its message names the flag and the bound).
+    /// What only tpce's load can get wrong (its knobs), in tpce's own enum.
     #[error(transparent)]
-    Scale(#[from] tpce::scale::ScaleError),
+    Tpce(#[from] tpce::TpceError),
     /// A blocking task of the load panicked or was cancelled: a defect, not bad input.
     #[error("an internal task of the load failed ({0}); please report it")]
     Task(#[from] tokio::task::JoinError),
@@ -261,38 +259,9 @@ pub enum WorkloadError {
          an existing schema (e.g. public) and retry"
     )]
     NoSchema { target: String },
-    /// More segments than this host can give a fair share of its cores.
-    #[error(
-        "--segments {segments}: this host has {cores} cores, and more than {most} segments \
-         would leave each a sliver; use at most that many"
-    )]
-    TooManySegments {
-        segments: u64,
-        cores: u64,
-        most: u64,
-    },
-    /// A segment's instance could not be started or reached (the cause names its fix).
-    #[error("segment {name}: {source}")]
-    Segment {
-        name: String,
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A fractional `--segment-cpus` for segments that are VMs.
-    #[error(
-        "--segment-cpus {cpus} is not a number of vCPUs: with --segment-hypervisor each segment \
-         is a VM with whole vCPUs; give 1 or more (or leave it out)"
-    )]
-    SegmentVcpus { cpus: f64 },
-    /// Per-segment limits asked for where control groups cannot be written.
-    #[error(
-        "--segment-cpus and --segment-memory are enforced by a control group per segment, \
-         which needs root and a writable cgroup tree: run prepare as root, or leave them out \
-         to run the segments unlimited"
-    )]
-    SegmentLimitsNeedCgroups,
-    /// Per-segment limits that add up to more than the host has.
+    /// What only retail's load can get wrong (its segments), in retail's own enum.
     #[error(transparent)]
-    SegmentsOverHost(Box<SegmentsOver>),
+    Retail(#[from] retail::RetailError),
     #[error("interrupted")]
     Interrupted,
 }
@@ -334,79 +303,12 @@ impl WorkloadError {
     }
 }
 
-/// `--segment-cpus`/`--segment-memory` over the host (boxed in [`WorkloadError`] to keep it small).
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{flag} {each} for {segments} segments asks for {total} of this host's {host}: give each at \
-     most {most}, or fewer segments"
-)]
-pub struct SegmentsOver {
-    pub flag: &'static str,
-    pub segments: u64,
-    /// The amounts as written for the user (`1.5`, `4.0 GiB`, `2 cores`).
-    pub each: String,
-    pub total: String,
-    pub host: String,
-    pub most: String,
-}
-
 /// ` (a, b)` for a list of tables, nothing for none.
 fn listed(tables: &[String]) -> String {
     if tables.is_empty() {
         return String::new();
     }
     format!(" ({})", tables.join(", "))
-}
-
-/// Lets a `&dyn Kind` be used where config wants a `&dyn WorkloadInfo`.
-pub trait AsInfo {
-    fn info(&self) -> &dyn WorkloadInfo;
-}
-
-impl<T: WorkloadInfo> AsInfo for T {
-    fn info(&self) -> &dyn WorkloadInfo {
-        self
-    }
-}
-
-/// A workload before its data is known: what `prepare`, `check` and a run's readiness check
-/// call, and the factory of the [`Workload`] a run drives.
-pub trait Kind: WorkloadInfo + AsInfo {
-    /// Checks that `client`'s database holds this workload's data (and whatever the resolved
-    /// `options` need, e.g. TPC-C's functions for `procedures`, or tpce's trade days agreeing
-    /// with the load's); returns the scale and facts found.
-    fn check_ready<'a>(
-        &'a self,
-        options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>>;
-
-    /// True when a run must not go on over data of another scale than it asks for (tpce: the
-    /// driver's inputs depend on the customer count); otherwise the data's scale is used with a
-    /// warning.
-    fn refuses_other_scale(&self) -> bool {
-        false
-    }
-
-    /// Creates the schema and loads the data of `plan` into `target`; load progress and the
-    /// summary go to `events`.
-    fn prepare<'a>(
-        &'a self,
-        plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>>;
-
-    /// The consistency conditions of `tidebench check`; `None` when the workload has none.
-    fn check<'a>(
-        &'a self,
-        _client: &'a tokio_postgres::Client,
-    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>> {
-        None
-    }
-
-    /// The workload for data of `scale` with resolved `options`.
-    fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String>;
 }
 
 /// A workload ready to run on data of a known scale. Shared by every driver thread.

@@ -29,13 +29,13 @@ use tokio_postgres::Client;
 
 use super::generate::{self, Generation};
 use super::init::{InitOptions, Step};
-use super::progress::Progress;
 use super::schema::{self, NAMES};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::{describe_pg_error, ResolvedTarget};
-use crate::workload::staging::{self, STAGING};
-use crate::workload::{load_lock, WorkloadError};
+use crate::workload::kit::staging::{self, STAGING};
+use crate::workload::kit::{lock, Progress};
+use crate::workload::WorkloadError;
 
 /// Where the steps' unqualified names point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub async fn prepare(
         })?;
     let started = Instant::now();
     let control = connect(target, Place::InPlace).await?;
-    load_lock::take(&control, target, "pgbench tables").await?;
+    lock::take(&control, target, "pgbench tables").await?;
     let schema = staging::target_schema(&control, target).await?;
     let existing = staging::existing_tables(&control, target, &schema, &NAMES).await?;
     refuse_existing(&init, &existing, plan.force, target)?;

@@ -5,8 +5,9 @@
 //! the same transaction boundaries, one round trip per statement.
 //!
 //! Files: `init` (`pgbench -i`'s options), `schema` (tables and the steps' statements),
-//! `loader` + `generate` + `copy` + `progress` (`prepare`), `before_run` (the branch count
-//! and vacuum pgbench does before a run), one file per script with its SQL at the top.
+//! `loader` + `generate` + `copy` (`prepare`, on the shared [`crate::workload::kit`]),
+//! `before_run` (the branch count and vacuum pgbench does before a run), one file per script
+//! with its SQL at the top.
 
 mod before_run;
 mod copy;
@@ -14,7 +15,6 @@ mod generate;
 pub mod init;
 mod loader;
 mod plugin;
-pub(crate) mod progress;
 pub mod schema;
 pub mod select_only;
 pub mod simple_update;

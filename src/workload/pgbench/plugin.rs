@@ -9,7 +9,7 @@ use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
     pg_prng::{PgPrng, PgbenchSeeds},
-    ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
+    ClientSlot, Loaded, Plugin, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
 use super::init::{self, InitOptions};
@@ -69,22 +69,22 @@ impl WorkloadInfo for Script {
     }
 }
 
-impl Kind for Script {
-    fn check_ready<'a>(
-        &'a self,
-        _options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
-        Box::pin(async move { super::check_ready(client).await.map(Loaded::scale) })
+impl Plugin for Script {
+    async fn check_ready(
+        &self,
+        _options: &OptionValues,
+        client: &tokio_postgres::Client,
+    ) -> Result<Loaded, WorkloadError> {
+        super::check_ready(client).await.map(Loaded::scale)
     }
 
-    fn prepare<'a>(
-        &'a self,
-        plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(super::prepare(plan, target, events))
+    async fn prepare(
+        &self,
+        plan: &PreparePlan,
+        target: &ResolvedTarget,
+        events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
+        super::prepare(plan, target, events).await
     }
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

@@ -12,8 +12,7 @@ use crate::config::{OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnEnd, TxnFuture, TxnType, Workload,
-    WorkloadError,
+    ClientSlot, Loaded, Plugin, Rng, Terminal, TxnEnd, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
 /// The roles, and one transaction type per role, in the same order.
@@ -49,33 +48,29 @@ impl WorkloadInfo for ProbeKind {
     }
 }
 
-impl Kind for ProbeKind {
-    fn check_ready<'a>(
-        &'a self,
-        _options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
-        Box::pin(async move {
-            client
-                .simple_query("SELECT 1")
-                .await
-                .map_err(WorkloadError::query("the probe query"))?;
-            Ok(Loaded::scale(1))
-        })
+impl Plugin for ProbeKind {
+    async fn check_ready(
+        &self,
+        _options: &OptionValues,
+        client: &tokio_postgres::Client,
+    ) -> Result<Loaded, WorkloadError> {
+        client
+            .simple_query("SELECT 1")
+            .await
+            .map_err(WorkloadError::query("the probe query"))?;
+        Ok(Loaded::scale(1))
     }
 
     /// Nothing to load: checks that the target answers.
-    fn prepare<'a>(
-        &'a self,
-        _plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        _events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(async move {
-            let client = target.connect_tokio().await?;
-            self.check_ready(&OptionValues::new(), &client).await?;
-            Ok(())
-        })
+    async fn prepare(
+        &self,
+        _plan: &PreparePlan,
+        target: &ResolvedTarget,
+        _events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
+        let client = target.connect_tokio().await?;
+        Plugin::check_ready(self, &OptionValues::new(), &client).await?;
+        Ok(())
     }
 
     fn build(&self, _scale: u32, _options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

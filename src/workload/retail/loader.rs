@@ -18,8 +18,8 @@ use super::{DATA_SEED, META, SCHEMA, TABLES};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::ResolvedTarget;
-use crate::workload::pgbench::progress::Progress;
-use crate::workload::staging::{connect, copy_text, db_error};
+use crate::workload::kit::staging::{connect, copy_text, db_error};
+use crate::workload::kit::Progress;
 use crate::workload::WorkloadError;
 
 /// Line items generated and sent per CopyData batch.
@@ -33,7 +33,7 @@ pub async fn prepare(
     let size = Size::new(super::rows_of(plan.scale, &plan.options), DATA_SEED);
     let segments = super::segments_of(&plan.options);
     let client = connect(target).await?;
-    crate::workload::load_lock::take(&client, target, "retail tables").await?;
+    crate::workload::kit::lock::take(&client, target, "retail tables").await?;
     let started = Instant::now();
     let layout = if segments == 0 {
         create(&client, target, plan.force, SCHEMA).await?;

@@ -9,11 +9,13 @@
 //! `check`), `cases` (the test cases a client runs).
 
 mod cases;
+mod error;
 mod gen;
 mod loader;
 mod plugin;
 mod segments;
 
+pub use error::{RetailError, SegmentsOver};
 pub use plugin::RETAIL;
 
 /// Line items per unit of `--scale` (about 12 MB of the fact table).

@@ -4,6 +4,7 @@
 //! phase's `mix` weighs them). Runs are a few long operations: `--txn-timeout` cuts one at the
 //! server, and Ctrl-C cancels those in flight (the driver sends each a CancelRequest).
 
+use std::future::Future;
 use std::sync::Arc;
 
 use super::cases::{self, Amount, LoadSpec, Retail, TYPES};
@@ -12,8 +13,8 @@ use super::{DATA_SEED, META, ROWS_PER_SCALE};
 use crate::config::{OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
-use crate::workload::meta::MetaTable;
-use crate::workload::{CheckOutcome, Kind, Loaded, Pending, Workload, WorkloadError};
+use crate::workload::kit::MetaTable;
+use crate::workload::{CheckOutcome, Loaded, Plugin, Workload, WorkloadError};
 
 const ROLES: &[&str] = &["dss"];
 
@@ -106,65 +107,63 @@ async fn loaded_size(client: &tokio_postgres::Client) -> Result<(Size, u64), Wor
     Ok((Size::new(rows as u64, seed as u64), segments.max(0) as u64))
 }
 
-impl Kind for RetailKind {
+impl Plugin for RetailKind {
     /// A run that names `segments` needs the data spread over that many: a sweep over
     /// `segments` re-prepares each point (the Greenplum study's Figure 3).
-    fn check_ready<'a>(
-        &'a self,
-        options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
-        Box::pin(async move {
-            let (size, segments) = loaded_size(client).await?;
-            if let Some(bytes) = super::bytes_of(options, super::SIZE) {
-                let rows = gen::rows_for_bytes(bytes, DATA_SEED);
-                if rows != size.rows {
-                    let asked = crate::config::size::format_size(bytes);
-                    return Err(WorkloadError::not_prepared(
-                        format!(
-                            "the retail data here has {} line items, the run's --size {asked} \
-                             makes {rows}",
-                            size.rows
-                        ),
-                        format!(
-                            "run `tidebench prepare -w retail --size {asked} --force` (a sweep \
-                             over size prepares each point itself)"
-                        ),
-                    ));
-                }
-            }
-            let asked = super::segments_of(options);
-            if options.contains_key(super::SEGMENTS) && asked != segments {
+    async fn check_ready(
+        &self,
+        options: &OptionValues,
+        client: &tokio_postgres::Client,
+    ) -> Result<Loaded, WorkloadError> {
+        let (size, segments) = loaded_size(client).await?;
+        if let Some(bytes) = super::bytes_of(options, super::SIZE) {
+            let rows = gen::rows_for_bytes(bytes, DATA_SEED);
+            if rows != size.rows {
+                let asked = crate::config::size::format_size(bytes);
                 return Err(WorkloadError::not_prepared(
                     format!(
-                        "the retail data here is spread over {segments} segment(s), the run \
-                         asks for {asked}"
+                        "the retail data here has {} line items, the run's --size {asked} \
+                         makes {rows}",
+                        size.rows
                     ),
                     format!(
-                        "run `tidebench prepare -w retail --segments {asked} --force` (a sweep \
-                         over segments prepares each point itself)"
+                        "run `tidebench prepare -w retail --size {asked} --force` (a sweep \
+                         over size prepares each point itself)"
                     ),
                 ));
             }
-            let scale = (size.rows / ROWS_PER_SCALE).max(1);
-            Ok(Loaded::scale(u32::try_from(scale).unwrap_or(u32::MAX)))
-        })
+        }
+        let asked = super::segments_of(options);
+        if options.contains_key(super::SEGMENTS) && asked != segments {
+            return Err(WorkloadError::not_prepared(
+                format!(
+                    "the retail data here is spread over {segments} segment(s), the run \
+                     asks for {asked}"
+                ),
+                format!(
+                    "run `tidebench prepare -w retail --segments {asked} --force` (a sweep \
+                     over segments prepares each point itself)"
+                ),
+            ));
+        }
+        let scale = (size.rows / ROWS_PER_SCALE).max(1);
+        Ok(Loaded::scale(u32::try_from(scale).unwrap_or(u32::MAX)))
     }
 
-    fn prepare<'a>(
-        &'a self,
-        plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(super::loader::prepare(plan, target, events))
+    async fn prepare(
+        &self,
+        plan: &PreparePlan,
+        target: &ResolvedTarget,
+        events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
+        super::loader::prepare(plan, target, events).await
     }
 
-    fn check<'a>(
-        &'a self,
-        client: &'a tokio_postgres::Client,
-    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>> {
-        Some(Box::pin(check(client)))
+    fn check(
+        &self,
+        client: &tokio_postgres::Client,
+    ) -> Option<impl Future<Output = Result<Vec<CheckOutcome>, WorkloadError>>> {
+        Some(check(client))
     }
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

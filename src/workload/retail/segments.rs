@@ -11,6 +11,7 @@
 
 use tokio_postgres::Client;
 
+use super::error::{RetailError, SegmentsOver};
 use super::gen::{self, Size};
 use super::loader::{self, create_with};
 use super::SCHEMA;
@@ -18,8 +19,8 @@ use crate::config::size::gib;
 use crate::config::{OptionValues, PreparePlan, TargetSpec};
 use crate::instance::{self, Home, InstanceOptions};
 use crate::target::ResolvedTarget;
-use crate::workload::staging::{connect, db_error};
-use crate::workload::{SegmentsOver, WorkloadError};
+use crate::workload::kit::staging::{connect, db_error};
+use crate::workload::WorkloadError;
 
 /// The database every segment holds its share in.
 const SEGMENT_DB: &str = "retail";
@@ -45,7 +46,7 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
     let root = unsafe { libc::geteuid() } == 0;
     if !root || instance::CgroupPaths::locate("probe").is_err() {
         if cpus.is_some() || memory.is_some() {
-            return Err(WorkloadError::SegmentLimitsNeedCgroups);
+            return Err(RetailError::SegmentLimitsNeedCgroups.into());
         }
         return Ok(None);
     }
@@ -56,24 +57,26 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
         return Ok(cpus.zip(memory));
     };
     if let Some(c) = cpus.filter(|c| c * n as f64 > cores + 1e-9) {
-        return Err(WorkloadError::SegmentsOverHost(Box::new(SegmentsOver {
+        return Err(RetailError::SegmentsOverHost(Box::new(SegmentsOver {
             flag: "--segment-cpus",
             segments: n,
             each: format!("{c}"),
             total: format!("{} cores", c * n as f64),
             host: format!("{cores} cores"),
             most: format!("{even_cpus:.2}"),
-        })));
+        }))
+        .into());
     }
     if let Some(m) = memory.filter(|m| m.saturating_mul(n) > host_memory) {
-        return Err(WorkloadError::SegmentsOverHost(Box::new(SegmentsOver {
+        return Err(RetailError::SegmentsOverHost(Box::new(SegmentsOver {
             flag: "--segment-memory",
             segments: n,
             each: gib(m),
             total: gib(m.saturating_mul(n)),
             host: gib(host_memory),
             most: gib(host_memory / n),
-        })));
+        }))
+        .into());
     }
     Ok(Some((
         cpus.unwrap_or(even_cpus),
@@ -106,7 +109,7 @@ fn segment_limits(
         .get(super::SEGMENT_CPUS)
         .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
     if let Some(c) = asked.filter(|c| *c < 1.0 || c.fract() != 0.0) {
-        return Err(WorkloadError::SegmentVcpus { cpus: c });
+        return Err(RetailError::SegmentVcpus { cpus: c }.into());
     }
     let vcpus = share.map_or(1.0, |s| s.0.floor().max(1.0));
     let memory = share.map_or(instance::vm::DEFAULT_MEMORY, |s| s.1);
@@ -129,11 +132,12 @@ pub async fn create(
 ) -> Result<Segments, WorkloadError> {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get() as u64);
     if n > 4 * cores || n > 32 {
-        return Err(WorkloadError::TooManySegments {
+        return Err(RetailError::TooManySegments {
             segments: n,
             cores,
             most: (4 * cores).min(32),
-        });
+        }
+        .into());
     }
     let base = match &plan.target {
         TargetSpec::Instance { name, .. } => name.clone(),
@@ -220,7 +224,7 @@ async fn start_segment(
     tokio::task::spawn_blocking(move || {
         // Another segment count gives each another share: the segment restarts with it.
         let (inst, _) =
-            instance::reconfigure(&home, &name, &limits).map_err(|e| WorkloadError::Segment {
+            instance::reconfigure(&home, &name, &limits).map_err(|e| RetailError::Segment {
                 name: name.clone(),
                 source: e.into(),
             })?;
@@ -228,7 +232,7 @@ async fn start_segment(
             name: name.clone(),
             dbname: SEGMENT_DB.into(),
         };
-        let target = crate::target::resolve(&spec, &home).map_err(|e| WorkloadError::Segment {
+        let target = crate::target::resolve(&spec, &home).map_err(|e| RetailError::Segment {
             name: name.clone(),
             source: e.into(),
         })?;

@@ -16,7 +16,7 @@ use crate::results::{CommandStats, CommandSums};
 use crate::target::ResolvedTarget;
 use crate::workload::{
     pg_prng::{PgPrng, PgbenchSeeds},
-    ClientSlot, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
+    ClientSlot, Loaded, Plugin, Rng, Terminal, TxnFuture, TxnType, Workload, WorkloadError,
 };
 
 const OPTIONS: &[OptionSpec] = &[
@@ -121,53 +121,51 @@ impl WorkloadInfo for ScriptKind {
     }
 }
 
-impl Kind for ScriptKind {
+impl Plugin for ScriptKind {
     /// Any database will do for the user's own scripts; the scale (`:scale`) is pgbench's:
     /// the rows of pgbench_branches when that table is there, else 1. A built-in (`-b`)
     /// needs pgbench's tables, as pgbench 15 checks before it runs one.
-    fn check_ready<'a>(
-        &'a self,
-        options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
-        Box::pin(async move {
-            if sources::uses_builtin(options) {
-                return crate::workload::pgbench::check_ready(client)
-                    .await
-                    .map(Loaded::scale);
-            }
-            let db = || WorkloadError::query("reading the scale");
-            // Two statements: a subquery on a missing table fails at planning, CASE or not.
-            let present: bool = client
-                .query_one("select to_regclass('pgbench_branches') is not null", &[])
+    async fn check_ready(
+        &self,
+        options: &OptionValues,
+        client: &tokio_postgres::Client,
+    ) -> Result<Loaded, WorkloadError> {
+        if sources::uses_builtin(options) {
+            return crate::workload::pgbench::check_ready(client)
+                .await
+                .map(Loaded::scale);
+        }
+        let db = || WorkloadError::query("reading the scale");
+        // Two statements: a subquery on a missing table fails at planning, CASE or not.
+        let present: bool = client
+            .query_one("select to_regclass('pgbench_branches') is not null", &[])
+            .await
+            .map_err(db())?
+            .get(0);
+        let count: i64 = if present {
+            client
+                .query_one("select count(*) from pgbench_branches", &[])
                 .await
                 .map_err(db())?
-                .get(0);
-            let count: i64 = if present {
-                client
-                    .query_one("select count(*) from pgbench_branches", &[])
-                    .await
-                    .map_err(db())?
-                    .get(0)
-            } else {
-                1
-            };
-            Ok(Loaded::scale(
-                u32::try_from(count.max(1)).unwrap_or(u32::MAX),
-            ))
-        })
+                .get(0)
+        } else {
+            1
+        };
+        Ok(Loaded::scale(
+            u32::try_from(count.max(1)).unwrap_or(u32::MAX),
+        ))
     }
 
     /// Scripts bring no data of their own: `prepare` of a run file only makes the groups'
     /// databases (the runner does that before this), and the scripts' tables are the user's
     /// (for `-b`, `tidebench prepare --workload tpcb --scale N`).
-    fn prepare<'a>(
-        &'a self,
-        _plan: &'a PreparePlan,
-        _target: &'a ResolvedTarget,
-        _events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(async move { Ok(()) })
+    async fn prepare(
+        &self,
+        _plan: &PreparePlan,
+        _target: &ResolvedTarget,
+        _events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
+        Ok(())
     }
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

@@ -1,6 +1,6 @@
 //! `prepare` for TPC-C: the nine tables of `schema.sql` built in a staging schema of
-//! tidebench's own ([`crate::workload::staging::STAGING`]) and moved into the target schema (the session's
-//! `current_schema()`, normally `public`) only once complete.
+//! tidebench's own ([`crate::workload::kit::staging::STAGING`]) and moved into the target
+//! schema (the session's `current_schema()`, normally `public`) only once complete.
 //!
 //! Steps: take the per-database load lock; refuse if TPC-C tables exist (unless `--force`, or
 //! unless they are a complete load of the asked size lacking only the `--procedures`
@@ -33,13 +33,12 @@ use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::ResolvedTarget;
-use crate::workload::meta::MetaTable;
-use crate::workload::pgbench::progress::Progress;
-use crate::workload::staging::{
+use crate::workload::kit::staging::{
     connect, create_fresh, db_error, existing_tables, in_staging, move_sql, run_parallel,
     split_schema, target_schema,
 };
-use crate::workload::{load_lock, Rng, WorkloadError};
+use crate::workload::kit::{lock, MetaTable, Progress};
+use crate::workload::{Rng, WorkloadError};
 
 const SCHEMA: &str = include_str!("schema.sql");
 
@@ -73,7 +72,7 @@ pub async fn prepare(
     }
     let started = Instant::now();
     let control = connect(target).await?;
-    load_lock::take(&control, target, "TPC-C tables").await?;
+    lock::take(&control, target, "TPC-C tables").await?;
     let schema = target_schema(&control, target).await?;
     let existing = existing_tables(&control, target, &schema, &TABLES).await?;
     if !existing.is_empty() && !plan.force {
@@ -195,20 +194,22 @@ async fn install_missing_functions(
     Ok(())
 }
 
+/// The table a complete TPC-C load ends with, which readiness reads first.
+const META: MetaTable = MetaTable {
+    load: "TPC-C",
+    table: "tpcc_meta",
+    prepare: "tidebench prepare --workload tpcc --warehouses W",
+};
+
 /// Checks that a complete TPC-C load is there and returns its warehouse count; with
 /// `procedures`, also that the functions `--procedures` calls are installed.
 pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, WorkloadError> {
-    const HOW: &str = "run `tidebench prepare --workload tpcc --warehouses W` first";
-    let row = MetaTable {
-        load: "TPC-C",
-        table: "tpcc_meta",
-        prepare: "tidebench prepare --workload tpcc --warehouses W",
-    }
-    .read(
-        client,
-        "SELECT warehouses, c_last_load FROM tpcc_meta LIMIT 1",
-    )
-    .await?;
+    let row = META
+        .read(
+            client,
+            "SELECT warehouses, c_last_load FROM tpcc_meta LIMIT 1",
+        )
+        .await?;
     let warehouses: i32 = row.get(0);
     let c_load: i32 = row.get(1);
     if !c_last_delta_ok(i64::from(c_load), C_LAST_RUN) {
@@ -222,15 +223,7 @@ pub async fn check_ready(client: &Client, procedures: bool) -> Result<u32, Workl
             ),
         ));
     }
-    let warehouses = u32::try_from(warehouses)
-        .ok()
-        .filter(|&w| w > 0)
-        .ok_or_else(|| {
-            WorkloadError::not_prepared(
-                format!("tpcc_meta says {warehouses} warehouses"),
-                format!("{HOW} (add `--force` to reload)"),
-            )
-        })?;
+    let warehouses = META.scale(i64::from(warehouses), "warehouses")?;
     if procedures {
         let missing = procedures::missing_functions(client)
             .await

@@ -2,6 +2,7 @@
 //! back end, clients per home warehouse), readiness and consistency checks, the headline NOTPM,
 //! and a client's terminal (home warehouse and district, its own 23-card mix deck).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    CheckOutcome, ClientSlot, Headline, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType,
+    CheckOutcome, ClientSlot, Headline, Loaded, Plugin, Rng, Terminal, TxnFuture, TxnType,
     Workload, WorkloadError,
 };
 
@@ -125,34 +126,32 @@ impl WorkloadInfo for TpccKind {
     }
 }
 
-impl Kind for TpccKind {
-    fn check_ready<'a>(
-        &'a self,
-        options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
+impl Plugin for TpccKind {
+    async fn check_ready(
+        &self,
+        options: &OptionValues,
+        client: &tokio_postgres::Client,
+    ) -> Result<Loaded, WorkloadError> {
         let procedures = Options::from_values(options).procedures;
-        Box::pin(async move {
-            super::check_ready(client, procedures)
-                .await
-                .map(Loaded::scale)
-        })
+        super::check_ready(client, procedures)
+            .await
+            .map(Loaded::scale)
     }
 
-    fn prepare<'a>(
-        &'a self,
-        plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(super::prepare(plan, target, events))
+    async fn prepare(
+        &self,
+        plan: &PreparePlan,
+        target: &ResolvedTarget,
+        events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
+        super::prepare(plan, target, events).await
     }
 
-    fn check<'a>(
-        &'a self,
-        client: &'a tokio_postgres::Client,
-    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>> {
-        Some(Box::pin(super::check(client)))
+    fn check(
+        &self,
+        client: &tokio_postgres::Client,
+    ) -> Option<impl Future<Output = Result<Vec<CheckOutcome>, WorkloadError>>> {
+        Some(super::check(client))
     }
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

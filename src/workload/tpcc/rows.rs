@@ -19,7 +19,7 @@ use super::random::{
 };
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::target::ResolvedTarget;
-use crate::workload::staging::{connect_staging, db_error};
+use crate::workload::kit::staging::{connect_staging, db_error};
 use crate::workload::{Rng, WorkloadError};
 
 /// Orders per district, and the first order id still in NEW-ORDER (clause 4.3.3.1).

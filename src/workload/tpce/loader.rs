@@ -22,19 +22,19 @@ use std::time::Instant;
 use futures_util::future::try_join_all;
 use tokio_postgres::Client;
 
+use super::error::TpceError;
 use super::gen::{self, Unit};
 use super::procedures;
 use super::scale::{Scale, DEFAULT_SCALE_FACTOR};
 use crate::config::{OptionValues, PreparePlan};
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::ResolvedTarget;
-use crate::workload::meta::MetaTable;
-use crate::workload::pgbench::progress::Progress;
-use crate::workload::staging::{
+use crate::workload::kit::staging::{
     connect, connect_staging, copy_text, create_fresh, db_error, existing_tables, in_staging,
     move_sql, run_parallel, split_schema, target_schema,
 };
-use crate::workload::{load_lock, Loaded, WorkloadError};
+use crate::workload::kit::{lock, MetaTable, Progress};
+use crate::workload::{Loaded, WorkloadError};
 
 const SCHEMA: &str = include_str!("schema.sql");
 
@@ -63,11 +63,8 @@ pub fn scale_of(customers: u32, options: &OptionValues) -> Result<Scale, Workloa
         .get(FACT_TRADE_DAYS)
         .and_then(|v| v.as_integer())
         .map_or(DEFAULT_TRADE_DAYS, |n| u32::try_from(n).unwrap_or(0));
-    Ok(Scale::new(
-        u64::from(customers),
-        trade_days,
-        DEFAULT_SCALE_FACTOR,
-    )?)
+    Scale::new(u64::from(customers), trade_days, DEFAULT_SCALE_FACTOR)
+        .map_err(|e| TpceError::from(e).into())
 }
 
 /// Creates and fills the tpce tables for `plan.scale` customers; progress and the summary go
@@ -80,7 +77,7 @@ pub async fn prepare(
     let scale = scale_of(plan.scale, &plan.options)?;
     let started = Instant::now();
     let control = connect(target).await?;
-    load_lock::take(&control, target, "tpce tables").await?;
+    lock::take(&control, target, "tpce tables").await?;
     let schema = target_schema(&control, target).await?;
     let tables = tables();
     let existing = existing_tables(&control, target, &schema, &tables).await?;
@@ -231,31 +228,28 @@ pub fn expected_rows(scale: &Scale) -> u64 {
     fixed + market + customers + trades + lus * 10
 }
 
+/// The table a complete tpce load ends with, which readiness reads first.
+const META: MetaTable = MetaTable {
+    load: "tpce",
+    table: "tpce_meta",
+    prepare: "tidebench prepare --workload tpce --customers N",
+};
+
 /// Checks that a complete tpce load is there and agrees with the run's `options` (the trade
 /// days, if given; the `--procedures` functions, if asked for); returns its customers and the
 /// facts the run's input generator needs.
 pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Loaded, WorkloadError> {
-    const HOW: &str = "run `tidebench prepare --workload tpce --customers N` first";
-    let row = MetaTable {
-        load: "tpce",
-        table: "tpce_meta",
-        prepare: "tidebench prepare --workload tpce --customers N",
-    }
-    .read(
-        client,
-        "SELECT customers, trade_days, scale_factor, seed FROM tpce_meta LIMIT 1",
-    )
-    .await?;
+    let row = META
+        .read(
+            client,
+            "SELECT customers, trade_days, scale_factor, seed FROM tpce_meta LIMIT 1",
+        )
+        .await?;
     let customers: i64 = row.get(0);
     let trade_days: i32 = row.get(1);
     let scale_factor: i32 = row.get(2);
     let seed: i64 = row.get(3);
-    let customers = u32::try_from(customers).map_err(|_| {
-        WorkloadError::not_prepared(
-            format!("tpce_meta says {customers} customers"),
-            format!("{HOW} (add `--force` to reload)"),
-        )
-    })?;
+    let customers = META.scale(customers, "customers")?;
     if let Some(asked) = options.get(FACT_TRADE_DAYS).and_then(|v| v.as_integer()) {
         if asked != i64::from(trade_days) {
             return Err(WorkloadError::not_prepared(

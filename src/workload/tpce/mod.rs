@@ -21,6 +21,7 @@
 
 pub mod check;
 pub mod customer;
+mod error;
 pub mod gen;
 pub mod inputs;
 pub mod loader;
@@ -35,4 +36,5 @@ pub mod rules;
 pub mod scale;
 pub mod txn;
 
+pub use error::TpceError;
 pub use plugin::{Args, Tpce, TpceKind, TPCE};

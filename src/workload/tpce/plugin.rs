@@ -4,6 +4,7 @@
 //! client's terminal (its own deck and the inputs of the transaction drawn last, whose
 //! committed orders it hands to the set's market).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use crate::event::Sink;
 use crate::results::TypeRule;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    CheckOutcome, ClientSlot, Emulator, Kind, Loaded, Pending, Rng, Terminal, TxnFuture, TxnType,
+    CheckOutcome, ClientSlot, Emulator, Loaded, Plugin, Rng, Terminal, TxnFuture, TxnType,
     Workload, WorkloadError,
 };
 
@@ -100,33 +101,31 @@ impl WorkloadInfo for TpceKind {
     }
 }
 
-impl Kind for TpceKind {
-    fn check_ready<'a>(
-        &'a self,
-        options: &'a OptionValues,
-        client: &'a tokio_postgres::Client,
-    ) -> Pending<'a, Result<Loaded, WorkloadError>> {
-        Box::pin(loader::check_ready(client, options))
+impl Plugin for TpceKind {
+    const REFUSES_OTHER_SCALE: bool = true;
+
+    async fn check_ready(
+        &self,
+        options: &OptionValues,
+        client: &tokio_postgres::Client,
+    ) -> Result<Loaded, WorkloadError> {
+        loader::check_ready(client, options).await
     }
 
-    fn refuses_other_scale(&self) -> bool {
-        true
+    async fn prepare(
+        &self,
+        plan: &PreparePlan,
+        target: &ResolvedTarget,
+        events: &Arc<dyn Sink>,
+    ) -> Result<(), WorkloadError> {
+        loader::prepare(plan, target, events).await
     }
 
-    fn prepare<'a>(
-        &'a self,
-        plan: &'a PreparePlan,
-        target: &'a ResolvedTarget,
-        events: &'a Arc<dyn Sink>,
-    ) -> Pending<'a, Result<(), WorkloadError>> {
-        Box::pin(loader::prepare(plan, target, events))
-    }
-
-    fn check<'a>(
-        &'a self,
-        client: &'a tokio_postgres::Client,
-    ) -> Option<Pending<'a, Result<Vec<CheckOutcome>, WorkloadError>>> {
-        Some(Box::pin(super::check::check(client)))
+    fn check(
+        &self,
+        client: &tokio_postgres::Client,
+    ) -> Option<impl Future<Output = Result<Vec<CheckOutcome>, WorkloadError>>> {
+        Some(super::check::check(client))
     }
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {

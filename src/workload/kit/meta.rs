@@ -39,6 +39,17 @@ impl MetaTable {
             ))(e)),
         }
     }
+
+    /// A count the meta row holds (TPC-C's warehouses, tpce's customers) as the data's scale:
+    /// not prepared, with the `prepare` that reloads it, unless it is a positive `u32`.
+    pub fn scale(&self, count: i64, unit: &str) -> Result<u32, WorkloadError> {
+        u32::try_from(count).ok().filter(|&n| n > 0).ok_or_else(|| {
+            WorkloadError::not_prepared(
+                format!("{} says {count} {unit}", self.table),
+                format!("run `{}` first (add `--force` to reload)", self.prepare),
+            )
+        })
+    }
 }
 
 #[cfg(test)]
@@ -69,5 +80,26 @@ mod tests {
             query.to_string(),
             "checking the retail tables failed: permission denied"
         );
+    }
+
+    #[test]
+    fn a_meta_row_scale_must_be_a_positive_u32() {
+        let meta = MetaTable {
+            load: "TPC-C",
+            table: "tpcc_meta",
+            prepare: "tidebench prepare --workload tpcc --warehouses W",
+        };
+        assert_eq!(meta.scale(3, "warehouses").unwrap(), 3);
+        for bad in [0, -1, i64::from(u32::MAX) + 1] {
+            let e = meta.scale(bad, "warehouses").unwrap_err();
+            assert!(e.is_not_prepared());
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "tpcc_meta says {bad} warehouses; run `tidebench prepare --workload tpcc \
+                     --warehouses W` first (add `--force` to reload)"
+                )
+            );
+        }
     }
 }
