@@ -33,10 +33,6 @@ SRC = os.path.join(ROOT, "src")
 # Upward imports tolerated for now: (importing file, imported module path prefix) -> why.
 # Each entry names the issue whose work removes it; remove the entry with the import.
 ALLOWED = {
-    # Issue 48 (one loading kit, item 4): retail's segments size their cgroup limits from the
-    # host's memory, read through the sampler's HostFacts::collect; reading host facts belongs
-    # below the workloads (where the loading kit's shared pieces go).
-    ("workload/retail/segments.rs", "sampler::host"): "issue 48: host facts below workload",
 }
 
 

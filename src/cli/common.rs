@@ -49,7 +49,7 @@ pub fn interactive() -> Result<(tokio::runtime::Runtime, Stop, Arc<dyn Sink>), C
 
 /// The host's memory, which a generated preset sizes its instances by.
 pub fn host_memory() -> Option<u64> {
-    crate::sampler::host::HostFacts::collect().memory_total_bytes
+    crate::instance::host_memory::total()
 }
 
 /// A preset named on the command line, sized for this host.

@@ -29,7 +29,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// The largest binary unit that divides `bytes` exactly: `512MiB`, `1GiB`, `1536kiB`.
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "kiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }

@@ -309,7 +309,7 @@ impl<'k, 's> Collector<'k, 's> {
             .segment_last_tick
             .iter()
             .any(|last| (first..=tick).contains(last));
-        if (tick + 1) % self.interval_ticks != 0
+        if !(tick + 1).is_multiple_of(self.interval_ticks)
             || tick + 1 >= self.duration_ticks
             || self.ending
             || ends_a_phase

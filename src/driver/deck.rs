@@ -53,7 +53,7 @@ impl<T: Copy> Deck<T> {
     pub fn new(counts: &[(T, u32)]) -> Deck<T> {
         let mut cards = Vec::with_capacity(counts.iter().map(|(_, n)| *n as usize).sum());
         for (card, n) in counts {
-            cards.extend(std::iter::repeat(*card).take(*n as usize));
+            cards.extend(std::iter::repeat_n(*card, *n as usize));
         }
         let next = cards.len();
         Deck {

@@ -240,7 +240,7 @@ impl Layout {
     /// The global ids of the clients this process runs: all of them, or a shard's (`--shard`).
     pub fn own_clients(&self) -> Vec<u32> {
         (0..self.clients.len() as u32)
-            .filter(|c| self.plan.shard.as_ref().map_or(true, |s| s.runs_client(*c)))
+            .filter(|c| self.plan.shard.as_ref().is_none_or(|s| s.runs_client(*c)))
             .collect()
     }
 

@@ -31,7 +31,7 @@ pub fn down_windows(mut outages: Vec<Outage>, start: Instant) -> Vec<DownWindow>
     for (target, lost, back) in outages {
         let (from, to) = (at(lost), back.map(at));
         match out.last_mut() {
-            Some(w) if w.target == target && w.to.map_or(true, |end| from <= end) => {
+            Some(w) if w.target == target && w.to.is_none_or(|end| from <= end) => {
                 w.to = match (w.to, to) {
                     (Some(a), Some(b)) => Some(a.max(b)),
                     _ => None,

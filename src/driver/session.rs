@@ -119,7 +119,7 @@ impl Session {
     }
 
     pub fn may_try(&self, now: Instant) -> bool {
-        self.next_try.map_or(true, |t| now >= t)
+        self.next_try.is_none_or(|t| now >= t)
     }
 
     pub fn next_try(&self) -> Instant {

@@ -213,7 +213,7 @@ pub fn on_vms(text: &str, instances: &[String], accel: Option<Accel>) -> Result<
 
 /// A size as PostgreSQL and tidebench both read it: `2GB` when whole GiB, else `1536MB`.
 pub fn pg_size(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes % (1 << 30) == 0 {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
         format!("{}GB", bytes >> 30)
     } else {
         format!("{}MB", bytes / MIB)

@@ -123,7 +123,7 @@ impl CgroupPaths {
         // A host group left without VMs goes too (best effort: it may hold a limit in use).
         for dir in self.dirs() {
             for parent in dir.ancestors().skip(1) {
-                if parent.file_name().map_or(true, |n| n == "tidebench")
+                if parent.file_name().is_none_or(|n| n == "tidebench")
                     || std::fs::remove_dir(parent).is_err()
                 {
                     break;

@@ -15,6 +15,7 @@ mod checks;
 mod create;
 mod error;
 mod host_group;
+pub mod host_memory;
 mod lifecycle;
 mod os_user;
 mod password;

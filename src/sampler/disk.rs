@@ -98,7 +98,7 @@ pub fn mount_source(mountinfo: &str, path: &Path) -> Option<PathBuf> {
         };
         let point = Path::new(point);
         let len = point.as_os_str().len();
-        if path.starts_with(point) && best.as_ref().map_or(true, |(l, _)| len >= *l) {
+        if path.starts_with(point) && best.as_ref().is_none_or(|(l, _)| len >= *l) {
             best = Some((len, PathBuf::from(source)));
         }
     }

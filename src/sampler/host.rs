@@ -25,9 +25,7 @@ impl HostFacts {
                 .map(|n| n.get() as u64),
             cpus_online: cpus_online(),
             cpu_model: cpu.model,
-            memory_total_bytes: read_text("/proc/meminfo")
-                .as_deref()
-                .and_then(parse_meminfo_total),
+            memory_total_bytes: crate::instance::host_memory::total(),
             kernel: uname
                 .map(|u| u.release)
                 .or_else(|| read_line("/proc/sys/kernel/osrelease")),
@@ -115,17 +113,6 @@ fn parse_cpuinfo(text: &str) -> CpuInfo {
     }
 }
 
-fn parse_meminfo_total(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let mut words = line["MemTotal:".len()..].split_whitespace();
-    let n: u64 = words.next()?.parse().ok()?;
-    match words.next() {
-        Some("kB") => n.checked_mul(1024),
-        None => Some(n),
-        Some(_) => None,
-    }
-}
-
 fn parse_os_release(text: &str) -> Option<String> {
     let value = text.lines().find_map(|l| l.strip_prefix("PRETTY_NAME="))?;
     let value = value.trim().trim_matches('"').trim_matches('\'');
@@ -199,12 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_meminfo_and_os_release() {
-        assert_eq!(
-            parse_meminfo_total("MemTotal:        8000000 kB\nMemFree: 1 kB\n"),
-            Some(8_192_000_000)
-        );
-        assert_eq!(parse_meminfo_total("MemFree: 1 kB\n"), None);
+    fn parses_os_release() {
         let os = "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n";
         assert_eq!(
             parse_os_release(os).as_deref(),

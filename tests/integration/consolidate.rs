@@ -115,7 +115,7 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
     assert!(has(format!("{host}/mmm-vm2"), VM_MEMORY), "{seen:?}");
     // The limit is lifted after the last run.
     assert!(
-        memory_limit(&host).map_or(true, |v| v > config),
+        memory_limit(&host).is_none_or(|v| v > config),
         "host limit left: {:?}",
         memory_limit(&host)
     );

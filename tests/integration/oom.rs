@@ -93,7 +93,7 @@ fn an_oom_kill_is_recorded_and_the_run_goes_on() {
     for child in children.split_whitespace() {
         support::poll_until(
             &format!("child {child} of the postmaster scored above it"),
-            || score(child).map_or(true, |s| s > pm_score),
+            || score(child).is_none_or(|s| s > pm_score),
         );
     }
     let out = home.path().join("res-oom");

@@ -279,8 +279,7 @@ fn scripts_are_refused_aborted_or_run_as_pgbench_15_does() {
     );
 
     // More than 128 scripts.
-    let many: Vec<&str> = std::iter::repeat(["-b", "select-only"])
-        .take(129)
+    let many: Vec<&str> = std::iter::repeat_n(["-b", "select-only"], 129)
         .flatten()
         .collect();
     let pg = pgbench(&inst, &dsn, &many);

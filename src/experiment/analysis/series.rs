@@ -98,7 +98,7 @@ pub(super) fn analyse_series(
 fn peak(curve: &[(f64, f64)]) -> Option<CurvePoint> {
     let mut best: Option<(f64, f64)> = None;
     for &(x, y) in curve {
-        if best.map_or(true, |(_, b)| y > b) {
+        if best.is_none_or(|(_, b)| y > b) {
             best = Some((x, y));
         }
     }

@@ -377,9 +377,7 @@ pub(crate) fn start(
 /// Whether the running guest's boot serves this instance (a shared VM's members as booted;
 /// a state from before members were recorded: a guest of its own, so yes).
 fn serves(files: &VmFiles, record: &Record) -> bool {
-    read_state(files).map_or(true, |s| {
-        s.members.is_empty() || s.members.contains(&record.name)
-    })
+    read_state(files).is_none_or(|s| s.members.is_empty() || s.members.contains(&record.name))
 }
 
 /// What the last boot wrote in `state.toml`, when it is there and readable.

@@ -76,9 +76,9 @@ fn schemes(req: Option<&ConsolidateRequest>, a: &ConsolidateAnalysis) -> Vec<Str
 /// Bytes as GiB when whole, else MiB.
 pub(super) fn size(bytes: u64) -> String {
     const MIB: u64 = 1 << 20;
-    if bytes >= 1 << 30 && bytes % (1 << 30) == 0 {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
         format!("{} GiB", bytes >> 30)
-    } else if bytes % MIB == 0 {
+    } else if bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{:.1} MiB", bytes as f64 / MIB as f64)

@@ -52,7 +52,7 @@ fn share_of_host(options: &OptionValues, n: u64) -> Result<Option<(f64, u64)>, W
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
     let even_cpus = (cores / n as f64 * 100.0).floor() / 100.0;
-    let Some(host_memory) = crate::sampler::host::HostFacts::collect().memory_total_bytes else {
+    let Some(host_memory) = crate::instance::host_memory::total() else {
         // Without /proc/meminfo there is nothing to split; given limits are taken as they are.
         return Ok(cpus.zip(memory));
     };

@@ -165,7 +165,7 @@ impl Tpcc {
     pub fn client(&self, slot: ClientSlot) -> Client {
         let mut deck = Vec::with_capacity(23);
         for (txn, n) in DECK_COUNTS {
-            deck.extend(std::iter::repeat(txn).take(n));
+            deck.extend(std::iter::repeat_n(txn, n));
         }
         let (w_id, d_id) = terminal::home(slot.index, self.warehouses, self.clients_per_warehouse);
         Client {

@@ -64,7 +64,7 @@ impl Deck {
     pub fn new() -> Deck {
         let mut cards = Vec::with_capacity(CARDS.iter().sum::<u32>() as usize);
         for (t, &n) in CARDS.iter().enumerate() {
-            cards.extend(std::iter::repeat(t as u8).take(n as usize));
+            cards.extend(std::iter::repeat_n(t as u8, n as usize));
         }
         Deck {
             next: cards.len(),

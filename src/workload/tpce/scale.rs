@@ -63,7 +63,7 @@ impl Scale {
         if customers < CUSTOMERS_PER_LU {
             return Err(ScaleError::NoCustomers);
         }
-        if customers % CUSTOMERS_PER_LU != 0 {
+        if !customers.is_multiple_of(CUSTOMERS_PER_LU) {
             return Err(ScaleError::NotLoadUnits(customers));
         }
         if trade_days == 0 {
@@ -147,7 +147,7 @@ pub fn trade_id(n: u64) -> u64 {
 
 /// The inverse of [`trade_id`]: `None` for a skipped id (or 0).
 pub fn trade_index(id: u64) -> Option<u64> {
-    if id == 0 || id % ABORT_TRADE_EVERY == 0 {
+    if id == 0 || id.is_multiple_of(ABORT_TRADE_EVERY) {
         return None;
     }
     Some(id - id / ABORT_TRADE_EVERY - 1)

@@ -112,7 +112,7 @@ impl Sim {
         let due = self
             .pending
             .peek()
-            .is_some_and(|p| submit_at.map_or(true, |at| p.0.completed <= at));
+            .is_some_and(|p| submit_at.is_none_or(|at| p.0.completed <= at));
         if due {
             if let Some(Pending(t)) = self.pending.pop() {
                 self.complete(&t, batch);
