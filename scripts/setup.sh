@@ -95,7 +95,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
     say "cargo is in ~/.cargo/bin but not on PATH: run 'export PATH=\$HOME/.cargo/bin:\$PATH'"
   else
-    say "no Rust toolchain found: install it with rustup (https://rustup.rs), Rust 1.79 or newer"
+    say "no Rust toolchain found: install it with rustup (https://rustup.rs), Rust 1.88 or newer"
   fi
   exit 2
 fi
