@@ -146,6 +146,9 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
         OptionKind::Cores => arg
             .value_name("CORES")
             .value_parser(clap::value_parser!(f64)),
+        OptionKind::Fraction { value_name } => arg
+            .value_name(value_name)
+            .value_parser(clap::value_parser!(f64)),
         // The range is checked with the run file's values, so `-1` must reach it.
         OptionKind::Number { .. } => arg
             .value_name("N")
@@ -186,7 +189,9 @@ pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlag
                     OptionKind::Choice(_) => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Count => m.get_one::<u32>(o.key).map(|n| i64::from(*n).into()),
                     OptionKind::Size => m.get_one::<String>(o.key).map(|s| s.clone().into()),
-                    OptionKind::Cores => m.get_one::<f64>(o.key).map(|c| (*c).into()),
+                    OptionKind::Cores | OptionKind::Fraction { .. } => {
+                        m.get_one::<f64>(o.key).map(|c| (*c).into())
+                    }
                     OptionKind::Number { .. } => m.get_one::<i64>(o.key).map(|n| (*n).into()),
                     OptionKind::Text { .. } => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Names(_) => m.get_one::<String>(o.key).map(|s| {

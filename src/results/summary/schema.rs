@@ -220,6 +220,10 @@ pub struct Summary {
     /// Bytes moved by test cases that load (retail's `load`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<Volume>,
+    /// Figures the workloads computed from their own record of the run (TPC-H's
+    /// Power@Size).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<crate::results::Figure>,
     /// What happened to the managed instances during the run (OOM kills, server processes
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
