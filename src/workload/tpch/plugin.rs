@@ -77,8 +77,9 @@ impl WorkloadInfo for TpchKind {
         "tpch"
     }
     fn about(&self) -> &'static str {
-        "TPC-H's 22 analytic queries over its eight tables: each client is one query stream \
-         that runs them once (client 0 alone: the power test); its scale factor is --sf"
+        "TPC-H's 22 analytic queries over its eight tables at scale factor --sf: each client \
+         is a query stream that runs them once (client 0 alone: the power test), and the run \
+         ends when every stream is done (--duration is a cap)"
     }
     fn options(&self) -> &'static [OptionSpec] {
         OPTIONS
