@@ -85,7 +85,27 @@ fn workloads(mut c: Command) -> Command {
             a.help(format!("{help} ({})", scale_names.join(", ")))
         });
     }
-    c
+    duration_as_cap(c)
+}
+
+/// `--duration`'s help names the workloads whose clients end after a fixed list (their
+/// units per client): for them the run lasts until every client is done, the duration a cap.
+fn duration_as_cap(c: Command) -> Command {
+    let ending: Vec<&str> = WORKLOADS
+        .iter()
+        .filter(|k| k.units_per_client().is_some())
+        .map(|k| k.name())
+        .collect();
+    if ending.is_empty() || !c.get_arguments().any(|a| a.get_id() == "duration") {
+        return c;
+    }
+    c.mut_arg("duration", |a| {
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        a.help(format!(
+            "{help} ({}: until every client has run its fixed list, the duration a cap)",
+            ending.join(", ")
+        ))
+    })
 }
 
 fn names_only() -> String {
