@@ -147,7 +147,7 @@ mod tests {
             let raw = parse_run_text(&src, &Registry)?;
             validate_run(&src, raw, 2, 1, &Registry)
         };
-        let shared = text("").replace("clients = { H = 1, B = 1 }", "");
+        let shared = text("").replace("clients = { H = 1, B = 1 }", "shares = { H = 50, B = 50 }");
         let m = run(&shared).unwrap_err().to_string();
         assert!(
             m.starts_with("group 'H': tpch's clients") && m.contains("mode = \"independent\""),

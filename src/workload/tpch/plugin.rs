@@ -43,7 +43,9 @@ const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: FOREIGN_KEYS_OPTION,
         kind: OptionKind::Flag,
-        help: "prepare also adds the foreign keys of clause 1.4.2.3 (off for a spec-pure load)",
+        // The same key and text as pgbench's: an option key means one thing for every workload.
+        help: "add the foreign keys after the load, off by default (pgbench: adds f to \
+               --init-steps; tpch: clause 1.4.2.3's)",
         load: true,
     },
     OptionSpec {
