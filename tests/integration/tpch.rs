@@ -431,3 +431,60 @@ fn tpch_sf1_qualification_answers_match_the_spec() {
     );
     assert!(differ.is_empty(), "answers that differ: {differ:#?}");
 }
+
+/// A tpch group beside a tpcb group on one database, in independent mode: its 2 streams run
+/// 44 queries and end while tpcb runs its phase, and the server counts every commit of both;
+/// the same file in shared mode is refused, naming independent mode.
+#[test]
+fn tpch_runs_beside_tpcb_in_independent_mode_and_is_refused_in_shared_mode() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "tx");
+    let groups = "[[group]]\nname = \"H\"\nworkload = \"tpch\"\nsf = 0.01\ninstance = \"tx\"\n\
+        [[group]]\nname = \"B\"\nworkload = \"tpcb\"\nscale = 1\ninstance = \"tx\"\n";
+    let independent = format!(
+        "mode = \"independent\"\nseed = 2\nprogress = \"0\"\npoll = \"0\"\n{groups}\
+         [[phase]]\nduration = \"10s\"\nclients = {{ H = 2, B = 2 }}\n"
+    );
+    let shared = format!(
+        "clients = 4\n{groups}[[phase]]\nduration = \"10s\"\nshares = {{ H = 50, B = 50 }}\n"
+    );
+    let file = |name: &str, text: &str| {
+        let path = home.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (independent, shared) = (file("ind.toml", &independent), file("sh.toml", &shared));
+    ok(tb(&home, &["prepare", &independent]));
+    let refused = tb(&home, &["run", &shared]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("mode = \"independent\""),
+        "{}",
+        text(&refused)
+    );
+    let out = home.path().join("res");
+    ok(tb(
+        &home,
+        &[
+            "run",
+            &independent,
+            "--session-set",
+            "max_parallel_workers_per_gather=0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let s = summary(&out);
+    let queries: u64 = s["by_target_and_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["txn_type"].as_str().unwrap().starts_with('Q'))
+        .map(|r| r["committed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(queries, 44, "{}", s["by_target_and_type"]);
+    assert!(s["tpm"]["tpcb"].as_f64().unwrap() > 0.0, "{}", s["tpm"]);
+    for server in s["server"].as_array().unwrap() {
+        support::assert_server_agrees(server, 0);
+    }
+}
