@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN := target/release/tidebench
 
 # `setup` installs what a build and the demo need; `setup-test` adds the test-only tools.
-.PHONY: setup setup-test build demo test test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
+.PHONY: setup setup-test build demo test test-tpch test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -39,6 +39,13 @@ test: setup-test
 	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
 	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=3 --nocapture
 	@./scripts/skips.sh $(SKIP_LEDGER)
+
+# TPC-H's referee (issue 50): SF 1 loaded (with its indexes), the 22 queries with the
+# qualification parameters, each answer held to the specification's SF 1 answer set within its
+# tolerances; prints `tpch answers (SF 1, qualification): 22 queries, N agree`. Minutes long and
+# about 2 GB of disk, not part of `test`.
+test-tpch: setup
+	$(CARGO) test --locked --test integration tpch_sf1_qualification_answers_match_the_spec -- --ignored --nocapture
 
 # Each integration test's wall time, slowest first, into target/test-times.txt (issue 49; the
 # book's table in docs/src/guide/reliability.md comes from it). Not part of `test`.

@@ -853,10 +853,36 @@ fn parse_scale(text: &str) -> Result<u32, String> {
                  --size {text} (a workload's option: {})",
                 takers.join(", ")
             )
+        } else if text.parse::<f64>().is_ok_and(|x| x.is_finite() && x > 0.0) {
+            fractional_scale(text)
         } else {
             format!("'{text}' is not a whole number")
         }
     })
+}
+
+/// `--scale 0.1`: the workloads whose scale may be a fraction take it as an option of their
+/// own (a `Fraction` kind), which the message names.
+fn fractional_scale(text: &str) -> String {
+    use crate::config::{Catalog, OptionKind};
+    let takers: Vec<String> = crate::workload::Registry
+        .all()
+        .into_iter()
+        .flat_map(|w| {
+            w.options()
+                .iter()
+                .filter(|o| matches!(o.kind, OptionKind::Fraction { .. }) && o.load)
+                .map(move |o| format!("--{} {text} for {}", o.flag(), w.name()))
+        })
+        .collect();
+    if takers.is_empty() {
+        return format!("'{text}' is not a whole number");
+    }
+    format!(
+        "'{text}' is a fraction, and --scale takes a whole number; a workload whose scale may \
+         be fractional takes it as its own option: {}",
+        takers.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -866,6 +892,16 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         command().debug_assert();
+    }
+
+    #[test]
+    fn a_fractional_scale_names_the_options_that_take_one() {
+        let e = parse_scale("0.1").unwrap_err();
+        assert!(
+            e.contains("is a fraction") && e.contains("--sf 0.1 for tpch"),
+            "{e}"
+        );
+        assert_eq!(parse_scale("x").unwrap_err(), "'x' is not a whole number");
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     if let Some(table) = types::commands_table(s) {
         out.push_str(&table);
     }
+    for f in &s.figures {
+        let _ = writeln!(out, "{}", f.line());
+    }
     for v in &s.volumes {
         let _ = writeln!(out, "loaded, {}", v.describe(s.elapsed_s));
     }

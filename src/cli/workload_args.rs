@@ -85,7 +85,27 @@ fn workloads(mut c: Command) -> Command {
             a.help(format!("{help} ({})", scale_names.join(", ")))
         });
     }
-    c
+    duration_as_cap(c)
+}
+
+/// `--duration`'s help names the workloads whose clients end after a fixed list (their
+/// units per client): for them the run lasts until every client is done, the duration a cap.
+fn duration_as_cap(c: Command) -> Command {
+    let ending: Vec<&str> = WORKLOADS
+        .iter()
+        .filter(|k| k.units_per_client().is_some())
+        .map(|k| k.name())
+        .collect();
+    if ending.is_empty() || !c.get_arguments().any(|a| a.get_id() == "duration") {
+        return c;
+    }
+    c.mut_arg("duration", |a| {
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        a.help(format!(
+            "{help} ({}: until every client has run its fixed list, the duration a cap)",
+            ending.join(", ")
+        ))
+    })
 }
 
 fn names_only() -> String {
@@ -146,6 +166,9 @@ fn option_arg(o: &OptionSpec, owners: &str) -> Arg {
         OptionKind::Cores => arg
             .value_name("CORES")
             .value_parser(clap::value_parser!(f64)),
+        OptionKind::Fraction { value_name } => arg
+            .value_name(value_name)
+            .value_parser(clap::value_parser!(f64)),
         // The range is checked with the run file's values, so `-1` must reach it.
         OptionKind::Number { .. } => arg
             .value_name("N")
@@ -186,7 +209,9 @@ pub fn read(m: &ArgMatches, with_options: bool, load_only: bool) -> WorkloadFlag
                     OptionKind::Choice(_) => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Count => m.get_one::<u32>(o.key).map(|n| i64::from(*n).into()),
                     OptionKind::Size => m.get_one::<String>(o.key).map(|s| s.clone().into()),
-                    OptionKind::Cores => m.get_one::<f64>(o.key).map(|c| (*c).into()),
+                    OptionKind::Cores | OptionKind::Fraction { .. } => {
+                        m.get_one::<f64>(o.key).map(|c| (*c).into())
+                    }
                     OptionKind::Number { .. } => m.get_one::<i64>(o.key).map(|n| (*n).into()),
                     OptionKind::Text { .. } => m.get_one::<String>(o.key).map(|s| s.clone().into()),
                     OptionKind::Names(_) => m.get_one::<String>(o.key).map(|s| {

@@ -25,6 +25,9 @@ pub enum OptionKind {
     Size,
     /// A number of cores, fractions allowed (`1.5`).
     Cores,
+    /// A positive number, fractions allowed (a scale factor such as `0.01`); `value_name`
+    /// names it on the command line.
+    Fraction { value_name: &'static str },
     /// A whole number from `min` to `max` (pgbench's `--fillfactor` 10..100); on the command
     /// line negative numbers reach the check, so both places refuse them alike.
     Number { min: i64, max: i64 },
@@ -94,6 +97,8 @@ impl OptionSpec {
             (OptionKind::Size, toml::Value::String(s)) => super::size::parse_size(s).is_ok(),
             (OptionKind::Cores, toml::Value::Float(c)) => c.is_finite() && *c >= 0.01,
             (OptionKind::Cores, toml::Value::Integer(n)) => *n >= 1,
+            (OptionKind::Fraction { .. }, toml::Value::Float(x)) => x.is_finite() && *x > 0.0,
+            (OptionKind::Fraction { .. }, toml::Value::Integer(n)) => *n >= 1,
             (OptionKind::Number { min, max }, toml::Value::Integer(n)) => (min..=max).contains(n),
             (OptionKind::Text { .. }, toml::Value::String(_)) => true,
             // Strings, or tables a run file writes (`{ file = "a.sql", role = "dss" }`);
@@ -129,6 +134,10 @@ impl OptionSpec {
             ),
             OptionKind::Cores => format!(
                 "{} takes a number of cores such as 2 or 1.5 (at least 0.01), not {value}",
+                self.key
+            ),
+            OptionKind::Fraction { value_name } => format!(
+                "{} takes a positive number such as {value_name}, not {value}",
                 self.key
             ),
             OptionKind::Number { min, max } => format!(
@@ -195,6 +204,14 @@ pub trait WorkloadInfo: Sync {
     }
     /// The names of the transaction types a phase's `mix` may give weights to.
     fn txn_type_names(&self) -> Vec<String>;
+    /// Transactions each of the workload's clients runs before it ends (TPC-H: a stream's 22
+    /// queries), the run ending when every client has; `None`: clients run for the duration.
+    /// A run of such a workload with no duration given lasts until its clients are done
+    /// (the duration, if given, is a cap), and it runs in a group of its own clients only:
+    /// shared mode's cards would deal its units to any client.
+    fn units_per_client(&self) -> Option<u64> {
+        None
+    }
     /// The same for a group with these resolved `options`, for workloads whose types come
     /// from their options (the script workload's scripts).
     fn txn_type_names_for(&self, _options: &OptionValues) -> Vec<String> {

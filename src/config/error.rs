@@ -77,6 +77,12 @@ pub enum ConfigError {
     DurationWithPhases { file: String },
     #[error("mode = \"independent\" needs [[group]] and [[phase]] tables with clients per group")]
     IndependentNeedsGroups,
+    #[error(
+        "group '{group}': {workload}'s clients each run a fixed list of units (its streams), \
+         which shared mode's cards would deal to any client; add mode = \"independent\" and \
+         give the group its own clients per phase"
+    )]
+    UnitsNeedIndependent { group: String, workload: String },
     #[error("duration {given} is too short; runs last at least 1s (--duration / -T)")]
     DurationTooShort { given: String },
     #[error("rate {rate} is not a positive number of transactions per second (--rate / -R)")]

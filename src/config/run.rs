@@ -43,6 +43,30 @@ fn groups_and_phases(
     Ok((g, p))
 }
 
+/// A workload whose clients each run a fixed number of units (TPC-H's streams) needs clients
+/// of its own: in shared mode with other groups, a card would hand its units to any client.
+fn check_units(
+    groups: &[GroupPlan],
+    shared: bool,
+    catalog: &dyn Catalog,
+) -> Result<(), ConfigError> {
+    if !shared || groups.len() < 2 {
+        return Ok(());
+    }
+    let fixed = groups.iter().find(|g| {
+        catalog
+            .find(g.workload.as_str())
+            .is_some_and(|w| w.units_per_client().is_some())
+    });
+    match fixed {
+        Some(g) => Err(ConfigError::UnitsNeedIndependent {
+            group: g.name.clone(),
+            workload: g.workload.as_str().to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// `--rate`: a positive total for the shared pool (independent groups rate per phase).
 fn check_rate(rate: Option<f64>, shared: bool) -> Result<(), ConfigError> {
     match rate {
@@ -67,6 +91,7 @@ pub fn validate_run(
     };
     let transactions = transactions::check(&raw, phase_duration)?;
     let (groups, phases) = groups_and_phases(src, &raw, shared, phase_duration, catalog)?;
+    check_units(&groups, shared, catalog)?;
     let instances = instances::instances(src, &raw.instance)?;
     instances::check_used(src, &raw.instance, &groups)?;
     let clients = raw.clients.unwrap_or(defaults::CLIENTS);
@@ -350,6 +375,10 @@ fn single_group(
     let duration = match (phase_duration, raw.transactions) {
         (Some(d), _) => d,
         (None, Some(_)) => transactions::CAP,
+        // Clients that end after their units (TPC-H's streams): the run lasts until they do.
+        (None, None) if raw.duration.is_none() && info.units_per_client().is_some() => {
+            transactions::CAP
+        }
         (None, None) => parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?,
     };
     if duration < Duration::from_secs(1) {

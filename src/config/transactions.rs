@@ -111,4 +111,48 @@ mod tests {
         assert!(m.contains("iterations, a ramp-up or ramp-down"), "{m}");
         assert!(m.contains("give it a duration instead"), "{m}");
     }
+
+    /// A workload whose clients end after their units (tpch's streams): no duration runs
+    /// until they are done, a duration is a cap, and beside other groups it needs
+    /// independent mode.
+    #[test]
+    fn units_per_client_run_until_done_and_need_clients_of_their_own() {
+        use crate::config::{groups::Source, parse_run_text, validate_run, WorkloadName};
+        use crate::workload::Registry;
+        let flags = |duration: Option<&str>| RawRun {
+            workload: Some(WorkloadName::new("tpch")),
+            duration: duration.map(String::from),
+            ..RawRun::default()
+        };
+        let src = Source {
+            file: "flags",
+            text: "",
+        };
+        let plan = validate_run(&src, flags(None), 2, 1, &Registry).unwrap();
+        assert_eq!(plan.phases[0].duration, CAP);
+        let plan = validate_run(&src, flags(Some("1m")), 2, 1, &Registry).unwrap();
+        assert_eq!(plan.phases[0].duration, Duration::from_secs(60));
+        let text = |mode: &str| {
+            format!(
+                "{mode}[[group]]\nname = \"H\"\nworkload = \"tpch\"\ninstance = \"default\"\n\
+                 [[group]]\nname = \"B\"\nworkload = \"tpcb\"\ninstance = \"default\"\n\
+                 [[phase]]\nduration = \"3s\"\nclients = {{ H = 1, B = 1 }}\n"
+            )
+        };
+        let run = |text: &str| {
+            let src = Source {
+                file: "run.toml",
+                text,
+            };
+            let raw = parse_run_text(&src, &Registry)?;
+            validate_run(&src, raw, 2, 1, &Registry)
+        };
+        let shared = text("").replace("clients = { H = 1, B = 1 }", "shares = { H = 50, B = 50 }");
+        let m = run(&shared).unwrap_err().to_string();
+        assert!(
+            m.starts_with("group 'H': tpch's clients") && m.contains("mode = \"independent\""),
+            "{m}"
+        );
+        assert!(run(&text("mode = \"independent\"\n")).is_ok());
+    }
 }

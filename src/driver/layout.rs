@@ -264,6 +264,17 @@ impl Layout {
             .filter_map(|(i, s)| s.emulator.as_ref().map(|e| (i, e)))
     }
 
+    /// The transactions a client runs before it ends, when its group's workload fixes them
+    /// (a shared-mode client of a one-group run belongs to that group).
+    pub fn units_per_client(&self, role: &ClientAssignment) -> Option<u64> {
+        let group = match role.group {
+            Some(g) => g,
+            None if self.groups.len() == 1 => 0,
+            None => return None,
+        };
+        self.groups.get(group)?.workload.units_per_client()
+    }
+
     /// Whether the client runs transactions in `phase`.
     pub fn active(&self, role: &ClientAssignment, phase: usize) -> bool {
         match role.group {

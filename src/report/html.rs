@@ -130,6 +130,10 @@ fn no_series(d: &RunData, p: &mut String) -> bool {
 }
 
 fn throughput(d: &RunData, p: &mut String) {
+    // The workloads' own figures first (TPC-H's Power@Size): the run's metric.
+    for f in &d.summary.figures {
+        let _ = writeln!(p, "<p><strong>{}</strong></p>", esc(&f.line()));
+    }
     if no_series(d, p) {
         if let Some(table) = headline::table(&d.summary) {
             p.push_str(&table);

@@ -58,6 +58,8 @@ pub async fn finish(
     for w in &frame.workloads {
         summary.commands.extend(w.command_stats());
         summary.volumes.extend(w.volumes());
+        summary.figures.extend(w.figures());
+        write_files(writer.staging_path(), w.files(), &mut result.warnings);
     }
     from_driver(&mut summary, plan, &frame, &result);
     summary.incidents = incidents;
@@ -91,6 +93,21 @@ pub async fn finish(
         scales: Vec::new(),
         warnings,
     })
+}
+
+/// The files a workload leaves in the results dir (relative paths under it); one that
+/// cannot be written only warns, the run's results are whole without it.
+fn write_files(dir: &std::path::Path, files: Vec<(String, String)>, warnings: &mut Vec<String>) {
+    for (path, text) in files {
+        let at = dir.join(&path);
+        let made = match at.parent() {
+            Some(parent) => std::fs::create_dir_all(parent),
+            None => Ok(()),
+        };
+        if let Err(e) = made.and_then(|()| std::fs::write(&at, text)) {
+            warnings.push(format!("{path} not written: {e}"));
+        }
+    }
 }
 
 /// The VM instances' guests over the measured window, from `system.csv`: `guests.csv` and

@@ -384,6 +384,24 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
         Vec::new()
     }
 
+    /// Transactions each client runs before it ends (TPC-H: a stream's 22 queries), the same
+    /// as its kind's [`WorkloadInfo::units_per_client`]; `None`: clients run for the duration.
+    fn units_per_client(&self) -> Option<u64> {
+        None
+    }
+
+    /// Figures the workload computes from its own record of the run (TPC-H's Power@Size),
+    /// read once every client has ended; empty when it has none.
+    fn figures(&self) -> Vec<crate::results::Figure> {
+        Vec::new()
+    }
+
+    /// Files the workload leaves in the results dir (TPC-H's executed query texts), as
+    /// (path relative to the dir, contents), read once every client has ended.
+    fn files(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The types the workload's own mix draws (used when a phase gives no mix): all of them
     /// unless the workload says fewer.
     fn own_types(&self) -> Vec<usize> {

@@ -4,7 +4,7 @@
 
 use crate::config::{Catalog, WorkloadInfo};
 
-use super::{pgbench, probe, retail, script, tpcc, tpce, Kind};
+use super::{pgbench, probe, retail, script, tpcc, tpce, tpch, Kind};
 
 /// The workloads, in the order `--help` lists them.
 pub static WORKLOADS: &[&dyn Kind] = &[
@@ -13,6 +13,7 @@ pub static WORKLOADS: &[&dyn Kind] = &[
     &pgbench::SIMPLE_UPDATE,
     &tpcc::TPCC,
     &tpce::TPCE,
+    &tpch::TPCH,
     &retail::RETAIL,
     &probe::PROBE,
     &script::SCRIPT,

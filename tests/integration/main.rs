@@ -44,6 +44,7 @@ mod tpce_check_fixture;
 mod tpce_maintenance;
 mod tpce_trades_fixture;
 mod tpce_txns;
+mod tpch;
 mod tpcv;
 mod transactions;
 mod vm;

@@ -256,7 +256,9 @@ impl Client {
         // A card whose work never waits (a script of `\set` lines) would keep the thread to
         // this client; pgbench's threads take their clients in turn (issue 38).
         let mut fair = evloop::FairShare::new();
-        let mut left = shared.transactions;
+        let mut left = shared
+            .transactions
+            .or_else(|| shared.layout.units_per_client(&self.role));
         loop {
             fair.take_turn().await;
             if left == Some(0) {

@@ -180,6 +180,7 @@ impl Summary {
             emulators: Vec::new(),
             commands: Vec::new(),
             volumes: Vec::new(),
+            figures: Vec::new(),
             incidents: Vec::new(),
             waits: None,
             guests: Vec::new(),

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::DriveMode;
 use crate::metrics::DEFAULT_ROLE;
 use crate::results::breakdown::{GroupStats, PhaseStats, RoleStats};
+use crate::results::figure::Figure;
 use crate::results::headline::{Headline, HeadlineRate};
 use crate::results::mix::TypeShare;
 use crate::results::ratios::{RatioCheck, RatioRule};
@@ -220,6 +221,10 @@ pub struct Summary {
     /// Bytes moved by test cases that load (retail's `load`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<Volume>,
+    /// Figures the workloads computed from their own record of the run (TPC-H's
+    /// Power@Size).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
     /// What happened to the managed instances during the run (OOM kills, server processes
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

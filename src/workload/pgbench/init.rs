@@ -63,7 +63,9 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: FOREIGN_KEYS,
         kind: OptionKind::Flag,
-        help: "create pgbench's foreign keys (adds f to --init-steps)",
+        // The same key and text as tpch's: an option key means one thing for every workload.
+        help: "add the foreign keys after the load, off by default (pgbench: adds f to \
+               --init-steps; tpch: clause 1.4.2.3's)",
         load: true,
     },
     OptionSpec {

@@ -1,6 +1,9 @@
-//! TPC-H (issue 50): the analytic benchmark's self-contained core, owned here and wired into
-//! the registry, loader and runner separately.
+//! TPC-H (issue 50): the analytic benchmark, registered as `tpch`.
 //!
+//! - [`plugin`]: the registered workload, its options, and a query stream per client.
+//! - [`loader`]: `prepare` on the loading kit and readiness against `tpch_meta`.
+//! - [`record`]: what the streams recorded, as the results dir's `tpch/` files and
+//!   Power@Size.
 //! - [`rows`]: the scale factor (TPC-H clause 4.1.3) and each table's rows from the `tpchgen`
 //!   crate (the DataFusion port of DBGEN, clause 4.2) as COPY text, one part of N at a time.
 //! - [`schema`]: the eight tables (clause 1.4), their primary keys, and the foreign keys and
@@ -11,7 +14,12 @@
 //! - [`answers`]: the qualification answer set and its tolerances (clause 2.1.3.5).
 
 pub mod answers;
+pub mod loader;
+mod plugin;
 pub mod power;
 pub mod queries;
+pub mod record;
 pub mod rows;
 pub mod schema;
+
+pub use plugin::{Tpch, TpchKind, TPCH};
