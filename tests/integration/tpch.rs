@@ -231,80 +231,25 @@ fn write_csv(dir: &Path) {
         }
         std::fs::write(dir.join(format!("{name}.csv")), s).unwrap();
     }
-    // The whole table in one part.
-    let (sf, p, n) = (SF, 1, 1);
-    file(
-        dir,
-        "region",
-        RegionCsv::header(),
-        RegionGenerator::new(sf, p, n)
-            .iter()
-            .map(RegionCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "nation",
-        NationCsv::header(),
-        NationGenerator::new(sf, p, n)
-            .iter()
-            .map(NationCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "part",
-        PartCsv::header(),
-        PartGenerator::new(sf, p, n)
-            .iter()
-            .map(PartCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "supplier",
-        SupplierCsv::header(),
-        SupplierGenerator::new(sf, p, n)
-            .iter()
-            .map(SupplierCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "partsupp",
-        PartSuppCsv::header(),
-        PartSuppGenerator::new(sf, p, n)
-            .iter()
-            .map(PartSuppCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "customer",
-        CustomerCsv::header(),
-        CustomerGenerator::new(sf, p, n)
-            .iter()
-            .map(CustomerCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "orders",
-        OrderCsv::header(),
-        OrderGenerator::new(sf, p, n)
-            .iter()
-            .map(OrderCsv::new)
-            .collect(),
-    );
-    file(
-        dir,
-        "lineitem",
-        LineItemCsv::header(),
-        LineItemGenerator::new(sf, p, n)
-            .iter()
-            .map(LineItemCsv::new)
-            .collect(),
-    );
+    // The whole table in one part: each table's generator, its rows as the crate's CSV type.
+    macro_rules! table {
+        ($name:literal, $gen:ident, $csv:ident) => {
+            file(
+                dir,
+                $name,
+                $csv::header(),
+                $gen::new(SF, 1, 1).iter().map($csv::new).collect(),
+            )
+        };
+    }
+    table!("region", RegionGenerator, RegionCsv);
+    table!("nation", NationGenerator, NationCsv);
+    table!("part", PartGenerator, PartCsv);
+    table!("supplier", SupplierGenerator, SupplierCsv);
+    table!("partsupp", PartSuppGenerator, PartSuppCsv);
+    table!("customer", CustomerGenerator, CustomerCsv);
+    table!("orders", OrderGenerator, OrderCsv);
+    table!("lineitem", LineItemGenerator, LineItemCsv);
 }
 
 /// DuckDB loads the CSV files into tables of TPC-H's schema and runs each query file of
