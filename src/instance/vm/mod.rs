@@ -444,6 +444,7 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
             forwards: &forwards,
             cgroup_procs: &cgroup,
             mem_merge: guest.mem_merge,
+            kvm_memo: &image::cache_dir(&layout.home).join("kvm-failed"),
         },
         guest.accel,
     )?;

@@ -19,6 +19,8 @@ use crate::instance::error::InstanceError;
 /// A KVM guest that prints nothing on its console for this long is taken as hung (nested
 /// virtualization missing): the kernel prints within a fraction of a second under KVM.
 const KVM_PROBE: Duration = Duration::from_secs(10);
+/// How long a killed QEMU gets to release its disks before the next one is started anyway.
+const KILL_WAIT: Duration = Duration::from_secs(60);
 /// From QEMU's start to the guest's READY line; TCG with a first initdb is the slow case.
 const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
 /// A graceful shutdown (checkpoint, power off) gets this long before QEMU is told to quit.
@@ -73,6 +75,8 @@ pub struct Boot<'a> {
     pub cgroup_procs: &'a [std::ffi::CString],
     /// `mem-merge` of the machine; `None`: QEMU's default.
     pub mem_merge: Option<bool>,
+    /// Where a KVM that hung is remembered for this host's boot (see [`KvmMemo`]).
+    pub kvm_memo: &'a Path,
 }
 
 /// A guest that said READY.
@@ -154,35 +158,78 @@ fn kvm_usable() -> bool {
 /// Boots with the asked accelerator, or KVM falling back to TCG when none was asked.
 pub fn boot(b: &Boot, asked: Option<Accel>) -> Result<Booted, InstanceError> {
     let _catch = Interrupts::catch();
-    match asked {
-        Some(accel) => boot_with(b, accel).map(|started| Booted {
+    let tcg = |kvm_note: Option<String>| {
+        boot_with(b, Accel::Tcg).map(|started| Booted {
+            accel: Accel::Tcg,
+            started,
+            kvm_note,
+        })
+    };
+    if let Some(accel) = asked {
+        return boot_with(b, accel).map(|started| Booted {
             accel,
             started,
             kvm_note: None,
-        }),
-        None if kvm_usable() => match boot_with(b, Accel::Kvm) {
-            Ok(started) => Ok(Booted {
-                accel: Accel::Kvm,
-                started,
-                kvm_note: None,
-            }),
-            Err(_) if interrupted() => Err(interrupted_error(b.name)),
-            // KVM that fails to start or hangs (no nested virtualization): emulate instead.
-            Err(e) => {
-                let why = e.to_string();
-                let first = why.lines().next().unwrap_or_default().to_string();
-                boot_with(b, Accel::Tcg).map(|started| Booted {
-                    accel: Accel::Tcg,
-                    started,
-                    kvm_note: Some(first),
-                })
-            }
-        },
-        None => boot_with(b, Accel::Tcg).map(|started| Booted {
-            accel: Accel::Tcg,
+        });
+    }
+    if !kvm_usable() {
+        return tcg(Some("/dev/kvm cannot be opened".into()));
+    }
+    let memo = KvmMemo { path: b.kvm_memo };
+    if let Some(note) = memo.recalled() {
+        return tcg(Some(note));
+    }
+    match boot_with(b, Accel::Kvm) {
+        Ok(started) => Ok(Booted {
+            accel: Accel::Kvm,
             started,
-            kvm_note: Some("/dev/kvm cannot be opened".into()),
+            kvm_note: None,
         }),
+        Err(_) if interrupted() => Err(interrupted_error(b.name)),
+        // KVM that fails to start or hangs (no nested virtualization): emulate instead, and
+        // remember it, so the next guest on this host does not wait for KVM again.
+        Err(e) => {
+            let why = e.to_string();
+            let first = why.lines().next().unwrap_or_default().to_string();
+            memo.remember(&first);
+            tcg(Some(first))
+        }
+    }
+}
+
+/// A KVM that hung or failed once is remembered until the host reboots: a host without
+/// nested virtualization opens /dev/kvm and hangs every guest, and each boot would otherwise
+/// wait `KVM_PROBE` before emulating. The file holds the host's boot id and the reason; a
+/// reboot (a new boot id) or removing the file tries KVM again.
+struct KvmMemo<'a> {
+    path: &'a Path,
+}
+
+impl KvmMemo<'_> {
+    fn boot_id() -> Option<String> {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    /// Why KVM is not tried, when it failed before on this boot of the host.
+    fn recalled(&self) -> Option<String> {
+        let text = std::fs::read_to_string(self.path).ok()?;
+        let (id, why) = text.split_once('\n')?;
+        (Some(id.trim()) == Self::boot_id().as_deref()).then(|| {
+            format!(
+                "{} (earlier on this host since its boot; remove {} to try KVM again)",
+                why.trim(),
+                self.path.display()
+            )
+        })
+    }
+
+    /// Best effort: a memo that cannot be written only costs the next boot its probe.
+    fn remember(&self, why: &str) {
+        if let Some(id) = Self::boot_id() {
+            let _ = std::fs::write(self.path, format!("{id}\n{why}\n"));
+        }
     }
 }
 
@@ -410,17 +457,33 @@ fn alive(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.is_empty())
 }
 
+/// Whether the process has let go of its files: gone, or a zombie. Not `alive`: a process
+/// that is exiting drops its memory (and so its cmdline) before it closes its files, and
+/// QEMU's image locks go with the files, so the next QEMU on the same disks must wait for this.
+fn released(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    matches!(state, Some("Z" | "X" | "x"))
+}
+
+/// SIGKILL, then wait until the process has released its disks. A QEMU whose vCPU threads are
+/// stuck in a hung KVM can take a while to die on a busy host: the bound is generous.
 fn kill_now(pid: u32) {
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
     let t = Instant::now();
-    while alive(pid) && t.elapsed() < Duration::from_secs(10) {
+    while !released(pid) && t.elapsed() < KILL_WAIT {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 fn wait_exit(pid: u32, limit: Duration) -> bool {
     let t = Instant::now();
-    while alive(pid) {
+    while !released(pid) {
         if t.elapsed() > limit {
             return false;
         }
@@ -527,6 +590,7 @@ mod tests {
             forwards: &[(6543, 5432), (6544, 6544)],
             cgroup_procs: &[],
             mem_merge: Some(false),
+            kvm_memo: Path::new("/c/kvm-failed"),
         };
         let cmd = command(&boot, Accel::Tcg);
         let args: Vec<String> = cmd
@@ -560,5 +624,40 @@ mod tests {
         );
         assert!(args.iter().any(|a| a == "tcg,thread=multi,tb-size=128"));
         assert!(args.contains(&"pc,mem-merge=off".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn a_process_has_released_its_disks_only_once_it_is_gone_or_a_zombie() {
+        assert!(
+            !released(std::process::id()),
+            "this process holds its files"
+        );
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        assert!(!released(pid));
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        // Not reaped yet: a zombie, which has closed its files.
+        let t = Instant::now();
+        while !released(pid) && t.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(released(pid), "a killed child is a zombie");
+        child.wait().unwrap();
+        assert!(released(pid), "and then gone");
+    }
+
+    #[test]
+    fn a_kvm_failure_is_remembered_for_this_boot_of_the_host_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kvm-failed");
+        let memo = KvmMemo { path: &path };
+        assert_eq!(memo.recalled(), None, "nothing remembered yet");
+        memo.remember("guest 'a' printed nothing on its console in 10 s");
+        let note = memo.recalled().expect("remembered on this boot");
+        assert!(note.starts_with("guest 'a' printed nothing"), "{note}");
+        assert!(note.contains("to try KVM again"), "{note}");
+        // Another boot of the host (a different boot id) tries KVM again.
+        std::fs::write(&path, "not-this-boot\nwhy\n").unwrap();
+        assert_eq!(memo.recalled(), None);
     }
 }
