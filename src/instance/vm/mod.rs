@@ -12,158 +12,35 @@
 //! pidfile and QMP socket, the guest's stats socket (`stats`), and `state.toml` (the
 //! accelerator used, boot time, guest kernel).
 
+pub mod balloon;
 pub mod config;
 pub(super) mod error;
 pub mod guest_init;
 pub mod image;
+mod kvm_memo;
 pub mod qemu;
 pub mod shared;
 pub mod stats;
+mod types;
 
 use std::path::Path;
 use std::process::Command;
-
-use serde::{Deserialize, Serialize};
 
 use super::checks::ensure_database;
 use super::error::InstanceError;
 use super::record::{self, Layout, Record, Setting};
 use super::settings;
 use super::types::{Instance, InstanceOptions, StartOutcome};
+pub use balloon::{balloon, GuestMemory};
 use config::{ClusterConfig, ConfShape, GuestConfig, GUEST_HBA, GUEST_PORT};
 pub use error::VmError;
 use qemu::VmFiles;
+pub use types::{Accel, GuestInfo, GuestOptions, GuestRecord, GuestState, Hypervisor};
 
 /// A guest's memory when `--memory` is not given.
 pub const DEFAULT_MEMORY: u64 = 1 << 30;
 /// The data disk's size (a sparse file: it costs what PostgreSQL writes).
 const DATA_DISK: &str = "32G";
-
-/// How QEMU runs the guest's CPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Accel {
-    /// Hardware virtualization: the guest runs at native speed.
-    Kvm,
-    /// Software emulation: every guest instruction translated; figures are emulated ones.
-    Tcg,
-}
-
-impl Accel {
-    pub fn name(self) -> &'static str {
-        match self {
-            Accel::Kvm => "kvm",
-            Accel::Tcg => "tcg",
-        }
-    }
-}
-
-/// The hypervisor a managed instance runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Hypervisor {
-    Qemu,
-}
-
-impl Hypervisor {
-    /// The name a run file's `hypervisor` key takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Hypervisor::Qemu => "qemu",
-        }
-    }
-}
-
-/// What the user asked for a guest (`--hypervisor qemu`, `--accel`); `--cpus` (whole vCPUs)
-/// and `--memory` (its RAM) come from the instance options.
-#[derive(Debug, Clone, Default)]
-pub struct GuestOptions {
-    pub accel: Option<Accel>,
-    /// The control group (below `tidebench/`) QEMU runs in, with no limits of its own: a
-    /// consolidation experiment puts its guests below the host group whose memory limit they
-    /// share (real overcommitment).
-    pub cgroup: Option<String>,
-    /// QEMU's `mem-merge` (KSM may merge the guest's memory); absent: QEMU's default (on).
-    pub mem_merge: Option<bool>,
-}
-
-/// The guest part of `instance.toml`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GuestRecord {
-    pub hypervisor: Hypervisor,
-    pub vcpus: u32,
-    pub memory: u64,
-    /// Forced with `--accel`; absent: KVM when it boots, else TCG, chosen at each boot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accel: Option<Accel>,
-    /// The control group QEMU runs in (see [`GuestOptions::cgroup`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<String>,
-    /// QEMU's `mem-merge` as asked; absent: QEMU's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mem_merge: Option<bool>,
-}
-
-impl GuestRecord {
-    /// `guest`'s placement and memory merging laid over this record (what `reconfigure`
-    /// compares and saves); the accelerator is not changed here (`start` refuses that).
-    pub(crate) fn overlay(&mut self, guest: &GuestOptions) {
-        if guest.cgroup.is_some() {
-            self.cgroup = guest.cgroup.clone();
-        }
-        if guest.mem_merge.is_some() {
-            self.mem_merge = guest.mem_merge;
-        }
-    }
-}
-
-/// What the last boot found, in `vm/state.toml`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GuestState {
-    pub accel: Accel,
-    /// Seconds from QEMU's start to the host's first connection to the guest's server.
-    pub ready_secs: f64,
-    /// The guest kernel's release, as the guest itself reported it.
-    pub kernel_release: String,
-    /// The instances this boot serves (one, or a shared VM's members then).
-    #[serde(default)]
-    pub members: Vec<String>,
-    /// Why KVM was not used, when it was tried.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kvm_note: Option<String>,
-    /// Seconds spent building the image at this start (0: it was cached).
-    #[serde(default)]
-    pub image_build_secs: f64,
-    /// The image's size on disk, in bytes.
-    #[serde(default)]
-    pub image_bytes: u64,
-}
-
-/// A guest instance as other rooms see it.
-#[derive(Debug, Clone)]
-pub struct GuestInfo {
-    pub record: GuestRecord,
-    /// The last boot's state (absent before the first boot finished).
-    pub state: Option<GuestState>,
-    pub files: VmFiles,
-}
-
-impl GuestInfo {
-    pub(crate) fn of(layout: &Layout, record: &Record, guest: &GuestRecord) -> GuestInfo {
-        let files = files_of(layout, record);
-        let state = read_state(&files);
-        GuestInfo {
-            record: guest.clone(),
-            state,
-            files,
-        }
-    }
-
-    /// QEMU's pid while the guest runs: the host's view of the VM.
-    pub fn qemu_pid(&self) -> Option<u32> {
-        qemu::running_pid(&self.files)
-    }
-}
 
 /// The guest's files: the instance's own `vm/` dir, or the shared VM's (see [`shared`]).
 fn files_of(layout: &Layout, record: &Record) -> VmFiles {
@@ -453,7 +330,7 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
     let _ = qemu::qmp(
         &files.qmp(),
         &serde_json::json!({"execute": "qom-set", "arguments": {
-            "path": BALLOON_PATH, "property": "guest-stats-polling-interval", "value": 1}}),
+            "path": balloon::BALLOON_PATH, "property": "guest-stats-polling-interval", "value": 1}}),
     );
     let mut state = GuestState {
         accel: booted.accel,
@@ -616,95 +493,6 @@ pub(crate) fn forget(layout: &Layout, record: &Record) {
 }
 
 /// The balloon device in QEMU's object tree (`-device virtio-balloon-pci,id=balloon0`).
-const BALLOON_PATH: &str = "/machine/peripheral/balloon0";
-
-/// The guest's memory as its balloon driver reports it, and the balloon's target, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GuestMemory {
-    /// The memory the guest has now (its RAM less the balloon).
-    pub actual: u64,
-    pub total: Option<u64>,
-    pub available: Option<u64>,
-    pub free: Option<u64>,
-}
-
-impl GuestInfo {
-    /// The guest's memory through QMP (`query-balloon`, the balloon's guest stats); `None`
-    /// when QEMU does not answer.
-    pub fn memory_stats(&self) -> Option<GuestMemory> {
-        let qmp = self.files.qmp();
-        let balloon = qemu::qmp(&qmp, &serde_json::json!({"execute": "query-balloon"})).ok()?;
-        let stats = qemu::qmp(
-            &qmp,
-            &serde_json::json!({"execute": "qom-get", "arguments": {
-                "path": BALLOON_PATH, "property": "guest-stats"}}),
-        )
-        .ok();
-        let stat = |name: &str| {
-            stats
-                .as_ref()
-                .and_then(|s| s.get("stats"))
-                .and_then(|s| s.get(name))
-                .and_then(|v| v.as_u64())
-        };
-        Some(GuestMemory {
-            actual: balloon.get("actual").and_then(|a| a.as_u64())?,
-            total: stat("stat-total-memory"),
-            available: stat("stat-available-memory"),
-            free: stat("stat-free-memory"),
-        })
-    }
-}
-
-/// How long the guest's balloon driver gets to reach a new target.
-const BALLOON_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Sets the guest's memory through its virtio balloon (QMP `balloon`) and waits until the
-/// guest has given (or taken back) the pages; returns the memory the guest then has, as
-/// QMP's `query-balloon` reports it. The target is clamped by QEMU to the guest's RAM.
-pub fn balloon(instance: &Instance, bytes: u64) -> Result<u64, InstanceError> {
-    let guest = instance.guest().ok_or_else(|| VmError::NotAVm {
-        name: instance.name.clone(),
-    })?;
-    if guest.qemu_pid().is_none() {
-        return Err(InstanceError::NotRunning {
-            name: instance.name.clone(),
-        });
-    }
-    let target = bytes.min(guest.record.memory);
-    let qmp = guest.files.qmp();
-    let fail = |message: String| -> InstanceError {
-        VmError::Balloon {
-            name: instance.name.clone(),
-            message,
-        }
-        .into()
-    };
-    qemu::qmp(
-        &qmp,
-        &serde_json::json!({"execute": "balloon", "arguments": {"value": target}}),
-    )
-    .map_err(fail)?;
-    let started = std::time::Instant::now();
-    loop {
-        let now =
-            qemu::qmp(&qmp, &serde_json::json!({"execute": "query-balloon"})).map_err(fail)?;
-        let actual = now.get("actual").and_then(|a| a.as_u64()).unwrap_or(0);
-        // The driver moves in pages; within 1% of the target is there.
-        if actual.abs_diff(target) <= target / 100 {
-            return Ok(actual);
-        }
-        if started.elapsed() > BALLOON_WAIT {
-            return Err(fail(format!(
-                "the guest holds {actual} bytes after {}s, not the {target} asked for; it may \
-                 not be able to give more (try a larger size)",
-                BALLOON_WAIT.as_secs()
-            )));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
