@@ -800,7 +800,9 @@ on that side of 1; improved likewise the other way; otherwise within noise. A ve
 a side (a dir of results dirs, e.g. one per repetition): with fewer, the metric is described, never
 judged, and never fails.
 
-Thresholds (default: tps, headline and cpu -5%; p50, p95, p99 +10%), most specific wins:
+Without --fail-on every metric is judged at its default threshold (tps, headline and cpu -5%;
+p50, p95, p99 +10%); with --fail-on only the metrics it selects are (the others are described),
+and the most specific one wins:
   --fail-on tps:-3%                  every throughput figure (the run's, each type's, each group's)
   --fail-on p95:+10%                 every p95
   --fail-on type:new_order:p99:+5%   one type's p99 (group:NAME:METRIC for a group)

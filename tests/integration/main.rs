@@ -47,6 +47,7 @@ mod tpce_txns;
 mod tpch;
 mod tpcv;
 mod transactions;
+mod verdict;
 mod vm;
 mod vm_consolidate;
 mod vm_experiments;

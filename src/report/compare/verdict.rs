@@ -145,7 +145,8 @@ pub struct Judged {
     pub note: Option<String>,
 }
 
-/// Judges every figure the baseline and a compared side both have.
+/// Judges every figure the baseline and a compared side both have: at the default thresholds
+/// when no `--fail-on` is given, else only the figures a `--fail-on` selects.
 pub fn judge(sides: &[Figures], thresholds: &[Threshold]) -> Vec<Judged> {
     let Some((base, others)) = sides.split_first() else {
         return Vec::new();
@@ -160,13 +161,19 @@ pub fn judge(sides: &[Figures], thresholds: &[Threshold]) -> Vec<Judged> {
             if b.is_empty() || (key == "headline" && base.headline != other.headline) {
                 continue;
             }
-            let pct = threshold_for(key, thresholds).unwrap_or(metric.default_pct);
+            // With `--fail-on` given, only what it selects is judged: the rest is described.
+            let chosen = threshold_for(key, thresholds);
+            let pct = chosen.unwrap_or(metric.default_pct);
             let signed = if metric.worse == Worse::Lower {
                 -pct
             } else {
                 pct
             };
             let mut j = judge_one(a, b, signed);
+            if chosen.is_none() && !thresholds.is_empty() && j.decision != Decision::NotJudged {
+                j.decision = Decision::NotJudged;
+                j.note = Some("no --fail-on selects it".into());
+            }
             j.metric = key.clone();
             j.unit = metric.unit;
             j.side = i + 1;

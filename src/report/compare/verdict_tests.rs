@@ -124,8 +124,11 @@ fn the_most_specific_threshold_wins() {
     for (_, v) in &mut other.values {
         *v = vec![96.0; 3];
     }
+    let mut base = base;
+    base.values.push(("p95".into(), vec![1.0; 3]));
+    other.values.push(("p95".into(), vec![2.0; 3]));
     let t = ["tps:-5%", "type:y:tps:-3%"].map(|s| s.parse::<Threshold>().unwrap());
-    let judged = judge(&[base, other], &t);
+    let judged = judge(&[base.clone(), other.clone()], &t);
     let said: Vec<(&str, Decision, f64)> = judged
         .iter()
         .map(|j| (j.metric.as_str(), j.decision, j.threshold_pct))
@@ -136,9 +139,15 @@ fn the_most_specific_threshold_wins() {
             ("tps", Decision::WithinNoise, -5.0),
             ("type:x:tps", Decision::WithinNoise, -5.0),
             ("type:y:tps", Decision::Regressed, -3.0),
+            // Doubled, but no --fail-on names it: described only.
+            ("p95", Decision::NotJudged, 10.0),
         ]
     );
     assert!(regressed(&judged));
+    // Without --fail-on every figure is judged at its default.
+    let all = judge(&[base, other], &[]);
+    let p95 = all.iter().find(|j| j.metric == "p95").unwrap();
+    assert_eq!(p95.decision, Decision::Regressed);
 }
 
 /// A small synthetic run whose transaction counts scale with `samples`.
