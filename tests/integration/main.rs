@@ -48,6 +48,7 @@ mod tpch;
 mod tpcv;
 mod transactions;
 mod verdict;
+mod versions;
 mod vm;
 mod vm_consolidate;
 mod vm_experiments;
