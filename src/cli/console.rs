@@ -64,7 +64,7 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
         out.push_str(&rules_table(&s.type_rules));
     }
     out.push_str(&ratio_lines(&s.ratio_rules));
-    if let Some(table) = types::types_table(s) {
+    if let Some(table) = types::types_table(s, dir) {
         out.push_str(&table);
     }
     if let Some(table) = types::commands_table(s) {

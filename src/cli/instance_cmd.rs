@@ -30,7 +30,8 @@ Examples:
   tidebench instance start db1 --hypervisor qemu --vm host1/vm1 --cpus 2 --memory 2GiB
   tidebench instance start db2 --hypervisor qemu --vm host1/vm1    # a second server in vm1
   tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off
-  tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA";
+  tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA
+  tidebench instance start pg18 --pg-bin /opt/pg18/bin   # another PostgreSQL build";
 
 const DSN_AFTER_HELP: &str = "\
 Examples:
@@ -73,6 +74,11 @@ pub enum InstanceCommand {
         /// KVM guest boots, else TCG
         #[arg(long, value_enum, requires = "hypervisor")]
         accel: Option<instance::vm::Accel>,
+        /// The PostgreSQL build to run: a dir holding its initdb, pg_ctl and postgres (default:
+        /// $TIDEBENCH_PG_BIN, pg_config, PATH, then /usr/lib/postgresql's newest); kept in the
+        /// instance's record, so one instance per build (A/B of two builds: two instances)
+        #[arg(long, value_name = "DIR")]
+        pg_bin: Option<std::path::PathBuf>,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
@@ -130,8 +136,10 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             ssl,
             hypervisor,
             accel,
+            pg_bin,
         } => {
             let opts = InstanceOptions {
+                pg_bin,
                 port,
                 settings,
                 cpus,

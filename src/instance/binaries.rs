@@ -16,6 +16,16 @@ pub(crate) fn is_bin_dir(dir: &Path) -> bool {
     SERVER_PROGRAMS.iter().all(|p| dir.join(p).is_file())
 }
 
+/// The directory `--pg-bin` names, when it holds the server binaries.
+pub(crate) fn given(dir: &Path) -> Result<PathBuf, InstanceError> {
+    if is_bin_dir(dir) {
+        return Ok(dir.to_path_buf());
+    }
+    Err(InstanceError::PgBinFlag {
+        dir: dir.to_path_buf(),
+    })
+}
+
 /// Finds the directory holding the server binaries.
 pub(crate) fn find() -> Result<PathBuf, InstanceError> {
     if let Some(dir) = std::env::var_os("TIDEBENCH_PG_BIN").filter(|d| !d.is_empty()) {

@@ -20,7 +20,10 @@ pub(super) fn create(
     name: &str,
     opts: &InstanceOptions,
 ) -> Result<Instance, InstanceError> {
-    let bin = binaries::find()?;
+    let bin = match &opts.pg_bin {
+        Some(dir) => binaries::given(dir)?,
+        None => binaries::find()?,
+    };
     let user = os_user::for_new_instance()?;
     prepare_home(layout, &user)?;
     let cgroups = if opts.cpus.is_some() || opts.memory.is_some() || opts.vm.is_some() {

@@ -23,6 +23,13 @@ pub enum InstanceError {
     )]
     PgBinDir { dir: PathBuf },
 
+    #[error(
+        "--pg-bin {} does not hold pg_ctl, initdb and postgres; give the bin dir of a PostgreSQL \
+         build (where `pg_config --bindir` points)",
+        .dir.display()
+    )]
+    PgBinFlag { dir: PathBuf },
+
     #[error("{} is damaged ({message}); fix it by hand or remove the instance directory", .path.display())]
     RecordDamaged { path: PathBuf, message: String },
 

@@ -198,6 +198,7 @@ mod tests {
             vm: None,
             ssl: false,
             guest: None,
+            pg_bin: None,
         };
         let out = with_options(&record(), &opts);
         assert_eq!(out.cpus, Some(1.0));

@@ -131,9 +131,16 @@ impl Record {
             false => Vec::new(),
         };
         // pg_stat_statements for the wait sampler's statement deltas (issue 41), where the
-        // binaries have it; a `--set shared_preload_libraries` comes later and wins.
-        let module = self.pg_bin_dir.join("../lib/pg_stat_statements.so");
-        if module.exists() {
+        // binaries have it; a `--set shared_preload_libraries` comes later and wins. Debian's
+        // packages keep contrib in lib/, a build from source (and the server packages
+        // `make test-versions` uses) in lib/postgresql/.
+        let has_module = ["../lib", "../lib/postgresql"].iter().any(|d| {
+            self.pg_bin_dir
+                .join(d)
+                .join("pg_stat_statements.so")
+                .exists()
+        });
+        if has_module {
             settings.push((
                 "shared_preload_libraries".into(),
                 "pg_stat_statements".into(),
@@ -185,6 +192,17 @@ impl Record {
                 show_vm(self.vm.as_deref()),
                 show_vm(opts.vm.as_deref()),
             ));
+        }
+        if let Some(dir) = &opts.pg_bin {
+            let same = |a: &std::path::Path, b: &std::path::Path| {
+                a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+            };
+            if !same(dir, &self.pg_bin_dir) {
+                return Err(conflict(
+                    format!("--pg-bin {}", self.pg_bin_dir.display()),
+                    format!("--pg-bin {}", dir.display()),
+                ));
+            }
         }
         if opts.ssl && !self.ssl {
             return Err(conflict("no --ssl".into(), "--ssl".into()));

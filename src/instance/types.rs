@@ -61,6 +61,8 @@ pub struct InstanceOptions {
     pub ssl: bool,
     /// A real VM (`--hypervisor qemu`): `cpus` are then its vCPUs, `memory` its RAM.
     pub guest: Option<vm::GuestOptions>,
+    /// The server binaries' dir (`--pg-bin`), instead of where `binaries::find` looks.
+    pub pg_bin: Option<std::path::PathBuf>,
 }
 
 impl InstanceOptions {

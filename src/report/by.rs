@@ -83,8 +83,13 @@ struct Acc {
     latency: Option<Histogram<u64>>,
 }
 
-/// The re-aggregated table as text. `all` keeps ramp-up/down rows.
-pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> {
+/// The measured (or, with `all`, every) interval rows summed per value of `dims`, with the
+/// total count of transactions they hold.
+fn accumulate(
+    dir: &Path,
+    dims: &[Dim],
+    all: bool,
+) -> Result<(BTreeMap<Vec<String>, Acc>, u64), String> {
     let mut groups: BTreeMap<Vec<String>, Acc> = BTreeMap::new();
     let mut total = 0u64;
     let ms = |s: f64| (s * 1000.0).round() as i64;
@@ -109,6 +114,55 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
                 .add(&row.latency);
         }
     }
+    Ok((groups, total))
+}
+
+impl Acc {
+    /// Committed + expected rollbacks per second of the windows the rows cover.
+    fn tps(&self) -> f64 {
+        let secs: f64 = self.windows.values().sum();
+        let ok = self.committed + self.expected_rollback;
+        if secs > 0.0 {
+            ok as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One value of a dimension over the measured window: its rate and its latency histogram
+/// (µs) merged from the interval rows, so its percentiles are exact.
+pub struct Merged {
+    pub name: String,
+    pub tps: f64,
+    pub latency: Option<Histogram<u64>>,
+}
+
+impl Merged {
+    /// The latency at quantile `q` in ms; `None` without successful transactions.
+    pub fn ms_at(&self, q: f64) -> Option<f64> {
+        self.latency
+            .as_ref()
+            .map(|h| h.value_at_quantile(q) as f64 / 1000.0)
+    }
+}
+
+/// The measured window per value of `dim` (each type, each group), in name order.
+pub fn merged(dir: &Path, dim: Dim) -> Result<Vec<Merged>, String> {
+    let (groups, _) = accumulate(dir, &[dim], false)?;
+    Ok(groups
+        .into_iter()
+        .map(|(key, acc)| Merged {
+            name: key.concat(),
+            tps: acc.tps(),
+            latency: acc.latency,
+        })
+        .collect())
+}
+
+/// The re-aggregated table as text. `all` keeps ramp-up/down rows.
+pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> {
+    let (groups, total) = accumulate(dir, dims, all)?;
     let mut out = String::new();
     let mut head: Vec<String> = dims.iter().map(|d| d.column().to_string()).collect();
     head.extend(
@@ -135,8 +189,6 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
     };
     let _ = writeln!(out, "{}", line(&head));
     for (key, acc) in &groups {
-        let secs: f64 = acc.windows.values().sum();
-        let ok = acc.committed + acc.expected_rollback;
         let ms = |q: f64| {
             acc.latency.as_ref().map_or("-".to_string(), |h| {
                 format!("{:.3}", h.value_at_quantile(q) as f64 / 1000.0)
@@ -154,10 +206,7 @@ pub fn aggregate(dir: &Path, dims: &[Dim], all: bool) -> Result<String, String> 
                 acc.count as f64 * 100.0 / total as f64
             }
         ));
-        cells.push(format!(
-            "{:.1}",
-            if secs > 0.0 { ok as f64 / secs } else { 0.0 }
-        ));
+        cells.push(format!("{:.1}", acc.tps()));
         cells.push(
             acc.latency
                 .as_ref()

@@ -157,6 +157,7 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         memory: decl.memory_bytes,
         vm: decl.vm.clone(),
         ssl: decl.ssl,
+        pg_bin: None,
         guest: decl
             .hypervisor
             .as_ref()

@@ -47,6 +47,8 @@ mod tpce_txns;
 mod tpch;
 mod tpcv;
 mod transactions;
+mod verdict;
+mod versions;
 mod vm;
 mod vm_consolidate;
 mod vm_experiments;

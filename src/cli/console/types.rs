@@ -3,12 +3,15 @@
 //! per command of each script when the run timed them (pgbench's `-r`).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
+use crate::report::by::{self, Dim};
 use crate::results::Summary;
 
 /// The table, or None when fewer than two drawn types ran or the spec-rules table already
-/// lists the types (TPC-C, tpce).
-pub fn types_table(s: &Summary) -> Option<String> {
+/// lists the types (TPC-C, tpce). A type run on several targets has its latency from the
+/// histograms of results dir `dir` merged (issue 55), as `report --by type` merges them.
+pub fn types_table(s: &Summary, dir: &Path) -> Option<String> {
     let drawn: Vec<_> = s.mix.iter().filter(|t| !t.emulated).collect();
     if drawn.len() < 2 || !s.type_rules.is_empty() {
         return None;
@@ -19,6 +22,19 @@ pub fn types_table(s: &Summary) -> Option<String> {
         "{:<20} {:>8} {:>12} {:>10} {:>8} {:>10} {:>10}",
         "type", "mix %", "transactions", "tps", "failed", "mean ms", "p95 ms"
     );
+    // Read only when some type ran on several targets: it streams every interval's histogram.
+    let several = |t: &str| {
+        s.by_target_and_type
+            .iter()
+            .filter(|r| r.txn_type == t)
+            .count()
+            > 1
+    };
+    let merged = if drawn.iter().any(|t| several(&t.txn_type)) {
+        by::merged(dir, Dim::Type).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     for t in drawn {
         let rows: Vec<_> = s
             .by_target_and_type
@@ -26,17 +42,18 @@ pub fn types_table(s: &Summary) -> Option<String> {
             .filter(|r| r.txn_type == t.txn_type)
             .collect();
         let failed: u64 = rows.iter().map(|r| r.stats.failed).sum();
-        // Percentiles of one type over several targets would need their histograms merged;
-        // the report has them (`report --by type`), the terminal shows one target's only.
+        let none = || ("-".to_string(), "-".to_string());
         let (mean, p95) = match rows.as_slice() {
-            [one] => one
-                .stats
-                .latency_ms
-                .as_ref()
-                .map_or(("-".into(), "-".into()), |l| {
-                    (format!("{:.3}", l.mean), format!("{:.3}", l.p95))
+            [one] => one.stats.latency_ms.as_ref().map_or_else(none, |l| {
+                (format!("{:.3}", l.mean), format!("{:.3}", l.p95))
+            }),
+            _ => merged
+                .iter()
+                .find(|m| m.name == t.txn_type)
+                .and_then(|m| Some((m.latency.as_ref()?.mean() / 1000.0, m.ms_at(0.95)?)))
+                .map_or_else(none, |(mean, p95)| {
+                    (format!("{mean:.3}"), format!("{p95:.3}"))
                 }),
-            _ => ("-".to_string(), "-".to_string()),
         };
         let _ = writeln!(
             out,

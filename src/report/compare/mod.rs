@@ -1,11 +1,15 @@
 //! `tidebench compare`: results dirs side by side. Each page is a file of its own: the
 //! headline numbers of runs ([`runs`], also the text-table helper the others share), the
 //! medians of experiment dirs ([`experiment`]), the profiles ([`profile`]) and the wait
-//! profiles ([`waits`]) of compared runs.
+//! profiles ([`waits`]) of compared runs; the verdict per figure ([`verdict`], over the
+//! [`figures`] of each side's runs) and its formats ([`verdict_out`]).
 
 pub mod experiment;
+pub mod figures;
 pub mod profile;
 pub mod runs;
+pub mod verdict;
+pub mod verdict_out;
 pub mod waits;
 
 pub use runs::{html, sides, table, Side, Spread};

@@ -1,7 +1,7 @@
 //! `tidebench compare DIR...`: the headline numbers of two or more sides side by side, each
 //! with its ratio to the first side (the baseline). A side is one results dir, or an
-//! experiment dir holding several (repeated runs): then it shows the median and the min–max,
-//! and calls a difference "within noise" when the two sides' ranges overlap.
+//! experiment dir holding several (repeated runs): then it shows the median and the min–max.
+//! Whether a difference is noise is the verdict's to say ([`super::verdict`]), not this table's.
 //!
 //! The workload's headline (TPC-C's NOTPM, tpce's tpsE or tpsV) comes first when a side has
 //! one. Headlines are compared when they count the same type in the same unit as the first
@@ -148,7 +148,7 @@ pub fn sides(dirs: &[PathBuf]) -> Result<Vec<Side>, String> {
     Ok(out)
 }
 
-/// One cell: value (median [min–max] for repeated runs), ratio to the baseline, noise mark.
+/// One cell: value (median [min–max] for repeated runs) and its ratio to the baseline.
 fn cell(sides: &[Side], side: usize, metric: usize) -> (String, String) {
     let Some(s) = sides[side].spread(metric) else {
         return ("-".into(), String::new());
@@ -159,15 +159,7 @@ fn cell(sides: &[Side], side: usize, metric: usize) -> (String, String) {
         num(s.median)
     };
     let ratio = match sides[0].spread(metric) {
-        Some(base) if base.median != 0.0 => {
-            let mut r = format!("{:.2}", s.median / base.median);
-            let repeated =
-                sides[0].values[metric].len() > 1 || sides[side].values[metric].len() > 1;
-            if side > 0 && repeated && s.min <= base.max && base.min <= s.max {
-                r.push_str(" (within noise)");
-            }
-            r
-        }
+        Some(base) if base.median != 0.0 => format!("{:.2}", s.median / base.median),
         Some(_) if s.median == 0.0 => "1.00".into(),
         _ => "-".into(),
     };
@@ -286,7 +278,7 @@ pub fn html(sides: &[Side]) -> String {
         p.push_str("</tr>\n");
     }
     p.push_str(
-        "</table>\n<p>Repeated runs show median [min–max]; \"within noise\" means the two ranges overlap.</p>\
+        "</table>\n<p>Repeated runs show median [min–max]; the verdict below says which differences are noise.</p>\
          </body></html>\n",
     );
     p
@@ -354,14 +346,14 @@ mod tests {
     }
 
     #[test]
-    fn ratios_to_the_first_and_noise() {
+    fn ratios_to_the_first() {
         let sides = [
             side("a", &[100.0, 90.0, 110.0]),
             side("b", &[105.0, 95.0, 120.0]),
         ];
         let t = table(&sides);
         assert!(t.contains("1.00"), "{t}");
-        assert!(t.contains("1.05 (within noise)"), "{t}");
+        assert!(t.contains("1.05") && !t.contains("noise"), "{t}");
         assert!(t.contains("100 [90–110]"), "{t}");
         let apart = [side("a", &[100.0, 101.0]), side("b", &[200.0, 201.0])];
         let t = table(&apart);
