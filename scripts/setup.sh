@@ -99,6 +99,15 @@ if [ "${1:-}" = "--test" ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
   fi
 
+  # Runs through a connection pooler (issue 57): the tests put Debian's pgbouncer in
+  # transaction mode in front of a managed instance.
+  if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ] &&
+     command -v apt-get >/dev/null 2>&1; then
+    say "installing pgbouncer (runs through a transaction-mode pooler are tested)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null
+  fi
+
   # The Slurm launcher's test runs a one-node cluster on localhost (scripts/slurm-local.sh up
   # starts it): Debian's slurm-wlm and munge.
   if ! command -v slurmctld >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then

@@ -357,7 +357,8 @@ pub struct RunArgs {
     /// A new session for every transaction, as pgbench's -C; the time to open them is reported as the average connection time
     #[arg(short = 'C', long)]
     pub connect: bool,
-    /// Statement protocol: simple, extended or prepared [default: prepared]
+    /// Statement protocol: simple, extended or prepared [default: prepared; extended behind a
+    /// connection pooler in transaction mode, which loses named statements]
     #[arg(short = 'M', long, value_enum)]
     pub protocol: Option<ProtocolName>,
     /// Target total rate in transactions/s (Poisson schedule; latency counts from the schedule)

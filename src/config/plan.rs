@@ -193,6 +193,11 @@ pub struct RunPlan {
     /// Driver threads; clients are sharded over them (pgbench's `-j`).
     pub jobs: u32,
     pub protocol: ProtocolName,
+    /// The protocol was not asked for (`protocol` holds the default, `prepared`): behind a
+    /// connection pooler that shares server sessions, the runner sends unnamed statements
+    /// (`extended`) instead (issue 57). Not written: `runtime.toml` records the protocol run.
+    #[serde(default, skip_serializing)]
+    pub protocol_default: bool,
     /// Shared mode: total scheduled transactions per second over all clients (Poisson arrivals).
     pub rate: Option<f64>,
     /// pgbench's `-t`: each client runs this many transactions, then ends; the run ends

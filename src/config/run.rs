@@ -143,6 +143,7 @@ pub fn validate_run(
         clients,
         jobs,
         protocol: raw.protocol.unwrap_or(ProtocolName::Prepared),
+        protocol_default: raw.protocol.is_none(),
         rate: raw.rate,
         transactions,
         connect: raw.connect.unwrap_or(false),

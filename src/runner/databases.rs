@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use tokio_postgres::types::Type;
+
 use crate::config::OptionValues;
 use crate::driver::session::EndCounts;
 use crate::event::{Event, Sink};
@@ -39,6 +41,9 @@ struct Db {
     /// The `application_name`s its targets' connection strings give (besides tidebench's
     /// own `tidebench/GROUP/SET`), to know the run's sessions in `pg_stat_activity`.
     app_names: Vec<String>,
+    /// Reached through a connection pooler that shares server sessions (issue 57): its
+    /// count is not compared (see [`Databases::mark_pooled`]).
+    pooled: bool,
 }
 
 struct Server {
@@ -100,6 +105,7 @@ impl Databases {
                     checked: Vec::new(),
                     idle: XactCounters::default(),
                     app_names: vec![app_name],
+                    pooled: false,
                 }),
             }
         }
@@ -149,6 +155,33 @@ impl Databases {
         Ok(ready)
     }
 
+    /// Marks the databases reached at `server_key` as behind a connection pooler that shares
+    /// server sessions. Their server count is not compared: the pooler's server sessions
+    /// outlive the run's (so a backend's counters may reach the statistics up to 10 s after
+    /// its last transaction, PostgreSQL 15's idle flush), and it opens them when it likes (each
+    /// one a commit no client made).
+    pub fn mark_pooled(&mut self, server_key: &(String, u16)) {
+        for d in &mut self.dbs {
+            let key = self.servers[d.server].stats.target().server_key();
+            d.pooled |= key == *server_key;
+        }
+    }
+
+    /// (label, database) of each server whose statistics session was refused every database
+    /// but a measured one (issue 39; behind a pooler, issue 57).
+    pub fn stats_on_measured(&self) -> Vec<(String, String)> {
+        self.servers
+            .iter()
+            .enumerate()
+            .filter(|(s, server)| {
+                self.dbs
+                    .iter()
+                    .any(|d| d.server == *s && d.dbname == server.stats.dbname())
+            })
+            .map(|(_, server)| (server.label.clone(), server.stats.dbname().to_string()))
+            .collect()
+    }
+
     /// Each server's label and statistics session (a session to another database than the
     /// measured ones: what it runs never counts).
     pub fn stats_sessions(&self) -> impl Iterator<Item = (&str, &tokio_postgres::Client)> {
@@ -181,7 +214,7 @@ impl Databases {
         let mut out = Vec::with_capacity(self.servers.len());
         for s in &self.servers {
             let client = s.stats.client();
-            let backend_pid = match client.query_one("SELECT pg_backend_pid()", &[]).await {
+            let backend_pid = match client.query_typed_one("SELECT pg_backend_pid()", &[]).await {
                 Ok(row) => row
                     .try_get::<_, i32>(0)
                     .ok()
@@ -190,7 +223,7 @@ impl Databases {
             };
             // Readable by superusers and pg_read_all_settings only: an error is "unknown".
             let data_directory = match client
-                .query_one("SELECT current_setting('data_directory')", &[])
+                .query_typed_one("SELECT current_setting('data_directory')", &[])
                 .await
             {
                 Ok(row) => row.try_get::<_, String>(0).ok(),
@@ -212,6 +245,9 @@ impl Databases {
             s.reset_before = server::stats_reset(s.stats.client()).await;
         }
         for d in 0..self.dbs.len() {
+            if self.dbs[d].pooled {
+                continue;
+            }
             let stats = self.servers[self.dbs[d].server].stats.client();
             wait_for_no_sessions(stats, &self.dbs[d].dbname, &self.dbs[d].app_names).await;
             self.dbs[d].idle =
@@ -269,6 +305,14 @@ impl Databases {
         let (restarted, down) = self.probe_servers(deadline).await;
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
+            if d.pooled {
+                events.send(Event::Warning(format!(
+                    "{} is reached through a connection pooler, whose server sessions outlive \
+                     the run's and are opened as it likes, so the server's count is not compared",
+                    d.label
+                )));
+                continue;
+            }
             if let Some(e) = &down[d.server] {
                 events.send(Event::Warning(format!(
                     "could not read the counters of {} after the run: {e}",
@@ -434,10 +478,10 @@ async fn wait_for_no_sessions(stats: &tokio_postgres::Client, dbname: &str, app_
     let deadline = Instant::now() + SETTLE_TIMEOUT;
     while Instant::now() < deadline {
         let row = stats
-            .query_one(
+            .query_typed_one(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 \
                  AND (application_name LIKE 'tidebench%' OR application_name = ANY($2))",
-                &[&dbname, &app_names],
+                &[(&dbname, Type::TEXT), (&app_names, Type::TEXT_ARRAY)],
             )
             .await;
         match row {

@@ -44,6 +44,17 @@ pub enum RunError {
         clients: usize,
         shards: u32,
     },
+    /// `-M prepared` through a connection pooler that loses named statements when it hands a
+    /// session another server session (issue 57).
+    #[error(
+        "-M prepared: target '{target}' is reached through a connection pooler that hands each \
+         session other server sessions and does not carry named prepared statements to them \
+         (one prepared on a server session was missing on the next), so the run's statements \
+         would fail; use -M extended or -M simple (unnamed statements pass any pooler), or a \
+         pooler that carries them (pgbouncer 1.21 or later with max_prepared_statements above \
+         0, or pool_mode = session)"
+    )]
+    PreparedThroughPooler { target: String },
     /// The test knob `TIDEBENCH_CLOCK_SKEW` holds no duration.
     #[error("TIDEBENCH_CLOCK_SKEW={value}: {message}")]
     ClockSkewKnob { value: String, message: String },
@@ -185,6 +196,7 @@ impl RunError {
                 | RunError::Layout(_)
                 | RunError::EmptyShard { .. }
                 | RunError::ClockSkewKnob { .. }
+                | RunError::PreparedThroughPooler { .. }
         )
     }
 

@@ -18,6 +18,7 @@ mod databases;
 mod drive;
 mod error;
 mod finish;
+mod pooler;
 mod prepare;
 mod profiling;
 mod shard;
@@ -44,7 +45,7 @@ pub struct RunOutcome {
 /// resolve targets → check readiness → build the workloads and the layout → baseline and
 /// drive → finish.
 pub async fn run(
-    plan: RunPlan,
+    mut plan: RunPlan,
     home: &Home,
     stop: Stop,
     events: Arc<dyn Sink>,
@@ -84,6 +85,7 @@ pub async fn run(
         }
     }
     let mut dbs = Databases::open(&targets.resolved).await?;
+    pooler::settle(&mut plan, &targets.resolved, &mut dbs, &*events).await?;
     let readies = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;
     let scales: Vec<u32> = readies.iter().map(|r| r.scale).collect();
     let server_facts = targets::with_guests(dbs.server_facts().await?, &targets, home, &*events)?;

@@ -5,16 +5,20 @@
 //! Each server is read over its own session to a database no target measures (see
 //! `sampler::server`: a statement is a transaction and would count in the measured database's
 //! `xact_commit`). One round is two statements per server, whatever the number of databases,
-//! prepared once and sent together: one round trip per server (on a loaded 2-core host each
-//! round trip waits for a busy server's backend to be scheduled, about a millisecond).
+//! sent together: one round trip per server (on a loaded 2-core host each round trip waits
+//! for a busy server's backend to be scheduled, about a millisecond). They are unnamed
+//! (Parse, Bind and Execute in one message train), so they pass a connection pooler in
+//! transaction mode, where a statement prepared on one server session is missing on the next
+//! (issue 57); parsing them again each round costs the server microseconds.
 //!
 //! A server that restarts (crash recovery after an OOM kill ends every session) is read on:
-//! a round that finds the session closed opens it again and prepares the statements anew.
+//! a round that finds the session closed opens it again and reads its version anew.
 //! The counters start from zero after such a restart (PostgreSQL resets its statistics).
 
 use std::collections::BTreeMap;
 
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::types::Type;
+use tokio_postgres::Client;
 
 use crate::results::system::SERVER_COUNTERS;
 use crate::target::{describe_pg_error, ResolvedTarget};
@@ -60,9 +64,9 @@ c.buffers_written::float8, b.buffers_clean::float8, NULL::float8, b.buffers_allo
 pub struct ServerProbe {
     pub source: String,
     session: StatsSession,
-    db_statement: Statement,
-    server_statement: Statement,
-    /// The statements belong to a session that is gone: prepare them on the new one.
+    /// The server's statement, for its version.
+    server_sql: String,
+    /// The session was opened again: read the server's version anew.
     stale: bool,
     dbnames: Vec<String>,
     /// dbname → `db:<label>` sources (several targets may share a database).
@@ -84,15 +88,14 @@ pub async fn open(targets: &[ResolvedTarget]) -> Result<Vec<ServerProbe>, String
                 let session = StatsSession::open(t, targets)
                     .await
                     .map_err(|e| format!("sampler: {e}"))?;
-                let (db_statement, server_statement) = prepare(session.client(), &t.label)
+                let server_sql = server_sql(session.client(), &t.label)
                     .await
                     .map_err(|e| format!("sampler: {e}"))?;
                 keys.push(k);
                 probes.push(ServerProbe {
                     source: format!("server:{}", t.label),
                     session,
-                    db_statement,
-                    server_statement,
+                    server_sql,
                     stale: false,
                     dbnames: Vec::new(),
                     sources: BTreeMap::new(),
@@ -114,10 +117,11 @@ pub async fn open(targets: &[ResolvedTarget]) -> Result<Vec<ServerProbe>, String
     Ok(probes)
 }
 
-/// Prepares a round's two statements on a stats session to the server of target `label`.
-async fn prepare(client: &Client, label: &str) -> Result<(Statement, Statement), String> {
+/// The server statement of a round on a stats session to the server of target `label`.
+async fn server_sql(client: &Client, label: &str) -> Result<String, String> {
+    // Unnamed, as every statement here (see the module header).
     let version: i32 = client
-        .query_one("SELECT current_setting('server_version_num')::int", &[])
+        .query_typed_one("SELECT current_setting('server_version_num')::int", &[])
         .await
         .and_then(|r| r.try_get(0))
         .map_err(|e| {
@@ -134,18 +138,7 @@ async fn prepare(client: &Client, label: &str) -> Result<(Statement, Statement),
     } else {
         (SERVER_SQL, "FROM pg_stat_bgwriter")
     };
-    let cannot_prepare = |e: tokio_postgres::Error| {
-        format!(
-            "cannot prepare the counters' queries on '{label}': {}",
-            describe_pg_error(&e)
-        )
-    };
-    let db_statement = client.prepare(DB_SQL).await.map_err(cannot_prepare)?;
-    let server_statement = client
-        .prepare(&format!("{head}{WAL_BYTES} {from}"))
-        .await
-        .map_err(cannot_prepare)?;
-    Ok((db_statement, server_statement))
+    Ok(format!("{head}{WAL_BYTES} {from}"))
 }
 
 impl ServerProbe {
@@ -154,7 +147,7 @@ impl ServerProbe {
         self.session.reopened()
     }
 
-    /// Opens the stats session again if the server closed it, and prepares the statements
+    /// Opens the stats session again if the server closed it, and reads the server's version
     /// anew; the hit ratio starts over (the server's counters did).
     async fn revive(&mut self) -> Result<(), String> {
         if self.session.is_closed() {
@@ -166,11 +159,9 @@ impl ServerProbe {
             self.last_blocks.clear();
         }
         if self.stale {
-            let (db, server) = prepare(self.session.client(), self.session.label())
+            self.server_sql = server_sql(self.session.client(), self.session.label())
                 .await
                 .map_err(|e| format!("cannot read counters of {}: {e}", self.source))?;
-            self.db_statement = db;
-            self.server_statement = server;
             self.stale = false;
         }
         Ok(())
@@ -189,11 +180,12 @@ impl ServerProbe {
             )
         };
         // Both statements are in flight at once: tokio-postgres pipelines them on the session.
-        let dbnames: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&self.dbnames];
+        let dbnames: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 1] =
+            [(&self.dbnames, Type::TEXT_ARRAY)];
         let client = self.session.client();
         let (rows, server_row) = tokio::join!(
-            client.query(&self.db_statement, &dbnames),
-            client.query_one(&self.server_statement, &[])
+            client.query_typed(DB_SQL, &dbnames),
+            client.query_typed_one(&self.server_sql, &[])
         );
         let rows = rows.map_err(fail)?;
         for row in rows {

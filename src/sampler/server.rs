@@ -17,6 +17,8 @@
 //!   (a Parse…Sync to prepare statements) run in an implicit transaction that counts as a commit.
 //! - Each read is its own statement, hence its own transaction: PostgreSQL 15 caches statistics
 //!   for the length of a transaction (`stats_fetch_consistency = cache`), never across two.
+//! - Every statement is unnamed (`query_typed`): behind a connection pooler in transaction
+//!   mode a statement prepared on one server session is missing on the next (issue 57).
 //! - A server that restarts (crash recovery after an OOM kill ends every session, the stats
 //!   session too) resets its statistics: [`StatsSession`] opens the session again, and a delta
 //!   across the reset ([`stats_reset`] changed) is marked as such rather than compared.
@@ -24,6 +26,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 
 use crate::results::ServerDelta;
@@ -72,14 +75,14 @@ impl ServerFacts {
             )
         };
         let version = client
-            .query_one("SELECT current_setting('server_version')", &[])
+            .query_typed_one("SELECT current_setting('server_version')", &[])
             .await
             .map_err(fail)?;
         // current_setting() resolves units the way SHOW does (128MB, 5min), unlike pg_settings.setting.
         let rows = client
-            .query(
+            .query_typed(
                 "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1::text[])",
-                &[&SETTINGS],
+                &[(&SETTINGS, Type::TEXT_ARRAY)],
             )
             .await
             .map_err(fail)?;
@@ -138,7 +141,7 @@ pub fn stats_dbname(target_db: &str) -> &'static str {
 /// changed during a run says its counters started over. `None` when never reset.
 pub async fn stats_reset(client: &Client) -> Result<Option<String>, String> {
     let row = client
-        .query_one("SELECT stats_reset::text FROM pg_stat_bgwriter", &[])
+        .query_typed_one("SELECT stats_reset::text FROM pg_stat_bgwriter", &[])
         .await
         .map_err(|e| {
             format!(
@@ -255,9 +258,9 @@ pub async fn read_xact_counters(client: &Client, dbname: &str) -> Result<XactCou
         )
     };
     let row = client
-        .query_opt(
+        .query_typed_opt(
             "SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = $1",
-            &[&dbname],
+            &[(&dbname, Type::TEXT)],
         )
         .await
         .map_err(fail)?

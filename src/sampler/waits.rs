@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
-use tokio_postgres::{Row, Statement};
+use tokio_postgres::Row;
 
 pub use classify::{classify, parse_app_name, Owners};
 
@@ -46,7 +46,6 @@ pub use crate::config::MAX_SAMPLE_WAITS as MAX_PER_SECOND;
 
 struct Probe {
     session: StatsSession,
-    statement: Option<Statement>,
     failed_rounds: u64,
     first_error: Option<String>,
     last_reopen: Option<Instant>,
@@ -281,11 +280,6 @@ async fn open_probe(t: &ResolvedTarget, all: &[ResolvedTarget]) -> Result<Probe,
             session.dbname()
         ));
     }
-    let statement = session
-        .client()
-        .prepare(ACTIVITY_SQL)
-        .await
-        .map_err(|e| describe_pg_error(&e))?;
     // Managed instances load the module and get the extension; others only if theirs has it.
     let managed = t.label.starts_with("instance:");
     let statements = statements::enable(session.client(), managed)
@@ -298,7 +292,6 @@ async fn open_probe(t: &ResolvedTarget, all: &[ResolvedTarget]) -> Result<Probe,
         });
     Ok(Probe {
         session,
-        statement: Some(statement),
         failed_rounds: 0,
         first_error: None,
         last_reopen: None,
@@ -339,25 +332,13 @@ async fn try_read(p: &mut Probe) -> Result<Vec<Row>, String> {
             return Err("the session is closed (server restarting?)".into());
         }
         p.last_reopen = Some(Instant::now());
-        p.statement = None;
         p.session.reopen().await?;
     }
-    let statement = match &p.statement {
-        Some(s) => s.clone(),
-        None => {
-            let s = p
-                .session
-                .client()
-                .prepare(ACTIVITY_SQL)
-                .await
-                .map_err(|e| describe_pg_error(&e))?;
-            p.statement = Some(s.clone());
-            s
-        }
-    };
+    // Unnamed: a statement prepared once would be missing on the next server session a
+    // pooler in transaction mode hands the reader (issue 57).
     p.session
         .client()
-        .query(&statement, &[])
+        .query_typed(ACTIVITY_SQL, &[])
         .await
         .map_err(|e| describe_pg_error(&e))
 }

@@ -22,7 +22,7 @@ impl ResolvedTarget {
 
     /// A session to `dbname`, else, when the server refuses that database to this user
     /// (pg_hba admits it to the target's database only, no CONNECT privilege, no such
-    /// database), to the target's own database, as psql given the target's string would
+    /// database, a pooler serving no such database), to the target's own database, as psql given the target's string would
     /// connect (issue 39). Returns the database it reached.
     pub async fn connect_tokio_or_own(
         &self,
@@ -98,7 +98,8 @@ struct ControlConnectError {
     /// The TLS handshake failed.
     handshake_failed: bool,
     /// The server refused the database asked for to this user (SQLSTATE 28000, 3D000 or
-    /// 42501), where another database may be admitted.
+    /// 42501), or a pooler serves no such database (08P01, pgbouncer's `no such database`),
+    /// where another database may be admitted.
     database_refused: bool,
 }
 
@@ -181,10 +182,13 @@ impl ResolvedTarget {
                     text = pgwire::no_tls_at_server(p.tls.mode);
                 }
                 use tokio_postgres::error::SqlState;
+                // A pooler answers a database it is not configured for with 08P01 where the
+                // server says 3D000 (issue 57); at the startup nothing else sends it.
                 let refused = [
                     SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
                     SqlState::INVALID_CATALOG_NAME,
                     SqlState::INSUFFICIENT_PRIVILEGE,
+                    SqlState::PROTOCOL_VIOLATION,
                 ];
                 let database_refused = e.code().is_some_and(|c| refused.contains(c));
                 Err(ControlConnectError {

@@ -149,7 +149,7 @@ impl ResolvedTarget {
                     }
                 };
                 let state = client
-                    .query_one(
+                    .query_typed_one(
                         "SELECT pg_is_in_recovery(), \
                          current_setting('transaction_read_only') = 'on'",
                         &[],

@@ -15,6 +15,7 @@ mod guards;
 mod hosts;
 mod keywords;
 mod libpq_files;
+mod pooler;
 mod tls;
 mod tokio_tls;
 

@@ -22,6 +22,7 @@ mod pgbench_dropin;
 mod pgbench_init;
 mod pgbench_logs;
 mod pgwire_conn;
+mod pooler;
 mod profile;
 mod readme;
 mod recover;

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 
 use crate::results::waits::{DbStatements, StatementDelta};
@@ -43,7 +44,7 @@ pub type Snapshot = HashMap<(String, i64), Counters>;
 /// `create` (a managed instance) and the module is loaded; `Err` says why it is not readable.
 pub async fn enable(client: &Client, create: bool) -> Result<(), String> {
     let loaded: bool = client
-        .query_one(
+        .query_typed_one(
             "SELECT current_setting('shared_preload_libraries') ~ '(^|[ ,])pg_stat_statements($|[ ,])'",
             &[],
         )
@@ -65,7 +66,7 @@ pub async fn enable(client: &Client, create: bool) -> Result<(), String> {
 /// The counters of `dbnames`' statements now.
 pub async fn snapshot(client: &Client, dbnames: &[String]) -> Result<Snapshot, String> {
     let rows = client
-        .query(SNAPSHOT_SQL, &[&dbnames])
+        .query_typed(SNAPSHOT_SQL, &[(&dbnames, Type::TEXT_ARRAY)])
         .await
         .map_err(|e| crate::target::describe_pg_error(&e))?;
     let mut out = Snapshot::new();

@@ -19,7 +19,7 @@ impl MetaTable {
     /// The row `sql` reads from the meta table; [`WorkloadError::NoLoad`] or
     /// [`WorkloadError::IncompleteLoad`] when the table or its row is missing.
     pub async fn read(&self, client: &Client, sql: &str) -> Result<Row, WorkloadError> {
-        match client.query_opt(sql, &[]).await {
+        match client.query_typed_opt(sql, &[]).await {
             Ok(Some(row)) => Ok(row),
             Ok(None) => Err(WorkloadError::IncompleteLoad {
                 load: self.load,

@@ -64,7 +64,7 @@ async fn count_branches(
     scale_given: bool,
     events: &dyn Sink,
 ) -> Result<(), BeforeRunError> {
-    match client.query_one(COUNT_BRANCHES, &[]).await {
+    match client.query_typed_one(COUNT_BRANCHES, &[]).await {
         Ok(row) => {
             if scale_given {
                 let count: i64 = row.try_get(0).unwrap_or_default();

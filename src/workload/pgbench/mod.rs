@@ -128,9 +128,9 @@ pub async fn check_ready(client: &tokio_postgres::Client) -> Result<u32, Workloa
     let db = || WorkloadError::query("checking the pgbench tables");
     let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
     let missing: Vec<String> = client
-        .query(
+        .query_typed(
             "select t from unnest($1::text[]) as t where to_regclass(t) is null order by t",
-            &[&names],
+            &[(&names, tokio_postgres::types::Type::TEXT_ARRAY)],
         )
         .await
         .map_err(db())?
@@ -150,7 +150,7 @@ pub async fn check_ready(client: &tokio_postgres::Client) -> Result<u32, Workloa
         ));
     }
     let count: i64 = client
-        .query_one("select count(*) from pgbench_branches", &[])
+        .query_typed_one("select count(*) from pgbench_branches", &[])
         .await
         .map_err(db())?
         .get(0);

@@ -138,13 +138,13 @@ impl Plugin for ScriptKind {
         let db = || WorkloadError::query("reading the scale");
         // Two statements: a subquery on a missing table fails at planning, CASE or not.
         let present: bool = client
-            .query_one("select to_regclass('pgbench_branches') is not null", &[])
+            .query_typed_one("select to_regclass('pgbench_branches') is not null", &[])
             .await
             .map_err(db())?
             .get(0);
         let count: i64 = if present {
             client
-                .query_one("select count(*) from pgbench_branches", &[])
+                .query_typed_one("select count(*) from pgbench_branches", &[])
                 .await
                 .map_err(db())?
                 .get(0)

@@ -1,0 +1,62 @@
+//! Runs through a connection pooler (issue 57). A pooler in transaction mode hands each
+//! client session a server session per transaction, so named prepared statements, the
+//! default protocol, fail there. Before the run: a run that did not ask for a protocol sends
+//! unnamed statements (`extended`) behind such a pooler; one that asked for `prepared` is
+//! refused where the pooler is seen losing them. The databases behind it are marked, as the
+//! server's count cannot be compared there. Statistics sessions a pooler kept from their own
+//! database are said too, as their reads then count where the run measures.
+
+use crate::config::{ProtocolName, RunPlan};
+use crate::event::{Event, Sink};
+use crate::target::ResolvedTarget;
+
+use super::{Databases, RunError};
+
+/// Settles the run's protocol for the poolers in front of `targets`, marks the databases
+/// behind them, and says what a pooler changed about the run.
+pub async fn settle(
+    plan: &mut RunPlan,
+    targets: &[ResolvedTarget],
+    dbs: &mut Databases,
+    events: &dyn Sink,
+) -> Result<(), RunError> {
+    for (label, dbname) in dbs.stats_on_measured() {
+        events.send(Event::Note(format!(
+            "{label}: the server (or a pooler in front of it) refused the statistics session \
+             another database, so it reads from '{dbname}', the measured one; to keep its reads \
+             out of the count, let the target's user reach the `postgres` database (behind a \
+             pooler: a [databases] entry for it)"
+        )));
+    }
+    let mut probed: Vec<(String, u16)> = Vec::new();
+    for t in targets {
+        if probed.contains(&t.server_key()) {
+            continue;
+        }
+        probed.push(t.server_key());
+        if !t.shares_server_sessions().await? {
+            continue;
+        }
+        dbs.mark_pooled(&t.server_key());
+        if plan.protocol != ProtocolName::Prepared {
+            continue;
+        }
+        if plan.protocol_default {
+            plan.protocol = ProtocolName::Extended;
+            events.send(Event::Note(format!(
+                "{}: a connection pooler hands sessions other server sessions (transaction \
+                 mode), where named prepared statements are lost; statements go unnamed \
+                 (-M extended). Give -M prepared where the pooler carries them (pgbouncer \
+                 1.21+ with max_prepared_statements)",
+                t.label
+            )));
+            continue;
+        }
+        if t.named_statements_survive().await? == Some(false) {
+            return Err(RunError::PreparedThroughPooler {
+                target: t.label.clone(),
+            });
+        }
+    }
+    Ok(())
+}

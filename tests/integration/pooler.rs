@@ -1,0 +1,260 @@
+//! Runs through a connection pooler (issue 57): Debian's pgbouncer in transaction mode, started
+//! here as the server's own unprivileged user, in front of a managed instance. tpcb's default
+//! protocol passes it (unnamed statements, said in a note), `-M prepared` is refused before
+//! the run naming the fix, the statistics session that the pooler refuses `postgres` (08P01)
+//! reads from the target's database instead, and `tidebench pgbench` agrees with pgbench
+//! through the same pooler.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use tidebench::instance::Instance;
+
+use crate::support::{self, output_text as text, TempHome};
+
+/// Where Debian's package puts it.
+const PGBOUNCER: &str = "/usr/sbin/pgbouncer";
+
+/// A pgbouncer in front of one instance, stopped when dropped.
+struct Pgbouncer {
+    child: Child,
+    port: u16,
+    user: String,
+    log: PathBuf,
+}
+
+impl Pgbouncer {
+    /// Starts pgbouncer in `mode` with `pool_size` server sessions per database, serving the
+    /// instance's databases `dbs` only (so `postgres` is refused with 08P01), listening on
+    /// 127.0.0.1. `None` (the test skipped) where pgbouncer is not installed.
+    fn start(
+        home: &TempHome,
+        inst: &Instance,
+        mode: &str,
+        pool_size: u32,
+        dbs: &[&str],
+    ) -> Option<Pgbouncer> {
+        if !Path::new(PGBOUNCER).exists() {
+            support::skip(
+                "pooler",
+                "pgbouncer",
+                "install Debian's pgbouncer (scripts/setup.sh --test does)",
+            );
+            return None;
+        }
+        let dir = home.path().join("pgbouncer");
+        std::fs::create_dir_all(&dir).expect("make pgbouncer's dir");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let port = support::free_port();
+        let socket = inst.socket_dir.display().to_string();
+        let databases: String = dbs
+            .iter()
+            .map(|db| format!("{db} = host={socket} port={} dbname={db}\n", inst.port))
+            .collect();
+        let ini = format!(
+            "[databases]\n{databases}\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n\
+             unix_socket_dir =\nauth_type = trust\nauth_file = {users}\npool_mode = {mode}\n\
+             default_pool_size = {pool_size}\nmax_client_conn = 200\n\
+             ignore_startup_parameters = extra_float_digits\n",
+            users = dir.join("users.txt").display(),
+        );
+        std::fs::write(
+            dir.join("users.txt"),
+            format!("\"{}\" \"\"\n", inst.superuser),
+        )
+        .expect("write the auth file");
+        std::fs::write(dir.join("pgbouncer.ini"), ini).expect("write pgbouncer.ini");
+        // The server's own user (pgbouncer refuses root, as PostgreSQL does): the owner of the
+        // instance's data directory.
+        let owner = std::fs::metadata(inst.data_dir()).expect("stat the data dir");
+        let log = dir.join("pgbouncer.log");
+        let err = std::fs::File::create(&log).expect("create pgbouncer's log");
+        let child = Command::new(PGBOUNCER)
+            .arg(dir.join("pgbouncer.ini"))
+            .uid(owner.uid())
+            .gid(owner.gid())
+            .stdout(Stdio::null())
+            .stderr(err)
+            .spawn()
+            .expect("start pgbouncer");
+        let mut bouncer = Pgbouncer {
+            child,
+            port,
+            user: inst.superuser.clone(),
+            log,
+        };
+        support::poll_until("pgbouncer to listen", || {
+            if let Ok(Some(status)) = bouncer.child.try_wait() {
+                panic!("pgbouncer exited ({status}): {}", bouncer.log_text());
+            }
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Some(bouncer)
+    }
+
+    /// A connection string to database `db` through the pooler.
+    fn dsn(&self, db: &str) -> String {
+        format!(
+            "host=127.0.0.1 port={} user={} dbname={db}",
+            self.port, self.user
+        )
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Pgbouncer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A managed instance with pgbench's tables (scale 1) and a pgbouncer in transaction mode in
+/// front of its `tidebench` database.
+fn pooled(name: &str) -> Option<(TempHome, Instance, Pgbouncer)> {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, name);
+    support::prepare_tpcb(&home, &format!("instance:{name}"));
+    let bouncer = Pgbouncer::start(&home, &inst, "transaction", 4, &["tidebench"])?;
+    Some((home, inst, bouncer))
+}
+
+#[test]
+fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepared() {
+    let Some((home, _inst, bouncer)) = pooled("pool") else {
+        return;
+    };
+    let out = home.path().join("pooled");
+    let dsn = bouncer.dsn("tidebench");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            &dsn,
+            "-c",
+            "8",
+            "-T",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = text(&o);
+    assert!(
+        o.status.success(),
+        "run through pgbouncer failed: {said}\n{}",
+        bouncer.log_text()
+    );
+    // Said, not hidden: the protocol it chose, and where the statistics are read.
+    assert!(said.contains("-M extended"), "{said}");
+    assert!(said.contains("reads from 'tidebench'"), "{said}");
+    assert!(
+        said.contains("the server's count is not compared"),
+        "{said}"
+    );
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    assert!(s["totals"]["committed"].as_i64().unwrap() > 0, "{s}");
+    let runtime = std::fs::read_to_string(out.join("runtime.toml")).unwrap();
+    assert!(runtime.contains("protocol = \"extended\""), "{runtime}");
+
+    // Asked for explicitly, named statements are refused before the run, naming the fix.
+    let out = home.path().join("prepared");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            &dsn,
+            "-c",
+            "2",
+            "-T",
+            "2",
+            "-M",
+            "prepared",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("max_prepared_statements"), "{said}");
+    assert!(!out.exists(), "a refused run left {}", out.display());
+}
+
+/// pgbench's summary line `label: value` of `o`'s stdout.
+fn line(o: &std::process::Output, label: &str) -> Option<String> {
+    String::from_utf8_lossy(&o.stdout).lines().find_map(|l| {
+        l.strip_prefix(label)
+            .map(|v| v.trim_start_matches(':').trim().to_string())
+    })
+}
+
+#[test]
+fn pgbench_dropin_agrees_with_pgbench_through_a_transaction_pooler() {
+    let Some((home, inst, bouncer)) = pooled("poolpgb") else {
+        return;
+    };
+    let dsn = bouncer.dsn("tidebench");
+    let script = support::script_file(
+        &home,
+        "pick.sql",
+        "\\set aid random(1, 100000 * :scale)\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n",
+    );
+    // pgbench's default script in both protocols a pooler carries, and a script of one's own.
+    for (mode, how, what) in [
+        ("simple", "-b", "tpcb-like"),
+        ("extended", "-b", "tpcb-like"),
+        ("extended", "-f", script.as_str()),
+    ] {
+        let args = [
+            "-n", "-c", "4", "-j", "2", "-t", "25", "-M", mode, how, what, &dsn,
+        ];
+        let theirs = support::run_pgbench(&inst, &args);
+        let ours = support::tidebench(&home)
+            .arg("pgbench")
+            .args(args)
+            .output()
+            .expect("tidebench pgbench runs");
+        assert!(
+            theirs.status.success(),
+            "pgbench -M {mode}: {}",
+            text(&theirs)
+        );
+        assert!(
+            ours.status.success(),
+            "tidebench pgbench -M {mode}: {}\n{}",
+            text(&ours),
+            bouncer.log_text()
+        );
+        for label in [
+            "query mode",
+            "number of clients",
+            "number of transactions actually processed",
+            "number of failed transactions",
+        ] {
+            assert_eq!(
+                line(&ours, label),
+                line(&theirs, label),
+                "{label} with -M {mode} {how} {what}"
+            );
+        }
+        assert_eq!(
+            line(&ours, "number of transactions actually processed").as_deref(),
+            Some("100/100"),
+            "{}",
+            text(&ours)
+        );
+    }
+}
