@@ -44,6 +44,9 @@ pub enum RunError {
         clients: usize,
         shards: u32,
     },
+    /// An `[[event]]` its target cannot take (see `disrupt::check`).
+    #[error("[[event]] {event}: {message}")]
+    Event { event: String, message: String },
     /// The test knob `TIDEBENCH_CLOCK_SKEW` holds no duration.
     #[error("TIDEBENCH_CLOCK_SKEW={value}: {message}")]
     ClockSkewKnob { value: String, message: String },
@@ -185,6 +188,7 @@ impl RunError {
                 | RunError::Layout(_)
                 | RunError::EmptyShard { .. }
                 | RunError::ClockSkewKnob { .. }
+                | RunError::Event { .. }
         )
     }
 
