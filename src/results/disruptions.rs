@@ -21,7 +21,7 @@
 //! |---|---|
 //! | `rate_before` | commits per second over the 10 s before `t` (less when the run was younger) |
 //! | `first_commit_s` | seconds from `t` to the end of the first committed transaction begun after `e` (begun: its scheduled start); absent: none by the run's end |
-//! | `recovered_s` | seconds from `t` to the first 1 s window from which on the rate is at least 90 % of `rate_before` again; absent: not recovered by the end |
+//! | `recovered_s` | seconds from `t` to the start of the first 1 s window (from the first commit on) whose rate is at least 90 % of `rate_before` again; absent: not recovered by the end |
 //! | `failed` | transactions failed between `t` and the recovery (or the end) |
 //! | `reconnects` | sessions lost in the down windows (see `down`) of the scope's targets that opened between `t` and the recovery (or the end) |
 
@@ -287,21 +287,23 @@ impl Timeline {
         } else {
             0.0
         };
-        let first = self
-            .first_after
-            .get(k)
-            .and_then(|f| f[s])
-            .map(|us| round1(us as f64 / 1e6 - t_s).max(0.0));
+        let first_us = self.first_after.get(k).and_then(|f| f[s]);
+        let first = first_us.map(|us| round1(us as f64 / 1e6 - t_s).max(0.0));
         let need = rate_before * RECOVERED_SHARE * (WINDOW_BUCKETS as f64) / 10.0;
+        // Windows from the first commit on: a burst of catching up right after it must not
+        // make a window that is mostly the outage count as recovered.
+        let from = first_us.map_or(t_b, |us| t_b.max((us / BUCKET_US) as usize));
         let back_b = (rate_before > 0.0 && first.is_some())
             .then(|| {
-                (t_b..commits.len().saturating_sub(WINDOW_BUCKETS - 1)).find(|b| {
+                (from..commits.len().saturating_sub(WINDOW_BUCKETS - 1)).find(|b| {
                     let got: u32 = commits[*b..*b + WINDOW_BUCKETS].iter().sum();
                     f64::from(got) >= need
                 })
             })
             .flatten();
-        let recovered = back_b.map(|b| round1((b - t_b) as f64 / 10.0));
+        // Never before the first commit, which the bucket holding it may start before.
+        let recovered = back_b
+            .map(|b| round1(b as f64 * BUCKET_US as f64 / 1e6 - t_s).max(first.unwrap_or(0.0)));
         let until_b = back_b.unwrap_or(commits.len());
         let failed: u64 = self.failed[s][t_b.min(until_b)..until_b]
             .iter()
@@ -384,8 +386,8 @@ mod tests {
         assert_eq!(a.scope, "A");
         assert!((a.rate_before - 100.0).abs() < 1.0, "{a:?}");
         assert_eq!(a.first_commit_s, Some(3.0));
-        // The window from 7.9 s holds 0.9 s of A's full rate: 90 %, so back then.
-        assert_eq!(a.recovered_s, Some(2.9));
+        // Windows start at the first commit: from 8.0 s, A's full rate.
+        assert_eq!(a.recovered_s, Some(3.0));
         assert_eq!((a.failed, a.reconnects), (1, 3));
         let b = &r[2];
         assert_eq!((b.recovered_s, b.failed, b.reconnects), (Some(0.0), 0, 0));

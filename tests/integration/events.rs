@@ -9,8 +9,11 @@ fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// A steady rate, far below what the machine can do, so the rate before an event is the rate
+/// the run is back to after it (an unthrottled rate on a shared machine varies by more than
+/// the 10 % that recovery allows).
 const RUN: &str = "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n\
-    txn_timeout = \"1s\"\n\
+    txn_timeout = \"1s\"\nrate = 500\n\
     [[group]]\nname = \"A\"\nworkload = \"select-only\"\nscale = 1\ninstance = \"eva\"\n\
     [[phase]]\nname = \"only\"\nduration = \"10s\"\nshares = { A = 100 }\n";
 
@@ -56,8 +59,9 @@ fn a_killed_instance_restarts_on_schedule_and_the_run_accounts_its_recovery() {
     );
     let t = f(&steps[0]["started_s"]);
     let restart = (f(&steps[1]["started_s"]), f(&steps[1]["ended_s"]));
-    // On the run's clock: each step no earlier than scheduled.
-    assert!(t >= 2.0 && restart.0 >= t + 2.0 - 0.01, "{e}");
+    // On the run's clock: each step no earlier than scheduled (the restart 2 s after the
+    // event's time, 2 s).
+    assert!(t >= 2.0 && restart.0 >= 4.0, "{e}");
     let all = &e["recovery"][0];
     assert_eq!(all["scope"], "all");
     // The first commit after the kill comes once the restart began, and at most 2 s (the
@@ -94,7 +98,7 @@ fn a_killed_instance_restarts_on_schedule_and_the_run_accounts_its_recovery() {
         "the sessions lost in the window are the event's reconnects: {e} {w}"
     );
     // The run went on: commits after the restart, and events.csv says the same two steps.
-    assert!(s["committed"].as_u64().unwrap() > 0);
+    assert!(s["totals"]["committed"].as_u64().unwrap() > 0, "{s}");
     let csv = std::fs::read_to_string(out.join("events.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 3, "{csv}");
@@ -210,7 +214,8 @@ fn a_freeze_is_thawed_on_schedule_and_a_statement_is_timed() {
     assert_eq!(steps, vec![("freeze", "ok"), ("thaw", "ok")], "{freeze}");
     let t = f(&freeze["steps"][0]["started_s"]);
     let thawed = f(&freeze["steps"][1]["started_s"]);
-    assert!(thawed >= t + 1.0 - 0.01, "{freeze}");
+    // Thawed no earlier than the event's time plus its length (2 s + 1 s).
+    assert!(t >= 2.0 && thawed >= 3.0, "{freeze}");
     // Nothing commits while the server is stopped: the first commit after it is after the thaw.
     let all = &freeze["recovery"][0];
     assert!(t + f(&all["first_commit_s"]) >= thawed - 0.05, "{freeze}");

@@ -81,6 +81,6 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
     );
     note_to(
         p,
-        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the first 1 s window from which the commit rate is at least 90% of that again.",
+        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again.",
     );
 }
