@@ -288,7 +288,7 @@ impl Timeline {
             0.0
         };
         let first_us = self.first_after.get(k).and_then(|f| f[s]);
-        let first = first_us.map(|us| round1(us as f64 / 1e6 - t_s).max(0.0));
+        let first = first_us.map(|us| at_least_zero(round1(us as f64 / 1e6 - t_s)));
         let need = rate_before * RECOVERED_SHARE * (WINDOW_BUCKETS as f64) / 10.0;
         // Windows from the first commit on: a burst of catching up right after it must not
         // make a window that is mostly the outage count as recovered.
@@ -333,6 +333,15 @@ impl Timeline {
 
 fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
+}
+
+/// `v`, or 0 (never -0, which would print as "-0.0").
+fn at_least_zero(v: f64) -> f64 {
+    if v > 0.0 {
+        v
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]
