@@ -108,6 +108,13 @@ if [ "${1:-}" = "--test" ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null
   fi
 
+  # A run's `noise` event (issue 53) runs stress-ng in a control group beside the instances.
+  if ! command -v stress-ng >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    say "installing stress-ng (noisy neighbours: a run's noise events)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng >/dev/null
+  fi
+
   # The Slurm launcher's test runs a one-node cluster on localhost (scripts/slurm-local.sh up
   # starts it): Debian's slurm-wlm and munge.
   if ! command -v slurmctld >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then

@@ -248,7 +248,15 @@ Example config file (tidebench run bench.toml):
   workload = \"tpcb\"
   clients = 16
   duration = \"5m\"
-  target = \"instance:default\"";
+  target = \"instance:default\"
+
+Events (a run file's [[event]] tables): what the run does to its own managed instances, and when;
+each is recorded in events.csv and summary.json with the recovery around it:
+  [[event]]
+  at = \"2m\"                    # or phase = \"NAME\" and at = the offset into its first start
+  action = \"fail\"              # fail | freeze (for) | resize (cpus, memory, for) | noise | sql
+  target = \"vm-a\"              # a managed instance one of the run's groups uses
+  restart_after = \"10s\"";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

@@ -123,6 +123,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     for line in down_lines(&s.down_windows) {
         let _ = writeln!(out, "{line}");
     }
+    for (k, e) in s.events.iter().enumerate() {
+        let _ = writeln!(out, "{}", e.line(k));
+    }
     if s.cut_in_flight > 0 || s.committed_after_end > 0 {
         let _ = writeln!(
             out,
@@ -431,7 +434,11 @@ pub fn planned_run(plan: &crate::config::RunPlan) -> String {
         .sum();
     let mut workloads: Vec<&str> = plan.groups.iter().map(|g| g.workload.as_str()).collect();
     workloads.dedup();
-    format!(
+    let mut events = String::new();
+    for (k, d) in plan.events.iter().enumerate() {
+        events.push_str(&format!("  event {}: {}\n", k + 1, d.describe()));
+    }
+    let line = format!(
         "dry run: {}: {} group(s) ({}), {targets} target(s), {} phase(s) x {} iteration(s), \
          {} clients, {} in all with ramps; nothing was run\n",
         plan.title(),
@@ -441,7 +448,8 @@ pub fn planned_run(plan: &crate::config::RunPlan) -> String {
         plan.iterations,
         plan.clients,
         crate::config::duration::format_duration(plan.total_duration())
-    )
+    );
+    line + &events
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 pub mod catalog;
 pub mod defaults;
+pub mod disruptions;
 pub mod duration;
 mod error;
 mod extra;
@@ -31,6 +32,7 @@ pub mod transactions;
 mod txnlog;
 
 pub use catalog::{Catalog, OptionKind, OptionSpec, OptionValues, WorkloadInfo, DEFAULT_ROLE};
+pub use disruptions::{Action, Disruption, Noise};
 pub use error::ConfigError;
 pub use instances::InstancePlan;
 pub use limits::{

@@ -282,6 +282,9 @@ pub struct RunPlan {
     /// The run file that ran, as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_file: Option<PathBuf>,
+    /// What the run does to its instances and when (`[[event]]`), in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<super::Disruption>,
 }
 
 /// Plans written before sampling existed sampled nothing.

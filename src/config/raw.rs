@@ -10,7 +10,7 @@ use super::catalog::OptionValues;
 use super::options::Isolation;
 use super::plan::{DriveMode, ProtocolName, WorkloadName};
 use super::presets::PresetKnobs;
-use super::{groups, instances};
+use super::{disruptions, groups, instances};
 
 /// Run settings before validation: every field optional. Deserialized from TOML and filled
 /// from command-line flags. Keys that are not fields here are a workload's options (see
@@ -108,6 +108,9 @@ pub struct RawRun {
     pub group: Vec<Spanned<groups::RawGroup>>,
     #[serde(default)]
     pub phase: Vec<Spanned<groups::RawPhase>>,
+    /// `[[event]]` tables: what the run does to its instances, and when (see [`disruptions`]).
+    #[serde(default)]
+    pub event: Vec<Spanned<disruptions::RawEvent>>,
 }
 
 /// The measured window: phases counted over all iterations from 1.
@@ -119,7 +122,7 @@ pub struct RawMeasure {
 }
 
 impl RawRun {
-    /// Values set in `over` win; the rest come from `self`. Groups, phases and instances come
+    /// Values set in `over` win; the rest come from `self`. Groups, phases, events and instances come
     /// only from files, preset knobs only from flags.
     pub fn overlay(self, over: RawRun) -> RawRun {
         RawRun {
@@ -195,6 +198,11 @@ impl RawRun {
                 self.phase
             } else {
                 over.phase
+            },
+            event: if over.event.is_empty() {
+                self.event
+            } else {
+                over.event
             },
         }
     }

@@ -13,7 +13,8 @@ use super::raw::{RawMeasure, RawRun};
 use super::target::TargetSpec;
 use super::txnlog::txn_log;
 use super::{
-    defaults, duration, groups, instances, profile, setting, transactions, value, ConfigError,
+    defaults, disruptions, duration, groups, instances, profile, setting, transactions, value,
+    ConfigError,
 };
 
 /// The run's groups and phases: the one of a flag-style run, or the file's tables (where the
@@ -126,7 +127,8 @@ pub fn validate_run(
         });
     }
     let (measure_first, measure_count) = measured_phases(raw.measure, phases.len(), iterations)?;
-    Ok(RunPlan {
+    let raw_events = raw.event.clone();
+    let mut plan = RunPlan {
         mode: if shared {
             DriveMode::Shared
         } else {
@@ -176,7 +178,10 @@ pub fn validate_run(
         shard: None,
         preset: None,
         run_file: None,
-    })
+        events: Vec::new(),
+    };
+    plan.events = disruptions::disruptions(src, &raw_events, &plan)?;
+    Ok(plan)
 }
 
 /// What a client does after an error no retry helps (issue 38): the flags or run-file keys

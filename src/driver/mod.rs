@@ -266,18 +266,19 @@ async fn wait_ready(
 }
 
 impl Connected {
-    /// Starts every client on one clock and collects until they finish. `sink` receives each
+    /// Starts every client on one clock, the run's start `start` (the runner's events and
+    /// samplers time themselves from the same instant), and collects until they finish. `sink` receives each
     /// interval as it completes; with `mixlog_dir`, each thread writes `mix-<thread>.bin` there;
     /// with `txn_log`, each thread writes pgbench's transaction log (its start set here).
     pub async fn run(
         self,
+        start: Instant,
         stop: &Stop,
         sink: &mut IntervalSink<'_>,
         mixlog_dir: Option<PathBuf>,
         txn_log: Option<crate::metrics::txnlog::TxnLogSpec>,
     ) -> Result<DriverResult, DriverError> {
-        let start = Instant::now();
-        let start_ns = SystemTime::now()
+        let start_ns = (SystemTime::now() - start.elapsed())
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);

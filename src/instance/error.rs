@@ -143,6 +143,14 @@ pub enum InstanceError {
         log_tail: String,
     },
 
+    /// A run's event could not act on the instance (see `disrupt`).
+    #[error("cannot {action} instance '{name}': {message}")]
+    Disrupt {
+        action: &'static str,
+        name: String,
+        message: String,
+    },
+
     /// A PostgreSQL program (initdb, pg_ctl, psql) failed.
     #[error("`{program}` failed: {detail}")]
     Command { program: String, detail: String },

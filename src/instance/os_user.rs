@@ -88,7 +88,7 @@ pub(crate) fn for_existing(recorded: &str, instance: &str) -> Result<ServerUser,
     Ok(me)
 }
 
-fn current_user() -> Result<ServerUser, InstanceError> {
+pub(crate) fn current_user() -> Result<ServerUser, InstanceError> {
     // SAFETY: these getters have no preconditions and cannot fail.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let name = name_of(uid).ok_or_else(|| InstanceError::from(OsUserError::Nameless { uid }))?;

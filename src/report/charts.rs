@@ -325,6 +325,7 @@ pub fn short_number(v: f64) -> String {
 /// Colour of incident marks (OOM kills, crash restarts): they must stand out from the grey
 /// phase edges and from the palette's lines.
 const INCIDENT: RGBColor = RGBColor(200, 0, 0);
+const EVENT: RGBColor = RGBColor(120, 40, 170);
 
 fn draw_edges(chart: &mut Chart, edges: &[f64], scale: f64, y_top: f64) -> Result<(), String> {
     draw_verticals(chart, edges, scale, y_top, RGBColor(120, 120, 120))
@@ -380,17 +381,52 @@ pub fn time_lines(
     series: &[Series],
     edges: &[f64],
 ) -> Result<String, String> {
-    time_lines_marked(title, y_label, series, edges, &[])
+    time_lines_marked(title, y_label, series, edges, &Marks::default())
 }
 
-/// As [`time_lines`], with the times of incidents (OOM kills, crash restarts) as red
-/// verticals.
+/// The times marked on a chart over the run: the managed instances' incidents (OOM kills,
+/// crash restarts) as red verticals, the run's own events (`[[event]]`) as dashed purple ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Marks {
+    pub incidents: Vec<f64>,
+    pub events: Vec<f64>,
+}
+
+impl Marks {
+    pub fn is_empty(&self) -> bool {
+        self.incidents.is_empty() && self.events.is_empty()
+    }
+}
+
+/// Draws `marks`: incidents red, events dashed purple.
+fn draw_marks(chart: &mut Chart, marks: &Marks, scale: f64, y_top: f64) -> Result<(), String> {
+    draw_verticals(chart, &marks.incidents, scale, y_top, INCIDENT)?;
+    // A dash every twentieth of the height, so an event reads apart from an incident.
+    let dashes = 20;
+    chart
+        .draw_series(marks.events.iter().flat_map(|e| {
+            (0..dashes).step_by(2).map(move |k| {
+                let (lo, hi) = (
+                    y_top * f64::from(k) / f64::from(dashes),
+                    y_top * f64::from(k + 1) / f64::from(dashes),
+                );
+                PathElement::new(
+                    vec![(e / scale, lo), (e / scale, hi)],
+                    EVENT.stroke_width(2),
+                )
+            })
+        }))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// As [`time_lines`], with the run's incidents and events marked (see [`Marks`]).
 pub fn time_lines_marked(
     title: &str,
     y_label: &str,
     series: &[Series],
     edges: &[f64],
-    incidents: &[f64],
+    marks: &Marks,
 ) -> Result<String, String> {
     let x_max = axis_max(xs(series));
     let y_max = axis_max(ys(series));
@@ -401,7 +437,7 @@ pub fn time_lines_marked(
         series,
         &mut |chart, scale, top| {
             draw_edges(chart, edges, scale, top)?;
-            draw_verticals(chart, incidents, scale, top, INCIDENT)?;
+            draw_marks(chart, marks, scale, top)?;
             for (i, s) in series.iter().enumerate() {
                 let pts = downsample(&s.points, MAX_POINTS);
                 chart
@@ -424,17 +460,17 @@ pub fn stacked_time(
     layers: &[Series],
     edges: &[f64],
 ) -> Result<String, String> {
-    stacked_time_marked(title, y_label, x, layers, edges, &[])
+    stacked_time_marked(title, y_label, x, layers, edges, &Marks::default())
 }
 
-/// As [`stacked_time`], with the times of incidents as red verticals.
+/// As [`stacked_time`], with the run's incidents and events marked (see [`Marks`]).
 pub fn stacked_time_marked(
     title: &str,
     y_label: &str,
     x: &[f64],
     layers: &[Series],
     edges: &[f64],
-    incidents: &[f64],
+    marks: &Marks,
 ) -> Result<String, String> {
     let x_max = axis_max(x.iter().copied());
     // Cumulative tops, bottom layer first.
@@ -473,7 +509,7 @@ pub fn stacked_time_marked(
                     .map_err(err)?;
             }
             draw_edges(chart, edges, scale, top)?;
-            draw_verticals(chart, incidents, scale, top, INCIDENT)
+            draw_marks(chart, marks, scale, top)
         },
     )
 }

@@ -12,6 +12,7 @@ use super::load::{self, RunData};
 
 mod cases;
 mod commands;
+mod events;
 mod glance;
 mod guests;
 mod headline;
@@ -24,7 +25,7 @@ mod system;
 mod waits;
 use glance::glance;
 use incidents::{
-    aborted_clients_to, down_windows_to, errors_to, incident_times, incidents_to, INCIDENT_NOTE,
+    aborted_clients_to, down_windows_to, errors_to, incidents_to, marks_note, run_marks,
 };
 use markup::{chart_to, esc, note_to, steps, table_to};
 use system::{checkpoints, disk, memory};
@@ -154,7 +155,7 @@ fn throughput(d: &RunData, p: &mut String) {
         .collect();
     let layers = keep_top(layers, TOP, Combine::Sum);
     let title = format!("Throughput by group ({} groups)", d.groups.len());
-    let marks = incident_times(&d.summary.incidents);
+    let marks = run_marks(&d.summary);
     chart_to(
         p,
         charts::stacked_time_marked(
@@ -170,8 +171,8 @@ fn throughput(d: &RunData, p: &mut String) {
         p,
         "Committed and expected-rollback transactions per second, stacked; grey verticals are phase edges.",
     );
-    if !marks.is_empty() {
-        note_to(p, INCIDENT_NOTE);
+    if let Some(note) = marks_note(&marks) {
+        note_to(p, &note);
     }
     if let Some(table) = headline::table(&d.summary) {
         p.push_str(&table);
@@ -259,11 +260,12 @@ fn latency(d: &RunData, p: &mut String) {
         let series = keep_top(series, TOP, Combine::Mean);
         chart_to(
             p,
-            charts::time_lines(
+            charts::time_lines_marked(
                 &format!("Latency {name} by transaction type"),
                 "latency (ms)",
                 &series,
                 &edges,
+                &run_marks(&d.summary),
             ),
         );
     }
@@ -329,7 +331,7 @@ fn cpu(d: &RunData, p: &mut String) {
 }
 
 fn failures(d: &RunData, p: &mut String) {
-    let marks = incident_times(&d.summary.incidents);
+    let marks = run_marks(&d.summary);
     if !d.buckets.is_empty() {
         let series: Vec<Series> = d
             .txn_types
@@ -406,6 +408,7 @@ fn failures(d: &RunData, p: &mut String) {
         &rows,
     );
     incidents_to(&d.summary.incidents, p);
+    events::events_to(&d.summary.events, p);
     down_windows_to(&d.summary.down_windows, p);
     aborted_clients_to(&d.summary.aborted_clients, p);
     errors_to(&d.summary.errors, p);

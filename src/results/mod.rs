@@ -41,6 +41,7 @@ pub mod atomic;
 pub mod breakdown;
 pub mod commands;
 pub mod csv;
+pub mod disruptions;
 pub mod down;
 pub mod emulators;
 pub mod errors;

@@ -35,6 +35,8 @@ pub struct Driven {
     pub shard: Option<crate::results::shard::ShardFacts>,
     /// What the wait sampler counted (`--sample-waits`).
     pub waits: Option<crate::sampler::waits::WaitsReport>,
+    /// The run's events as played (`[[event]]`), their recovery not yet measured.
+    pub events: Vec<crate::results::disruptions::EventAccount>,
 }
 
 /// The clients connected and the baseline read, ready to start on one clock.
@@ -60,6 +62,8 @@ pub struct Surroundings<'a> {
     pub prometheus: Option<SocketAddr>,
     pub stop: &'a Stop,
     pub events: &'a Arc<dyn Sink>,
+    /// Where the managed instances the run's events act on live.
+    pub home: &'a crate::instance::Home,
 }
 
 /// Stages 4 and 5.
@@ -92,6 +96,9 @@ pub async fn drive(
     for note in &frame.notes {
         events.send(Event::Note(note.clone()));
     }
+    for (k, d) in plan.events.iter().enumerate() {
+        events.send(Event::Note(format!("event {}: {}", k + 1, d.describe())));
+    }
     let start = Start {
         frame,
         server_facts: with.server_facts,
@@ -100,6 +107,7 @@ pub async fn drive(
         sampler: with.sampler,
         waits: with.waits,
         profile: with.profile,
+        home: with.home,
     };
     let mut driven = run_clients(plan, ready, start, sides, with.stop, events).await?;
     driven.shard = shard;
@@ -107,10 +115,11 @@ pub async fn drive(
 }
 
 /// What runs beside the clients over their clock.
-struct Sides {
+struct Sides<'a> {
     sampler: Option<Sampler>,
     waits: Option<crate::sampler::waits::WaitSampler>,
     profile: Option<crate::profile::Request>,
+    home: &'a crate::instance::Home,
 }
 
 /// What the results dir records before the first interval (see `results::start`).
@@ -197,7 +206,7 @@ async fn run_clients(
     plan: &RunPlan,
     ready: Ready,
     start: Start<'_>,
-    sides: Sides,
+    sides: Sides<'_>,
     stop: &Stop,
     events: &Arc<dyn Sink>,
 ) -> Result<Driven, RunError> {
@@ -218,7 +227,8 @@ async fn run_clients(
     let opened = open_writer(plan, &start, &out_dir, started_at, &devices);
     let mut writer = or_release(&mut connected, opened).await?;
     let staging = writer.staging_path().to_path_buf();
-    let mixlog_dir = plan.mix_log.then(|| staging.clone());
+    // The run's events measure recovery from the per-transaction log.
+    let mixlog_dir = (plan.mix_log || !plan.events.is_empty()).then(|| staging.clone());
     let armed = arm_profile(sides.profile, &staging, events).await;
     // The sampler's and the profile's clocks start with the driver's, so `t_s`, interval
     // offsets and the profile's window agree.
@@ -230,6 +240,7 @@ async fn run_clients(
         .map_err(|message| RunError::Sampler { message });
     let sampling = or_release(&mut connected, sampling).await?;
     let waiting = sides.waits.map(|w| w.start(t0));
+    let playing = super::disrupt::play(plan, sides.home, t0, events);
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
         // the totals stay in memory for `finish`, which leaves the dir `.partial`. The error
@@ -248,9 +259,11 @@ async fn run_clients(
             Ok(())
         };
         connected
-            .run(stop, &mut sink, mixlog_dir, txn_log_spec(plan))
+            .run(t0, stop, &mut sink, mixlog_dir, txn_log_spec(plan))
             .await
     };
+    // Events end with the clients: a step still running is not waited for.
+    let played = playing.end(&**events).await;
     let (sampled, waits) = stop_sides(sampling, waiting).await;
     drop(exporter);
     let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
@@ -263,6 +276,7 @@ async fn run_clients(
         incidents,
         shard: None,
         waits,
+        events: played,
     })
 }
 

@@ -55,6 +55,9 @@ pub enum RunError {
          0, or pool_mode = session)"
     )]
     PreparedThroughPooler { target: String },
+    /// An `[[event]]` its target cannot take (see `disrupt::check`).
+    #[error("[[event]] {event}: {message}")]
+    Event { event: String, message: String },
     /// The test knob `TIDEBENCH_CLOCK_SKEW` holds no duration.
     #[error("TIDEBENCH_CLOCK_SKEW={value}: {message}")]
     ClockSkewKnob { value: String, message: String },
@@ -197,6 +200,7 @@ impl RunError {
                 | RunError::EmptyShard { .. }
                 | RunError::ClockSkewKnob { .. }
                 | RunError::PreparedThroughPooler { .. }
+                | RunError::Event { .. }
         )
     }
 

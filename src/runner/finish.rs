@@ -37,6 +37,7 @@ pub async fn finish(
         incidents,
         shard,
         waits,
+        events: played,
     } = driven;
     let ran = super::databases::RunCounts {
         keys: &frame.keys,
@@ -62,6 +63,15 @@ pub async fn finish(
         write_files(writer.staging_path(), w.files(), &mut result.warnings);
     }
     from_driver(&mut summary, plan, &frame, &result);
+    // After the down windows: an event's reconnects are counted from them.
+    let staging = writer.staging_path().to_path_buf();
+    super::disrupt::account(
+        played,
+        &frame.keys,
+        &staging,
+        &mut summary,
+        &mut result.warnings,
+    );
     summary.incidents = incidents;
     summary.shard = shard;
     if let Some(w) = waits {

@@ -15,6 +15,7 @@ use crate::sampler::prometheus;
 
 mod build;
 mod databases;
+mod disrupt;
 mod drive;
 mod error;
 mod finish;
@@ -70,6 +71,8 @@ pub async fn run(
         }
         None => None,
     };
+    // An event its target cannot take is bad input, said before any instance starts.
+    disrupt::check(&plan, home)?;
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
     if let Some(step) = &plan.pgbench_before_run {
@@ -115,6 +118,7 @@ pub async fn run(
         prometheus,
         stop: &stop,
         events: &events,
+        home,
     };
     let driven = drive::drive(&plan, layout, &frame, with).await?;
     let outcome = finish::finish(&plan, frame, driven, &mut dbs, server_facts, &*events).await?;

@@ -7,6 +7,7 @@ mod consolidate;
 mod declared_instances;
 mod draws;
 mod elastic;
+mod events;
 mod experiments;
 mod faults;
 mod instance;

@@ -47,12 +47,13 @@ pub(super) fn chart(d: &RunData, p: &mut String) {
     let layers = keep_top(layers, TOP, Combine::Sum);
     chart_to(
         p,
-        charts::stacked_time(
+        charts::stacked_time_marked(
             &format!("{} by group", h.label),
             &format!("{} ({})", h.label, unit(h)),
             &x,
             &layers,
             &d.phase_edges(),
+            &super::incidents::run_marks(&d.summary),
         ),
     );
 }

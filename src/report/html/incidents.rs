@@ -17,6 +17,28 @@ const MAX_ROWS: usize = 200;
 /// Says what the red verticals are, under the charts that have them.
 pub const INCIDENT_NOTE: &str =
     "Red verticals are incidents of the managed instances (OOM kills, server processes killed, crash restarts, server stops; see Failures).";
+/// Says what the dashed purple verticals are.
+pub const EVENT_NOTE: &str = "Dashed purple verticals are the run's own events (see Events).";
+
+/// What a chart over the run marks: its incidents and its events.
+pub fn run_marks(s: &crate::results::Summary) -> crate::report::charts::Marks {
+    crate::report::charts::Marks {
+        incidents: incident_times(&s.incidents),
+        events: s.events.iter().map(|e| e.started_s()).collect(),
+    }
+}
+
+/// The notes under a chart with `marks`.
+pub fn marks_note(marks: &crate::report::charts::Marks) -> Option<String> {
+    let mut notes = Vec::new();
+    if !marks.incidents.is_empty() {
+        notes.push(INCIDENT_NOTE);
+    }
+    if !marks.events.is_empty() {
+        notes.push(EVENT_NOTE);
+    }
+    (!notes.is_empty()).then(|| notes.join(" "))
+}
 
 /// The times of the run's incidents, each once, in order.
 pub fn incident_times(all: &[Incident]) -> Vec<f64> {

@@ -2,7 +2,7 @@
 //! memory, disk IO, and the checkpoint and buffer counters' growth, each chart marked with the
 //! managed instances' incidents.
 
-use super::incidents::{incident_times, INCIDENT_NOTE};
+use super::incidents::{marks_note, run_marks};
 use super::markup::{chart_to, note_to, table_to};
 use crate::report::charts::{self, keep_top, Combine, Series, TOP};
 use crate::report::load::RunData;
@@ -26,7 +26,7 @@ pub(super) fn system_charts(
     charts_of: Vec<(String, &'static str, Vec<Series>, Combine)>,
 ) {
     let edges = d.phase_edges();
-    let marks = incident_times(&d.summary.incidents);
+    let marks = run_marks(&d.summary);
     let mut drawn = false;
     for (title, y_label, series, combine) in charts_of {
         if series.is_empty() {
@@ -40,8 +40,8 @@ pub(super) fn system_charts(
         );
         drawn = true;
     }
-    if drawn && !marks.is_empty() {
-        note_to(p, INCIDENT_NOTE);
+    if let Some(note) = marks_note(&marks).filter(|_| drawn) {
+        note_to(p, &note);
     }
 }
 

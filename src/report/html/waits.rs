@@ -167,7 +167,7 @@ fn over_time(g: &GroupWaits, classes: &[&str], d: &RunData, p: &mut String) {
             &x,
             &layers,
             &d.phase_edges(),
-            &super::incidents::incident_times(&d.summary.incidents),
+            &super::incidents::run_marks(&d.summary),
         ),
     );
 }

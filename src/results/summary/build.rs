@@ -188,6 +188,7 @@ impl Summary {
             committed_after_end: 0,
             overrun_s: None,
             down_windows: Vec::new(),
+            events: Vec::new(),
             aborted_clients: Vec::new(),
             errors: Vec::new(),
             on_error: None,

@@ -251,6 +251,10 @@ pub struct Summary {
     /// When each target was down for its clients (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub down_windows: Vec<down::DownWindow>,
+    /// The run's events (`[[event]]`) as played, with the recovery around each (see
+    /// `disruptions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::results::disruptions::EventAccount>,
     /// Clients a script's runtime error ended (see `down`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aborted_clients: Vec<down::AbortedClient>,

@@ -1,0 +1,86 @@
+//! The run's own events in the report (`summary.json`'s `events`, issue 53): under
+//! "Failures", a table of the steps each event took and one of the recovery around it, all
+//! transactions and each group; their times are the dashed purple verticals on every chart
+//! over the run (see `incidents::run_marks`).
+
+use super::markup::{note_to, table_to};
+use crate::results::disruptions::EventAccount;
+
+fn secs(v: Option<f64>, absent: &str) -> String {
+    v.map_or_else(|| absent.to_string(), |v| format!("{v:.1}"))
+}
+
+/// The "Events" part of the failures section; nothing for a run without events.
+pub fn events_to(all: &[EventAccount], p: &mut String) {
+    if all.is_empty() {
+        return;
+    }
+    p.push_str("<h3>Events</h3>\n");
+    let steps: Vec<Vec<String>> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(k, e)| {
+            e.steps.iter().map(move |s| {
+                vec![
+                    (k + 1).to_string(),
+                    e.description.clone(),
+                    s.step.clone(),
+                    format!("{:.1}", s.started_s),
+                    secs(s.ended_s, "-"),
+                    s.outcome.name().to_string(),
+                    s.detail.clone(),
+                ]
+            })
+        })
+        .collect();
+    table_to(
+        p,
+        &[
+            "event",
+            "what",
+            "step",
+            "began (s)",
+            "done (s)",
+            "outcome",
+            "detail",
+        ],
+        &steps,
+    );
+    let recovery: Vec<Vec<String>> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(k, e)| {
+            e.recovery.iter().map(move |r| {
+                vec![
+                    (k + 1).to_string(),
+                    r.scope.clone(),
+                    format!("{:.1}", r.rate_before),
+                    secs(r.first_commit_s, "none"),
+                    secs(r.recovered_s, "not recovered"),
+                    r.failed.to_string(),
+                    r.reconnects.to_string(),
+                ]
+            })
+        })
+        .collect();
+    if recovery.is_empty() {
+        return;
+    }
+    table_to(
+        p,
+        &[
+            "event",
+            "scope",
+            "commits/s before",
+            "first commit after (s)",
+            "back to 90% after (s)",
+            "failed",
+            "reconnects",
+        ],
+        &recovery,
+    );
+    note_to(
+        p,
+        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again.",
+    );
+}

@@ -1,0 +1,228 @@
+//! Events in a run (issue 53): a run file schedules a kill of a real local instance and its
+//! restart; the run goes on, and its own records agree: the steps in `events.csv` and
+//! summary.json, the first commit after the event, the recovery and the down window. Bad
+//! events are refused before anything starts (exit 2, naming the fix).
+
+use crate::support::{self, ok, output_text as text, run_tidebench as tb, summary};
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A steady rate, far below what the machine can do, so the rate before an event is the rate
+/// the run is back to after it (an unthrottled rate on a shared machine varies by more than
+/// the 10 % that recovery allows).
+const RUN: &str = "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n\
+    txn_timeout = \"1s\"\nrate = 500\n\
+    [[group]]\nname = \"A\"\nworkload = \"select-only\"\nscale = 1\ninstance = \"eva\"\n\
+    [[phase]]\nname = \"only\"\nduration = \"10s\"\nshares = { A = 100 }\n";
+
+#[test]
+fn a_killed_instance_restarts_on_schedule_and_the_run_accounts_its_recovery() {
+    let home = support::temp_home();
+    let _inst = support::start_instance(&home, "eva");
+    let cfg = format!(
+        "{RUN}[[event]]\nat = \"2s\"\naction = \"fail\"\ntarget = \"eva\"\nrestart_after = \"2s\"\n"
+    );
+    let cfg_path = home.path().join("kill.toml");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    ok(tb(&home, &["prepare", cfg_path.to_str().unwrap()]));
+    let out = home.path().join("res");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            cfg_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("event 1: at 2s: fail eva, restarted after 2s"),
+        "{}",
+        text(&o)
+    );
+    let s = summary(&out);
+    let e = &s["events"][0];
+    let steps = e["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 2, "{e}");
+    assert_eq!(
+        (&steps[0]["step"], &steps[0]["outcome"]),
+        (&"fail".into(), &"ok".into()),
+        "{e}"
+    );
+    assert_eq!(
+        (&steps[1]["step"], &steps[1]["outcome"]),
+        (&"restart".into(), &"ok".into()),
+        "{e}"
+    );
+    let t = f(&steps[0]["started_s"]);
+    let restart = (f(&steps[1]["started_s"]), f(&steps[1]["ended_s"]));
+    // On the run's clock: each step no earlier than scheduled (the restart 2 s after the
+    // event's time, 2 s).
+    assert!(t >= 2.0 && restart.0 >= 4.0, "{e}");
+    let all = &e["recovery"][0];
+    assert_eq!(all["scope"], "all");
+    // The first commit after the kill comes once the restart began, and at most 2 s (the
+    // reconnection backoff) after the server took connections again.
+    let first = t + f(&all["first_commit_s"]);
+    assert!(
+        first >= restart.0 - 0.05,
+        "first commit {first} before the restart {restart:?}: {e}"
+    );
+    assert!(
+        first <= restart.1 + 2.0 + 0.05,
+        "first commit {first} late: {e}"
+    );
+    let back = f(&all["recovered_s"]);
+    assert!(t + back >= first - 0.05, "{e}");
+    assert!(
+        all["failed"].as_u64().unwrap() > 0 || all["reconnects"].as_u64().unwrap() > 0,
+        "{e}"
+    );
+    // The down window the clients saw is the same gap.
+    let down = s["down_windows"].as_array().expect("a down window");
+    let w = down
+        .iter()
+        .find(|w| f(&w["from_s"]) >= t - 0.05)
+        .unwrap_or_else(|| panic!("no window after {t}: {down:?}"));
+    let to = f(&w["to_s"]);
+    assert!(f(&w["from_s"]) <= restart.0, "{w}");
+    assert!(
+        to >= restart.0 - 0.05 && to <= first + 0.1,
+        "window {w}, first commit {first}"
+    );
+    assert!(
+        all["reconnects"].as_u64().unwrap() >= w["sessions_lost"].as_u64().unwrap(),
+        "the sessions lost in the window are the event's reconnects: {e} {w}"
+    );
+    // The run went on: commits after the restart, and events.csv says the same two steps.
+    assert!(s["totals"]["committed"].as_u64().unwrap() > 0, "{s}");
+    let csv = std::fs::read_to_string(out.join("events.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    assert!(
+        rows[1].starts_with("1,2.000,fail,eva,fail,") && rows[1].contains(",ok,"),
+        "{csv}"
+    );
+    assert!(
+        rows[2].starts_with("1,2.000,fail,eva,restart,") && rows[2].contains(",ok,"),
+        "{csv}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("<h3>Events</h3>") && page.contains("Dashed purple"),
+        "report"
+    );
+}
+
+#[test]
+fn bad_events_are_refused_before_anything_starts() {
+    let home = support::temp_home();
+    let cases = [
+        (
+            "at = \"1s\"\naction = \"fail\"\ntarget = \"nope\"\n",
+            "unknown target 'nope'",
+        ),
+        (
+            "at = \"30s\"\naction = \"fail\"\ntarget = \"eva\"\n",
+            "past the run's end",
+        ),
+        (
+            "at = \"1s\"\naction = \"melt\"\ntarget = \"eva\"\n",
+            "unknown action 'melt'",
+        ),
+        (
+            "at = \"1s\"\naction = \"freeze\"\ntarget = \"eva\"\n",
+            "needs `for`",
+        ),
+        (
+            "phase = \"peak\"\naction = \"fail\"\ntarget = \"eva\"\n",
+            "phase 'peak'",
+        ),
+    ];
+    for (event, says) in cases {
+        let cfg_path = home.path().join("bad.toml");
+        std::fs::write(&cfg_path, format!("{RUN}[[event]]\n{event}")).unwrap();
+        let o = tb(&home, &["run", cfg_path.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(o.status.code(), Some(2), "{event}: {}", text(&o));
+        assert!(text(&o).contains(says), "{event}: {}", text(&o));
+        assert!(
+            text(&o).contains("bad.toml:"),
+            "names the file and line: {}",
+            text(&o)
+        );
+    }
+    // A well-formed event on an instance this home does not have: refused before the run
+    // starts anything (the dry run shows it in the plan).
+    let cfg_path = home.path().join("good.toml");
+    std::fs::write(
+        &cfg_path,
+        format!("{RUN}[[event]]\nphase = \"only\"\nat = \"1s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n"),
+    )
+    .unwrap();
+    let o = ok(tb(&home, &["run", cfg_path.to_str().unwrap(), "--dry-run"]));
+    assert!(
+        text(&o).contains("event 1: at 1s: sql on eva/postgres: CHECKPOINT"),
+        "{}",
+        text(&o)
+    );
+    let o = tb(&home, &["run", cfg_path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no managed instance 'eva'"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        !home.path().join("instances").join("eva").exists(),
+        "nothing was created"
+    );
+}
+
+#[test]
+fn a_freeze_is_thawed_on_schedule_and_a_statement_is_timed() {
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, "eva");
+    let cfg = format!(
+        "{RUN}[[event]]\nat = \"2s\"\naction = \"freeze\"\ntarget = \"eva\"\nfor = \"1s\"\n\
+         [[event]]\nat = \"5s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n"
+    );
+    let cfg_path = home.path().join("freeze.toml");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    ok(tb(&home, &["prepare", cfg_path.to_str().unwrap()]));
+    let out = home.path().join("res");
+    let o = tb(
+        &home,
+        &[
+            "run",
+            cfg_path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = summary(&out);
+    let freeze = &s["events"][0];
+    let steps: Vec<(&str, &str)> = freeze["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["step"].as_str().unwrap(), s["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(steps, vec![("freeze", "ok"), ("thaw", "ok")], "{freeze}");
+    let t = f(&freeze["steps"][0]["started_s"]);
+    let thawed = f(&freeze["steps"][1]["started_s"]);
+    // Thawed no earlier than the event's time plus its length (2 s + 1 s).
+    assert!(t >= 2.0 && thawed >= 3.0, "{freeze}");
+    // Nothing commits while the server is stopped: the first commit after it is after the thaw.
+    let all = &freeze["recovery"][0];
+    assert!(t + f(&all["first_commit_s"]) >= thawed - 0.05, "{freeze}");
+    assert!(all["recovered_s"].is_number(), "{freeze}");
+    let sql = &s["events"][1];
+    assert_eq!(sql["steps"][0]["outcome"], "ok", "{sql}");
+    assert!(sql["steps"][0]["ended_s"].is_number(), "{sql}");
+    // The server is running and answering after the run.
+    assert_eq!(support::psql(&inst, "postgres", "SELECT 1").trim(), "1");
+}
