@@ -1,11 +1,13 @@
 //! `tidebench compare`: results dirs side by side. Each page is a file of its own: the
 //! headline numbers of runs ([`runs`], also the text-table helper the others share), the
-//! medians of experiment dirs ([`experiment`]), the profiles ([`profile`]) and the wait
-//! profiles ([`waits`]) of compared runs.
+//! medians of experiment dirs ([`experiment`]), the profiles ([`profile`]), the wait
+//! profiles ([`waits`]) and the per-unit times and workload figures ([`units`], TPC-H's
+//! queries) of compared runs.
 
 pub mod experiment;
 pub mod profile;
 pub mod runs;
+pub mod units;
 pub mod waits;
 
 pub use runs::{html, sides, table, Side, Spread};
