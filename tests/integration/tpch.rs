@@ -23,7 +23,7 @@ use crate::support::{self, num, ok, output_text as text, run_tidebench as tb, su
 
 const SF: f64 = 0.01;
 
-pub(crate) fn prepare(home: &support::TempHome, target: &str) {
+fn prepare(home: &support::TempHome, target: &str) {
     ok(tb(
         home,
         &[
