@@ -7,11 +7,11 @@
 //! of every stream completed, both refresh functions in it, and (throughput) at least clause
 //! 5.3.4's number of query streams; the note says which rule failed.
 
-use super::plugin::Test;
 use super::power::{min_streams, power_at_size, qphh_at_size, throughput_at_size, QUERIES};
 use super::record::{unit_name, Record};
+use super::role::Role;
+use super::role::Test;
 use super::rows::ScaleFactor;
-use super::stream::Role;
 use crate::results::Figure;
 
 impl Record {
@@ -163,7 +163,7 @@ mod tests {
     use super::*;
     use crate::workload::tpch::record::tests::done;
     use crate::workload::tpch::record::{Done, Refreshed};
-    use crate::workload::tpch::stream::Unit;
+    use crate::workload::tpch::role::Unit;
 
     fn sf(x: f64) -> ScaleFactor {
         ScaleFactor::new(x).unwrap()

@@ -17,7 +17,6 @@ use std::time::Instant;
 use futures_util::future::try_join_all;
 use tokio_postgres::Client;
 
-use super::plugin::{REFRESH, REFRESH_PAIRS};
 use super::refresh::{CREATE_STATE, STATE_TABLE};
 use super::rows::{write_part, ScaleFactor, Table};
 use super::schema::{create_tables, FOREIGN_KEYS, INDEXES, PRIMARY_KEYS};
@@ -51,6 +50,10 @@ pub const SF: &str = "sf";
 /// Load options: the foreign keys and the secondary indexes, both off for a spec-pure load.
 pub const FOREIGN_KEYS_OPTION: &str = "foreign_keys";
 pub const INDEXES_OPTION: &str = "indexes";
+/// The run option that adds the refresh functions, and the fact readiness reads from
+/// `tpch_refresh` for it: the refresh pairs the database has taken.
+pub const REFRESH: &str = "refresh";
+pub const REFRESH_PAIRS: &str = "refresh_pairs";
 
 /// Rows per COPY part: small enough that `--jobs` sessions share even SF 0.01's tables, large
 /// enough that a part's statement costs nothing beside its rows.

@@ -4,8 +4,9 @@
 //! - [`loader`]: `prepare` on the loading kit and readiness against `tpch_meta`.
 //! - [`record`]: what the streams recorded, as the results dir's `tpch/` files; [`figures`]:
 //!   the metrics computed from it.
-//! - [`stream`]: a client's part in the test (a query stream, the power test's stream 0 with
-//!   its refresh functions, or the throughput test's refresh stream) and how a unit runs.
+//! - [`role`]: a client's part in the test (a query stream, the power test's stream 0 with
+//!   its refresh functions, or the throughput test's refresh stream) and its units;
+//!   [`stream`]: the terminal that runs them.
 //! - [`refresh`]: the update sets (new orders in the key space's gaps, old ones by index)
 //!   and the refresh functions RF1 and RF2 (clause 2.5).
 //! - [`rows`]: the scale factor (TPC-H clause 4.1.3) and each table's rows from the `tpchgen`
@@ -25,6 +26,7 @@ pub mod power;
 pub mod queries;
 pub mod record;
 pub mod refresh;
+mod role;
 pub mod rows;
 pub mod schema;
 mod stream;

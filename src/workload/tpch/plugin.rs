@@ -27,23 +27,22 @@ use crate::workload::{
     ClientSlot, Loaded, Plugin, Terminal, TxnType, Workload, WorkloadError, RUN_SEED,
 };
 
-use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, SF};
+use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, REFRESH, REFRESH_PAIRS, SF};
 use super::power::{min_streams, QUERIES};
 use super::queries::ParamSource;
 use super::record::Record;
 use super::refresh::UpdateSets;
+use super::role::Test;
 use super::rows::ScaleFactor;
-use super::stream::{Role, Stream};
+use super::stream::{Shared, Stream};
 
 /// The run option that swaps the seeded parameters for clause 2.4.x.4's.
 const QUALIFICATION: &str = "qualification";
-/// The run options of part 2: the refresh functions, the throughput test, and the power
-/// test's Power@Size that QphH@Size combines with a throughput run's figure.
-pub const REFRESH: &str = "refresh";
+/// The run options of part 2 besides `refresh` (the loader's, whose readiness reads it): the
+/// throughput test, and the power test's Power@Size that QphH@Size combines with a throughput
+/// run's figure.
 const THROUGHPUT: &str = "throughput";
 const POWER_AT_SIZE: &str = "power_at_size";
-/// The fact readiness reads from `tpch_refresh`: the refresh pairs the database has taken.
-pub const REFRESH_PAIRS: &str = "refresh_pairs";
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -186,57 +185,12 @@ impl Plugin for TpchKind {
     }
 }
 
-/// What a run's clients are, from its options.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Test {
-    pub refresh: bool,
-    pub throughput: bool,
-    /// The pair the run's first refresh functions apply (the database's pairs so far + 1).
-    pub first_pair: u32,
-    pub power_at_size: Option<f64>,
-}
-
-impl Test {
-    /// Queries alone, as part 1 ran them.
-    pub const QUERIES: Test = Test {
-        refresh: false,
-        throughput: false,
-        first_pair: 1,
-        power_at_size: None,
-    };
-
-    /// Client `slot`'s part.
-    pub fn role(&self, slot: ClientSlot) -> Role {
-        if !self.throughput {
-            return Role::Queries {
-                stream: slot.index,
-                refresh_pair: (self.refresh && slot.index == 0).then_some(self.first_pair),
-            };
-        }
-        if self.refresh && slot.index + 1 == slot.count {
-            return Role::Refresh {
-                first_pair: self.first_pair,
-                pairs: slot.count - 1,
-            };
-        }
-        Role::Queries {
-            stream: slot.index + 1,
-            refresh_pair: None,
-        }
-    }
-}
-
 /// TPC-H over data of a known scale factor.
 #[derive(Debug)]
 pub struct Tpch {
     types: Vec<TxnType>,
-    pub(super) sf: ScaleFactor,
-    pub(super) source: ParamSource,
-    /// The run's seed, from which the refresh functions' new orders are drawn.
-    pub(super) seed: u64,
-    pub(super) test: Test,
-    pub(super) sets: UpdateSets,
-    pub(super) record: Arc<Record>,
+    test: Test,
+    shared: Arc<Shared>,
 }
 
 impl Tpch {
@@ -246,12 +200,15 @@ impl Tpch {
                 .into_iter()
                 .map(|n| TxnType::new(n, DEFAULT_ROLE))
                 .collect(),
-            sf,
-            source,
-            seed,
             test,
-            sets: UpdateSets::new(sf),
-            record: Arc::new(Record::default()),
+            shared: Arc::new(Shared {
+                sf,
+                source,
+                // The run's seed, from which the refresh functions' new orders are drawn.
+                seed,
+                sets: UpdateSets::new(sf),
+                record: Record::default(),
+            }),
         }
     }
 }
@@ -263,7 +220,7 @@ impl Workload for Tpch {
 
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
         let role = self.test.role(slot);
-        Box::new(Stream::new(self, role))
+        Box::new(Stream::new(Arc::clone(&self.shared), role))
     }
 
     fn units_per_client(&self) -> Option<u64> {
@@ -275,7 +232,7 @@ impl Workload for Tpch {
     }
 
     fn notes(&self, group: &str, clients: u32) -> Vec<String> {
-        let params = match self.source {
+        let params = match self.shared.source {
             ParamSource::Qualification => "the qualification parameters".to_string(),
             ParamSource::Seeded(seed) => format!("parameters drawn from seed {seed}"),
         };
@@ -298,19 +255,19 @@ impl Workload for Tpch {
         let mut notes = vec![format!(
             "note: group '{group}' runs {what} at scale factor {} with {params}; the run ends \
              when every stream is done",
-            self.sf
+            self.shared.sf
         )];
         let streams = if t.refresh {
             clients.saturating_sub(1)
         } else {
             clients
         };
-        let min = min_streams(self.sf.get());
+        let min = min_streams(self.shared.sf.get());
         if t.throughput && streams < min {
             notes.push(format!(
                 "note: the specification's throughput test at scale factor {} has at least {min} \
                  query streams; give -c {}",
-                self.sf,
+                self.shared.sf,
                 min + u32::from(t.refresh)
             ));
         }
@@ -318,15 +275,15 @@ impl Workload for Tpch {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        self.record.figures(self.sf, self.test)
+        self.shared.record.figures(self.shared.sf, self.test)
     }
 
     fn unit_times(&self) -> Vec<crate::results::UnitTime> {
-        self.record.unit_times()
+        self.shared.record.unit_times()
     }
 
     fn files(&self) -> Vec<(String, String)> {
-        self.record.files()
+        self.shared.record.files()
     }
 }
 
@@ -334,6 +291,7 @@ impl Workload for Tpch {
 mod tests {
     use super::*;
     use crate::workload::tpch::queries::stream_order;
+    use crate::workload::tpch::role::Role;
     use crate::workload::Rng;
 
     #[test]

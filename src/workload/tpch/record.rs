@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::queries::QueryText;
-use super::stream::{Role, Unit};
+use super::role::{Role, Unit};
 use crate::results::UnitTime;
 
 /// A query that completed.

@@ -1,8 +1,8 @@
-//! A TPC-H client's terminal: the list of units its stream runs (clause 5.3), and how one
-//! runs. A query stream runs its 22 queries in Appendix A's order for its number; the power
-//! test's stream 0, with the refresh functions, runs RF1 first and RF2 last (clause 5.3.3);
-//! the throughput test's refresh stream runs one RF1, RF2 pair per query stream (clause
-//! 5.3.4), pair after pair.
+//! A TPC-H client's terminal: it runs the units of its part ([`super::role`]) in order. A
+//! query stream runs its 22 queries in Appendix A's order for its number; the power test's
+//! stream 0, with the refresh functions, runs RF1 first and RF2 last (clause 5.3.3); the
+//! throughput test's refresh stream runs one RF1, RF2 pair per query stream (clause 5.3.4),
+//! pair after pair.
 //!
 //! Each unit is one transaction (one simple-protocol message), so the server counts one
 //! commit per unit; its time is taken around that message alone and kept in the workload's
@@ -11,79 +11,22 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::plugin::Tpch;
-use super::power::QUERIES;
-use super::queries::{render, stream_order, QueryText};
-use super::record::{Done, Refreshed};
-use super::refresh::{rf1_sql, rf2_sql};
+use super::queries::{render, ParamSource, QueryText};
+use super::record::{Done, Record, Refreshed};
+use super::refresh::{rf1_sql, rf2_sql, UpdateSets};
+use super::role::{Role, Unit, RF1_TYPE, RF2_TYPE};
+use super::rows::ScaleFactor;
 use crate::workload::{Rng, Terminal, TxnEnd, TxnFuture};
 
-/// The type index of RF1 and RF2, after the 22 queries'.
-pub const RF1_TYPE: usize = QUERIES;
-pub const RF2_TYPE: usize = QUERIES + 1;
-
-/// What a client is in the test: a query stream (with or without the power test's refresh
-/// functions around it) or the refresh stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Queries {
-        stream: u32,
-        refresh_pair: Option<u32>,
-    },
-    Refresh {
-        first_pair: u32,
-        pairs: u32,
-    },
-}
-
-/// One unit of a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Query(u8),
-    Rf1(u32),
-    Rf2(u32),
-}
-
-impl Unit {
-    fn type_index(self) -> usize {
-        match self {
-            Unit::Query(q) => usize::from(q) - 1,
-            Unit::Rf1(_) => RF1_TYPE,
-            Unit::Rf2(_) => RF2_TYPE,
-        }
-    }
-}
-
-impl Role {
-    /// The units in the order the stream runs them.
-    pub fn units(self) -> Vec<Unit> {
-        match self {
-            Role::Queries {
-                stream,
-                refresh_pair,
-            } => {
-                let queries = stream_order(stream).into_iter().map(Unit::Query);
-                match refresh_pair {
-                    Some(p) => std::iter::once(Unit::Rf1(p))
-                        .chain(queries)
-                        .chain(std::iter::once(Unit::Rf2(p)))
-                        .collect(),
-                    None => queries.collect(),
-                }
-            }
-            Role::Refresh { first_pair, pairs } => (first_pair..first_pair + pairs)
-                .flat_map(|p| [Unit::Rf1(p), Unit::Rf2(p)])
-                .collect(),
-        }
-    }
-
-    /// The stream's name in the record and the report.
-    pub fn label(self) -> String {
-        match self {
-            Role::Queries { stream, .. } => format!("stream {stream}"),
-            Role::Refresh { .. } => "refresh".to_string(),
-        }
-    }
+/// What every stream of a run shares: the data's scale factor, where the queries'
+/// parameters come from, the seed and update sets of the refresh functions, and the record.
+#[derive(Debug)]
+pub struct Shared {
+    pub sf: ScaleFactor,
+    pub source: ParamSource,
+    pub seed: u64,
+    pub sets: UpdateSets,
+    pub record: Record,
 }
 
 /// A unit drawn and ready to run.
@@ -99,7 +42,7 @@ enum Drawn {
 
 /// One client's stream.
 pub struct Stream {
-    pub workload: Arc<Tpch>,
+    pub workload: Arc<Shared>,
     pub role: Role,
     pub units: Vec<Unit>,
     pub next: usize,
@@ -107,7 +50,7 @@ pub struct Stream {
 }
 
 impl Stream {
-    pub fn new(workload: Arc<Tpch>, role: Role) -> Stream {
+    pub fn new(workload: Arc<Shared>, role: Role) -> Stream {
         workload.record.joined(role);
         Stream {
             units: role.units(),
@@ -245,40 +188,5 @@ impl Stream {
             rows,
         });
         Ok(TxnEnd::Committed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn roles_list_their_units_in_the_specs_order() {
-        let power = Role::Queries {
-            stream: 0,
-            refresh_pair: Some(4),
-        }
-        .units();
-        assert_eq!(power.len(), 24);
-        assert_eq!(power[0], Unit::Rf1(4));
-        assert_eq!(power[1], Unit::Query(stream_order(0)[0]));
-        assert_eq!(power[23], Unit::Rf2(4));
-        let plain = Role::Queries {
-            stream: 2,
-            refresh_pair: None,
-        }
-        .units();
-        assert_eq!(plain.len(), 22);
-        let refresh = Role::Refresh {
-            first_pair: 3,
-            pairs: 2,
-        }
-        .units();
-        assert_eq!(
-            refresh,
-            [Unit::Rf1(3), Unit::Rf2(3), Unit::Rf1(4), Unit::Rf2(4)]
-        );
-        assert_eq!(Unit::Rf2(1).type_index(), 23);
-        assert_eq!(Unit::Query(1).type_index(), 0);
     }
 }
