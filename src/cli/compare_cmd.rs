@@ -58,6 +58,7 @@ pub fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     print!("{}", crate::report::compare::table(&sides));
     print!("{}", crate::report::compare_profile::table(&args.dirs));
     print!("{}", crate::report::compare_waits::table(&args.dirs));
+    print!("{}", crate::report::compare_units::table(&args.dirs));
     print!("{}", verdict_out::text(&figures, &judged));
     if let Some(out) = &args.html {
         let page = crate::report::compare::html(&sides).replace(

@@ -272,7 +272,7 @@ impl Layout {
             None if self.groups.len() == 1 => 0,
             None => return None,
         };
-        self.groups.get(group)?.workload.units_per_client()
+        self.groups.get(group)?.workload.units_for(role.slot)
     }
 
     /// Whether the client runs transactions in `phase`.

@@ -22,6 +22,7 @@ mod profile;
 mod roles;
 pub mod rules;
 mod system;
+mod units;
 mod waits;
 use glance::glance;
 use incidents::{
@@ -135,6 +136,7 @@ fn throughput(d: &RunData, p: &mut String) {
     for f in &d.summary.figures {
         let _ = writeln!(p, "<p><strong>{}</strong></p>", esc(&f.line()));
     }
+    units::units_to(&d.summary.unit_times, p);
     if no_series(d, p) {
         if let Some(table) = headline::table(&d.summary) {
             p.push_str(&table);

@@ -22,5 +22,6 @@ pub use by::{aggregate, Dim};
 // CLI's commands still name them.
 pub use crate::results::synthetic;
 pub use compare::{
-    experiment as compare_experiment, profile as compare_profile, waits as compare_waits,
+    experiment as compare_experiment, profile as compare_profile, units as compare_units,
+    waits as compare_waits,
 };

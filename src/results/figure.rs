@@ -1,6 +1,8 @@
 //! A figure a workload computes from its own record of a run, beside the counts every run has
 //! (TPC-H's Power@Size from the power test's query times): its label, value, whether the
-//! specification would accept it, and a line saying how it was computed or why it is not valid.
+//! specification would accept it, and a line saying how it was computed or why it is not valid;
+//! and the time of each unit a stream ran (TPC-H's query and refresh times per stream), which
+//! the report draws as bars and `compare` sets side by side.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +28,18 @@ impl Figure {
         let verdict = if self.valid { "" } else { ", not valid" };
         format!("{}: {value} ({}{verdict})", self.label, self.note)
     }
+}
+
+/// One unit of work a stream ran to its end, timed by its workload: the report's bars per
+/// unit and per stream, and `compare`'s unit-by-unit table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitTime {
+    /// The stream (client) that ran it, with the workload's own name for it (`stream 1`,
+    /// `refresh`).
+    pub stream: String,
+    /// The unit as its workload names it (`Q14`, `RF1`), in the order the workload lists them.
+    pub unit: String,
+    pub seconds: f64,
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ use std::path::{Path, PathBuf};
 pub use breakdown::{GroupStats, PhaseStats, RoleStats};
 pub use commands::{CommandStats, CommandSums};
 pub use emulators::EmulatorEnd;
-pub use figure::Figure;
+pub use figure::{Figure, UnitTime};
 pub use headline::{Headline, HeadlineRate, Per};
 pub use incidents::{Incident, IncidentKind};
 pub use mix::TypeShare;

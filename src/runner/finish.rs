@@ -60,6 +60,7 @@ pub async fn finish(
         summary.commands.extend(w.command_stats());
         summary.volumes.extend(w.volumes());
         summary.figures.extend(w.figures());
+        summary.unit_times.extend(w.unit_times());
         write_files(writer.staging_path(), w.files(), &mut result.warnings);
     }
     from_driver(&mut summary, plan, &frame, &result);

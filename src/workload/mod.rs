@@ -390,9 +390,22 @@ pub trait Workload: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The transactions client `slot` runs before it ends, where clients differ (TPC-H's
+    /// refresh stream runs its pairs, a query stream its 22 queries); by default every
+    /// client's [`Workload::units_per_client`].
+    fn units_for(&self, _slot: ClientSlot) -> Option<u64> {
+        self.units_per_client()
+    }
+
     /// Figures the workload computes from its own record of the run (TPC-H's Power@Size),
     /// read once every client has ended; empty when it has none.
     fn figures(&self) -> Vec<crate::results::Figure> {
+        Vec::new()
+    }
+
+    /// The time of each unit its streams ran to their end (TPC-H's query and refresh times
+    /// per stream), read once every client has ended; empty when it times none.
+    fn unit_times(&self) -> Vec<crate::results::UnitTime> {
         Vec::new()
     }
 

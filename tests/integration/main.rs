@@ -47,6 +47,7 @@ mod tpce_maintenance;
 mod tpce_trades_fixture;
 mod tpce_txns;
 mod tpch;
+mod tpch_refresh;
 mod tpcv;
 mod transactions;
 mod verdict;

@@ -3,7 +3,8 @@
 //! own for its clients' trades); per-command figures are summed per command (their means
 //! weighted by count), loaded bytes per type; incidents, down windows and aborted clients are
 //! listed from every shard (client ids are the run's, so they stay apart); errors are merged
-//! by kind (the earliest first kept); the margins of the server check add up.
+//! by kind (the earliest first kept); the margins of the server check add up; the units
+//! each shard's streams timed are listed from every shard.
 
 use super::super::{CommandStats, EmulatorEnd, Summary, Volume};
 
@@ -11,6 +12,8 @@ pub fn add(merged: &mut Summary, shards: &[&Summary]) {
     merged.emulators = emulators(shards);
     merged.commands = commands(shards);
     merged.volumes = volumes(shards);
+    // Each shard ran its own streams: their unit times side by side, in shard order.
+    merged.unit_times = shards.iter().flat_map(|s| s.unit_times.clone()).collect();
     merged.incidents = shards.iter().flat_map(|s| s.incidents.clone()).collect();
     merged.incidents.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     merged.down_windows = shards.iter().flat_map(|s| s.down_windows.clone()).collect();

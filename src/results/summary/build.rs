@@ -181,6 +181,7 @@ impl Summary {
             commands: Vec::new(),
             volumes: Vec::new(),
             figures: Vec::new(),
+            unit_times: Vec::new(),
             incidents: Vec::new(),
             waits: None,
             guests: Vec::new(),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::DriveMode;
 use crate::metrics::DEFAULT_ROLE;
 use crate::results::breakdown::{GroupStats, PhaseStats, RoleStats};
-use crate::results::figure::Figure;
+use crate::results::figure::{Figure, UnitTime};
 use crate::results::headline::{Headline, HeadlineRate};
 use crate::results::mix::TypeShare;
 use crate::results::ratios::{RatioCheck, RatioRule};
@@ -225,6 +225,10 @@ pub struct Summary {
     /// Power@Size).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figure>,
+    /// Each unit a stream ran to its end, timed by its workload (TPC-H's queries and refresh
+    /// functions per stream), in the workload's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unit_times: Vec<UnitTime>,
     /// What happened to the managed instances during the run (OOM kills, server processes
     /// killed, crash restarts), in time order; see `incidents`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

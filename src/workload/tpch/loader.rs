@@ -17,6 +17,7 @@ use std::time::Instant;
 use futures_util::future::try_join_all;
 use tokio_postgres::Client;
 
+use super::refresh::{CREATE_STATE, STATE_TABLE};
 use super::rows::{write_part, ScaleFactor, Table};
 use super::schema::{create_tables, FOREIGN_KEYS, INDEXES, PRIMARY_KEYS};
 use crate::config::{OptionValues, PreparePlan};
@@ -29,8 +30,9 @@ use crate::workload::kit::staging::{
 use crate::workload::kit::{lock, MetaTable, Progress};
 use crate::workload::{Loaded, WorkloadError};
 
-/// Every table `prepare` creates; `tpch_meta` last, as it is written last.
-pub const TABLES: [&str; 9] = [
+/// Every table `prepare` creates (`tpch_refresh` keeps the refresh pairs taken, see
+/// [`super::refresh`]); `tpch_meta` last, as it is written last.
+pub const TABLES: [&str; 10] = [
     "region",
     "nation",
     "part",
@@ -39,6 +41,7 @@ pub const TABLES: [&str; 9] = [
     "customer",
     "orders",
     "lineitem",
+    "tpch_refresh",
     "tpch_meta",
 ];
 
@@ -47,6 +50,10 @@ pub const SF: &str = "sf";
 /// Load options: the foreign keys and the secondary indexes, both off for a spec-pure load.
 pub const FOREIGN_KEYS_OPTION: &str = "foreign_keys";
 pub const INDEXES_OPTION: &str = "indexes";
+/// The run option that adds the refresh functions, and the fact readiness reads from
+/// `tpch_refresh` for it: the refresh pairs the database has taken.
+pub const REFRESH: &str = "refresh";
+pub const REFRESH_PAIRS: &str = "refresh_pairs";
 
 /// Rows per COPY part: small enough that `--jobs` sessions share even SF 0.01's tables, large
 /// enough that a part's statement costs nothing beside its rows.
@@ -180,6 +187,7 @@ pub async fn prepare(
         sf.get(),
         lineitems.load(Ordering::Relaxed)
     );
+    let meta = format!("{CREATE_STATE}\n{meta}");
     control
         .batch_execute(&in_staging(&meta))
         .await
@@ -266,10 +274,56 @@ pub async fn check_ready(client: &Client, options: &OptionValues) -> Result<Load
     }
     let mut facts = OptionValues::new();
     facts.insert(SF.into(), sf.into());
+    let refresh = options.get(REFRESH).and_then(|v| v.as_bool()) == Some(true);
+    if let Some(pairs) = refresh_pairs(client, refresh).await? {
+        facts.insert(REFRESH_PAIRS.into(), i64::from(pairs).into());
+    }
     Ok(Loaded {
         scale: sf.ceil().clamp(1.0, f64::from(u32::MAX)) as u32,
         facts,
     })
+}
+
+/// The refresh pairs the database has taken, from `tpch_refresh` (None where a load made
+/// before the refresh functions has no such table). A run with the refresh functions needs
+/// the table and a database whose last pair ran both functions.
+async fn refresh_pairs(client: &Client, refresh: bool) -> Result<Option<u32>, WorkloadError> {
+    let reload = || format!("reload with `{} --force`", META.prepare);
+    let query = WorkloadError::query("reading tpch_refresh");
+    let exists = client
+        .query_one(
+            &format!("SELECT to_regclass('{STATE_TABLE}') IS NOT NULL"),
+            &[],
+        )
+        .await
+        .map_err(&query)?;
+    if !exists.get::<_, bool>(0) {
+        if refresh {
+            return Err(WorkloadError::not_prepared(
+                format!(
+                    "the TPC-H load has no {STATE_TABLE} table (it predates the refresh \
+                     functions)"
+                ),
+                reload(),
+            ));
+        }
+        return Ok(None);
+    }
+    let row = client
+        .query_one(&format!("SELECT inserted, deleted FROM {STATE_TABLE}"), &[])
+        .await
+        .map_err(&query)?;
+    let (inserted, deleted): (i32, i32) = (row.get(0), row.get(1));
+    if refresh && inserted != deleted {
+        return Err(WorkloadError::not_prepared(
+            format!(
+                "refresh pair {inserted} ran RF1 but not RF2 (a run was cut between them), so \
+                 the orders are not as many as the load's"
+            ),
+            reload(),
+        ));
+    }
+    Ok(Some(u32::try_from(inserted).unwrap_or(0)))
 }
 
 #[cfg(test)]

@@ -1,9 +1,14 @@
-//! TPC-H (issue 50): the analytic benchmark, registered as `tpch`.
+//! TPC-H (issues 50 and 51): the analytic benchmark, registered as `tpch`.
 //!
 //! - [`plugin`]: the registered workload, its options, and a query stream per client.
 //! - [`loader`]: `prepare` on the loading kit and readiness against `tpch_meta`.
-//! - [`record`]: what the streams recorded, as the results dir's `tpch/` files and
-//!   Power@Size.
+//! - [`record`]: what the streams recorded, as the results dir's `tpch/` files; [`figures`]:
+//!   the metrics computed from it.
+//! - [`role`]: a client's part in the test (a query stream, the power test's stream 0 with
+//!   its refresh functions, or the throughput test's refresh stream) and its units;
+//!   [`stream`]: the terminal that runs them.
+//! - [`refresh`]: the update sets (new orders in the key space's gaps, old ones by index)
+//!   and the refresh functions RF1 and RF2 (clause 2.5).
 //! - [`rows`]: the scale factor (TPC-H clause 4.1.3) and each table's rows from the `tpchgen`
 //!   crate (the DataFusion port of DBGEN, clause 4.2) as COPY text, one part of N at a time.
 //! - [`schema`]: the eight tables (clause 1.4), their primary keys, and the foreign keys and
@@ -14,12 +19,16 @@
 //! - [`answers`]: the qualification answer set and its tolerances (clause 2.1.3.5).
 
 pub mod answers;
+mod figures;
 pub mod loader;
 mod plugin;
 pub mod power;
 pub mod queries;
 pub mod record;
+pub mod refresh;
+mod role;
 pub mod rows;
 pub mod schema;
+mod stream;
 
 pub use plugin::{Tpch, TpchKind, TPCH};

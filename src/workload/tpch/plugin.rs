@@ -1,14 +1,19 @@
 //! TPC-H as a registered workload: its options (the scale factor `sf`, the optional foreign
-//! keys and indexes of a load, the qualification parameters of a run), readiness against
-//! `tpch_meta`, and a client's terminal: client i is query stream i (clause 5.1.2.4), which
-//! runs its 22 queries once in Appendix A's order with its own parameters and ends (its
-//! [`Workload::units_per_client`]); stream 0 alone is the power test's query part.
+//! keys and indexes of a load; the qualification parameters, the refresh functions and the
+//! throughput test of a run), readiness against `tpch_meta`, and each client's part in the
+//! test ([`super::stream`]).
 //!
-//! Each query is one transaction type (`Q1` … `Q22`) and one transaction: its statements go
-//! as one simple-protocol message, which PostgreSQL runs in one implicit transaction (Q15's
-//! view is created, read and dropped in it), so the server counts one commit per query. The
-//! texts, answers and times the streams recorded ([`super::record`]) become the run's
-//! `tpch/` files and its Power@Size.
+//! - Without `throughput`, client i is query stream i (clause 5.1.2.4), which runs its 22
+//!   queries once in Appendix A's order with its own parameters and ends; client 0 alone is
+//!   the power test, and with `refresh` it runs RF1 first and RF2 last (clause 5.3.3).
+//! - With `throughput`, the clients are the throughput test (clause 5.3.4): query streams 1
+//!   to S and, with `refresh`, a last client that is the refresh stream running S pairs.
+//!
+//! Each query and refresh function is one transaction type (`Q1` … `Q22`, `RF1`, `RF2`) and
+//! one transaction: its statements go as one simple-protocol message, which PostgreSQL runs
+//! in one implicit transaction (Q15's view is created, read and dropped in it), so the server
+//! counts one commit per unit. The texts, answers and times the streams recorded
+//! ([`super::record`]) become the run's `tpch/` files and its metrics.
 
 use std::sync::Arc;
 
@@ -19,18 +24,25 @@ use crate::event::Sink;
 use crate::results::Figure;
 use crate::target::ResolvedTarget;
 use crate::workload::{
-    ClientSlot, Loaded, Plugin, Rng, Terminal, TxnEnd, TxnFuture, TxnType, Workload, WorkloadError,
-    RUN_SEED,
+    ClientSlot, Loaded, Plugin, Terminal, TxnType, Workload, WorkloadError, RUN_SEED,
 };
 
-use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, SF};
-use super::power::QUERIES;
-use super::queries::{render, stream_order, ParamSource, QueryText};
-use super::record::{Done, Record};
+use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, REFRESH, REFRESH_PAIRS, SF};
+use super::power::{min_streams, QUERIES};
+use super::queries::ParamSource;
+use super::record::Record;
+use super::refresh::UpdateSets;
+use super::role::Test;
 use super::rows::ScaleFactor;
+use super::stream::{Shared, Stream};
 
 /// The run option that swaps the seeded parameters for clause 2.4.x.4's.
 const QUALIFICATION: &str = "qualification";
+/// The run options of part 2 besides `refresh` (the loader's, whose readiness reads it): the
+/// throughput test, and the power test's Power@Size that QphH@Size combines with a throughput
+/// run's figure.
+const THROUGHPUT: &str = "throughput";
+const POWER_AT_SIZE: &str = "power_at_size";
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -62,6 +74,31 @@ const OPTIONS: &[OptionSpec] = &[
                the specification lists) instead of parameters drawn from the run's seed",
         load: false,
     },
+    OptionSpec {
+        key: REFRESH,
+        kind: OptionKind::Flag,
+        help: "run the refresh functions (new orders in, old ones out; the database changes, \
+               pair after pair): the power test's stream 0 runs RF1 first and RF2 last, the \
+               throughput test's last client is the refresh stream",
+        load: false,
+    },
+    OptionSpec {
+        key: THROUGHPUT,
+        kind: OptionKind::Flag,
+        help: "run the throughput test: the clients are query streams 1 to S (with --refresh, \
+               S + 1 clients, the last the refresh stream running S pairs); the figure is \
+               Throughput@Size",
+        load: false,
+    },
+    OptionSpec {
+        key: POWER_AT_SIZE,
+        kind: OptionKind::Fraction {
+            value_name: "POWER",
+        },
+        help: "the Power@Size of the power test run just before (its summary's figure): a \
+               throughput run then reports QphH@Size, the two combined",
+        load: false,
+    },
 ];
 
 /// The registered TPC-H workload.
@@ -69,9 +106,13 @@ pub struct TpchKind;
 
 pub static TPCH: TpchKind = TpchKind;
 
-/// The transaction types' names: `Q1` … `Q22`, type `i` being query `i + 1`.
+/// The transaction types' names: `Q1` … `Q22`, type `i` being query `i + 1`, then `RF1`,
+/// `RF2`.
 fn type_names() -> Vec<String> {
-    (1..=QUERIES).map(|q| format!("Q{q}")).collect()
+    (1..=QUERIES)
+        .map(|q| format!("Q{q}"))
+        .chain(["RF1".to_string(), "RF2".to_string()])
+        .collect()
 }
 
 impl WorkloadInfo for TpchKind {
@@ -80,8 +121,9 @@ impl WorkloadInfo for TpchKind {
     }
     fn about(&self) -> &'static str {
         "TPC-H's 22 analytic queries over its eight tables at scale factor --sf: each client \
-         is a query stream that runs them once (client 0 alone: the power test), and the run \
-         ends when every stream is done (--duration is a cap)"
+         is a query stream that runs them once (client 0 alone: the power test; --throughput: \
+         the throughput test), --refresh adds the refresh functions, and the run ends when \
+         every stream is done (--duration is a cap)"
     }
     fn options(&self) -> &'static [OptionSpec] {
         OPTIONS
@@ -114,14 +156,32 @@ impl Plugin for TpchKind {
 
     fn build(&self, scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
         let sf = loader::scale_factor(options, scale)?;
-        let source = if options.get(QUALIFICATION).and_then(|v| v.as_bool()) == Some(true) {
+        let flag = |key: &str| options.get(key).and_then(|v| v.as_bool()) == Some(true);
+        // The seed travels as the TOML integer of its 64 bits.
+        let seed = options
+            .get(RUN_SEED)
+            .and_then(|v| v.as_integer())
+            .unwrap_or(0) as u64;
+        let source = if flag(QUALIFICATION) {
             ParamSource::Qualification
         } else {
-            // The seed travels as the TOML integer of its 64 bits.
-            let seed = options.get(RUN_SEED).and_then(|v| v.as_integer());
-            ParamSource::Seeded(seed.unwrap_or(0) as u64)
+            ParamSource::Seeded(seed)
         };
-        Ok(Arc::new(Tpch::new(sf, source)))
+        let taken = options
+            .get(REFRESH_PAIRS)
+            .and_then(|v| v.as_integer())
+            .unwrap_or(0);
+        let test = Test {
+            refresh: flag(REFRESH),
+            throughput: flag(THROUGHPUT),
+            first_pair: u32::try_from(taken + 1).unwrap_or(1),
+            power_at_size: match options.get(POWER_AT_SIZE) {
+                Some(toml::Value::Float(x)) => Some(*x),
+                Some(toml::Value::Integer(n)) => Some(*n as f64),
+                _ => None,
+            },
+        };
+        Ok(Arc::new(Tpch::new(sf, source, seed, test)))
     }
 }
 
@@ -129,21 +189,26 @@ impl Plugin for TpchKind {
 #[derive(Debug)]
 pub struct Tpch {
     types: Vec<TxnType>,
-    sf: ScaleFactor,
-    source: ParamSource,
-    record: Arc<Record>,
+    test: Test,
+    shared: Arc<Shared>,
 }
 
 impl Tpch {
-    pub fn new(sf: ScaleFactor, source: ParamSource) -> Tpch {
+    pub fn new(sf: ScaleFactor, source: ParamSource, seed: u64, test: Test) -> Tpch {
         Tpch {
             types: type_names()
                 .into_iter()
                 .map(|n| TxnType::new(n, DEFAULT_ROLE))
                 .collect(),
-            sf,
-            source,
-            record: Arc::new(Record::default()),
+            test,
+            shared: Arc::new(Shared {
+                sf,
+                source,
+                // The run's seed, from which the refresh functions' new orders are drawn.
+                seed,
+                sets: UpdateSets::new(sf),
+                record: Record::default(),
+            }),
         }
     }
 }
@@ -154,113 +219,85 @@ impl Workload for Tpch {
     }
 
     fn terminal(self: Arc<Self>, slot: ClientSlot) -> Box<dyn Terminal> {
-        Box::new(Stream {
-            stream: slot.index,
-            next: 0,
-            drawn: None,
-            workload: self,
-        })
+        let role = self.test.role(slot);
+        Box::new(Stream::new(Arc::clone(&self.shared), role))
     }
 
     fn units_per_client(&self) -> Option<u64> {
         Some(QUERIES as u64)
     }
 
+    fn units_for(&self, slot: ClientSlot) -> Option<u64> {
+        Some(self.test.role(slot).units().len() as u64)
+    }
+
     fn notes(&self, group: &str, clients: u32) -> Vec<String> {
-        let params = match self.source {
+        let params = match self.shared.source {
             ParamSource::Qualification => "the qualification parameters".to_string(),
             ParamSource::Seeded(seed) => format!("parameters drawn from seed {seed}"),
         };
-        vec![format!(
-            "note: group '{group}' runs {clients} TPC-H query stream(s) at scale factor {} with \
-             {params}; the run ends when every stream has run its 22 queries",
-            self.sf
-        )]
+        let t = self.test;
+        let what = match (t.throughput, t.refresh) {
+            (false, false) => format!("{clients} TPC-H query stream(s)"),
+            (false, true) => format!(
+                "{clients} TPC-H query stream(s), stream 0 with refresh pair {} around it",
+                t.first_pair
+            ),
+            (true, false) => format!("the TPC-H throughput test's {clients} query stream(s)"),
+            (true, true) => format!(
+                "the TPC-H throughput test's {} query stream(s) and its refresh stream (pairs \
+                 {} to {})",
+                clients.saturating_sub(1),
+                t.first_pair,
+                t.first_pair + clients.saturating_sub(1)
+            ),
+        };
+        let mut notes = vec![format!(
+            "note: group '{group}' runs {what} at scale factor {} with {params}; the run ends \
+             when every stream is done",
+            self.shared.sf
+        )];
+        let streams = if t.refresh {
+            clients.saturating_sub(1)
+        } else {
+            clients
+        };
+        let min = min_streams(self.shared.sf.get());
+        if t.throughput && streams < min {
+            notes.push(format!(
+                "note: the specification's throughput test at scale factor {} has at least {min} \
+                 query streams; give -c {}",
+                self.shared.sf,
+                min + u32::from(t.refresh)
+            ));
+        }
+        notes
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![self.record.power(self.sf)]
+        self.shared.record.figures(self.shared.sf, self.test)
+    }
+
+    fn unit_times(&self) -> Vec<crate::results::UnitTime> {
+        self.shared.record.unit_times()
     }
 
     fn files(&self) -> Vec<(String, String)> {
-        self.record.files()
-    }
-}
-
-/// One query stream: its number, its place in its order, and the query drawn last.
-struct Stream {
-    workload: Arc<Tpch>,
-    stream: u32,
-    next: usize,
-    drawn: Option<QueryText>,
-}
-
-impl Terminal for Stream {
-    /// The stream's next query in its Appendix A order (after the 22nd the order repeats, for
-    /// a run given more transactions than a stream has).
-    fn next_type(&mut self, _rng: &mut Rng) -> usize {
-        let order = stream_order(self.stream);
-        let query = order[self.next % order.len()];
-        self.next += 1;
-        usize::from(query) - 1
-    }
-
-    fn draw(&mut self, txn: usize, _rng: &mut Rng) {
-        let w = &self.workload;
-        let number = u8::try_from(txn + 1).unwrap_or(0);
-        self.drawn = render(number, self.stream, w.source, w.sf).ok();
-        if let Some(q) = &self.drawn {
-            w.record.text(q);
-        }
-    }
-
-    fn execute<'a>(
-        &'a self,
-        conn: &'a mut pgwire::Connection,
-        _protocol: pgwire::Protocol,
-        _emulator: Option<&'a dyn crate::workload::Emulator>,
-    ) -> TxnFuture<'a> {
-        Box::pin(async move {
-            let Some(q) = &self.drawn else {
-                return Err(pgwire::Error {
-                    kind: pgwire::ErrorKind::Protocol("no query drawn".into()),
-                });
-            };
-            // The values are in the text already: it runs as written to the results dir.
-            let sql = q.statements.join(";\n");
-            let started = std::time::Instant::now();
-            let result = conn.simple_query(&sql).await?;
-            let seconds = started.elapsed().as_secs_f64();
-            let set = result.result_sets().saturating_sub(1);
-            let columns: Vec<String> = result.set_columns(set).map(String::from).collect();
-            let rows = result
-                .set_rows(set)
-                .map(|r| {
-                    (0..columns.len())
-                        .map(|c| result.get_str(r, c).unwrap_or("").to_string())
-                        .collect()
-                })
-                .collect();
-            self.workload.record.done(Done {
-                stream: q.stream,
-                query: q.number,
-                seconds,
-                columns,
-                rows,
-            });
-            Ok(TxnEnd::Committed)
-        })
+        self.shared.record.files()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::tpch::queries::stream_order;
+    use crate::workload::tpch::role::Role;
+    use crate::workload::Rng;
 
     #[test]
     fn a_stream_draws_its_order_and_renders_its_parameters() {
         let sf = ScaleFactor::new(0.01).unwrap();
-        let w = Arc::new(Tpch::new(sf, ParamSource::Seeded(7)));
+        let w = Arc::new(Tpch::new(sf, ParamSource::Seeded(7), 7, Test::QUERIES));
         let mut t = Arc::clone(&w).terminal(ClientSlot { index: 1, count: 2 });
         let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(1);
         let drawn: Vec<u8> = (0..QUERIES)
@@ -279,8 +316,47 @@ mod tests {
     fn the_kind_declares_its_units_and_types() {
         assert_eq!(TPCH.units_per_client(), Some(22));
         assert_eq!(TPCH.txn_type_names()[13], "Q14");
+        assert_eq!(TPCH.txn_type_names()[23], "RF2");
         let w = TPCH.build(1, &OptionValues::new()).unwrap();
         assert_eq!(w.units_per_client(), Some(22));
-        assert_eq!(w.txn_types().len(), 22);
+        assert_eq!(w.txn_types().len(), 24);
+    }
+
+    #[test]
+    fn clients_take_their_part_in_the_test() {
+        let slot = |index, count| ClientSlot { index, count };
+        let power = Test {
+            refresh: true,
+            first_pair: 5,
+            ..Test::QUERIES
+        };
+        assert_eq!(
+            power.role(slot(0, 2)),
+            Role::Queries {
+                stream: 0,
+                refresh_pair: Some(5)
+            }
+        );
+        assert_eq!(power.role(slot(1, 2)).units().len(), 22);
+        let throughput = Test {
+            throughput: true,
+            ..power
+        };
+        // Three clients: query streams 1 and 2, then the refresh stream's two pairs.
+        assert_eq!(throughput.role(slot(0, 3)).label(), "stream 1");
+        assert_eq!(
+            throughput.role(slot(2, 3)),
+            Role::Refresh {
+                first_pair: 5,
+                pairs: 2
+            }
+        );
+        let mut options = OptionValues::new();
+        options.insert(THROUGHPUT.into(), true.into());
+        options.insert(REFRESH.into(), true.into());
+        options.insert(REFRESH_PAIRS.into(), toml::Value::Integer(4));
+        let w = TPCH.build(1, &options).unwrap();
+        assert_eq!(w.units_for(slot(2, 3)), Some(4));
+        assert_eq!(w.units_for(slot(1, 3)), Some(22));
     }
 }

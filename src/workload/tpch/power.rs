@@ -12,9 +12,12 @@
 //! - QphH@Size = √(Power@Size × Throughput@Size) (5.4.3.1).
 //! - Reported metrics are rounded to one decimal place.
 //!
-//! The refresh functions arrive with issue 50's part 2; until then [`power_at_size`] takes an
-//! empty refresh list and takes the geometric mean over the 22 queries alone, and
-//! [`Power::spec_complete`] says so.
+//! A power test run without the refresh functions (the `refresh` option off) gives
+//! [`power_at_size`] an empty refresh list: the geometric mean is then over the 22 queries
+//! alone, and [`Power::spec_complete`] says so.
+//!
+//! The throughput test's streams: clause 5.3.4's minimum number S of query streams for a
+//! scale factor, [`min_streams`].
 
 /// The number of queries in a TPC-H stream.
 pub const QUERIES: usize = 22;
@@ -140,6 +143,29 @@ pub fn qphh_at_size(power: f64, throughput: f64) -> f64 {
     reported((power * throughput).sqrt())
 }
 
+/// Clause 5.3.4's minimum number of query streams in the throughput test at scale factor
+/// `sf`: the listed scale factors' (SF 1: 2 … SF 100,000: 11); a scale between two listed ones
+/// takes the lower one's, and one under 1 (a test scale) takes SF 1's.
+pub fn min_streams(sf: f64) -> u32 {
+    const TABLE: [(f64, u32); 10] = [
+        (1.0, 2),
+        (10.0, 3),
+        (30.0, 4),
+        (100.0, 5),
+        (300.0, 6),
+        (1_000.0, 7),
+        (3_000.0, 8),
+        (10_000.0, 9),
+        (30_000.0, 10),
+        (100_000.0, 11),
+    ];
+    TABLE
+        .iter()
+        .rev()
+        .find(|(at, _)| sf >= *at)
+        .map_or(2, |(_, s)| *s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +238,16 @@ mod tests {
         assert!(power_at_size(1.0, &[4.0; 21], &[]).is_err());
         assert!(power_at_size(1.0, &[4.0; 22], &[1.0]).is_err());
         assert!(power_at_size(0.0, &[4.0; 22], &[]).is_err());
+    }
+
+    #[test]
+    fn the_minimum_streams_follow_the_table() {
+        assert_eq!(min_streams(0.01), 2);
+        assert_eq!(min_streams(1.0), 2);
+        assert_eq!(min_streams(10.0), 3);
+        assert_eq!(min_streams(99.0), 4);
+        assert_eq!(min_streams(1_000.0), 7);
+        assert_eq!(min_streams(1e6), 11);
     }
 
     #[test]

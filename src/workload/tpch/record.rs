@@ -1,37 +1,53 @@
-//! What TPC-H's streams record over a run, shared by every client of a group: each drawn
-//! query's text (so one that failed or timed out can still be rerun by hand), and each
-//! completed query's time and answer. After the run it becomes the results dir's `tpch/`
-//! files and the power test's Power@Size (clause 5.4.1, from stream 0's 22 times).
+//! What TPC-H's streams record over a run, shared by every client of a group: each stream's
+//! part, each drawn query's text (so one that failed or timed out can still be rerun by
+//! hand), each completed query's time and answer, and each refresh function's time. After
+//! the run it becomes the results dir's `tpch/` files and the test's metrics
+//! ([`super::figures`]).
 //!
 //! Files, under the results dir: `tpch/queries/stream<S>_q<N>.sql` (the text as executed,
 //! psql-ready), `tpch/answers/stream<S>_q<N>.txt` (the answer as the TPC's answer sets write
-//! it: a header line of column names, then rows, values separated by `|`), and
-//! `tpch/times.csv` (stream, query, seconds of each completed query).
+//! it: a header line of column names, then rows, values separated by `|`),
+//! `tpch/times.csv` (stream, query, seconds of each completed query) and, with the refresh
+//! functions, `tpch/refresh.csv` (stream, function, pair, seconds).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
-use super::power::{power_at_size, QUERIES};
 use super::queries::QueryText;
-use super::rows::ScaleFactor;
-use crate::results::Figure;
+use super::role::{Role, Unit};
+use crate::results::UnitTime;
 
 /// A query that completed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Done {
     pub stream: u32,
     pub query: u8,
+    pub started: Instant,
     pub seconds: f64,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
 }
 
-/// The streams' record, keyed by (stream, query).
+/// A refresh function that completed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refreshed {
+    /// The stream's label (`stream 0` in the power test, `refresh` in the throughput test).
+    pub stream: String,
+    pub unit: Unit,
+    pub started: Instant,
+    pub seconds: f64,
+}
+
+/// The streams' record; queries keyed by (stream, query), refresh functions in the order
+/// they ended.
 #[derive(Debug, Default)]
 pub struct Record {
+    roles: Mutex<Vec<Role>>,
     texts: Mutex<BTreeMap<(u32, u8), String>>,
     done: Mutex<BTreeMap<(u32, u8), Done>>,
+    refreshed: Mutex<Vec<Refreshed>>,
 }
 
 /// A lock whose holder panicked still holds whole entries (each is inserted in one call).
@@ -50,53 +66,81 @@ impl Record {
         lock(&self.done).insert((d.stream, d.query), d);
     }
 
-    /// The power test's Power@Size over stream 0's times: not valid (and without refresh
-    /// functions, which part 2 adds, never spec-complete) when a query did not complete.
-    pub fn power(&self, sf: ScaleFactor) -> Figure {
+    /// Keeps a stream's part, once per client.
+    pub fn joined(&self, role: Role) {
+        lock(&self.roles).push(role);
+    }
+
+    /// Keeps a completed refresh function's time.
+    pub fn refreshed(&self, r: Refreshed) {
+        lock(&self.refreshed).push(r);
+    }
+
+    /// The streams' parts.
+    pub fn roles(&self) -> Vec<Role> {
+        lock(&self.roles).clone()
+    }
+
+    /// Stream `stream`'s query times, by query number.
+    pub fn query_times(&self, stream: u32) -> BTreeMap<u8, f64> {
+        lock(&self.done)
+            .values()
+            .filter(|d| d.stream == stream)
+            .map(|d| (d.query, d.seconds))
+            .collect()
+    }
+
+    /// The completed refresh functions.
+    pub fn refreshes(&self) -> Vec<Refreshed> {
+        lock(&self.refreshed).clone()
+    }
+
+    /// From the first unit's start to the last one's end, in seconds (clause 5.3.7's
+    /// measurement interval of a throughput test); None before any unit ended.
+    pub fn span(&self) -> Option<f64> {
         let done = lock(&self.done);
-        let times: Vec<Option<f64>> = (1..=QUERIES as u8)
-            .map(|q| done.get(&(0, q)).map(|d| d.seconds))
-            .collect();
-        let missing: Vec<String> = times
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.is_none())
-            .map(|(i, _)| format!("Q{}", i + 1))
-            .collect();
-        let label = "Power@Size".to_string();
-        if !missing.is_empty() {
-            return Figure {
-                label,
-                value: None,
-                valid: false,
-                note: format!(
-                    "stream 0 did not complete {} (failed, timed out or cut)",
-                    missing.join(", ")
-                ),
-            };
+        let refreshed = lock(&self.refreshed);
+        let units = done
+            .values()
+            .map(|d| (d.started, d.seconds))
+            .chain(refreshed.iter().map(|r| (r.started, r.seconds)));
+        let mut first: Option<Instant> = None;
+        let mut last: Option<Instant> = None;
+        for (started, seconds) in units {
+            let ended = started + std::time::Duration::from_secs_f64(seconds.max(0.0));
+            first = Some(first.map_or(started, |f| f.min(started)));
+            last = Some(last.map_or(ended, |l| l.max(ended)));
         }
-        let times: Vec<f64> = times.into_iter().flatten().collect();
-        match power_at_size(sf.get(), &times, &[]) {
-            Ok(p) => Figure {
-                label,
-                value: Some(p.value),
-                valid: true,
-                note: format!(
-                    "SF {sf}, stream 0's 22 queries{}; without the refresh functions RF1, RF2",
-                    if p.floored {
-                        ", short ones raised to max/1000 (clause 5.4.1.4)"
-                    } else {
-                        ""
-                    }
-                ),
-            },
-            Err(e) => Figure {
-                label,
-                value: None,
-                valid: false,
-                note: e.to_string(),
-            },
-        }
+        Some(last?.duration_since(first?).as_secs_f64())
+    }
+
+    /// Each completed query's time, stream by stream in query-number order, for the report's
+    /// bars and `compare`.
+    pub fn unit_times(&self) -> Vec<UnitTime> {
+        let queries: Vec<UnitTime> = lock(&self.done)
+            .values()
+            .map(|d| UnitTime {
+                stream: format!("stream {}", d.stream),
+                unit: format!("Q{}", d.query),
+                seconds: d.seconds,
+            })
+            .collect();
+        let refreshes = lock(&self.refreshed).clone();
+        let rf = |name: &'static str| {
+            refreshes
+                .iter()
+                .filter(move |r| unit_name(r.unit) == name)
+                .map(|r| UnitTime {
+                    stream: r.stream.clone(),
+                    unit: name.to_string(),
+                    seconds: r.seconds,
+                })
+        };
+        queries
+            .into_iter()
+            .chain(rf("RF1"))
+            .chain(rf("RF2"))
+            .collect()
     }
 
     /// The `tpch/` files of the results dir.
@@ -114,7 +158,34 @@ impl Record {
         if !done.is_empty() {
             out.push(("tpch/times.csv".into(), times));
         }
+        let refreshed = lock(&self.refreshed);
+        if !refreshed.is_empty() {
+            let mut csv = String::from("stream,function,pair,seconds\n");
+            for r in refreshed.iter() {
+                let pair = match r.unit {
+                    Unit::Rf1(p) | Unit::Rf2(p) => p,
+                    Unit::Query(_) => 0,
+                };
+                let _ = writeln!(
+                    csv,
+                    "{},{},{pair},{:.6}",
+                    r.stream,
+                    unit_name(r.unit),
+                    r.seconds
+                );
+            }
+            out.push(("tpch/refresh.csv".into(), csv));
+        }
         out
+    }
+}
+
+/// A refresh function's name (a query's is never asked for).
+pub fn unit_name(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Rf1(_) => "RF1",
+        Unit::Rf2(_) => "RF2",
+        Unit::Query(_) => "Q",
     }
 }
 
@@ -130,36 +201,18 @@ fn answer_text(d: &Done) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn done(stream: u32, query: u8, seconds: f64) -> Done {
+    pub fn done(stream: u32, query: u8, seconds: f64) -> Done {
         Done {
             stream,
             query,
+            started: Instant::now(),
             seconds,
             columns: vec!["a".into(), "b".into()],
             rows: vec![vec!["1".into(), "x".into()]],
         }
-    }
-
-    #[test]
-    fn power_needs_every_query_of_stream_zero() {
-        let sf = ScaleFactor::new(1.0).unwrap();
-        let r = Record::default();
-        for q in 1..=21 {
-            r.done(done(0, q, 1.0));
-        }
-        r.done(done(1, 22, 1.0));
-        let f = r.power(sf);
-        assert!(
-            !f.valid && f.value.is_none() && f.note.contains("Q22"),
-            "{f:?}"
-        );
-        r.done(done(0, 22, 1.0));
-        // 22 intervals of 1 s: 3600 × 1 / 1.
-        let f = r.power(sf);
-        assert_eq!((f.value, f.valid), (Some(3600.0), true));
     }
 
     #[test]
@@ -174,5 +227,20 @@ mod tests {
         assert_eq!(answer.1, "a|b\n1|x\n");
         let times = files.iter().find(|(p, _)| p == "tpch/times.csv").unwrap();
         assert_eq!(times.1, "stream,query,seconds\n2,5,0.250000\n");
+        r.done(done(2, 12, 1.0));
+        r.done(done(0, 22, 2.0));
+        let units: Vec<(String, String)> = r
+            .unit_times()
+            .into_iter()
+            .map(|u| (u.stream, u.unit))
+            .collect();
+        assert_eq!(
+            units,
+            [
+                ("stream 0".into(), "Q22".into()),
+                ("stream 2".into(), "Q5".into()),
+                ("stream 2".into(), "Q12".into())
+            ]
+        );
     }
 }
