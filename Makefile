@@ -44,7 +44,7 @@ test: setup-test
 	$(CARGO) test --locked --workspace --no-run
 	$(CARGO) test --locked --workspace --lib --bins $(OTHER_TESTS) -- --test-threads=2
 	$(CARGO) test --locked --workspace --doc
-	./scripts/integration.sh
+	CARGO=$(CARGO) ./scripts/integration.sh
 	@./scripts/skips.sh $(SKIP_LEDGER)
 
 # TPC-H's referee (issue 50): SF 1 loaded (with its indexes), the 22 queries with the

@@ -28,13 +28,13 @@ for p in "${GUEST_LANE[@]}"; do
 done
 
 # One build first, so the lanes do not wait on each other's cargo lock.
-cargo test --locked --test integration --no-run
+"${CARGO:-cargo}" test --locked --test integration --no-run
 
 lane() {
   local name=$1
   shift
   # `sed -u`: each line as soon as it is whole, so a lane's progress shows while it runs.
-  cargo test --locked --test integration -- "$@" 2>&1 | sed -u "s/^/[$name] /"
+  "${CARGO:-cargo}" test --locked --test integration -- "$@" 2>&1 | sed -u "s/^/[$name] /"
   return "${PIPESTATUS[0]}"
 }
 
