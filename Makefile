@@ -24,20 +24,27 @@ demo: build
 	$(BIN) run --preset demo
 
 # Formatting, lints and all tests (unit + integration against real PostgreSQL). The
-# conformance tests (pgbench and psql as referees) run last, uncaptured, so their counts of
-# cases and agreements show in the output; three at a time, as their cases mostly wait on
-# process starts and connections (the pgbench cases in two halves on two servers).
+# integration tests run in two lanes side by side (scripts/integration.sh): the tests that
+# boot QEMU guests one at a time; beside them every other test two at a time, then the
+# conformance tests (pgbench and psql as referees) three at a time and uncaptured, so their
+# counts of cases and agreements show. The book's chapter on reliability has the times and
+# each test's budget.
 # First, the structure check: imports point down the rooms of docs/DESIGN.md (issue 48).
 # Tests whose prerequisite is missing (QEMU, cgroups, root, Chromium, Slurm) fail under CI=true
 # and are skipped elsewhere; the last line counts the skips from the ledger they write.
 SKIP_LEDGER = $${CARGO_TARGET_DIR:-target}/tmp/skipped.txt
+# Every test target but the integration binary (which scripts/integration.sh runs in lanes);
+# all of them are built first in one cargo call, so the builds overlap.
+OTHER_TESTS = $(foreach t,$(filter-out integration,$(basename $(notdir $(wildcard tests/*.rs))) $(notdir $(patsubst %/main.rs,%,$(wildcard tests/*/main.rs)))),--test $(t))
 test: setup-test
 	@rm -f $(SKIP_LEDGER)
 	python3 scripts/rooms.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
-	$(CARGO) test --locked --workspace -- --test-threads=2 --skip _conformance::
-	$(CARGO) test --locked --test integration _conformance:: -- --test-threads=3 --nocapture
+	$(CARGO) test --locked --workspace --no-run
+	$(CARGO) test --locked --workspace --lib --bins $(OTHER_TESTS) -- --test-threads=2
+	$(CARGO) test --locked --workspace --doc
+	CARGO=$(CARGO) ./scripts/integration.sh
 	@./scripts/skips.sh $(SKIP_LEDGER)
 
 # TPC-H's referee (issue 50): SF 1 loaded (with its indexes), the 22 queries with the
@@ -57,9 +64,10 @@ test-versions: setup
 	$(CARGO) test --locked --test integration versions::every_supported_version -- --ignored --nocapture
 
 # Each integration test's wall time, slowest first, into target/test-times.txt (issue 49; the
-# book's table in docs/src/guide/reliability.md comes from it). Not part of `test`.
+# book's table in docs/src/guide/reliability.md comes from it). Not part of `test`. ONLY=vm::
+# times the tests whose names contain `vm::`, one at a time.
 test-times: setup-test
-	./scripts/test-times.sh
+	./scripts/test-times.sh $(ONLY)
 
 # The race check (issue 42): `make test` 5 times in a row on a clean clone of HEAD, then 3 times
 # beside a CPU hog (one busy process per core). Prints a line per round and a tally; hours long,

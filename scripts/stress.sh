@@ -29,7 +29,7 @@ round() { # round NAME N
     else
         fails=$((fails + 1))
         echo "stress: $1 round $2 FAILED in $((SECONDS - t0)) s: $log"
-        grep -E "^(failures:|    [a-z_]+::)|test result: FAILED" "$log" | head -20
+        grep -E "^(\[[a-z]+\] )?(failures:|    [a-z_]+::)|test result: FAILED" "$log" | head -20
     fi
 }
 echo "stress: $CLEAN clean and $BUSY busy rounds of make test in $work/clone ($cores cores)"

@@ -94,7 +94,7 @@ fn initialize(
         user,
         layout,
     };
-    server.initdb(&record.superuser)?;
+    server.initdb(&record.superuser, !record.fsync_off())?;
     if record.ssl {
         super::tls::ensure(&layout.dir, name, user)?;
     }

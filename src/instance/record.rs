@@ -150,6 +150,16 @@ impl Record {
         super::settings::server_conf(self.port, &layout.sockets, self.memory, &settings)
     }
 
+    /// Whether the settings turn `fsync` off (the last value of the key wins). Such a server
+    /// never syncs its data, so its initdb need not either (`--no-sync`, as PostgreSQL makes
+    /// its own test clusters): a second or more per instance on a busy disk (issue 49).
+    pub fn fsync_off(&self) -> bool {
+        effective(&self.settings()).get("fsync").is_some_and(|v| {
+            let v = v.trim().trim_matches('\'').to_ascii_lowercase();
+            matches!(v.as_str(), "off" | "false" | "no" | "0")
+        })
+    }
+
     pub fn settings(&self) -> Vec<(String, String)> {
         self.settings
             .iter()
@@ -272,6 +282,26 @@ mod tests {
             ssl: false,
             guest: None,
         }
+    }
+
+    #[test]
+    fn fsync_off_reads_the_last_value_of_the_key_in_any_spelling() {
+        let with = |pairs: &[(&str, &str)]| Record {
+            settings: pairs
+                .iter()
+                .map(|(k, v)| Setting {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                })
+                .collect(),
+            ..record()
+        };
+        assert!(record().fsync_off());
+        assert!(with(&[("FSYNC", "'False'")]).fsync_off());
+        assert!(with(&[("fsync", "on"), ("fsync", "0")]).fsync_off());
+        assert!(!with(&[("fsync", "off"), ("fsync", "on")]).fsync_off());
+        assert!(!with(&[("synchronous_commit", "off")]).fsync_off());
+        assert!(!with(&[]).fsync_off());
     }
 
     #[test]

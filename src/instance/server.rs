@@ -76,8 +76,9 @@ impl Server<'_> {
             .command(&self.bin.join(name), &self.layout.dir, cgroup_procs, None)
     }
 
-    /// Creates the data dir: trust auth (pg_hba is rewritten next), UTF8, C locale.
-    pub fn initdb(&self, superuser: &str) -> Result<(), InstanceError> {
+    /// Creates the data dir: trust auth (pg_hba is rewritten next), UTF8, C locale; without
+    /// syncing it to disk when `sync` is false (a server with fsync off).
+    pub fn initdb(&self, superuser: &str, sync: bool) -> Result<(), InstanceError> {
         let mut cmd = self.program("initdb", Vec::new());
         cmd.arg("-D").arg(self.layout.data()).args([
             "--auth=trust",
@@ -86,6 +87,9 @@ impl Server<'_> {
             "-U",
             superuser,
         ]);
+        if !sync {
+            cmd.arg("--no-sync");
+        }
         run(cmd, "initdb")
     }
 

@@ -1,5 +1,11 @@
 //! Integration tests: one binary, real PostgreSQL instances started through tidebench's own
 //! `instance` code, in temp dirs on free ports.
+//!
+//! `make test` runs them in two lanes (scripts/integration.sh): a test that boots a QEMU guest
+//! lives in a `vm*` module, whose tests run one at a time; every other test runs two at a
+//! time beside them. Budgets on a quiet 2-core machine (the book's reliability chapter has the
+//! times): a test outside `vm*` well under 60 s (a new one: seconds), a guest's test under
+//! 3 minutes, each lane under 10 minutes.
 
 mod abort;
 mod bad_input;

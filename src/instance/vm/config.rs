@@ -64,6 +64,9 @@ pub struct ClusterConfig {
     /// `instance::tls`), written into PGDATA at 0600 on every boot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<GuestTls>,
+    /// The server runs with fsync off, so its initdb need not sync either (`--no-sync`).
+    #[serde(default)]
+    pub initdb_no_sync: bool,
 }
 
 /// A guest's TLS files, as PEM.
@@ -165,6 +168,7 @@ mod tests {
                     cert: "CERT".into(),
                     key: "KEY".into(),
                 }),
+                initdb_no_sync: true,
             }],
         };
         let disk = config.to_disk().unwrap();
@@ -181,6 +185,7 @@ mod tests {
         );
         assert_eq!(back.password, "pw");
         assert_eq!(back.tls.map(|t| t.key), Some("KEY".to_string()));
+        assert!(back.initdb_no_sync);
         assert!(
             back.conf.contains("ssl_key_file = 'server.key'"),
             "{}",

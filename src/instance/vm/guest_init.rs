@@ -306,6 +306,7 @@ fn initdb(bin_dir: &str, config: &ClusterConfig) -> Result<(), String> {
         ])
         .args(["--encoding=UTF8", "--locale=C", "-U", &config.superuser])
         .arg(format!("--pwfile={pwfile}"))
+        .args(config.initdb_no_sync.then_some("--no-sync"))
         .status()
         .map_err(|e| format!("initdb: {e}"));
     let _ = std::fs::remove_file(pwfile);

@@ -390,6 +390,7 @@ fn cluster_config(
         conf: config::guest_conf(&shape, &record.settings()),
         hba: GUEST_HBA.to_string(),
         tls: guest_tls(layout, record)?,
+        initdb_no_sync: record.fsync_off(),
     })
 }
 

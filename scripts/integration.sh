@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The integration tests in two lanes side by side (issue 49), as `make test` runs them:
+#
+# - the guest lane: the tests that boot QEMU guests (`vm*::`), one at a time. Under TCG a guest
+#   takes the host's cores for minutes, and these were the suite's longest tests, run last
+#   (libtest goes in name order) and two at a time beside each other;
+# - the main lane: every other integration test, two at a time, as before. These mostly wait
+#   on a server, a fixed-length run or a process start; each already shared the machine with
+#   a neighbour and, in `make stress`, with a CPU hog. Then, in the same lane, the conformance
+#   tests (`_conformance::`: pgbench and psql as referees), three at a time and uncaptured, so
+#   their counts of cases and agreements show; their cases mostly wait on process starts.
+#
+# So two guests never boot at once, and the guests run from the start beside the short tests
+# instead of at the end beside each other. A test is in exactly one lane: the guest lane takes
+# the names that contain one of GUEST_LANE's patterns and the main lane skips those same
+# patterns (libtest matches both by substring). Each lane's lines start with its name; the
+# runners' own summary lines are kept whole after it. Extra arguments go to every runner
+# (`-Z unstable-options --report-time`, `--list`). The exit status is the first failure's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The modules whose tests boot QEMU guests.
+GUEST_LANE=(vm:: vm_shared:: vm_consolidate:: vm_experiments::)
+
+skips=(--skip _conformance::)
+for p in "${GUEST_LANE[@]}"; do
+  skips+=(--skip "$p")
+done
+
+# One build first, so the lanes do not wait on each other's cargo lock.
+"${CARGO:-cargo}" test --locked --test integration --no-run
+
+lane() {
+  local name=$1
+  shift
+  # `sed -u`: each line as soon as it is whole, so a lane's progress shows while it runs.
+  "${CARGO:-cargo}" test --locked --test integration -- "$@" 2>&1 | sed -u "s/^/[$name] /"
+  return "${PIPESTATUS[0]}"
+}
+
+main_lane() {
+  local status=0
+  lane main --test-threads=2 "${skips[@]}" "$@" || status=$?
+  lane main --test-threads=3 --nocapture _conformance:: "$@" || status=$?
+  return "$status"
+}
+
+lane guests --test-threads=1 "${GUEST_LANE[@]}" "$@" &
+guests=$!
+main_lane "$@" &
+main=$!
+
+status=0
+wait "$main" || status=$?
+wait "$guests" || status=$?
+exit "$status"
