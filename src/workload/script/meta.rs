@@ -52,8 +52,14 @@ impl<'a> Meta<'a> {
     ) -> Result<Expr, CompileError> {
         let name = self.name;
         if text.trim().is_empty() {
+            // pgbench 15 points past `\if`, but at the variable's last letter under a
+            // `\set NAME` with nothing after it.
+            let at = match name {
+                "set" => self.end().saturating_sub(1),
+                _ => self.end(),
+            };
             return Err(error(
-                self.end(),
+                at,
                 format!("syntax error in command \"{name}\": \\{name} needs an expression"),
             ));
         }
@@ -225,7 +231,9 @@ impl<'v> Builder<'v> {
             Some((u, u_at)) => unit_us(u).ok_or_else(|| {
                 error(
                     u_at,
-                    format!("unrecognized time unit \"{u}\"; use us, ms or s"),
+                    format!(
+                        "unrecognized time unit, must be us, ms or s ({u}) in command \"sleep\""
+                    ),
                 )
             })?,
         };
