@@ -108,6 +108,11 @@ pub const OPEN: &[(&str, &str)] = &[
         "tidebench's sentence counts the scripts and hints",
     ),
     (
+        "\\set without an expression",
+        "at a file's end without a newline pgbench's caret stands one column left of where \
+         it stands after a newline; tidebench's stands where pgbench's does after a newline",
+    ),
+    (
         "256 parameters in prepared mode",
         "tidebench refuses after the vacuum, naming the group; pgbench shows the statement",
     ),

@@ -307,10 +307,8 @@ fn init_loads_what_pgbench_runs_on_and_bad_options_exit_1() {
         let o = same_as_pgbench(&home, &inst, &strings(b), &[]);
         assert_eq!(o.status.code(), Some(1), "{b:?}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.starts_with("tidebench pgbench: error: "),
-            "{b:?}: {err}"
-        );
+        // getopt's own words come without `error: `, as glibc prints them.
+        assert!(err.starts_with("tidebench pgbench: "), "{b:?}: {err}");
     }
     // --help explains the drop-in; -V and -b list exit 0 as pgbench's.
     let o = support::tidebench(&home)
@@ -402,11 +400,12 @@ fn issue_38_aborts_missing_tables_and_unlimited_tries_say_what_pgbench_says() {
     );
     assert!(text(&theirs).contains("client 0 aborted in command 0 (set) of script 0"));
     assert_eq!(ours.status.code(), Some(2), "{}", text(&ours));
-    assert!(
-        text(&ours).contains("client 0 aborted in command 0 of script 0: division by zero"),
-        "{}",
-        text(&ours)
-    );
+    for line in [
+        "tidebench pgbench: error: division by zero\n",
+        "client 0 aborted in command 0 (set) of script 0; evaluation of meta-command failed",
+    ] {
+        assert!(text(&ours).contains(line), "{}", text(&ours));
+    }
 
     // A built-in script without pgbench's tables: pgbench's error and hint, before any vacuum.
     let [theirs, ours] = both(&home, &inst, &with(&["-S", "-t", "1", "postgres"]), &[]);

@@ -210,7 +210,7 @@ fn sleep_and_shell_arguments() {
 fn columns_agree_with_pgbench() {
     for (src, at) in [
         ("\\if\n\\endif\n", 3),
-        ("\\set x\n", 5),
+        ("\\set x\n", 6),
         ("\\set x 1 +\n", 10),
         ("\\set x foo(1)\n", 9),
         ("\\set x 1 2\n", 9),

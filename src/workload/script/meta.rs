@@ -52,14 +52,8 @@ impl<'a> Meta<'a> {
     ) -> Result<Expr, CompileError> {
         let name = self.name;
         if text.trim().is_empty() {
-            // pgbench 15 points past `\if`, but at the variable's last letter under a
-            // `\set NAME` with nothing after it.
-            let at = match name {
-                "set" => self.end().saturating_sub(1),
-                _ => self.end(),
-            };
             return Err(error(
-                at,
+                self.end(),
                 format!("syntax error in command \"{name}\": \\{name} needs an expression"),
             ));
         }
