@@ -428,6 +428,30 @@ mod tests {
     }
 
     #[test]
+    fn a_partitioned_table_and_connect_each_add_pgbench_s_lines() {
+        let tables = Tables {
+            scale: Some(10),
+            partitions: Some(("hash", 4)),
+        };
+        let f = Facts {
+            connect_each: true,
+            ..facts()
+        };
+        let block = render(&f, &summary(), &tables, Duration::ZERO);
+        assert!(
+            block
+                .contains("scaling factor: 10\npartition method: hash\npartitions: 4\nquery mode:"),
+            "{block}"
+        );
+        assert!(
+            block.contains("\naverage connection time = ")
+                && block.contains("\ntps = ")
+                && block.ends_with("(including reconnection times)\n"),
+            "{block}"
+        );
+    }
+
+    #[test]
     fn transactions_retried_are_counted_apart_from_retries() {
         // 3953 processed; 40 transactions needed retries, 100 retries in all.
         let mut s = summary();
