@@ -17,7 +17,7 @@
 //! Pure: the test feeds it what each tool wrote.
 
 /// The program's own prefix of a message: `pgbench: `, `tidebench pgbench: `, or (in
-/// getopt's messages) the path it was started by, `/usr/lib/.../pgbench: `.
+/// getopt's messages) the path it was started by, `/opt/pg/bin/pgbench: `.
 fn without_prefix(line: &str) -> &str {
     for prefix in ["tidebench pgbench: ", "pgbench: "] {
         if let Some(rest) = line.strip_prefix(prefix) {
@@ -242,7 +242,7 @@ mod tests {
         let referee = messages("pgbench: error: x\n\\set i 1 +\n         ^ here\n", false);
         assert!(line_differences("stderr", &referee, &ours).is_some());
         let getopt = messages(
-            "/usr/lib/postgresql/15/bin/pgbench: unrecognized option\n",
+            "/opt/pg/bin/pgbench: unrecognized option\n",
             false,
         );
         assert_eq!(getopt, ["unrecognized option"]);
