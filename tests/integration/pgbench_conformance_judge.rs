@@ -241,10 +241,7 @@ mod tests {
         );
         let referee = messages("pgbench: error: x\n\\set i 1 +\n         ^ here\n", false);
         assert!(line_differences("stderr", &referee, &ours).is_some());
-        let getopt = messages(
-            "/opt/pg/bin/pgbench: unrecognized option\n",
-            false,
-        );
+        let getopt = messages("/opt/pg/bin/pgbench: unrecognized option\n", false);
         assert_eq!(getopt, ["unrecognized option"]);
         let hint = messages(
             "tidebench pgbench: hint: Try \"tidebench pgbench --help\"\n",
