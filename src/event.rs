@@ -38,6 +38,9 @@ pub enum Event {
     Progress(ProgressLine),
     /// pgbench's vacuum before a run (the drop-in's), step by step.
     Vacuum(VacuumStep),
+    /// What pgbench 15 learns of its tables before a run of a built-in script (the
+    /// drop-in's): its warning about `-s`, the partitioning its summary block reports.
+    PgbenchTables(PgbenchTables),
     /// The live polling block (the TPC-V reference kit's Fig. 6).
     Poll(PollBlock),
     /// The measured clock entered another segment (phase, ramp) of the timeline.
@@ -95,6 +98,16 @@ impl std::fmt::Display for RunWarning {
             RunWarning::Other(text) => f.write_str(text),
         }
     }
+}
+
+/// What pgbench 15 reads of its tables before a run of a built-in script.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PgbenchTables {
+    /// `-s` was given: the scale is pgbench_branches' count, `count`, as pgbench warns.
+    ScaleIgnored { count: i64 },
+    /// pgbench_accounts is partitioned by `method` (`range` or `hash`) into `count` parts:
+    /// two lines of the summary block.
+    Partitioned { method: &'static str, count: i64 },
 }
 
 /// A step of pgbench's vacuum before a run, told as pgbench tells it.

@@ -107,6 +107,10 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true, disable_version_flag = true)]
 pub struct PgbenchArgs {
+    /// Also print tidebench's own lines on stderr (the results dir, tidebench's warnings),
+    /// which pgbench does not print. Given before pgbench's options.
+    #[arg(long = "tidebench-notes")]
+    pub notes: bool,
     /// pgbench 15's options and database name (`tidebench pgbench --help` lists them)
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<String>,

@@ -57,8 +57,9 @@ impl Sink for Terminal {
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),
             // The polling block names the phase; an edge alone adds nothing to read.
-            // Only the pgbench drop-in asks for the vacuum, and its own sink tells it.
-            Event::PhaseEdge(_) | Event::Vacuum(_) => {}
+            // Only the pgbench drop-in asks for the vacuum and its tables' facts, and its own
+            // sink tells them.
+            Event::PhaseEdge(_) | Event::Vacuum(_) | Event::PgbenchTables(_) => {}
             Event::Interrupted => {
                 eprintln!("\ninterrupted: stopping clients and writing results (complete: false)")
             }

@@ -36,6 +36,9 @@ pub struct EndCounts {
     pub committed_after_end: u64,
     /// Sessions opened again during the run: one commit each at the server.
     pub reopened: u64,
+    /// Counted as committed (pgbench counts them) though the script left their block open
+    /// and it was rolled back: no commit at the server.
+    pub left_open: u64,
 }
 
 impl EndCounts {
@@ -43,6 +46,7 @@ impl EndCounts {
         self.cut_in_flight += other.cut_in_flight;
         self.committed_after_end += other.committed_after_end;
         self.reopened += other.reopened;
+        self.left_open += other.left_open;
     }
 
     pub fn is_empty(&self) -> bool {

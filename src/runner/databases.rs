@@ -402,7 +402,8 @@ fn delta_of(
     // the end, and the sessions opened again (one commit each).
     delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
         + at_end.committed_after_end
-        + at_end.reopened) as i64;
+        + at_end.reopened)
+        .saturating_sub(at_end.left_open) as i64;
     delta.cut_in_flight = at_end.cut_in_flight as i64;
     delta.restarted = reset;
     delta

@@ -67,6 +67,9 @@ pub enum TxnEnd {
     Committed,
     /// The workload rolled back on purpose (e.g. TPC-C New-Order's unused item): not a failure.
     ExpectedRollback,
+    /// A script ran to its end inside a transaction block it opened: pgbench 15 counts the
+    /// transaction as processed, then ends the client (the server rolls the block back).
+    LeftOpen,
 }
 
 /// A transaction type: its name (as results and `mix` tables write it), the role of the

@@ -25,6 +25,7 @@ mod options;
 mod pgbench;
 mod pgbench_conformance;
 mod pgbench_conformance_cases;
+mod pgbench_conformance_judge;
 mod pgbench_dropin;
 mod pgbench_init;
 mod pgbench_logs;

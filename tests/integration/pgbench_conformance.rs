@@ -6,7 +6,10 @@
 //! - the substance of the messages (each case names the words both must print);
 //! - `debug()` lines, which carry every value a script computed (seeded draws included);
 //! - the "processed: N/M" count of the summary block;
-//! - where the case writes rows, the rows (read back with one query after each tool).
+//! - where the case writes rows, the rows (read back with one query after each tool);
+//! - strictly (issue 56): pgbench's whole report block line by line (timing figures by kind),
+//!   and every stderr message after the program's prefix, the caret of a script error
+//!   included (`pgbench_conformance_judge`).
 //!
 //! The cases are written here from pgbench's documentation and from what its own test suite
 //! (src/bin/pgbench/t/ in PostgreSQL's source) exercises; see `pgbench_conformance_cases.rs`.
@@ -19,7 +22,10 @@ use std::time::{Duration, Instant};
 
 use tidebench::instance::Instance;
 
-use crate::pgbench_conformance_cases::{cases, Case};
+use crate::pgbench_conformance_cases::{cases, Case, OPEN};
+use crate::pgbench_conformance_judge::{
+    line_differences, messages, report_block, stdout_before_block,
+};
 use crate::support::{pgbench_path, psql, start_instance, temp_home, TempHome};
 
 /// A case that takes longer than this is stopped and counted as a disagreement, so a hang in
@@ -29,7 +35,10 @@ const CASE_LIMIT: Duration = Duration::from_secs(90);
 /// What one tool did with one case.
 struct Seen {
     status: Option<i32>,
+    /// stdout then stderr, for the words a case names.
     text: String,
+    stdout: String,
+    stderr: String,
     rows: String,
     logs: String,
 }
@@ -130,13 +139,13 @@ fn run_tool(tool: &str, home: &TempHome, inst: &Instance, dir: &Path, case: &Cas
         psql(inst, case.db_for_sql(), &case.observe)
     };
     let logs = log_shape(dir, case);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     Seen {
         status: out.status.code(),
-        text: format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+        text: format!("{stdout}{stderr}"),
+        stdout,
+        stderr,
         rows,
         logs,
     }
@@ -225,7 +234,40 @@ fn differences(case: &Case, referee: &Seen, ours: &Seen) -> Vec<String> {
             referee.rows, ours.rows
         ));
     }
+    out.extend(strict_differences(referee, ours));
     out
+}
+
+/// The strict judge's differences (issue 56): the report block line by line, stdout's other
+/// lines, and every stderr message after the program's prefix (see `pgbench_conformance_judge`).
+fn strict_differences(referee: &Seen, ours: &Seen) -> Vec<String> {
+    let by_time = !counted_run(referee);
+    [
+        line_differences(
+            "report block lines",
+            &report_block(&referee.stdout),
+            &report_block(&ours.stdout),
+        ),
+        line_differences(
+            "stdout lines",
+            &stdout_before_block(&referee.stdout),
+            &stdout_before_block(&ours.stdout),
+        ),
+        line_differences(
+            "stderr messages",
+            &messages(&referee.stderr, by_time),
+            &messages(&ours.stderr, by_time),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Whether a run's counts are the tools' to agree on: not a run by time (`-T`), where they
+/// are the machine's.
+fn counted_run(referee: &Seen) -> bool {
+    !referee.stdout.lines().any(|l| l.starts_with("duration: "))
 }
 
 /// Writes the case's scripts into a fresh directory both tools run in.
@@ -271,14 +313,16 @@ fn agrees_on_part(part: usize) {
         .expect("run pgbench -i");
     assert!(init.status.success(), "{init:?}");
 
+    // CONFORMANCE_ONLY=WORDS runs only the cases whose names hold WORDS (while fixing one).
+    let only = std::env::var("CONFORMANCE_ONLY").unwrap_or_default();
     let all: Vec<Case> = cases()
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| i % PARTS == part)
+        .filter(|(i, c)| i % PARTS == part && c.name.contains(only.as_str()))
         .map(|(_, c)| c)
         .collect();
     let mut failed = Vec::new();
-    let mut documented = 0;
+    let mut known = 0;
     for case in &all {
         let dir = script_dir(case);
         let t = Instant::now();
@@ -295,12 +339,10 @@ fn agrees_on_part(part: usize) {
             );
         }
         let diff = differences(case, &referee, &ours);
-        if !diff.is_empty() && !case.differs.is_empty() {
-            println!(
-                "case {:?} differs as documented: {}",
-                case.name, case.differs
-            );
-            documented += 1;
+        let open = OPEN.iter().find(|(name, _)| *name == case.name);
+        if let (false, Some((_, why))) = (diff.is_empty(), open) {
+            println!("case {:?} differs, known and open: {why}", case.name);
+            known += 1;
         } else if !diff.is_empty() {
             failed.push(format!(
                 "case {:?} ({}): args {:?}\n- {}\n--- pgbench said:\n{}\n--- tidebench said:\n{}",
@@ -313,10 +355,13 @@ fn agrees_on_part(part: usize) {
             ));
         }
     }
-    let agree = all.len() - failed.len() - documented;
-    // The count the README quotes.
+    let agree = all.len() - failed.len() - known;
+    // The count the README quotes. A difference kept on purpose is a documented option of
+    // tidebench's own (`--tidebench-notes`), never a case that may differ; the known ones
+    // are open work (`OPEN`).
     println!(
-        "pgbench conformance, part {} of {PARTS}: {} cases, {agree} agree, {documented} differ as documented, {} differ",
+        "pgbench conformance, part {} of {PARTS}: {} cases, {agree} agree, {known} differ \
+         (known, open), {} differ",
         part + 1,
         all.len(),
         failed.len()

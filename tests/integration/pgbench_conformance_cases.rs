@@ -21,8 +21,6 @@ pub struct Case {
     pub observe: String,
     /// The `--log-prefix` of a case whose `-l` logs are compared (their shape).
     pub logs: &'static str,
-    /// Why tidebench differs here on purpose, as the README says (empty: it must agree).
-    pub differs: &'static str,
 }
 
 const DOCS: &str = "pgbench documentation";
@@ -44,7 +42,6 @@ impl Case {
             setup: String::new(),
             observe: String::new(),
             logs: "",
-            differs: "",
         }
     }
 
@@ -72,11 +69,6 @@ impl Case {
         self
     }
 
-    fn differs(mut self, why: &'static str) -> Case {
-        self.differs = why;
-        self
-    }
-
     fn logs(mut self, prefix: &'static str) -> Case {
         self.logs = prefix;
         self
@@ -96,6 +88,70 @@ impl Case {
         }
     }
 }
+
+/// Cases where the drop-in still says something other than pgbench 15 (issue 56 leaves them
+/// open): the case's name and what differs. The test counts them apart (one that agrees
+/// counts as agreeing) and fails on any other difference.
+pub const OPEN: &[(&str, &str)] = &[
+    ("\\if without \\endif", CONDITION),
+    ("\\endif without \\if", CONDITION),
+    ("\\elif without \\if", CONDITION),
+    ("\\elif after \\else", CONDITION),
+    ("\\else without \\if", CONDITION),
+    ("\\else after \\else", CONDITION),
+    (
+        "missing script file",
+        "tidebench adds the OS error's number and a hint",
+    ),
+    (
+        "too many scripts",
+        "tidebench's sentence counts the scripts and hints",
+    ),
+    (
+        "\\set without an expression",
+        "at a file's end without a newline pgbench's caret stands one column left of where \
+         it stands after a newline; tidebench's stands where pgbench's does after a newline",
+    ),
+    (
+        "256 parameters in prepared mode",
+        "tidebench refuses after the vacuum, naming the group; pgbench shows the statement",
+    ),
+    (
+        "\\gset after a meta-command",
+        "pgbench names the meta-command before the \\gset",
+    ),
+    (
+        "unknown init step",
+        "tidebench says it in one sentence; pgbench in an error and a detail",
+    ),
+    ("SQL syntax error", PREPARED),
+    ("missing table", PREPARED),
+    (
+        "\\gset of a statement without rows",
+        "pgbench also shows the server's NOTICE",
+    ),
+    (
+        "no such database",
+        "pgbench says libpq's whole connection error and `could not create connection for \
+         setup`",
+    ),
+    ("a trace of select-only, prepared, 2 clients", TRACE),
+    ("a trace of a script's meta-commands and SQL", TRACE),
+    ("a trace in the extended protocol", TRACE),
+    (
+        "unlimited tries told without a bound",
+        "when -T ends a transaction that is still being retried, tidebench may count it \
+         failed (1, 100.000%); pgbench never counts it (0, NaN%)",
+    ),
+];
+
+const CONDITION: &str = "pgbench says `condition error in script \"FILE\" command N: ...`; \
+                         tidebench `FILE:LINE: ...` with a hint";
+const PREPARED: &str = "under -M prepared pgbench shows the PREPARE's error, then aborts on \
+                        `prepared statement \"P_0\" does not exist`; tidebench aborts on the \
+                        error itself";
+const TRACE: &str = "-d: tidebench says `receiving` once per result, pgbench once per poll, \
+                     and pgbench adds its connection lines";
 
 /// Every case.
 pub fn cases() -> Vec<Case> {
@@ -747,9 +803,7 @@ fn runtime_errors() -> Vec<Case> {
             .says(&["gset is not allowed in pipeline mode"]),
         Case::new(SERVER_TESTS, "end of script inside a transaction block", "-n")
             .script("open.sql", "BEGIN;SELECT 1;")
-            .says(&["client 0 aborted: end of script reached without completing the last transaction"])
-            .differs("pgbench counts the open transaction as processed; tidebench as failed, \
-                      since the server rolls it back and committed counts must equal the server's"),
+            .says(&["client 0 aborted: end of script reached without completing the last transaction"]),
         Case::new(SERVER_TESTS, "no such database", "").db("no-such-database")
             .says(&["database \"no-such-database\" does not exist"]),
         Case::new(SERVER_TESTS, "built-in script without pgbench's tables", "-S -t 1").db("empty")

@@ -330,7 +330,7 @@ fn deterministic_functions_equal_pgbench_and_mistakes_are_named() {
         aborted[0]["message"]
             .as_str()
             .unwrap()
-            .contains("command 2: division by zero"),
+            .contains("command 2 (set): division by zero"),
         "{aborted:?}"
     );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();

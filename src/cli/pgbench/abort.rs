@@ -1,29 +1,38 @@
-//! pgbench 15's lines for an aborted client (issue 38), made from `summary.json`'s
+//! pgbench 15's lines for an aborted client (issues 38 and 56), made from `summary.json`'s
 //! `aborted_clients`: a user who greps pgbench's stderr for "aborted in command" finds it.
 //!
 //! The driver words an abort as `results::down::AbortedClient` documents it: a server error
 //! as `"NAME" command C: ERROR:  ...` (C counted from 0, as pgbench counts), a script's own
-//! runtime error as `script "NAME" command N: ...` (N counted from 1, the script's own
-//! numbering), anything else as a sentence of its own ("end of script reached without
-//! completing the last transaction"). Each becomes pgbench's shape:
+//! runtime error as `script "NAME" command N (KIND): ...` (N counted from 1, the script's own
+//! numbering; KIND the meta-command's name or `SQL`), anything else as a sentence of its own
+//! ("end of script reached without completing the last transaction (script ...); ..."). Each
+//! becomes what pgbench 15 prints, one line after another:
 //!
 //! - `client 0 script 0 aborted in command 1 query 0: ERROR:  relation "nope" does not exist`
-//! - `client 0 aborted in command 0 of script 0: echo: undefined variable ":x"; ...`
-//!   (pgbench also names the meta-command, `(shell)`, which the summary does not keep)
-//! - `client 0 aborted: end of script reached without completing the last transaction ...`
+//! - a meta-command's failure: the error itself (`division by zero`), then
+//!   `client 0 aborted in command 0 (set) of script 0; evaluation of meta-command failed`
+//!   (`execution of` for `\shell`, `\setshell` and `\sleep`; the driver's own sentence, as
+//!   `assignment of meta-command failed`, where it gives one after `; `);
+//! - a pipeline command's: `client 0 aborted in command 0 (endpipeline) of script 0; not in
+//!   pipeline mode`, the error itself as the reason;
+//! - a `\gset`'s: the error, then `client 0 script 0 command 0 query 0: REASON`;
+//! - `client 0 aborted: end of script reached without completing the last transaction`.
 //!
-//! A message in no known shape is shown whole after `client N aborted: `, so no wording the
-//! driver or the script runner chooses is ever lost. Pure: `cmd` prints the lines.
+//! tidebench's hints after pgbench's words (after `: ` in a pipeline command's error, in
+//! parentheses after a sentence) are left out. A message in no known shape is shown whole
+//! after `client N aborted: `, so no wording the driver or the script runner chooses is ever
+//! lost. Pure: `cmd` prints the lines.
 
 use super::plan::Script;
 use crate::results::down::AbortedClient;
 
 /// The two shapes of an abort message the driver writes (see the module's header).
 enum Shape<'a> {
-    /// A script's own runtime error: its command counted from 1.
+    /// A script's own runtime error: its command counted from 1, and its kind.
     Script {
         name: &'a str,
         number: u32,
+        kind: &'a str,
         text: &'a str,
     },
     /// A server error: its command counted from 0, as pgbench's.
@@ -36,8 +45,15 @@ enum Shape<'a> {
 }
 
 fn shape(message: &str) -> Shape<'_> {
-    if let Some((name, number, text)) = message.strip_prefix("script ").and_then(named_command) {
-        return Shape::Script { name, number, text };
+    if let Some(rest) = message.strip_prefix("script ") {
+        if let Some((name, number, kind, text)) = named_kind(rest) {
+            return Shape::Script {
+                name,
+                number,
+                kind,
+                text,
+            };
+        }
     }
     match named_command(message) {
         Some((name, command, text)) => Shape::Server {
@@ -49,8 +65,8 @@ fn shape(message: &str) -> Shape<'_> {
     }
 }
 
-/// pgbench's line for one aborted client (without the `pgbench: error: ` prefix).
-pub fn line(aborted: &AbortedClient, scripts: &[Script]) -> String {
+/// pgbench's lines for one aborted client (each without the `pgbench: error: ` prefix).
+pub fn lines(aborted: &AbortedClient, scripts: &[Script]) -> Vec<String> {
     let client = aborted.client;
     let place = |name: &str| match script_index(scripts, name) {
         Some(s) => s.to_string(),
@@ -58,20 +74,86 @@ pub fn line(aborted: &AbortedClient, scripts: &[Script]) -> String {
     };
     match shape(&aborted.message) {
         // The script's numbering starts at 1, pgbench's at 0.
-        Shape::Script { name, number, text } => format!(
-            "client {client} aborted in command {} of script {}: {text}",
-            number.saturating_sub(1),
-            place(name)
-        ),
+        Shape::Script {
+            name,
+            number,
+            kind,
+            text,
+        } => script_lines(client, number.saturating_sub(1), kind, &place(name), text),
         Shape::Server {
             name,
             command,
             text,
-        } => format!(
+        } => vec![format!(
             "client {client} script {} aborted in command {command} query 0: {text}",
             place(name)
-        ),
-        Shape::Other => format!("client {client} aborted: {}", aborted.message),
+        )],
+        Shape::Other => {
+            // The driver's own words for the script come after pgbench's.
+            let words = aborted
+                .message
+                .split_once(" (script \"")
+                .map_or(aborted.message.as_str(), |(words, _)| words);
+            vec![format!("client {client} aborted: {words}")]
+        }
+    }
+}
+
+/// pgbench's lines for a script's runtime error in command `command` (from 0) of kind `kind`
+/// in script `script`.
+fn script_lines(client: u32, command: u32, kind: &str, script: &str, text: &str) -> Vec<String> {
+    // `ERROR; SENTENCE (HINT)`: the error, then pgbench's sentence for the abort.
+    let (error, sentence) = match text.split_once("; ") {
+        Some((error, sentence)) => (error, Some(without_hint(sentence))),
+        None => (text, None),
+    };
+    // A shell's exit status is tidebench's addition.
+    let error = match error.split_once(" (exit status: ") {
+        Some((words, _)) => words,
+        None => error,
+    };
+    // A `\gset` in a pipeline is refused by the SQL it ends; pgbench names the `\gset`.
+    let kind = match (kind, error.strip_prefix('\\')) {
+        ("SQL", Some(rest)) if rest.contains(" is not allowed in pipeline mode") => {
+            rest.split_whitespace().next().unwrap_or(kind)
+        }
+        _ => kind,
+    };
+    let aborted = |why: &str| {
+        format!("client {client} aborted in command {command} ({kind}) of script {script}; {why}")
+    };
+    match kind {
+        "set" | "if" | "elif" => vec![
+            error.to_string(),
+            aborted(sentence.unwrap_or("evaluation of meta-command failed")),
+        ],
+        "shell" | "setshell" | "sleep" => vec![
+            error.to_string(),
+            aborted(sentence.unwrap_or("execution of meta-command failed")),
+        ],
+        "SQL" => {
+            let query = format!("client {client} script {script} command {command} query 0");
+            match sentence {
+                Some(why) => vec![error.to_string(), format!("{query}: {why}")],
+                // `\gset: expected one row, got 0`: pgbench names the query, not the command.
+                None => {
+                    let why = error.split_once(": ").map_or(error, |(_, why)| why);
+                    vec![format!("{query}: {why}")]
+                }
+            }
+        }
+        // A pipeline command's (or a `\gset` in a pipeline's) error is pgbench's reason.
+        _ => vec![aborted(
+            error.split_once(": ").map_or(error, |(words, _)| words),
+        )],
+    }
+}
+
+/// A sentence without tidebench's hint in parentheses at its end.
+fn without_hint(sentence: &str) -> &str {
+    match sentence.rsplit_once(" (") {
+        Some((words, _)) if sentence.ends_with(')') => words,
+        _ => sentence,
     }
 }
 
@@ -91,6 +173,19 @@ fn named_command(s: &str) -> Option<(&str, u32, &str)> {
     let rest = rest.strip_prefix(" command ")?;
     let (number, text) = rest.split_once(": ")?;
     Some((name, number.parse().ok()?, text))
+}
+
+/// `"NAME" command N (KIND): TEXT` → (NAME, N, KIND, TEXT).
+fn named_kind(s: &str) -> Option<(&str, u32, &str, &str)> {
+    let (name, number, rest) = {
+        let rest = s.strip_prefix('"')?;
+        let (name, rest) = rest.split_once('"')?;
+        let rest = rest.strip_prefix(" command ")?;
+        let (number, rest) = rest.split_once(" (")?;
+        (name, number.parse().ok()?, rest)
+    };
+    let (kind, text) = rest.split_once("): ")?;
+    Some((name, number, kind, text))
 }
 
 /// pgbench's script number: the place of the script on the command line (one script: 0).
@@ -124,6 +219,10 @@ mod tests {
         }
     }
 
+    fn said(message: &str, names: &[&str]) -> Vec<String> {
+        lines(&aborted(0, message), &scripts(names))
+    }
+
     #[test]
     fn a_server_error_reads_as_pgbench_s_abort_line() {
         let a = aborted(
@@ -131,34 +230,97 @@ mod tests {
             "\"bad\" command 1: ERROR:  relation \"nope\" does not exist",
         );
         assert_eq!(
-            line(&a, &scripts(&["bad"])),
-            "client 1 script 0 aborted in command 1 query 0: ERROR:  relation \"nope\" does not exist"
+            lines(&a, &scripts(&["bad"])),
+            ["client 1 script 0 aborted in command 1 query 0: ERROR:  relation \"nope\" does not exist"]
         );
     }
 
     #[test]
-    fn a_script_error_counts_commands_from_zero_and_names_the_script_s_place() {
-        let a = aborted(
-            0,
-            "script \"sh\" command 1: echo: undefined variable \":x\"",
+    fn a_meta_command_s_error_comes_first_then_pgbench_s_abort_line() {
+        assert_eq!(
+            said("script \"sh\" command 1 (set): division by zero", &["bad", "sh"]),
+            [
+                "division by zero",
+                "client 0 aborted in command 0 (set) of script 1; evaluation of meta-command failed"
+            ]
         );
         assert_eq!(
-            line(&a, &scripts(&["bad", "sh"])),
-            "client 0 aborted in command 0 of script 1: echo: undefined variable \":x\""
+            said(
+                "script \"e\" command 1 (setshell): no-such: could not read result of shell \
+                 command; execution of meta-command failed (\\setshell takes a number)",
+                &["e"]
+            ),
+            [
+                "no-such: could not read result of shell command",
+                "client 0 aborted in command 0 (setshell) of script 0; execution of meta-command failed"
+            ]
+        );
+        assert_eq!(
+            said(
+                "script \"e\" command 1 (shell): x: could not launch shell command (exit status: 127)",
+                &["e"]
+            ),
+            [
+                "x: could not launch shell command",
+                "client 0 aborted in command 0 (shell) of script 0; execution of meta-command failed"
+            ]
         );
     }
 
     #[test]
-    fn any_other_message_is_kept_whole() {
+    fn pipeline_and_gset_errors_take_pgbench_s_shapes() {
+        assert_eq!(
+            said(
+                "script \"p\" command 1 (endpipeline): not in pipeline mode: start it first",
+                &["p"]
+            ),
+            ["client 0 aborted in command 0 (endpipeline) of script 0; not in pipeline mode"]
+        );
+        assert_eq!(
+            said(
+                "script \"g\" command 1 (SQL): \\gset: expected one row, got 0",
+                &["g"]
+            ),
+            ["client 0 script 0 command 0 query 0: expected one row, got 0"]
+        );
+        assert_eq!(
+            said(
+                "script \"g\" command 1 (SQL): gset: invalid variable name: \"a b\"; error \
+                 storing into variable a b (name the column with AS)",
+                &["g"]
+            ),
+            [
+                "gset: invalid variable name: \"a b\"",
+                "client 0 script 0 command 0 query 0: error storing into variable a b"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_gset_in_a_pipeline_is_named_as_pgbench_names_it() {
+        assert_eq!(
+            said(
+                "script \"p\" command 2 (SQL): \\gset is not allowed in pipeline mode",
+                &["p"]
+            ),
+            ["client 0 aborted in command 1 (gset) of script 0; \\gset is not allowed in pipeline mode"]
+        );
+    }
+
+    #[test]
+    fn any_other_message_is_kept_without_the_script_s_name() {
         let text = "end of script reached without completing the last transaction";
         assert_eq!(
-            line(&aborted(0, text), &scripts(&["open"])),
-            format!("client 0 aborted: {text}")
+            said(
+                &format!("{text} (script \"open\"); end it with COMMIT"),
+                &["open"]
+            ),
+            [format!("client 0 aborted: {text}")]
         );
         let odd = "\"x\" command one: ERROR:  boom";
         assert_eq!(
-            line(&aborted(2, odd), &scripts(&["x"])),
-            format!("client 2 aborted: {odd}")
+            lines(&aborted(2, odd), &scripts(&["x"])),
+            [format!("client 2 aborted: {odd}")]
         );
     }
 
@@ -170,7 +332,7 @@ mod tests {
             Some(1)
         );
         assert_eq!(
-            script_of(&aborted(0, "script \"a\" command 1: x"), &all),
+            script_of(&aborted(0, "script \"a\" command 1 (set): x"), &all),
             Some(0)
         );
         assert_eq!(script_of(&aborted(0, "end of script reached"), &all), None);
@@ -180,8 +342,8 @@ mod tests {
     fn a_script_not_on_the_command_line_is_named() {
         let a = aborted(0, "\"other\" command 2: ERROR:  boom");
         assert_eq!(
-            line(&a, &scripts(&["a", "b"])),
-            "client 0 script \"other\" aborted in command 2 query 0: ERROR:  boom"
+            lines(&a, &scripts(&["a", "b"])),
+            ["client 0 script \"other\" aborted in command 2 query 0: ERROR:  boom"]
         );
     }
 }

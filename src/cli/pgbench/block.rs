@@ -10,21 +10,32 @@ use super::plan::{Facts, Length, Script};
 use crate::event::{ProgressLine, TryError};
 use crate::results::{Stats, Summary};
 
-/// pgbench's summary block (and per-script blocks when several scripts ran). `scale` is the
-/// data's, used when a built-in script ran; `connect` how long opening the sessions took.
-pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Duration) -> String {
+/// What the run learnt of pgbench's tables: the data's scale and pgbench_accounts'
+/// partitioning (method, count), used when a built-in script ran.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tables {
+    pub scale: Option<u32>,
+    pub partitions: Option<(&'static str, i64)>,
+}
+
+/// pgbench's summary block (and per-script blocks when several scripts ran); `connect` is how
+/// long opening the sessions took.
+pub fn render(facts: &Facts, summary: &Summary, tables: &Tables, connect: Duration) -> String {
     let mut out = String::new();
     let t = &summary.totals;
     let desc = match facts.scripts.as_slice() {
         [one] => one.desc.as_str(),
         _ => "multiple scripts",
     };
-    let scale = match scale {
+    let scale = match tables.scale {
         Some(s) if facts.internal => i64::from(s),
         _ => facts.scale,
     };
     let _ = writeln!(out, "transaction type: {desc}");
     let _ = writeln!(out, "scaling factor: {scale}");
+    if let (Some((method, count)), true) = (tables.partitions, facts.internal) {
+        let _ = writeln!(out, "partition method: {method}\npartitions: {count}");
+    }
     let _ = writeln!(out, "query mode: {}", facts.protocol);
     let _ = writeln!(out, "number of clients: {}", facts.clients);
     let _ = writeln!(out, "number of threads: {}", facts.threads);
@@ -109,8 +120,17 @@ pub fn render(facts: &Facts, summary: &Summary, scale: Option<u32>, connect: Dur
     latency_lines(&mut out, facts, summary, all, failed);
     let tps = rate(done, summary.duration_s);
     if facts.connect_each {
-        // pgbench's "average connection time" line needs the time each -C connection took,
-        // which the summary does not hold yet.
+        // pgbench divides the time all connections took by the transactions, failed ones
+        // included.
+        let total_ms = summary
+            .connections
+            .as_ref()
+            .map_or(0.0, |c| c.total_s * 1000.0);
+        let _ = writeln!(
+            out,
+            "average connection time = {:.3} ms",
+            total_ms / all.max(1) as f64
+        );
         let _ = writeln!(out, "tps = {tps:.6} (including reconnection times)");
     } else {
         let _ = writeln!(
@@ -330,6 +350,13 @@ mod tests {
         .expect("the fixture is a summary")
     }
 
+    fn tables(scale: u32) -> Tables {
+        Tables {
+            scale: Some(scale),
+            partitions: None,
+        }
+    }
+
     fn facts() -> Facts {
         Facts {
             scripts: vec![Script {
@@ -355,12 +382,18 @@ mod tests {
             vacuum: true,
             vacuum_accounts: false,
             target: "dbname=x".into(),
+            seed_given: false,
         }
     }
 
     #[test]
     fn the_block_is_pgbench_15_s_line_for_line() {
-        let block = render(&facts(), &summary(), Some(10), Duration::from_micros(4917));
+        let block = render(
+            &facts(),
+            &summary(),
+            &tables(10),
+            Duration::from_micros(4917),
+        );
         assert_eq!(
             block,
             "transaction type: <builtin: TPC-B (sort of)>\n\
@@ -383,7 +416,7 @@ mod tests {
             max_tries: 3,
             ..facts()
         };
-        let block = render(&f, &summary(), Some(10), Duration::ZERO);
+        let block = render(&f, &summary(), &tables(10), Duration::ZERO);
         for line in [
             "number of transactions per client: 2000\n",
             "number of transactions actually processed: 3953/4000\n",
@@ -392,6 +425,30 @@ mod tests {
         ] {
             assert!(block.contains(line), "{line} not in\n{block}");
         }
+    }
+
+    #[test]
+    fn a_partitioned_table_and_connect_each_add_pgbench_s_lines() {
+        let tables = Tables {
+            scale: Some(10),
+            partitions: Some(("hash", 4)),
+        };
+        let f = Facts {
+            connect_each: true,
+            ..facts()
+        };
+        let block = render(&f, &summary(), &tables, Duration::ZERO);
+        assert!(
+            block
+                .contains("scaling factor: 10\npartition method: hash\npartitions: 4\nquery mode:"),
+            "{block}"
+        );
+        assert!(
+            block.contains("\naverage connection time = ")
+                && block.contains("\ntps = ")
+                && block.ends_with("(including reconnection times)\n"),
+            "{block}"
+        );
     }
 
     #[test]
@@ -404,7 +461,7 @@ mod tests {
             max_tries: 3,
             ..facts()
         };
-        let block = render(&f, &s, Some(10), Duration::ZERO);
+        let block = render(&f, &s, &tables(10), Duration::ZERO);
         assert!(
             block.contains(
                 "number of transactions retried: 40 (1.012%)\ntotal number of retries: 100\n"
@@ -430,7 +487,7 @@ mod tests {
             clients: 1,
             ..facts()
         };
-        let block = render(&f, &s, Some(1), Duration::ZERO);
+        let block = render(&f, &s, &tables(1), Duration::ZERO);
         assert!(
             block.ends_with(
                 "number of transactions actually processed: 0/1\n\

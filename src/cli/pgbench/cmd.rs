@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::plan::{self, Facts, Known, Request};
 use super::refusal::Refusal;
-use super::{abort, block, values};
+use super::{abort, block, script_error, values};
 use crate::cli::args::{self, Command, PgbenchArgs};
 use crate::cli::common::{cores, exit_on_second_signal, on_host, runtime, EXIT_INTERRUPTED};
 use crate::cli::error::EXIT_USAGE;
@@ -24,7 +24,7 @@ use crate::cli::{CliError, WorkloadFlags};
 use crate::config;
 use crate::config::plan::PgbenchBeforeRun;
 use crate::driver::Stop;
-use crate::event::{Event, RunWarning, Sink, VacuumStep};
+use crate::event::{Event, PgbenchTables, RunWarning, Sink, VacuumStep};
 use crate::instance::Home;
 use crate::runner::RunError;
 use crate::workload::pgbench::BeforeRunError;
@@ -52,7 +52,7 @@ pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
         Request::ListBuiltins => eprintln!("{}", values::builtin_list()),
         Request::ShowScript(name) => show_script(name),
         Request::Init(argv) => return Ok(init(argv, home)),
-        Request::Bench(argv, facts) => return Ok(bench(argv, &facts, home)),
+        Request::Bench(argv, facts) => return Ok(bench(argv, &facts, args.notes, home)),
     }
     Ok(0)
 }
@@ -72,7 +72,8 @@ fn show_script(name: &str) {
 
 /// Says why, in pgbench's shape, and gives its exit status for bad options.
 fn refused(r: &Refusal) -> u8 {
-    eprintln!("{NAME}: error: {}", r.message);
+    let level = if r.getopt { "" } else { "error: " };
+    eprintln!("{NAME}: {level}{}", r.message);
     if r.hint {
         eprintln!("{NAME}: hint: Try \"{NAME} --help\" for more information.");
     }
@@ -92,6 +93,7 @@ fn parse(command: &str, argv: Vec<String>) -> Result<(Command, WorkloadFlags), u
             Err(refused(&Refusal {
                 message: text.trim_start_matches("error: ").trim_end().to_string(),
                 hint: false,
+                getopt: false,
             }))
         }
     }
@@ -113,7 +115,20 @@ fn init(argv: Vec<String>, home: &Home) -> u8 {
 
 /// A refused setup (no server, no tables, a bad file): pgbench's 1 where tidebench says 2.
 fn setup_refused(e: &CliError) -> u8 {
-    eprintln!("{NAME}: error: {}", crate::error_chain::one_line(e));
+    let text = crate::error_chain::one_line(e);
+    match script_error::pgbench_lines(&text) {
+        Some(lines) => {
+            let mut lines = lines.iter();
+            if let Some(first) = lines.next() {
+                eprintln!("{NAME}: error: {first}");
+            }
+            // The line and the caret come unprefixed, as pgbench prints them.
+            for line in lines {
+                eprintln!("{line}");
+            }
+        }
+        None => eprintln!("{NAME}: error: {text}"),
+    }
     match e.code() {
         EXIT_USAGE => EXIT_PGBENCH_USAGE,
         code => code,
@@ -121,7 +136,8 @@ fn setup_refused(e: &CliError) -> u8 {
 }
 
 /// A benchmark: the run (pgbench's branch count and vacuum first), pgbench's summary block.
-fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
+/// `notes`: tidebench's own lines too (`--tidebench-notes`).
+fn bench(mut argv: Vec<String>, facts: &Facts, notes: bool, home: &Home) -> u8 {
     let out = match results_dir() {
         Ok(dir) => dir,
         Err(e) => return setup_refused(&e),
@@ -156,7 +172,11 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
         Ok(plan) => plan,
         Err(e) => return setup_refused(&e.into()),
     };
-    match drive(plan, facts, home) {
+    if facts.seed_given {
+        // pgbench's info line, the seed "time" or "rand" chose included.
+        eprintln!("{NAME}: setting random seed to {}", plan.seed);
+    }
+    match drive(plan, facts, notes, home) {
         Ok(code) => code,
         Err(e) => setup_refused(&e),
     }
@@ -164,14 +184,16 @@ fn bench(mut argv: Vec<String>, facts: &Facts, home: &Home) -> u8 {
 
 /// Runs the plan with pgbench's terminal: header, vacuum (the runner has the pgbench workload
 /// do it), `-P` lines, the block.
-fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliError> {
+fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Result<u8, CliError> {
     let rt = runtime()?;
     let stop = Stop::new();
     let sink = Arc::new(PgbenchSink {
         max_tries: facts.max_tries,
         scripts: facts.scripts.clone(),
         timestamp: facts.progress_timestamp,
+        notes,
         connect: Mutex::new(Duration::ZERO),
+        partitions: Mutex::new(None),
     });
     let events: Arc<dyn Sink> = sink.clone();
     rt.spawn(
@@ -189,16 +211,23 @@ fn drive(plan: config::RunPlan, facts: &Facts, home: &Home) -> Result<u8, CliErr
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
     for a in &s.aborted_clients {
-        eprintln!("{NAME}: error: {}", abort::line(a, &facts.scripts));
+        for line in abort::lines(a, &facts.scripts) {
+            eprintln!("{NAME}: error: {line}");
+        }
     }
     let aborted = |w: &&RunWarning| matches!(w, RunWarning::ClientAborted { .. });
-    for w in outcome.warnings.iter().filter(|w| !aborted(w)) {
+    for w in outcome.warnings.iter().filter(|w| notes && !aborted(w)) {
         eprintln!("{NAME}: warning: {w}");
     }
+    let tables = block::Tables {
+        scale: outcome.scales.first().copied(),
+        partitions: sink.partitions.lock().map_or(None, |p| *p),
+    };
     let connect = sink.connect.lock().map_or(Duration::ZERO, |c| *c);
-    let scale = outcome.scales.first().copied();
-    print!("{}", block::render(facts, s, scale, connect));
-    eprintln!("{NAME}: results in {}", outcome.dir.display());
+    print!("{}", block::render(facts, s, &tables, connect));
+    if notes {
+        eprintln!("{NAME}: results in {}", outcome.dir.display());
+    }
     if s.failure.is_some() || !s.aborted_clients.is_empty() {
         if let Some(why) = &s.failure {
             eprintln!("{NAME}: error: {why}");
@@ -261,8 +290,12 @@ struct PgbenchSink {
     scripts: Vec<plan::Script>,
     /// --progress-timestamp: `-P` lines start with the Unix time.
     timestamp: bool,
+    /// `--tidebench-notes`: tidebench's own warnings too (pgbench has none of them).
+    notes: bool,
     /// From the run's start: how long opening the sessions took.
     connect: Mutex<Duration>,
+    /// pgbench_accounts' partitioning method and count, when it is partitioned.
+    partitions: Mutex<Option<(&'static str, i64)>>,
 }
 
 impl Sink for PgbenchSink {
@@ -281,7 +314,16 @@ impl Sink for PgbenchSink {
                 });
                 eprintln!("{}", block::progress_line(&p, self.max_tries, unix))
             }
-            Event::Warning(w) => eprintln!("{NAME}: warning: {w}"),
+            Event::Warning(w) if self.notes => eprintln!("{NAME}: warning: {w}"),
+            Event::PgbenchTables(PgbenchTables::ScaleIgnored { count }) => eprintln!(
+                "{NAME}: warning: scale option ignored, using count from pgbench_branches \
+                 table ({count})"
+            ),
+            Event::PgbenchTables(PgbenchTables::Partitioned { method, count }) => {
+                if let Ok(mut p) = self.partitions.lock() {
+                    *p = Some((method, count));
+                }
+            }
             Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
             Event::Vacuum(step) => vacuum_words(&step),
@@ -289,7 +331,7 @@ impl Sink for PgbenchSink {
                 "{NAME}: {}",
                 block::try_error_line(&e, &self.scripts, self.max_tries)
             ),
-            Event::Incidents(all) => {
+            Event::Incidents(all) if self.notes => {
                 for i in all {
                     eprintln!("{NAME}: warning: {}: {}", i.instance, i.detail);
                 }
@@ -325,7 +367,7 @@ block on stdout, its -P progress lines on stderr. Exit status as pgbench's: 0 do
 options or a refused setup (no server, no pgbench tables), 2 a run with aborted clients.
 
 Usage:
-  tidebench pgbench [OPTION]... [DBNAME]
+  tidebench pgbench [--tidebench-notes] [OPTION]... [DBNAME]
 
 Taken (pgbench's meaning):
   -i, --initialize         tidebench prepare --workload tpcb --force (-s, -n, and the
@@ -373,5 +415,11 @@ Refused (exit 1, \"option -X is not supported yet\"):
 
 Results: each run also writes an ordinary tidebench results dir (summary.json,
 intervals.csv, latency.hlog; `tidebench report DIR`), under $TIDEBENCH_HOME/pgbench-runs/ when
-TIDEBENCH_HOME is set, else under /tmp/tidebench-<uid>/pgbench-runs/; stderr names it.
+TIDEBENCH_HOME is set, else under /tmp/tidebench-<uid>/pgbench-runs/.
+
+tidebench's own option (before pgbench's):
+  --tidebench-notes        also print what pgbench does not: the results dir's path and
+                           tidebench's own warnings (e.g. a target without
+                           pg_stat_statements), on stderr. Without it stdout and stderr hold
+                           pgbench's lines only.
 ";

@@ -77,6 +77,8 @@ pub struct Facts {
     pub vacuum_accounts: bool,
     /// The connection string built as pgbench connects (see [`target`]).
     pub target: String,
+    /// --random-seed was given: pgbench says the seed it set.
+    pub seed_given: bool,
 }
 
 /// The flags tidebench's `run` and `prepare` know in this build (asked of the clap grammar).
@@ -131,6 +133,7 @@ pub fn request(
     let argv = pgbench_argv::read(args).map_err(|e| Refusal {
         message: e.to_string(),
         hint: true,
+        getopt: true,
     })?;
     let init = argv.given.iter().any(|g| g.opt.long == "initialize");
     let mut b = Builder::new(init);
@@ -206,6 +209,7 @@ impl Builder {
                 vacuum: true,
                 vacuum_accounts: false,
                 target: String::new(),
+                seed_given: false,
             },
             transactions: false,
             no_vacuum: false,
@@ -421,6 +425,7 @@ impl Builder {
     }
 
     fn random_seed(&mut self, value: &str) -> Result<(), Refusal> {
+        self.facts.seed_given = true;
         match value {
             // tidebench's default seed comes from the clock, as pgbench's "time".
             "time" | "rand" => Ok(()),
@@ -457,6 +462,7 @@ impl Builder {
             return Err(Refusal {
                 message: format!("too many command-line arguments (first is \"{extra}\")"),
                 hint: true,
+                getopt: false,
             });
         }
         self.facts.target = target(

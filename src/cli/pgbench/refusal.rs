@@ -6,6 +6,9 @@
 pub struct Refusal {
     pub message: String,
     pub hint: bool,
+    /// getopt's own message (an unknown option, a missing value): glibc prints it after the
+    /// program's name with no `error: `.
+    pub getopt: bool,
 }
 
 /// A refusal in pgbench's words, without the hint.
@@ -13,6 +16,7 @@ pub fn refuse(message: impl Into<String>) -> Refusal {
     Refusal {
         message: message.into(),
         hint: false,
+        getopt: false,
     }
 }
 

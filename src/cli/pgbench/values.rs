@@ -18,8 +18,8 @@ pub fn weighted(text: &str) -> Result<(&str, i64), Refusal> {
         None => Ok((text, 1)),
         Some((name, w)) => match w.parse::<i64>() {
             Ok(n) if (0..=i64::from(i32::MAX)).contains(&n) => Ok((name, n)),
-            Ok(_) => Err(refuse(format!(
-                "weight specification \"@{w}\" is out of range (0 .. {})",
+            Ok(n) => Err(refuse(format!(
+                "weight specification out of range (0 .. {}): {n}",
                 i32::MAX
             ))),
             Err(_) => Err(refuse(format!("invalid weight specification: @{w}"))),
@@ -37,12 +37,12 @@ pub fn find_builtin(name: &str) -> Result<(&'static str, &'static str, &'static 
         [one] => Ok(**one),
         [] => Err(refuse(format!(
             "no builtin script found for name \"{name}\"\n{}",
-            builtin_list().trim_end()
+            builtin_list()
         ))),
         many => Err(refuse(format!(
             "ambiguous builtin name: {} builtin scripts found for prefix \"{name}\"\n{}",
             many.len(),
-            builtin_list().trim_end()
+            builtin_list()
         ))),
     }
 }

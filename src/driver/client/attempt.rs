@@ -51,6 +51,10 @@ pub(super) const CANCEL_WITHIN: Duration = Duration::from_millis(500);
 /// How long saying goodbye on one session may take at the end.
 pub(super) const CLOSE_WITHIN: Duration = Duration::from_millis(300);
 
+/// pgbench 15's words for a client whose script ended inside a transaction block (the
+/// drop-in matches them at the start of an abort message).
+pub const LEFT_OPEN: &str = "end of script reached without completing the last transaction";
+
 /// The fewest tries an emulator's job gets on a serialization failure or deadlock.
 const JOB_MAX_TRIES: u32 = 10;
 
@@ -154,6 +158,7 @@ impl Client {
         let err = match run.await {
             Ok(TxnEnd::Committed) => return Tried::Done(Outcome::Committed),
             Ok(TxnEnd::ExpectedRollback) => return Tried::Done(Outcome::ExpectedRollback),
+            Ok(TxnEnd::LeftOpen) => return self.left_open(local, work).await,
             Err(e) => e,
         };
         let class = ErrorClass::of(&err);
@@ -179,6 +184,32 @@ impl Client {
             return Tried::Final(class);
         }
         Tried::Failed(class)
+    }
+
+    /// A script that ended inside its own transaction block: counted as pgbench counts it
+    /// (processed), then the client ends with pgbench's words. The block is rolled back, so
+    /// the server check leaves the transaction out of the server's commits.
+    async fn left_open(&mut self, local: usize, work: Work<'_>) -> Tried {
+        let name = match work {
+            Work::Drawn { .. } => self.txn_name(self.watch.what()).to_string(),
+            Work::Emulated { .. } => String::new(),
+        };
+        self.aborted = Some((
+            Instant::now(),
+            format!(
+                "{LEFT_OPEN} (script \"{name}\"); end the script with COMMIT (or END) after \
+                 its BEGIN"
+            ),
+        ));
+        self.sessions[local].at_end.left_open += 1;
+        if let Some(conn) = self.sessions[local].conn.as_mut() {
+            if let Err(e) = conn.simple_query("ROLLBACK").await {
+                if e.is_connection_lost() {
+                    self.sessions[local].lost();
+                }
+            }
+        }
+        Tried::Done(Outcome::Committed)
     }
 
     /// Gives up session `local` half-way through a try: drops it (the next card opens a new

@@ -122,7 +122,7 @@ impl Client {
     }
 
     /// The name of global transaction type `txn`, from the first group that has it.
-    fn txn_name(&self, txn: usize) -> &str {
+    pub(super) fn txn_name(&self, txn: usize) -> &str {
         self.shared
             .layout
             .groups

@@ -5,10 +5,17 @@
 //! events, and the drop-in's sink words them as pgbench does.
 
 use crate::config::plan::PgbenchBeforeRun;
-use crate::event::{Event, Sink, VacuumStep};
+use crate::event::{Event, PgbenchTables, Sink, VacuumStep};
 use crate::target::{ResolvedTarget, TargetError};
 
 const COUNT_BRANCHES: &str = "select count(*) from pgbench_branches";
+/// How pgbench_accounts (the one the search path finds) is partitioned: the strategy
+/// (`r` range, `h` hash; NULL when it is not partitioned) and its partitions' count.
+const PARTITIONING: &str = "select p.partstrat::text, \
+     (select count(*) from pg_catalog.pg_inherits i where i.inhparent = c.oid) \
+     from pg_catalog.pg_class c \
+     left join pg_catalog.pg_partitioned_table p on p.partrelid = c.oid \
+     where c.oid = pg_catalog.to_regclass('pgbench_accounts')";
 /// pgbench's vacuum: branches and tellers vacuumed, history emptied.
 const VACUUM: [&str; 3] = [
     "vacuum pgbench_branches",
@@ -68,18 +75,51 @@ async fn count_branches(
         Ok(row) => {
             if scale_given {
                 let count: i64 = row.try_get(0).unwrap_or_default();
-                events.send(Event::Warning(format!(
-                    "scale option ignored, using count from pgbench_branches table ({count})"
-                )));
+                events.send(Event::PgbenchTables(PgbenchTables::ScaleIgnored { count }));
             }
+            partitioning(client, events).await;
             Ok(())
         }
         Err(e) => Err(BeforeRunError::NoBranches {
-            words: server_words(&e),
+            words: format!("{}{}", server_words(&e), pointed_line(&e, COUNT_BRANCHES)),
             no_table: e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE),
             dbname: dbname.to_string(),
         }),
     }
+}
+
+/// pgbench_accounts' partitioning, for the summary block's lines. A catalog that cannot be
+/// read leaves them out: the run does not depend on them.
+async fn partitioning(client: &tokio_postgres::Client, events: &dyn Sink) {
+    let Ok(Some(row)) = client.query_opt(PARTITIONING, &[]).await else {
+        return;
+    };
+    let strategy: Option<String> = row.try_get(0).unwrap_or_default();
+    let method = match strategy.as_deref() {
+        Some("r") => "range",
+        Some("h") => "hash",
+        _ => return,
+    };
+    let count: i64 = row.try_get(1).unwrap_or_default();
+    events.send(Event::PgbenchTables(PgbenchTables::Partitioned {
+        method,
+        count,
+    }));
+}
+
+/// libpq's `LINE 1: QUERY` and caret under the place the server's error points at in the
+/// one-line `query` (empty when it points nowhere).
+fn pointed_line(e: &tokio_postgres::Error, query: &str) -> String {
+    let at = match e.as_db_error().and_then(|db| db.position()) {
+        Some(tokio_postgres::error::ErrorPosition::Original(at)) => *at as usize,
+        _ => return String::new(),
+    };
+    let prefix = "LINE 1: ";
+    let pad = prefix.len()
+        + query[..query.len().min(at.saturating_sub(1))]
+            .chars()
+            .count();
+    format!("\n{prefix}{query}\n{:pad$}^", "")
 }
 
 /// A server's error as libpq words it (`ERROR:  relation ... does not exist`); another error

@@ -225,7 +225,9 @@ impl<'v> Builder<'v> {
             Some((u, u_at)) => unit_us(u).ok_or_else(|| {
                 error(
                     u_at,
-                    format!("unrecognized time unit \"{u}\"; use us, ms or s"),
+                    format!(
+                        "unrecognized time unit, must be us, ms or s ({u}) in command \"sleep\""
+                    ),
                 )
             })?,
         };

@@ -315,9 +315,10 @@ pub async fn run(
             }
             Err(Failed::Script(m)) => {
                 return Err(pgwire::Error::client(format!(
-                    "script \"{}\" command {}: {m}",
+                    "script \"{}\" command {} ({}): {m}",
                     code.name,
-                    number(pc)
+                    number(pc),
+                    kind(code.labels.get(pc).map_or("", String::as_str))
                 )))
             }
         };
@@ -325,9 +326,19 @@ pub async fn run(
     end_of_script(code, conn)
 }
 
+/// A command's kind as pgbench names it in an abort line: the meta-command's name (`set`,
+/// `shell`...), or `SQL`.
+fn kind(label: &str) -> &str {
+    match label.strip_prefix('\\') {
+        Some(meta) => meta.split_whitespace().next().unwrap_or(meta),
+        None => "SQL",
+    }
+}
+
 /// A script that ran to its end: pgbench 15 ends a client whose script ends in a pipeline
-/// or inside a transaction block, rather than run its next transaction inside the same
-/// one. The message starts with pgbench's words.
+/// (an error, the message starting with pgbench's words) or inside a transaction block
+/// (counted first, then the client ends: `LeftOpen`), rather than run its next transaction
+/// inside the same one.
 fn end_of_script(code: &Code, conn: &Connection) -> Result<TxnEnd, pgwire::Error> {
     if conn.in_pipeline() {
         return Err(pgwire::Error::client(format!(
@@ -337,11 +348,7 @@ fn end_of_script(code: &Code, conn: &Connection) -> Result<TxnEnd, pgwire::Error
         )));
     }
     if conn.tx_status() != pgwire::TxStatus::Idle {
-        return Err(pgwire::Error::client(format!(
-            "end of script reached without completing the last transaction (script \"{}\"); \
-             end the script with COMMIT (or END) after its BEGIN",
-            code.name
-        )));
+        return Ok(TxnEnd::LeftOpen);
     }
     Ok(TxnEnd::Committed)
 }
