@@ -42,6 +42,16 @@ pub struct UnitTime {
     pub seconds: f64,
 }
 
+impl UnitTime {
+    pub fn new(stream: &str, unit: &str, seconds: f64) -> UnitTime {
+        UnitTime {
+            stream: stream.into(),
+            unit: unit.into(),
+            seconds,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,25 +17,30 @@ const RUN: &str = "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\
     [[group]]\nname = \"A\"\nworkload = \"select-only\"\nscale = 1\ninstance = \"eva\"\n\
     [[phase]]\nname = \"only\"\nduration = \"10s\"\nshares = { A = 100 }\n";
 
+/// Writes the run file `name` with `events` after the common settings, prepares it and runs
+/// it into `res/`: the run's output and its results dir.
+fn prepare_and_run(
+    home: &support::TempHome,
+    name: &str,
+    events: &str,
+) -> (std::process::Output, std::path::PathBuf) {
+    let cfg_path = home.path().join(name);
+    std::fs::write(&cfg_path, format!("{RUN}{events}")).unwrap();
+    let cfg = cfg_path.to_str().unwrap();
+    ok(tb(home, &["prepare", cfg]));
+    let out = home.path().join("res");
+    let o = tb(home, &["run", cfg, "--out", out.to_str().unwrap()]);
+    (o, out)
+}
+
 #[test]
 fn a_killed_instance_restarts_on_schedule_and_the_run_accounts_its_recovery() {
     let home = support::temp_home();
     let _inst = support::start_instance(&home, "eva");
-    let cfg = format!(
-        "{RUN}[[event]]\nat = \"2s\"\naction = \"fail\"\ntarget = \"eva\"\nrestart_after = \"2s\"\n"
-    );
-    let cfg_path = home.path().join("kill.toml");
-    std::fs::write(&cfg_path, cfg).unwrap();
-    ok(tb(&home, &["prepare", cfg_path.to_str().unwrap()]));
-    let out = home.path().join("res");
-    let o = tb(
+    let (o, out) = prepare_and_run(
         &home,
-        &[
-            "run",
-            cfg_path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        "kill.toml",
+        "[[event]]\nat = \"2s\"\naction = \"fail\"\ntarget = \"eva\"\nrestart_after = \"2s\"\n",
     );
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -185,22 +190,11 @@ fn bad_events_are_refused_before_anything_starts() {
 fn a_freeze_is_thawed_on_schedule_and_a_statement_is_timed() {
     let home = support::temp_home();
     let inst = support::start_instance(&home, "eva");
-    let cfg = format!(
-        "{RUN}[[event]]\nat = \"2s\"\naction = \"freeze\"\ntarget = \"eva\"\nfor = \"1s\"\n\
-         [[event]]\nat = \"5s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n"
-    );
-    let cfg_path = home.path().join("freeze.toml");
-    std::fs::write(&cfg_path, cfg).unwrap();
-    ok(tb(&home, &["prepare", cfg_path.to_str().unwrap()]));
-    let out = home.path().join("res");
-    let o = tb(
+    let (o, out) = prepare_and_run(
         &home,
-        &[
-            "run",
-            cfg_path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        "freeze.toml",
+        "[[event]]\nat = \"2s\"\naction = \"freeze\"\ntarget = \"eva\"\nfor = \"1s\"\n\
+         [[event]]\nat = \"5s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n",
     );
     assert!(o.status.success(), "{}", text(&o));
     let s = summary(&out);

@@ -97,11 +97,7 @@ mod tests {
     use super::*;
 
     fn t(stream: &str, unit: &str, seconds: f64) -> UnitTime {
-        UnitTime {
-            stream: stream.into(),
-            unit: unit.into(),
-            seconds,
-        }
+        UnitTime::new(stream, unit, seconds)
     }
 
     #[test]
