@@ -55,14 +55,12 @@ pub async fn finish(
     let facts = frame.run_facts(plan, started_at, result.elapsed, result.complete);
     let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
     summary.emulators = emulator_ends(plan, &result.emulators);
-    // The clients have ended, so each group's workload has merged its clients' figures.
-    for w in &frame.workloads {
-        summary.commands.extend(w.command_stats());
-        summary.volumes.extend(w.volumes());
-        summary.figures.extend(w.figures());
-        summary.unit_times.extend(w.unit_times());
-        write_files(writer.staging_path(), w.files(), &mut result.warnings);
-    }
+    from_workloads(
+        &frame,
+        writer.staging_path(),
+        &mut summary,
+        &mut result.warnings,
+    );
     from_driver(&mut summary, plan, &frame, &result);
     // After the down windows: an event's reconnects are counted from them.
     let staging = writer.staging_path().to_path_buf();
@@ -86,24 +84,51 @@ pub async fn finish(
     runtime.devices = devices;
     runtime.txn_types = frame.type_facts();
     let dir = writer.finish(&runtime, &summary)?;
-    // The results are safe on disk by now: a report that cannot be drawn only warns.
-    let mut warnings: Vec<RunWarning> = std::mem::take(&mut result.warnings)
-        .into_iter()
-        .map(RunWarning::Other)
-        .collect();
-    end_warnings(plan, &result, &mut warnings);
-    if let Err(e) = crate::report::html::write(&dir) {
-        warnings.push(RunWarning::Other(format!(
-            "report.html not written ({e}); retry with `tidebench report {}`",
-            dir.display()
-        )));
-    }
+    let warnings = report_and_warnings(plan, &mut result, &dir);
     Ok(RunOutcome {
         dir,
         summary,
         scales: Vec::new(),
         warnings,
     })
+}
+
+/// The report, drawn once the results are safe on disk (one that cannot be drawn only warns),
+/// and the run's warnings.
+fn report_and_warnings(
+    plan: &RunPlan,
+    result: &mut crate::driver::DriverResult,
+    dir: &std::path::Path,
+) -> Vec<RunWarning> {
+    let mut warnings: Vec<RunWarning> = std::mem::take(&mut result.warnings)
+        .into_iter()
+        .map(RunWarning::Other)
+        .collect();
+    end_warnings(plan, result, &mut warnings);
+    if let Err(e) = crate::report::html::write(dir) {
+        warnings.push(RunWarning::Other(format!(
+            "report.html not written ({e}); retry with `tidebench report {}`",
+            dir.display()
+        )));
+    }
+    warnings
+}
+
+/// What each group's workload adds to the summary and the results dir. The clients have
+/// ended, so each workload has merged its clients' figures.
+fn from_workloads(
+    frame: &Frame,
+    staging: &std::path::Path,
+    summary: &mut Summary,
+    warnings: &mut Vec<String>,
+) {
+    for w in &frame.workloads {
+        summary.commands.extend(w.command_stats());
+        summary.volumes.extend(w.volumes());
+        summary.figures.extend(w.figures());
+        summary.unit_times.extend(w.unit_times());
+        write_files(staging, w.files(), warnings);
+    }
 }
 
 /// The files a workload leaves in the results dir (relative paths under it); one that
