@@ -820,6 +820,11 @@ and the most specific one wins:
   --fail-on p95:+10%                 every p95
   --fail-on type:new_order:p99:+5%   one type's p99 (group:NAME:METRIC for a group)
 
+Runs that played the same [[event]]s are also compared event by event, per event and group: the
+time to the first commit after it, the time back to 90% of the rate before, the failed
+transactions and the time down (medians over a side's runs); in the table, --html, the JSON's
+`recoveries` and the Markdown.
+
 Example (a CI step: 5 runs of each build, then the verdict):
   tidebench compare results/base results/patched --fail-on tps:-3% --format junit > verdict.xml
 

@@ -1,11 +1,11 @@
 //! `tidebench compare`: results dirs side by side (text, and HTML with `--html`) with the
-//! verdict per metric (exit 1 on a regression; `--format json|junit|markdown` for a CI), or
-//! experiment dirs point by point.
+//! recoveries of runs that played the same events and the verdict per metric (exit 1 on a
+//! regression; `--format json|junit|markdown` for a CI), or experiment dirs point by point.
 
 use super::args::{self, CompareFormat};
 use super::error::EXIT_CHECK_FAILED;
 use super::CliError;
-use crate::report::compare::{figures, verdict, verdict_out};
+use crate::report::compare::{figures, recoveries, verdict, verdict_out};
 
 pub fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     let experiments = args
@@ -32,6 +32,7 @@ pub fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     }
     let figures = figures::read_sides(&args.dirs).map_err(CliError::usage)?;
     let judged = verdict::judge(&figures, &args.fail_on);
+    let recovered = recoveries::read(&args.dirs);
     let code = if verdict::regressed(&judged) {
         EXIT_CHECK_FAILED
     } else {
@@ -39,11 +40,16 @@ pub fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     };
     let written = match args.format {
         CompareFormat::Text => None,
-        CompareFormat::Json => {
-            Some(verdict_out::json(&figures, &judged).map_err(|e| CliError::usage(e.to_string()))?)
-        }
+        CompareFormat::Json => Some(
+            verdict_out::json(&figures, &judged, &recovered)
+                .map_err(|e| CliError::usage(e.to_string()))?,
+        ),
         CompareFormat::Junit => Some(verdict_out::junit(&figures, &judged)),
-        CompareFormat::Markdown => Some(verdict_out::markdown(&figures, &judged)),
+        CompareFormat::Markdown => Some(format!(
+            "{}{}",
+            verdict_out::markdown(&figures, &judged),
+            recoveries::markdown(&recovered)
+        )),
     };
     if let Some(text) = written {
         if args.html.is_some() {
@@ -59,12 +65,14 @@ pub fn compare(args: args::CompareArgs) -> Result<u8, CliError> {
     print!("{}", crate::report::compare_profile::table(&args.dirs));
     print!("{}", crate::report::compare_waits::table(&args.dirs));
     print!("{}", crate::report::compare_units::table(&args.dirs));
+    print!("{}", recoveries::table(&recovered));
     print!("{}", verdict_out::text(&figures, &judged));
     if let Some(out) = &args.html {
         let page = crate::report::compare::html(&sides).replace(
             "</body>",
             &format!(
-                "{}{}</body>",
+                "{}{}{}</body>",
+                recoveries::html(&recovered),
                 verdict_out::html(&figures, &judged),
                 crate::report::compare_profile::html(&args.dirs)
             ),

@@ -24,6 +24,7 @@
 //! | `recovered_s` | seconds from `t` to the start of the first 1 s window (from the first commit on) whose rate is at least 90 % of `rate_before` again; absent: not recovered by the end |
 //! | `failed` | transactions failed between `t` and the recovery (or the end) |
 //! | `reconnects` | sessions lost in the down windows (see `down`) of the scope's targets that opened between `t` and the recovery (or the end) |
+//! | `down_s` | seconds at least one of the scope's targets was down in those windows (a window still open at the end counts to the end) |
 
 use std::fmt::Write as _;
 
@@ -86,6 +87,9 @@ pub struct Recovery {
     pub recovered_s: Option<f64>,
     pub failed: u64,
     pub reconnects: u64,
+    /// Absent in results written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_s: Option<f64>,
 }
 
 impl Recovery {
@@ -99,8 +103,12 @@ impl Recovery {
             Some(r) => format!("back to 90% of {:.1}/s in {r:.1} s", self.rate_before),
             None => format!("not back to 90% of {:.1}/s by the end", self.rate_before),
         };
+        let down = match self.down_s {
+            Some(d) if d > 0.0 => format!(", down {d:.1} s"),
+            _ => String::new(),
+        };
         format!(
-            "{back} ({first}), {} failed, {} reconnects",
+            "{back} ({first}), {} failed, {} reconnects{down}",
             self.failed, self.reconnects
         )
     }
@@ -310,7 +318,7 @@ impl Timeline {
             .map(|n| u64::from(*n))
             .sum();
         let until_s = until_b as f64 / 10.0;
-        let reconnects = down
+        let windows: Vec<&DownWindow> = down
             .iter()
             .filter(|w| w.from_s >= t_s - 0.05 && w.from_s <= until_s)
             .filter(|w| {
@@ -318,17 +326,41 @@ impl Timeline {
                     .iter()
                     .any(|t| labels.get(*t) == Some(&w.target))
             })
-            .map(|w| w.sessions_lost)
-            .sum();
+            .collect();
+        let end_s = commits.len().saturating_sub(1) as f64 * BUCKET_US as f64 / 1e6;
         Recovery {
             scope: self.scopes[s].clone(),
             rate_before,
             first_commit_s: first,
             recovered_s: recovered,
             failed,
-            reconnects,
+            reconnects: windows.iter().map(|w| w.sessions_lost).sum(),
+            down_s: Some(round1(down_length(&windows, end_s))),
         }
     }
+}
+
+/// The time at least one of `windows` was open (overlapping windows of several targets count
+/// once); a window still open counts to `end_s`.
+fn down_length(windows: &[&DownWindow], end_s: f64) -> f64 {
+    let mut spans: Vec<(f64, f64)> = windows
+        .iter()
+        .map(|w| (w.from_s, w.to_s.unwrap_or(end_s).max(w.from_s)))
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut open: Option<(f64, f64)> = None;
+    for (from, to) in spans {
+        open = match open {
+            Some((a, b)) if from <= b => Some((a, b.max(to))),
+            Some((a, b)) => {
+                total += b - a;
+                Some((from, to))
+            }
+            None => Some((from, to)),
+        };
+    }
+    total + open.map_or(0.0, |(a, b)| b - a)
 }
 
 fn round1(v: f64) -> f64 {
@@ -397,11 +429,32 @@ mod tests {
         assert_eq!(a.first_commit_s, Some(3.0));
         // Windows start at the first commit: from 8.0 s, A's full rate.
         assert_eq!(a.recovered_s, Some(3.0));
-        assert_eq!((a.failed, a.reconnects), (1, 3));
+        assert_eq!((a.failed, a.reconnects, a.down_s), (1, 3, Some(3.0)));
         let b = &r[2];
-        assert_eq!((b.recovered_s, b.failed, b.reconnects), (Some(0.0), 0, 0));
+        assert_eq!(
+            (b.recovered_s, b.failed, b.reconnects, b.down_s),
+            (Some(0.0), 0, 0, Some(0.0))
+        );
         // All of the run: half its rate was gone, and 90 % of it is back a bucket before A's.
         assert_eq!(r[0].recovered_s, Some(2.8));
+    }
+
+    #[test]
+    fn overlapping_down_windows_count_once_and_an_open_one_to_the_end() {
+        let w = |target: &str, from_s, to_s| DownWindow {
+            target: target.into(),
+            from_s,
+            to_s,
+            sessions_lost: 1,
+        };
+        let (a, b, c) = (
+            w("a", 1.0, Some(3.0)),
+            w("b", 2.0, Some(4.0)),
+            w("a", 6.0, None),
+        );
+        assert!((down_length(&[&a, &b], 10.0) - 3.0).abs() < 1e-9);
+        assert!((down_length(&[&c, &a], 10.0) - 6.0).abs() < 1e-9);
+        assert_eq!(down_length(&[], 10.0), 0.0);
     }
 
     #[test]

@@ -3,11 +3,13 @@
 //! medians of experiment dirs ([`experiment`]), the profiles ([`profile`]), the wait
 //! profiles ([`waits`]) and the per-unit times and workload figures ([`units`], TPC-H's
 //! queries) of compared runs; the verdict per figure ([`verdict`], over the [`figures`] of
-//! each side's runs) and its formats ([`verdict_out`]).
+//! each side's runs) and its formats ([`verdict_out`]); the recoveries of runs that played the
+//! same events, event by event ([`recoveries`]).
 
 pub mod experiment;
 pub mod figures;
 pub mod profile;
+pub mod recoveries;
 pub mod runs;
 pub mod units;
 pub mod verdict;

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::figures::Figures;
+use super::recoveries::Row;
 use super::verdict::{Decision, Judged, CONFIDENCE, MIN_RUNS, RESAMPLES};
 use crate::report::html::markup::esc;
 
@@ -88,6 +89,13 @@ struct JsonOut<'a> {
     min_runs: usize,
     regressed: bool,
     metrics: Vec<JsonMetric<'a>>,
+    /// Event by event, when the runs played events (`recoveries::Row`).
+    #[serde(skip_serializing_if = "no_rows")]
+    recoveries: &'a [Row],
+}
+
+fn no_rows(rows: &&[Row]) -> bool {
+    rows.is_empty()
 }
 
 #[derive(Serialize)]
@@ -113,8 +121,13 @@ struct JsonMetric<'a> {
 }
 
 /// The verdict as JSON: the sides, the method, and a record per figure and side (sides
-/// numbered from 0, the baseline).
-pub fn json(sides: &[Figures], judged: &[Judged]) -> Result<String, serde_json::Error> {
+/// numbered from 0, the baseline); then the recoveries event by event, when there are any
+/// (each row's `sides` in the same order, `null` where a side did not play the event so).
+pub fn json(
+    sides: &[Figures],
+    judged: &[Judged],
+    recoveries: &[Row],
+) -> Result<String, serde_json::Error> {
     let out = JsonOut {
         sides: sides
             .iter()
@@ -145,6 +158,7 @@ pub fn json(sides: &[Figures], judged: &[Judged]) -> Result<String, serde_json::
                 note: j.note.as_deref(),
             })
             .collect(),
+        recoveries,
     };
     let mut text = serde_json::to_string_pretty(&out)?;
     text.push('\n');

@@ -195,7 +195,7 @@ fn results_dirs_judged_and_written_for_a_ci() {
     assert!(regressed(&judged));
 
     let json: serde_json::Value =
-        serde_json::from_str(&verdict_out::json(&sides, &judged).unwrap()).unwrap();
+        serde_json::from_str(&verdict_out::json(&sides, &judged, &[]).unwrap()).unwrap();
     let first = json["metrics"]
         .as_array()
         .unwrap()

@@ -59,6 +59,7 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
                     secs(r.recovered_s, "not recovered"),
                     r.failed.to_string(),
                     r.reconnects.to_string(),
+                    secs(r.down_s, "-"),
                 ]
             })
         })
@@ -76,11 +77,12 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
             "back to 90% after (s)",
             "failed",
             "reconnects",
+            "down (s)",
         ],
         &recovery,
     );
     note_to(
         p,
-        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again.",
+        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again. Down is the time at least one of the scope's targets was down, as its clients saw it, in the windows that opened from the event to the recovery.",
     );
 }
