@@ -1,9 +1,10 @@
 //! A noisy neighbour for a run's `noise` event (issue 53): `stress-ng` in a control group of
-//! its own beside the instances (`tidebench/_noise-N`), so it competes for the host as
-//! another tenant would. CPU noise runs one busy worker per started core under the group's
-//! CPU quota, so the group uses the asked cores; memory noise touches and keeps its bytes; IO
-//! noise runs stress-ng's hdd workers in a directory of the home. Ending it kills stress-ng,
-//! reads what the group used and removes the group.
+//! its own beside the instances (`tidebench/_noise-PID-N`: this process's own, so two runs
+//! on one host never share one), so it competes for the host as another tenant would. CPU
+//! noise runs one busy worker per started core under the group's CPU quota, so the group
+//! uses the asked cores; memory noise touches and keeps its bytes; IO noise runs stress-ng's
+//! hdd workers in a directory of the home. Ending it kills stress-ng, reads what the group
+//! used and removes the group.
 
 use std::process::{Child, Stdio};
 use std::time::Instant;
@@ -58,7 +59,7 @@ pub fn start(
     noise: &Noise,
     seconds: u64,
 ) -> Result<(Neighbour, String), InstanceError> {
-    let group = CgroupPaths::locate(&format!("_noise-{event}"))?;
+    let group = CgroupPaths::locate(&format!("_noise-{}-{event}", std::process::id()))?;
     let (cpus, memory, args) = match noise {
         Noise::Cpu { cpus } => (
             Some(*cpus),
@@ -109,6 +110,7 @@ pub fn start(
         ))
     })?;
     let cpu_at_start = cpu_seconds(&group);
+    let how = format!("stress-ng {} in {}", args.join(" "), group.cpu.display());
     Ok((
         Neighbour {
             child,
@@ -116,7 +118,7 @@ pub fn start(
             started: Instant::now(),
             cpu_at_start,
         },
-        format!("stress-ng {}", args.join(" ")),
+        how,
     ))
 }
 

@@ -12,20 +12,25 @@ fn f(v: &serde_json::Value) -> f64 {
 /// A steady rate, far below what the machine can do, so the rate before an event is the rate
 /// the run is back to after it (an unthrottled rate on a shared machine varies by more than
 /// the 10 % that recovery allows).
-const RUN: &str = "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n\
-    txn_timeout = \"1s\"\nrate = 500\n\
-    [[group]]\nname = \"A\"\nworkload = \"select-only\"\nscale = 1\ninstance = \"eva\"\n\
-    [[phase]]\nname = \"only\"\nduration = \"10s\"\nshares = { A = 100 }\n";
+fn run_file(instance: &str) -> String {
+    format!(
+        "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\n\
+         txn_timeout = \"1s\"\nrate = 500\n\
+         [[group]]\nname = \"A\"\nworkload = \"select-only\"\nscale = 1\ninstance = \"{instance}\"\n\
+         [[phase]]\nname = \"only\"\nduration = \"10s\"\nshares = {{ A = 100 }}\n"
+    )
+}
 
-/// Writes the run file `name` with `events` after the common settings, prepares it and runs
-/// it into `res/`: the run's output and its results dir.
+/// Writes the run file `name` on `instance` with `events` after the common settings, prepares
+/// it and runs it into `res/`: the run's output and its results dir.
 fn prepare_and_run(
     home: &support::TempHome,
     name: &str,
+    instance: &str,
     events: &str,
 ) -> (std::process::Output, std::path::PathBuf) {
     let cfg_path = home.path().join(name);
-    std::fs::write(&cfg_path, format!("{RUN}{events}")).unwrap();
+    std::fs::write(&cfg_path, format!("{}{events}", run_file(instance))).unwrap();
     let cfg = cfg_path.to_str().unwrap();
     ok(tb(home, &["prepare", cfg]));
     let out = home.path().join("res");
@@ -40,6 +45,7 @@ fn a_killed_instance_restarts_on_schedule_and_the_run_accounts_its_recovery() {
     let (o, out) = prepare_and_run(
         &home,
         "kill.toml",
+        "eva",
         "[[event]]\nat = \"2s\"\naction = \"fail\"\ntarget = \"eva\"\nrestart_after = \"2s\"\n",
     );
     assert!(o.status.success(), "{}", text(&o));
@@ -120,6 +126,35 @@ fn a_killed_instance_restarts_on_schedule_and_the_run_accounts_its_recovery() {
         page.contains("<h3>Events</h3>") && page.contains("Dashed purple"),
         "report"
     );
+    // The time down is the window's.
+    let down_s = f(&all["down_s"]);
+    assert!(
+        (down_s - (to - f(&w["from_s"]))).abs() <= 0.1,
+        "down {down_s}: {w}"
+    );
+    // compare lines the run up with itself event by event, from the same account.
+    let dir = out.to_str().unwrap();
+    let o = ok(tb(&home, &["compare", dir, dir, "--format", "json"]));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("compare's JSON");
+    let r = &j["recoveries"][0];
+    assert_eq!(
+        (&r["event"], &r["scope"]),
+        (&1.into(), &"all".into()),
+        "{j}"
+    );
+    for side in [0, 1] {
+        let c = &r["sides"][side];
+        assert_eq!(c["first_commit_s"], all["first_commit_s"], "{j}");
+        assert_eq!(c["recovered_s"], all["recovered_s"], "{j}");
+        assert_eq!(c["down_s"], all["down_s"], "{j}");
+        assert_eq!(c["failed"].as_f64(), all["failed"].as_f64(), "{j}");
+    }
+    let o = ok(tb(&home, &["compare", dir, dir]));
+    assert!(
+        text(&o).contains("recoveries, event by event:"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -149,7 +184,7 @@ fn bad_events_are_refused_before_anything_starts() {
     ];
     for (event, says) in cases {
         let cfg_path = home.path().join("bad.toml");
-        std::fs::write(&cfg_path, format!("{RUN}[[event]]\n{event}")).unwrap();
+        std::fs::write(&cfg_path, format!("{}[[event]]\n{event}", run_file("eva"))).unwrap();
         let o = tb(&home, &["run", cfg_path.to_str().unwrap(), "--dry-run"]);
         assert_eq!(o.status.code(), Some(2), "{event}: {}", text(&o));
         assert!(text(&o).contains(says), "{event}: {}", text(&o));
@@ -164,7 +199,7 @@ fn bad_events_are_refused_before_anything_starts() {
     let cfg_path = home.path().join("good.toml");
     std::fs::write(
         &cfg_path,
-        format!("{RUN}[[event]]\nphase = \"only\"\nat = \"1s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n"),
+        format!("{}[[event]]\nphase = \"only\"\nat = \"1s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n", run_file("eva")),
     )
     .unwrap();
     let o = ok(tb(&home, &["run", cfg_path.to_str().unwrap(), "--dry-run"]));
@@ -193,6 +228,7 @@ fn a_freeze_is_thawed_on_schedule_and_a_statement_is_timed() {
     let (o, out) = prepare_and_run(
         &home,
         "freeze.toml",
+        "eva",
         "[[event]]\nat = \"2s\"\naction = \"freeze\"\ntarget = \"eva\"\nfor = \"1s\"\n\
          [[event]]\nat = \"5s\"\naction = \"sql\"\ntarget = \"eva\"\nsql = \"CHECKPOINT\"\n",
     );
@@ -219,4 +255,136 @@ fn a_freeze_is_thawed_on_schedule_and_a_statement_is_timed() {
     assert!(sql["steps"][0]["ended_s"].is_number(), "{sql}");
     // The server is running and answering after the run.
     assert_eq!(support::psql(&inst, "postgres", "SELECT 1").trim(), "1");
+}
+
+/// Whether `stress-ng` is on PATH (the noise event's tool).
+fn has_stress_ng() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("stress-ng").is_file()))
+}
+
+/// The steps of the event with `action` in summary.json, as (step, outcome, detail).
+fn steps_of(s: &serde_json::Value, action: &str) -> Vec<(String, String, String)> {
+    let e = s["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["action"] == action)
+        .unwrap_or_else(|| panic!("no {action} event: {s}"));
+    e["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|st| {
+            let field = |k: &str| st[k].as_str().unwrap_or_default().to_string();
+            (field("step"), field("outcome"), field("detail"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_resize_and_cpu_noise_are_recorded_and_undone() {
+    let test = "resize and noise events";
+    let Some(home) = support::home_with_cgroups(test) else {
+        return;
+    };
+    if !has_stress_ng() {
+        support::skip(test, "stress-ng", "not on PATH");
+        return;
+    }
+    // Cgroups are per host: a name of this test's own.
+    let name = format!("evr{}", std::process::id());
+    let opts = tidebench::instance::InstanceOptions {
+        cpus: Some(1.0),
+        ..Default::default()
+    };
+    let inst = support::start_with(&home, &name, opts);
+    let cg = inst
+        .cgroup_paths()
+        .expect("an instance with cpus has a cgroup");
+    let (quota_file, full, half) = match cg.version {
+        tidebench::instance::CgroupVersion::V1 => {
+            (cg.cpu.join("cpu.cfs_quota_us"), "100000", "50000")
+        }
+        tidebench::instance::CgroupVersion::V2 => {
+            (cg.cpu.join("cpu.max"), "100000 100000", "50000 100000")
+        }
+    };
+    let quota = || {
+        std::fs::read_to_string(&quota_file)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(quota(), full);
+    // The server itself reads its quota while the resize holds (it stays until the run's end).
+    let (o, out) = prepare_and_run(
+        &home,
+        "resize.toml",
+        &name,
+        &format!(
+            "[[event]]\nat = \"1s\"\naction = \"resize\"\ntarget = \"{name}\"\ncpus = 0.5\n\
+             [[event]]\nat = \"3s\"\naction = \"sql\"\ntarget = \"{name}\"\n\
+             sql = \"SELECT pg_read_file('{}')\"\n\
+             [[event]]\nat = \"1s\"\naction = \"noise\"\ntarget = \"host\"\nnoise = \"cpu\"\n\
+             cpus = 0.5\nfor = \"2s\"\n",
+            quota_file.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = summary(&out);
+    let resize = steps_of(&s, "resize");
+    let said: Vec<(&str, &str)> = resize
+        .iter()
+        .map(|(st, outcome, _)| (st.as_str(), outcome.as_str()))
+        .collect();
+    assert_eq!(said, [("resize", "ok"), ("restore", "ok")], "{resize:?}");
+    assert!(resize[0].2.contains("cpus=0.5"), "{resize:?}");
+    assert!(resize[1].2.contains("cpus=1"), "{resize:?}");
+    let sql = steps_of(&s, "sql");
+    assert_eq!(sql[0].1, "ok", "{sql:?}");
+    assert!(
+        sql[0].2.ends_with(&format!(": {half}")),
+        "the server saw half a CPU: {sql:?}"
+    );
+    // Undone at the run's end, and the instance's own record untouched.
+    assert_eq!(quota(), full);
+    let again = tidebench::instance::find(&home.home, &name).unwrap();
+    assert_eq!(again.limits(), (Some(1.0), None));
+
+    let noise = steps_of(&s, "noise");
+    let said: Vec<(&str, &str)> = noise
+        .iter()
+        .map(|(st, outcome, _)| (st.as_str(), outcome.as_str()))
+        .collect();
+    assert_eq!(said, [("noise", "ok"), ("quiet", "ok")], "{noise:?}");
+    let (how, group) = noise[0].2.split_once(" in ").expect("the noise group");
+    assert_eq!(how, "stress-ng --cpu 1", "{noise:?}");
+    assert!(
+        !std::path::Path::new(group).exists(),
+        "the noise group {group} is removed"
+    );
+    // Its quota holds it to half a core (a tenth over for the quota's last period); busy, it
+    // used some.
+    let used: f64 = noise[1]
+        .2
+        .strip_prefix("the noise group used ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{noise:?}"));
+    assert!(used > 0.0 && used <= 0.55, "{noise:?}");
+
+    let csv = std::fs::read_to_string(out.join("events.csv")).unwrap();
+    let steps: Vec<(&str, &str)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[4], f[7])
+        })
+        .collect();
+    for step in ["resize", "restore", "sql", "noise", "quiet"] {
+        assert!(steps.contains(&(step, "ok")), "{step} in {csv}");
+    }
+    assert_eq!(steps.len(), 5, "{csv}");
 }
