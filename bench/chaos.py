@@ -1,28 +1,36 @@
 #!/usr/bin/env python3
-"""Chaos run (issue 15's evidence, `make chaos`): faults injected into a live 4-target run.
+"""Chaos run (issue 15's evidence, `make chaos`): faults in a live 4-target run.
 
 Four managed instances in a temp TIDEBENCH_HOME, one tpcb scale-1 database each (groups A-D,
 one per instance), one shared-mode run of 60 s with equal shares and a 2 s transaction timeout.
-While it runs, in sequence:
+Its run file schedules the faults as `[[event]]`s (issue 53), played by the run on its own clock:
 
-  1. SIGKILL of instance 1's postmaster, restarted 3 s later (`tidebench instance start`);
-  2. SIGSTOP of instance 2's postmaster and all its children for 15 s, then SIGCONT;
-  3. an ACCESS EXCLUSIVE lock on instance 3's pgbench_branches held by psql for 10 s;
-  4. an OOM kill on instance 4 (memory-limited cgroup): one session sorts 30 M rows with a
-     huge work_mem.
+  1. `fail` at 4 s: SIGKILL of instance 1's postmaster and its processes, restarted 3 s later;
+  2. `freeze` at 12 s: SIGSTOP of instance 2's postmaster and all its children for 15 s, then
+     SIGCONT;
+  3. `sql` at 30 s: an ACCESS EXCLUSIVE lock on instance 3's pgbench_branches held for 10 s;
+  4. `sql` at 44 s: an OOM kill on instance 4 (memory-limited cgroup): one session sorts 30 M
+     rows with a huge work_mem, and the kernel kills it.
 
-Then it checks: the run ended on time (from its "running" line to exit at most the duration
+Then it checks the run's own account of each event (its steps in summary.json's `events`, with
+what each step did; the first commit after the fault came once it was over) and what the run
+recorded besides: the run ended on time (from its "running" line to exit at most the duration
 + 2 s); totals obey total = committed + expected_rollback + failed (= sum of failed_by_class)
 + skipped, per group too; each database's server row agrees (0 <= xact_commit_delta -
 client_committed - other sessions' commits <= cut_in_flight), is marked `restarted`, or is
 missing with a warning in the output; the groups not under a fault kept their shares during
 each fault (cards, failed ones included, from intervals.csv) and every group over the run;
-every results file parses. A second run of 15 s is SIGKILLed 6.5 s into its window and
-`tidebench report DIR.partial` must rebuild it (complete: false with a reason, totals = the
-sum of its intervals, at most the interval in flight lost).
+every results file parses (events.csv too). The recovery the run measured around each event
+(of the group under it, from the per-transaction log) is printed in the table.
 
-It prints a table of the faults injected and what the run recorded, and exits 1 if any check
-fails. Instances and the temp home are removed at the end, also on failure or Ctrl-C.
+One fault stays outside the run: a second run of 15 s is SIGKILLed 6.5 s into its window (an
+event is played by the run it would kill) and `tidebench report DIR.partial` must rebuild it
+(complete: false with a reason, totals = the sum of its intervals, at most the interval in
+flight lost).
+
+It prints a table of the faults, how each was scheduled and what the run recorded, and exits 1
+if any check fails. Instances and the temp home are removed at the end, also on failure or
+Ctrl-C.
 
 Usage: python3 bench/chaos.py [--bin target/release/tidebench] [--keep]
 """
@@ -32,7 +40,6 @@ import csv
 import json
 import math
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -46,11 +53,11 @@ DURATION = 60
 CLIENTS = 8
 TXN_TIMEOUT = "2s"
 GROUPS = ["A", "B", "C", "D"]
-# When each fault starts and stops, in seconds after the run's "running" line.
-KILL_AT, RESTART_AT = 4.0, 7.0
-STOP_AT, CONT_AT = 12.0, 27.0
-LOCK_AT, LOCK_S = 30.0, 10
-OOM_AT = 44.0
+# When each event starts and how long it lasts, in seconds on the run's clock.
+KILL_AT, RESTART_AFTER = 4, 3
+FREEZE_AT, FREEZE_S = 12, 15
+LOCK_AT, LOCK_S = 30, 10
+OOM_AT = 44
 KILL_DRIVER_AT = 6.5  # seconds into the second run's measured window
 # Slack on "the run ended on time": results and report.html are written after the window.
 ON_TIME_SLACK_S = 2.0
@@ -68,10 +75,8 @@ class Chaos:
         # Cgroups are per host: names of this process's own.
         self.names = [f"chaos{i}_{os.getpid()}" for i in range(1, 5)]
         self.children = []   # processes this script started, ended on cleanup
-        self.stopped = []    # pids under SIGSTOP, resumed on cleanup
-        self.rows = []       # (fault, when, recorded, verdict)
+        self.rows = []       # (fault, scheduled, when, recorded, recovery, verdict)
         self.failed = False
-        self.psql = None
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -81,8 +86,8 @@ class Chaos:
             raise RuntimeError(f"tidebench {' '.join(a)} failed (exit {res.returncode}):\n{res.stdout}{res.stderr}")
         return res
 
-    def row(self, fault, when, recorded, ok):
-        self.rows.append((fault, when, recorded, "PASS" if ok else "FAIL"))
+    def row(self, fault, when, recorded, ok, scheduled="-", recovery="-"):
+        self.rows.append((fault, scheduled, when, recorded, recovery, "PASS" if ok else "FAIL"))
         self.failed |= not ok
 
     def instance_dir(self, i):
@@ -92,25 +97,28 @@ class Chaos:
         with open(os.path.join(self.instance_dir(i), "data", "postmaster.pid")) as f:
             return int(f.readline())
 
-    def dsn(self, i, db):
-        out = self.tb("instance", "dsn", self.names[i]).stdout.strip()
-        return re.sub(r"dbname=\S+", f"dbname={db}", out)
-
     def spawn(self, cmd, **kw):
         p = subprocess.Popen(cmd, env=self.env, **kw)
         self.children.append(p)
         return p
 
     def cleanup(self, keep):
-        for pid in self.stopped:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
         for p in self.children:
             if p.poll() is None:
-                p.kill()
-                p.wait()
+                # A run told to stop ends its events: a frozen server is thawed.
+                p.send_signal(signal.SIGINT)
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        # Should the run have died with instance 2 frozen, it goes on here.
+        try:
+            pm = self.postmaster(1)
+            for pid in [pm, *self.descendants(pm)]:
+                os.kill(pid, signal.SIGCONT)
+        except (OSError, ValueError):
+            pass
         if keep:
             print(f"kept: {self.home}")
             return
@@ -127,26 +135,44 @@ class Chaos:
             # Instance 4's cgroup holds 300 MB: a sort with a 2 GB work_mem gets OOM-killed.
             extra = ["--memory", "300MB", "--set", "shared_buffers=64MB"] if i == 3 else ["--set", "shared_buffers=128MB"]
             self.tb("instance", "start", name, *base, *extra)
-        # psql of the instances' own PostgreSQL installation.
-        with open(os.path.join(self.instance_dir(0), "instance.toml"), "rb") as f:
-            self.psql = os.path.join(tomllib.load(f)["pg_bin_dir"], "psql")
         groups = "".join(f'[[group]]\nname = "{g}"\nworkload = "tpcb"\nscale = 1\ninstance = "{n}"\n'
                          for g, n in zip(GROUPS, self.names))
         shares = ", ".join(f"{g} = 25" for g in GROUPS)
+        common = (f'mode = "shared"\nclients = {CLIENTS}\nseed = 15\nprogress = "5s"\npoll = "0"\n'
+                  f'interval = "1s"\ntxn_timeout = "{TXN_TIMEOUT}"\n{groups}'
+                  f'[[phase]]\nduration = "{DURATION}s"\nshares = {{ {shares} }}\n')
+        # The second run (its driver killed from outside) has no events: they would lie past
+        # its shortened end.
+        self.cfg_plain = os.path.join(self.home, "plain.toml")
+        with open(self.cfg_plain, "w") as f:
+            f.write(common)
         self.cfg = os.path.join(self.home, "chaos.toml")
         with open(self.cfg, "w") as f:
-            f.write(f'mode = "shared"\nclients = {CLIENTS}\nseed = 15\nprogress = "5s"\npoll = "0"\n'
-                    f'interval = "1s"\ntxn_timeout = "{TXN_TIMEOUT}"\n{groups}'
-                    f'[[phase]]\nduration = "{DURATION}s"\nshares = {{ {shares} }}\n')
+            f.write(common + self.events())
         self.tb("prepare", self.cfg, "--force")
         self.dbs = [f"{g.lower()}_1" for g in GROUPS]
 
+    def events(self):
+        """The faults as the run file's events."""
+        lock = (f"BEGIN; LOCK TABLE pgbench_branches IN ACCESS EXCLUSIVE MODE; "
+                f"SELECT pg_sleep({LOCK_S}); COMMIT")
+        oom = ("SET work_mem = '2GB'; SELECT count(*) FROM (SELECT g FROM generate_series(1, 30000000) g "
+               "ORDER BY g DESC) s")
+        return (f'[[event]]\nat = "{KILL_AT}s"\naction = "fail"\ntarget = "{self.names[0]}"\n'
+                f'restart_after = "{RESTART_AFTER}s"\n'
+                f'[[event]]\nat = "{FREEZE_AT}s"\naction = "freeze"\ntarget = "{self.names[1]}"\n'
+                f'for = "{FREEZE_S}s"\n'
+                f'[[event]]\nat = "{LOCK_AT}s"\naction = "sql"\ntarget = "{self.names[2]}"\n'
+                f'dbname = "c_1"\nsql = "{lock}"\n'
+                f'[[event]]\nat = "{OOM_AT}s"\naction = "sql"\ntarget = "{self.names[3]}"\n'
+                f'dbname = "tidebench"\nsql = "{oom}"\n')
+
     # -- the run with its faults ---------------------------------------------------------------
 
-    def start_run(self, out, extra=()):
+    def start_run(self, cfg, out, extra=()):
         """Starts the run; returns (process, lines, started) where `lines` fills with
         (monotonic time, line) and `started` is set at the "running" line."""
-        p = self.spawn([self.bin, "run", self.cfg, "--out", out, *extra],
+        p = self.spawn([self.bin, "run", cfg, "--out", out, *extra],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines, started = [], threading.Event()
 
@@ -168,75 +194,20 @@ class Chaos:
         return kids + [d for k in kids for d in self.descendants(k)]
 
     def main_run(self):
+        """The run with its events; they are the run's to play, this only waits for its end."""
         out = os.path.join(self.home, "results", "chaos")
-        p, lines, started = self.start_run(out)
+        p, lines, started = self.start_run(self.cfg, out)
         if not started.wait(120):
             raise RuntimeError("the run never printed its 'running' line")
         t0 = time.monotonic()
-        log = {}
-
-        def at(t):
-            time.sleep(max(0.0, t0 + t - time.monotonic()))
-            return time.monotonic() - t0
-
-        # 1. SIGKILL the postmaster of instance 1, restart it.
-        log["kill"] = at(KILL_AT)
-        os.kill(self.postmaster(0), signal.SIGKILL)
-        log["restart"] = at(RESTART_AT)
-        for _ in range(10):  # orphaned backends may hold the shared memory a moment longer
-            r = self.tb("instance", "start", self.names[0], check=False)
-            if r.returncode == 0:
-                break
-            time.sleep(0.5)
-        log["restarted"] = (r.returncode == 0, time.monotonic() - t0, (r.stdout + r.stderr).strip()[-300:])
-
-        # 2. SIGSTOP instance 2's postmaster (first, so it forks nothing more), then its children.
-        log["stop"] = at(STOP_AT)
-        pm = self.postmaster(1)
-        os.kill(pm, signal.SIGSTOP)
-        self.stopped.append(pm)
-        kids = self.descendants(pm)
-        for k in kids:
-            os.kill(k, signal.SIGSTOP)
-            self.stopped.append(k)
-        log["stopped_procs"] = 1 + len(kids)
-        log["cont"] = at(CONT_AT)
-        for pid in reversed(self.stopped):
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-        self.stopped.clear()
-
-        # 3. A lock on instance 3's pgbench_branches for LOCK_S seconds.
-        log["lock"] = at(LOCK_AT)
-        lock = self.spawn([self.psql, self.dsn(2, self.dbs[2]), "-X", "-q", "-c",
-                           f"BEGIN; LOCK TABLE pgbench_branches IN ACCESS EXCLUSIVE MODE; "
-                           f"SELECT pg_sleep({LOCK_S}); COMMIT;"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-        # 4. An OOM kill in instance 4's cgroup.
-        log["oom"] = at(OOM_AT)
-        oom = self.spawn([self.psql, self.dsn(3, "tidebench"), "-X", "-q", "-c",
-                          "SET work_mem = '2GB'; SELECT count(*) FROM (SELECT g FROM generate_series(1, 30000000) g "
-                          "ORDER BY g DESC) s;"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        oom_err = oom.communicate(timeout=120)[1]
-        log["oom_psql"] = (oom.returncode, oom_err.strip().splitlines()[:1])
-        log["lock_psql"] = (lock.wait(timeout=60), lock.stderr.read().strip())
-
         rc = p.wait(timeout=DURATION + 120)
         exit_t = time.monotonic()
         time.sleep(0.2)  # the reader thread takes the last lines
-        log["rc"] = rc
-        log["wall_s"] = exit_t - t0
-        log["lines"] = [l for _, l in lines]
-        return out, log
+        return out, {"rc": rc, "wall_s": exit_t - t0, "lines": [l for _, l in lines]}
 
     # -- checks --------------------------------------------------------------------------------
 
     def check_main(self, out, log):
-        text = "\n".join(log["lines"])
         s = self.read_json(os.path.join(out, "summary.json"))
         if s is None:
             self.row("main run", "0-60 s", f"exit {log['rc']}, no summary.json", False)
@@ -295,49 +266,98 @@ class Chaos:
             lo_s, hi_s = min(others.values()), max(others.values())
             return ok, f"others {lo_s:.1f}-{hi_s:.1f} % (tol {tol:.1f}, {total} cards); {faulty} {shares[faulty]:.1f} %"
 
-        # 1. SIGKILL + restart.
-        restarted_ok, restarted_t, restart_msg = log["restarted"]
+        events = s.get("events", [])
+
+        def event(k):
+            """Event k's steps by name, and the recovery of group `g` and of all around it."""
+            e = events[k] if k < len(events) else {"steps": [], "recovery": []}
+            return {st["step"]: st for st in e["steps"]}, {r["scope"]: r for r in e.get("recovery", [])}
+
+        def step_ok(steps, name, outcome="ok"):
+            return name in steps and steps[name]["outcome"] == outcome
+
+        def recovery(rec, g):
+            """The run's own recovery account of group g (and of all), as the table shows it."""
+            out = []
+            for scope in (g, "all"):
+                r = rec.get(scope)
+                if r is None:
+                    out.append(f"{scope}: not measured")
+                    continue
+                first = r.get("first_commit_s")
+                back = r.get("recovered_s")
+                out.append(f"{scope}: " + (f"back to 90% of {r['rate_before']:.1f}/s in {back:.1f} s" if back is not None
+                                           else f"not back to 90% of {r['rate_before']:.1f}/s by the end")
+                           + (f" (first commit after {first:.1f} s)" if first is not None else " (no commit after it)")
+                           + f", {r['failed']} failed, {r['reconnects']} reconnects"
+                           + (f", down {r['down_s']:.1f} s" if r.get("down_s") else ""))
+            return "; ".join(out)
+
+        def first_after(t, rec, g, steps, step):
+            """Group g's first commit after the event (begun at t) came once `step` (the
+            restart, the thaw) began: the run's account says the fault lasted as long as it
+            was made to."""
+            first = rec.get(g, {}).get("first_commit_s")
+            return first is not None and step in steps and t + first >= steps[step]["started_s"] - 0.05
+
+        # 1. fail + restart.
+        steps, rec = event(0)
+        fail, restart = steps.get("fail", {}), steps.get("restart", {})
+        t, back_at = fail.get("started_s", float("nan")), restart.get("ended_s") or float("nan")
         sv_ok, sv = server_verdict(0, may_restart=True)
-        sh_ok, sh = healthy_shares("A", log["kill"], log["restarted"][1] + 2)
+        sh_ok, sh = healthy_shares("A", t, back_at + 2)
         conn = by_group["A"]["failed_by_class"]["connection"] + by_group["A"]["failed_by_class"]["timeout"]
-        resumed = any(float(r["interval_start_s"]) >= restarted_t + 2 and r["group"] == "A" and int(r["committed"]) > 0
+        resumed = any(float(r["interval_start_s"]) >= back_at + 2 and r["group"] == "A" and int(r["committed"]) > 0
                       for r in intervals)
-        rec = f"A: {failures('A')}; {incident_text(0) or 'no incidents'}; {sv}; {sh}; " + \
-              ("traffic resumed" if resumed else "NO traffic after the restart")
-        if not restarted_ok:
-            rec += f"; restart failed: {restart_msg}"
-        self.row(f"SIGKILL postmaster of instance 1, restart {RESTART_AT - KILL_AT:.0f} s later",
-                 f"{log['kill']:.1f} s / {restarted_t:.1f} s", rec,
-                 restarted_ok and sv_ok and sh_ok and conn > 0 and resumed)
+        said = f"fail {fail.get('outcome', 'missing')} ({fail.get('detail', '')}), restart {restart.get('outcome', 'missing')}"
+        rec_text = f"{said}; A: {failures('A')}; {incident_text(0) or 'no incidents'}; {sv}; {sh}; " + \
+            ("traffic resumed" if resumed else "NO traffic after the restart")
+        self.row(f"SIGKILL postmaster of instance 1, restart {RESTART_AFTER} s later",
+                 f"{t:.1f} s / {restart.get('started_s', float('nan')):.1f} s", rec_text,
+                 step_ok(steps, "fail") and step_ok(steps, "restart") and first_after(t, rec, "A", steps, "restart")
+                 and sv_ok and sh_ok and conn > 0 and resumed,
+                 scheduled="event 1 (fail)", recovery=recovery(rec, "A"))
 
-        # 2. SIGSTOP / SIGCONT.
+        # 2. freeze + thaw.
+        steps, rec = event(1)
+        freeze, thaw = steps.get("freeze", {}), steps.get("thaw", {})
+        t, thawed = freeze.get("started_s", float("nan")), thaw.get("started_s", float("nan"))
         sv_ok, sv = server_verdict(1, may_restart=False)
-        sh_ok, sh = healthy_shares("B", log["stop"], log["cont"])
+        sh_ok, sh = healthy_shares("B", t, thawed)
         timeouts = by_group["B"]["failed_by_class"]["timeout"]
-        self.row(f"SIGSTOP postmaster + {log['stopped_procs'] - 1} children of instance 2, "
-                 f"SIGCONT {CONT_AT - STOP_AT:.0f} s later",
-                 f"{log['stop']:.1f} s / {log['cont']:.1f} s", f"B: {failures('B')}; {sv}; {sh}",
-                 sv_ok and sh_ok and timeouts > 0)
+        self.row(f"freeze of instance 2 for {FREEZE_S} s", f"{t:.1f} s / {thawed:.1f} s",
+                 f"freeze {freeze.get('outcome', 'missing')} ({freeze.get('detail', '')}), thaw "
+                 f"{thaw.get('outcome', 'missing')}; B: {failures('B')}; {sv}; {sh}",
+                 step_ok(steps, "freeze") and step_ok(steps, "thaw") and first_after(t, rec, "B", steps, "thaw")
+                 and sv_ok and sh_ok and timeouts > 0,
+                 scheduled="event 2 (freeze)", recovery=recovery(rec, "B"))
 
-        # 3. The lock.
-        lock_rc, lock_err = log["lock_psql"]
+        # 3. The lock: the statement held it for LOCK_S seconds.
+        steps, rec = event(2)
+        sql = steps.get("sql", {})
+        t = sql.get("started_s", float("nan"))
+        held = (sql.get("ended_s") or t) - t
         sv_ok, sv = server_verdict(2, may_restart=False, extra=LOCK_SESSION_COMMITS)
-        sh_ok, sh = healthy_shares("C", log["lock"], log["lock"] + LOCK_S)
+        sh_ok, sh = healthy_shares("C", t, t + LOCK_S)
         timeouts = by_group["C"]["failed_by_class"]["timeout"]
-        rec = f"C: {failures('C')}; {sv}; {sh}" + ("" if lock_rc == 0 else f"; lock session failed: {lock_err}")
-        self.row(f"ACCESS EXCLUSIVE lock on instance 3's pgbench_branches for {LOCK_S} s",
-                 f"{log['lock']:.1f} s", rec, sv_ok and sh_ok and timeouts > 0 and lock_rc == 0)
+        self.row(f"ACCESS EXCLUSIVE lock on instance 3's pgbench_branches for {LOCK_S} s", f"{t:.1f} s",
+                 f"sql {sql.get('outcome', 'missing')} in {held:.1f} s; C: {failures('C')}; {sv}; {sh}",
+                 step_ok(steps, "sql") and held >= LOCK_S - 0.05 and sv_ok and sh_ok and timeouts > 0,
+                 scheduled="event 3 (sql)", recovery=recovery(rec, "C"))
 
-        # 4. OOM kill.
-        oom_rc, oom_err = log["oom_psql"]
+        # 4. OOM kill: the statement's session is the one killed.
+        steps, rec = event(3)
+        sql = steps.get("sql", {})
+        t = sql.get("started_s", float("nan"))
         sv_ok, sv = server_verdict(3, may_restart=True)
-        sh_ok, sh = healthy_shares("D", log["oom"], log["oom"] + 3)
+        sh_ok, sh = healthy_shares("D", t, t + 3)
         oom_incidents = [x for x in incidents if x.get("instance") == self.names[3] and x["kind"] == "oom_kill"]
         warned = any("warning" in l and self.names[3] in l for l in log["lines"])
-        self.row("OOM kill on instance 4 (300 MB cgroup, a 2 GB work_mem sort)", f"{log['oom']:.1f} s",
-                 f"D: {failures('D')}; {incident_text(3) or 'no incidents'}"
-                 f"{'' if warned else ' (NOT said on the console)'}; {sv}; {sh}",
-                 bool(oom_incidents) and warned and sv_ok and sh_ok and oom_rc != 0)
+        self.row("OOM kill on instance 4 (300 MB cgroup, a 2 GB work_mem sort)", f"{t:.1f} s",
+                 f"sql {sql.get('outcome', 'missing')}: {sql.get('detail', '')[:80]}; D: {failures('D')}; "
+                 f"{incident_text(3) or 'no incidents'}{'' if warned else ' (NOT said on the console)'}; {sv}; {sh}",
+                 step_ok(steps, "sql", "error") and bool(oom_incidents) and warned and sv_ok and sh_ok,
+                 scheduled="event 4 (sql)", recovery=recovery(rec, "D"))
 
         # On time, honest window.
         limit = DURATION + ON_TIME_SLACK_S
@@ -379,7 +399,8 @@ class Chaos:
     def files_parse(self, out):
         problems = []
         for name, read in [("summary.json", self.read_json), ("run-start.json", self.read_json),
-                           ("intervals.csv", self.read_csv), ("system.csv", self.read_csv)]:
+                           ("intervals.csv", self.read_csv), ("system.csv", self.read_csv),
+                           ("events.csv", self.read_csv)]:
             try:
                 if not read(os.path.join(out, name), strict=True):
                     problems.append(f"{name} empty")
@@ -396,7 +417,7 @@ class Chaos:
                     problems.append("report.html truncated")
         except OSError as e:
             problems.append(f"report.html: {e}")
-        names = "summary.json, runtime.toml, intervals.csv, system.csv, run-start.json, report.html"
+        names = "summary.json, runtime.toml, intervals.csv, system.csv, run-start.json, events.csv, report.html"
         return (names + (" ok" if not problems else "; " + "; ".join(problems))), not problems
 
     @staticmethod
@@ -424,7 +445,7 @@ class Chaos:
     def killed_run(self):
         out = os.path.join(self.home, "results", "killed")
         staging = out + ".partial"
-        p, lines, started = self.start_run(out, ["--phase-duration", "15s"])
+        p, lines, started = self.start_run(self.cfg_plain, out, ["--phase-duration", "15s"])
         if not started.wait(120):
             raise RuntimeError("the second run never printed its 'running' line")
         # Killed mid-interval, 6.5 s into the measured window (run-start.json holds its start).
@@ -461,10 +482,12 @@ class Chaos:
                f"sum of {len(measured)} interval rows" + ("" if same else f" (NOT: intervals {sums})")
                + f"; the last interval finished before the kill ended at {last_finished} s"
                + ("" if s["duration_s"] >= last_finished - 0.001 else " and is NOT on disk"))
-        self.row("SIGKILL of the driver (15 s run)", f"{killed_at:.1f} s", rec, ok)
+        self.row("SIGKILL of the driver (15 s run)", f"{killed_at:.1f} s", rec, ok,
+                 scheduled="outside: the run it kills cannot play it")
 
     def table(self):
-        print("\n| fault | when | what the run recorded | verdict |\n|---|---|---|---|")
+        print("\n| fault | scheduled | when | what the run recorded | recovery the run measured | verdict |\n"
+              "|---|---|---|---|---|---|")
         for r in self.rows:
             print("| " + " | ".join(str(x).replace("|", "/") for x in r) + " |")
 

@@ -5,9 +5,10 @@
 //! `events` (see `results::disruptions`). A side of several runs shows the median of each
 //! figure over the runs that have it, and how many runs did not recover.
 //!
-//! Events are matched by their place in the run file and what they do: an event a side's run
-//! did not play the same (another time, action or target) is left out of that side's cell and
-//! said so. Nothing here when the baseline played no events.
+//! Events are matched by their place in the run file, time, action and target (their options
+//! may differ: a restart after 2 s against one after 4 s is a comparison worth making; the
+//! baseline's description names the row). An event a side's run did not play so is left out of
+//! that side's cell and said so. Nothing here when the baseline played no events.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
