@@ -354,7 +354,7 @@ class Chaos:
         oom_incidents = [x for x in incidents if x.get("instance") == self.names[3] and x["kind"] == "oom_kill"]
         warned = any("warning" in l and self.names[3] in l for l in log["lines"])
         self.row("OOM kill on instance 4 (300 MB cgroup, a 2 GB work_mem sort)", f"{t:.1f} s",
-                 f"sql {sql.get('outcome', 'missing')}: {sql.get('detail', '')[:80]}; D: {failures('D')}; "
+                 f"sql {sql.get('outcome', 'missing')}: {' '.join(sql.get('detail', '').split())[:80]}; D: {failures('D')}; "
                  f"{incident_text(3) or 'no incidents'}{'' if warned else ' (NOT said on the console)'}; {sv}; {sh}",
                  step_ok(steps, "sql", "error") and bool(oom_incidents) and warned and sv_ok and sh_ok,
                  scheduled="event 4 (sql)", recovery=recovery(rec, "D"))
