@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{RunError, RunOutcome};
-use crate::config::RunPlan;
+use crate::config::{DriveMode, RunPlan};
 use crate::driver::Stop;
 use crate::event::{Event, RunWarning, Sink};
 use crate::instance::Home;
@@ -64,8 +64,12 @@ fn check(plan: &RunPlan) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The group's clients in the plan's first phase (a flag run has one phase).
+/// The run's clients: the pool in shared mode (a flag run's), else the group's in the first
+/// phase.
 fn clients(plan: &RunPlan) -> u32 {
+    if plan.mode == DriveMode::Shared {
+        return plan.clients;
+    }
     plan.phases
         .first()
         .and_then(|p| p.groups.first())
