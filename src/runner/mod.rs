@@ -22,6 +22,7 @@ mod finish;
 mod pooler;
 mod prepare;
 mod profiling;
+mod qphh;
 mod shard;
 mod targets;
 mod waits;
@@ -44,13 +45,17 @@ pub struct RunOutcome {
 /// Runs `plan` to completion or until `stop` (Ctrl-C), and writes its results dir. What the
 /// run has to say while it works goes to `events`. The stages: start declared instances →
 /// resolve targets → check readiness → build the workloads and the layout → baseline and
-/// drive → finish.
+/// drive → finish. A plan with tpch's `--qphh` runs as two ([`qphh`]).
 pub async fn run(
     mut plan: RunPlan,
     home: &Home,
     stop: Stop,
     events: Arc<dyn Sink>,
 ) -> Result<RunOutcome, RunError> {
+    // TPC-H's `--qphh` is two runs of this plan, one after the other.
+    if qphh::asked(&plan) {
+        return qphh::run(plan, home, stop, events).await;
+    }
     let prometheus = match &plan.prometheus {
         Some(a) => Some(
             prometheus::parse_addr(a).map_err(|message| RunError::Prometheus {

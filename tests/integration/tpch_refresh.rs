@@ -1,6 +1,6 @@
-//! TPC-H part 2 (issue 51) at SF 0.01 against a real instance: the power test with the
-//! refresh functions (RF1 first, RF2 last), the throughput test with two query streams and a
-//! refresh stream, the database after each refresh pair (the delete set's orders gone, the
+//! TPC-H part 2 (issue 51) at SF 0.01 against a real instance: `--qphh`, the power test with
+//! the refresh functions (RF1 first, RF2 last) then the throughput test with two query streams
+//! and a refresh stream, QphH@Size from the two, the database after each refresh pair (the delete set's orders gone, the
 //! insert set's there with all their lines, as many orders as loaded), and after four pairs
 //! the 22 qualification answers equal DuckDB's on the generated files refreshed the same way
 //! (the same update sets, from the library, applied in DuckDB). One load serves it all, so
@@ -32,7 +32,17 @@ fn run(home: &support::TempHome, out: &std::path::Path, args: &[&str]) -> serde_
         out.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    ok(tb(home, &all));
+    let said = text(&ok(tb(home, &all)));
+    if args.contains(&"--qphh") {
+        // The throughput test's console summary has the three metrics.
+        assert!(said.contains("QphH@Size"), "{said}");
+        return checked(&out.join("throughput"));
+    }
+    checked(out)
+}
+
+/// The summary in `out`, with no unit failed and the server's count the run's.
+fn checked(out: &std::path::Path) -> serde_json::Value {
     let s = summary(out);
     assert_eq!(s["totals"]["failed"], 0, "{}", s["totals"]);
     for server in s["server"].as_array().unwrap() {
@@ -149,40 +159,52 @@ fn tpch_refresh_pairs_keep_the_database_valid_and_the_throughput_test_counts_eve
     let loaded = num(&inst, "select count(*) from orders");
     let sets = UpdateSets::new(ScaleFactor::new(0.01).unwrap());
 
-    // The power test with the refresh functions: 22 queries and pair 1, Power@Size over 24.
-    let power = home.path().join("power");
-    let mut args = vec!["-c", "1", "--refresh"];
+    // QphH@Size in one command: the power test with the refresh functions (22 queries and
+    // pair 1, Power@Size over 24 intervals) into qphh/power, then the throughput test (2
+    // query streams and the refresh stream's pairs 2 and 3) into qphh/throughput.
+    let qphh = home.path().join("qphh");
+    let mut args = vec!["-c", "3", "--qphh"];
     args.extend_from_slice(&target);
-    let s = run(&home, &power, &args);
-    assert_eq!(s["totals"]["committed"], 24, "{}", s["totals"]);
-    let p = figure(&s, "Power@Size");
+    let s = run(&home, &qphh, &args);
+    let power = qphh.join("power");
+    let ps = checked(&power);
+    assert_eq!(ps["totals"]["committed"], 24, "{}", ps["totals"]);
+    let p = figure(&ps, "Power@Size");
     assert_eq!(p["valid"], true, "{p}");
     assert!(p["note"].as_str().unwrap().contains("RF1, RF2"), "{p}");
-    check_pairs(&inst, &sets, 1, loaded);
-
-    // The throughput test: 2 query streams and the refresh stream's pairs 2 and 3.
-    let thr = home.path().join("throughput");
-    let power_value = p["value"].as_f64().unwrap().to_string();
-    let mut args = vec![
-        "-c",
-        "3",
-        "--refresh",
-        "--throughput",
-        "--power-at-size",
-        &power_value,
-    ];
-    args.extend_from_slice(&target);
-    let s = run(&home, &thr, &args);
+    let thr = qphh.join("throughput");
     assert_eq!(s["totals"]["committed"], 2 * 22 + 4, "{}", s["totals"]);
+    // The throughput test carries the power test's figure as it was measured.
+    assert_eq!(figure(&s, "Power@Size")["value"], p["value"]);
     let t = figure(&s, "Throughput@Size");
     assert_eq!(t["valid"], true, "{t}");
     assert!(t["value"].as_f64().unwrap() > 0.0, "{t}");
     let q = figure(&s, "QphH@Size");
+    assert_eq!(q["valid"], true, "{q}");
     let expected = (p["value"].as_f64().unwrap() * t["value"].as_f64().unwrap()).sqrt();
     assert!(
         (q["value"].as_f64().unwrap() - expected).abs() <= 0.05,
         "{q} vs {expected}"
     );
+    // Bad input before anything runs: a Power@Size given beside --qphh, or no client for a
+    // query stream; exit 2 with the fix, no results dir.
+    let refused = home.path().join("refused");
+    for (bad, fix) in [
+        (
+            &["-c", "3", "--power-at-size", "5"][..],
+            "drop --power-at-size",
+        ),
+        (&["-c", "1"][..], "at least 2"),
+    ] {
+        let mut all = vec!["run", "--workload", "tpch", "--qphh", "--out"];
+        all.push(refused.to_str().unwrap());
+        all.extend_from_slice(bad);
+        all.extend_from_slice(&target);
+        let o = tb(&home, &all);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(fix), "{}", text(&o));
+        assert!(!refused.exists());
+    }
     let units = s["unit_times"].as_array().unwrap();
     let of = |stream: &str| units.iter().filter(|u| u["stream"] == stream).count();
     assert_eq!((of("stream 1"), of("stream 2"), of("refresh")), (22, 22, 4));

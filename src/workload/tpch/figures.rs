@@ -29,7 +29,9 @@ impl Record {
             label: "Power@Size".into(),
             value: Some(power),
             valid: true,
-            note: "as given (--power-at-size): the power run before this one".into(),
+            note: "from the power test run just before this one (--power-at-size, or --qphh's \
+                   power/)"
+                .into(),
         };
         let qphh = Figure {
             label: "QphH@Size".into(),

@@ -15,6 +15,8 @@
 //!   indexes a PostgreSQL user adds, as separate pieces.
 //! - [`queries`]: the 22 query templates (clause 2.4), their substitution parameters (qgen's
 //!   rules, or the qualification values of clause 2.4.x.4), and each stream's order (Appendix A).
+//! - [`qphh`]: `--qphh`, the power test then the throughput test from one command: each
+//!   run's options (the runner runs the two).
 //! - [`power`]: Power@Size, Throughput@Size and QphH@Size (clauses 5.3.7, 5.4).
 //! - [`answers`]: the qualification answer set and its tolerances (clause 2.1.3.5).
 
@@ -23,9 +25,12 @@ mod figures;
 pub mod loader;
 mod plugin;
 pub mod power;
+pub mod qphh;
 pub mod queries;
 pub mod record;
 pub mod refresh;
+#[cfg(test)]
+mod refresh_spec;
 mod role;
 pub mod rows;
 pub mod schema;

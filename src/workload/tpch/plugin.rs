@@ -29,6 +29,7 @@ use crate::workload::{
 
 use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, REFRESH, REFRESH_PAIRS, SF};
 use super::power::{min_streams, QUERIES};
+use super::qphh::QPHH;
 use super::queries::ParamSource;
 use super::record::Record;
 use super::refresh::UpdateSets;
@@ -41,8 +42,8 @@ const QUALIFICATION: &str = "qualification";
 /// The run options of part 2 besides `refresh` (the loader's, whose readiness reads it): the
 /// throughput test, and the power test's Power@Size that QphH@Size combines with a throughput
 /// run's figure.
-const THROUGHPUT: &str = "throughput";
-const POWER_AT_SIZE: &str = "power_at_size";
+pub(super) const THROUGHPUT: &str = "throughput";
+pub(super) const POWER_AT_SIZE: &str = "power_at_size";
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -97,6 +98,14 @@ const OPTIONS: &[OptionSpec] = &[
         },
         help: "the Power@Size of the power test run just before (its summary's figure): a \
                throughput run then reports QphH@Size, the two combined",
+        load: false,
+    },
+    OptionSpec {
+        key: QPHH,
+        kind: OptionKind::Flag,
+        help: "QphH@Size in one command: the power test (one client: RF1, the 22 queries, RF2) \
+               into OUT/power, then the throughput test (-c S+1: S query streams and the \
+               refresh stream) into OUT/throughput, whose summary has the three metrics",
         load: false,
     },
 ];
