@@ -39,7 +39,8 @@ const NAME: &str = "tidebench pgbench";
 /// Runs `tidebench pgbench ARGS` and returns pgbench's exit status.
 pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
     let env = |name: &str| std::env::var(name).ok();
-    let request = match plan::request(&args.args, &Known::from_grammar(), &env) {
+    let read = |path: &str| std::fs::read_to_string(path);
+    let request = match plan::request(&args.args, &Known::from_grammar(), &env, &read) {
         Ok(r) => r,
         Err(refusal) => return Ok(refused(&refusal)),
     };
@@ -73,7 +74,20 @@ fn show_script(name: &str) {
 /// Says why, in pgbench's shape, and gives its exit status for bad options.
 fn refused(r: &Refusal) -> u8 {
     let level = if r.getopt { "" } else { "error: " };
-    eprintln!("{NAME}: {level}{}", r.message);
+    // A further line of the message that is a message of its own (`detail: ...`) carries
+    // the program's prefix too; others (a list of built-ins) come bare, as pgbench's.
+    let mut lines = r.message.lines();
+    eprintln!("{NAME}: {level}{}", lines.next().unwrap_or_default());
+    for line in lines {
+        let own = ["detail: ", "hint: ", "error: "]
+            .iter()
+            .any(|l| line.starts_with(l));
+        if own {
+            eprintln!("{NAME}: {line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
     if r.hint {
         eprintln!("{NAME}: hint: Try \"{NAME} --help\" for more information.");
     }
@@ -324,7 +338,8 @@ impl Sink for PgbenchSink {
                     *p = Some((method, count));
                 }
             }
-            Event::ScriptDebug(line) => eprintln!("{line}"),
+            // pgbench leaves notices to libpq, which prints them bare.
+            Event::ScriptDebug(line) | Event::ServerNotice(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
             Event::Vacuum(step) => vacuum_words(&step),
             Event::TryError(e) => eprintln!(
