@@ -95,11 +95,6 @@ impl Case {
 pub const OPEN: &[(&str, &str)] = &[
     ("SQL syntax error", PREPARED),
     ("missing table", PREPARED),
-    (
-        "no such database",
-        "pgbench says libpq's whole connection error and `could not create connection for \
-         setup`",
-    ),
     ("a trace of select-only, prepared, 2 clients", TRACE),
     ("a trace of a script's meta-commands and SQL", TRACE),
     ("a trace in the extended protocol", TRACE),

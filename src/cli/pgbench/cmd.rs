@@ -27,6 +27,7 @@ use crate::driver::Stop;
 use crate::event::{Event, PgbenchTables, RunWarning, Sink, VacuumStep};
 use crate::instance::Home;
 use crate::runner::RunError;
+use crate::target::TargetError;
 use crate::workload::pgbench::BeforeRunError;
 use crate::workload::Registry;
 
@@ -76,7 +77,7 @@ fn refused(r: &Refusal) -> u8 {
     let level = if r.getopt { "" } else { "error: " };
     // A further line of the message that is a message of its own (`detail: ...`) carries
     // the program's prefix too; others (a list of built-ins) come bare, as pgbench's.
-    let mut lines = r.message.lines();
+    let mut lines = r.message.split('\n');
     eprintln!("{NAME}: {level}{}", lines.next().unwrap_or_default());
     for line in lines {
         let own = ["detail: ", "hint: ", "error: "]
@@ -220,6 +221,10 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
         Err(RunError::PgbenchBeforeRun(e @ BeforeRunError::NoBranches { .. })) => {
             return Ok(no_branches(&e))
         }
+        Err(RunError::PgbenchBeforeRun(BeforeRunError::Target(TargetError::Connect {
+            message,
+            ..
+        }))) => return Ok(no_connection(&facts.target, &message)),
         Err(e) => return Err(e.into()),
     };
     let s = &outcome.summary;
@@ -250,6 +255,27 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
         return Ok(EXIT_PGBENCH_ABORTED);
     }
     Ok(if s.complete { 0 } else { EXIT_INTERRUPTED })
+}
+
+/// pgbench's words when its setup session cannot connect: libpq's connection error (a
+/// server's refusal at the startup as libpq words it, `FATAL:  ...`), then its own; exit 1.
+fn no_connection(target: &str, message: &str) -> u8 {
+    let place = match crate::target::parse_dsn(target) {
+        Ok(p) => match &p.host {
+            pgwire::Host::Unix(dir) => {
+                format!("on socket \"{}/.s.PGSQL.{}\"", dir.display(), p.port)
+            }
+            pgwire::Host::Tcp(host) => format!("at \"{host}\", port {}", p.port),
+        },
+        Err(_) => format!("for \"{target}\""),
+    };
+    let said = match message.rsplit_once(" (SQLSTATE ") {
+        Some((words, _)) => format!("FATAL:  {words}"),
+        None => message.to_string(),
+    };
+    eprintln!("{NAME}: error: connection to server {place} failed: {said}");
+    eprintln!("{NAME}: error: could not create connection for setup");
+    EXIT_PGBENCH_USAGE
 }
 
 /// pgbench's refusal when it cannot count pgbench_branches before a run: its error, its hint

@@ -9,7 +9,9 @@
 
 use super::argv::{self as pgbench_argv, Argv, Given, Mode, To};
 use super::refusal::{not_supported, refuse, Refusal};
-use super::values::{find_builtin, leading_float, target, weighted, BUILTINS};
+use super::values::{
+    find_builtin, init_steps, leading_float, target, unreadable, weighted, BUILTINS, MAX_SCRIPTS,
+};
 use crate::cli::args;
 use crate::workload::script;
 
@@ -752,32 +754,6 @@ fn run_max_tries(pgbench: i64) -> String {
         0 => u32::MAX.to_string(),
         n => n.to_string(),
     }
-}
-
-/// pgbench's limit on the scripts of one run (its MAX_SCRIPTS).
-const MAX_SCRIPTS: usize = 128;
-
-/// `-I`, checked when pgbench reads it: its error, then the letters it takes as a detail.
-fn init_steps(value: &str) -> Result<(), Refusal> {
-    const STEPS: &str = "dtgGvpf";
-    if value.is_empty() {
-        return Err(refuse("no initialization steps specified"));
-    }
-    match value.chars().find(|c| *c != ' ' && !STEPS.contains(*c)) {
-        Some(c) => Err(refuse(format!(
-            "unrecognized initialization step \"{c}\"\n\
-             detail: Allowed step characters are: \"{STEPS}\"."
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// pgbench's refusal of a script file it cannot read, in its words (the system's message
-/// without Rust's `(os error N)`).
-fn unreadable(path: &str, e: &std::io::Error) -> Refusal {
-    let said = e.to_string();
-    let said = said.split(" (os error").next().unwrap_or(&said);
-    refuse(format!("could not open file \"{path}\": {said}"))
 }
 
 #[cfg(test)]
