@@ -27,6 +27,10 @@ pub enum Event {
     /// A script's `debug()` value, in pgbench's words (`debug(script=0,command=2): int 5`),
     /// shown on stderr as pgbench shows it.
     ScriptDebug(String),
+    /// A server's notice to a script's statement, as libpq prints it by default (`NOTICE:
+    /// ...`): the pgbench drop-in shows it on stderr as pgbench does; elsewhere it is dropped
+    /// (a notice per transaction would drown the terminal).
+    ServerNotice(String),
     /// pgbench's `-d` trace: one client's step (`client 0 sending SELECT 1;`), sent only with
     /// the trace on (the drop-in prints it after pgbench's `pgbench: `).
     Trace(String),

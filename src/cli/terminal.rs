@@ -59,7 +59,10 @@ impl Sink for Terminal {
             // The polling block names the phase; an edge alone adds nothing to read.
             // Only the pgbench drop-in asks for the vacuum and its tables' facts, and its own
             // sink tells them.
-            Event::PhaseEdge(_) | Event::Vacuum(_) | Event::PgbenchTables(_) => {}
+            Event::PhaseEdge(_)
+            | Event::Vacuum(_)
+            | Event::PgbenchTables(_)
+            | Event::ServerNotice(_) => {}
             Event::Interrupted => {
                 eprintln!("\ninterrupted: stopping clients and writing results (complete: false)")
             }

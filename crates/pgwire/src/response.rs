@@ -6,6 +6,7 @@
 //! nothing and a `QueryResult` can lend `&str`s without owning anything.
 
 use bytes::{Buf, BytesMut};
+use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{Message, ParameterStatusBody};
 
 use crate::Error;
@@ -53,6 +54,9 @@ pub(crate) struct Response {
     pub(crate) parses: u32,
     /// The first ErrorResponse; later ones (there are none before Sync in practice) add nothing.
     pub(crate) error: Option<Error>,
+    /// The server's notices, each as libpq's default notice processor prints it (rare: a
+    /// statement's response holds none in a benchmark's steady state).
+    notices: Vec<String>,
 }
 
 impl Response {
@@ -66,6 +70,7 @@ impl Response {
         self.name_spans.clear();
         self.parses = 0;
         self.error = None;
+        self.notices.clear();
     }
 
     /// Takes the next whole message of a statement's response from `buf`, if one is there:
@@ -101,6 +106,7 @@ impl Response {
             Message::ErrorResponse(body) if self.error.is_none() => {
                 self.error = Some(Error::from_fields(&body));
             }
+            Message::NoticeResponse(body) => self.notices.push(notice_text(body.fields())),
             Message::CopyInResponse(_) => {
                 return Err(Error::protocol(
                     "the server waits for COPY data, which pgwire does not send; \
@@ -108,7 +114,7 @@ impl Response {
                 ))
             }
             // Everything else carries nothing a benchmark reads: later errors (the first one
-            // explains the failure), notices, NOTIFY, COPY TO STDOUT data.
+            // explains the failure), NOTIFY, COPY TO STDOUT data.
             _ => {}
         }
         Ok(Step::More)
@@ -282,11 +288,35 @@ fn affected_from_tag(tag: &[u8]) -> u64 {
 ///
 /// For SQL text holding several statements, rows of all of them are listed in order and
 /// `affected` is the last statement's count.
+/// A notice's fields as libpq's default notice processor prints them: the severity (as the
+/// server localized it) and the message, then the detail and the hint, each on its own line.
+fn notice_text(mut fields: postgres_protocol::message::backend::ErrorFields<'_>) -> String {
+    let (mut severity, mut message, mut detail, mut hint) =
+        (String::new(), String::new(), String::new(), String::new());
+    while let Ok(Some(field)) = fields.next() {
+        let text = String::from_utf8_lossy(field.value_bytes()).into_owned();
+        match field.type_() {
+            b'S' => severity = text,
+            b'M' => message = text,
+            b'D' => detail = format!("\nDETAIL:  {text}"),
+            b'H' => hint = format!("\nHINT:  {text}"),
+            _ => {}
+        }
+    }
+    format!("{severity}:  {message}{detail}{hint}")
+}
+
 pub struct QueryResult<'a> {
     pub(crate) response: &'a Response,
 }
 
 impl QueryResult<'_> {
+    /// The server's notices during the statement, each as libpq prints it by default
+    /// (`NOTICE:  MESSAGE`, then `DETAIL:  ...` and `HINT:  ...` lines where given).
+    pub fn notices(&self) -> &[String] {
+        &self.response.notices
+    }
+
     /// Number of DataRow messages received.
     pub fn rows(&self) -> usize {
         self.response.rows.len()
@@ -464,6 +494,29 @@ mod tests {
     }
 
     #[test]
+    fn a_notice_reads_as_libpq_prints_it() {
+        let mut bytes = BytesMut::new();
+        msg(
+            &mut bytes,
+            b'N',
+            b"SNOTICE\0VNOTICE\0C00000\0Mhi\0Dmore\0Hdo\0\0",
+        );
+        msg(&mut bytes, b'C', b"DROP TABLE\0");
+        msg(&mut bytes, b'Z', b"I");
+        let mut response = Response::default();
+        assert_eq!(feed(&mut response, &bytes, 3).unwrap(), TxStatus::Idle);
+        assert_eq!(
+            QueryResult {
+                response: &response
+            }
+            .notices(),
+            ["NOTICE:  hi\nDETAIL:  more\nHINT:  do"]
+        );
+        response.clear();
+        assert!(response.notices.is_empty());
+    }
+
+    #[test]
     fn first_error_is_kept_and_reading_goes_on_to_ready_for_query() {
         let mut bytes = BytesMut::new();
         msg(&mut bytes, b'N', b"SNOTICE\0Mhello\0\0");
@@ -472,6 +525,7 @@ mod tests {
         msg(&mut bytes, b'Z', b"E");
         let mut response = Response::default();
         assert_eq!(feed(&mut response, &bytes, 5).unwrap(), TxStatus::Failed);
+        assert_eq!(response.notices, ["NOTICE:  hello"]);
         let error = response.error.take().unwrap();
         assert_eq!(error.sqlstate(), Some(b"22012"));
         assert!(!error.is_connection_lost());

@@ -27,6 +27,7 @@ use crate::driver::Stop;
 use crate::event::{Event, PgbenchTables, RunWarning, Sink, VacuumStep};
 use crate::instance::Home;
 use crate::runner::RunError;
+use crate::target::TargetError;
 use crate::workload::pgbench::BeforeRunError;
 use crate::workload::Registry;
 
@@ -39,7 +40,8 @@ const NAME: &str = "tidebench pgbench";
 /// Runs `tidebench pgbench ARGS` and returns pgbench's exit status.
 pub fn pgbench(args: PgbenchArgs, home: &Home) -> Result<u8, CliError> {
     let env = |name: &str| std::env::var(name).ok();
-    let request = match plan::request(&args.args, &Known::from_grammar(), &env) {
+    let read = |path: &str| std::fs::read_to_string(path);
+    let request = match plan::request(&args.args, &Known::from_grammar(), &env, &read) {
         Ok(r) => r,
         Err(refusal) => return Ok(refused(&refusal)),
     };
@@ -73,7 +75,20 @@ fn show_script(name: &str) {
 /// Says why, in pgbench's shape, and gives its exit status for bad options.
 fn refused(r: &Refusal) -> u8 {
     let level = if r.getopt { "" } else { "error: " };
-    eprintln!("{NAME}: {level}{}", r.message);
+    // A further line of the message that is a message of its own (`detail: ...`) carries
+    // the program's prefix too; others (a list of built-ins) come bare, as pgbench's.
+    let mut lines = r.message.split('\n');
+    eprintln!("{NAME}: {level}{}", lines.next().unwrap_or_default());
+    for line in lines {
+        let own = ["detail: ", "hint: ", "error: "]
+            .iter()
+            .any(|l| line.starts_with(l));
+        if own {
+            eprintln!("{NAME}: {line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
     if r.hint {
         eprintln!("{NAME}: hint: Try \"{NAME} --help\" for more information.");
     }
@@ -206,6 +221,10 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
         Err(RunError::PgbenchBeforeRun(e @ BeforeRunError::NoBranches { .. })) => {
             return Ok(no_branches(&e))
         }
+        Err(RunError::PgbenchBeforeRun(BeforeRunError::Target(TargetError::Connect {
+            message,
+            ..
+        }))) => return Ok(no_connection(&facts.target, &message)),
         Err(e) => return Err(e.into()),
     };
     let s = &outcome.summary;
@@ -236,6 +255,27 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
         return Ok(EXIT_PGBENCH_ABORTED);
     }
     Ok(if s.complete { 0 } else { EXIT_INTERRUPTED })
+}
+
+/// pgbench's words when its setup session cannot connect: libpq's connection error (a
+/// server's refusal at the startup as libpq words it, `FATAL:  ...`), then its own; exit 1.
+fn no_connection(target: &str, message: &str) -> u8 {
+    let place = match crate::target::parse_dsn(target) {
+        Ok(p) => match &p.host {
+            pgwire::Host::Unix(dir) => {
+                format!("on socket \"{}/.s.PGSQL.{}\"", dir.display(), p.port)
+            }
+            pgwire::Host::Tcp(host) => format!("at \"{host}\", port {}", p.port),
+        },
+        Err(_) => format!("for \"{target}\""),
+    };
+    let said = match message.rsplit_once(" (SQLSTATE ") {
+        Some((words, _)) => format!("FATAL:  {words}"),
+        None => message.to_string(),
+    };
+    eprintln!("{NAME}: error: connection to server {place} failed: {said}");
+    eprintln!("{NAME}: error: could not create connection for setup");
+    EXIT_PGBENCH_USAGE
 }
 
 /// pgbench's refusal when it cannot count pgbench_branches before a run: its error, its hint
@@ -324,7 +364,8 @@ impl Sink for PgbenchSink {
                     *p = Some((method, count));
                 }
             }
-            Event::ScriptDebug(line) => eprintln!("{line}"),
+            // pgbench leaves notices to libpq, which prints them bare.
+            Event::ScriptDebug(line) | Event::ServerNotice(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
             Event::Vacuum(step) => vacuum_words(&step),
             Event::TryError(e) => eprintln!(

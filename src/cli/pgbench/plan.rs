@@ -5,12 +5,15 @@
 //!
 //! pgbench's checks and their words are kept, in its order: values as they are read, then
 //! the mode, operands and -t/-T. Everything refused here exits 1, as pgbench's usage errors.
-//! No I/O: the environment comes in as a function.
+//! No I/O: the environment and the reading of a script file come in as functions.
 
 use super::argv::{self as pgbench_argv, Argv, Given, Mode, To};
 use super::refusal::{not_supported, refuse, Refusal};
-use super::values::{find_builtin, leading_float, target, weighted, BUILTINS};
+use super::values::{
+    find_builtin, init_steps, leading_float, target, unreadable, weighted, BUILTINS, MAX_SCRIPTS,
+};
 use crate::cli::args;
+use crate::workload::script;
 
 /// pgbench's default number of transactions per client when neither -t nor -T is given.
 const DEFAULT_TRANSACTIONS: i64 = 10;
@@ -123,6 +126,7 @@ pub fn request(
     args: &[String],
     known: &Known,
     env: &dyn Fn(&str) -> Option<String>,
+    read: &dyn Fn(&str) -> std::io::Result<String>,
 ) -> Result<Request, Refusal> {
     // pgbench looks for these in the first place only.
     match args.first().map(String::as_str) {
@@ -138,7 +142,7 @@ pub fn request(
     let init = argv.given.iter().any(|g| g.opt.long == "initialize");
     let mut b = Builder::new(init);
     for g in &argv.given {
-        if let Some(done) = b.take(g, known)? {
+        if let Some(done) = b.take(g, known, read)? {
             return Ok(done);
         }
     }
@@ -152,6 +156,8 @@ struct Builder {
     scripts: Vec<Script>,
     /// (is a file, name or path, weight), in order.
     entries: Vec<(bool, String, i64)>,
+    /// The script files' texts, as read when `-f` named them.
+    file_texts: Vec<String>,
     defines: Vec<String>,
     bench_set: bool,
     init_set: bool,
@@ -186,6 +192,7 @@ impl Builder {
             out: Vec::new(),
             scripts: Vec::new(),
             entries: Vec::new(),
+            file_texts: Vec::new(),
             defines: Vec::new(),
             bench_set: false,
             init_set: false,
@@ -223,7 +230,12 @@ impl Builder {
 
     /// One option: checked as pgbench checks it, then kept. `Some` ends the reading
     /// (`-b list`, `--show-script`).
-    fn take(&mut self, g: &Given, known: &Known) -> Result<Option<Request>, Refusal> {
+    fn take(
+        &mut self,
+        g: &Given,
+        known: &Known,
+        read: &dyn Fn(&str) -> std::io::Result<String>,
+    ) -> Result<Option<Request>, Refusal> {
         match g.opt.mode {
             Mode::Bench => self.bench_set = true,
             Mode::Init => self.init_set = true,
@@ -236,7 +248,7 @@ impl Builder {
             ("show-script", name) => return Ok(Some(Request::ShowScript(find_builtin(name)?.0))),
             _ => {}
         }
-        if !self.take_script(g.opt.long, &value)? {
+        if !self.take_script(g.opt.long, &value, read)? {
             self.take_number(g.opt.long, &value)?;
             self.take_other(g.opt.long, value)?;
         }
@@ -257,6 +269,7 @@ impl Builder {
                     "invalid partition method, expecting \"range\" or \"hash\", got: \"{value}\""
                 )))
             }
+            "init-steps" => init_steps(&value)?,
             "no-vacuum" => self.no_vacuum = true,
             "vacuum-all" => self.facts.vacuum_accounts = true,
             "failures-detailed" => self.facts.failures_detailed = true,
@@ -272,17 +285,27 @@ impl Builder {
     }
 
     /// The options that choose scripts and their variables; true when `long` is one.
-    fn take_script(&mut self, long: &str, value: &str) -> Result<bool, Refusal> {
+    fn take_script(
+        &mut self,
+        long: &str,
+        value: &str,
+        read: &dyn Fn(&str) -> std::io::Result<String>,
+    ) -> Result<bool, Refusal> {
         match long {
             "builtin" => {
                 let (name, weight) = weighted(value)?;
-                self.add_builtin(find_builtin(name)?, weight);
+                self.add_builtin(find_builtin(name)?, weight)?;
             }
-            "select-only" => self.add_builtin(BUILTINS[2], 1),
-            "skip-some-updates" => self.add_builtin(BUILTINS[1], 1),
+            "select-only" => self.add_builtin(BUILTINS[2], 1)?,
+            "skip-some-updates" => self.add_builtin(BUILTINS[1], 1)?,
             "file" => {
                 let (path, weight) = weighted(value)?;
-                self.entries.push((true, path.to_string(), weight));
+                // pgbench reads the file when it meets `-f`; `-` is standard input.
+                if path != "-" {
+                    self.file_texts
+                        .push(read(path).map_err(|e| unreadable(path, &e))?);
+                }
+                self.add_entry((true, path.to_string(), weight))?;
             }
             "define" => {
                 match value.split_once('=') {
@@ -419,9 +442,39 @@ impl Builder {
         self.out.push(value.to_string());
     }
 
-    fn add_builtin(&mut self, b: (&'static str, &'static str, &'static str), weight: i64) {
-        self.entries.push((false, b.0.to_string(), weight));
+    fn add_builtin(
+        &mut self,
+        b: (&'static str, &'static str, &'static str),
+        weight: i64,
+    ) -> Result<(), Refusal> {
+        self.add_entry((false, b.0.to_string(), weight))?;
         self.facts.internal = true;
+        Ok(())
+    }
+
+    /// pgbench's refusal, before it connects, of a script file's statement with more
+    /// variables than the extended and prepared protocols send as parameters.
+    fn no_wide_statement(&self) -> Result<(), Refusal> {
+        for text in &self.file_texts {
+            if let Some(sql) = script::wide_statement(text) {
+                return Err(refuse(format!(
+                    "statement has too many arguments (maximum is {}): {sql}",
+                    script::MAX_PARAMS
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// One more script, refused as pgbench refuses the 129th when it reads it.
+    fn add_entry(&mut self, entry: (bool, String, i64)) -> Result<(), Refusal> {
+        if self.entries.len() >= MAX_SCRIPTS {
+            return Err(refuse(format!(
+                "at most {MAX_SCRIPTS} SQL scripts are allowed"
+            )));
+        }
+        self.entries.push(entry);
+        Ok(())
     }
 
     fn random_seed(&mut self, value: &str) -> Result<(), Refusal> {
@@ -531,10 +584,13 @@ impl Builder {
 
     fn finish_bench(mut self, known: &Known) -> Result<Request, Refusal> {
         if self.entries.is_empty() {
-            self.add_builtin(BUILTINS[0], 1);
+            self.add_builtin(BUILTINS[0], 1)?;
         }
         if self.entries.iter().map(|e| e.2).sum::<i64>() == 0 {
             return Err(refuse("total script weight must not be zero"));
+        }
+        if self.facts.protocol != "simple" {
+            self.no_wide_statement()?;
         }
         let f = &mut self.facts;
         f.threads = f.threads.min(f.clients);

@@ -24,13 +24,18 @@ fn all_known() -> Known {
     }
 }
 
+/// Every script file reads as one SQL command.
+fn any_file(_: &str) -> std::io::Result<String> {
+    Ok("SELECT 1;\n".into())
+}
+
 fn no_env(_: &str) -> Option<String> {
     None
 }
 
 fn req(line: &str, known: &Known) -> Result<Request, Refusal> {
     let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    request(&args, known, &no_env)
+    request(&args, known, &no_env, &any_file)
 }
 
 fn bench(line: &str) -> (Vec<String>, Facts) {
@@ -221,7 +226,7 @@ fn the_database_name_comes_as_pgbench_finds_it() {
         _ => None,
     };
     let args = vec!["-T".to_string(), "1".to_string(), "-U".into(), "bob".into()];
-    let Ok(Request::Bench(_, f)) = request(&args, &known(), &env) else {
+    let Ok(Request::Bench(_, f)) = request(&args, &known(), &env, &any_file) else {
         panic!("not a run")
     };
     // pgbench's database is PGDATABASE, else PGUSER, not -U.
@@ -291,4 +296,48 @@ fn log_options_are_checked_in_pgbench_order_and_words() {
     assert!(has(&args, "--log-prefix", "lg"), "{args:?}");
     assert!(has(&args, "--sampling-rate", "0.5"), "{args:?}");
     assert!(has(&args, "--latency-limit", "5"), "{args:?}");
+}
+
+#[test]
+fn scripts_are_refused_when_pgbench_reads_them() {
+    assert_eq!(
+        refusal(&"-S ".repeat(129)),
+        "at most 128 SQL scripts are allowed"
+    );
+    assert!(req(&"-S ".repeat(128), &known()).is_ok());
+    let missing = |_: &str| -> std::io::Result<String> {
+        Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+    };
+    let args = ["-f".to_string(), "gone.sql".to_string()];
+    let r = request(&args, &known(), &no_env, &missing).unwrap_err();
+    assert_eq!(
+        r.message,
+        "could not open file \"gone.sql\": entity not found"
+    );
+    assert_eq!(
+        refusal("-i -I dta"),
+        "unrecognized initialization step \"a\"\ndetail: Allowed step characters are: \"dtgGvpf\"."
+    );
+    assert!(matches!(req("-i -I dtg", &known()), Ok(Request::Init(_))));
+}
+
+#[test]
+fn a_statement_wider_than_the_protocol_is_refused_before_connecting() {
+    let wide = |_: &str| -> std::io::Result<String> {
+        Ok(format!("SELECT LEAST({});\n", vec![":i"; 256].join(", ")))
+    };
+    for mode in ["extended", "prepared"] {
+        let args: Vec<String> = ["-M", mode, "-f", "w.sql", "-t", "1"]
+            .map(String::from)
+            .to_vec();
+        let r = request(&args, &known(), &no_env, &wide).unwrap_err();
+        assert!(
+            r.message
+                .starts_with("statement has too many arguments (maximum is 255): SELECT LEAST(:i"),
+            "{}",
+            r.message
+        );
+    }
+    let args: Vec<String> = ["-f", "w.sql", "-t", "1"].map(String::from).to_vec();
+    assert!(request(&args, &known(), &no_env, &wide).is_ok());
 }

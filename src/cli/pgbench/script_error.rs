@@ -10,7 +10,9 @@
 //! - no line under `too many arguments in command "shell"` (counted before the line is kept)
 //!   and `missing argument in command "set"`;
 //! - under a `\gset` or `\aset` that ends an SQL line, that command's part of the line alone;
-//! - `empty command list for script "FILE"` without a place.
+//! - `empty command list for script "FILE"` without a place;
+//! - a misplaced `\elif`, `\else` or `\endif` as `condition error in script "FILE" command
+//!   N: ...`, without a place, the command's number as pgbench counts them.
 //!
 //! Pure: `cmd` prints the lines after `pgbench: error: ` (the first) or as they are.
 
@@ -45,6 +47,14 @@ pub fn pgbench_lines(text: &str) -> Option<Vec<String>> {
     let (origin, line_no, message) = place(first)?;
     if message.starts_with("empty command list for script") {
         return Some(vec![format!("empty command list for script \"{origin}\"")]);
+    }
+    if let Some(rest) = message.strip_prefix("condition error in command ") {
+        // `N: WORDS: HINT` → pgbench's `condition error in script "FILE" command N: WORDS`.
+        let (number, words) = rest.split_once(": ")?;
+        let words = words.split_once(": ").map_or(words, |(w, _)| w);
+        return Some(vec![format!(
+            "condition error in script \"{origin}\" command {number}: {words}"
+        )]);
     }
     // pgbench's message ends with the command's name; tidebench's hint follows it.
     // A message that names no command (`\gset must follow an SQL command`) comes alone.
@@ -140,6 +150,22 @@ mod tests {
         assert_eq!(
             pgbench_lines(empty).unwrap(),
             ["empty command list for script \"dir/b:c.sql\""]
+        );
+    }
+
+    #[test]
+    fn a_condition_error_names_the_script_and_the_command_s_number() {
+        let ours = "c.sql:1:1: condition error in command 2: \\if without matching \\endif: \
+                    close it with \\endif\n    \\if 1\n    ^ error found here";
+        assert_eq!(
+            pgbench_lines(ours).unwrap(),
+            ["condition error in script \"c.sql\" command 2: \\if without matching \\endif"]
+        );
+        let no_hint = "c.sql:3:1: condition error in command 3: \\else after \\else\n    \
+                       \\else\n    ^ error found here";
+        assert_eq!(
+            pgbench_lines(no_hint).unwrap(),
+            ["condition error in script \"c.sql\" command 3: \\else after \\else"]
         );
     }
 

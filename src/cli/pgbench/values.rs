@@ -1,6 +1,6 @@
 //! pgbench's values as pgbench reads them: the built-in scripts by name or prefix, a
-//! script's `@WEIGHT`, `atof`'s number, and the connection string pgbench's -h, -p, -U and
-//! database name make. No I/O.
+//! script's `@WEIGHT`, `atof`'s number, `-I`'s steps, the words for a script file it cannot
+//! read, and the connection string pgbench's -h, -p, -U and database name make. No I/O.
 
 use super::refusal::{refuse, Refusal};
 
@@ -101,4 +101,30 @@ fn quote(v: &str) -> String {
         return v.to_string();
     }
     format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// pgbench's limit on the scripts of one run (its MAX_SCRIPTS).
+pub const MAX_SCRIPTS: usize = 128;
+
+/// `-I`, checked when pgbench reads it: its error, then the letters it takes as a detail.
+pub fn init_steps(value: &str) -> Result<(), Refusal> {
+    const STEPS: &str = "dtgGvpf";
+    if value.is_empty() {
+        return Err(refuse("no initialization steps specified"));
+    }
+    match value.chars().find(|c| *c != ' ' && !STEPS.contains(*c)) {
+        Some(c) => Err(refuse(format!(
+            "unrecognized initialization step \"{c}\"\n\
+             detail: Allowed step characters are: \"{STEPS}\"."
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// pgbench's refusal of a script file it cannot read, in its words (the system's message
+/// without Rust's `(os error N)`).
+pub fn unreadable(path: &str, e: &std::io::Error) -> Refusal {
+    let said = e.to_string();
+    let said = said.split(" (os error").next().unwrap_or(&said);
+    refuse(format!("could not open file \"{path}\": {said}"))
 }

@@ -123,10 +123,14 @@ impl Client {
                     return None;
                 }
             };
-            let may_retry = class.is_retryable()
-                && tries < max_tries
-                && !self.shared.stop.is_set()
-                && Instant::now() < deadline;
+            let past_end = Instant::now() >= deadline;
+            if class.is_retryable() && past_end {
+                // pgbench 15 finishes a client whose transaction failed in a retryable way
+                // after the run's end (its tries spent or not) without counting or telling
+                // it: the transaction never ended within the run.
+                return None;
+            }
+            let may_retry = class.is_retryable() && tries < max_tries && !self.shared.stop.is_set();
             if class.is_retryable() {
                 self.tell_next(tries, max_tries, may_retry, scheduled);
             }

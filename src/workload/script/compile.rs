@@ -169,6 +169,7 @@ pub fn compile(
                 number += 1;
                 let name = format!("tbs_{tag}_{}", b.out.len());
                 b.out.push(Command::Sql(sql(&text, at, name, b.vars)));
+                b.after_meta = None;
             }
             Lexed::Meta {
                 name,
@@ -176,21 +177,33 @@ pub fn compile(
                 rest,
                 rest_at,
             } => {
-                if !matches!(name.as_str(), "gset" | "aset") {
+                let stores = matches!(name.as_str(), "gset" | "aset");
+                if !stores {
                     number += 1;
                 }
+                b.number = number;
                 b.meta(&Meta::new(&name, at, &rest, rest_at))?;
+                if !stores {
+                    b.after_meta = Some(first_line(&name, &rest));
+                }
             }
         }
         labels.resize(b.out.len(), label);
         numbers.resize(b.out.len(), number);
     }
+    b.number = number;
     let commands = b.finish()?;
     Ok(Compiled {
         commands,
         labels,
         numbers,
     })
+}
+
+/// A meta-command's line as written, as pgbench names it (its name lowercased; a line it
+/// continues with a backslash joined).
+fn first_line(name: &str, rest: &str) -> String {
+    format!("\\{name}{}", rest.trim_end_matches('\r'))
 }
 
 /// A character pgbench allows in a variable name.
@@ -221,6 +234,27 @@ pub(super) fn check_name(name: &str, at: usize) -> Result<(), CompileError> {
 /// Splits SQL at its `:variables` (`::` is a cast and stays), as pgbench does: everywhere in
 /// the text, quotes included.
 fn sql(text: &str, at: usize, name: String, vars: &mut VarNames) -> Sql {
+    let (parts, numbered, params) = split(text, vars);
+    Sql {
+        at,
+        statement: pgwire::Statement {
+            name: Box::leak(name.into_boxed_str()),
+            sql: Box::leak(numbered.into_boxed_str()),
+        },
+        parts,
+        params,
+        store: None,
+    }
+}
+
+/// How many `$n` parameters SQL `text` is sent with in the extended and prepared protocols.
+pub fn param_count(text: &str) -> usize {
+    split(text, &mut VarNames::default()).2.len()
+}
+
+/// SQL `text` split at its variables: the parts, the text with `$n` in their place, and the
+/// variable of each `$n`.
+fn split(text: &str, vars: &mut VarNames) -> (Vec<Part>, String, Vec<usize>) {
     let mut parts = Vec::new();
     let mut numbered = String::with_capacity(text.len());
     let mut params = Vec::new();
@@ -263,16 +297,7 @@ fn sql(text: &str, at: usize, name: String, vars: &mut VarNames) -> Sql {
     if !lit.is_empty() {
         parts.push(Part::Text(lit));
     }
-    Sql {
-        at,
-        statement: pgwire::Statement {
-            name: Box::leak(name.into_boxed_str()),
-            sql: Box::leak(numbered.into_boxed_str()),
-        },
-        parts,
-        params,
-        store: None,
-    }
+    (parts, numbered, params)
 }
 
 #[cfg(test)]

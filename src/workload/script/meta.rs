@@ -37,10 +37,10 @@ impl<'a> Meta<'a> {
         }
     }
 
-    /// Just past the command's last character: where pgbench points when an expression is
-    /// missing.
+    /// Just past the command's line, trailing blanks included: where pgbench points when an
+    /// expression is missing (its line break; at a file's end see `sources::pointed`).
     fn end(&self) -> usize {
-        self.rest_at + self.rest.trim_end().len()
+        self.rest_at + self.rest.len()
     }
 
     /// The expression in `text` (at file offset `text_at`).
@@ -106,8 +106,17 @@ struct OpenPipeline {
 pub struct Builder<'v> {
     pub vars: &'v mut VarNames,
     pub out: Vec<Command>,
+    /// The number pgbench gives the command being compiled (from 1; `\gset` and `\aset`
+    /// join the SQL before them), for a condition error.
+    pub number: usize,
+    /// The first line of the command before, when it was a meta-command (pgbench names it
+    /// when a `\gset` follows one).
+    pub after_meta: Option<String>,
     ifs: Vec<OpenIf>,
     pipeline: Option<OpenPipeline>,
+    /// The first misplaced `\elif`, `\else` or `\endif`: pgbench checks a script's `\if`
+    /// chains once it has read the whole script, so a syntax error further on comes first.
+    misplaced: Option<CompileError>,
 }
 
 impl<'v> Builder<'v> {
@@ -115,17 +124,47 @@ impl<'v> Builder<'v> {
         Builder {
             vars,
             out: Vec::new(),
+            number: 0,
+            after_meta: None,
             ifs: Vec::new(),
             pipeline: None,
+            misplaced: None,
+        }
+    }
+
+    /// pgbench's words for a misplaced `\elif`, `\else` or `\endif` (or an `\if` left open),
+    /// with the command's number as pgbench counts it; `hint` says the fix.
+    fn condition(&self, at: usize, number: usize, words: &str, hint: &str) -> CompileError {
+        let hint = if hint.is_empty() {
+            String::new()
+        } else {
+            format!(": {hint}")
+        };
+        error(
+            at,
+            format!("condition error in command {number}: {words}{hint}"),
+        )
+    }
+
+    /// Keeps the first misplaced `\elif`, `\else` or `\endif` for [`Builder::finish`].
+    fn misplaced(&mut self, at: usize, words: &str, hint: &str) {
+        if self.misplaced.is_none() {
+            self.misplaced = Some(self.condition(at, self.number, words, hint));
         }
     }
 
     /// The commands, once every `\if` and pipeline is closed.
     pub fn finish(self) -> Result<Vec<Command>, CompileError> {
+        if let Some(e) = self.misplaced {
+            return Err(e);
+        }
         if let Some(unclosed) = self.ifs.last() {
-            return Err(error(
+            // pgbench numbers an unclosed chain one past the script's last command.
+            return Err(self.condition(
                 unclosed.at,
-                "\\if without matching \\endif: close it with \\endif",
+                self.number + 1,
+                "\\if without matching \\endif",
+                "close it with \\endif",
             ));
         }
         // A pipeline still open at the end is pgbench 15's run-time abort ("end of script
@@ -293,15 +332,27 @@ impl<'v> Builder<'v> {
     /// condition, when false, now leads here.
     fn elif_else(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         let name = m.name;
-        let Some(top) = self.ifs.last_mut() else {
-            return Err(error(
-                m.at,
-                format!("\\{name} without matching \\if: open the chain with \\if first"),
-            ));
+        let misplaced = match self.ifs.last() {
+            None => Some((
+                format!("\\{name} without matching \\if"),
+                "open the chain with \\if first",
+            )),
+            Some(top) if top.seen_else => Some((format!("\\{name} after \\else"), "")),
+            Some(_) => None,
         };
-        if top.seen_else {
-            return Err(error(m.at, format!("\\{name} after \\else")));
+        if let Some((words, hint)) = misplaced {
+            self.misplaced(m.at, &words, hint);
+            // The rest is still read for its syntax; the script never runs.
+            if name == "elif" {
+                m.expression(self.vars, m.rest, m.rest_at)?;
+            } else {
+                m.no_arguments()?;
+            }
+            return Ok(());
         }
+        let Some(top) = self.ifs.last_mut() else {
+            return Ok(());
+        };
         top.jumps.push(self.out.len());
         let last_branch = top.last_branch.take();
         self.out.push(Command::Jump(usize::MAX));
@@ -331,10 +382,12 @@ impl<'v> Builder<'v> {
     fn endif(&mut self, m: &Meta<'_>) -> Result<(), CompileError> {
         m.no_arguments()?;
         let Some(top) = self.ifs.pop() else {
-            return Err(error(
+            self.misplaced(
                 m.at,
-                "\\endif without matching \\if: open the chain with \\if first",
-            ));
+                "\\endif without matching \\if",
+                "open the chain with \\if first",
+            );
+            return Ok(());
         };
         let end = self.out.len();
         if let Some(b) = top.last_branch {
@@ -362,6 +415,14 @@ impl<'v> Builder<'v> {
                 ))
             }
         };
+        // pgbench says `\gset` for `\aset` too, and names a meta-command before it (the SQL
+        // compiled last may lie in an `\if` branch the meta-command closed).
+        if let Some(before) = &self.after_meta {
+            return Err(error(
+                m.at,
+                format!("\\gset must follow an SQL command ({before})"),
+            ));
+        }
         let in_pipeline = self.pipeline.is_some();
         match self.out.last_mut() {
             Some(last @ Command::Sql(_)) if in_pipeline => {
@@ -376,7 +437,7 @@ impl<'v> Builder<'v> {
                 });
                 Ok(())
             }
-            _ => Err(error(m.at, format!("\\{name} must follow an SQL command"))),
+            _ => Err(error(m.at, "\\gset must follow an SQL command")),
         }
     }
 

@@ -15,4 +15,6 @@ mod plugin;
 mod run;
 mod sources;
 
+pub use compile::MAX_PARAMS;
 pub use plugin::{ScriptKind, SCRIPT};
+pub use sources::wide_statement;

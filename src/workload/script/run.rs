@@ -251,7 +251,8 @@ pub async fn run(
             match command {
                 Command::Sql(sql) => {
                     let traced = trace.map(|t| (t, code, pc));
-                    if let Err(e) = run_sql(sql, names, vars, conn, protocol, traced).await {
+                    let said = Said { events, traced };
+                    if let Err(e) = run_sql(sql, names, vars, conn, protocol, said).await {
                         break 'step Err(e);
                     }
                 }
@@ -424,14 +425,23 @@ impl From<pgwire::Error> for Failed {
 /// Parameters kept on the stack up to this many (pgbench's statements rarely have more).
 const STACK_PARAMS: usize = 16;
 
+/// Where an SQL command's words go: the run's events (the server's notices), and the `-d`
+/// trace with the script and the command's place when it is on.
+#[derive(Clone, Copy)]
+struct Said<'a> {
+    events: Option<&'a dyn Sink>,
+    traced: Option<(Trace<'a>, &'a Code, usize)>,
+}
+
 async fn run_sql(
     sql: &Sql,
     names: &VarNames,
     vars: &mut ClientVars,
     conn: &mut Connection,
     protocol: Protocol,
-    trace: Option<(Trace<'_>, &Code, usize)>,
+    said: Said<'_>,
 ) -> Result<(), Failed> {
+    let trace = said.traced;
     let ClientVars {
         slots, sql: text, ..
     } = vars;
@@ -481,6 +491,11 @@ async fn run_sql(
     };
     if let Some((t, ..)) = trace {
         t.line(format_args!("receiving"));
+    }
+    if let Some(events) = said.events {
+        for notice in result.notices() {
+            events.send(Event::ServerNotice(notice.clone()));
+        }
     }
     match &sql.store {
         Some(store) => store_result(&result, store, names, vars),

@@ -5,8 +5,10 @@
 use std::path::Path;
 
 use super::builtin;
-use super::compile::{compile, name_char, Command, CompileError, VarNames, MAX_PARAMS};
-use super::lex::{lex, locate};
+use super::compile::{
+    compile, name_char, param_count, Command, CompileError, VarNames, MAX_PARAMS,
+};
+use super::lex::{lex, locate, Lexed};
 use super::run::Code;
 use crate::config::OptionValues;
 
@@ -314,8 +316,25 @@ fn too_many_params(commands: &[Command], options: &OptionValues) -> Option<Compi
     })
 }
 
+/// The first SQL command of script `text` with more parameters than the extended and prepared
+/// protocols send, as written (`--` comments left out): pgbench 15 refuses it before it
+/// connects. `None` when there is none, or the script does not lex (its error comes later).
+pub fn wide_statement(text: &str) -> Option<String> {
+    lex(text).ok()?.into_iter().find_map(|l| match l {
+        Lexed::Sql { text, .. } if param_count(&text) > MAX_PARAMS => Some(text),
+        _ => None,
+    })
+}
+
 /// `file:line:col: message`, then the line and pgbench's caret under the column.
 fn pointed(origin: &str, text: &str, at: usize, message: &str) -> String {
+    // An error at the end of the text (an expression cut short) points at the line break
+    // after it; at a file's end without one, pgbench's scanner stands on the last character.
+    let at = if at >= text.len() && !text.ends_with('\n') {
+        text.char_indices().last().map_or(0, |(i, _)| i)
+    } else {
+        at
+    };
     let (line, col, shown) = locate(text, at);
     let pad: String = shown
         .chars()
