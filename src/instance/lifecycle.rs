@@ -7,7 +7,7 @@ use super::error::InstanceError;
 use super::record::{self, Layout, Record};
 use super::server::Server;
 use super::types::{Home, Instance, InstanceOptions, InstanceStatus, StartOutcome};
-use super::{create, os_user, vm};
+use super::{create, os_user, standby, vm};
 
 /// Creates (initdb) on first use and starts; returns when the server accepts connections.
 pub fn start(home: &Home, name: &str, opts: &InstanceOptions) -> Result<Instance, InstanceError> {
@@ -24,6 +24,9 @@ pub fn start_reporting(
     opts.validate()?;
     let layout = Layout::new(&home.absolute()?, name);
     check_socket_dir(&layout.sockets)?;
+    if let (false, Some(primary)) = (layout.record().exists(), &opts.standby_of) {
+        return standby::create(&layout, name, primary, opts).map(|i| (i, StartOutcome::Created));
+    }
     if let (false, Some(guest)) = (layout.record().exists(), &opts.guest) {
         return vm::create(&layout, name, opts, guest);
     }
@@ -159,6 +162,7 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
         // still booting could wait a minute for a key press nobody reads).
         vm::discard(&layout, &record);
     } else {
+        standby::before_destroy(home, &record)?;
         stop(home, name)?;
     }
     if record.has_cgroup() {
