@@ -24,8 +24,9 @@ pub fn start_reporting(
     opts.validate()?;
     let layout = Layout::new(&home.absolute()?, name);
     check_socket_dir(&layout.sockets)?;
-    if let (false, Some(primary)) = (layout.record().exists(), &opts.standby_of) {
-        return standby::create(&layout, name, primary, opts).map(|i| (i, StartOutcome::Created));
+    if let (false, Some(p)) = (layout.record().exists(), &opts.standby_of) {
+        let primary = find_running(home, p).map_err(|e| standby::primary_missing(name, p, e))?;
+        return standby::create(&layout, name, &primary, opts).map(|i| (i, StartOutcome::Created));
     }
     if let (false, Some(guest)) = (layout.record().exists(), &opts.guest) {
         return vm::create(&layout, name, opts, guest);
@@ -162,7 +163,12 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
         // still booting could wait a minute for a key press nobody reads).
         vm::discard(&layout, &record);
     } else {
-        standby::before_destroy(home, &record)?;
+        // A synchronous standby leaves its primary's list while the primary runs (a stopped
+        // primary reads the list when it starts).
+        let primary = record.standby.as_ref().filter(|s| s.synchronous);
+        if let Some(primary) = primary.and_then(|s| find_running(home, &s.primary).ok()) {
+            standby::name_synchronous(&layout.home, &primary, Some(name))?;
+        }
         stop(home, name)?;
     }
     if record.has_cgroup() {

@@ -93,25 +93,13 @@ impl Server<'_> {
         run(cmd, "initdb")
     }
 
-    /// A streaming copy of a running primary (`pg_basebackup -R`): its data dir with
-    /// `standby.signal` and `primary_conninfo` naming the primary's socket and port, and
-    /// `application_name` = `name`, which the primary's `synchronous_standby_names` names.
-    pub fn base_backup(
-        &self,
-        primary: &super::types::Instance,
-        name: &str,
-        sync: bool,
-    ) -> Result<(), InstanceError> {
+    /// A streaming copy of a running primary (`pg_basebackup -R`) reached by `conninfo`: its
+    /// data dir with `standby.signal`, and `conninfo` as its `primary_conninfo`.
+    pub fn base_backup(&self, conninfo: &str, sync: bool) -> Result<(), InstanceError> {
         let mut cmd = self.program("pg_basebackup", Vec::new());
-        let conninfo = format!(
-            "host={} port={} user={} application_name={name}",
-            primary.socket_dir.display(),
-            primary.port,
-            primary.superuser
-        );
         cmd.arg("-D")
             .arg(self.layout.data())
-            .args(["-R", "-X", "stream", "-c", "fast", "-d", &conninfo]);
+            .args(["-R", "-X", "stream", "-c", "fast", "-d", conninfo]);
         if !sync {
             cmd.arg("--no-sync");
         }

@@ -8,14 +8,14 @@
 //! tidebench wrote it); destroying it takes its name out again, so the primary's commits never
 //! wait for a standby that is gone.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::cgroup::CgroupPaths;
 use super::checks::instance_from;
 use super::error::InstanceError;
-use super::lifecycle;
 use super::os_user;
-use super::record::{Layout, Record, Setting, StandbyRecord};
+use super::record::{self, Layout, Record, Setting, StandbyRecord};
 use super::server::Server;
 use super::settings;
 use super::types::{Home, Instance, InstanceOptions};
@@ -32,23 +32,27 @@ fn refused(name: &str, primary: &str, message: impl Into<String>) -> InstanceErr
     }
 }
 
+/// Why the primary named by `--standby-of` cannot be copied: it is missing or stopped.
+pub(super) fn primary_missing(name: &str, primary: &str, e: InstanceError) -> InstanceError {
+    match e {
+        InstanceError::NotRunning { .. } | InstanceError::NotFound { .. } => refused(
+            name,
+            primary,
+            format!("{e}; start the primary first (`tidebench instance start {primary}`)"),
+        ),
+        other => other,
+    }
+}
+
 /// First start of `--standby-of PRIMARY`: base backup, config, start, the primary's password,
 /// and (`--sync`) the primary waiting for it. A failure removes what was made.
 pub(super) fn create(
     layout: &Layout,
     name: &str,
-    primary_name: &str,
+    primary: &Instance,
     opts: &InstanceOptions,
 ) -> Result<Instance, InstanceError> {
-    let home = Home::at(&layout.home);
-    let primary = lifecycle::find_running(&home, primary_name).map_err(|e| match e {
-        InstanceError::NotRunning { .. } | InstanceError::NotFound { .. } => refused(
-            name,
-            primary_name,
-            format!("{e}; start the primary first (`tidebench instance start {primary_name}`)"),
-        ),
-        other => other,
-    })?;
+    let primary_name = primary.name.as_str();
     if opts.guest.is_some() || primary.guest().is_some() || opts.ssl || primary.ssl {
         return Err(refused(
             name,
@@ -125,7 +129,7 @@ pub(super) fn create(
         user: &user,
         layout,
     };
-    let made = initialize(&server, &primary, &record, cgroups.as_ref());
+    let made = initialize(&server, primary, &record, cgroups.as_ref());
     if made.is_err() {
         if server.is_running().unwrap_or(false) {
             let _ = server.stop();
@@ -135,7 +139,7 @@ pub(super) fn create(
             let _ = cg.remove();
         }
         if record.standby.as_ref().is_some_and(|s| s.synchronous) {
-            let _ = name_synchronous(&home, &primary, None);
+            let _ = name_synchronous(&layout.home, primary, None);
         }
     }
     made
@@ -150,7 +154,15 @@ fn initialize(
     let layout = server.layout;
     server.user.own(&layout.dir)?;
     record.save(&layout.record())?;
-    server.base_backup(primary, &record.name, !record.fsync_off())?;
+    // The primary's socket; the standby's name is its `application_name` there.
+    let conninfo = format!(
+        "host={} port={} user={} application_name={}",
+        primary.socket_dir.display(),
+        primary.port,
+        primary.superuser,
+        record.name
+    );
+    server.base_backup(&conninfo, !record.fsync_off())?;
     forget_copied_standby_names(&layout.data())?;
     server.write_config(&record.server_conf(layout))?;
     let procs = match cgroups {
@@ -162,9 +174,8 @@ fn initialize(
     if let Some(password) = primary.password() {
         super::password::write(&layout.dir, record.port, &record.superuser, &password)?;
     }
-    let home = Home::at(&layout.home);
     if record.standby.as_ref().is_some_and(|s| s.synchronous) {
-        name_synchronous(&home, primary, None)?;
+        name_synchronous(&layout.home, primary, None)?;
     }
     wait_streaming(primary, &record.name)?;
     Ok(instance)
@@ -188,21 +199,24 @@ fn forget_copied_standby_names(data: &std::path::Path) -> Result<(), InstanceErr
 /// home (`ANY 1 (...)`: a commit waits for one of them), leaving out `leaving`; none left
 /// resets it. The server reloads its config.
 pub(super) fn name_synchronous(
-    home: &Home,
+    home: &Path,
     primary: &Instance,
     leaving: Option<&str>,
 ) -> Result<(), InstanceError> {
-    let names: Vec<String> = lifecycle::list(home)?
-        .into_iter()
-        .map(|s| s.instance)
-        .filter(|i| {
-            i.standby
+    let dir = record::instances_dir(home);
+    let records = std::fs::read_dir(&dir).map_err(InstanceError::io("list", &dir))?;
+    let mut names: Vec<String> = records
+        .filter_map(Result::ok)
+        .filter_map(|e| Record::load(&e.path().join("instance.toml")).ok())
+        .filter(|r| {
+            r.standby
                 .as_ref()
                 .is_some_and(|s| s.synchronous && s.primary == primary.name)
-                && Some(i.name.as_str()) != leaving
+                && Some(r.name.as_str()) != leaving
         })
-        .map(|i| format!("\"{}\"", i.name))
+        .map(|r| format!("\"{}\"", r.name))
         .collect();
+    names.sort();
     let set = match names.is_empty() {
         true => "ALTER SYSTEM RESET synchronous_standby_names".to_string(),
         false => format!(
@@ -238,18 +252,6 @@ fn wait_streaming(primary: &Instance, name: &str) -> Result<(), InstanceError> {
             ));
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Before a standby is destroyed: a synchronous one leaves its primary's list, when the
-/// primary still runs (a stopped primary reads its list when started; a gone one has none).
-pub(super) fn before_destroy(home: &Home, record: &Record) -> Result<(), InstanceError> {
-    let Some(s) = record.standby.as_ref().filter(|s| s.synchronous) else {
-        return Ok(());
-    };
-    match lifecycle::find_running(home, &s.primary) {
-        Ok(primary) => name_synchronous(home, &primary, Some(&record.name)),
-        Err(_) => Ok(()),
     }
 }
 

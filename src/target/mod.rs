@@ -142,7 +142,8 @@ fn resolve_primary(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, Tar
         return Err(TargetError::Connect {
             label: label.clone(),
             message: format!(
-                "none of {} runs as a primary; start the primary (`tidebench instance start                  NAME`), or name an instance that is not a standby",
+                "none of {} runs as a primary; start the primary (`tidebench instance start \
+                 NAME`), or name an instance that is not a standby",
                 spec.instances().join(", ")
             ),
         });
@@ -151,7 +152,8 @@ fn resolve_primary(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, Tar
     Ok(ResolvedTarget {
         params: inst.target_params(dbname).map_err(wrap)?,
         notes: vec![format!(
-            "target '{label}': {} is the primary; clients look for the primary again on every              reconnect",
+            "target '{label}': {} is the primary; clients look for the primary again on \
+             every reconnect",
             inst.name
         )],
         label,
