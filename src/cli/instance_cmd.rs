@@ -24,8 +24,16 @@ With --vm PATH as well, the instance is one of several in that guest (each its o
 port and password; one VM, one size): they start and stop together, and an instance added to
 a running VM reboots it.
 
+--standby-of PRIMARY makes a streaming replica of a running instance of this home
+(pg_basebackup -R over its socket) on a port of its own, asynchronous unless --sync, which
+names it in the primary's synchronous_standby_names (a commit there then waits for it: keep
+a synchronous standby running, or destroy it). `instance status` shows each one's role; a run's
+`failover` event kills the primary and promotes the standby (the book: Reliability,
+section Standbys and fail-over).
+
 Examples:
   tidebench instance start vm1 --cpus 2 --memory 4GiB
+  tidebench instance start a && tidebench instance start b --standby-of a --sync
   tidebench instance start guest1 --hypervisor qemu --cpus 2 --memory 2GiB
   tidebench instance start db1 --hypervisor qemu --vm host1/vm1 --cpus 2 --memory 2GiB
   tidebench instance start db2 --hypervisor qemu --vm host1/vm1    # a second server in vm1
@@ -79,13 +87,21 @@ pub enum InstanceCommand {
         /// instance's record, so one instance per build (A/B of two builds: two instances)
         #[arg(long, value_name = "DIR")]
         pg_bin: Option<std::path::PathBuf>,
+        /// Make it a streaming standby of this running instance (a base backup of it, on a
+        /// port of its own), asynchronous unless --sync
+        #[arg(long, value_name = "PRIMARY")]
+        standby_of: Option<String>,
+        /// With --standby-of: the primary waits for this standby on every commit
+        /// (synchronous_standby_names), so a promotion loses nothing committed
+        #[arg(long, requires = "standby_of")]
+        sync: bool,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
         /// Instance name
         name: String,
     },
-    /// Show instances: state, port, pid, data dir, cgroup limits
+    /// Show instances: state, role (primary or standby), port, pid, data dir, cgroup limits
     Status {
         /// Only this instance (default: all instances in $TIDEBENCH_HOME)
         name: Option<String>,
@@ -137,9 +153,13 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             hypervisor,
             accel,
             pg_bin,
+            standby_of,
+            sync,
         } => {
             let opts = InstanceOptions {
                 pg_bin,
+                standby_of,
+                synchronous: sync,
                 port,
                 settings,
                 cpus,
@@ -273,13 +293,14 @@ fn guest_limits(guest: Option<&instance::vm::GuestInfo>) -> String {
 
 /// Left-aligned columns separated by two spaces.
 fn status_table(rows: &[instance::InstanceStatus]) -> String {
-    let header = ["NAME", "STATE", "PORT", "PID", "DATA DIR", "LIMITS"].map(String::from);
+    let header = ["NAME", "STATE", "ROLE", "PORT", "PID", "DATA DIR", "LIMITS"].map(String::from);
     let mut table = vec![header.to_vec()];
     for r in rows {
         let (cpus, memory) = r.instance.limits();
         table.push(vec![
             r.instance.name.clone(),
             if r.running { "running" } else { "stopped" }.to_string(),
+            r.instance.role(),
             r.instance.port.to_string(),
             r.pid.map_or("-".to_string(), |p| p.to_string()),
             r.instance.data_dir().display().to_string(),

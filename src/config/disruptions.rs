@@ -33,6 +33,13 @@
 //! for = "30s"             # optional: else until the run's end, which restores the limits
 //!
 //! [[event]]
+//! at = "70s"
+//! action = "failover"     # kill the primary `target`, then promote its standby (issue 54)
+//! target = "a"            # the primary, a managed instance the run uses
+//! standby = "b"           # made with `instance start b --standby-of a`; the run uses it too
+//! promote_after = "1s"    # promote this long after the kill (default: at once)
+//!
+//! [[event]]
 //! at = "90s"
 //! action = "noise"        # a noisy neighbour in its own cgroup beside the instances (stress-ng)
 //! noise = "cpu"           # cpu (cpus = cores) | memory (memory = size) | io (workers = N)
@@ -40,8 +47,8 @@
 //! for = "20s"
 //! ```
 //!
-//! A new action (part 2's `failover`) is a new [`Action`] variant, its options here and its
-//! steps in the runner's `disrupt`.
+//! A new action is a new [`Action`] variant, its options here and its steps in the runner's
+//! `disrupt`.
 
 use std::time::Duration;
 
@@ -53,7 +60,6 @@ use super::groups::Source;
 use super::instances::{CPUS, MIN_MEMORY};
 use super::plan::RunPlan;
 use super::size::{format_size, parse_size};
-use super::target::TargetSpec;
 use super::timeline::{segments, SegmentKind};
 use super::ConfigError;
 
@@ -76,6 +82,10 @@ pub struct RawEvent {
     pub noise: Option<String>,
     /// noise = "io": stress-ng's hdd workers.
     pub workers: Option<u32>,
+    /// failover: the standby promoted.
+    pub standby: Option<String>,
+    /// failover: how long after the kill the standby is promoted.
+    pub promote_after: Option<String>,
 }
 
 /// What a noisy neighbour does, and how much of it.
@@ -141,6 +151,13 @@ pub enum Action {
         )]
         lasts: Option<Duration>,
     },
+    /// Kill the primary (as `Fail`) and promote its streaming standby `standby` after
+    /// `promote_after`; clients of an `instance:a,b` target follow it to the new primary.
+    Failover {
+        standby: String,
+        #[serde(with = "serde_duration")]
+        promote_after: Duration,
+    },
     /// A noisy neighbour in its own control group beside the instances for `lasts`.
     Noise {
         #[serde(flatten)]
@@ -159,6 +176,7 @@ impl Action {
             Action::Sql { .. } => "sql",
             Action::Resize { .. } => "resize",
             Action::Noise { .. } => "noise",
+            Action::Failover { .. } => "failover",
         }
     }
 
@@ -194,6 +212,13 @@ impl Action {
             Action::Noise { noise, lasts } => {
                 format!("{} for {}", noise.describe(), format_duration(*lasts))
             }
+            Action::Failover {
+                standby,
+                promote_after,
+            } => format!(
+                "failover of {target} to {standby}, promoted after {}",
+                format_duration(*promote_after)
+            ),
         }
     }
 }
@@ -230,9 +255,9 @@ fn instances_used(plan: &RunPlan) -> Vec<String> {
         .flat_map(|g| &g.sets)
         .flat_map(|s| s.targets.values())
     {
-        if let TargetSpec::Instance { name, .. } = t {
-            if !out.contains(name) {
-                out.push(name.clone());
+        for name in t.instances() {
+            if !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
             }
         }
     }
@@ -282,6 +307,21 @@ fn one(r: &RawEvent, plan: &RunPlan, used: &[String]) -> Result<Disruption, Stri
         };
         return Err(format!("unknown target '{target}': {known}"));
     }
+    if let Action::Failover { standby, .. } = &action {
+        if *standby == target {
+            return Err(format!(
+                "standby '{standby}' is the target; name the primary in `target` and its \
+                 standby in `standby`"
+            ));
+        }
+        if !used.contains(standby) {
+            return Err(format!(
+                "standby '{standby}' is not used by the run; give the groups a target over \
+                 both, e.g. target = \"instance:{target},{standby}\", so clients follow the \
+                 promotion"
+            ));
+        }
+    }
     Ok(Disruption { at, target, action })
 }
 
@@ -319,7 +359,8 @@ fn when(r: &RawEvent, plan: &RunPlan) -> Result<Duration, String> {
 
 fn action(r: &RawEvent) -> Result<Action, String> {
     let name = r.action.as_deref().ok_or(
-        "it has no action; add action = \"fail\", \"freeze\", \"resize\", \"noise\" or \"sql\"",
+        "it has no action; add action = \"fail\", \"failover\", \"freeze\", \"resize\", \
+         \"noise\" or \"sql\"",
     )?;
     let only = |key: &str, given: bool| -> Result<(), String> {
         if given {
@@ -364,12 +405,33 @@ fn action(r: &RawEvent) -> Result<Action, String> {
         }
         "resize" => resize(r, &only)?,
         "noise" => noise(r, &only)?,
+        "failover" => {
+            only("restart_after", r.restart_after.is_some())?;
+            only("for", r.lasts.is_some())?;
+            let standby = r
+                .standby
+                .clone()
+                .ok_or("a failover needs `standby`, the standby promoted (e.g. standby = \"b\")")?;
+            let promote_after = match &r.promote_after {
+                Some(t) => parse_duration(t).map_err(|m| format!("promote_after: {m}"))?,
+                None => Duration::ZERO,
+            };
+            Action::Failover {
+                standby,
+                promote_after,
+            }
+        }
         other => {
             return Err(format!(
-            "unknown action '{other}'; use \"fail\", \"freeze\", \"resize\", \"noise\" or \"sql\""
-        ))
+                "unknown action '{other}'; use \"fail\", \"failover\", \"freeze\", \
+                 \"resize\", \"noise\" or \"sql\""
+            ))
         }
     };
+    if !matches!(action, Action::Failover { .. }) {
+        only("standby", r.standby.is_some())?;
+        only("promote_after", r.promote_after.is_some())?;
+    }
     if !matches!(action, Action::Resize { .. } | Action::Noise { .. }) {
         only("cpus", r.cpus.is_some())?;
         only("memory", r.memory.is_some())?;
@@ -493,10 +555,13 @@ mod tests {
         [[phase]]\nname = \"peak\"\nduration = \"20s\"\nshares = { A = 100 }\n";
 
     fn plan(events: &str) -> Result<RunPlan, ConfigError> {
-        let text = format!("{RUN}{events}");
+        plan_of(&format!("{RUN}{events}"))
+    }
+
+    fn plan_of(text: &str) -> Result<RunPlan, ConfigError> {
         let src = Source {
             file: "run.toml",
-            text: &text,
+            text,
         };
         let raw = parse_run_text(&src, &Registry)?;
         validate_run(&src, raw, 2, 1, &Registry)
@@ -546,5 +611,42 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("past the run's end at 45s"), "{e}");
+    }
+
+    #[test]
+    fn a_failover_names_a_standby_the_run_uses() {
+        let failover = "[[event]]\nat = \"1s\"\naction = \"failover\"\ntarget = \"a\"\n";
+        let e = plan(&format!("{failover}standby = \"b\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("standby 'b' is not used by the run"), "{e}");
+        assert!(e.contains("\"instance:a,b\""), "{e}");
+        let e = plan(failover).unwrap_err().to_string();
+        assert!(e.contains("a failover needs `standby`"), "{e}");
+        let e = plan(&format!("{failover}standby = \"b\"\nfor = \"1s\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`for` does not apply"), "{e}");
+        let e =
+            plan("[[event]]\nat = \"1s\"\naction = \"fail\"\ntarget = \"a\"\nstandby = \"b\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains("`standby` does not apply to action \"fail\""),
+            "{e}"
+        );
+        let both = RUN.replace("instance = \"a\"", "target = \"instance:a,b\"");
+        let p = plan_of(&format!(
+            "{both}{failover}standby = \"b\"\npromote_after = \"2s\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            p.events[0].describe(),
+            "at 1s: failover of a to b, promoted after 2s"
+        );
+        let e = plan_of(&format!("{both}{failover}standby = \"a\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("standby 'a' is the target"), "{e}");
     }
 }

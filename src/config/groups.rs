@@ -308,10 +308,7 @@ fn shorthand_sets(
                 name: i.to_string(),
                 targets: every_role(
                     roles,
-                    TargetSpec::Instance {
-                        name: instance.clone(),
-                        dbname: format!("{}_{i}", name.to_lowercase()),
-                    },
+                    TargetSpec::instance(instance, &format!("{}_{i}", name.to_lowercase())),
                 ),
             });
         }

@@ -22,7 +22,7 @@ use toml::Spanned;
 use super::groups::Source;
 use super::plan::GroupPlan;
 use super::size::{format_size, parse_size};
-use super::target::{check_name, TargetSpec};
+use super::target::check_name;
 use super::ConfigError;
 
 /// A VM smaller than this cannot hold a postmaster and a few backends.
@@ -348,11 +348,10 @@ pub fn check_used(
     groups: &[GroupPlan],
 ) -> Result<(), ConfigError> {
     let used = |name: &str| {
-        groups.iter().flat_map(|g| &g.sets).any(|s| {
-            s.targets
-                .values()
-                .any(|t| matches!(t, TargetSpec::Instance { name: n, .. } if n == name))
-        })
+        groups
+            .iter()
+            .flat_map(|g| &g.sets)
+            .any(|s| s.targets.values().any(|t| t.instances().contains(&name)))
     };
     for r in raw {
         let name = r.get_ref().name.get_ref();

@@ -18,8 +18,13 @@ pub enum TargetSpec {
     /// A libpq URI (`postgresql://...`) or keyword/value string (`host=... dbname=...`).
     /// Holds the text as given, password included: never print it, use [`TargetSpec::redacted`].
     Dsn(String),
-    /// A managed instance of this tidebench home.
-    Instance { name: String, dbname: String },
+    /// A managed instance of this tidebench home; with `also` (`instance:a,b`), whichever of
+    /// `name` and `also` is the primary, found again on every reconnect (issue 54).
+    Instance {
+        name: String,
+        dbname: String,
+        also: Vec<String>,
+    },
 }
 
 impl TargetSpec {
@@ -30,24 +35,52 @@ impl TargetSpec {
             return Err("the target is empty; give a DSN like 'host=localhost dbname=bench' or instance:NAME".into());
         }
         if let Some(rest) = text.strip_prefix("instance:") {
-            let (name, dbname) = match rest.split_once('/') {
+            let (names, dbname) = match rest.split_once('/') {
                 Some((n, d)) => (n, d),
                 None => (rest, DEFAULT_DBNAME),
             };
+            let mut names = names.split(',');
+            let name = names.next().unwrap_or_default();
             check_name("instance", name)?;
             check_name("database", dbname)?;
+            let also: Vec<String> = names.map(str::to_string).collect();
+            for other in &also {
+                check_name("instance", other)?;
+                if other == name || also.iter().filter(|o| *o == other).count() > 1 {
+                    return Err(format!(
+                        "instance '{other}' is named twice in '{text}'; name each once"
+                    ));
+                }
+            }
             return Ok(TargetSpec::Instance {
                 name: name.to_string(),
                 dbname: dbname.to_string(),
+                also,
             });
         }
         Ok(TargetSpec::Dsn(text.to_string()))
     }
 
     pub fn default_instance() -> TargetSpec {
+        TargetSpec::instance(DEFAULT_INSTANCE, DEFAULT_DBNAME)
+    }
+
+    /// `instance:NAME/DBNAME`.
+    pub fn instance(name: &str, dbname: &str) -> TargetSpec {
         TargetSpec::Instance {
-            name: DEFAULT_INSTANCE.to_string(),
-            dbname: DEFAULT_DBNAME.to_string(),
+            name: name.to_string(),
+            dbname: dbname.to_string(),
+            also: Vec::new(),
+        }
+    }
+
+    /// The managed instances the spec names: one, or each of `instance:a,b`.
+    pub fn instances(&self) -> Vec<&str> {
+        match self {
+            TargetSpec::Dsn(_) => Vec::new(),
+            TargetSpec::Instance { name, also, .. } => std::iter::once(name.as_str())
+                .chain(also.iter().map(String::as_str))
+                .collect(),
         }
     }
 
@@ -55,7 +88,12 @@ impl TargetSpec {
     pub fn redacted(&self) -> String {
         match self {
             TargetSpec::Dsn(dsn) => redact_dsn(dsn),
-            TargetSpec::Instance { name, dbname } => format!("instance:{name}/{dbname}"),
+            TargetSpec::Instance { name, dbname, also } => {
+                let names: Vec<&str> = std::iter::once(name.as_str())
+                    .chain(also.iter().map(String::as_str))
+                    .collect();
+                format!("instance:{}/{dbname}", names.join(","))
+            }
         }
     }
 }
@@ -187,10 +225,11 @@ impl std::fmt::Debug for TargetSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TargetSpec::Dsn(_) => f.debug_tuple("Dsn").field(&self.redacted()).finish(),
-            TargetSpec::Instance { name, dbname } => f
+            TargetSpec::Instance { name, dbname, also } => f
                 .debug_struct("Instance")
                 .field("name", name)
                 .field("dbname", dbname)
+                .field("also", also)
                 .finish(),
         }
     }
@@ -218,19 +257,20 @@ mod tests {
     fn parses_instance_targets() {
         assert_eq!(
             TargetSpec::parse("instance:vm1/sales").unwrap(),
-            TargetSpec::Instance {
-                name: "vm1".into(),
-                dbname: "sales".into()
-            }
+            TargetSpec::instance("vm1", "sales")
         );
         assert_eq!(
             TargetSpec::parse("instance:vm1").unwrap(),
-            TargetSpec::Instance {
-                name: "vm1".into(),
-                dbname: DEFAULT_DBNAME.into()
-            }
+            TargetSpec::instance("vm1", DEFAULT_DBNAME)
         );
         assert!(TargetSpec::parse("instance:../x").is_err());
+        let pair = TargetSpec::parse("instance:a,b/db").unwrap();
+        assert_eq!(pair.instances(), vec!["a", "b"]);
+        assert_eq!(pair.redacted(), "instance:a,b/db");
+        assert_eq!(TargetSpec::parse(&pair.redacted()).unwrap(), pair);
+        assert!(TargetSpec::parse("instance:a,a")
+            .unwrap_err()
+            .contains("named twice"));
     }
 
     #[test]

@@ -156,10 +156,7 @@ fn groups_sets_and_phases_compile() {
     assert_eq!(plan.groups[1].sets.len(), 2);
     assert_eq!(
         plan.groups[1].sets[1].targets["oltp"],
-        TargetSpec::Instance {
-            name: "default".into(),
-            dbname: "b_2".into()
-        }
+        TargetSpec::instance("default", "b_2")
     );
     assert_eq!(plan.phases[1].groups[1].share, 0.0);
     assert_eq!(

@@ -22,6 +22,9 @@ type Cards = Vec<(usize, u32)>;
 pub struct TargetSlot {
     pub group: usize,
     pub params: pgwire::ConnectParams,
+    /// Where a lost session looks for the primary (issue 54): each in order, the first that
+    /// is not in recovery; empty: it reconnects to `params`.
+    pub follow: Vec<pgwire::ConnectParams>,
 }
 
 /// A database the plan names, before it is resolved: its group, its set, and the spec.
@@ -446,6 +449,7 @@ mod tests {
                     tls: pgwire::Tls::disabled(),
                     keepalive: pgwire::KeepAlive::default(),
                 },
+                follow: Vec::new(),
             })
             .collect();
         let labels = planned.iter().map(|t| t.spec.redacted()).collect();

@@ -131,9 +131,19 @@ impl Session {
     }
 
     /// One reconnection attempt; on failure the next one waits twice as long (up to a cap).
-    pub async fn reconnect(&mut self, params: &pgwire::ConnectParams) -> bool {
+    /// With `follow` (a target over a primary and its standbys), the attempt goes to each of
+    /// its servers in order and keeps the first that is not in recovery: after a fail-over,
+    /// the promoted standby.
+    pub async fn reconnect(
+        &mut self,
+        params: &pgwire::ConnectParams,
+        follow: &[pgwire::ConnectParams],
+    ) -> bool {
         self.connecting = true;
-        let opened = pgwire::Connection::connect(params).await;
+        let opened = match follow.is_empty() {
+            true => pgwire::Connection::connect(params).await,
+            false => primary_of(follow).await,
+        };
         self.connecting = false;
         match opened {
             Ok(c) => {
@@ -165,4 +175,38 @@ impl Session {
         }
         self.reconnects
     }
+}
+
+/// A session on the first of `servers` that takes writes: PostgreSQL 14 and later say so at
+/// login (`in_hot_standby`), older ones are asked `pg_is_in_recovery()`. A server that does
+/// not answer, or is a standby, is passed over; none fits: the last error.
+async fn primary_of(
+    servers: &[pgwire::ConnectParams],
+) -> Result<pgwire::Connection, pgwire::Error> {
+    let mut last = pgwire::Error::client("no server to look for the primary on".to_string());
+    for params in servers {
+        let mut conn = match pgwire::Connection::connect(params).await {
+            Ok(c) => c,
+            Err(e) => {
+                last = e;
+                continue;
+            }
+        };
+        let standby = match conn.server_param("in_hot_standby") {
+            Some(v) => v == "on",
+            None => match conn.simple_query("SELECT pg_is_in_recovery()").await {
+                Ok(r) => r.get_str(0, 0) != Some("f"),
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            },
+        };
+        if !standby {
+            return Ok(conn);
+        }
+        conn.close().await;
+        last = pgwire::Error::client(format!("{} is a standby (in recovery)", params.port));
+    }
+    Err(last)
 }

@@ -91,6 +91,7 @@ pub(super) fn instance_from(layout: &Layout, record: &Record) -> Result<Instance
             .guest
             .as_ref()
             .map(|g| vm::GuestInfo::of(layout, record, g)),
+        standby: record.standby.clone(),
     })
 }
 

@@ -50,6 +50,7 @@ pub(super) fn create(
         vm: opts.vm.clone(),
         ssl: opts.ssl,
         guest: None,
+        standby: None,
     };
     if let Err(e) = std::fs::create_dir(&layout.dir) {
         if e.kind() == std::io::ErrorKind::AlreadyExists {

@@ -151,6 +151,14 @@ pub enum InstanceError {
         message: String,
     },
 
+    /// A standby could not be made, or its primary refused (see `standby`).
+    #[error("instance '{name}' as a standby of '{primary}': {message}")]
+    Standby {
+        name: String,
+        primary: String,
+        message: String,
+    },
+
     /// A PostgreSQL program (initdb, pg_ctl, psql) failed.
     #[error("`{program}` failed: {detail}")]
     Command { program: String, detail: String },

@@ -7,7 +7,7 @@ use super::error::InstanceError;
 use super::record::{self, Layout, Record};
 use super::server::Server;
 use super::types::{Home, Instance, InstanceOptions, InstanceStatus, StartOutcome};
-use super::{create, os_user, vm};
+use super::{create, os_user, standby, vm};
 
 /// Creates (initdb) on first use and starts; returns when the server accepts connections.
 pub fn start(home: &Home, name: &str, opts: &InstanceOptions) -> Result<Instance, InstanceError> {
@@ -24,6 +24,10 @@ pub fn start_reporting(
     opts.validate()?;
     let layout = Layout::new(&home.absolute()?, name);
     check_socket_dir(&layout.sockets)?;
+    if let (false, Some(p)) = (layout.record().exists(), &opts.standby_of) {
+        let primary = find_running(home, p).map_err(|e| standby::primary_missing(name, p, e))?;
+        return standby::create(&layout, name, &primary, opts).map(|i| (i, StartOutcome::Created));
+    }
     if let (false, Some(guest)) = (layout.record().exists(), &opts.guest) {
         return vm::create(&layout, name, opts, guest);
     }
@@ -159,6 +163,12 @@ pub fn destroy(home: &Home, name: &str) -> Result<(), InstanceError> {
         // still booting could wait a minute for a key press nobody reads).
         vm::discard(&layout, &record);
     } else {
+        // A synchronous standby leaves its primary's list while the primary runs (a stopped
+        // primary reads the list when it starts).
+        let primary = record.standby.as_ref().filter(|s| s.synchronous);
+        if let Some(primary) = primary.and_then(|s| find_running(home, &s.primary).ok()) {
+            standby::name_synchronous(&layout.home, &primary, Some(name))?;
+        }
         stop(home, name)?;
     }
     if record.has_cgroup() {

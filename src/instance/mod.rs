@@ -25,6 +25,7 @@ mod reconfigure;
 mod record;
 mod server;
 mod settings;
+mod standby;
 pub mod tls;
 mod types;
 pub mod vm;
@@ -39,4 +40,5 @@ pub use lifecycle::{
 pub use reconfigure::{reconfigure, Reconfigured};
 pub use server::can_lower_oom_scores;
 pub use settings::{format_size, parse_size, PASSWORD_GROUP};
+pub use standby::promote;
 pub use types::{Home, Instance, InstanceOptions, InstanceStatus, StartOutcome, DEFAULT_DBNAME};

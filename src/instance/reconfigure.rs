@@ -182,6 +182,7 @@ mod tests {
             vm: None,
             ssl: false,
             guest: None,
+            standby: None,
         }
     }
 
@@ -197,6 +198,8 @@ mod tests {
             memory: Some(1 << 30),
             vm: None,
             ssl: false,
+            standby_of: None,
+            synchronous: false,
             guest: None,
             pg_bin: None,
         };

@@ -55,6 +55,19 @@ pub(crate) struct Record {
     /// A real VM (issue 40): the server runs in a QEMU guest (see `vm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest: Option<super::vm::GuestRecord>,
+    /// A streaming standby made from another instance's base backup (issue 54).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standby: Option<StandbyRecord>,
+}
+
+/// What a standby was made from: its primary, and whether the primary waits for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StandbyRecord {
+    /// The instance it was copied from and streams from.
+    pub primary: String,
+    /// Named in the primary's `synchronous_standby_names`: a commit there waits for it.
+    #[serde(default)]
+    pub synchronous: bool,
 }
 
 /// Where an instance's files are: `<home>/instances/<name>/{instance.toml,data/,server.log}`
@@ -214,6 +227,13 @@ impl Record {
                 ));
             }
         }
+        let primary = self.standby.as_ref().map(|s| s.primary.as_str());
+        if opts.standby_of.is_some() && opts.standby_of.as_deref() != primary {
+            let show = |p: Option<&str>| {
+                p.map_or("no --standby-of".into(), |p| format!("--standby-of {p}"))
+            };
+            return Err(conflict(show(primary), show(opts.standby_of.as_deref())));
+        }
         if opts.ssl && !self.ssl {
             return Err(conflict("no --ssl".into(), "--ssl".into()));
         }
@@ -281,6 +301,7 @@ mod tests {
             vm: None,
             ssl: false,
             guest: None,
+            standby: None,
         }
     }
 

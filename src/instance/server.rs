@@ -93,6 +93,30 @@ impl Server<'_> {
         run(cmd, "initdb")
     }
 
+    /// A streaming copy of a running primary (`pg_basebackup -R`) reached by `conninfo`: its
+    /// data dir with `standby.signal`, and `conninfo` as its `primary_conninfo`.
+    pub fn base_backup(&self, conninfo: &str, sync: bool) -> Result<(), InstanceError> {
+        let mut cmd = self.program("pg_basebackup", Vec::new());
+        cmd.arg("-D")
+            .arg(self.layout.data())
+            .args(["-R", "-X", "stream", "-c", "fast", "-d", conninfo]);
+        if !sync {
+            cmd.arg("--no-sync");
+        }
+        run(cmd, "pg_basebackup")
+    }
+
+    /// `pg_ctl promote -w`: the standby ends recovery and takes writes; returns once it does.
+    pub fn promote(&self) -> Result<(), InstanceError> {
+        let mut cmd = self.program("pg_ctl", Vec::new());
+        cmd.arg("promote").arg("-D").arg(self.layout.data()).args([
+            "-w",
+            "-t",
+            PG_CTL_TIMEOUT_SECS,
+        ]);
+        run(cmd, "pg_ctl promote")
+    }
+
     /// Writes tidebench.conf (included from postgresql.conf) and pg_hba.conf into the data dir.
     pub fn write_config(&self, conf: &str) -> Result<(), InstanceError> {
         let data = self.layout.data();

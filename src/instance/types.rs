@@ -63,6 +63,10 @@ pub struct InstanceOptions {
     pub guest: Option<vm::GuestOptions>,
     /// The server binaries' dir (`--pg-bin`), instead of where `binaries::find` looks.
     pub pg_bin: Option<std::path::PathBuf>,
+    /// Make it a streaming standby of this running instance (`--standby-of`, issue 54).
+    pub standby_of: Option<String>,
+    /// With `standby_of`: the primary waits for it on commit (`--sync`).
+    pub synchronous: bool,
 }
 
 impl InstanceOptions {
@@ -81,6 +85,11 @@ impl InstanceOptions {
         }
         if self.port == Some(0) {
             return Err(InstanceError::PortZero);
+        }
+        if self.synchronous && self.standby_of.is_none() {
+            return Err(invalid("--sync")(
+                "--sync makes a standby synchronous; give --standby-of PRIMARY with it".into(),
+            ));
         }
         Ok(())
     }
@@ -104,6 +113,8 @@ pub struct Instance {
     pub ssl: bool,
     /// A QEMU guest (see [`vm`]): reached over TCP on 127.0.0.1 with its password.
     pub(super) guest: Option<vm::GuestInfo>,
+    /// Made as a standby of another instance (see `standby`).
+    pub(super) standby: Option<super::record::StandbyRecord>,
 }
 
 impl Instance {
@@ -206,6 +217,29 @@ impl Instance {
         match &self.guest {
             Some(g) => g.files.data(),
             None => self.dir.join("data"),
+        }
+    }
+
+    /// The primary it was made a standby of, if it was (it may have been promoted since).
+    pub fn standby_of(&self) -> Option<&str> {
+        self.standby.as_ref().map(|s| s.primary.as_str())
+    }
+
+    /// Whether its data dir still holds `standby.signal`: a standby not yet promoted.
+    pub fn in_recovery(&self) -> bool {
+        self.data_dir().join("standby.signal").exists()
+    }
+
+    /// `primary`, `standby of a (sync)`, `primary (promoted, was standby of a)`.
+    pub fn role(&self) -> String {
+        match &self.standby {
+            None => "primary".into(),
+            Some(s) if self.in_recovery() => format!(
+                "standby of {} ({})",
+                s.primary,
+                if s.synchronous { "sync" } else { "async" }
+            ),
+            Some(s) => format!("primary (promoted, was standby of {})", s.primary),
         }
     }
 

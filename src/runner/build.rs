@@ -214,18 +214,24 @@ fn layout(
         .planned
         .iter()
         .zip(&targets.resolved)
-        .map(|(p, r)| TargetSlot {
-            group: p.group,
-            params: named_for(
-                session_params(
-                    &r.params,
-                    plan.groups[p.group].options.isolation,
-                    plan.txn_timeout,
-                    &plan.session_settings,
-                ),
-                &plan.groups[p.group].name,
-                &p.set,
-            ),
+        .map(|(p, r)| {
+            let for_group = |params: &pgwire::ConnectParams| {
+                named_for(
+                    session_params(
+                        params,
+                        plan.groups[p.group].options.isolation,
+                        plan.txn_timeout,
+                        &plan.session_settings,
+                    ),
+                    &plan.groups[p.group].name,
+                    &p.set,
+                )
+            };
+            TargetSlot {
+                group: p.group,
+                params: for_group(&r.params),
+                follow: r.follow.iter().map(for_group).collect(),
+            }
         })
         .collect();
     let labels = targets.resolved.iter().map(|r| r.label.clone()).collect();

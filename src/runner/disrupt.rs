@@ -59,6 +59,14 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                 Err(e) => return Err(refuse(e.to_string())),
             },
         };
+        if let Action::Failover { standby, .. } = &d.action {
+            if shape.vm {
+                return Err(refuse(
+                    "a failover acts on local instances; a VM has no standby here".into(),
+                ));
+            }
+            check_standby(home, &d.target, standby).map_err(refuse)?;
+        }
         if let Action::Resize { cpus, .. } = &d.action {
             if shape.vm && cpus.is_some() {
                 return Err(refuse(
@@ -75,6 +83,36 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
         }
     }
     Ok(())
+}
+
+/// A failover's standby: a managed instance made as a standby of the event's target, and not
+/// promoted yet.
+fn check_standby(home: &Home, primary: &str, standby: &str) -> Result<(), String> {
+    let made_by = |what: &str| {
+        format!(
+            "{what}; make one with `tidebench instance start {standby} --standby-of {primary}` \
+             (--sync for a synchronous one)"
+        )
+    };
+    let i = match instance::find(home, standby) {
+        Ok(i) => i,
+        Err(InstanceError::NotFound { .. }) => {
+            return Err(made_by(&format!(
+                "no managed instance '{standby}' in this home"
+            )))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    match i.standby_of() {
+        Some(p) if p == primary && i.in_recovery() => Ok(()),
+        Some(p) if p == primary => Err(format!(
+            "'{standby}' was promoted already; destroy it and make a new standby"
+        )),
+        Some(p) => Err(made_by(&format!(
+            "'{standby}' is a standby of '{p}', not of '{primary}'"
+        ))),
+        None => Err(made_by(&format!("'{standby}' is not a standby"))),
+    }
 }
 
 /// Noise needs control groups and stress-ng.
@@ -261,18 +299,20 @@ impl On {
     }
 }
 
+/// Kills the event's target at once.
+fn fail_target(home: &Home, name: &str) -> Result<((), String), String> {
+    let i = instance::find(home, name).map_err(|e| e.to_string())?;
+    disrupt::fail(&i)
+        .map(|d| ((), d))
+        .map_err(|e| e.to_string())
+}
+
 /// One event's steps, in order.
 async fn run_one(on: On, d: Disruption) {
     on.until(d.at).await;
     match d.action {
         Action::Fail { restart_after } => {
-            on.step("fail", |home, name| {
-                let i = instance::find(home, name).map_err(|e| e.to_string())?;
-                disrupt::fail(&i)
-                    .map(|d| ((), d))
-                    .map_err(|e| e.to_string())
-            })
-            .await;
+            on.step("fail", fail_target).await;
             if let Some(after) = restart_after {
                 on.until(d.at + after).await;
                 on.step("restart", |home, name| {
@@ -282,6 +322,19 @@ async fn run_one(on: On, d: Disruption) {
                 })
                 .await;
             }
+        }
+        Action::Failover {
+            standby,
+            promote_after,
+        } => {
+            on.step("fail", fail_target).await;
+            on.until(d.at + promote_after).await;
+            on.step("promote", move |home, _| {
+                instance::promote(home, &standby)
+                    .map(|d| ((), d))
+                    .map_err(|e| e.to_string())
+            })
+            .await;
         }
         Action::Freeze { lasts } => {
             let frozen = on

@@ -133,8 +133,8 @@ pub(super) fn managed_instances(
 ) -> Result<Vec<Instance>, RunError> {
     let mut out: Vec<Instance> = Vec::new();
     for t in planned {
-        if let TargetSpec::Instance { name, .. } = &t.spec {
-            if !out.iter().any(|i| &i.name == name) {
+        for name in t.spec.instances() {
+            if !out.iter().any(|i| i.name == name) {
                 let found = crate::instance::find(home, name);
                 out.push(found?);
             }
@@ -158,6 +158,8 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         vm: decl.vm.clone(),
         ssl: decl.ssl,
         pg_bin: None,
+        standby_of: None,
+        synchronous: false,
         guest: decl
             .hypervisor
             .as_ref()

@@ -50,6 +50,17 @@ FROM pg_stat_database WHERE datname = ANY($1::text[])";
 const WAL_BYTES: &str = "(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
 ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn)::float8";
 
+/// A primary's replication lag to its standbys (issue 54): the largest of their replay
+/// positions behind its own, in bytes, and of their `replay_lag`, in seconds; NULL on a
+/// server without standbys (and on a standby, where `pg_current_wal_lsn()` is an error).
+const REPLICATION_LAG: &str =
+    ", (SELECT max(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn))::float8 \
+FROM pg_stat_replication WHERE NOT pg_is_in_recovery()), \
+(SELECT extract(epoch FROM max(replay_lag))::float8 FROM pg_stat_replication)";
+
+/// The gauges read after [`SERVER_COUNTERS`], in [`REPLICATION_LAG`]'s order.
+pub const REPLICATION_GAUGES: [&str; 2] = ["replication_lag_bytes", "replication_lag_s"];
+
 /// PostgreSQL up to 16: checkpoint counters are in `pg_stat_bgwriter`. Columns in
 /// [`SERVER_COUNTERS`] order.
 const SERVER_SQL: &str = "SELECT checkpoints_timed::float8, checkpoints_req::float8, \
@@ -138,7 +149,7 @@ async fn server_sql(client: &Client, label: &str) -> Result<String, String> {
     } else {
         (SERVER_SQL, "FROM pg_stat_bgwriter")
     };
-    Ok(format!("{head}{WAL_BYTES} {from}"))
+    Ok(format!("{head}{WAL_BYTES}{REPLICATION_LAG} {from}"))
 }
 
 impl ServerProbe {
@@ -210,7 +221,8 @@ impl ServerProbe {
             }
         }
         let row = server_row.map_err(fail)?;
-        for (i, metric) in SERVER_COUNTERS.iter().enumerate() {
+        let metrics = SERVER_COUNTERS.iter().chain(REPLICATION_GAUGES.iter());
+        for (i, metric) in metrics.enumerate() {
             if let Ok(Some(v)) = row.try_get::<_, Option<f64>>(i) {
                 out.push(&self.source, metric, v);
             }

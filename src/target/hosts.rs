@@ -105,6 +105,25 @@ fn address(host: &pgwire::Host, port: u16) -> String {
 }
 
 impl ResolvedTarget {
+    /// The target on its `i`th host, with that host's address and password.
+    fn on_host(&self, i: usize) -> ResolvedTarget {
+        let mut candidate = self.clone();
+        if let Some((host, port)) = self.choice.hosts.get(i) {
+            candidate.params.host = host.clone();
+            candidate.params.port = *port;
+            candidate.params.hostaddr = self.choice.hostaddrs.get(i).copied().flatten();
+            if let (Some(path), Some(name)) = (&self.choice.passfile, self.choice.pass_hosts.get(i))
+            {
+                let p = &candidate.params;
+                // The file's warning, if any, was noted when the string was parsed.
+                candidate.params.password =
+                    super::libpq_files::lookup_password(path, name, *port, &p.dbname, &p.user)
+                        .password(&mut Vec::new());
+            }
+        }
+        candidate
+    }
+
     /// The target on the first of its hosts that answers and fits its `target_session_attrs`
     /// (prefer-standby: a standby, else any); unchanged when it names one host and no demand.
     pub async fn choose_host(self) -> Result<ResolvedTarget, TargetError> {
@@ -121,21 +140,17 @@ impl ResolvedTarget {
             other => vec![other],
         };
         let mut tried: Vec<String> = Vec::new();
+        // A host list asking for a writable server: clients look for it again on reconnect.
+        let follow: Vec<pgwire::ConnectParams> =
+            match matches!(attrs, SessionAttrs::ReadWrite | SessionAttrs::Primary) {
+                true => (0..self.choice.hosts.len())
+                    .map(|i| self.on_host(i).params)
+                    .collect(),
+                false => Vec::new(),
+            };
         for want in &passes {
             for (i, (host, port)) in self.choice.hosts.iter().enumerate() {
-                let mut candidate = self.clone();
-                candidate.params.host = host.clone();
-                candidate.params.port = *port;
-                candidate.params.hostaddr = self.choice.hostaddrs.get(i).copied().flatten();
-                if let (Some(path), Some(name)) =
-                    (&self.choice.passfile, self.choice.pass_hosts.get(i))
-                {
-                    let p = &candidate.params;
-                    // The file's warning, if any, was noted when the string was parsed.
-                    candidate.params.password =
-                        super::libpq_files::lookup_password(path, name, *port, &p.dbname, &p.user)
-                            .password(&mut Vec::new());
-                }
+                let mut candidate = self.on_host(i);
                 let at = address(host, *port);
                 if let Err(e) = candidate.check_peer() {
                     tried.push(format!("{at}: {e}"));
@@ -173,6 +188,7 @@ impl ResolvedTarget {
                     candidate.choice.pass_hosts =
                         self.choice.pass_hosts.get(i).cloned().into_iter().collect();
                     candidate.choice.attrs = SessionAttrs::Any;
+                    candidate.follow = follow;
                     return Ok(candidate);
                 }
                 tried.push(format!(

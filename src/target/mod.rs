@@ -52,6 +52,10 @@ pub struct ResolvedTarget {
     /// The hosts its connection string names and what the chosen one must be; `params` holds
     /// the first until [`ResolvedTarget::choose_host`] has chosen.
     pub choice: HostChoice,
+    /// Where a client looks for the primary again when its session is lost (issue 54): every
+    /// host of `instance:a,b`, or of a host list asking for `read-write` or `primary`, in
+    /// order; empty: a lost session reconnects to `params`.
+    pub follow: Vec<pgwire::ConnectParams>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,9 +86,11 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
                 label,
                 notes: parsed.notes,
                 choice: parsed.choice,
+                follow: Vec::new(),
             })
         }
-        TargetSpec::Instance { name, dbname } => {
+        TargetSpec::Instance { also, .. } if !also.is_empty() => resolve_primary(spec, home),
+        TargetSpec::Instance { name, dbname, .. } => {
             let wrap = |source| TargetError::Instance {
                 label: label.clone(),
                 source,
@@ -100,9 +106,60 @@ pub fn resolve(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetE
                 label,
                 notes: Vec::new(),
                 choice: HostChoice::default(),
+                follow: Vec::new(),
             })
         }
     }
+}
+
+/// `instance:a,b`: the run starts on whichever of the instances runs and is not a standby
+/// (its database is created there, and replicated); every one of them is kept in `follow`.
+fn resolve_primary(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, TargetError> {
+    let label = spec.redacted();
+    let wrap = |source| TargetError::Instance {
+        label: label.clone(),
+        source,
+    };
+    let TargetSpec::Instance { dbname, .. } = spec else {
+        return Err(TargetError::Dsn {
+            label,
+            message: "not a list of instances".into(),
+        });
+    };
+    let mut follow = Vec::new();
+    let mut primary = None;
+    for name in spec.instances() {
+        let inst = instance::find(home, name).map_err(wrap)?;
+        follow.push(inst.target_params(dbname).map_err(wrap)?);
+        let running = inst
+            .pid()
+            .is_some_and(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+        if primary.is_none() && running && !inst.in_recovery() {
+            primary = Some(inst);
+        }
+    }
+    let Some(inst) = primary else {
+        return Err(TargetError::Connect {
+            label: label.clone(),
+            message: format!(
+                "none of {} runs as a primary; start the primary (`tidebench instance start \
+                 NAME`), or name an instance that is not a standby",
+                spec.instances().join(", ")
+            ),
+        });
+    };
+    instance::ensure_database(&inst, dbname).map_err(wrap)?;
+    Ok(ResolvedTarget {
+        params: inst.target_params(dbname).map_err(wrap)?,
+        notes: vec![format!(
+            "target '{label}': {} is the primary; clients look for the primary again on \
+             every reconnect",
+            inst.name
+        )],
+        label,
+        choice: HostChoice::default(),
+        follow,
+    })
 }
 
 /// Parses a libpq URI or keyword/value string into connection parameters, applying libpq's

@@ -15,6 +15,7 @@ mod draws;
 mod elastic;
 mod events;
 mod experiments;
+mod failover;
 mod faults;
 mod instance;
 mod knee;

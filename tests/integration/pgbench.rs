@@ -28,6 +28,7 @@ fn target(inst: &Instance, db: &str) -> ResolvedTarget {
         params: inst.connect_params(db),
         notes: Vec::new(),
         choice: Default::default(),
+        follow: Vec::new(),
     }
 }
 

@@ -250,6 +250,7 @@ fn server_counters_match_client_transactions() {
         params: inst.connect_params("tidebench"),
         notes: Vec::new(),
         choice: Default::default(),
+        follow: Vec::new(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

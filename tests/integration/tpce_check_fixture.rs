@@ -444,6 +444,7 @@ fn check_copy(inst: &Instance, name: &str, breakage: &str) -> Vec<CheckOutcome> 
         params: inst.connect_params(name),
         notes: Vec::new(),
         choice: Default::default(),
+        follow: Vec::new(),
     };
     block_on(async {
         let client = target.connect_tokio().await.unwrap();

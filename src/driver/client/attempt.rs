@@ -249,9 +249,11 @@ impl Client {
         if let Some(c) = self.sessions[local].conn.take() {
             let _ = evloop::timeout(CLOSE_WITHIN, c.close()).await;
         }
-        let params = &self.shared.layout.targets[self.targets[local]].params;
+        let slot = &self.shared.layout.targets[self.targets[local]];
         if self.sessions[local].may_try(began) {
-            self.sessions[local].reconnect(params).await;
+            self.sessions[local]
+                .reconnect(&slot.params, &slot.follow)
+                .await;
         }
         self.connect_time.connects += 1;
         self.connect_time.total += began.elapsed();
@@ -282,7 +284,9 @@ impl Client {
                 return false;
             }
         }
-        let params = &self.shared.layout.targets[self.targets[local]].params;
-        self.sessions[local].reconnect(params).await
+        let slot = &self.shared.layout.targets[self.targets[local]];
+        self.sessions[local]
+            .reconnect(&slot.params, &slot.follow)
+            .await
     }
 }

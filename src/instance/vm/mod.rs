@@ -117,6 +117,7 @@ pub(crate) fn create(
             cgroup: guest.cgroup.clone(),
             mem_merge: guest.mem_merge,
         }),
+        standby: None,
     };
     let mut record = record;
     if let Some(path) = &opts.vm {

@@ -228,10 +228,7 @@ async fn start_segment(
                 name: name.clone(),
                 source: e.into(),
             })?;
-        let spec = TargetSpec::Instance {
-            name: name.clone(),
-            dbname: SEGMENT_DB.into(),
-        };
+        let spec = TargetSpec::instance(&name, SEGMENT_DB);
         let target = crate::target::resolve(&spec, &home).map_err(|e| RetailError::Segment {
             name: name.clone(),
             source: e.into(),

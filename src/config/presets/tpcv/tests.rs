@@ -150,7 +150,7 @@ fn every_set_has_an_oltp_and_a_dss_instance_of_its_own() {
             for s in &g.sets {
                 assert_eq!(s.distinct_targets().len(), 2, "{s:?}");
                 for role in ["oltp", "dss"] {
-                    let Some(TargetSpec::Instance { name, dbname }) = s.target(role) else {
+                    let Some(TargetSpec::Instance { name, dbname, .. }) = s.target(role) else {
                         panic!("{role} of {s:?} is not a managed instance");
                     };
                     let (group, set) = (g.name.chars().next().unwrap(), s.name.parse().unwrap());
