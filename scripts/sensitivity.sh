@@ -44,7 +44,7 @@ judge() {
   local name=$1 expect=$2
   shift 2
   local out=$work/$name
-  "$bin" ab -w tpcb -s 1 "${settings[@]}" --rounds 3 --fail-on tps:-3% --format json \
+  "$bin" ab -s 1 "${settings[@]}" --rounds 3 --fail-on tps:-3% --format json \
     --out "$out" "$@" -- "${run[@]}" >"$out.json" 2>"$out.log"
   local code=$?
   local line

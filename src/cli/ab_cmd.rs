@@ -32,8 +32,8 @@ results dir, OUT/a/NN and OUT/b/NN, NN the run's place in the sweep. The last st
 Everything after -- is given to every `tidebench run` (clients, duration, rate, ...); --a-arg
 and --b-arg add arguments to one side's runs only, so the same build can be judged against
 itself with a changed run (--a-arg=--rate=1000 --b-arg=--rate=950; a flag given both after
--- and to a side is refused by `run`). The workload (-w) and scale (-s) are given to prepare
-and run alike.
+-- and to a side is refused by `run`). The scale (-s) is given to prepare and run alike; the
+workload (-w, default tpcb) to prepare, and to run when given (leave it out for -S or -N).
 
 Exit status: the verdict's (0 none regressed, 1 a metric regressed past its threshold and
 outside the noise); 2 for bad flags or a setup error; a step that fails ends the sweep with
@@ -46,6 +46,8 @@ Examples:
       -- -c 8 -T 60s -P 0 > verdict.xml
   tidebench ab --b-set shared_buffers=16MB -w tpcb -s 10 -- -c 4 -T 30s   # one build, two settings";
 
+/// What `prepare` loads when `-w` is not given: the tables of pgbench's scripts (`-S`, `-N`).
+const DEFAULT_WORKLOAD: &str = "tpcb";
 /// Rounds of A B B A when `--rounds` is not given: 6 runs a side.
 const DEFAULT_ROUNDS: u32 = 3;
 
@@ -76,9 +78,10 @@ pub struct AbArgs {
     /// Rounds of A B B A: 2 runs a side each; the verdict needs 3 runs a side, so 2 at least
     #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(2..=100))]
     pub rounds: u32,
-    /// Workload to prepare and run on both sides
-    #[arg(short = 'w', long, default_value = "tpcb")]
-    pub workload: String,
+    /// Workload to prepare on both sides (default tpcb) and, when given, to run; leave it out
+    /// for run's pgbench-style flags such as -S, whose workloads load tpcb's tables
+    #[arg(short = 'w', long)]
+    pub workload: Option<String>,
     /// Scale to prepare and run [default: the workload's]
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
@@ -144,7 +147,10 @@ fn instance_name(args: &AbArgs, side: Side) -> String {
 /// `--keep-running`) the stops.
 fn steps(args: &AbArgs, out: &Path) -> Vec<Step> {
     let words = |v: &[&str]| v.iter().map(|w| w.to_string()).collect::<Vec<_>>();
-    let mut workload = words(&["-w", &args.workload]);
+    let mut workload = Vec::new();
+    if let Some(w) = &args.workload {
+        workload.extend(words(&["-w", w]));
+    }
     if let Some(s) = args.scale {
         workload.extend(words(&["-s", &s.to_string()]));
     }
@@ -168,6 +174,9 @@ fn steps(args: &AbArgs, out: &Path) -> Vec<Step> {
     }
     for side in [Side::A, Side::B] {
         let mut argv = words(&["prepare"]);
+        if args.workload.is_none() {
+            argv.extend(words(&["-w", DEFAULT_WORKLOAD]));
+        }
         argv.extend(workload.clone());
         argv.extend(words(&["--target", &target(args, side), "--force"]));
         out_steps.push(Step {

@@ -40,7 +40,7 @@ fn ab_sweeps_two_builds_a_b_b_a_and_ends_with_the_verdict() {
     let home = support::temp_home();
     let out = home.path().join("ab");
     let b_build = newest_build();
-    let mut args: Vec<String> = ["ab", "-w", "tpcb", "-s", "1", "--rounds", "2"]
+    let mut args: Vec<String> = ["ab", "-s", "1", "--rounds", "2"]
         .map(String::from)
         .to_vec();
     for (k, v) in support::test_settings() {
