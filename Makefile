@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN := target/release/tidebench
 
 # `setup` installs what a build and the demo need; `setup-test` adds the test-only tools.
-.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits bench-tpch chaos clean
+.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits bench-tpch chaos sensitivity clean
 
 setup:
 	@./scripts/setup.sh
@@ -126,6 +126,12 @@ bench-tpch: build
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).
 chaos: build
 	python3 bench/chaos.py --bin $(BIN)
+
+# The verdict's sensitivity and false alarms on real runs (issue 55), through `tidebench ab` on
+# one build: select-only at a fixed rate R against R five times (each must be within noise) and
+# against 0.95 R (must be regressed at tps:-3%); about 9 minutes (not part of `test`).
+sensitivity: build
+	./scripts/sensitivity.sh $(BIN)
 
 clean:
 	$(CARGO) clean

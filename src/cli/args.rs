@@ -57,6 +57,9 @@ pub enum Command {
     /// Compare results dirs (or dirs of repeated runs) side by side, with a verdict per metric; exit 1 on a regression
     #[command(after_help = COMPARE_AFTER_HELP)]
     Compare(CompareArgs),
+    /// A/B of two PostgreSQL builds (or settings): one instance a side, the same runs alternated A B B A, ending with compare's verdict; exit 1 on a regression
+    #[command(after_help = super::ab_cmd::AB_AFTER_HELP)]
+    Ab(super::ab_cmd::AbArgs),
     /// Run a workload's consistency checks on a target (TPC-C: conditions 1-4); exit 1 on failure
     Check(CheckArgs),
     /// Run a series of runs over a grid of settings (--vary), repeated, with its analysis; resumable
@@ -859,7 +862,9 @@ pub struct CompareArgs {
     pub format: CompareFormat,
 }
 
-fn parse_fail_on(text: &str) -> Result<crate::report::compare::verdict::Threshold, String> {
+pub(super) fn parse_fail_on(
+    text: &str,
+) -> Result<crate::report::compare::verdict::Threshold, String> {
     text.parse()
         .map_err(|e: crate::report::compare::verdict::ThresholdError| e.to_string())
 }

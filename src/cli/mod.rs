@@ -3,6 +3,7 @@
 //! This file parses and dispatches; each command has a `*_cmd.rs` of its own, the drop-in a
 //! folder (`pgbench/`), and what several commands share is in `common`.
 
+mod ab_cmd;
 pub mod args;
 pub mod argv_scrub;
 mod check_cmd;
@@ -70,6 +71,7 @@ fn dispatch(command: Command, flags: &WorkloadFlags) -> Result<u8, CliError> {
         Command::Presets(args) => presets_cmd::presets(args),
         Command::Report(args) => report_cmd::report(args),
         Command::Compare(args) => compare_cmd::compare(args),
+        Command::Ab(args) => ab_cmd::ab(args),
         Command::Check(args) => check_cmd::check(args, &home),
         Command::Sweep(args) => experiment_cmd::sweep(args, flags, &home),
         Command::Density(args) => experiment_cmd::density(args, flags, &home),

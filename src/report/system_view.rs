@@ -73,6 +73,19 @@ pub fn productivity(data: &RunData) -> Vec<Productivity> {
     out
 }
 
+/// Transactions (committed + expected rollbacks) per CPU-second of the tidebench process over
+/// the measured window: the client side's cost (the `driver` rows of `system.csv`); `None`
+/// for a run without them (no sampler, or older files).
+pub fn client_productivity(data: &RunData) -> Option<f64> {
+    let (start, end) = data.measured_window();
+    let series = data
+        .system_series(|s| s == "driver", "cpu_seconds")
+        .next()?;
+    let cpu = delta(&series.points, start, end)?;
+    let t = &data.summary.totals;
+    (cpu > 0.0).then(|| (t.committed + t.expected_rollback) as f64 / cpu)
+}
+
 /// Mean host CPU steal (percent) over the measured window.
 pub fn steal_pct(data: &RunData) -> Option<f64> {
     let (start, end) = data.measured_window();

@@ -7,6 +7,7 @@
 //! times): a test outside `vm*` well under 60 s (a new one: seconds), a guest's test under
 //! 3 minutes, each lane under 10 minutes.
 
+mod ab;
 mod abort;
 mod bad_input;
 mod consolidate;

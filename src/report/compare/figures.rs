@@ -1,7 +1,8 @@
 //! The figures the verdict judges, read from each run of a side (issue 55): throughput, the
-//! headline, latency percentiles and CPU productivity over the whole run, then throughput and
-//! percentiles per transaction type and per group, each from histograms merged over the
-//! measured window (as `report --by` merges them), never from averaged percentiles.
+//! headline, latency percentiles, the servers' CPU productivity (`cpu`) and the client's
+//! (`client_cpu`, the tidebench process) over the whole run, then throughput and percentiles
+//! per transaction type and per group, each from histograms merged over the measured window
+//! (as `report --by` merges them), never from averaged percentiles.
 //!
 //! A figure is named by a key: the metric alone for the whole run (`tps`, `p95`), or
 //! `type:NAME:METRIC` and `group:NAME:METRIC`. `--fail-on` selects figures by these keys.
@@ -31,7 +32,7 @@ pub struct Metric {
 }
 
 /// Every metric the verdict knows, in the order it reports them.
-pub const METRICS: [Metric; 6] = [
+pub const METRICS: [Metric; 7] = [
     Metric {
         name: "headline",
         unit: "headline",
@@ -64,6 +65,14 @@ pub const METRICS: [Metric; 6] = [
     },
     Metric {
         name: "cpu",
+        unit: "txn/CPU-s",
+        worse: Worse::Lower,
+        default_pct: 5.0,
+    },
+    // The client's cost: a driver that spends more CPU per transaction leaves less of a shared
+    // host to the server, and caps what one driver host can offer.
+    Metric {
+        name: "client_cpu",
         unit: "txn/CPU-s",
         worse: Worse::Lower,
         default_pct: 5.0,
@@ -142,6 +151,9 @@ fn read_run(dir: &Path, side: &mut Figures) -> Result<(), String> {
         .and_then(|p| p.per_cpu_second())
     {
         side.push("cpu", p);
+    }
+    if let Some(p) = sys::client_productivity(&data) {
+        side.push("client_cpu", p);
     }
     for (dim, word) in [(Dim::Type, "type"), (Dim::Group, "group")] {
         let parts = by::merged(dir, dim)?;

@@ -179,7 +179,14 @@ fn results_dirs_judged_and_written_for_a_ci() {
     let same = side("same", &[201, 199, 200]);
     let sides = figures::read_sides(&[base.clone(), slower, same]).unwrap();
     let keys: Vec<&str> = sides[0].values.iter().map(|(k, _)| k.as_str()).collect();
-    for k in ["tps", "p95", "cpu", "type:txn1:p99", "group:G01:tps"] {
+    for k in [
+        "tps",
+        "p95",
+        "cpu",
+        "client_cpu",
+        "type:txn1:p99",
+        "group:G01:tps",
+    ] {
         assert!(keys.contains(&k), "{k} in {keys:?}");
     }
     let t = ["tps:-3%".parse::<Threshold>().unwrap()];
