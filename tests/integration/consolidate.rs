@@ -264,7 +264,9 @@ fn squeeze(
     out: &Path,
     extra: &[&str],
 ) -> std::process::Output {
-    let run = |rates: &str, out: &Path| {
+    // `timing`: periods, their length and the ramp-up.
+    let run = |rates: &str, timing: [&str; 3], out: &Path| {
+        let [periods, period, ramp_up] = timing;
         let mut args = vec![
             "consolidate",
             "-w",
@@ -280,11 +282,11 @@ fn squeeze(
             "--overcommit",
             rates,
             "--periods",
-            "2",
+            periods,
             "--period",
-            "5s",
+            period,
             "--ramp-up",
-            "2s",
+            ramp_up,
             "--high",
             "8",
             "--low",
@@ -297,7 +299,9 @@ fn squeeze(
         args.extend_from_slice(extra);
         support::run_tidebench(home, &args)
     };
-    let warm = run("0", &out.with_extension("warm"));
+    // The first invocation only makes and loads the instances: its one short period is
+    // not measured.
+    let warm = run("0", ["1", "1s", "0s"], &out.with_extension("warm"));
     assert!(warm.status.success(), "{}", output_text(&warm));
     for (n, db) in [(1, "db1"), (2, "db2")] {
         let inst = tidebench::instance::find(&home.home, &format!("{host}-mmm-{n}")).unwrap();
@@ -308,7 +312,7 @@ fn squeeze(
              SELECT pg_prewarm('pgbench_accounts') + pg_prewarm('pgbench_accounts_pkey')",
         );
     }
-    run("0,50", out)
+    run("0,50", ["2", "5s", "2s"], out)
 }
 
 /// Without a balloon the host group itself is limited under running VMs that hold more than
