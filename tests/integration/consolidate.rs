@@ -15,6 +15,16 @@ use crate::support::{self, output_text};
 
 const VM_MEMORY: u64 = 192 << 20;
 
+/// The consolidation's instances as the tests' own (`support::TEST_SETTINGS`, shared_buffers
+/// aside): nothing synced, so their initdb, loads and shutdown checkpoints do not wait on the
+/// disk; what these tests hold to (limits, OOM kills, restarts) does not depend on it.
+const NO_SYNC: [&str; 4] = [
+    "fsync=off",
+    "synchronous_commit=off",
+    "full_page_writes=off",
+    "autovacuum=off",
+];
+
 /// The v1 memory limit of `tidebench/<path>`, or v2's `memory.max`.
 fn memory_limit(path: &str) -> Option<u64> {
     let v1 = Path::new("/sys/fs/cgroup/memory/tidebench")
@@ -68,6 +78,7 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
             "--out",
             out.to_str().unwrap(),
         ])
+        .args(NO_SYNC.iter().flat_map(|s| ["--set", s]))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -296,6 +307,7 @@ fn squeeze(
             "--out",
             out.to_str().unwrap(),
         ];
+        args.extend(NO_SYNC.iter().flat_map(|s| ["--set", s]));
         args.extend_from_slice(extra);
         support::run_tidebench(home, &args)
     };
