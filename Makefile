@@ -25,9 +25,9 @@ demo: build
 
 # Formatting, lints and all tests (unit + integration against real PostgreSQL). The
 # integration tests run in two lanes side by side (scripts/integration.sh): the tests that
-# boot QEMU guests one at a time; beside them every other test two at a time, then the
-# conformance tests (pgbench and psql as referees) three at a time and uncaptured, so their
-# counts of cases and agreements show. The book's chapter on reliability has the times and
+# boot QEMU guests one at a time, then the conformance tests (pgbench and psql as referees)
+# three at a time and uncaptured, so their counts of cases and agreements show; beside them
+# every other test two at a time. The book's chapter on reliability has the times and
 # each test's budget.
 # First, the structure check: imports point down the rooms of docs/DESIGN.md (issue 48).
 # Tests whose prerequisite is missing (QEMU, cgroups, root, Chromium, Slurm) fail under CI=true
@@ -118,8 +118,12 @@ bench-retail: build
 	python3 bench/bench.py --bin $(BIN) --retail-only
 
 # TPC-H's load (issue 51) at SF 1: `prepare` against tpchgen-cli's CSV files loaded with
-# `psql \copy`, both in 2 streams with the same keys and ANALYZE, alternating, ratio printed.
+# `psql \copy`, both in 2 streams with the same keys and ANALYZE, alternating, ratio printed;
+# installs tpchgen-cli from PyPI first when missing.
 bench-tpch: build
+	@command -v tpchgen-cli >/dev/null || [ -x "$$HOME/.local/bin/tpchgen-cli" ] || \
+	  python3 -m pip install --quiet tpchgen-cli 2>/dev/null || \
+	  python3 -m pip install --quiet --break-system-packages tpchgen-cli
 	python3 bench/tpch_load.py --bin $(BIN)
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;

@@ -590,6 +590,9 @@ pub struct ConsolidateArgs {
     /// With --hypervisor: KSM on or off during the runs (/sys/kernel/mm/ksm/run, QEMU's mem-merge) [default: as the host has it]
     #[arg(long, value_name = "on|off", value_parser = ["on", "off"], requires = "hypervisor", help_heading = CONSOLIDATE)]
     pub ksm: Option<String>,
+    /// A server setting of every instance, KEY=VALUE; repeat for more (shared_buffers comes from --shared-buffers)
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::instance_cmd::parse_setting, help_heading = CONSOLIDATE)]
+    pub settings: Vec<(String, String)>,
 }
 
 const CONSOLIDATE: &str = "Consolidation";

@@ -110,6 +110,7 @@ fn flag_spec(args: &ConsolidateArgs) -> Result<RawSpec, CliError> {
         hypervisor: args.run.knobs.guest.hypervisor.map(|_| "qemu".to_string()),
         accel: args.run.knobs.guest.accel.map(|a| a.name().to_string()),
         ksm: args.ksm.as_deref().map(|k| k == "on"),
+        settings: (!args.settings.is_empty()).then(|| args.settings.iter().cloned().collect()),
     })
 }
 

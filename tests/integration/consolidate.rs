@@ -15,6 +15,16 @@ use crate::support::{self, output_text};
 
 const VM_MEMORY: u64 = 192 << 20;
 
+/// The consolidation's instances as the tests' own (`support::TEST_SETTINGS`, shared_buffers
+/// aside): nothing synced, so their initdb, loads and shutdown checkpoints do not wait on the
+/// disk; what these tests hold to (limits, OOM kills, restarts) does not depend on it.
+const NO_SYNC: [&str; 4] = [
+    "fsync=off",
+    "synchronous_commit=off",
+    "full_page_writes=off",
+    "autovacuum=off",
+];
+
 /// The v1 memory limit of `tidebench/<path>`, or v2's `memory.max`.
 fn memory_limit(path: &str) -> Option<u64> {
     let v1 = Path::new("/sys/fs/cgroup/memory/tidebench")
@@ -68,6 +78,7 @@ fn consolidate_runs_schemes_under_overcommitment_with_the_limits_held() {
             "--out",
             out.to_str().unwrap(),
         ])
+        .args(NO_SYNC.iter().flat_map(|s| ["--set", s]))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -264,7 +275,9 @@ fn squeeze(
     out: &Path,
     extra: &[&str],
 ) -> std::process::Output {
-    let run = |rates: &str, out: &Path| {
+    // `timing`: periods, their length and the ramp-up.
+    let run = |rates: &str, timing: [&str; 3], out: &Path| {
+        let [periods, period, ramp_up] = timing;
         let mut args = vec![
             "consolidate",
             "-w",
@@ -280,11 +293,11 @@ fn squeeze(
             "--overcommit",
             rates,
             "--periods",
-            "2",
+            periods,
             "--period",
-            "5s",
+            period,
             "--ramp-up",
-            "2s",
+            ramp_up,
             "--high",
             "8",
             "--low",
@@ -294,10 +307,13 @@ fn squeeze(
             "--out",
             out.to_str().unwrap(),
         ];
+        args.extend(NO_SYNC.iter().flat_map(|s| ["--set", s]));
         args.extend_from_slice(extra);
         support::run_tidebench(home, &args)
     };
-    let warm = run("0", &out.with_extension("warm"));
+    // The first invocation only makes and loads the instances: its one short period is
+    // not measured.
+    let warm = run("0", ["1", "1s", "0s"], &out.with_extension("warm"));
     assert!(warm.status.success(), "{}", output_text(&warm));
     for (n, db) in [(1, "db1"), (2, "db2")] {
         let inst = tidebench::instance::find(&home.home, &format!("{host}-mmm-{n}")).unwrap();
@@ -308,7 +324,7 @@ fn squeeze(
              SELECT pg_prewarm('pgbench_accounts') + pg_prewarm('pgbench_accounts_pkey')",
         );
     }
-    run("0,50", out)
+    run("0,50", ["2", "5s", "2s"], out)
 }
 
 /// Without a balloon the host group itself is limited under running VMs that hold more than

@@ -10,7 +10,7 @@ use crate::config::Catalog;
 use crate::results::experiment::consolidate::{InstanceLayout, SchemeLayout, VmLayout};
 
 use super::super::base::{BaseRun, PointRun};
-use super::spec::{GuestSpec, Scheme, Spec};
+use super::spec::{Scheme, Spec};
 
 /// Phases named so are the measured traffic periods; `ramp-N` phases are not counted.
 pub const PERIOD_PREFIX: &str = "period-";
@@ -110,7 +110,7 @@ pub fn run(
     let mut groups = Vec::new();
     for vm in &scheme.vms {
         for inst in &vm.instances {
-            instances.push(Value::Table(declare(vm, inst, spec.guests.as_ref())));
+            instances.push(Value::Table(declare(vm, inst, spec)));
             for db in &inst.databases {
                 let mut g = Table::new();
                 g.insert("name".into(), Value::String(db.clone()));
@@ -169,7 +169,8 @@ pub fn run(
 
 /// An `[[instance]]` of the point's run: an emulated VM's (its group), or with `--hypervisor`
 /// a QEMU guest whose QEMU sits in the VM's group (1/M/M's instances share one guest).
-fn declare(vm: &VmLayout, inst: &InstanceLayout, guests: Option<&GuestSpec>) -> Table {
+fn declare(vm: &VmLayout, inst: &InstanceLayout, spec: &Spec) -> Table {
+    let guests = spec.guests.as_ref();
     let mut t = Table::new();
     t.insert("name".into(), Value::String(inst.name.clone()));
     match guests {
@@ -199,7 +200,11 @@ fn declare(vm: &VmLayout, inst: &InstanceLayout, guests: Option<&GuestSpec>) -> 
         "memory".into(),
         Value::String(format!("{}MB", vm.memory_bytes >> 20)),
     );
-    let mut settings = Table::new();
+    let mut settings: Table = spec
+        .settings
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
     settings.insert(
         "shared_buffers".into(),
         Value::String(inst.shared_buffers.clone()),
@@ -218,7 +223,7 @@ fn phase(name: &str, duration: &str, clients: Table) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::super::spec::RawSpec;
+    use super::super::spec::{GuestSpec, RawSpec};
     use super::*;
 
     fn spec() -> Spec {
@@ -252,24 +257,47 @@ mod tests {
     }
 
     #[test]
+    fn every_instance_has_the_settings_and_the_consolidations_shared_buffers() {
+        let s = Spec {
+            settings: [("fsync", "off"), ("shared_buffers", "1GB")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+            ..spec()
+        };
+        let lay = layout(&s, Scheme::MMM);
+        for vm in &lay.vms {
+            let t = declare(vm, &vm.instances[0], &s);
+            assert_eq!(t["settings"]["fsync"].as_str(), Some("off"), "{t}");
+            assert_eq!(
+                t["settings"]["shared_buffers"].as_str(),
+                Some(vm.instances[0].shared_buffers.as_str()),
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
     fn on_real_vms_1_m_m_instances_share_one_guest_and_m_m_m_ones_have_their_own() {
-        let s = spec();
-        let guests = GuestSpec {
-            accel: None,
-            ksm: None,
+        let plain = spec();
+        let s = Spec {
+            guests: Some(GuestSpec {
+                accel: None,
+                ksm: None,
+            }),
+            ..plain.clone()
         };
         let shared = layout(&s, Scheme::OneMM);
         let vm = &shared.vms[0];
         for inst in &vm.instances {
-            let t = declare(vm, inst, Some(&guests));
+            let t = declare(vm, inst, &s);
             assert_eq!(t["hypervisor"].as_str(), Some("qemu"));
             assert_eq!(t["vm"].as_str(), Some(vm.cgroup.as_str()), "{t}");
             assert_eq!(t["cgroup"].as_str(), Some(vm.cgroup.as_str()), "{t}");
         }
         let own = layout(&s, Scheme::MMM);
-        let t = declare(&own.vms[1], &own.vms[1].instances[0], Some(&guests));
+        let t = declare(&own.vms[1], &own.vms[1].instances[0], &s);
         assert!(t.get("vm").is_none(), "a guest of its own: {t}");
-        let t = declare(&own.vms[1], &own.vms[1].instances[0], None);
+        let t = declare(&own.vms[1], &own.vms[1].instances[0], &plain);
         assert_eq!(
             t["vm"].as_str(),
             Some("consolidate/mmm-vm2"),

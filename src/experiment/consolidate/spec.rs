@@ -22,8 +22,11 @@
 //! hypervisor = "qemu"          # optional: each VM a real QEMU guest (else a control group)
 //! accel = "tcg"                # with hypervisor: kvm or tcg forced (else KVM when it boots)
 //! ksm = false                  # with hypervisor: KSM on or off (/sys/kernel/mm/ksm/run)
+//! settings = { work_mem = "8MB" } # server settings of every instance (shared_buffers above)
 //! working_set = "1376MB"       # optional: each database's VM memory working set (`knee`)
 //! ```
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -141,6 +144,8 @@ pub struct RawSpec {
     pub hypervisor: Option<String>,
     pub accel: Option<String>,
     pub ksm: Option<bool>,
+    /// Server settings of every instance (`--set`); the consolidation's shared_buffers wins.
+    pub settings: Option<BTreeMap<String, String>>,
 }
 
 impl RawSpec {
@@ -164,6 +169,7 @@ impl RawSpec {
             hypervisor: over.hypervisor.or(self.hypervisor),
             accel: over.accel.or(self.accel),
             ksm: over.ksm.or(self.ksm),
+            settings: over.settings.or(self.settings),
         }
     }
 }
@@ -192,6 +198,8 @@ pub struct Spec {
     pub working_set: Option<(String, u64)>,
     /// Real VMs: each VM a QEMU guest below the host group (else a control group).
     pub guests: Option<GuestSpec>,
+    /// Server settings of every instance; shared_buffers comes from `shared_buffers`.
+    pub settings: BTreeMap<String, String>,
 }
 
 /// The VMs as QEMU guests (`--hypervisor qemu`).
@@ -356,6 +364,7 @@ impl Spec {
             balloon: raw.balloon.unwrap_or(false),
             host_group,
             guests,
+            settings: raw.settings.unwrap_or_default(),
         })
     }
 
