@@ -9,6 +9,7 @@
 
 mod abort;
 mod bad_input;
+mod ch;
 mod consolidate;
 mod declared_instances;
 mod draws;
