@@ -698,7 +698,8 @@ pub struct PrepareArgs {
 
 const KNOBS: &str = "Preset tpcv";
 
-/// The knobs of preset `tpcv` (`run`, `prepare` and `presets --show` take them alike).
+/// The knobs of presets `tpcv` and `ch` (`run`, `prepare` and `presets --show` take them
+/// alike).
 #[derive(Debug, Args)]
 pub struct PresetKnobArgs {
     /// Load units of group A (1 LU = 1,000 customers); B, C and D get 2, 3 and 4 times as many [default: 1]
@@ -710,9 +711,17 @@ pub struct PresetKnobArgs {
     /// Choose the sets per group from TPC-V's Table 1 for this throughput (the smallest valid count)
     #[arg(long, value_name = "TPSV", help_heading = KNOBS)]
     pub target_tpsv: Option<f64>,
+    /// Preset ch: the tpcc group's clients (the OLTP tenant) [default: 2]
+    #[arg(long, value_name = "N", help_heading = CH_KNOBS)]
+    pub oltp_clients: Option<u32>,
+    /// Preset ch: the ch group's clients, each an analytic query stream [default: 1]
+    #[arg(long = "ch-streams", value_name = "N", help_heading = CH_KNOBS)]
+    pub streams: Option<u32>,
     #[command(flatten)]
     pub guest: GuestArgs,
 }
+
+const CH_KNOBS: &str = "Preset ch";
 
 impl PresetKnobArgs {
     /// The knobs a preset's TOML is made with; `--hypervisor` is one of them (preset tpcv
@@ -724,6 +733,8 @@ impl PresetKnobArgs {
             target_tpsv: self.target_tpsv,
             hypervisor: self.guest.hypervisor.map(|h| h.name()),
             accel: self.guest.accel.map(|a| a.name()),
+            oltp_clients: self.oltp_clients,
+            streams: self.streams,
         }
     }
 }

@@ -71,7 +71,13 @@ fn workloads(mut c: Command) -> Command {
                     )),
             );
         }
-        if let Some(alias) = k.scale_name() {
+        // Workloads of one family share their scale's name (tpcc's and ch's warehouses).
+        let taken = |alias: &str| {
+            c.get_arguments().any(|a| {
+                a.get_id() == "scale" && a.get_all_aliases().is_some_and(|all| all.contains(&alias))
+            })
+        };
+        if let Some(alias) = k.scale_name().filter(|a| !taken(a)) {
             c = c.mut_arg("scale", |a| a.visible_alias(alias));
         }
     }

@@ -93,7 +93,8 @@ pub fn load_options(workload: &dyn WorkloadInfo, resolved: &OptionValues) -> Opt
 
 /// What `prepare` loads for a run: every distinct database of every set (a set's `oltp` and
 /// `dss` databases are independent copies, loaded alike), once, with its group's workload,
-/// scale and load options. `scale_asked` is false when the group names no scale (the data's
+/// scale and load options; a database that groups of one family share is loaded for the
+/// member that adds to the family's tables (`ch` beside `tpcc`), whichever group comes first. `scale_asked` is false when the group names no scale (the data's
 /// own scale is then used by a run, whatever it is).
 pub fn load_plans(
     run: &RunPlan,
@@ -108,7 +109,17 @@ pub fn load_plans(
             .map_err(setting("workload"))?;
         for set in &g.sets {
             for (target, _) in set.distinct_targets() {
-                if plans.iter().any(|(p, _)| p.target == *target) {
+                if let Some((p, asked)) = plans.iter_mut().find(|(p, _)| p.target == *target) {
+                    // A family's namesake (tpcc) loads less than a member that adds to its
+                    // tables (ch): the database is loaded for the member, whichever comes first.
+                    let first = catalog.find(p.workload.as_str());
+                    if first.is_some_and(|f| f.name() == f.family() && info.family() == f.name())
+                        && info.name() != info.family()
+                    {
+                        p.workload = g.workload.clone();
+                        p.options = load_options(info, &g.options.workload);
+                        *asked |= g.scale.is_some();
+                    }
                     continue;
                 }
                 let plan = PreparePlan {

@@ -3,9 +3,11 @@
 //! copy (`tidebench presets --show NAME` prints it). `--phase-duration` sets every phase's
 //! length: the papers' 12- or 10-minute phases and short demo phases are the same preset.
 //!
-//! Most presets are fixed text. One with knobs (`tpcv`: `--lu-base`, `--sets`,
-//! `--target-tpsv`) generates its text from them and from the host's size, still as plain TOML.
+//! Most presets are fixed text. Those with knobs (`tpcv`: `--lu-base`, `--sets`,
+//! `--target-tpsv`, from which and the host's size it generates its text; `ch`:
+//! `--oltp-clients`, `--ch-streams`) generate it, still as plain TOML.
 
+mod ch;
 mod tpcv;
 
 use std::time::Duration;
@@ -40,6 +42,10 @@ pub struct PresetKnobs {
     pub hypervisor: Option<&'static str>,
     /// `--accel kvm|tcg` with `--hypervisor`.
     pub accel: Option<&'static str>,
+    /// `--oltp-clients N` (preset ch): the tpcc group's clients.
+    pub oltp_clients: Option<u32>,
+    /// `--ch-streams N` (preset ch): the ch group's query streams.
+    pub streams: Option<u32>,
 }
 
 impl PresetKnobs {
@@ -71,6 +77,12 @@ impl PresetKnobs {
         if self.accel.is_some() {
             out.push("--accel");
         }
+        if self.oltp_clients.is_some() {
+            out.push("--oltp-clients");
+        }
+        if self.streams.is_some() {
+            out.push("--ch-streams");
+        }
         out
     }
 }
@@ -97,7 +109,7 @@ impl Preset {
                 None => Ok(text.to_string()),
                 Some(flag) => Err(format!(
                     "{flag} is a knob of preset {}; preset {} has none (leave it out)",
-                    with_knobs().join(", "),
+                    owner(flag),
                     self.name
                 )),
             },
@@ -113,12 +125,20 @@ pub fn refuse_knobs(knobs: &PresetKnobs) -> Result<(), String> {
             "--hypervisor makes preset {}'s instances VMs (add --preset {0}); in a run file write \
              hypervisor = \"qemu\" in each [[instance]]; for one instance: \
              `tidebench instance start NAME --hypervisor qemu`",
-            with_knobs().join(", ")
+            owner("--hypervisor")
         )),
         Some(flag) => Err(format!(
-            "{flag} is a knob of preset {}; add e.g. --preset {0}",
-            with_knobs().join(", ")
+            "{flag} is a knob of preset {}; add --preset {0}",
+            owner(flag)
         )),
+    }
+}
+
+/// The preset a knob belongs to.
+fn owner(flag: &str) -> &'static str {
+    match flag {
+        "--oltp-clients" | "--ch-streams" => "ch",
+        _ => "tpcv",
     }
 }
 
@@ -158,15 +178,6 @@ pub(super) fn text(
     Ok((format!("preset {name}"), text))
 }
 
-/// The presets that take knobs.
-pub fn with_knobs() -> Vec<&'static str> {
-    PRESETS
-        .iter()
-        .filter(|p| matches!(p.text, PresetText::Generated(_)))
-        .map(|p| p.name)
-        .collect()
-}
-
 /// Groups A, B and C of TPC-B-like at scale 1 on the default instance: three of the four
 /// groups of `tpcv-elastic` and `demo`, which differ in group D and the phases.
 macro_rules! groups_abc {
@@ -197,6 +208,11 @@ pub const PRESETS: &[Preset] = &[
         name: "tpcv",
         description: "TPC-V end to end on tpce: groups A-D of 1:2:3:4 load units (--lu-base), each set an oltp and a dss instance sized from the paper's VMs, Table 2's 10 phases of 12 min after a one-phase ramp-up (--sets or --target-tpsv)",
         text: PresetText::Generated(tpcv::toml),
+    },
+    Preset {
+        name: "ch",
+        description: "CH-benCHmark: a tpcc group (--oltp-clients, default 2) and a ch group of analytic query streams (--ch-streams, default 1) on the default instance's database of 1 warehouse: a phase of 1 min with the OLTP group alone, then one beside the streams",
+        text: PresetText::Generated(ch::toml),
     },
     Preset {
         name: "tpcv-elastic",

@@ -183,6 +183,8 @@ impl RawRun {
                 target_tpsv: over.preset.target_tpsv.or(self.preset.target_tpsv),
                 hypervisor: over.preset.hypervisor.or(self.preset.hypervisor),
                 accel: over.preset.accel.or(self.preset.accel),
+                oltp_clients: over.preset.oltp_clients.or(self.preset.oltp_clients),
+                streams: over.preset.streams.or(self.preset.streams),
             },
             instance: if over.instance.is_empty() {
                 self.instance

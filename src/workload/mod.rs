@@ -14,6 +14,7 @@
 //! Dispatch is dynamic (`dyn`): one virtual call and one boxed future per transaction, which
 //! `make bench` shows costs nothing measurable beside a round trip to the server.
 
+pub mod ch;
 pub mod emulator;
 pub mod kit;
 pub mod pgbench;
@@ -22,6 +23,7 @@ pub mod probe;
 pub mod registry;
 pub mod retail;
 pub mod script;
+pub mod streams;
 pub mod tpcc;
 pub mod tpce;
 pub mod tpch;

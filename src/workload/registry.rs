@@ -4,7 +4,7 @@
 
 use crate::config::{Catalog, WorkloadInfo};
 
-use super::{pgbench, probe, retail, script, tpcc, tpce, tpch, Kind};
+use super::{ch, pgbench, probe, retail, script, tpcc, tpce, tpch, Kind};
 
 /// The workloads, in the order `--help` lists them.
 pub static WORKLOADS: &[&dyn Kind] = &[
@@ -14,6 +14,7 @@ pub static WORKLOADS: &[&dyn Kind] = &[
     &tpcc::TPCC,
     &tpce::TPCE,
     &tpch::TPCH,
+    &ch::CH,
     &retail::RETAIL,
     &probe::PROBE,
     &script::SCRIPT,

@@ -10,6 +10,7 @@
 mod ab;
 mod abort;
 mod bad_input;
+mod ch;
 mod consolidate;
 mod declared_instances;
 mod draws;

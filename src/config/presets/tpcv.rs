@@ -201,6 +201,15 @@ struct Shape {
 
 fn shape(input: &PresetInput) -> Result<Shape, String> {
     let k = input.knobs;
+    if let Some(flag) = k
+        .given()
+        .into_iter()
+        .find(|f| ["--oltp-clients", "--ch-streams"].contains(f))
+    {
+        return Err(format!(
+            "{flag} is a knob of preset ch, not tpcv; leave it out"
+        ));
+    }
     let lu_base = k.lu_base.unwrap_or(1);
     let largest = GROUPS.iter().map(|g| g.lu).max().unwrap_or(1);
     let fits = lu_base

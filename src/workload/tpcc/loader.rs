@@ -28,14 +28,14 @@ use tokio_postgres::Client;
 
 use super::procedures;
 use super::random::{c_last_delta_ok, c_last_load, C_ID_RUN, C_LAST_RUN, OL_I_ID_RUN};
-use super::rows::{load_units, Shared, ORDERS_PER_DISTRICT};
+use super::rows::{load_units, Flavor, Shared, ORDERS_PER_DISTRICT};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS};
 use crate::config::PreparePlan;
 use crate::event::{Event, LoadSummary, Sink};
 use crate::target::ResolvedTarget;
 use crate::workload::kit::staging::{
-    connect, create_fresh, db_error, existing_tables, in_staging, move_sql, run_parallel,
-    split_schema, target_schema,
+    connect, connect_staging, copy_text, create_fresh, db_error, existing_tables, in_staging,
+    move_sql, run_parallel, split_schema, target_schema,
 };
 use crate::workload::kit::{lock, MetaTable, Progress};
 use crate::workload::{Rng, WorkloadError};
@@ -56,12 +56,43 @@ pub const TABLES: [&str; 10] = [
     "tpcc_meta",
 ];
 
+/// What a workload of TPC-C's family adds to TPC-C's load, in the same staging schema and
+/// the same final move (`workload::ch`: CH-benCHmark's three tables and two columns).
+pub struct Additions {
+    /// The load's name in progress lines, errors and the summary.
+    pub what: &'static str,
+    /// SQL run in staging after TPC-C's tables are created and before any row is loaded, with
+    /// the kit's index marker: its key and index statements run beside TPC-C's.
+    pub schema: &'static str,
+    /// The tables it adds, its meta table last (written last, read first by readiness).
+    pub tables: &'static [&'static str],
+    /// The rows TPC-C's tables get.
+    pub flavor: Flavor,
+    /// The added tables' rows as COPY text, by table.
+    pub copies: Vec<(&'static str, String)>,
+    /// Writes the meta table in staging, once every row is in.
+    pub meta: String,
+    /// The seed TPC-C's rows are drawn from, fixed so that every load of a size holds the
+    /// same rows (`None`: a new one per load, as TPC-C's own).
+    pub seed: Option<u64>,
+}
+
 /// Creates and fills the TPC-C tables for `plan.scale` warehouses; progress and the summary
 /// go to `events`.
 pub async fn prepare(
     plan: &PreparePlan,
     target: &ResolvedTarget,
     events: &Arc<dyn Sink>,
+) -> Result<(), WorkloadError> {
+    prepare_with(plan, target, events, None).await
+}
+
+/// [`prepare`], with what a workload of the family adds loaded beside TPC-C's tables.
+pub async fn prepare_with(
+    plan: &PreparePlan,
+    target: &ResolvedTarget,
+    events: &Arc<dyn Sink>,
+    additions: Option<Additions>,
 ) -> Result<(), WorkloadError> {
     let warehouses = plan.scale;
     if warehouses == 0 {
@@ -70,36 +101,129 @@ pub async fn prepare(
             alias: "",
         });
     }
+    let what = additions.as_ref().map_or("TPC-C", |a| a.what);
+    let mut tables: Vec<&str> = TABLES.to_vec();
+    tables.extend(additions.iter().flat_map(|a| a.tables.iter().copied()));
     let started = Instant::now();
     let control = connect(target).await?;
-    lock::take(&control, target, "TPC-C tables").await?;
+    lock::take(&control, target, &format!("{what} tables")).await?;
     let schema = target_schema(&control, target).await?;
-    let existing = existing_tables(&control, target, &schema, &TABLES).await?;
+    let existing = existing_tables(&control, target, &schema, &tables).await?;
     if !existing.is_empty() && !plan.force {
+        if additions.is_some() {
+            return Err(WorkloadError::AlreadyPrepared {
+                target: target.label.clone(),
+                what,
+                tables: existing,
+            });
+        }
         return install_missing_functions(&control, target, warehouses, &existing, &**events).await;
     }
-    let (create, statements) = split_schema(SCHEMA);
-    create_fresh(&control, target, create, "TPC-C").await?;
-    let now: String = control
-        .query_one("SELECT localtimestamp(0)::text", &[])
-        .await
-        .map_err(|e| db_error(target, "reading the server's time", &e))?
-        .get(0);
+    let (create, mut statements) = split_schema(SCHEMA);
+    let (added, added_statements) = split_schema(additions.as_ref().map_or("", |a| a.schema));
+    statements.extend(added_statements);
+    create_fresh(&control, target, &format!("{create}\n{added}"), what).await?;
+    let (rows, mut progress) = copy_rows(plan, target, events, &control, &additions).await?;
+    let copy = started.elapsed();
 
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1);
+    progress.phase("creating primary keys and indexes ...");
+    let t = Instant::now();
+    run_parallel(target, statements, plan.jobs).await?;
+    progress.phase("analyze ...");
+    // The meta tables are written after the analyze.
+    let analyze = tables
+        .iter()
+        .filter(|t| !t.ends_with("_meta"))
+        .map(|t| format!("ANALYZE {t}"))
+        .collect();
+    run_parallel(target, analyze, plan.jobs).await?;
+    let indexes = t.elapsed();
+
+    let mut meta = tpcc_meta(warehouses, rows.c_load);
+    meta.push_str(additions.as_ref().map_or("", |a| a.meta.as_str()));
+    control
+        .batch_execute(&in_staging(&meta))
+        .await
+        .map_err(|e| db_error(target, "writing the meta tables", &e))?;
+    control
+        .batch_execute(&move_sql(&tables, &schema, plan.force, procedures::SQL))
+        .await
+        .map_err(|e| {
+            db_error(
+                target,
+                &format!("moving the loaded {what} tables into place"),
+                &e,
+            )
+        })?;
+    drop(progress);
+    events.send(Event::LoadFinished(LoadSummary {
+        what: format!("{what} with {warehouses} warehouses"),
+        target: target.label.clone(),
+        rows: rows.count,
+        elapsed: started.elapsed(),
+        steps: vec![
+            ("copy".into(), copy),
+            ("keys, indexes and analyze".into(), indexes),
+        ],
+    }));
+    Ok(())
+}
+
+/// What the copy step loaded: its rows and the load's C for C_LAST.
+struct Copied {
+    count: u64,
+    c_load: i64,
+}
+
+/// `tpcc_meta`'s table and row.
+fn tpcc_meta(warehouses: u32, c_load: i64) -> String {
+    format!(
+        "CREATE TABLE tpcc_meta (warehouses int NOT NULL, c_last_load int NOT NULL, \
+           c_last_run int NOT NULL, c_id_run int NOT NULL, ol_i_id_run int NOT NULL, \
+           loaded_at timestamptz NOT NULL DEFAULT now());\n\
+         INSERT INTO tpcc_meta (warehouses, c_last_load, c_last_run, c_id_run, ol_i_id_run) \
+           VALUES ({warehouses}, {c_load}, {C_LAST_RUN}, {C_ID_RUN}, {OL_I_ID_RUN});\n"
+    )
+}
+
+/// Fills the staging tables: TPC-C's per clause 4.3.3.1 (or as `additions` flavor them), one
+/// warehouse per loader session at a time over `--jobs` sessions, then the added tables' rows
+/// on a session of their own. Returns the rows and the load's progress, for the next steps.
+async fn copy_rows(
+    plan: &PreparePlan,
+    target: &ResolvedTarget,
+    events: &Arc<dyn Sink>,
+    control: &Client,
+    additions: &Option<Additions>,
+) -> Result<(Copied, Progress), WorkloadError> {
+    let warehouses = plan.scale;
+    let now = control
+        .query_one(
+            "SELECT localtimestamp(0)::text, \
+               extract(epoch FROM localtimestamp(0) AT TIME ZONE 'UTC')::bigint",
+            &[],
+        )
+        .await
+        .map_err(|e| db_error(target, "reading the server's time", &e))?;
+    let (now, now_epoch): (String, i64) = (now.get(0), now.get(1));
+    let seed = additions.as_ref().and_then(|a| a.seed).unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
     let c_load = c_last_load(&mut Rng::seed_from_u64(seed));
     let per_warehouse = 1
         + DISTRICTS as u64 * (1 + 3 * CUSTOMERS_PER_DISTRICT as u64 + 900)
         + ITEMS as u64
         + DISTRICTS as u64 * ORDERS_PER_DISTRICT as u64 * 10;
-    let mut progress = Progress::start(
-        "TPC-C tables",
+    let what = additions.as_ref().map_or("TPC-C", |a| a.what);
+    let progress = Progress::start(
+        &format!("{what} tables"),
         ITEMS as u64 + u64::from(warehouses) * per_warehouse,
         Arc::clone(events),
     );
+    let flavor = additions.as_ref().map_or(Flavor::Tpcc, |a| a.flavor);
     // Unit 0 is the item table, unit w the rows of warehouse w.
     let next = Arc::new(AtomicU32::new(0));
     let jobs = plan.jobs.clamp(1, warehouses + 1);
@@ -110,50 +234,22 @@ pub async fn prepare(
             warehouses,
             Shared {
                 now: now.clone(),
+                now_epoch,
+                flavor,
                 c_load,
                 seed,
                 counter: progress.counter(),
             },
         )
     };
-    let rows: u64 = try_join_all((0..jobs).map(job)).await?.iter().sum();
-    let copy = started.elapsed();
-
-    progress.phase("creating primary keys and indexes ...");
-    let t = Instant::now();
-    run_parallel(target, statements, plan.jobs).await?;
-    progress.phase("analyze ...");
-    let analyze = TABLES[..9].iter().map(|t| format!("ANALYZE {t}")).collect();
-    run_parallel(target, analyze, plan.jobs).await?;
-    let indexes = t.elapsed();
-
-    let meta = format!(
-        "CREATE TABLE tpcc_meta (warehouses int NOT NULL, c_last_load int NOT NULL, \
-           c_last_run int NOT NULL, c_id_run int NOT NULL, ol_i_id_run int NOT NULL, \
-           loaded_at timestamptz NOT NULL DEFAULT now());\n\
-         INSERT INTO tpcc_meta (warehouses, c_last_load, c_last_run, c_id_run, ol_i_id_run) \
-           VALUES ({warehouses}, {c_load}, {C_LAST_RUN}, {C_ID_RUN}, {OL_I_ID_RUN});"
-    );
-    control
-        .batch_execute(&in_staging(&meta))
-        .await
-        .map_err(|e| db_error(target, "writing tpcc_meta", &e))?;
-    control
-        .batch_execute(&move_sql(&TABLES, &schema, plan.force, procedures::SQL))
-        .await
-        .map_err(|e| db_error(target, "moving the loaded TPC-C tables into place", &e))?;
-    drop(progress);
-    events.send(Event::LoadFinished(LoadSummary {
-        what: format!("TPC-C with {warehouses} warehouses"),
-        target: target.label.clone(),
-        rows,
-        elapsed: started.elapsed(),
-        steps: vec![
-            ("copy".into(), copy),
-            ("keys, indexes and analyze".into(), indexes),
-        ],
-    }));
-    Ok(())
+    let mut count: u64 = try_join_all((0..jobs).map(job)).await?.iter().sum();
+    if let Some(a) = additions {
+        let staging = connect_staging(target).await?;
+        for (table, text) in &a.copies {
+            count += copy_text(&staging, target, table, text.clone()).await?;
+        }
+    }
+    Ok((Copied { count, c_load }, progress))
 }
 
 /// With TPC-C tables already there and no `--force`: a complete load of the asked size that

@@ -63,8 +63,9 @@ use rand::Rng as _;
 use super::{CheckOutcome, ClientSlot, Rng, TxnEnd, TxnType, WorkloadError};
 use random::{nurand, C_ID_RUN, C_LAST_RUN};
 
-pub use loader::{check_ready, prepare};
+pub use loader::{check_ready, prepare, prepare_with, Additions};
 pub use plugin::{Options, ThinkMode, TPCC};
+pub use rows::{Flavor, CH_SUPPLIERS};
 
 /// Indexes of the types in [`TXN_TYPES`].
 pub const NEW_ORDER: usize = 0;

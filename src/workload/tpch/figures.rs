@@ -8,7 +8,7 @@
 //! 5.3.4's number of query streams; the note says which rule failed.
 
 use super::power::{min_streams, power_at_size, qphh_at_size, throughput_at_size, QUERIES};
-use super::record::{unit_name, Record};
+use super::record::Record;
 use super::role::Role;
 use super::role::Test;
 use super::rows::ScaleFactor;
@@ -67,7 +67,7 @@ impl Record {
             let done = self.refreshes();
             let of = |name| {
                 done.iter()
-                    .find(|r| r.stream == "stream 0" && unit_name(r.unit) == name)
+                    .find(|r| r.stream == "stream 0" && r.unit.name() == name)
                     .map(|r| r.seconds)
             };
             match (of("RF1"), of("RF2")) {
@@ -163,9 +163,9 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::workload::tpch::record::tests::done;
+    use crate::workload::streams::record::tests::done;
+    use crate::workload::streams::Unit;
     use crate::workload::tpch::record::{Done, Refreshed};
-    use crate::workload::tpch::role::Unit;
 
     fn sf(x: f64) -> ScaleFactor {
         ScaleFactor::new(x).unwrap()
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn power_needs_every_query_of_stream_zero_and_with_refresh_both_functions() {
-        let r = Record::default();
+        let r = crate::workload::tpch::record::new();
         for q in 1..=21 {
             r.done(done(0, q, 1.0));
         }
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn throughput_counts_streams_over_the_measured_interval() {
-        let r = Record::default();
+        let r = crate::workload::tpch::record::new();
         let t0 = Instant::now();
         r.joined(Role::Queries {
             stream: 1,

@@ -2,11 +2,12 @@
 //!
 //! - [`plugin`]: the registered workload, its options, and a query stream per client.
 //! - [`loader`]: `prepare` on the loading kit and readiness against `tpch_meta`.
-//! - [`record`]: what the streams recorded, as the results dir's `tpch/` files; [`figures`]:
-//!   the metrics computed from it.
-//! - [`role`]: a client's part in the test (a query stream, the power test's stream 0 with
-//!   its refresh functions, or the throughput test's refresh stream) and its units;
-//!   [`stream`]: the terminal that runs them.
+//! - [`record`]: what the streams recorded (the shared runner's record), as the results
+//!   dir's `tpch/` files; [`figures`]: the metrics computed from it.
+//! - [`role`]: which part each client takes in the test (a query stream, the power test's
+//!   stream 0 with its refresh functions, or the throughput test's refresh stream);
+//!   [`stream`]: what TPC-H gives the shared query-stream runner
+//!   ([`crate::workload::streams`]), which runs those parts' units.
 //! - [`refresh`]: the update sets (new orders in the key space's gaps, old ones by index)
 //!   and the refresh functions RF1 and RF2 (clause 2.5).
 //! - [`rows`]: the scale factor (TPC-H clause 4.1.3) and each table's rows from the `tpchgen`

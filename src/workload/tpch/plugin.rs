@@ -31,11 +31,12 @@ use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, REFRESH, REFRESH_
 use super::power::{min_streams, QUERIES};
 use super::qphh::QPHH;
 use super::queries::ParamSource;
-use super::record::Record;
+use super::record;
 use super::refresh::UpdateSets;
 use super::role::Test;
 use super::rows::ScaleFactor;
-use super::stream::{Shared, Stream};
+use super::stream::Shared;
+use crate::workload::streams::{Stream, Units};
 
 /// The run option that swaps the seeded parameters for clause 2.4.x.4's.
 const QUALIFICATION: &str = "qualification";
@@ -216,7 +217,7 @@ impl Tpch {
                 // The run's seed, from which the refresh functions' new orders are drawn.
                 seed,
                 sets: UpdateSets::new(sf),
-                record: Record::default(),
+                record: record::new(),
             }),
         }
     }
@@ -237,7 +238,7 @@ impl Workload for Tpch {
     }
 
     fn units_for(&self, slot: ClientSlot) -> Option<u64> {
-        Some(self.test.role(slot).units().len() as u64)
+        Some(self.shared.units(self.test.role(slot)).len() as u64)
     }
 
     fn notes(&self, group: &str, clients: u32) -> Vec<String> {
@@ -346,7 +347,13 @@ mod tests {
                 refresh_pair: Some(5)
             }
         );
-        assert_eq!(power.role(slot(1, 2)).units().len(), 22);
+        assert_eq!(
+            Role::Queries {
+                stream: 1,
+                refresh_pair: None
+            },
+            power.role(slot(1, 2))
+        );
         let throughput = Test {
             throughput: true,
             ..power

@@ -1,0 +1,121 @@
+//! Preset `ch`: CH-benCHmark's common case, a `tpcc` group (the OLTP tenant) and a `ch` group
+//! (the analytic streams) on the default instance's database, independent mode: a phase of
+//! the OLTP tenant alone, then one beside the streams, so the two phases' NOTPM show what
+//! the streams cost it. Its knobs set the groups' clients (`--oltp-clients`, `--ch-streams`),
+//! `--phase-duration` the phases; the load is 1 warehouse. A file with another size or other
+//! groups and phases (the analytic group on another database or instance) is a run file:
+//! `tidebench presets --show ch` prints this one to start from.
+
+use super::PresetInput;
+
+/// The OLTP clients and analytic streams without their knobs.
+pub const OLTP_CLIENTS: u32 = 2;
+pub const STREAMS: u32 = 1;
+
+/// The knobs of other presets, which this one refuses.
+fn foreign(input: &PresetInput) -> Option<&'static str> {
+    let k = input.knobs;
+    [
+        (k.lu_base.is_some(), "--lu-base"),
+        (k.sets.is_some(), "--sets"),
+        (k.target_tpsv.is_some(), "--target-tpsv"),
+        (k.hypervisor.is_some(), "--hypervisor"),
+        (k.accel.is_some(), "--accel"),
+    ]
+    .into_iter()
+    .find(|(given, _)| *given)
+    .map(|(_, flag)| flag)
+}
+
+/// The preset's TOML for `input`.
+pub fn toml(input: &PresetInput) -> Result<String, String> {
+    if let Some(flag) = foreign(input) {
+        return Err(format!(
+            "{flag} is not a knob of preset ch (its knobs: --oltp-clients, --ch-streams); leave it \
+             out, or put the groups in a run file (`tidebench presets --show ch`)"
+        ));
+    }
+    let oltp = input.knobs.oltp_clients.unwrap_or(OLTP_CLIENTS);
+    let streams = input.knobs.streams.unwrap_or(STREAMS);
+    if oltp + streams == 0 {
+        return Err(
+            "--oltp-clients 0 and --ch-streams 0 leave the run no client; give 1 or more \
+                    to either"
+                .into(),
+        );
+    }
+    Ok(format!(
+        r#"# CH-benCHmark: TPC-C's order entry (group O, tpcc) and CH's 22 analytic queries (group A,
+# ch; each client a query stream) at the same time on one database of 1 warehouse (for
+# more, copy this file and change both scales). `tidebench prepare --preset ch` loads it
+# once, for ch (TPC-C's tables with CH's). Knobs: --oltp-clients {oltp}, --ch-streams {streams};
+# --phase-duration sets the phases.
+mode = "independent"
+
+[[group]]
+name = "O"
+workload = "tpcc"
+scale = 1
+target = "instance:default"
+
+[[group]]
+name = "A"
+workload = "ch"
+scale = 1
+target = "instance:default"
+
+# The OLTP tenant alone, then beside the analytic streams: the phases' tpm of new_order
+# (NOTPM) side by side are what the streams cost it.
+[[phase]]
+name = "alone"
+duration = "1m"
+clients = {{ O = {oltp}, A = 0 }}
+
+[[phase]]
+name = "beside"
+duration = "1m"
+clients = {{ O = {oltp}, A = {streams} }}
+"#
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PresetKnobs;
+
+    fn input(knobs: &PresetKnobs) -> PresetInput<'_> {
+        PresetInput {
+            knobs,
+            cores: 2,
+            memory: None,
+            phase_duration: None,
+        }
+    }
+
+    #[test]
+    fn the_knobs_set_the_groups_clients_and_others_are_refused() {
+        let plain = toml(&input(&PresetKnobs::default())).unwrap();
+        assert!(plain.contains("clients = { O = 2, A = 0 }"), "{plain}");
+        assert!(plain.contains("clients = { O = 2, A = 1 }"), "{plain}");
+        let knobs = PresetKnobs {
+            oltp_clients: Some(4),
+            streams: Some(0),
+            ..PresetKnobs::default()
+        };
+        assert!(toml(&input(&knobs))
+            .unwrap()
+            .contains("clients = { O = 4, A = 0 }"));
+        let none = PresetKnobs {
+            oltp_clients: Some(0),
+            streams: Some(0),
+            ..PresetKnobs::default()
+        };
+        assert!(toml(&input(&none)).unwrap_err().contains("no client"));
+        let other = PresetKnobs {
+            lu_base: Some(2),
+            ..PresetKnobs::default()
+        };
+        assert!(toml(&input(&other)).unwrap_err().contains("--lu-base"));
+    }
+}

@@ -1,0 +1,293 @@
+//! CH-benCHmark (issue 52) against a real instance at 1 warehouse: the load holds CH's three
+//! tables and two columns beside TPC-C's; the 22 queries, run by `tidebench run --workload
+//! ch -c 1`, answer what DuckDB answers on the same rows exported as CSV at the end of the
+//! load, and every one returns rows whose values are not NULL (the load's rows are drawn
+//! from a fixed seed, so this holds at every load); then a `tpcc` group and a `ch` group
+//! share the database in one run, both make progress, the server agrees with both, and
+//! TPC-C's `check` passes.
+
+use std::path::Path;
+use std::process::Command;
+
+use tidebench::instance::{Instance, DEFAULT_DBNAME};
+
+use crate::support::{self, num, ok, output_text as text, psql, run_tidebench as tb, summary};
+use crate::tpch::duckdb_available;
+
+/// Every table of the load, TPC-C's and CH's.
+const TABLES: [&str; 12] = [
+    "warehouse",
+    "district",
+    "customer",
+    "history",
+    "new_order",
+    "orders",
+    "order_line",
+    "item",
+    "stock",
+    "region",
+    "nation",
+    "supplier",
+];
+
+#[test]
+fn ch_answers_agree_with_duckdb_and_run_beside_tpcc() {
+    let home = support::temp_home();
+    // The preset's groups share the default instance's database.
+    let inst = support::start_instance(&home, "default");
+    let target = "instance:default";
+    ok(tb(&home, &["prepare", "--preset", "ch", "--jobs", "2"]));
+    for (table, rows) in [("region", 5.0), ("nation", 62.0), ("supplier", 10_000.0)] {
+        assert_eq!(num(&inst, &format!("select count(*) from {table}")), rows);
+    }
+    // CH's columns are its joins' expressions; the loaded lines are counted into the stock.
+    for sql in [
+        "select count(*) from stock where s_su_suppkey <> mod(s_w_id * s_i_id, 10000)",
+        "select count(*) from customer where c_n_nationkey <> ascii(substr(c_state, 1, 1))",
+        "select count(*) from orders where o_id < 2101 and o_entry_d >= \
+           (select min(ol_delivery_d) from order_line)",
+        // A balance owes the customer's delivered lines less the loaded payment (TPC-C's
+        // condition 3.3.2.10).
+        "select count(*) from customer left join \
+           (select o_w_id, o_d_id, o_c_id, sum(ol_amount) as owed from orders join order_line \
+              on ol_w_id = o_w_id and ol_d_id = o_d_id and ol_o_id = o_id \
+            where ol_delivery_d is not null group by 1, 2, 3) d \
+           on o_w_id = c_w_id and o_d_id = c_d_id and o_c_id = c_id \
+         where c_balance <> coalesce(owed, 0) - 10",
+    ] {
+        assert_eq!(num(&inst, sql), 0.0, "{sql}");
+    }
+    assert_eq!(
+        num(&inst, "select sum(s_order_cnt) from stock"),
+        num(&inst, "select count(*) from order_line")
+    );
+
+    let csv = home.path().join("csv");
+    export_csv(&inst, &csv);
+    let out = home.path().join("res");
+    ok(tb(
+        &home,
+        &[
+            "run",
+            "--workload",
+            "ch",
+            "-c",
+            "1",
+            "--target",
+            target,
+            "--session-set",
+            "max_parallel_workers_per_gather=0",
+            "-P",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let s = summary(&out);
+    assert_eq!(s["totals"]["committed"], 22, "{}", s["totals"]);
+    for server in s["server"].as_array().unwrap() {
+        support::assert_server_agrees(server, 0);
+    }
+
+    if let Err(why) = duckdb_available() {
+        support::skip("ch (DuckDB's answers)", "DuckDB", &why);
+    } else {
+        let duck = home.path().join("duck");
+        duckdb_answers(&inst, &csv, &out.join("ch/queries"), &duck);
+        let mut differ = Vec::new();
+        for q in 1..=22u8 {
+            let file = format!("stream0_q{q}.txt");
+            let read = |dir: &Path| std::fs::read_to_string(dir.join(&file)).unwrap();
+            if let Err(why) = same_answer(&read(&out.join("ch/answers")), &read(&duck)) {
+                differ.push(format!("Q{q}: {why}"));
+            }
+        }
+        assert!(
+            differ.is_empty(),
+            "PostgreSQL and DuckDB differ: {differ:#?}"
+        );
+    }
+    // Rows with values for every query (see the book).
+    for q in 1..=22u8 {
+        let answer =
+            std::fs::read_to_string(out.join(format!("ch/answers/stream0_q{q}.txt"))).unwrap();
+        let first = answer.lines().nth(1).unwrap_or("");
+        assert!(
+            !first.is_empty() && first.split('|').all(|v| !v.is_empty()),
+            "Q{q} has no row with values:\n{answer}"
+        );
+    }
+
+    mixed_run(&home, &inst, target);
+}
+
+/// Preset ch: a `ch` group and a `tpcc` group on the one database, their clients from the
+/// preset's knobs: both commit, the server counts every commit of both, and TPC-C's
+/// consistency conditions hold after.
+fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
+    let out = home.path().join("mixed");
+    ok(tb(
+        home,
+        &[
+            "run",
+            "--preset",
+            "ch",
+            "--oltp-clients",
+            "1",
+            "--ch-streams",
+            "1",
+            "--phase-duration",
+            "4s",
+            "--seed",
+            "3",
+            "-P",
+            "0",
+            "--poll",
+            "0",
+            "--session-set",
+            "max_parallel_workers_per_gather=0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let s = summary(&out);
+    let committed = |prefix: &str| -> u64 {
+        s["by_target_and_type"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["txn_type"].as_str().unwrap().starts_with(prefix))
+            .map(|r| r["committed"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(committed("CH") > 0, "{}", s["by_target_and_type"]);
+    assert!(committed("new_order") > 0, "{}", s["by_target_and_type"]);
+    // The OLTP group alone, then beside the streams: its phases side by side.
+    let phases = s["phases"].as_array().unwrap();
+    let group = |phase: &str, g: &str| {
+        phases
+            .iter()
+            .filter(|p| p["phase"] == phase)
+            .flat_map(|p| p["groups"].as_array().unwrap())
+            .find(|x| x["group"] == g)
+            .map(|x| {
+                (
+                    x["clients"].as_u64().unwrap_or(0),
+                    x["committed"].as_u64().unwrap_or(0),
+                )
+            })
+            .unwrap_or((0, 0))
+    };
+    let (alone, beside) = (group("alone", "O"), group("beside", "O"));
+    assert!(alone.0 == 1 && alone.1 > 0, "{phases:?}");
+    assert!(beside.0 == 1 && beside.1 > 0, "{phases:?}");
+    assert_eq!(group("alone", "A"), (0, 0), "{phases:?}");
+    assert!(group("beside", "A").1 > 0, "{phases:?}");
+    for server in s["server"].as_array().unwrap() {
+        support::assert_server_agrees(server, 0);
+    }
+    assert!(num(inst, "select count(*) from orders") > 30_000.0);
+    ok(tb(
+        home,
+        &["check", "--workload", "tpcc", "--target", target],
+    ));
+}
+
+/// Each table as a CSV file with a header, as PostgreSQL has it.
+fn export_csv(inst: &Instance, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for t in TABLES {
+        let rows = psql(
+            inst,
+            DEFAULT_DBNAME,
+            &format!("copy {t} to stdout with (format csv, header)"),
+        );
+        std::fs::write(dir.join(format!("{t}.csv")), rows).unwrap();
+    }
+}
+
+/// DuckDB makes each table with PostgreSQL's column types, loads its CSV file, and runs each
+/// query file of `queries` (the texts tidebench ran, stream 0), writing `stream0_q<N>.txt`
+/// into `out`: a header line, then rows, values separated by `|`.
+fn duckdb_answers(inst: &Instance, csv: &Path, queries: &Path, out: &Path) {
+    std::fs::create_dir_all(out).unwrap();
+    let columns = psql(
+        inst,
+        DEFAULT_DBNAME,
+        "select table_name, column_name, case when data_type = 'numeric' \
+           then format('decimal(%s,%s)', numeric_precision, numeric_scale) \
+           when data_type like 'timestamp%' then 'timestamp' \
+           when data_type in ('integer', 'date') then data_type else 'varchar' end \
+         from information_schema.columns where table_schema = 'public' \
+         order by table_name, ordinal_position",
+    );
+    let script = r#"
+import duckdb, os, sys
+csv, queries, out, columns = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+con = duckdb.connect()
+tables = {}
+for line in columns.splitlines():
+    if line.strip():
+        t, c, kind = line.split("|")
+        tables.setdefault(t, []).append(f"{c} {kind}")
+for t, cols in tables.items():
+    path = os.path.join(csv, t + ".csv")
+    if os.path.exists(path):
+        con.execute(f"create table {t} ({', '.join(cols)})")
+        con.execute(f"copy {t} from '{path}' (header, delimiter ',', quote '\"')")
+def value(v):
+    return "" if v is None else str(v)
+for q in range(1, 23):
+    name = f"stream0_q{q}"
+    text = open(os.path.join(queries, name + ".sql")).read()
+    body = "\n".join(l for l in text.splitlines() if not l.startswith("--")).strip().rstrip(";")
+    cur = con.execute(body)
+    columns = [d[0] for d in cur.description]
+    with open(os.path.join(out, name + ".txt"), "w") as f:
+        f.write("|".join(columns) + "\n")
+        for r in cur.fetchall():
+            f.write("|".join(value(v) for v in r) + "\n")
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(csv)
+        .arg(queries)
+        .arg(out)
+        .arg(columns)
+        .output()
+        .expect("run python3");
+    assert!(o.status.success(), "DuckDB: {}", text(&o));
+}
+
+/// A value as both engines agree on it: numbers to 1/1000 (PostgreSQL prints averages to 16
+/// places, DuckDB as a float), anything else trimmed.
+fn canonical(v: &str) -> String {
+    match v.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => format!("{x:.3}"),
+        _ => v.trim().to_string(),
+    }
+}
+
+/// Whether two answers (header, then rows) hold the same rows, compared as sorted lists of
+/// canonical values: where a query's `order by` leaves ties, the engines may order them
+/// differently, and the collations of `order by` on text differ.
+fn same_answer(ours: &str, theirs: &str) -> Result<(), String> {
+    let rows = |text: &str| {
+        let mut rows: Vec<Vec<String>> = text
+            .lines()
+            .skip(1)
+            .filter(|l| !l.is_empty())
+            .map(|l| l.split('|').map(canonical).collect())
+            .collect();
+        rows.sort();
+        rows
+    };
+    let (a, b) = (rows(ours), rows(theirs));
+    if a.len() != b.len() {
+        return Err(format!("{} rows where DuckDB has {}", a.len(), b.len()));
+    }
+    match a.iter().zip(&b).position(|(x, y)| x != y) {
+        None => Ok(()),
+        Some(i) => Err(format!("row {:?} where DuckDB has {:?}", a[i], b[i])),
+    }
+}
