@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 
 use tidebench::instance::Instance;
 
-use crate::support::{self, output_text as text, TempHome};
+use crate::support::{self, ok, output_text as text, TempHome};
 
 /// Where Debian's package puts it.
 const PGBOUNCER: &str = "/usr/sbin/pgbouncer";
@@ -124,6 +124,194 @@ fn pooled(name: &str) -> Option<(TempHome, Instance, Pgbouncer)> {
     Some((home, inst, bouncer))
 }
 
+/// A managed instance loaded by `prepare` (given the home and the instance's target: the load
+/// goes straight to the server), then its managed pooler in transaction mode with four server
+/// sessions (`instance start NAME --pooler transaction --pool-size 4`). Returns the DSN
+/// through the pooler (`instance dsn NAME --pooler`); `None` (skipped) before anything is
+/// loaded where pgbouncer is not installed.
+fn managed(
+    name: &str,
+    prepare: impl FnOnce(&TempHome, &str),
+) -> Option<(TempHome, Instance, String)> {
+    if !Path::new(PGBOUNCER).exists() {
+        support::skip(
+            "pooler",
+            "pgbouncer",
+            "install Debian's pgbouncer (scripts/setup.sh --test does)",
+        );
+        return None;
+    }
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, name);
+    prepare(&home, &format!("instance:{name}"));
+    let start = ["instance", "start", name, "--pooler", "transaction"];
+    let said = text(&ok(support::run_tidebench(
+        &home,
+        &[&start[..], &["--pool-size", "4"]].concat(),
+    )));
+    assert!(
+        said.contains("transaction mode, 4 server sessions"),
+        "{said}"
+    );
+    let dsn = ok(support::run_tidebench(
+        &home,
+        &["instance", "dsn", name, "--pooler"],
+    ));
+    let dsn = String::from_utf8_lossy(&dsn.stdout).trim().to_string();
+    Some((home, inst, dsn))
+}
+
+/// The managed pooler's log, for a failure's message.
+fn pooler_log(inst: &Instance) -> String {
+    std::fs::read_to_string(inst.dir().join("pooler/pgbouncer.log")).unwrap_or_default()
+}
+
+/// Runs `workload` for a few seconds through `dsn` with four clients into `<home>/<workload>`;
+/// asserts it ended with committed transactions of every type and none failed, and returns
+/// what it printed.
+fn run_through(home: &TempHome, inst: &Instance, dsn: &str, workload: &str) -> String {
+    let out = home.path().join(workload);
+    let o = support::run_tidebench(
+        home,
+        &[
+            "run",
+            "-w",
+            workload,
+            "--target",
+            dsn,
+            "-c",
+            "4",
+            "-T",
+            "3",
+            "-P",
+            "0",
+            "--max-tries",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = text(&o);
+    assert!(
+        o.status.success(),
+        "{workload} through pgbouncer failed: {said}\n{}",
+        pooler_log(inst)
+    );
+    assert!(said.contains("-M extended"), "{said}");
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    for row in s["by_target_and_type"].as_array().unwrap() {
+        assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
+    }
+    said
+}
+
+/// TPC-C through the managed pooler: every type commits, none fails, and the consistency
+/// conditions, read from the server itself, hold after the run.
+#[test]
+fn tpcc_through_a_transaction_pooler_commits_every_type_and_stays_consistent() {
+    let Some((home, inst, dsn)) = managed("pooltc", |home, _| {
+        support::prepare_tpcc(home, "pooltc", "1")
+    }) else {
+        return;
+    };
+    run_through(&home, &inst, &dsn, "tpcc");
+    let check = ["check", "--workload", "tpcc", "--target", "instance:pooltc"];
+    ok(support::run_tidebench(&home, &check));
+}
+
+/// TPC-E through the managed pooler, its market answering trades through the same pooler:
+/// every type commits, none fails, and `check` passes on the server.
+#[test]
+fn tpce_through_a_transaction_pooler_commits_every_type_and_stays_consistent() {
+    let Some((home, inst, dsn)) = managed("poolte", |home, target| {
+        crate::tpce::prepare_tpce(home, target, 1_000, 1, 2)
+    }) else {
+        return;
+    };
+    let said = run_through(&home, &inst, &dsn, "tpce");
+    assert!(said.contains("tpsE: "), "{said}");
+    let check = ["check", "--workload", "tpce", "--target", "instance:poolte"];
+    ok(support::run_tidebench(&home, &check));
+}
+
+/// The managed pooler serves a run, its own counters reach `system.csv` and the report, and
+/// it stops with the instance.
+#[test]
+fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
+    let Some((home, inst, dsn)) = managed("poolm", support::prepare_tpcb) else {
+        return;
+    };
+    let out = home.path().join("tpcb");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            &dsn,
+            "-c",
+            "8",
+            "-T",
+            "3",
+            "-P",
+            "0",
+            "--sample",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}\n{}", text(&o), pooler_log(&inst));
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    let committed = s["totals"]["committed"].as_f64().unwrap();
+    let rows = tidebench::results::system::read(&out).unwrap().unwrap();
+    let pooler = |metric: &str| -> Vec<f64> {
+        rows.iter()
+            .filter(|r| r.source.starts_with("pooler:") && r.metric == metric)
+            .map(|r| r.value)
+            .collect()
+    };
+    // The pooler passed at least every transaction the clients committed in the window.
+    let xacts = pooler("xact_count");
+    assert!(xacts.len() >= 3, "{xacts:?}");
+    let grown = xacts.last().unwrap() - xacts.first().unwrap();
+    assert!(
+        grown >= committed,
+        "pooler counted {grown}, clients {committed}"
+    );
+    // It never held more server sessions than its pool (4) while 8 clients ran, and held
+    // some once they had been opened (they stay, idle, between transactions).
+    let servers: Vec<f64> = ["sv_active", "sv_idle", "sv_used"]
+        .iter()
+        .map(|m| pooler(m))
+        .fold(vec![0.0; xacts.len()], |sum, v| {
+            sum.iter().zip(v).map(|(a, b)| a + b).collect()
+        });
+    let most = servers.iter().copied().fold(0.0, f64::max);
+    assert!((1.0..=4.0).contains(&most), "{servers:?}");
+    assert!(!pooler("cl_waiting").is_empty());
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("wait per transaction (ms)"),
+        "no pooler table"
+    );
+
+    // Stopped with its instance: nothing listens on its port after.
+    let port: u16 = dsn
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("port="))
+        .and_then(|p| p.parse().ok())
+        .expect("the DSN names a port");
+    ok(support::run_tidebench(
+        &home,
+        &["instance", "stop", "poolm"],
+    ));
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
 #[test]
 fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepared() {
     let Some((home, _inst, bouncer)) = pooled("pool") else {
@@ -189,6 +377,31 @@ fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepar
     let said = text(&o);
     assert_eq!(o.status.code(), Some(2), "{said}");
     assert!(said.contains("max_prepared_statements"), "{said}");
+    assert!(!out.exists(), "a refused run left {}", out.display());
+
+    // So are session settings sent as startup options, which pgbouncer refuses.
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            &dsn,
+            "-c",
+            "2",
+            "-T",
+            "2",
+            "--isolation",
+            "serializable",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("isolation serializable"), "{said}");
+    assert!(said.contains("ALTER ROLE"), "{said}");
     assert!(!out.exists(), "a refused run left {}", out.display());
 }
 
