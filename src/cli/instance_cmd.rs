@@ -39,12 +39,18 @@ Examples:
   tidebench instance start db2 --hypervisor qemu --vm host1/vm1    # a second server in vm1
   tidebench instance start bench --port 5433 --set work_mem=64MB --set fsync=off
   tidebench instance start secure --ssl     # TLS; its DSN is verify-full with its own CA
-  tidebench instance start pg18 --pg-bin /opt/pg18/bin   # another PostgreSQL build";
+  tidebench instance start pg18 --pg-bin /opt/pg18/bin   # another PostgreSQL build
+  tidebench instance start pooled --pooler transaction --pool-size 20   # pgbouncer in front
+
+--pooler starts Debian's pgbouncer (apt-get install pgbouncer) in front of the instance, its
+config and log in the instance's pooler/ dir; a pooler already running is kept (stop the
+instance to change its mode or size). Target the DSN it prints to run through it.";
 
 const DSN_AFTER_HELP: &str = "\
 Examples:
   psql \"$(tidebench instance dsn vm1)\"
-  pgbench -i -s 10 \"$(tidebench instance dsn vm1 --db bench)\"";
+  pgbench -i -s 10 \"$(tidebench instance dsn vm1 --db bench)\"
+  tidebench run -w tpcb --target \"$(tidebench instance dsn pooled --pooler)\"";
 
 #[derive(Debug, clap::Subcommand)]
 pub enum InstanceCommand {
@@ -95,6 +101,14 @@ pub enum InstanceCommand {
         /// (synchronous_standby_names), so a promotion loses nothing committed
         #[arg(long, requires = "standby_of")]
         sync: bool,
+        /// Put a connection pooler (Debian's pgbouncer) in front of the instance in this mode,
+        /// on a port of its own on 127.0.0.1, with the instance's password; stopped with the
+        /// instance. A run through it samples the pooler's own counters
+        #[arg(long, value_enum, value_name = "MODE")]
+        pooler: Option<instance::pooler::PoolMode>,
+        /// With --pooler: server sessions per database (pgbouncer's default_pool_size)
+        #[arg(long, value_name = "N", default_value_t = 20, requires = "pooler")]
+        pool_size: u32,
     },
     /// Stop a running instance (fast shutdown: clients are disconnected)
     Stop {
@@ -128,6 +142,9 @@ pub enum InstanceCommand {
         /// Database name
         #[arg(long, default_value = crate::config::target::DEFAULT_DBNAME)]
         db: String,
+        /// Through the instance's running pooler (`instance start NAME --pooler MODE`)
+        #[arg(long)]
+        pooler: bool,
     },
 }
 
@@ -155,6 +172,8 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             pg_bin,
             standby_of,
             sync,
+            pooler,
+            pool_size,
         } => {
             let opts = InstanceOptions {
                 pg_bin,
@@ -191,6 +210,21 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
                 "connect: psql \"{}\"",
                 inst.dsn(crate::config::target::DEFAULT_DBNAME)
             );
+            if let Some(mode) = pooler {
+                let opts = instance::pooler::PoolerOptions { mode, pool_size };
+                let p = instance::pooler::start(home, &name, &opts)?;
+                println!(
+                    "pooler (pgbouncer, {} mode, {pool_size} server sessions per database) on \
+                     port {}; its log: {}",
+                    mode.as_str(),
+                    p.port,
+                    p.log().display()
+                );
+                println!(
+                    "through the pooler: --target \"{}\"",
+                    p.dsn(&inst, crate::config::target::DEFAULT_DBNAME)
+                );
+            }
             Ok(())
         }
         InstanceCommand::Stop { name } => {
@@ -231,10 +265,20 @@ pub fn run(cmd: InstanceCommand, home: &Home) -> Result<(), CliError> {
             );
             Ok(())
         }
-        InstanceCommand::Dsn { name, db } => {
+        InstanceCommand::Dsn { name, db, pooler } => {
             crate::config::target::check_name("database", &db).map_err(CliError::usage)?;
             let inst = instance::find(home, &name)?;
-            println!("{}", inst.dsn(&db));
+            if !pooler {
+                println!("{}", inst.dsn(&db));
+                return Ok(());
+            }
+            let p = instance::pooler::find(&inst).ok_or_else(|| {
+                CliError::usage(format!(
+                    "instance '{name}' has no pooler running; start one with \
+                     `tidebench instance start {name} --pooler transaction`"
+                ))
+            })?;
+            println!("{}", p.dsn(&inst, &db));
             Ok(())
         }
     }

@@ -158,6 +158,9 @@ pub enum InstanceError {
         primary: String,
         message: String,
     },
+    /// The managed pooler (pgbouncer) could not be started or stopped (see `pooler`).
+    #[error("the pooler of instance '{name}': {message}")]
+    Pooler { name: String, message: String },
 
     /// A PostgreSQL program (initdb, pg_ctl, psql) failed.
     #[error("`{program}` failed: {detail}")]

@@ -132,7 +132,8 @@ pub fn list(home: &Home) -> Result<Vec<InstanceStatus>, InstanceError> {
     names.iter().map(|n| status(home, n)).collect()
 }
 
-/// Stops a running instance; returns false when it was already stopped.
+/// Stops a running instance and its managed pooler; returns false when it was already
+/// stopped.
 pub fn stop(home: &Home, name: &str) -> Result<bool, InstanceError> {
     check_name("instance", name)?;
     let layout = Layout::new(&home.absolute()?, name);
@@ -140,6 +141,8 @@ pub fn stop(home: &Home, name: &str) -> Result<bool, InstanceError> {
     if record.guest.is_some() {
         return Ok(vm::stop(&layout, &record));
     }
+    // Its pooler first: it goes with the server it serves.
+    super::pooler::stop(name, &layout.dir)?;
     let user = os_user::for_existing(&record.os_user, name)?;
     let server = Server {
         bin: &record.pg_bin_dir,

@@ -21,6 +21,7 @@ mod lifecycle;
 pub mod noise;
 mod os_user;
 mod password;
+pub mod pooler;
 mod reconfigure;
 mod record;
 mod server;

@@ -29,12 +29,12 @@ use incidents::{
     aborted_clients_to, down_windows_to, errors_to, incidents_to, marks_note, run_marks,
 };
 use markup::{chart_to, esc, note_to, steps, table_to};
-use system::{checkpoints, disk, memory};
+use system::{checkpoints, disk, memory, pooler};
 
 pub const REPORT_FILE: &str = "report.html";
 
 /// Section headings, in page order (tests hold the page to this).
-pub const SECTIONS: [&str; 12] = [
+pub const SECTIONS: [&str; 13] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
@@ -46,6 +46,7 @@ pub const SECTIONS: [&str; 12] = [
     "Memory",
     "Disk IO",
     "Checkpoints and buffers",
+    "Connection pooler",
     "Failures",
 ];
 
@@ -88,7 +89,7 @@ pub fn render(data: &RunData) -> String {
     for note in &data.notes {
         note_to(&mut p, note);
     }
-    let sections: [fn(&RunData, &mut String); 12] = [
+    let sections: [fn(&RunData, &mut String); 13] = [
         glance,
         throughput,
         shares,
@@ -100,6 +101,7 @@ pub fn render(data: &RunData) -> String {
         memory,
         disk,
         checkpoints,
+        pooler,
         failures,
     ];
     for (i, (name, body)) in SECTIONS.iter().zip(sections).enumerate() {

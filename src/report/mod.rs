@@ -14,6 +14,7 @@ pub mod flame;
 pub mod html;
 pub mod load;
 pub mod mixlog;
+pub mod pooler_view;
 pub mod system_view;
 
 pub use by::{aggregate, Dim};

@@ -55,6 +55,17 @@ pub enum RunError {
          0, or pool_mode = session)"
     )]
     PreparedThroughPooler { target: String },
+    /// Session settings the run sends as startup options, through a pooler in transaction
+    /// mode, which cannot carry them to the server sessions it hands out (issue 57).
+    #[error(
+        "target '{target}' is reached through a connection pooler that hands each session \
+         other server sessions, and the run would start its sessions with {what}: startup \
+         options, which such a pooler refuses (pgbouncer: unsupported startup parameter: \
+         options) or cannot carry to the server sessions it hands out; set them on the server \
+         instead, where every server session starts with them (ALTER ROLE ... SET, or ALTER \
+         DATABASE ... SET), and run without them"
+    )]
+    StartupOptionsThroughPooler { target: String, what: String },
     /// An `[[event]]` its target cannot take (see `disrupt::check`).
     #[error("[[event]] {event}: {message}")]
     Event { event: String, message: String },
@@ -200,6 +211,7 @@ impl RunError {
                 | RunError::EmptyShard { .. }
                 | RunError::ClockSkewKnob { .. }
                 | RunError::PreparedThroughPooler { .. }
+                | RunError::StartupOptionsThroughPooler { .. }
                 | RunError::Event { .. }
         )
     }

@@ -93,11 +93,18 @@ pub async fn run(
         }
     }
     let mut dbs = Databases::open(&targets.resolved).await?;
-    pooler::settle(&mut plan, &targets.resolved, &mut dbs, &*events).await?;
+    let pooled = pooler::settle(
+        &mut plan,
+        &targets.planned,
+        &targets.resolved,
+        &mut dbs,
+        &*events,
+    )
+    .await?;
     let readies = targets::check_ready(&plan, &targets, &mut dbs, &*events).await?;
     let scales: Vec<u32> = readies.iter().map(|r| r.scale).collect();
     let server_facts = targets::with_guests(dbs.server_facts().await?, &targets, home, &*events)?;
-    let sampler = targets::sampler(&plan, &targets, home).await?;
+    let sampler = targets::sampler(&plan, &targets, &pooled, home, &*events).await?;
     let profile = profiling::request(&plan, perf, &targets, &dbs, home).await?;
     dbs.settle_idle().await?;
     let (layout, frame) = build::build(&plan, &targets, &readies)?;

@@ -6,20 +6,23 @@
 //! server's count cannot be compared there. Statistics sessions a pooler kept from their own
 //! database are said too, as their reads then count where the run measures.
 
-use crate::config::{ProtocolName, RunPlan};
+use crate::config::{Isolation, ProtocolName, RunPlan};
+use crate::driver::layout::PlannedTarget;
 use crate::event::{Event, Sink};
 use crate::target::ResolvedTarget;
 
 use super::{Databases, RunError};
 
 /// Settles the run's protocol for the poolers in front of `targets`, marks the databases
-/// behind them, and says what a pooler changed about the run.
+/// behind them, and says what a pooler changed about the run. Returns the servers (keys)
+/// found behind a pooler that shares server sessions.
 pub async fn settle(
     plan: &mut RunPlan,
+    planned: &[PlannedTarget],
     targets: &[ResolvedTarget],
     dbs: &mut Databases,
     events: &dyn Sink,
-) -> Result<(), RunError> {
+) -> Result<Vec<(String, u16)>, RunError> {
     for (label, dbname) in dbs.stats_on_measured() {
         events.send(Event::Note(format!(
             "{label}: the server (or a pooler in front of it) refused the statistics session \
@@ -29,6 +32,7 @@ pub async fn settle(
         )));
     }
     let mut probed: Vec<(String, u16)> = Vec::new();
+    let mut pooled: Vec<(String, u16)> = Vec::new();
     for t in targets {
         if probed.contains(&t.server_key()) {
             continue;
@@ -37,7 +41,14 @@ pub async fn settle(
         if !t.shares_server_sessions().await? {
             continue;
         }
+        pooled.push(t.server_key());
         dbs.mark_pooled(&t.server_key());
+        if let Some(what) = startup_options(plan, groups_of(planned, targets, &t.server_key())) {
+            return Err(RunError::StartupOptionsThroughPooler {
+                target: t.label.clone(),
+                what,
+            });
+        }
         if plan.protocol != ProtocolName::Prepared {
             continue;
         }
@@ -58,5 +69,40 @@ pub async fn settle(
             });
         }
     }
-    Ok(())
+    Ok(pooled)
+}
+
+/// The groups with a database on the server `key`.
+fn groups_of(
+    planned: &[PlannedTarget],
+    targets: &[ResolvedTarget],
+    key: &(String, u16),
+) -> Vec<usize> {
+    planned
+        .iter()
+        .zip(targets)
+        .filter(|(_, t)| t.server_key() == *key)
+        .map(|(p, _)| p.group)
+        .collect()
+}
+
+/// What the sessions of `groups` would send as startup options (a session default isolation
+/// other than the server's, the transaction timeout, `--session-set`), said as the flags that
+/// ask for it; `None` when nothing.
+fn startup_options(plan: &RunPlan, groups: Vec<usize>) -> Option<String> {
+    let mut what: Vec<String> = Vec::new();
+    for g in groups {
+        let isolation = plan.groups[g].options.isolation;
+        let said = format!("isolation {}", isolation.as_sql());
+        if isolation != Isolation::ReadCommitted && !what.contains(&said) {
+            what.push(said);
+        }
+    }
+    if plan.txn_timeout.is_some() {
+        what.push("a transaction timeout (statement_timeout)".into());
+    }
+    for (name, _) in &plan.session_settings {
+        what.push(format!("--session-set {name}"));
+    }
+    (!what.is_empty()).then(|| what.join(", "))
 }

@@ -109,21 +109,31 @@ pub async fn check_ready(
     Ok(readies)
 }
 
-/// The samplers of `system.csv` over the run's servers and managed instances, unless
-/// sampling is off.
+/// The samplers of `system.csv` over the run's servers and managed instances, and the
+/// consoles of the poolers in front of the `pooled` servers, unless sampling is off.
 pub async fn sampler(
     plan: &RunPlan,
     targets: &Targets,
+    pooled: &[(String, u16)],
     home: &Home,
+    events: &dyn Sink,
 ) -> Result<Option<Sampler>, RunError> {
     if plan.sample.is_zero() {
         return Ok(None);
     }
     let instances = managed_instances(&targets.planned, home)?;
-    Sampler::open(plan.sample, &targets.resolved, &instances)
+    let mut sampler = Sampler::open(plan.sample, &targets.resolved, &instances)
         .await
-        .map(Some)
-        .map_err(|message| RunError::Sampler { message })
+        .map_err(|message| RunError::Sampler { message })?;
+    let behind: Vec<&ResolvedTarget> = targets
+        .resolved
+        .iter()
+        .filter(|t| pooled.contains(&t.server_key()))
+        .collect();
+    for note in sampler.add_poolers(&behind).await {
+        events.send(Event::Note(note));
+    }
+    Ok(Some(sampler))
 }
 
 /// The managed instances behind the targets, once each, for the sampler.

@@ -8,6 +8,7 @@ pub mod host;
 pub mod host_stats;
 pub mod incidents;
 pub mod pg_counters;
+pub mod pooler;
 pub mod proc_tree;
 pub mod prometheus;
 pub mod run;

@@ -25,6 +25,7 @@ use super::cgroup::{InstanceProbe, InstanceReader};
 use super::disk::{self, DiskReader};
 use super::host_stats::HostReader;
 use super::pg_counters::{self, ServerProbe};
+use super::pooler::PoolerProbe;
 
 /// One round's values: (source, metric, value), in the order they were read.
 #[derive(Debug, Clone, Default)]
@@ -73,6 +74,8 @@ pub struct Sampler {
     instances: InstanceReader,
     disks: DiskReader,
     servers: Vec<ServerProbe>,
+    /// The consoles of the poolers in front of servers, and whether the last read failed.
+    poolers: Vec<(PoolerProbe, bool)>,
     devices: Vec<InstanceDevices>,
 }
 
@@ -117,8 +120,33 @@ impl Sampler {
             instances: InstanceReader::new(InstanceProbe::for_instances(instances)),
             disks: DiskReader::new(&extra),
             servers,
+            poolers: Vec::new(),
             devices,
         })
+    }
+
+    /// Also reads the counters of the poolers in front of `pooled` (targets the pooler probe
+    /// found sharing server sessions). Returns what it could not open, to be said: the run
+    /// goes on without those counters.
+    pub async fn add_poolers(&mut self, pooled: &[&ResolvedTarget]) -> Vec<String> {
+        let mut unread = Vec::new();
+        for t in pooled {
+            let source = format!("pooler:{}", t.label);
+            if self.poolers.iter().any(|(p, _)| p.source == source) {
+                continue;
+            }
+            match PoolerProbe::open(t).await {
+                Ok(p) => self.poolers.push((p, false)),
+                Err(e) => unread.push(format!(
+                    "{}: the pooler's counters are not sampled: its admin console (database \
+                     '{}') refused: {e}; to sample them, add the user to the pooler's \
+                     stats_users",
+                    t.label,
+                    super::pooler::CONSOLE
+                )),
+            }
+        }
+        unread
     }
 
     /// Which device holds each instance's data dir and WAL (for `runtime.toml`).
@@ -273,6 +301,7 @@ impl Sampler {
                 }
             }
         }
+        self.sample_poolers(&mut v, report, events).await;
         let pg = pg_began.elapsed();
         let round = began.elapsed();
         report.rounds += 1;
@@ -283,6 +312,32 @@ impl Sampler {
         v.push("sampler", "pg_ms", ms(pg));
         v.push("driver", "cpu_seconds", process_cpu().as_secs_f64());
         v
+    }
+}
+
+impl Sampler {
+    /// The poolers' rows of a round; a pooler that stops answering is warned once per outage.
+    async fn sample_poolers(
+        &mut self,
+        v: &mut Values,
+        report: &mut SamplerReport,
+        events: &dyn Sink,
+    ) {
+        for (p, down) in self.poolers.iter_mut() {
+            let read = tokio::time::timeout(SERVER_WITHIN, p.sample(v))
+                .await
+                .unwrap_or_else(|_| Err(format!("{} did not answer in time", p.source)));
+            match read {
+                Ok(()) => *down = false,
+                Err(e) => {
+                    if !*down {
+                        events.send(Event::Warning(format!("sampler: {e}")));
+                        report.warnings.push(e);
+                    }
+                    *down = true;
+                }
+            }
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 
 use tidebench::instance::Instance;
 
-use crate::support::{self, output_text as text, TempHome};
+use crate::support::{self, ok, output_text as text, TempHome};
 
 /// Where Debian's package puts it.
 const PGBOUNCER: &str = "/usr/sbin/pgbouncer";
@@ -124,6 +124,195 @@ fn pooled(name: &str) -> Option<(TempHome, Instance, Pgbouncer)> {
     Some((home, inst, bouncer))
 }
 
+/// Whether pgbouncer is installed; a skip is said where it is not.
+fn pgbouncer_installed() -> bool {
+    let there = Path::new(PGBOUNCER).exists();
+    if !there {
+        support::skip(
+            "pooler",
+            "pgbouncer",
+            "install Debian's pgbouncer (scripts/setup.sh --test does)",
+        );
+    }
+    there
+}
+
+/// Starts the managed pooler of the running instance `name` in transaction mode with four
+/// server sessions (`instance start NAME --pooler transaction --pool-size 4`) and returns the
+/// DSN through it (`instance dsn NAME --pooler`).
+fn start_managed(home: &TempHome, name: &str) -> String {
+    let start = ["instance", "start", name, "--pooler", "transaction"];
+    let said = text(&ok(support::run_tidebench(
+        home,
+        &[&start[..], &["--pool-size", "4"]].concat(),
+    )));
+    assert!(
+        said.contains("transaction mode, 4 server sessions"),
+        "{said}"
+    );
+    let dsn = ok(support::run_tidebench(
+        home,
+        &["instance", "dsn", name, "--pooler"],
+    ));
+    String::from_utf8_lossy(&dsn.stdout).trim().to_string()
+}
+
+/// A managed instance with pgbench's tables (scale 1) and its managed pooler; `None`
+/// (skipped) where pgbouncer is not installed.
+fn managed(name: &str) -> Option<(TempHome, Instance, String)> {
+    if !pgbouncer_installed() {
+        return None;
+    }
+    let home = support::temp_home();
+    let inst = support::start_instance(&home, name);
+    support::prepare_tpcb(&home, &format!("instance:{name}"));
+    let dsn = start_managed(&home, name);
+    Some((home, inst, dsn))
+}
+
+/// The managed pooler's log, for a failure's message.
+fn pooler_log(inst: &Instance) -> String {
+    std::fs::read_to_string(inst.dir().join("pooler/pgbouncer.log")).unwrap_or_default()
+}
+
+/// Starts the managed pooler of the running instance `inst` (transaction mode, four server
+/// sessions) and runs `workload` through it as [`run_through`] does, returning what it printed
+/// (`None`: skipped where pgbouncer is not installed); the caller then checks
+/// the data on the server. tpcc's and tpce's tests call this on the data they loaded (a
+/// second load only for this would cost each about 20 s).
+pub fn through_a_managed_pooler(
+    home: &TempHome,
+    inst: &Instance,
+    workload: &str,
+) -> Option<String> {
+    if !pgbouncer_installed() {
+        return None;
+    }
+    let dsn = start_managed(home, &inst.name);
+    Some(run_through(home, inst, &dsn, workload))
+}
+
+/// Runs `workload` for a few seconds through `dsn` with four clients into
+/// `<home>/pooled-<workload>`;
+/// asserts it ended with committed transactions of every type and none failed, and returns
+/// what it printed.
+fn run_through(home: &TempHome, inst: &Instance, dsn: &str, workload: &str) -> String {
+    let out = home.path().join(format!("pooled-{workload}"));
+    let o = support::run_tidebench(
+        home,
+        &[
+            "run",
+            "-w",
+            workload,
+            "--target",
+            dsn,
+            "-c",
+            "4",
+            "-T",
+            "3",
+            "-P",
+            "0",
+            "--max-tries",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = text(&o);
+    assert!(
+        o.status.success(),
+        "{workload} through pgbouncer failed: {said}\n{}",
+        pooler_log(inst)
+    );
+    assert!(said.contains("-M extended"), "{said}");
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    for row in s["by_target_and_type"].as_array().unwrap() {
+        assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
+    }
+    said
+}
+
+/// The managed pooler serves a run, its own counters reach `system.csv` and the report, and
+/// it stops with the instance.
+#[test]
+fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
+    let Some((home, inst, dsn)) = managed("poolm") else {
+        return;
+    };
+    let out = home.path().join("tpcb");
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            &dsn,
+            "-c",
+            "8",
+            "-T",
+            "3",
+            "-P",
+            "0",
+            "--sample",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}\n{}", text(&o), pooler_log(&inst));
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    let committed = s["totals"]["committed"].as_f64().unwrap();
+    let rows = tidebench::results::system::read(&out).unwrap().unwrap();
+    let pooler = |metric: &str| -> Vec<f64> {
+        rows.iter()
+            .filter(|r| r.source.starts_with("pooler:") && r.metric == metric)
+            .map(|r| r.value)
+            .collect()
+    };
+    // The pooler, started for this run, passed at least every transaction the clients
+    // committed (its count is cumulative, and the first round may come after the first
+    // commits), and its count grew while the run went on.
+    let xacts = pooler("xact_count");
+    assert!(xacts.len() >= 3, "{xacts:?}");
+    let (first, last) = (xacts[0], xacts[xacts.len() - 1]);
+    assert!(
+        last >= committed,
+        "pooler counted {last}, clients {committed}"
+    );
+    assert!(last > first, "{xacts:?}");
+    // It never held more server sessions than its pool (4) while 8 clients ran, and held
+    // some once they had been opened (they stay, idle, between transactions).
+    let servers: Vec<f64> = ["sv_active", "sv_idle", "sv_used"]
+        .iter()
+        .map(|m| pooler(m))
+        .fold(vec![0.0; xacts.len()], |sum, v| {
+            sum.iter().zip(v).map(|(a, b)| a + b).collect()
+        });
+    let most = servers.iter().copied().fold(0.0, f64::max);
+    assert!((1.0..=4.0).contains(&most), "{servers:?}");
+    assert!(!pooler("cl_waiting").is_empty());
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("wait per transaction (ms)"),
+        "no pooler table"
+    );
+
+    // Stopped with its instance: nothing listens on its port after.
+    let port: u16 = dsn
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("port="))
+        .and_then(|p| p.parse().ok())
+        .expect("the DSN names a port");
+    ok(support::run_tidebench(
+        &home,
+        &["instance", "stop", "poolm"],
+    ));
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
 #[test]
 fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepared() {
     let Some((home, _inst, bouncer)) = pooled("pool") else {
@@ -189,6 +378,31 @@ fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepar
     let said = text(&o);
     assert_eq!(o.status.code(), Some(2), "{said}");
     assert!(said.contains("max_prepared_statements"), "{said}");
+    assert!(!out.exists(), "a refused run left {}", out.display());
+
+    // So are session settings sent as startup options, which pgbouncer refuses.
+    let o = support::run_tidebench(
+        &home,
+        &[
+            "run",
+            "-w",
+            "tpcb",
+            "--target",
+            &dsn,
+            "-c",
+            "2",
+            "-T",
+            "2",
+            "--isolation",
+            "serializable",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let said = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(said.contains("isolation serializable"), "{said}");
+    assert!(said.contains("ALTER ROLE"), "{said}");
     assert!(!out.exists(), "a refused run left {}", out.display());
 }
 

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use crate::support::{self, ok};
 
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "Run at a glance",
     "Throughput",
     "Achieved vs configured share",
@@ -20,6 +20,7 @@ const SECTIONS: [&str; 12] = [
     "Memory",
     "Disk IO",
     "Checkpoints and buffers",
+    "Connection pooler",
     "Failures",
 ];
 

@@ -117,3 +117,54 @@ pub(super) fn checkpoints(d: &RunData, p: &mut String) {
     table_to(p, &head, &rows);
     note_to(p, "Growth of each counter over the measured window.");
 }
+
+/// What a connection pooler in front of a server did: its figures over the measured window
+/// and its waiting clients and busy server sessions over time.
+pub(super) fn pooler(d: &RunData, p: &mut String) {
+    if no_system(d, p) {
+        return;
+    }
+    let figures = crate::report::pooler_view::figures(d);
+    if figures.is_empty() {
+        note_to(
+            p,
+            "No connection pooler was sampled in this run (none in front of a target, or its \
+             admin console refused the target's user).",
+        );
+        return;
+    }
+    let show = |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+    let rows: Vec<Vec<String>> = figures
+        .iter()
+        .map(|f| {
+            vec![
+                f.target.clone(),
+                show(f.transactions, 0),
+                show(f.wait_s, 3),
+                show(f.wait_per_transaction_ms(), 3),
+                show(f.peak_waiting, 0),
+                show(f.longest_wait_s, 3),
+                show(f.peak_servers, 0),
+            ]
+        })
+        .collect();
+    table_to(
+        p,
+        &[
+            "pooler of",
+            "transactions",
+            "client wait (s)",
+            "wait per transaction (ms)",
+            "most clients waiting",
+            "longest wait (s)",
+            "most server sessions",
+        ],
+        &rows,
+    );
+    note_to(
+        p,
+        "From the pooler's SHOW STATS (growth over the measured window) and SHOW POOLS (peaks \
+         of the samples). Its transactions include tidebench's own sessions through it.",
+    );
+    system_charts(d, p, crate::report::pooler_view::charts(d));
+}
