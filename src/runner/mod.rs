@@ -56,28 +56,7 @@ pub async fn run(
     if qphh::asked(&plan) {
         return qphh::run(plan, home, stop, events).await;
     }
-    let prometheus = match &plan.prometheus {
-        Some(a) => Some(
-            prometheus::parse_addr(a).map_err(|message| RunError::Prometheus {
-                addr: a.clone(),
-                message,
-            })?,
-        ),
-        None => None,
-    };
-    // A results dir that is taken fails the run now, not after the targets were checked.
-    if let Some(out) = &plan.out {
-        crate::results::ResultsWriter::ensure_free(out)?;
-    }
-    // A profile that cannot be taken is bad input, said before any target is touched.
-    let perf = match plan.profile {
-        Some(_) => {
-            Some(crate::profile::preflight().map_err(|message| RunError::Profile { message })?)
-        }
-        None => None,
-    };
-    // An event its target cannot take is bad input, said before any instance starts.
-    disrupt::check(&plan, home)?;
+    let (prometheus, perf) = preflight(&plan, home)?;
     targets::start_instances(&plan.instances, home, &*events).await?;
     let targets = targets::resolve(&plan, home).await?;
     if let Some(step) = &plan.pgbench_before_run {
@@ -85,13 +64,7 @@ pub async fn run(
             crate::workload::pgbench::before_run(step, target, &*events).await?;
         }
     }
-    let mut said: Vec<&str> = Vec::new();
-    for note in targets.resolved.iter().flat_map(|t| &t.notes) {
-        if !said.contains(&note.as_str()) {
-            events.send(crate::event::Event::Warning(note.clone()));
-            said.push(note);
-        }
-    }
+    targets::say_notes(&targets, &*events);
     let mut dbs = Databases::open(&targets.resolved).await?;
     let pooled = pooler::settle(
         &mut plan,
@@ -135,4 +108,39 @@ pub async fn run(
     let driven = drive::drive(&plan, layout, &frame, with).await?;
     let outcome = finish::finish(&plan, frame, driven, &mut dbs, server_facts, &*events).await?;
     Ok(RunOutcome { scales, ..outcome })
+}
+
+/// The run's bad input that no target needs to show: the Prometheus address, a results dir
+/// that is taken, a profile that cannot be taken, an event its target cannot take. Said
+/// before any instance starts or any target is touched.
+fn preflight(
+    plan: &RunPlan,
+    home: &Home,
+) -> Result<
+    (
+        Option<std::net::SocketAddr>,
+        Option<crate::profile::perf::Perf>,
+    ),
+    RunError,
+> {
+    let prometheus = match &plan.prometheus {
+        Some(a) => Some(
+            prometheus::parse_addr(a).map_err(|message| RunError::Prometheus {
+                addr: a.clone(),
+                message,
+            })?,
+        ),
+        None => None,
+    };
+    if let Some(out) = &plan.out {
+        crate::results::ResultsWriter::ensure_free(out)?;
+    }
+    let perf = match plan.profile {
+        Some(_) => {
+            Some(crate::profile::preflight().map_err(|message| RunError::Profile { message })?)
+        }
+        None => None,
+    };
+    disrupt::check(plan, home)?;
+    Ok((prometheus, perf))
 }

@@ -214,6 +214,18 @@ pub async fn start_instances(
     Ok(())
 }
 
+/// Says each note the targets' resolution left (a password file ignored, the host chosen
+/// among several), once however many targets share it.
+pub fn say_notes(targets: &Targets, events: &dyn Sink) {
+    let mut said: Vec<&str> = Vec::new();
+    for note in targets.resolved.iter().flat_map(|t| &t.notes) {
+        if !said.contains(&note.as_str()) {
+            events.send(Event::Warning(note.clone()));
+            said.push(note);
+        }
+    }
+}
+
 /// Resolves a target on a blocking thread (it may start a managed instance).
 pub async fn resolve_target(spec: &TargetSpec, home: &Home) -> Result<ResolvedTarget, RunError> {
     let spec = spec.clone();
