@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
-use super::args::{parse_fail_on, CompareArgs, CompareFormat};
+use super::compare_cmd::{parse_fail_on, CompareArgs, CompareFormat};
 use super::instance_cmd::parse_setting;
 use super::CliError;
 use crate::report::compare::figures::{metric_of, Worse};

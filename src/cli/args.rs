@@ -55,8 +55,8 @@ pub enum Command {
     /// Write DIR/report.html (charts, tables) from a results dir; or re-aggregate it (--by), or dump its mix log
     Report(ReportArgs),
     /// Compare results dirs (or dirs of repeated runs) side by side, with a verdict per metric; exit 1 on a regression
-    #[command(after_help = COMPARE_AFTER_HELP)]
-    Compare(CompareArgs),
+    #[command(after_help = super::compare_cmd::COMPARE_AFTER_HELP)]
+    Compare(super::compare_cmd::CompareArgs),
     /// A/B of two PostgreSQL builds (or settings): one instance a side, the same runs alternated A B B A, ending with compare's verdict; exit 1 on a regression
     #[command(after_help = super::ab_cmd::AB_AFTER_HELP)]
     Ab(super::ab_cmd::AbArgs),
@@ -820,68 +820,6 @@ Example (two hosts, a shared results dir):
   host-a$ tidebench run run.toml --shard 0/2 --start-at +30s@/shared/start --out /shared/r/shard-0
   host-b$ tidebench run run.toml --shard 1/2 --start-at +30s@/shared/start --out /shared/r/shard-1
   tidebench merge /shared/r/shard-0 /shared/r/shard-1 --out /shared/r/merged";
-
-const COMPARE_AFTER_HELP: &str = "\
-The verdict: for each metric (throughput, the headline, latency p50/p95/p99, CPU productivity,
-and per transaction type and per group their tps, p95 and p99 from merged histograms), the ratio
-of the two sides' medians (other / baseline) and a 95% bootstrap interval of that ratio. A metric
-regressed when its ratio is past its threshold in the worse direction and the whole interval lies
-on that side of 1; improved likewise the other way; otherwise within noise. A verdict needs 3 runs
-a side (a dir of results dirs, e.g. one per repetition): with fewer, the metric is described, never
-judged, and never fails.
-
-Without --fail-on every metric is judged at its default threshold (tps, headline and cpu -5%;
-p50, p95, p99 +10%); with --fail-on only the metrics it selects are (the others are described),
-and the most specific one wins:
-  --fail-on tps:-3%                  every throughput figure (the run's, each type's, each group's)
-  --fail-on p95:+10%                 every p95
-  --fail-on type:new_order:p99:+5%   one type's p99 (group:NAME:METRIC for a group)
-
-Runs that played the same [[event]]s are also compared event by event, per event and group: the
-time to the first commit after it, the time back to 90% of the rate before, the failed
-transactions and the time down (medians over a side's runs); in the table, --html, the JSON's
-`recoveries` and the Markdown.
-
-Example (a CI step: 5 runs of each build, then the verdict):
-  tidebench compare results/base results/patched --fail-on tps:-3% --format junit > verdict.xml
-
-Exit codes: 0 nothing regressed, 1 a metric regressed, 2 bad input.";
-
-/// The format `compare` writes its verdict in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompareFormat {
-    /// The tables and the verdict, for a terminal
-    Text,
-    /// The verdict as JSON: per metric and side, the medians, ratio, interval, threshold, verdict
-    Json,
-    /// The verdict as JUnit XML: one test case per metric, a regression a failure
-    Junit,
-    /// The verdict as Markdown, for a pull-request comment
-    Markdown,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// Results dirs, dirs holding several results dirs (repeated runs), or experiment dirs (point by point); the first is the baseline
-    #[arg(required = true, num_args = 2..)]
-    pub dirs: Vec<PathBuf>,
-    /// Also write the comparison as an HTML page to this file
-    #[arg(long)]
-    pub html: Option<PathBuf>,
-    /// A metric's threshold, METRIC:N% in its worse direction (tps:-3%, p95:+10%, type:NAME:p99:+5%); repeatable
-    #[arg(long = "fail-on", value_name = "METRIC:N%", value_parser = parse_fail_on)]
-    pub fail_on: Vec<crate::report::compare::verdict::Threshold>,
-    /// How to print the verdict: text (the tables too), json, junit or markdown
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: CompareFormat,
-}
-
-pub(super) fn parse_fail_on(
-    text: &str,
-) -> Result<crate::report::compare::verdict::Threshold, String> {
-    text.parse()
-        .map_err(|e: crate::report::compare::verdict::ThresholdError| e.to_string())
-}
 
 /// The command line with the workloads' own flags added from the registry.
 pub fn command() -> clap::Command {
