@@ -29,7 +29,7 @@ use crate::workload::{
 
 use super::loader::{self, FOREIGN_KEYS_OPTION, INDEXES_OPTION, REFRESH, REFRESH_PAIRS, SF};
 use super::power::{min_streams, QUERIES};
-use super::qphh::QPHH;
+use super::qphh::{POWER_AT_SIZE, QPHH, THROUGHPUT};
 use super::queries::ParamSource;
 use super::record;
 use super::refresh::UpdateSets;
@@ -40,11 +40,6 @@ use crate::workload::streams::{Stream, Units};
 
 /// The run option that swaps the seeded parameters for clause 2.4.x.4's.
 const QUALIFICATION: &str = "qualification";
-/// The run options of part 2 besides `refresh` (the loader's, whose readiness reads it): the
-/// throughput test, and the power test's Power@Size that QphH@Size combines with a throughput
-/// run's figure.
-pub(super) const THROUGHPUT: &str = "throughput";
-pub(super) const POWER_AT_SIZE: &str = "power_at_size";
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec {

@@ -12,10 +12,16 @@
 use crate::config::OptionValues;
 
 use super::loader::REFRESH;
-use super::plugin::{POWER_AT_SIZE, THROUGHPUT};
 
 /// The run option that asks for both tests.
 pub const QPHH: &str = "qphh";
+
+/// The run options of part 2 besides `refresh` (the loader's, whose readiness reads it): the
+/// throughput test, and the power test's Power@Size that QphH@Size combines with a throughput
+/// run's figure. Here beside `qphh`, which sets both, so the plug-in reads all three from one
+/// place.
+pub(super) const THROUGHPUT: &str = "throughput";
+pub(super) const POWER_AT_SIZE: &str = "power_at_size";
 
 /// The figure the power test leaves for the throughput test.
 pub const POWER_FIGURE: &str = "Power@Size";
