@@ -26,17 +26,7 @@ pub(super) fn create(
     };
     let user = os_user::for_new_instance()?;
     prepare_home(layout, &user)?;
-    let cgroups = if opts.cpus.is_some() || opts.memory.is_some() || opts.vm.is_some() {
-        let cg = CgroupPaths::locate(opts.vm.as_deref().unwrap_or(name))?;
-        cg.create(opts.cpus, opts.memory)?;
-        Some(cg)
-    } else {
-        None
-    };
-    let port = match opts.port {
-        Some(p) => p,
-        None => settings::choose_port(&layout.sockets, &recorded_ports(&layout.home))?,
-    };
+    let (cgroups, port) = cgroup_and_port(name, opts, layout)?;
     let record = Record {
         schema_version: record::SCHEMA_VERSION,
         name: name.to_string(),
@@ -134,6 +124,28 @@ fn prepare_home(layout: &Layout, user: &ServerUser) -> Result<(), InstanceError>
     user.check_traversable(&instances)?;
     // The sockets dir is shared by all instances of the home, which all run as this user.
     user.own(&layout.sockets)
+}
+
+/// What a new instance, primary or standby, gets of the host: a cgroup when its options limit
+/// CPU or memory or name a VM, and the port asked for or else a free one that no instance of
+/// the home has recorded.
+pub(super) fn cgroup_and_port(
+    name: &str,
+    opts: &InstanceOptions,
+    layout: &Layout,
+) -> Result<(Option<CgroupPaths>, u16), InstanceError> {
+    let cgroups = if opts.cpus.is_some() || opts.memory.is_some() || opts.vm.is_some() {
+        let cg = CgroupPaths::locate(opts.vm.as_deref().unwrap_or(name))?;
+        cg.create(opts.cpus, opts.memory)?;
+        Some(cg)
+    } else {
+        None
+    };
+    let port = match opts.port {
+        Some(p) => p,
+        None => settings::choose_port(&layout.sockets, &recorded_ports(&layout.home))?,
+    };
+    Ok((cgroups, port))
 }
 
 /// Ports recorded by the home's instances, so a stopped one keeps its port.

@@ -17,7 +17,6 @@ use super::error::InstanceError;
 use super::os_user;
 use super::record::{self, Layout, Record, Setting, StandbyRecord};
 use super::server::Server;
-use super::settings;
 use super::types::{Home, Instance, InstanceOptions};
 
 /// How long a new standby may take to show up streaming in the primary's
@@ -79,20 +78,7 @@ pub(super) fn create(
         ));
     }
     let user = os_user::for_existing(&primary_record.os_user, primary_name)?;
-    let cgroups = if opts.cpus.is_some() || opts.memory.is_some() || opts.vm.is_some() {
-        let cg = CgroupPaths::locate(opts.vm.as_deref().unwrap_or(name))?;
-        cg.create(opts.cpus, opts.memory)?;
-        Some(cg)
-    } else {
-        None
-    };
-    let port = match opts.port {
-        Some(p) => p,
-        None => settings::choose_port(
-            &layout.sockets,
-            &super::create::recorded_ports(&layout.home),
-        )?,
-    };
+    let (cgroups, port) = super::create::cgroup_and_port(name, opts, layout)?;
     let record = Record {
         port,
         name: name.to_string(),
