@@ -194,8 +194,8 @@ pub fn through_a_managed_pooler(
 
 /// Runs `workload` for a few seconds through `dsn` with four clients into
 /// `<home>/pooled-<workload>`;
-/// asserts it ended with committed transactions of every type and none failed, and returns
-/// what it printed.
+/// asserts it ended with committed transactions of every type and nothing failed that a
+/// pooler could cause, and returns what it printed.
 fn run_through(home: &TempHome, inst: &Instance, dsn: &str, workload: &str) -> String {
     let out = home.path().join(format!("pooled-{workload}"));
     let o = support::run_tidebench(
@@ -226,7 +226,20 @@ fn run_through(home: &TempHome, inst: &Instance, dsn: &str, workload: &str) -> S
     );
     assert!(said.contains("-M extended"), "{said}");
     let s = support::summary(&out);
-    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    // Nothing a pooler could cause failed: no lost session or statement (connection,
+    // other), no timeout, and every error the server sent is a serialization failure or a
+    // deadlock. Those are the workload's own contention (tpce's Trade-Result runs
+    // serializable); on a busy machine one can outlast its tries, direct as well.
+    let failed = &s["totals"]["failed_by_class"];
+    for class in ["connection", "timeout", "other"] {
+        assert_eq!(failed[class].as_u64(), Some(0), "{class}: {s}");
+    }
+    for e in s["errors"].as_array().into_iter().flatten() {
+        assert!(
+            matches!(e["class"].as_str(), Some("serialization" | "deadlock")),
+            "{e}"
+        );
+    }
     for row in s["by_target_and_type"].as_array().unwrap() {
         assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
     }
