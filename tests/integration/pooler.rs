@@ -368,55 +368,25 @@ fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepar
     let runtime = std::fs::read_to_string(out.join("runtime.toml")).unwrap();
     assert!(runtime.contains("protocol = \"extended\""), "{runtime}");
 
+    // A run refused before it starts: exit 2, nothing left in its results dir; what it said.
+    let refused = |extra: &[&str]| {
+        let out = home.path().join("refused");
+        let mut args = vec!["run", "-w", "tpcb", "--target", &dsn, "-c", "2", "-T", "2"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let o = support::run_tidebench(&home, &args);
+        let said = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{said}");
+        assert!(!out.exists(), "a refused run left {}", out.display());
+        said
+    };
     // Asked for explicitly, named statements are refused before the run, naming the fix.
-    let out = home.path().join("prepared");
-    let o = support::run_tidebench(
-        &home,
-        &[
-            "run",
-            "-w",
-            "tpcb",
-            "--target",
-            &dsn,
-            "-c",
-            "2",
-            "-T",
-            "2",
-            "-M",
-            "prepared",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    let said = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{said}");
+    let said = refused(&["-M", "prepared"]);
     assert!(said.contains("max_prepared_statements"), "{said}");
-    assert!(!out.exists(), "a refused run left {}", out.display());
-
     // So are session settings sent as startup options, which pgbouncer refuses.
-    let o = support::run_tidebench(
-        &home,
-        &[
-            "run",
-            "-w",
-            "tpcb",
-            "--target",
-            &dsn,
-            "-c",
-            "2",
-            "-T",
-            "2",
-            "--isolation",
-            "serializable",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    let said = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{said}");
+    let said = refused(&["--isolation", "serializable"]);
     assert!(said.contains("isolation serializable"), "{said}");
     assert!(said.contains("ALTER ROLE"), "{said}");
-    assert!(!out.exists(), "a refused run left {}", out.display());
 }
 
 /// pgbench's summary line `label: value` of `o`'s stdout.
