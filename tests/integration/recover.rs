@@ -44,28 +44,38 @@ impl Drop for Running {
 }
 
 /// Committed transactions of the measured rows of `intervals.csv`, over its whole intervals:
-/// a SIGKILL can land while an interval's lines are being written, and `report` leaves such a
-/// damaged last interval out (its note says so), so an interval counts here only if each of
-/// its lines is complete (every field, and the newline after it).
+/// a SIGKILL can land while an interval's lines are being written, or between its lines and
+/// their histograms in `latency.hlog` (one entry per row, written after the rows), and
+/// `report` leaves such a damaged last interval out (its note says so). So a row is on disk
+/// when its line is complete (every field, and the newline after it) and the log holds its
+/// entry, and an interval counts only if each of its rows is on disk.
 fn committed_in_intervals(dir: &Path) -> u64 {
     let csv = std::fs::read_to_string(dir.join("intervals.csv")).unwrap();
+    let log = std::fs::read_to_string(dir.join("latency.hlog")).unwrap();
+    let entries = log
+        .split_inclusive('\n')
+        .filter(|l| l.starts_with("Tag=") && l.ends_with('\n'))
+        .count();
     let mut lines: Vec<&str> = csv.split_inclusive('\n').collect();
     let header: Vec<&str> = lines.remove(0).trim_end().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
     let (measured, committed) = (col("measured"), col("committed"));
     let whole = |l: &str| l.ends_with('\n') && l.trim_end().split(',').count() == header.len();
+    let on_disk = |i: usize, l: &str| whole(l) && i < entries;
     // An interval is named by its first field (its start); a line cut before its first comma
     // names none.
     let start = |l: &str| l.split_once(',').map(|(s, _)| s.to_string());
     let damaged: std::collections::HashSet<String> = lines
         .iter()
-        .filter(|l| !whole(l))
-        .filter_map(|l| start(l))
+        .enumerate()
+        .filter(|(i, l)| !on_disk(*i, l))
+        .filter_map(|(_, l)| start(l))
         .collect();
     lines
         .iter()
-        .filter(|l| whole(l) && !start(l).is_some_and(|s| damaged.contains(&s)))
-        .map(|l| l.trim_end().split(',').collect::<Vec<_>>())
+        .enumerate()
+        .filter(|(i, l)| on_disk(*i, l) && !start(l).is_some_and(|s| damaged.contains(&s)))
+        .map(|(_, l)| l.trim_end().split(',').collect::<Vec<_>>())
         .filter(|f| f[measured] == "true")
         .map(|f| f[committed].parse::<u64>().unwrap())
         .sum()
