@@ -89,11 +89,13 @@ fn qmp(
 /// Kills the server at once; says what was killed.
 pub fn fail(instance: &Instance) -> Result<String, InstanceError> {
     if let Some(guest) = instance.guest() {
-        if guest.qemu_pid().is_none() {
+        let Some(pid) = guest.qemu_pid() else {
             return Err(refused("fail", instance, "its VM is not running"));
-        }
-        qmp("fail", instance, guest, "quit")?;
-        return Ok("QMP quit".into());
+        };
+        // As `destroy` ends a guest: QMP `quit`, waited for, SIGKILL if QEMU outlives it (QEMU
+        // may close the socket before it answers, so the answer alone says little).
+        vm::qemu::quit(&guest.files);
+        return Ok(format!("QMP quit: QEMU {pid} ended"));
     }
     let pm = postmaster("fail", instance)?;
     // The children are read before the kill: once the postmaster is gone they are orphans.
