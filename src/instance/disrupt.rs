@@ -24,8 +24,8 @@ pub enum Frozen {
     Cgroup(PathBuf),
     /// The pids stopped with SIGSTOP, postmaster first.
     Signals(Vec<u32>),
-    /// The guest's QMP socket.
-    Vm(PathBuf),
+    /// The guest, stopped through its QMP socket.
+    Vm(Box<vm::GuestInfo>),
 }
 
 fn refused(action: &'static str, instance: &Instance, message: impl Into<String>) -> InstanceError {
@@ -89,11 +89,13 @@ fn qmp(
 /// Kills the server at once; says what was killed.
 pub fn fail(instance: &Instance) -> Result<String, InstanceError> {
     if let Some(guest) = instance.guest() {
-        if guest.qemu_pid().is_none() {
+        let Some(pid) = guest.qemu_pid() else {
             return Err(refused("fail", instance, "its VM is not running"));
-        }
-        qmp("fail", instance, guest, "quit")?;
-        return Ok("QMP quit".into());
+        };
+        // As `destroy` ends a guest: QMP `quit`, waited for, SIGKILL if QEMU outlives it (QEMU
+        // may close the socket before it answers, so the answer alone says little).
+        vm::qemu::quit(&guest.files);
+        return Ok(format!("QMP quit: QEMU {pid} ended"));
     }
     let pm = postmaster("fail", instance)?;
     // The children are read before the kill: once the postmaster is gone they are orphans.
@@ -115,7 +117,7 @@ pub fn fail(instance: &Instance) -> Result<String, InstanceError> {
 pub fn freeze(instance: &Instance) -> Result<Frozen, InstanceError> {
     if let Some(guest) = instance.guest() {
         qmp("freeze", instance, guest, "stop")?;
-        return Ok(Frozen::Vm(guest.files.qmp()));
+        return Ok(Frozen::Vm(Box::new(guest.clone())));
     }
     let own_v2 = instance
         .cgroup_paths()
@@ -158,8 +160,15 @@ impl Frozen {
                 }
                 Ok(format!("SIGCONT of {} processes", pids.len()))
             }
-            Frozen::Vm(socket) => vm::qemu::qmp(socket, &serde_json::json!({ "execute": "cont" }))
-                .map(|_| "QMP cont".to_string()),
+            // A VM powered off while frozen (a `fail` event) has nothing left to go on.
+            Frozen::Vm(guest) if guest.qemu_pid().is_none() => {
+                Ok("nothing to thaw: the VM is off".to_string())
+            }
+            Frozen::Vm(guest) => vm::qemu::qmp(
+                &guest.files.qmp(),
+                &serde_json::json!({ "execute": "cont" }),
+            )
+            .map(|_| "QMP cont".to_string()),
         }
     }
 
@@ -179,6 +188,11 @@ pub fn restart(home: &Home, name: &str) -> Result<Instance, InstanceError> {
     lifecycle::start(home, name, &InstanceOptions::default())
 }
 
+/// A guest's memory as the balloon reports it (pages, so rarely whole MiB): `383.9 MiB`.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+}
+
 /// How to put back what [`resize`] changed: the limits the instance was created with.
 #[derive(Debug)]
 pub enum Resized {
@@ -190,12 +204,16 @@ pub enum Resized {
     Vm {
         instance: Instance,
         memory: u64,
+        /// The balloon's target the resize asked for.
+        to: u64,
     },
 }
 
 /// Changes an instance's limits for a while: a local instance's cgroup CPU quota and memory
-/// limit (what is not given stays as created), a VM's memory through its balloon (waits until
-/// the guest has it). The instance's record is not rewritten.
+/// limit (what is not given stays as created), a VM's memory through its balloon. A balloon
+/// only gets its new target here: the guest gives the pages over the next moments (see
+/// [`Resized::balloon_target`]), and a slow guest must not hold the step. The instance's
+/// record is not rewritten.
 pub fn resize(
     instance: &Instance,
     cpus: Option<f64>,
@@ -209,14 +227,20 @@ pub fn resize(
                 "a VM's CPUs cannot change while it runs; resize its memory only",
             ));
         };
-        let now = vm::balloon(instance, bytes)?;
+        let had = vm::balloon::actual(instance)?;
+        let to = vm::balloon::set_balloon(instance, bytes)?;
         let back = Resized::Vm {
             instance: instance.clone(),
             memory: guest.record.memory,
+            to,
         };
         return Ok((
             back,
-            format!("balloon: the guest has {}", super::format_size(now)),
+            format!(
+                "balloon target {} (the guest had {})",
+                super::format_size(to),
+                mib(had)
+            ),
         ));
     }
     let Some(cg) = instance.cgroup_paths() else {
@@ -238,7 +262,16 @@ pub fn resize(
 }
 
 impl Resized {
-    /// Puts the created limits back; says what they are.
+    /// A VM's balloon target, which the guest reaches after the resize returned.
+    pub fn balloon_target(&self) -> Option<(&Instance, u64)> {
+        match self {
+            Resized::Vm { instance, to, .. } => Some((instance, *to)),
+            Resized::Cgroup { .. } => None,
+        }
+    }
+
+    /// Puts the created limits back; says what they are. A VM's balloon is given its old
+    /// target without waiting for the guest; a VM powered off since boots with all its RAM.
     pub fn restore(&self) -> Result<String, String> {
         match self {
             Resized::Cgroup {
@@ -252,9 +285,15 @@ impl Resized {
                 cg.create(*cpus, *memory).map_err(|e| e.to_string())?;
                 Ok(super::describe_limits(*cpus, *memory))
             }
-            Resized::Vm { instance, memory } => vm::balloon(instance, *memory)
-                .map(|now| format!("balloon: the guest has {}", super::format_size(now)))
-                .map_err(|e| e.to_string()),
+            Resized::Vm {
+                instance, memory, ..
+            } => match vm::balloon::set_balloon(instance, *memory) {
+                Ok(to) => Ok(format!("balloon target {}", super::format_size(to))),
+                Err(InstanceError::NotRunning { .. }) => {
+                    Ok("nothing to restore: the VM is off".to_string())
+                }
+                Err(e) => Err(e.to_string()),
+            },
         }
     }
 }

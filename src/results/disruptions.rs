@@ -8,7 +8,7 @@
 //! | `event` | the event's number, from 1 in time order |
 //! | `at_s` | when the run file put it, seconds since the run started |
 //! | `action`, `target` | as the run file names them |
-//! | `step` | `fail`, `restart`, `promote` (of a failover), `freeze`, `thaw`, `sql` |
+//! | `step` | `fail`, `restart`, `promote` (of a failover), `freeze`, `thaw`, `sql`, `resize`, `balloon` (a VM's guest reaching its new size), `restore`, `noise`, `quiet` |
 //! | `started_s`, `ended_s` | when the step began and was done, on the run's clock; `ended_s` empty: cut by the run's end |
 //! | `outcome` | `ok`, `error` or `cut` |
 //! | `detail` | what was done (`SIGKILL of postmaster 123 and 6 server processes`) or the error |

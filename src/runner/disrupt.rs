@@ -4,9 +4,11 @@
 //! statement). A step blocks (signals, QMP, `pg_ctl`, psql), so it runs on a blocking thread,
 //! never on a driver thread, and the run's end never waits for one: what is still running
 //! then is recorded as `cut`. What a freeze or a resize changed is undone at the end at the
-//! latest, so a run never leaves a server stopped or squeezed.
+//! latest, so a run never leaves a server stopped or squeezed. A VM's balloon only gets its
+//! target from the resize step; a `balloon` step then watches the guest give the pages, with
+//! short QMP queries the run's end simply stops asking.
 //!
-//! Before anything starts, [`check`] refuses an event its target cannot take.
+//! Before anything starts, `disrupt_check` refuses an event its target cannot take.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -16,131 +18,8 @@ use tokio::task::JoinHandle;
 use crate::config::{Action, Disruption, RunPlan};
 use crate::event::{Event, Sink};
 use crate::instance::disrupt::{self, Frozen};
-use crate::instance::{self, Home, InstanceError};
+use crate::instance::{self, Home};
 use crate::results::disruptions::{EventAccount, EventStep, StepOutcome};
-
-use super::RunError;
-
-/// Refuses, before any instance is started, an event its target cannot take: a target that
-/// is not a managed instance of this home (and not declared by the run file), a `freeze` or
-/// `fail` of an external server.
-pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
-    for d in &plan.events {
-        let refuse = |message: String| RunError::Event {
-            event: d.describe(),
-            message,
-        };
-        if let Action::Noise { .. } = &d.action {
-            check_noise().map_err(refuse)?;
-            continue;
-        }
-        // A declared instance is created by the run; the default one by its first use.
-        let shape = match plan.instances.iter().find(|i| i.name == d.target) {
-            Some(i) => Shape {
-                vm: i.hypervisor.is_some(),
-                limited: i.cpus.is_some() || i.memory_bytes.is_some() || i.vm.is_some(),
-            },
-            None if d.target == crate::config::target::DEFAULT_INSTANCE => Shape {
-                vm: false,
-                limited: false,
-            },
-            None => match instance::find(home, &d.target) {
-                Ok(i) => Shape {
-                    vm: i.guest().is_some(),
-                    limited: i.cgroup_paths().is_some(),
-                },
-                Err(InstanceError::NotFound { .. }) => {
-                    return Err(refuse(format!(
-                        "no managed instance '{}' in this home; declare it in an [[instance]] \
-                         table or create it with `tidebench instance start {}`",
-                        d.target, d.target
-                    )))
-                }
-                Err(e) => return Err(refuse(e.to_string())),
-            },
-        };
-        if let Action::Failover { standby, .. } = &d.action {
-            if shape.vm {
-                return Err(refuse(
-                    "a failover acts on local instances; a VM has no standby here".into(),
-                ));
-            }
-            check_standby(home, &d.target, standby).map_err(refuse)?;
-        }
-        if let Action::Resize { cpus, .. } = &d.action {
-            if shape.vm && cpus.is_some() {
-                return Err(refuse(
-                    "a VM's CPUs cannot change while it runs; resize its memory only".into(),
-                ));
-            }
-            if !shape.vm && !shape.limited {
-                return Err(refuse(format!(
-                    "instance '{}' has no limits to change (no cgroup); give it cpus or memory \
-                     in its [[instance]] table, or create it with --cpus/--memory",
-                    d.target
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A failover's standby: a managed instance made as a standby of the event's target, and not
-/// promoted yet.
-fn check_standby(home: &Home, primary: &str, standby: &str) -> Result<(), String> {
-    let made_by = |what: &str| {
-        format!(
-            "{what}; make one with `tidebench instance start {standby} --standby-of {primary}` \
-             (--sync for a synchronous one)"
-        )
-    };
-    let i = match instance::find(home, standby) {
-        Ok(i) => i,
-        Err(InstanceError::NotFound { .. }) => {
-            return Err(made_by(&format!(
-                "no managed instance '{standby}' in this home"
-            )))
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    match i.standby_of() {
-        Some(p) if p == primary && i.in_recovery() => Ok(()),
-        Some(p) if p == primary => Err(format!(
-            "'{standby}' was promoted already; destroy it and make a new standby"
-        )),
-        Some(p) => Err(made_by(&format!(
-            "'{standby}' is a standby of '{p}', not of '{primary}'"
-        ))),
-        None => Err(made_by(&format!("'{standby}' is not a standby"))),
-    }
-}
-
-/// Noise needs control groups and stress-ng.
-fn check_noise() -> Result<(), String> {
-    if !instance::CgroupPaths::can_create() {
-        return Err(
-            "noise runs in a control group of its own: run as root on a host with a \
-                    cgroup tree"
-                .into(),
-        );
-    }
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("stress-ng").is_file()));
-    if !found {
-        return Err(
-            "stress-ng is not installed; install it (Debian: apt-get install stress-ng; \
-                    `make setup` does)"
-                .into(),
-        );
-    }
-    Ok(())
-}
-
-/// What an event's target is, as far as the check needs.
-struct Shape {
-    vm: bool,
-    limited: bool,
-}
 
 /// What the run's end undoes if the event's own later step has not: a freeze, a resize.
 enum Undo {
@@ -241,22 +120,43 @@ impl On {
         name: &str,
         op: impl FnOnce(&Home, &str) -> Result<(T, String), String> + Send + 'static,
     ) -> Option<T> {
-        let started_s = self.now_s();
-        let at = {
-            let mut s = self.lock();
-            s.steps[self.k].push(EventStep {
-                step: name.to_string(),
-                started_s,
-                ended_s: None,
-                outcome: StepOutcome::Cut,
-                detail: String::new(),
-            });
-            s.steps[self.k].len() - 1
-        };
+        let begun = self.begin(name);
+        let done = self.blocking(op).await;
+        self.finish(begun, name, done)
+    }
+
+    /// `op` on a blocking thread, off the runtime's.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Home, &str) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
         let (home, target) = (self.home.clone(), self.target.clone());
-        let done = tokio::task::spawn_blocking(move || op(&home, &target))
+        tokio::task::spawn_blocking(move || op(&home, &target))
             .await
-            .unwrap_or_else(|e| Err(format!("the step panicked: {e}")));
+            .unwrap_or_else(|e| Err(format!("the step panicked: {e}")))
+    }
+
+    /// Records step `name` as begun (and `cut` until it ends); its index and start.
+    fn begin(&self, name: &str) -> (usize, f64) {
+        let started_s = self.now_s();
+        let mut s = self.lock();
+        s.steps[self.k].push(EventStep {
+            step: name.to_string(),
+            started_s,
+            ended_s: None,
+            outcome: StepOutcome::Cut,
+            detail: String::new(),
+        });
+        (s.steps[self.k].len() - 1, started_s)
+    }
+
+    /// Records how a begun step ended and says it; its value on success.
+    fn finish<T>(
+        &self,
+        (at, started_s): (usize, f64),
+        name: &str,
+        done: Result<(T, String), String>,
+    ) -> Option<T> {
         let ended_s = self.now_s();
         let (outcome, detail, value) = match done {
             Ok((v, detail)) => (StepOutcome::Ok, detail, Some(v)),
@@ -285,6 +185,11 @@ impl On {
     async fn undo_after(&self, undo: Option<Undo>, at: Option<Duration>) {
         let Some(undo) = undo else { return };
         self.lock().undo.push((self.k, undo));
+        self.undo_at(at).await;
+    }
+
+    /// Runs the kept undo as its own step at `at`, unless the run's end takes it first.
+    async fn undo_at(&self, at: Option<Duration>) {
         let Some(at) = at else { return };
         self.until(at).await;
         let taken = {
@@ -351,16 +256,7 @@ async fn run_one(on: On, d: Disruption) {
             cpus,
             memory,
             lasts,
-        } => {
-            let resized = on
-                .step("resize", move |home, name| {
-                    let i = instance::find(home, name).map_err(|e| e.to_string())?;
-                    let (r, how) = disrupt::resize(&i, cpus, memory).map_err(|e| e.to_string())?;
-                    Ok((Undo::Restore(Box::new(r)), how))
-                })
-                .await;
-            on.undo_after(resized, lasts.map(|l| d.at + l)).await;
-        }
+        } => resize(&on, cpus, memory, lasts.map(|l| d.at + l)).await,
         Action::Noise { noise, lasts } => {
             let k = on.k + 1;
             let seconds = lasts.as_secs().max(1);
@@ -385,8 +281,70 @@ async fn run_one(on: On, d: Disruption) {
     }
 }
 
-/// How long the run's end waits for a freeze or resize to be undone before it goes on (a
-/// balloon may take longer: it goes on beside the end, and the step is recorded `cut`).
+/// A resize until `until` (else the run's end). A VM's balloon is only given its target by the
+/// resize step; the guest then gives the pages while step `balloon` watches (cut at the restore
+/// or the run's end), and the restore is kept from the start, so a slow guest never keeps its
+/// squeeze past the run.
+async fn resize(on: &On, cpus: Option<f64>, memory: Option<u64>, until: Option<Duration>) {
+    let resized = on
+        .step("resize", move |home, name| {
+            let i = instance::find(home, name).map_err(|e| e.to_string())?;
+            let (r, how) = disrupt::resize(&i, cpus, memory).map_err(|e| e.to_string())?;
+            Ok((r, how))
+        })
+        .await;
+    let Some(resized) = resized else { return };
+    let balloon = resized
+        .balloon_target()
+        .map(|(i, to)| (Box::new(i.clone()), to));
+    on.lock()
+        .undo
+        .push((on.k, Undo::Restore(Box::new(resized))));
+    if let Some((instance, to)) = balloon {
+        let watching = on.balloon(instance, to);
+        match until {
+            Some(at) => {
+                let _ = tokio::time::timeout_at((on.t0 + at).into(), watching).await;
+            }
+            None => watching.await,
+        }
+    }
+    on.undo_at(until).await;
+}
+
+/// How often the `balloon` step asks QEMU what the guest has.
+const BALLOON_POLL: Duration = Duration::from_millis(200);
+
+impl On {
+    /// Step `balloon`: until the guest has `to` bytes (within 1 %), each look a short QMP query
+    /// on a blocking thread; dropped between two looks when the run ends.
+    async fn balloon(&self, instance: Box<instance::Instance>, to: u64) {
+        use instance::vm::balloon;
+        let begun = self.begin("balloon");
+        let since = Instant::now();
+        let done = loop {
+            let i = instance.clone();
+            let had = self
+                .blocking(move |_, _| balloon::actual(&i).map_err(|e| e.to_string()))
+                .await;
+            match had {
+                Ok(had) if balloon::reached(had, to) => {
+                    break Ok(((), format!("the guest has {}", disrupt::mib(had))))
+                }
+                Ok(had) if since.elapsed() > balloon::BALLOON_WAIT => {
+                    break Err(balloon::not_reached(had, to))
+                }
+                Ok(_) => tokio::time::sleep(BALLOON_POLL).await,
+                Err(e) => break Err(e),
+            }
+        };
+        self.finish(begun, "balloon", done);
+    }
+}
+
+/// How long the run's end waits for a freeze or resize to be undone before it goes on (an
+/// undo that takes longer goes on beside the end, and the step is recorded `cut`; a balloon's
+/// restore only sets its target, so it does not).
 const UNDO_WAIT: Duration = Duration::from_secs(2);
 
 impl Playing {
@@ -397,6 +355,15 @@ impl Playing {
         for t in &self.tasks {
             t.abort();
         }
+        say_still_running(
+            &self.events,
+            &self
+                .shared
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .steps,
+            sink,
+        );
         let undo = std::mem::take(
             &mut self
                 .shared
@@ -457,6 +424,25 @@ impl Playing {
                 recovery: Vec::new(),
             })
             .collect()
+    }
+}
+
+/// Says which steps were still running on a blocking thread when the run ended (a restart
+/// still booting a guest, a long statement): they are recorded `cut`, the results are written,
+/// and the process exits once they are done. A `balloon` watch is only dropped.
+fn say_still_running(events: &[Disruption], steps: &[Vec<EventStep>], sink: &dyn Sink) {
+    for (k, (d, steps)) in events.iter().zip(steps).enumerate() {
+        for s in steps {
+            if s.ended_s.is_none() && s.step != "balloon" && s.outcome == StepOutcome::Cut {
+                sink.send(Event::Warning(format!(
+                    "event {}: {}: step {} was still running at the run's end (recorded cut); \
+                     tidebench exits once it is done",
+                    k + 1,
+                    d.describe(),
+                    s.step
+                )));
+            }
+        }
     }
 }
 

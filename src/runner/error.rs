@@ -66,7 +66,7 @@ pub enum RunError {
          DATABASE ... SET), and run without them"
     )]
     StartupOptionsThroughPooler { target: String, what: String },
-    /// An `[[event]]` its target cannot take (see `disrupt::check`).
+    /// An `[[event]]` its target cannot take (see `disrupt_check::check`).
     #[error("[[event]] {event}: {message}")]
     Event { event: String, message: String },
     /// The test knob `TIDEBENCH_CLOCK_SKEW` holds no duration.

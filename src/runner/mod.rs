@@ -16,6 +16,7 @@ use crate::sampler::prometheus;
 mod build;
 mod databases;
 mod disrupt;
+mod disrupt_check;
 mod drive;
 mod error;
 mod finish;
@@ -141,6 +142,6 @@ fn preflight(
         }
         None => None,
     };
-    disrupt::check(plan, home)?;
+    disrupt_check::check(plan, home)?;
     Ok((prometheus, perf))
 }

@@ -223,6 +223,29 @@ fn bad_events_are_refused_before_anything_starts() {
         !home.path().join("instances").join("eva").exists(),
         "nothing was created"
     );
+    // A VM the run declares: its balloon cannot give it more than it boots with, and its CPUs
+    // do not change while it runs. Refused before it boots.
+    let vm = "[[instance]]\nname = \"v\"\nhypervisor = \"qemu\"\nmemory = \"512MiB\"\n";
+    for (resize, says) in [
+        (
+            "memory = \"1GiB\"",
+            "its balloon can only take memory away; give at most 512MiB",
+        ),
+        ("cpus = 1.0", "a VM's CPUs cannot change while it runs"),
+    ] {
+        std::fs::write(
+            &cfg_path,
+            format!(
+                "{}{vm}[[event]]\nat = \"1s\"\naction = \"resize\"\ntarget = \"v\"\n{resize}\n",
+                run_file("v")
+            ),
+        )
+        .unwrap();
+        let o = tb(&home, &["run", cfg_path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(says), "{}", text(&o));
+        assert!(!home.path().join("instances").join("v").exists());
+    }
 }
 
 #[test]

@@ -1,0 +1,145 @@
+//! Refuses, before any instance starts, a run's `[[event]]` its target cannot take (issue 53):
+//! what the run file's own validation cannot see because it needs the home's instances (is
+//! the target a VM, has it a cgroup, how much RAM did its guest boot with, is the standby one).
+
+use crate::config::{Action, RunPlan};
+use crate::instance::{self, Home, InstanceError};
+
+use super::RunError;
+
+/// Refuses, before any instance is started, an event its target cannot take: a target that
+/// is not a managed instance of this home (and not declared by the run file), a `freeze` or
+/// `fail` of an external server.
+pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
+    for d in &plan.events {
+        let refuse = |message: String| RunError::Event {
+            event: d.describe(),
+            message,
+        };
+        if let Action::Noise { .. } = &d.action {
+            check_noise().map_err(refuse)?;
+            continue;
+        }
+        // A declared instance is created by the run; the default one by its first use.
+        let shape = match plan.instances.iter().find(|i| i.name == d.target) {
+            Some(i) => Shape {
+                vm: i.hypervisor.is_some(),
+                limited: i.cpus.is_some() || i.memory_bytes.is_some() || i.vm.is_some(),
+                ram: i.memory_bytes.filter(|_| i.hypervisor.is_some()),
+            },
+            None if d.target == crate::config::target::DEFAULT_INSTANCE => Shape {
+                vm: false,
+                limited: false,
+                ram: None,
+            },
+            None => match instance::find(home, &d.target) {
+                Ok(i) => Shape {
+                    vm: i.guest().is_some(),
+                    limited: i.cgroup_paths().is_some(),
+                    ram: i.guest().map(|g| g.record.memory),
+                },
+                Err(InstanceError::NotFound { .. }) => {
+                    return Err(refuse(format!(
+                        "no managed instance '{}' in this home; declare it in an [[instance]] \
+                         table or create it with `tidebench instance start {}`",
+                        d.target, d.target
+                    )))
+                }
+                Err(e) => return Err(refuse(e.to_string())),
+            },
+        };
+        if let Action::Failover { standby, .. } = &d.action {
+            if shape.vm {
+                return Err(refuse(
+                    "a failover acts on local instances; a VM has no standby here".into(),
+                ));
+            }
+            check_standby(home, &d.target, standby).map_err(refuse)?;
+        }
+        if let Action::Resize { cpus, memory, .. } = &d.action {
+            if shape.vm && cpus.is_some() {
+                return Err(refuse(
+                    "a VM's CPUs cannot change while it runs; resize its memory only".into(),
+                ));
+            }
+            if let Some((memory, ram)) = memory.zip(shape.ram).filter(|(m, r)| m > r) {
+                return Err(refuse(format!(
+                    "memory = {} is more than VM '{}' was booted with ({}): its balloon can \
+                     only take memory away; give at most {}, or boot it with more \
+                     (--memory)",
+                    crate::config::size::format_size(memory),
+                    d.target,
+                    crate::config::size::format_size(ram),
+                    crate::config::size::format_size(ram)
+                )));
+            }
+            if !shape.vm && !shape.limited {
+                return Err(refuse(format!(
+                    "instance '{}' has no limits to change (no cgroup); give it cpus or memory \
+                     in its [[instance]] table, or create it with --cpus/--memory",
+                    d.target
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A failover's standby: a managed instance made as a standby of the event's target, and not
+/// promoted yet.
+fn check_standby(home: &Home, primary: &str, standby: &str) -> Result<(), String> {
+    let made_by = |what: &str| {
+        format!(
+            "{what}; make one with `tidebench instance start {standby} --standby-of {primary}` \
+             (--sync for a synchronous one)"
+        )
+    };
+    let i = match instance::find(home, standby) {
+        Ok(i) => i,
+        Err(InstanceError::NotFound { .. }) => {
+            return Err(made_by(&format!(
+                "no managed instance '{standby}' in this home"
+            )))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    match i.standby_of() {
+        Some(p) if p == primary && i.in_recovery() => Ok(()),
+        Some(p) if p == primary => Err(format!(
+            "'{standby}' was promoted already; destroy it and make a new standby"
+        )),
+        Some(p) => Err(made_by(&format!(
+            "'{standby}' is a standby of '{p}', not of '{primary}'"
+        ))),
+        None => Err(made_by(&format!("'{standby}' is not a standby"))),
+    }
+}
+
+/// Noise needs control groups and stress-ng.
+fn check_noise() -> Result<(), String> {
+    if !instance::CgroupPaths::can_create() {
+        return Err(
+            "noise runs in a control group of its own: run as root on a host with a \
+                    cgroup tree"
+                .into(),
+        );
+    }
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("stress-ng").is_file()));
+    if !found {
+        return Err(
+            "stress-ng is not installed; install it (Debian: apt-get install stress-ng; \
+                    `make setup` does)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// What an event's target is, as far as the check needs.
+struct Shape {
+    vm: bool,
+    limited: bool,
+    /// A VM's RAM, as booted (its balloon can only take from it).
+    ram: Option<u64>,
+}
