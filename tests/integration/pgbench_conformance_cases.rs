@@ -699,6 +699,8 @@ fn runtime_errors() -> Vec<Case> {
     vec![
         e("SQL syntax error", "SELECT 1 + ;\n", &["ERROR:  syntax error"]),
         e("missing table", "SELECT * FROM no_such_table;\n", &["relation \"no_such_table\" does not exist"]),
+        e("missing table in a later statement", "SELECT 1;\nSELECT *\n  FROM no_such_table;\n", &["relation \"no_such_table\" does not exist"]),
+        e("missing column far into a long line", &format!("SELECT {} no_such_column;\n", "1 + ".repeat(30)), &["column \"no_such_column\" does not exist"]),
         e("\\shell of a missing command", "\\shell no-such-command", &["meta-command failed"]),
         e("\\shell with an undefined variable", "\\shell echo ::foo :nosuchvariable\n", &["undefined variable \":nosuchvariable\""]),
         e("invalid variable name", "\\set . 1", &["invalid variable name"]),
