@@ -12,6 +12,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// A script's statement that failed at its PREPARE (see [`Event::PrepareFailed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrepareFailed {
+    pub client: u32,
+    /// The transaction type (the script's name) and the command, as the client's abort
+    /// names them.
+    pub txn_type: String,
+    pub command: u32,
+    /// pgbench's name of the statement (`P_0`).
+    pub statement: String,
+    /// The server's error as libpq words it, its `LINE n:` and caret included.
+    pub text: String,
+}
+
 /// One thing a run or a load reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -34,6 +48,11 @@ pub enum Event {
     /// pgbench's `-d` trace: one client's step (`client 0 sending SELECT 1;`), sent only with
     /// the trace on (the drop-in prints it after pgbench's `pgbench: `).
     Trace(String),
+    /// Under `-M prepared`, a script's statement the server would not prepare (its Parse
+    /// failed), before the client is aborted on that error. pgbench 15 logs the PREPARE's
+    /// error and then aborts on its own execution of the statement that does not exist; the
+    /// drop-in says both, other terminals nothing more than the abort.
+    PrepareFailed(PrepareFailed),
     /// `--verbose-errors` (pgbench 15's): a try that failed in a way a retry may help
     /// (serialization failure, deadlock), and what the client does next. Sent only with the
     /// flag on, and only on such an error: never on the hot path.

@@ -53,6 +53,8 @@ impl Sink for Terminal {
             ),
             Event::ScriptDebug(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("debug: {line}"),
+            // The abort that follows names the same error.
+            Event::PrepareFailed(_) => {}
             Event::TryError(e) => eprintln!("{}", try_error_line(&e)),
             Event::Progress(p) => eprintln!("{}", progress_line(&p)),
             Event::Poll(b) => eprint!("{}", poll_block(&b)),

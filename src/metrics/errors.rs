@@ -175,6 +175,7 @@ mod tests {
             detail: Some("d1".into()),
             hint: None,
             context: Some("c1".into()),
+            position: None,
         };
         assert_eq!(
             server_text("ERROR", "boom", Some(&more)),

@@ -38,6 +38,9 @@ pub struct DbMore {
     pub detail: Option<String>,
     pub hint: Option<String>,
     pub context: Option<String>,
+    /// Where in the statement's text the error was found (the `P` field: a character
+    /// count from 1), which libpq shows as `LINE n:` and a caret (see [`pointed_lines`]).
+    pub position: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -144,6 +147,10 @@ impl Error {
                         b'V' => severity = String::from_utf8_lossy(value).into_owned(),
                         b'S' => localized_severity = String::from_utf8_lossy(value).into_owned(),
                         b'M' => message = String::from_utf8_lossy(value).into_owned(),
+                        b'P' => {
+                            let at = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                            more.get_or_insert_with(Box::default).position = at;
+                        }
                         b'D' | b'H' | b'W' => {
                             let text = Some(String::from_utf8_lossy(value).into_owned());
                             let m = more.get_or_insert_with(Box::default);
@@ -179,5 +186,100 @@ impl From<std::io::Error> for Error {
         Error {
             kind: ErrorKind::Io(e),
         }
+    }
+}
+
+/// How wide libpq shows the line an error points into, and how much it keeps right of the
+/// caret when it cuts a long line (its DISPLAY_SIZE and MIN_RIGHT_CUT).
+const DISPLAY_SIZE: usize = 60;
+const MIN_RIGHT_CUT: usize = 10;
+
+/// libpq's two lines under a server error that points into `query` at `position` (a
+/// character count from 1): `LINE n: TEXT` and a caret under the place, the line cut with
+/// `...` around the caret when it is longer than 60 characters, tabs shown as spaces. Each
+/// character counts one column (libpq counts a wide one two). `None` when the position lies
+/// past the text, as libpq then shows nothing.
+pub fn pointed_lines(query: &str, position: u32) -> Option<String> {
+    let loc = usize::try_from(position).ok()?.checked_sub(1)?;
+    let chars: Vec<char> = query
+        .chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .collect();
+    if loc > chars.len() {
+        return None;
+    }
+    // The line holding `loc`: a `\r`, or a `\n` not after a `\r`, starts another.
+    let (mut line_no, mut beg, mut end) = (1, 0, chars.len());
+    for (i, c) in chars.iter().enumerate() {
+        if *c != '\r' && *c != '\n' {
+            continue;
+        }
+        if i >= loc {
+            end = i;
+            break;
+        }
+        if *c == '\r' || i == 0 || chars[i - 1] != '\r' {
+            line_no += 1;
+        }
+        beg = i + 1;
+    }
+    let (mut beg_cut, mut end_cut) = (false, false);
+    if end - beg > DISPLAY_SIZE {
+        if beg + DISPLAY_SIZE >= loc + MIN_RIGHT_CUT {
+            end = beg + DISPLAY_SIZE;
+            end_cut = true;
+        } else {
+            if loc + MIN_RIGHT_CUT < end {
+                end = loc + MIN_RIGHT_CUT;
+                end_cut = true;
+            }
+            if end - beg > DISPLAY_SIZE {
+                beg = end - DISPLAY_SIZE;
+                beg_cut = true;
+            }
+        }
+    }
+    let mut head = format!("LINE {line_no}: ");
+    if beg_cut {
+        head.push_str("...");
+    }
+    let pad = head.chars().count() + loc - beg;
+    let text: String = chars[beg..end].iter().collect();
+    let tail = if end_cut { "..." } else { "" };
+    Some(format!("{head}{text}{tail}\n{:pad$}^", ""))
+}
+
+#[cfg(test)]
+mod pointed_tests {
+    use super::pointed_lines;
+
+    #[test]
+    fn the_caret_stands_under_the_place_on_its_line() {
+        assert_eq!(
+            pointed_lines("SELECT 1 + ;", 12).as_deref(),
+            Some("LINE 1: SELECT 1 + ;\n                   ^")
+        );
+        assert_eq!(
+            pointed_lines("SELECT 1\nFROM\tnope;", 15).as_deref(),
+            Some("LINE 2: FROM nope;\n             ^")
+        );
+        assert_eq!(pointed_lines("SELECT", 9), None);
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_caret() {
+        let long = format!(
+            "SELECT {} FROM nope WHERE {}",
+            "x".repeat(100),
+            "y".repeat(30)
+        );
+        let shown = pointed_lines(&long, 109).unwrap_or_default();
+        let (line, caret) = shown.split_once('\n').unwrap_or_default();
+        assert!(
+            line.starts_with("LINE 1: ...") && line.ends_with("..."),
+            "{line}"
+        );
+        assert_eq!(line.chars().count(), "LINE 1: ".len() + 3 + 60 + 3);
+        assert_eq!(&line[caret.len() - 1..caret.len() + 3], "FROM");
     }
 }

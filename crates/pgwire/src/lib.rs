@@ -28,7 +28,7 @@ mod tls_verify;
 
 pub use cancel::{cancel, CancelKey};
 pub use connection::Connection;
-pub use error::{DbMore, Error, ErrorKind};
+pub use error::{pointed_lines, DbMore, Error, ErrorKind};
 pub use params::{ConnectParams, Host, KeepAlive, Param, Protocol, Statement};
 pub use response::{QueryResult, TxStatus};
 pub use tls::{

@@ -555,6 +555,7 @@ mod tests {
                 detail: Some("d1".into()),
                 hint: Some("h1".into()),
                 context: Some("PL/pgSQL line 1".into()),
+                position: None,
             })
         );
         let mut bytes = BytesMut::new();

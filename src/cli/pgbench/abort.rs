@@ -24,7 +24,30 @@
 //! lost. Pure: `cmd` prints the lines.
 
 use super::plan::Script;
+use crate::event::PrepareFailed;
 use crate::results::down::AbortedClient;
+
+/// A client aborted on a statement whose PREPARE failed, as pgbench 15 aborts it: pgbench
+/// goes on to execute the statement it could not prepare, and the server's answer to that
+/// is its reason (`prepared statement "P_0" does not exist`). `None`: another abort.
+pub fn after_failed_prepare(
+    aborted: &AbortedClient,
+    unprepared: &[PrepareFailed],
+) -> Option<AbortedClient> {
+    let Shape::Server { name, command, .. } = shape(&aborted.message) else {
+        return None;
+    };
+    let failed = unprepared
+        .iter()
+        .find(|f| f.client == aborted.client && f.txn_type == name && f.command == command)?;
+    Some(AbortedClient {
+        message: format!(
+            "\"{name}\" command {command}: ERROR:  prepared statement \"{}\" does not exist",
+            failed.statement
+        ),
+        ..aborted.clone()
+    })
+}
 
 /// The two shapes of an abort message the driver writes (see the module's header).
 enum Shape<'a> {
@@ -336,6 +359,28 @@ mod tests {
             Some(0)
         );
         assert_eq!(script_of(&aborted(0, "end of script reached"), &all), None);
+    }
+
+    #[test]
+    fn an_abort_after_a_failed_prepare_is_on_the_statement_that_does_not_exist() {
+        let failed = PrepareFailed {
+            client: 1,
+            txn_type: "bad".into(),
+            command: 2,
+            statement: "P_1".into(),
+            text: "ERROR:  relation \"nope\" does not exist".into(),
+        };
+        let a = aborted(
+            1,
+            "\"bad\" command 2: ERROR:  relation \"nope\" does not exist",
+        );
+        let said = after_failed_prepare(&a, std::slice::from_ref(&failed)).map(|a| a.message);
+        assert_eq!(
+            said.as_deref(),
+            Some("\"bad\" command 2: ERROR:  prepared statement \"P_1\" does not exist")
+        );
+        let other = aborted(0, &a.message);
+        assert_eq!(after_failed_prepare(&other, &[failed]), None);
     }
 
     #[test]

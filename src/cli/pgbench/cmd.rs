@@ -24,7 +24,7 @@ use crate::cli::{CliError, WorkloadFlags};
 use crate::config;
 use crate::config::plan::PgbenchBeforeRun;
 use crate::driver::Stop;
-use crate::event::{Event, PgbenchTables, RunWarning, Sink, VacuumStep};
+use crate::event::{Event, PgbenchTables, PrepareFailed, RunWarning, Sink, VacuumStep};
 use crate::instance::Home;
 use crate::runner::RunError;
 use crate::target::TargetError;
@@ -209,6 +209,8 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
         notes,
         connect: Mutex::new(Duration::ZERO),
         partitions: Mutex::new(None),
+        unprepared: Mutex::new(Vec::new()),
+        setup_line: Mutex::new(facts.debug.then(|| setup_line(facts))),
     });
     let events: Arc<dyn Sink> = sink.clone();
     rt.spawn(
@@ -219,7 +221,9 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
     let outcome = match rt.block_on(crate::runner::run(plan, home, stop, events)) {
         Ok(outcome) => outcome,
         Err(RunError::PgbenchBeforeRun(e @ BeforeRunError::NoBranches { .. })) => {
-            return Ok(no_branches(&e))
+            // The setup session did connect.
+            sink.say_setup();
+            return Ok(no_branches(&e));
         }
         Err(RunError::PgbenchBeforeRun(BeforeRunError::Target(TargetError::Connect {
             message,
@@ -229,8 +233,14 @@ fn drive(plan: config::RunPlan, facts: &Facts, notes: bool, home: &Home) -> Resu
     };
     let s = &outcome.summary;
     // pgbench's line for each aborted client stands for tidebench's "client N aborted" warning.
+    let unprepared = sink
+        .unprepared
+        .lock()
+        .map(|u| u.clone())
+        .unwrap_or_default();
     for a in &s.aborted_clients {
-        for line in abort::lines(a, &facts.scripts) {
+        let a = abort::after_failed_prepare(a, &unprepared).unwrap_or_else(|| a.clone());
+        for line in abort::lines(&a, &facts.scripts) {
             eprintln!("{NAME}: error: {line}");
         }
     }
@@ -336,10 +346,53 @@ struct PgbenchSink {
     connect: Mutex<Duration>,
     /// pgbench_accounts' partitioning method and count, when it is partitioned.
     partitions: Mutex<Option<(&'static str, i64)>>,
+    /// Statements whose PREPARE failed: the client's abort is said as pgbench 15 says it.
+    unprepared: Mutex<Vec<PrepareFailed>>,
+    /// `-d`: pgbench's line about its setup session, said once that session is open.
+    setup_line: Mutex<Option<String>>,
+}
+
+impl PgbenchSink {
+    /// Says the `-d` setup line, the first time only.
+    fn say_setup(&self) {
+        if let Some(line) = self.setup_line.lock().ok().and_then(|mut l| l.take()) {
+            eprintln!("{NAME}: {line}");
+        }
+    }
+}
+
+/// pgbench's `-d` line after it opens its setup session: the host, port and database the
+/// session uses, and the run's clients and length.
+fn setup_line(facts: &Facts) -> String {
+    let (host, port, db) = match crate::target::parse_dsn(&facts.target) {
+        Ok(p) => {
+            let host = match &p.host {
+                pgwire::Host::Unix(dir) => dir.display().to_string(),
+                pgwire::Host::Tcp(host) => host.clone(),
+            };
+            (host, p.port.to_string(), p.dbname)
+        }
+        Err(_) => Default::default(),
+    };
+    let (what, n) = match facts.length {
+        plan::Length::PerClient(n) => ("nxacts", n),
+        plan::Length::Seconds(n) => ("duration", n),
+    };
+    format!(
+        "pghost: {host} pgport: {port} nclients: {} {what}: {n} dbName: {db}",
+        facts.clients
+    )
 }
 
 impl Sink for PgbenchSink {
     fn send(&self, event: Event) {
+        if matches!(
+            event,
+            Event::RunStarting(_) | Event::Vacuum(_) | Event::PgbenchTables(_) | Event::Trace(_)
+        ) {
+            // Each comes once pgbench's setup session is open.
+            self.say_setup();
+        }
         match event {
             Event::RunStarting(d) => {
                 if let Ok(mut c) = self.connect.lock() {
@@ -367,6 +420,13 @@ impl Sink for PgbenchSink {
             // pgbench leaves notices to libpq, which prints them bare.
             Event::ScriptDebug(line) | Event::ServerNotice(line) => eprintln!("{line}"),
             Event::Trace(line) => eprintln!("{NAME}: {line}"),
+            // pgbench logs the PREPARE's error and runs on, to abort on the execution.
+            Event::PrepareFailed(f) => {
+                eprintln!("{NAME}: error: {}", f.text);
+                if let Ok(mut u) = self.unprepared.lock() {
+                    u.push(f);
+                }
+            }
             Event::Vacuum(step) => vacuum_words(&step),
             Event::TryError(e) => eprintln!(
                 "{NAME}: {}",

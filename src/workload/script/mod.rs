@@ -13,6 +13,7 @@ mod lex;
 mod meta;
 mod plugin;
 mod run;
+mod shell;
 mod sources;
 
 pub use compile::MAX_PARAMS;

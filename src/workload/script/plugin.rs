@@ -281,6 +281,7 @@ impl ScriptWorkload {
             vars.set_value(s, super::expr::Value::Int(i64::from(slot.index)));
         }
         vars.trace = self.trace.then_some(slot.index);
+        vars.client = slot.index;
         if self.per_command.is_some() {
             vars.per_command = Some(empty_sums(&self.scripts));
         }

@@ -3,14 +3,13 @@
 //! read as a value on first use); buffers live with the client, so a transaction allocates
 //! nothing once they have grown.
 
-use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
 use pgwire::{Connection, Param, Protocol};
 
-use super::compile::{valid_name, Amount, Arg, Command, Part, Sql, Store, VarNames};
+use super::compile::{valid_name, Amount, Command, Part, Sql, Store, VarNames};
 use super::expr::{Env, Expr, Value};
-use crate::event::{Event, Sink};
+use crate::event::{Event, PrepareFailed, Sink};
 use crate::results::CommandSums;
 use crate::workload::pg_prng::PgPrng;
 use crate::workload::TxnEnd;
@@ -61,6 +60,8 @@ pub struct ClientVars {
     pub failed_at: Option<u32>,
     /// With pgbench's `-d` trace on: this client's number, which its trace lines start with.
     pub trace: Option<u32>,
+    /// This client's number (pgbench's), which a failed PREPARE's event names.
+    pub client: u32,
 }
 
 impl ClientVars {
@@ -73,6 +74,7 @@ impl ClientVars {
             per_command: None,
             failed_at: None,
             trace: None,
+            client: 0,
         }
     }
 
@@ -250,9 +252,13 @@ pub async fn run(
         let step: Result<Flow, Failed> = 'step: {
             match command {
                 Command::Sql(sql) => {
-                    let traced = trace.map(|t| (t, code, pc));
-                    let said = Said { events, traced };
-                    if let Err(e) = run_sql(sql, names, vars, conn, protocol, said).await {
+                    let said = Said {
+                        events,
+                        trace,
+                        code,
+                        pc,
+                    };
+                    if let Err(e) = sql_step(sql, names, vars, conn, protocol, said).await {
                         break 'step Err(e);
                     }
                 }
@@ -268,7 +274,7 @@ pub async fn run(
                     }
                 }
                 Command::Shell { set, argv } => {
-                    if let Err(m) = run_shell(*set, argv, names, vars) {
+                    if let Err(m) = super::shell::run_shell(*set, argv, names, vars) {
                         break 'step Err(Failed::Script(m));
                     }
                 }
@@ -380,37 +386,6 @@ fn sleep_us(
     Ok(u64::try_from(n.saturating_mul(unit_us)).unwrap_or(0))
 }
 
-/// `\shell` / `\setshell`: runs the command and keeps what `\setshell` reads.
-fn run_shell(
-    set: Option<usize>,
-    argv: &[Arg],
-    names: &VarNames,
-    vars: &mut ClientVars,
-) -> Result<(), String> {
-    let out = shell(argv, set.is_some(), names, vars)
-        .map_err(|m| format!("{m}; execution of meta-command failed"))?;
-    if let Some(slot) = set {
-        // pgbench reads the first line the command prints (its exit status aside).
-        let Some(line) = out.lines().next() else {
-            return Err(format!(
-                "{}: could not read result of shell command; execution of meta-command \
-                 failed (\\setshell takes the number the command prints)",
-                command_word(argv, names)
-            ));
-        };
-        let text = line.trim();
-        if text.parse::<i64>().is_err() {
-            return Err(format!(
-                "{}: shell command must return an integer (not \"{text}\"); execution of \
-                 meta-command failed",
-                command_word(argv, names)
-            ));
-        }
-        vars.set_text(slot, text);
-    }
-    Ok(())
-}
-
 enum Failed {
     Server(pgwire::Error),
     Script(String),
@@ -425,12 +400,34 @@ impl From<pgwire::Error> for Failed {
 /// Parameters kept on the stack up to this many (pgbench's statements rarely have more).
 const STACK_PARAMS: usize = 16;
 
-/// Where an SQL command's words go: the run's events (the server's notices), and the `-d`
-/// trace with the script and the command's place when it is on.
+/// Where an SQL command's words go: the run's events (the server's notices, a failed
+/// PREPARE), the `-d` trace when it is on, and the script and the command's place they name.
 #[derive(Clone, Copy)]
 struct Said<'a> {
     events: Option<&'a dyn Sink>,
-    traced: Option<(Trace<'a>, &'a Code, usize)>,
+    trace: Option<Trace<'a>>,
+    code: &'a Code,
+    pc: usize,
+}
+
+/// An SQL command, and under `-M prepared` what pgbench would say of a statement whose
+/// PREPARE failed.
+async fn sql_step(
+    sql: &Sql,
+    names: &VarNames,
+    vars: &mut ClientVars,
+    conn: &mut Connection,
+    protocol: Protocol,
+    said: Said<'_>,
+) -> Result<(), Failed> {
+    let name = sql.statement.name;
+    let fresh = protocol == Protocol::Prepared && !conn.in_pipeline() && !conn.is_prepared(name);
+    let done = run_sql(sql, names, vars, conn, protocol, said).await;
+    if let (Err(Failed::Server(e)), true, false) = (&done, fresh, conn.is_prepared(name)) {
+        // Its Parse failed: the statement was never prepared.
+        said_prepare_failed(e, sql, vars.client, said);
+    }
+    done
 }
 
 async fn run_sql(
@@ -441,18 +438,19 @@ async fn run_sql(
     protocol: Protocol,
     said: Said<'_>,
 ) -> Result<(), Failed> {
-    let trace = said.traced;
+    let trace = said.trace;
     let ClientVars {
         slots, sql: text, ..
     } = vars;
-    if let Some((t, code, pc)) = trace {
-        trace_sending(t, sql, conn, protocol, code, pc);
+    if let Some(t) = trace {
+        trace_sending(t, sql, conn, protocol, said.code, said.pc);
     }
     let result = match protocol {
         Protocol::Simple => {
             interpolate(text, sql, slots, names);
-            if let Some((t, ..)) = trace {
+            if let Some(t) = trace {
                 t.line(format_args!("sending {text}"));
+                t.line(format_args!("receiving"));
             }
             conn.simple_query(text).await?
         }
@@ -482,14 +480,20 @@ async fn run_sql(
                 // Queued: its answer is read at \endpipeline (no \gset in a pipeline).
                 conn.queue(protocol, &sql.statement, params)?;
                 return Ok(());
-            } else if describe {
+            }
+            if let Some(t) = trace {
+                t.line(format_args!("receiving"));
+            }
+            if describe {
                 conn.query(protocol, &sql.statement, params).await?
             } else {
                 conn.execute(protocol, &sql.statement, params).await?
             }
         }
     };
-    if let Some((t, ..)) = trace {
+    // pgbench says `receiving` each time it looks for the answer: as it starts waiting
+    // (above) and once the answer is there (more often where the answer comes in pieces).
+    if let Some(t) = trace {
         t.line(format_args!("receiving"));
     }
     if let Some(events) = said.events {
@@ -501,6 +505,38 @@ async fn run_sql(
         Some(store) => store_result(&result, store, names, vars),
         None => Ok(()),
     }
+}
+
+/// Tells of a statement whose PREPARE failed (see [`Event::PrepareFailed`]): the server's
+/// error as libpq words it, with the line of the statement it points into.
+fn said_prepare_failed(e: &pgwire::Error, sql: &Sql, client: u32, said: Said<'_>) {
+    let (
+        Some(events),
+        pgwire::ErrorKind::Db {
+            severity, message, ..
+        },
+    ) = (said.events, &e.kind)
+    else {
+        return;
+    };
+    let full = crate::metrics::errors::server_text(severity, message, e.more());
+    let pointed = e
+        .more()
+        .and_then(|m| m.position)
+        .and_then(|at| pgwire::pointed_lines(sql.statement.sql, at));
+    // libpq's order: the message, the pointed line, then DETAIL, HINT and CONTEXT.
+    let text = match (pointed, full.split_once('\n')) {
+        (Some(lines), Some((first, rest))) => format!("{first}\n{lines}\n{rest}"),
+        (Some(lines), None) => format!("{full}\n{lines}"),
+        (None, _) => full,
+    };
+    events.send(Event::PrepareFailed(PrepareFailed {
+        client,
+        txn_type: said.code.name.clone(),
+        command: u32::try_from(said.pc).unwrap_or(u32::MAX),
+        statement: prepared_name(said.code, said.pc),
+        text,
+    }));
 }
 
 /// Says what a traced client sends next (pgbench's `-d` lines); the simple protocol's text
@@ -593,77 +629,4 @@ fn store_result(
         }
     }
     Ok(())
-}
-
-/// pgbench's longest `\shell` command line, in bytes (its SHELL_COMMAND_SIZE less the space
-/// it puts first and the terminating NUL).
-const MAX_SHELL_LINE: usize = 254;
-
-/// Runs a `\shell` / `\setshell` command line through `sh -c` (pgbench hands it to the
-/// shell too) and returns what `\setshell` reads. As pgbench's, the command writes to the
-/// terminal: `\shell` inherits stdout and stderr, `\setshell` stderr (its stdout is the
-/// value). That output is the user's command's, not tidebench's: it does not go through
-/// events. It blocks the driver thread, as pgbench's does.
-fn shell(
-    argv: &[Arg],
-    capture: bool,
-    names: &VarNames,
-    vars: &ClientVars,
-) -> Result<String, String> {
-    let mut line = String::new();
-    for (i, arg) in argv.iter().enumerate() {
-        if i > 0 {
-            line.push(' ');
-        }
-        match arg {
-            Arg::Text(t) => line.push_str(t),
-            Arg::Var(slot) => {
-                let s = &vars.slots[*slot];
-                if !s.defined {
-                    return Err(format!(
-                        "{}: undefined variable \":{}\"",
-                        command_word(argv, names),
-                        names.name(*slot)
-                    ));
-                }
-                line.push_str(&s.text);
-            }
-        }
-    }
-    if line.len() > MAX_SHELL_LINE {
-        return Err(format!(
-            "{}: shell command is too long ({} bytes; pgbench takes at most \
-             {MAX_SHELL_LINE}): put it in a shell script and call that",
-            command_word(argv, names),
-            line.len()
-        ));
-    }
-    let mut process = Process::new("sh");
-    process.arg("-c").arg(&line).stderr(Stdio::inherit());
-    if !capture {
-        process.stdout(Stdio::inherit());
-    }
-    let launch = |why: String| {
-        format!(
-            "{}: could not launch shell command ({why})",
-            command_word(argv, names)
-        )
-    };
-    let out = process.output().map_err(|e| launch(e.to_string()))?;
-    // `\shell` fails on a command that fails; `\setshell` only on one that prints nothing
-    // (pgbench 15 reads its output and does not look at how it exited).
-    if !capture && !out.status.success() {
-        return Err(launch(out.status.to_string()));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The command's first word as written (`:var` for a variable), which pgbench's messages
-/// about a shell command start with.
-fn command_word(argv: &[Arg], names: &VarNames) -> String {
-    match argv.first() {
-        Some(Arg::Text(t)) => t.clone(),
-        Some(Arg::Var(slot)) => format!(":{}", names.name(*slot)),
-        None => String::new(),
-    }
 }
