@@ -3,7 +3,7 @@ driven through `hammerdbcli auto SCRIPT` on the bench's managed instance.
 
 Where HammerDB is: `--hammerdb DIR`, else $HAMMERDB_HOME, else the directory of a `hammerdbcli`
 on PATH. The directory is a HammerDB install (the release tarball unpacked, or a source checkout
-with `bin/tclsh8.6` and the Pgtcl it loads, see INSTALL); hammerdbcli runs from it, because it
+with `bin/tclsh8.6` and the Pgtcl it loads, as the TPC-H guide says); hammerdbcli runs from it, as it
 starts `./bin/tclsh8.6`. HammerDB keeps its jobs database and logs under $TMP, which is pointed
 at a scratch dir of the bench so nothing is left behind.
 

@@ -28,10 +28,11 @@ its LINEITEM differs by its own draws.
 
 --power: the last round's HammerDB data stays, tidebench's is loaded again with --indexes
 (HammerDB's build indexes the foreign-key columns; without such indexes Q17 and Q20 rescan
-LINEITEM per part), and each side's power run follows, one query set by one client with the same max_parallel_workers_per_gather (--parallel, HammerDB's default 2):
-tidebench `run -w tpch -c 1 --qualification`, HammerDB one virtual user with its own random
-parameters (it has no qualification set); per query the two times and their ratio. Without
-HammerDB the tidebench column stands alone and the HammerDB one says how to install it.
+LINEITEM per part), and each side's power run follows, one query set by one client with the
+same max_parallel_workers_per_gather (--parallel, HammerDB's default 2): tidebench
+`run -w tpch -c 1 --qualification`, HammerDB one virtual user with its own random parameters
+(it has no qualification set); per query the two times and their ratio. Without HammerDB the
+tidebench column stands alone and the HammerDB one says why, with the fix.
 
 Usage: python3 bench/tpch_load.py [--bin target/release/tidebench] [--sf 1] [--rounds 3] [--jobs 2]
        [--tpchgen tpchgen-cli] [--hammerdb DIR] [--power] [--parallel 2]
@@ -185,7 +186,9 @@ def main():
                     help="the tpchgen-cli binary (`pip install tpchgen-cli` or `cargo install tpchgen-cli`)")
     ap.add_argument("--hammerdb", help="HammerDB's directory, holding hammerdbcli "
                     "(default: $HAMMERDB_HOME, else where hammerdbcli on PATH is)")
-    ap.add_argument("--power", action="store_true", help="after the rounds, both power runs (tidebench's on an --indexes load, HammerDB's on its last build)")
+    ap.add_argument("--power", action="store_true",
+                    help="after the rounds, both power runs "
+                    "(tidebench's on an --indexes load, HammerDB's on its last build)")
     ap.add_argument("--parallel", type=int, default=2, help="max_parallel_workers_per_gather of both power runs")
     args = ap.parse_args()
     if not shutil.which(args.tpchgen) and not os.access(args.tpchgen, os.X_OK):
