@@ -118,13 +118,15 @@ bench-retail: build
 	python3 bench/bench.py --bin $(BIN) --retail-only
 
 # TPC-H's load (issue 51) at SF 1: `prepare` against tpchgen-cli's CSV files loaded with
-# `psql \copy`, both in 2 streams with the same keys and ANALYZE, alternating, ratio printed;
-# installs tpchgen-cli from PyPI first when missing.
+# `psql \copy` and against HammerDB's TPROC-H build (where HAMMERDB_HOME or hammerdbcli on
+# PATH finds it; else the table says how to install it), all in 2 streams, alternating, ratios
+# and row counts printed, then both power runs per query; installs tpchgen-cli from PyPI first
+# when missing.
 bench-tpch: build
 	@command -v tpchgen-cli >/dev/null || [ -x "$$HOME/.local/bin/tpchgen-cli" ] || \
 	  python3 -m pip install --quiet tpchgen-cli 2>/dev/null || \
 	  python3 -m pip install --quiet --break-system-packages tpchgen-cli
-	python3 bench/tpch_load.py --bin $(BIN)
+	python3 bench/tpch_load.py --bin $(BIN) --power
 
 # Through a connection pooler (issue 57): select-only at 16 to 1,000 clients straight to an
 # instance (max_connections=100) and through its managed pgbouncer (transaction mode, a pool of
