@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::breakdown::PhaseStats;
-use super::headline::Headline;
+use super::headline::{Headline, Per};
 use super::summary::{round3, LatencyStats};
 use crate::metrics::{KeySpace, Recorder};
 
@@ -26,6 +26,9 @@ pub struct Interference {
     /// The headline's label (NOTPM) and the type it counts (new_order).
     pub label: String,
     pub txn_type: String,
+    /// The headline's unit: per minute (NOTPM) unless it says second.
+    #[serde(default, skip_serializing_if = "Per::is_minute")]
+    pub per: Per,
     /// The group's clients, the same in both phases.
     pub clients: u32,
     pub alone: Side,
@@ -120,6 +123,7 @@ pub fn of(
                 group: keys.groups[g].clone(),
                 label: h.label.clone(),
                 txn_type: h.txn_type.clone(),
+                per: h.per,
                 clients,
                 ratio: ratio(beside.headline, alone.headline),
                 p95_ratio: beside
@@ -152,6 +156,14 @@ impl Interference {
         each.join(" and ")
     }
 
+    /// A headline figure as the console prints it: 1 decimal per minute, 2 per second.
+    pub fn rate(&self, v: f64) -> String {
+        match self.per {
+            Per::Minute => format!("{v:.1}"),
+            Per::Second => format!("{v:.2}"),
+        }
+    }
+
     /// One line: `what A (1 client, 12 committed) cost O (2 clients): NOTPM 3648.0 → 2988.0
     /// (×0.819), new_order p95 31.6 → 41.9 ms (×1.326) [phase alone → beside]`.
     pub fn line(&self) -> String {
@@ -165,8 +177,8 @@ impl Interference {
             self.group,
             self.clients,
             self.label,
-            self.alone.headline,
-            self.beside.headline,
+            self.rate(self.alone.headline),
+            self.rate(self.beside.headline),
             times(self.ratio),
             self.txn_type,
             ms(self.alone.p95_ms),

@@ -298,7 +298,7 @@ fn cost_line(
     assert_eq!(n["committed"], streams["committed"], "{p}");
     assert!(
         console.contains(&format!(
-            "cost O (1 client): NOTPM {} → {}",
+            "cost O (1 client): NOTPM {:.1} → {:.1}",
             notpm(&p["alone"]),
             notpm(&p["beside"])
         )),

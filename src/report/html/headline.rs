@@ -127,7 +127,11 @@ fn interference_to(p: &mut String, s: &Summary) {
                 format!("{} ({})", i.group, i.clients),
                 i.neighbours_text(),
                 format!("{} → {}", i.alone.phase, i.beside.phase),
-                format!("{} → {}", i.alone.headline, i.beside.headline),
+                format!(
+                    "{} → {}",
+                    i.rate(i.alone.headline),
+                    i.rate(i.beside.headline)
+                ),
                 ratio(i.ratio),
                 format!("{} → {}", ms(i.alone.p95_ms), ms(i.beside.p95_ms)),
                 ratio(i.p95_ratio),

@@ -116,7 +116,7 @@ fn the_tenant_alone_is_set_against_it_beside_the_others_with_the_same_clients() 
     );
     assert_eq!(
         p.line(),
-        "what A (2 clients, 3 committed) cost O (1 client): NOTPM 60 → 30 (×0.500), \
+        "what A (2 clients, 3 committed) cost O (1 client): NOTPM 60.0 → 30.0 (×0.500), \
          new_order p95 10.0 → 20.0 ms (×2.000) [phase alone → beside]"
     );
     // Without a headline, or one whose type the run lacks, there is nothing to set.
