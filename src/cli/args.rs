@@ -251,6 +251,12 @@ TPC-V end to end (tpce on 8 managed instances, 10 phases; see `tidebench presets
   tidebench prepare --preset tpcv --lu-base 1 --trade-days 1
   tidebench run --preset tpcv --lu-base 1 --phase-duration 1m
 
+CH-benCHmark (a tpcc group alone, then beside ch's analytic streams; see `tidebench presets --show ch`):
+  tidebench prepare --preset ch --warehouses 4
+  tidebench run --preset ch --warehouses 4 --oltp-clients 4 --ch-streams 2 --phase-duration 1m
+The summary ends with what the streams cost the tpcc group: its NOTPM and New-Order p95 beside
+them against alone, as ratios (summary.json's interference).
+
 Example config file (tidebench run bench.toml):
   workload = \"tpcb\"
   clients = 16
@@ -269,7 +275,8 @@ each is recorded in events.csv and summary.json with the recovery around it:
 pub struct RunArgs {
     /// TOML file describing the run (keys as the long flags, e.g. clients = 8; groups and phases)
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): tpcv, tpcv-elastic, consolidation-2db, demo
+    /// A built-in run (see `tidebench presets`): tpcv, ch, tpcv-elastic, consolidation-2db, demo
+    /// (preset ch takes --scale/--warehouses as its size)
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
     #[command(flatten)]
@@ -662,7 +669,8 @@ pub struct ExperimentArgs {
 pub struct PrepareArgs {
     /// A run file: prepare every set of every group it names
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): prepare its groups (and start its instances)
+    /// A built-in run (see `tidebench presets`): prepare its groups (and start its instances);
+    /// preset ch takes --scale/--warehouses as its size (give run the same)
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
     #[command(flatten)]
@@ -735,6 +743,9 @@ impl PresetKnobArgs {
             accel: self.guest.accel.map(|a| a.name()),
             oltp_clients: self.oltp_clients,
             streams: self.streams,
+            // `run` and `prepare` take it as `--scale` (`--warehouses`), `presets --show` as
+            // its own flag.
+            warehouses: None,
         }
     }
 }
@@ -744,6 +755,10 @@ pub struct PresetsArgs {
     /// Print this preset's TOML (a run file to copy), made with the knobs given
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
+    /// Preset ch: both groups' warehouses, as `run` and `prepare` take them [default: 1]
+    #[arg(long, value_name = "N", visible_alias = "scale", help_heading = CH_KNOBS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub warehouses: Option<u32>,
     #[command(flatten)]
     pub knobs: PresetKnobArgs,
 }

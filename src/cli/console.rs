@@ -82,6 +82,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     if let Some(table) = by_group_and_phase(s) {
         out.push_str(&table);
     }
+    for i in &s.interference {
+        let _ = writeln!(out, "{}", i.line());
+    }
     for e in &s.emulators {
         out.push_str(&emulator_line(e));
     }

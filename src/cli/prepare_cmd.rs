@@ -45,7 +45,12 @@ fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Prep
             loads: vec![plan],
         });
     }
-    if workload.is_some() || args.scale.is_some() || args.target.is_some() {
+    // A preset sized by a knob (ch's warehouses) takes --scale as that knob.
+    let scale_knob = args
+        .preset
+        .as_deref()
+        .is_some_and(config::presets::takes_scale);
+    if workload.is_some() || (args.scale.is_some() && !scale_knob) || args.target.is_some() {
         return Err(CliError::usage(
             "--workload, --scale and --target prepare one target; a run file or preset names its own groups",
         ));
@@ -58,6 +63,7 @@ fn prepare_plans(args: &args::PrepareArgs, flags: &WorkloadFlags) -> Result<Prep
     // Load options (`--trade-days`) apply to every group whose workload takes them, as in `run`.
     let flags = config::RawRun {
         options: flags.options.clone(),
+        scale: args.scale,
         preset: args.knobs.to_knobs(),
         ..config::RawRun::default()
     };

@@ -6,7 +6,10 @@ use crate::config;
 
 /// `tidebench presets`: the list, or one preset's TOML (`--show`).
 pub fn presets(args: args::PresetsArgs) -> Result<u8, CliError> {
-    let knobs = args.knobs.to_knobs();
+    let knobs = config::PresetKnobs {
+        warehouses: args.warehouses,
+        ..args.knobs.to_knobs()
+    };
     let Some(name) = args.show else {
         if let Some(flag) = knobs.given().first() {
             return Err(CliError::usage(format!(

@@ -46,6 +46,9 @@ pub struct PresetKnobs {
     pub oltp_clients: Option<u32>,
     /// `--ch-streams N` (preset ch): the ch group's query streams.
     pub streams: Option<u32>,
+    /// `--warehouses N` (preset ch): both groups' scale, moved here from `--scale` by
+    /// [`scale_as_knob`].
+    pub warehouses: Option<u32>,
 }
 
 impl PresetKnobs {
@@ -82,6 +85,9 @@ impl PresetKnobs {
         }
         if self.streams.is_some() {
             out.push("--ch-streams");
+        }
+        if self.warehouses.is_some() {
+            out.push("--warehouses");
         }
         out
     }
@@ -137,9 +143,29 @@ pub fn refuse_knobs(knobs: &PresetKnobs) -> Result<(), String> {
 /// The preset a knob belongs to.
 fn owner(flag: &str) -> &'static str {
     match flag {
-        "--oltp-clients" | "--ch-streams" => "ch",
+        "--oltp-clients" | "--ch-streams" | "--warehouses" => "ch",
         _ => "tpcv",
     }
+}
+
+/// The presets whose load size is a knob: `--scale` (`--warehouses`) sizes their groups.
+const SCALE_KNOB: &[&str] = &["ch"];
+
+/// `flags` for preset `name`: a preset whose size is a knob takes `--scale` (`--warehouses`)
+/// as that knob, which its text writes into every group; for any other preset the flag stays
+/// where it is, and the run refuses it as a one-group flag.
+pub fn scale_as_knob(name: &str, mut flags: RawRun) -> RawRun {
+    if SCALE_KNOB.contains(&name) {
+        if let Some(scale) = flags.scale.take() {
+            flags.preset.warehouses = Some(scale);
+        }
+    }
+    flags
+}
+
+/// Whether preset `name` takes `--scale` (`--warehouses`) as a knob.
+pub fn takes_scale(name: &str) -> bool {
+    SCALE_KNOB.contains(&name)
 }
 
 /// Preset `name`'s name for messages and its TOML, made with the knobs of `flags` for a host
@@ -211,7 +237,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "ch",
-        description: "CH-benCHmark: a tpcc group (--oltp-clients, default 2) and a ch group of analytic query streams (--ch-streams, default 1) on the default instance's database of 1 warehouse: a phase of 1 min with the OLTP group alone, then one beside the streams",
+        description: "CH-benCHmark: a tpcc group (--oltp-clients, default 2) and a ch group of analytic query streams (--ch-streams, default 1) on the default instance's database of 1 warehouse (--warehouses): a phase of 1 min with the OLTP group alone, then one beside the streams",
         text: PresetText::Generated(ch::toml),
     },
     Preset {

@@ -185,6 +185,7 @@ impl RawRun {
                 accel: over.preset.accel.or(self.preset.accel),
                 oltp_clients: over.preset.oltp_clients.or(self.preset.oltp_clients),
                 streams: over.preset.streams.or(self.preset.streams),
+                warehouses: over.preset.warehouses.or(self.preset.warehouses),
             },
             instance: if over.instance.is_empty() {
                 self.instance

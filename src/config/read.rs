@@ -65,6 +65,10 @@ pub fn build_run_plan(
             (Some(name.to_string()), None)
         }
     };
+    let flags = match &preset {
+        Some(name) => presets::scale_as_knob(name, flags),
+        None => flags,
+    };
     let (file, text) = run_text(source, &flags, cores)?;
     let src = groups::Source {
         file: &file,

@@ -7,7 +7,7 @@
 //! TPC-C's `check` passes.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use tidebench::instance::{Instance, DEFAULT_DBNAME};
 
@@ -33,38 +33,33 @@ const TABLES: [&str; 12] = [
 #[test]
 fn ch_answers_agree_with_duckdb_and_run_beside_tpcc() {
     let home = support::temp_home();
-    // The preset's groups share the default instance's database.
+    // The preset's groups share the default instance's database: one load for every check.
     let inst = support::start_instance(&home, "default");
     let target = "instance:default";
+    sized_preset(&home);
     ok(tb(&home, &["prepare", "--preset", "ch", "--jobs", "2"]));
-    for (table, rows) in [("region", 5.0), ("nation", 62.0), ("supplier", 10_000.0)] {
-        assert_eq!(num(&inst, &format!("select count(*) from {table}")), rows);
-    }
-    // CH's columns are its joins' expressions; the loaded lines are counted into the stock.
-    for sql in [
-        "select count(*) from stock where s_su_suppkey <> mod(s_w_id * s_i_id, 10000)",
-        "select count(*) from customer where c_n_nationkey <> ascii(substr(c_state, 1, 1))",
-        "select count(*) from orders where o_id < 2101 and o_entry_d >= \
-           (select min(ol_delivery_d) from order_line)",
-        // A balance owes the customer's delivered lines less the loaded payment (TPC-C's
-        // condition 3.3.2.10).
-        "select count(*) from customer left join \
-           (select o_w_id, o_d_id, o_c_id, sum(ol_amount) as owed from orders join order_line \
-              on ol_w_id = o_w_id and ol_d_id = o_d_id and ol_o_id = o_id \
-            where ol_delivery_d is not null group by 1, 2, 3) d \
-           on o_w_id = c_w_id and o_d_id = c_d_id and o_c_id = c_id \
-         where c_balance <> coalesce(owed, 0) - 10",
-    ] {
-        assert_eq!(num(&inst, sql), 0.0, "{sql}");
-    }
-    assert_eq!(
-        num(&inst, "select sum(s_order_cnt) from stock"),
-        num(&inst, "select count(*) from order_line")
-    );
+    load_shape(&inst);
 
     let csv = home.path().join("csv");
     export_csv(&inst, &csv);
     let out = home.path().join("res");
+    // DuckDB loads the exported rows while tidebench runs the queries, answers once they are
+    // written (closing its stdin says so), and goes on while the mixed run changes the
+    // database's rows.
+    let duck = home.path().join("duck");
+    let mut referee = match duckdb_available() {
+        Err(why) => {
+            support::skip("ch (DuckDB's answers)", "DuckDB", &why);
+            None
+        }
+        Ok(()) => Some(duckdb_answers(
+            &inst,
+            &csv,
+            &out.join("ch/queries"),
+            &out.join("ch/answers"),
+            &duck,
+        )),
+    };
     ok(tb(
         &home,
         &[
@@ -88,25 +83,6 @@ fn ch_answers_agree_with_duckdb_and_run_beside_tpcc() {
     for server in s["server"].as_array().unwrap() {
         support::assert_server_agrees(server, 0);
     }
-
-    if let Err(why) = duckdb_available() {
-        support::skip("ch (DuckDB's answers)", "DuckDB", &why);
-    } else {
-        let duck = home.path().join("duck");
-        duckdb_answers(&inst, &csv, &out.join("ch/queries"), &duck);
-        let mut differ = Vec::new();
-        for q in 1..=22u8 {
-            let file = format!("stream0_q{q}.txt");
-            let read = |dir: &Path| std::fs::read_to_string(dir.join(&file)).unwrap();
-            if let Err(why) = same_answer(&read(&out.join("ch/answers")), &read(&duck)) {
-                differ.push(format!("Q{q}: {why}"));
-            }
-        }
-        assert!(
-            differ.is_empty(),
-            "PostgreSQL and DuckDB differ: {differ:#?}"
-        );
-    }
     // Rows with values for every query (see the book).
     for q in 1..=22u8 {
         let answer =
@@ -118,20 +94,92 @@ fn ch_answers_agree_with_duckdb_and_run_beside_tpcc() {
         );
     }
 
+    if let Some(child) = referee.as_mut() {
+        drop(child.stdin.take());
+    }
     mixed_run(&home, &inst, target);
+    if let Some(child) = referee {
+        let o = child.wait_with_output().expect("wait for python3");
+        assert!(o.status.success(), "DuckDB: {}", text(&o));
+        // One line per query whose rows differ; every query must have been compared.
+        let differ = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            differ.trim().is_empty(),
+            "PostgreSQL and DuckDB differ:\n{differ}"
+        );
+        for q in 1..=22u8 {
+            assert!(duck.join(format!("stream0_q{q}.txt")).exists(), "Q{q}");
+        }
+    }
+}
+
+/// `--warehouses` sizes preset ch's groups, in `presets --show` and `prepare` alike, and a
+/// preset without that knob still refuses it.
+fn sized_preset(home: &support::TempHome) {
+    let shown = text(&ok(tb(
+        home,
+        &["presets", "--show", "ch", "--warehouses", "3"],
+    )));
+    assert_eq!(shown.matches("scale = 3").count(), 2, "{shown}");
+    let dry = text(&ok(tb(
+        home,
+        &[
+            "prepare",
+            "--preset",
+            "ch",
+            "--warehouses",
+            "3",
+            "--dry-run",
+        ],
+    )));
+    assert!(dry.contains("would load ch at scale 3"), "{dry}");
+    let refused = tb(home, &["prepare", "--preset", "demo", "--warehouses", "3"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+}
+
+/// The load holds CH's three tables and two columns beside TPC-C's, with the balances
+/// Delivery would have left.
+fn load_shape(inst: &Instance) {
+    for (table, rows) in [("region", 5.0), ("nation", 62.0), ("supplier", 10_000.0)] {
+        assert_eq!(num(inst, &format!("select count(*) from {table}")), rows);
+    }
+    // CH's columns are its joins' expressions; the loaded lines are counted into the stock.
+    for sql in [
+        "select count(*) from stock where s_su_suppkey <> mod(s_w_id * s_i_id, 10000)",
+        "select count(*) from customer where c_n_nationkey <> ascii(substr(c_state, 1, 1))",
+        "select count(*) from orders where o_id < 2101 and o_entry_d >= \
+           (select min(ol_delivery_d) from order_line)",
+        // A balance owes the customer's delivered lines less the loaded payment (TPC-C's
+        // condition 3.3.2.10).
+        "select count(*) from customer left join \
+           (select o_w_id, o_d_id, o_c_id, sum(ol_amount) as owed from orders join order_line \
+              on ol_w_id = o_w_id and ol_d_id = o_d_id and ol_o_id = o_id \
+            where ol_delivery_d is not null group by 1, 2, 3) d \
+           on o_w_id = c_w_id and o_d_id = c_d_id and o_c_id = c_id \
+         where c_balance <> coalesce(owed, 0) - 10",
+    ] {
+        assert_eq!(num(inst, sql), 0.0, "{sql}");
+    }
+    assert_eq!(
+        num(inst, "select sum(s_order_cnt) from stock"),
+        num(inst, "select count(*) from order_line")
+    );
 }
 
 /// Preset ch: a `ch` group and a `tpcc` group on the one database, their clients from the
-/// preset's knobs: both commit, the server counts every commit of both, and TPC-C's
-/// consistency conditions hold after.
+/// preset's knobs: both commit, the server counts every commit of both, the summary sets the
+/// OLTP group beside the streams against it alone, and TPC-C's consistency conditions hold
+/// after.
 fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
     let out = home.path().join("mixed");
-    ok(tb(
+    let o = ok(tb(
         home,
         &[
             "run",
             "--preset",
             "ch",
+            "--warehouses",
+            "1",
             "--oltp-clients",
             "1",
             "--ch-streams",
@@ -170,19 +218,23 @@ fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
             .filter(|p| p["phase"] == phase)
             .flat_map(|p| p["groups"].as_array().unwrap())
             .find(|x| x["group"] == g)
-            .map(|x| {
-                (
-                    x["clients"].as_u64().unwrap_or(0),
-                    x["committed"].as_u64().unwrap_or(0),
-                )
-            })
-            .unwrap_or((0, 0))
+            .cloned()
+            .unwrap_or_default()
     };
+    let count = |v: &serde_json::Value, key: &str| v[key].as_u64().unwrap_or(0);
     let (alone, beside) = (group("alone", "O"), group("beside", "O"));
-    assert!(alone.0 == 1 && alone.1 > 0, "{phases:?}");
-    assert!(beside.0 == 1 && beside.1 > 0, "{phases:?}");
-    assert_eq!(group("alone", "A"), (0, 0), "{phases:?}");
-    assert!(group("beside", "A").1 > 0, "{phases:?}");
+    assert!(
+        count(&alone, "clients") == 1 && count(&alone, "committed") > 0,
+        "{phases:?}"
+    );
+    assert!(
+        count(&beside, "clients") == 1 && count(&beside, "committed") > 0,
+        "{phases:?}"
+    );
+    let streams = group("beside", "A");
+    assert_eq!(count(&group("alone", "A"), "committed"), 0, "{phases:?}");
+    assert!(count(&streams, "committed") > 0, "{phases:?}");
+    cost_line(&s, &alone, &beside, &streams, &text(&o));
     for server in s["server"].as_array().unwrap() {
         support::assert_server_agrees(server, 0);
     }
@@ -191,6 +243,67 @@ fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
         home,
         &["check", "--workload", "tpcc", "--target", target],
     ));
+    let report = ok(tb(home, &["report", out.to_str().unwrap()]));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap_or_default();
+    assert!(
+        html.contains("NOTPM ratio") && html.contains("new_order p95"),
+        "{}",
+        text(&report)
+    );
+}
+
+/// What the streams cost the OLTP group, as the summary states it: the phases' own NOTPM of
+/// group O, New-Order's p95 on both sides, their ratios, and the streams' clients and
+/// commits; the console prints the same line.
+fn cost_line(
+    s: &serde_json::Value,
+    alone: &serde_json::Value,
+    beside: &serde_json::Value,
+    streams: &serde_json::Value,
+    console: &str,
+) {
+    let pairs = s["interference"].as_array().expect("an interference pair");
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    let p = &pairs[0];
+    assert_eq!(
+        (p["group"].as_str(), p["label"].as_str()),
+        (Some("O"), Some("NOTPM"))
+    );
+    assert_eq!(p["txn_type"], "new_order");
+    assert_eq!(
+        (p["alone"]["phase"].as_str(), p["beside"]["phase"].as_str()),
+        (Some("alone"), Some("beside"))
+    );
+    assert_eq!(p["alone"]["headline"], alone["headline"], "{p}");
+    assert_eq!(p["beside"]["headline"], beside["headline"], "{p}");
+    let notpm = |v: &serde_json::Value| v["headline"].as_f64().unwrap();
+    let ratio = p["ratio"].as_f64().unwrap();
+    assert!(
+        (ratio - notpm(&p["beside"]) / notpm(&p["alone"])).abs() < 0.001,
+        "{p}"
+    );
+    let p95 = |v: &serde_json::Value| v["p95_ms"].as_f64().unwrap();
+    assert!(p95(&p["alone"]) > 0.0 && p95(&p["beside"]) > 0.0, "{p}");
+    let p95_ratio = p["p95_ratio"].as_f64().unwrap();
+    assert!(
+        (p95_ratio - p95(&p["beside"]) / p95(&p["alone"])).abs() < 0.001,
+        "{p}"
+    );
+    let n = &p["neighbours"][0];
+    assert_eq!(
+        (n["group"].as_str(), n["clients"].as_u64()),
+        (Some("A"), Some(1)),
+        "{p}"
+    );
+    assert_eq!(n["committed"], streams["committed"], "{p}");
+    assert!(
+        console.contains(&format!(
+            "cost O (1 client): NOTPM {:.1} → {:.1}",
+            notpm(&p["alone"]),
+            notpm(&p["beside"])
+        )),
+        "{console}"
+    );
 }
 
 /// Each table as a CSV file with a header, as PostgreSQL has it.
@@ -206,10 +319,23 @@ fn export_csv(inst: &Instance, dir: &Path) {
     }
 }
 
-/// DuckDB makes each table with PostgreSQL's column types, loads its CSV file, and runs each
-/// query file of `queries` (the texts tidebench ran, stream 0), writing `stream0_q<N>.txt`
-/// into `out`: a header line, then rows, values separated by `|`.
-fn duckdb_answers(inst: &Instance, csv: &Path, queries: &Path, out: &Path) {
+/// DuckDB makes each table with PostgreSQL's column types and loads its CSV file; once its
+/// stdin is closed (the queries have run), it runs each query file of `queries` (the texts
+/// tidebench ran, stream 0), writing `stream0_q<N>.txt` into `out` (a header line, then
+/// rows, values separated by `|`), and sets each against tidebench's answer of the same name
+/// in `answers`, printing one line per query whose rows differ. Rows are compared as sorted
+/// lists of values as both engines agree on them: numbers to 1/1000 (PostgreSQL prints
+/// averages to 16 places, DuckDB as a float), anything else trimmed; where a query's `order
+/// by` leaves ties, the engines may order them differently, and the collations of `order by`
+/// on text differ. It runs on while the caller goes on (and compares in Python: a debug
+/// build takes seconds over Q16's 100,000 rows).
+fn duckdb_answers(
+    inst: &Instance,
+    csv: &Path,
+    queries: &Path,
+    answers: &Path,
+    out: &Path,
+) -> Child {
     std::fs::create_dir_all(out).unwrap();
     let columns = psql(
         inst,
@@ -222,8 +348,20 @@ fn duckdb_answers(inst: &Instance, csv: &Path, queries: &Path, out: &Path) {
          order by table_name, ordinal_position",
     );
     let script = r#"
-import duckdb, os, sys
-csv, queries, out, columns = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+import duckdb, math, os, sys
+csv, queries, answers, out, columns = sys.argv[1:6]
+def canonical(v):
+    t = v.strip()
+    if "_" not in t:
+        try:
+            x = float(t)
+            if math.isfinite(x):
+                return f"{x:.3f}"
+        except ValueError:
+            pass
+    return t
+def rows(lines):
+    return sorted([canonical(v) for v in l.split("|")] for l in lines if l)
 con = duckdb.connect()
 tables = {}
 for line in columns.splitlines():
@@ -235,6 +373,7 @@ for t, cols in tables.items():
     if os.path.exists(path):
         con.execute(f"create table {t} ({', '.join(cols)})")
         con.execute(f"copy {t} from '{path}' (header, delimiter ',', quote '\"')")
+sys.stdin.read()
 def value(v):
     return "" if v is None else str(v)
 for q in range(1, 23):
@@ -243,51 +382,31 @@ for q in range(1, 23):
     body = "\n".join(l for l in text.splitlines() if not l.startswith("--")).strip().rstrip(";")
     cur = con.execute(body)
     columns = [d[0] for d in cur.description]
+    theirs = ["|".join(value(v) for v in r) for r in cur.fetchall()]
     with open(os.path.join(out, name + ".txt"), "w") as f:
         f.write("|".join(columns) + "\n")
-        for r in cur.fetchall():
-            f.write("|".join(value(v) for v in r) + "\n")
+        for line in theirs:
+            f.write(line + "\n")
+    ours = open(os.path.join(answers, name + ".txt")).read().splitlines()[1:]
+    a, b = rows(ours), rows(theirs)
+    if len(a) != len(b):
+        print(f"Q{q}: {len(a)} rows where DuckDB has {len(b)}")
+    else:
+        for x, y in zip(a, b):
+            if x != y:
+                print(f"Q{q}: row {x} where DuckDB has {y}")
+                break
 "#;
-    let o = Command::new("python3")
+    Command::new("python3")
         .args(["-c", script])
         .arg(csv)
         .arg(queries)
+        .arg(answers)
         .arg(out)
         .arg(columns)
-        .output()
-        .expect("run python3");
-    assert!(o.status.success(), "DuckDB: {}", text(&o));
-}
-
-/// A value as both engines agree on it: numbers to 1/1000 (PostgreSQL prints averages to 16
-/// places, DuckDB as a float), anything else trimmed.
-fn canonical(v: &str) -> String {
-    match v.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() => format!("{x:.3}"),
-        _ => v.trim().to_string(),
-    }
-}
-
-/// Whether two answers (header, then rows) hold the same rows, compared as sorted lists of
-/// canonical values: where a query's `order by` leaves ties, the engines may order them
-/// differently, and the collations of `order by` on text differ.
-fn same_answer(ours: &str, theirs: &str) -> Result<(), String> {
-    let rows = |text: &str| {
-        let mut rows: Vec<Vec<String>> = text
-            .lines()
-            .skip(1)
-            .filter(|l| !l.is_empty())
-            .map(|l| l.split('|').map(canonical).collect())
-            .collect();
-        rows.sort();
-        rows
-    };
-    let (a, b) = (rows(ours), rows(theirs));
-    if a.len() != b.len() {
-        return Err(format!("{} rows where DuckDB has {}", a.len(), b.len()));
-    }
-    match a.iter().zip(&b).position(|(x, y)| x != y) {
-        None => Ok(()),
-        Some(i) => Err(format!("row {:?} where DuckDB has {:?}", a[i], b[i])),
-    }
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start python3")
 }

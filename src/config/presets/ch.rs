@@ -2,15 +2,16 @@
 //! (the analytic streams) on the default instance's database, independent mode: a phase of
 //! the OLTP tenant alone, then one beside the streams, so the two phases' NOTPM show what
 //! the streams cost it. Its knobs set the groups' clients (`--oltp-clients`, `--ch-streams`),
-//! `--phase-duration` the phases; the load is 1 warehouse. A file with another size or other
-//! groups and phases (the analytic group on another database or instance) is a run file:
-//! `tidebench presets --show ch` prints this one to start from.
+//! `--warehouses` (`--scale`) both groups' size (1 by default), `--phase-duration` the
+//! phases. A file with other groups and phases (the analytic group on another database or
+//! instance) is a run file: `tidebench presets --show ch` prints this one to start from.
 
 use super::PresetInput;
 
-/// The OLTP clients and analytic streams without their knobs.
+/// The OLTP clients, analytic streams and warehouses without their knobs.
 pub const OLTP_CLIENTS: u32 = 2;
 pub const STREAMS: u32 = 1;
+pub const WAREHOUSES: u32 = 1;
 
 /// The knobs of other presets, which this one refuses.
 fn foreign(input: &PresetInput) -> Option<&'static str> {
@@ -31,12 +32,14 @@ fn foreign(input: &PresetInput) -> Option<&'static str> {
 pub fn toml(input: &PresetInput) -> Result<String, String> {
     if let Some(flag) = foreign(input) {
         return Err(format!(
-            "{flag} is not a knob of preset ch (its knobs: --oltp-clients, --ch-streams); leave it \
+            "{flag} is not a knob of preset ch (its knobs: --oltp-clients, --ch-streams, \
+             --warehouses); leave it \
              out, or put the groups in a run file (`tidebench presets --show ch`)"
         ));
     }
     let oltp = input.knobs.oltp_clients.unwrap_or(OLTP_CLIENTS);
     let streams = input.knobs.streams.unwrap_or(STREAMS);
+    let warehouses = input.knobs.warehouses.unwrap_or(WAREHOUSES);
     if oltp + streams == 0 {
         return Err(
             "--oltp-clients 0 and --ch-streams 0 leave the run no client; give 1 or more \
@@ -46,22 +49,22 @@ pub fn toml(input: &PresetInput) -> Result<String, String> {
     }
     Ok(format!(
         r#"# CH-benCHmark: TPC-C's order entry (group O, tpcc) and CH's 22 analytic queries (group A,
-# ch; each client a query stream) at the same time on one database of 1 warehouse (for
-# more, copy this file and change both scales). `tidebench prepare --preset ch` loads it
-# once, for ch (TPC-C's tables with CH's). Knobs: --oltp-clients {oltp}, --ch-streams {streams};
-# --phase-duration sets the phases.
+# ch; each client a query stream) at the same time on one database of {warehouses} warehouse(s).
+# `tidebench prepare --preset ch` loads it once, for ch (TPC-C's tables with CH's). Knobs:
+# --oltp-clients {oltp}, --ch-streams {streams}, --warehouses {warehouses} (give prepare and run the
+# same); --phase-duration sets the phases.
 mode = "independent"
 
 [[group]]
 name = "O"
 workload = "tpcc"
-scale = 1
+scale = {warehouses}
 target = "instance:default"
 
 [[group]]
 name = "A"
 workload = "ch"
-scale = 1
+scale = {warehouses}
 target = "instance:default"
 
 # The OLTP tenant alone, then beside the analytic streams: the phases' tpm of new_order
@@ -112,6 +115,13 @@ mod tests {
             ..PresetKnobs::default()
         };
         assert!(toml(&input(&none)).unwrap_err().contains("no client"));
+        let sized = PresetKnobs {
+            warehouses: Some(3),
+            ..PresetKnobs::default()
+        };
+        let sized = toml(&input(&sized)).unwrap();
+        assert_eq!(sized.matches("scale = 3").count(), 2, "{sized}");
+        assert!(plain.contains("scale = 1") && !plain.contains("scale = 3"));
         let other = PresetKnobs {
             lu_base: Some(2),
             ..PresetKnobs::default()

@@ -204,7 +204,7 @@ fn shape(input: &PresetInput) -> Result<Shape, String> {
     if let Some(flag) = k
         .given()
         .into_iter()
-        .find(|f| ["--oltp-clients", "--ch-streams"].contains(f))
+        .find(|f| ["--oltp-clients", "--ch-streams", "--warehouses"].contains(f))
     {
         return Err(format!(
             "{flag} is a knob of preset ch, not tpcv; leave it out"

@@ -6,7 +6,7 @@ use crate::report::charts::{self, keep_top, Combine, Series, TOP};
 use crate::report::load::RunData;
 use crate::results::{HeadlineRate, Per, Summary};
 
-use super::markup::{chart_to, note_to, steps, table_to};
+use super::markup::{chart_to, ms, note_to, steps, table_to};
 
 /// The unit's words for an axis: "Trade-Results per second" reads from the type's name.
 fn unit(h: &HeadlineRate) -> String {
@@ -107,7 +107,57 @@ pub(super) fn table(s: &Summary) -> Option<String> {
             unit(h)
         ),
     );
+    interference_to(&mut p, s);
     Some(p)
+}
+
+/// What the other groups cost the group running the headline's type, one row per phase it
+/// ran beside them (see `results::interference`); nothing without such a pair.
+fn interference_to(p: &mut String, s: &Summary) {
+    let Some(first) = s.interference.first() else {
+        return;
+    };
+    let (label, txn) = (&first.label, &first.txn_type);
+    let ratio = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.3}"));
+    let rows: Vec<Vec<String>> = s
+        .interference
+        .iter()
+        .map(|i| {
+            vec![
+                format!("{} ({})", i.group, i.clients),
+                i.neighbours_text(),
+                format!("{} → {}", i.alone.phase, i.beside.phase),
+                format!(
+                    "{} → {}",
+                    i.rate(i.alone.headline),
+                    i.rate(i.beside.headline)
+                ),
+                ratio(i.ratio),
+                format!("{} → {}", ms(i.alone.p95_ms), ms(i.beside.p95_ms)),
+                ratio(i.p95_ratio),
+            ]
+        })
+        .collect();
+    let head = [
+        "group (clients)".to_string(),
+        "beside".into(),
+        "phases".into(),
+        label.clone(),
+        format!("{label} ratio"),
+        format!("{txn} p95 (ms)"),
+        "p95 ratio".into(),
+    ];
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table_to(p, &head, &rows);
+    note_to(
+        p,
+        &format!(
+            "What the other groups cost a group running {txn}: its {label} and {txn}'s p95 in a \
+             phase where it ran alone against one where it ran beside them with the same \
+             clients; a ratio is beside over alone. Beside: the other groups' clients and \
+             what they committed in that phase."
+        ),
+    );
 }
 
 #[cfg(test)]

@@ -139,6 +139,8 @@ impl Summary {
             &mut groups,
             &mut phases,
         );
+        let interference =
+            crate::results::interference::of(run.headline.as_ref(), keys, total, &phases);
         let headline = run.headline.as_ref().map(|h| {
             let committed = keys
                 .txn_types
@@ -162,6 +164,7 @@ impl Summary {
             by_target_and_type,
             groups,
             phases,
+            interference,
             server,
             target_names: target_names(keys),
             txn_types: keys.txn_types.clone(),

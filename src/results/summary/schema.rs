@@ -12,6 +12,7 @@ use crate::metrics::DEFAULT_ROLE;
 use crate::results::breakdown::{GroupStats, PhaseStats, RoleStats};
 use crate::results::figure::{Figure, UnitTime};
 use crate::results::headline::{Headline, HeadlineRate};
+use crate::results::interference::Interference;
 use crate::results::mix::TypeShare;
 use crate::results::ratios::{RatioCheck, RatioRule};
 use crate::results::rules::{IsolationLevels, RuleCheck, TypeRule};
@@ -180,6 +181,10 @@ pub struct Summary {
     /// Every phase of every iteration (ramps too, marked unmeasured), per group inside; the
     /// mix log's segment numbers index this list.
     pub phases: Vec<PhaseStats>,
+    /// What the other groups cost a group running the headline's type: a phase it ran alone
+    /// against one beside them (independent mode; see `interference`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interference: Vec<Interference>,
     pub server: Vec<ServerDelta>,
     /// Every target in index order (the mix log's target numbers index this list).
     pub target_names: Vec<TargetName>,
