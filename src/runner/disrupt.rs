@@ -49,6 +49,15 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                     vm: i.guest().is_some(),
                     limited: i.cgroup_paths().is_some(),
                 },
+                Err(InstanceError::NotFound { .. }) if d.action == Action::Promote => {
+                    return Err(refuse(format!(
+                        "no managed instance '{}' in this home; make the standby first with \
+                         `tidebench instance start {} --standby-of {}`",
+                        d.target,
+                        d.target,
+                        failed_before(plan, d)
+                    )))
+                }
                 Err(InstanceError::NotFound { .. }) => {
                     return Err(refuse(format!(
                         "no managed instance '{}' in this home; declare it in an [[instance]] \
@@ -66,6 +75,14 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                 ));
             }
             check_standby(home, &d.target, standby).map_err(refuse)?;
+        }
+        if let Action::Promote = &d.action {
+            if shape.vm {
+                return Err(refuse(
+                    "a promote acts on local instances; a VM is never a standby here".into(),
+                ));
+            }
+            check_promote(plan, home, &d.target).map_err(refuse)?;
         }
         if let Action::Resize { cpus, .. } = &d.action {
             if shape.vm && cpus.is_some() {
@@ -113,6 +130,58 @@ fn check_standby(home: &Home, primary: &str, standby: &str) -> Result<(), String
         ))),
         None => Err(made_by(&format!("'{standby}' is not a standby"))),
     }
+}
+
+/// The primary a promote most likely follows: the last instance failed before it.
+fn failed_before<'a>(plan: &'a RunPlan, promote: &Disruption) -> &'a str {
+    plan.events
+        .iter()
+        .rfind(|e| {
+            e.at <= promote.at
+                && e.target != promote.target
+                && matches!(e.action, Action::Fail { .. })
+        })
+        .map_or("PRIMARY", |e| e.target.as_str())
+}
+
+/// A promote's target: a managed standby, not promoted yet, whose primary the run uses too
+/// (its clients then follow the promotion from one to the other).
+fn check_promote(plan: &RunPlan, home: &Home, standby: &str) -> Result<(), String> {
+    let primary = match instance::find(home, standby) {
+        Ok(i) => match i.standby_of() {
+            Some(p) if !i.in_recovery() => {
+                return Err(format!(
+                    "'{standby}' was promoted already (it was a standby of '{p}'); destroy it \
+                     and make a new standby with `tidebench instance start {standby} \
+                     --standby-of {p}`"
+                ))
+            }
+            Some(p) => p.to_string(),
+            None => {
+                return Err(format!(
+                    "'{standby}' is not a standby, so there is nothing to promote; name a \
+                     standby in `target`, made with `tidebench instance start NAME \
+                     --standby-of {standby}`"
+                ))
+            }
+        },
+        Err(InstanceError::NotFound { .. }) => {
+            return Err(format!(
+                "no managed instance '{standby}' in this home; make the standby first with \
+                 `tidebench instance start {standby} --standby-of PRIMARY`"
+            ))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let used = crate::config::instances_used(plan);
+    if !used.contains(&primary) {
+        return Err(format!(
+            "its primary '{primary}' is not in the run, so no client would follow the \
+             promotion; give the groups a target over both, e.g. target = \
+             \"instance:{primary},{standby}\", and fail '{primary}' in an event before it"
+        ));
+    }
+    Ok(())
 }
 
 /// Noise needs control groups and stress-ng.
@@ -172,6 +241,8 @@ impl Undo {
 struct Shared {
     steps: Vec<Vec<EventStep>>,
     undo: Vec<(usize, Undo)>,
+    /// Per event: the commits its promotion left on the old primary, once counted.
+    lost: Vec<Option<u64>>,
 }
 
 /// The events of a run, playing.
@@ -187,6 +258,7 @@ pub fn play(plan: &RunPlan, home: &Home, t0: Instant, sink: &Arc<dyn Sink>) -> P
     let shared = Arc::new(Mutex::new(Shared {
         steps: vec![Vec::new(); plan.events.len()],
         undo: Vec::new(),
+        lost: vec![None; plan.events.len()],
     }));
     let tasks = plan
         .events
@@ -307,6 +379,19 @@ fn fail_target(home: &Home, name: &str) -> Result<((), String), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Promotes `standby`, then counts the commits its old primary's WAL holds past the
+/// promotion (the commits lost); a count that cannot be made is said, the promotion stands.
+fn promote_standby(home: &Home, standby: &str) -> Result<(Option<u64>, String), String> {
+    let said = instance::promote(home, standby).map_err(|e| e.to_string())?;
+    Ok(match instance::commits_past_promotion(home, standby) {
+        Ok(n) => (
+            Some(n),
+            format!("{said}; {n} commits on the old primary past the promotion point (lost)"),
+        ),
+        Err(e) => (None, format!("{said}; lost commits not counted: {e}")),
+    })
+}
+
 /// One event's steps, in order.
 async fn run_one(on: On, d: Disruption) {
     on.until(d.at).await;
@@ -329,12 +414,14 @@ async fn run_one(on: On, d: Disruption) {
         } => {
             on.step("fail", fail_target).await;
             on.until(d.at + promote_after).await;
-            on.step("promote", move |home, _| {
-                instance::promote(home, &standby)
-                    .map(|d| ((), d))
-                    .map_err(|e| e.to_string())
-            })
-            .await;
+            let lost = on
+                .step("promote", move |home, _| promote_standby(home, &standby))
+                .await;
+            on.lock().lost[on.k] = lost.flatten();
+        }
+        Action::Promote => {
+            let lost = on.step("promote", promote_standby).await;
+            on.lock().lost[on.k] = lost.flatten();
         }
         Action::Freeze { lasts } => {
             let frozen = on
@@ -438,23 +525,25 @@ impl Playing {
                 });
             }
         }
-        let steps = std::mem::take(
-            &mut self
-                .shared
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .steps,
-        );
+        let (steps, lost) = {
+            let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+            (
+                std::mem::take(&mut shared.steps),
+                std::mem::take(&mut shared.lost),
+            )
+        };
         self.events
             .iter()
             .zip(steps)
-            .map(|(d, steps)| EventAccount {
+            .zip(lost)
+            .map(|((d, steps), lost_commits)| EventAccount {
                 at_s: d.at.as_secs_f64(),
                 action: d.action.name().to_string(),
                 target: d.target.clone(),
                 description: d.action.describe_on(&d.target),
                 steps,
                 recovery: Vec::new(),
+                lost_commits,
             })
             .collect()
     }

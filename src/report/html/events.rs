@@ -1,6 +1,6 @@
 //! The run's own events in the report (`summary.json`'s `events`, issue 53): under
 //! "Failures", a table of the steps each event took and one of the recovery around it, all
-//! transactions and each group; their times are the dashed purple verticals on every chart
+//! transactions and each group, and the commits a promotion lost; their times are the dashed purple verticals on every chart
 //! over the run (see `incidents::run_marks`).
 
 use super::markup::{note_to, table_to};
@@ -46,6 +46,17 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
         ],
         &steps,
     );
+    for (k, e) in all.iter().enumerate() {
+        if let Some(n) = e.lost_commits {
+            note_to(
+                p,
+                &format!(
+                    "Event {}: {n} commits lost at the promotion: commit records in the old primary's WAL past the point where the promoted standby's timeline begins (a commit whose answer never reached its client is among them).",
+                    k + 1
+                ),
+            );
+        }
+    }
     let recovery: Vec<Vec<String>> = all
         .iter()
         .enumerate()
