@@ -50,13 +50,7 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                     limited: i.cgroup_paths().is_some(),
                 },
                 Err(InstanceError::NotFound { .. }) if d.action == Action::Promote => {
-                    return Err(refuse(format!(
-                        "no managed instance '{}' in this home; make the standby first with \
-                         `tidebench instance start {} --standby-of {}`",
-                        d.target,
-                        d.target,
-                        failed_before(plan, d)
-                    )))
+                    return Err(refuse(super::standbys::missing(plan, d)))
                 }
                 Err(InstanceError::NotFound { .. }) => {
                     return Err(refuse(format!(
@@ -74,7 +68,7 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                     "a failover acts on local instances; a VM has no standby here".into(),
                 ));
             }
-            check_standby(home, &d.target, standby).map_err(refuse)?;
+            super::standbys::check_failover(plan, home, &d.target, standby).map_err(refuse)?;
         }
         if let Action::Promote = &d.action {
             if shape.vm {
@@ -82,7 +76,7 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                     "a promote acts on local instances; a VM is never a standby here".into(),
                 ));
             }
-            check_promote(plan, home, &d.target).map_err(refuse)?;
+            super::standbys::check_promote(plan, home, &d.target).map_err(refuse)?;
         }
         if let Action::Resize { cpus, .. } = &d.action {
             if shape.vm && cpus.is_some() {
@@ -98,88 +92,6 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                 )));
             }
         }
-    }
-    Ok(())
-}
-
-/// A failover's standby: a managed instance made as a standby of the event's target, and not
-/// promoted yet.
-fn check_standby(home: &Home, primary: &str, standby: &str) -> Result<(), String> {
-    let made_by = |what: &str| {
-        format!(
-            "{what}; make one with `tidebench instance start {standby} --standby-of {primary}` \
-             (--sync for a synchronous one)"
-        )
-    };
-    let i = match instance::find(home, standby) {
-        Ok(i) => i,
-        Err(InstanceError::NotFound { .. }) => {
-            return Err(made_by(&format!(
-                "no managed instance '{standby}' in this home"
-            )))
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    match i.standby_of() {
-        Some(p) if p == primary && i.in_recovery() => Ok(()),
-        Some(p) if p == primary => Err(format!(
-            "'{standby}' was promoted already; destroy it and make a new standby"
-        )),
-        Some(p) => Err(made_by(&format!(
-            "'{standby}' is a standby of '{p}', not of '{primary}'"
-        ))),
-        None => Err(made_by(&format!("'{standby}' is not a standby"))),
-    }
-}
-
-/// The primary a promote most likely follows: the last instance failed before it.
-fn failed_before<'a>(plan: &'a RunPlan, promote: &Disruption) -> &'a str {
-    plan.events
-        .iter()
-        .rfind(|e| {
-            e.at <= promote.at
-                && e.target != promote.target
-                && matches!(e.action, Action::Fail { .. })
-        })
-        .map_or("PRIMARY", |e| e.target.as_str())
-}
-
-/// A promote's target: a managed standby, not promoted yet, whose primary the run uses too
-/// (its clients then follow the promotion from one to the other).
-fn check_promote(plan: &RunPlan, home: &Home, standby: &str) -> Result<(), String> {
-    let primary = match instance::find(home, standby) {
-        Ok(i) => match i.standby_of() {
-            Some(p) if !i.in_recovery() => {
-                return Err(format!(
-                    "'{standby}' was promoted already (it was a standby of '{p}'); destroy it \
-                     and make a new standby with `tidebench instance start {standby} \
-                     --standby-of {p}`"
-                ))
-            }
-            Some(p) => p.to_string(),
-            None => {
-                return Err(format!(
-                    "'{standby}' is not a standby, so there is nothing to promote; name a \
-                     standby in `target`, made with `tidebench instance start NAME \
-                     --standby-of {standby}`"
-                ))
-            }
-        },
-        Err(InstanceError::NotFound { .. }) => {
-            return Err(format!(
-                "no managed instance '{standby}' in this home; make the standby first with \
-                 `tidebench instance start {standby} --standby-of PRIMARY`"
-            ))
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let used = crate::config::instances_used(plan);
-    if !used.contains(&primary) {
-        return Err(format!(
-            "its primary '{primary}' is not in the run, so no client would follow the \
-             promotion; give the groups a target over both, e.g. target = \
-             \"instance:{primary},{standby}\", and fail '{primary}' in an event before it"
-        ));
     }
     Ok(())
 }

@@ -165,16 +165,16 @@ fn a_failed_primary_and_its_promoted_synchronous_standby_lose_no_commit() {
     assert!(csv.contains(",promote,fb,promote,"), "{csv}");
 }
 
+/// The asynchronous test's instances, declared in its run file: the primary with the test
+/// settings but `synchronous_commit` on (see [`primary`]), the standby after it.
+const DECLARED: &str = "[[instance]]\nname = \"ga\"\n\
+    settings = { autovacuum = false, shared_buffers = \"128MB\", fsync = false, \
+    full_page_writes = false, max_connections = 100, synchronous_commit = \"on\" }\n\
+    [[instance]]\nname = \"gb\"\nstandby_of = \"ga\"\n";
+
 #[test]
 fn an_asynchronous_standby_reports_the_commits_its_failover_lost() {
     let home = support::temp_home();
-    primary(&home, "ga");
-    ok(tb(
-        &home,
-        &["instance", "start", "gb", "--standby-of", "ga"],
-    ));
-    let status = text(&ok(tb(&home, &["instance", "status"])));
-    assert!(status.contains("standby of ga (async)"), "{status}");
     let cfg = home.path().join("failover.toml");
     let refused = |file: String| {
         std::fs::write(&cfg, file).unwrap();
@@ -182,19 +182,40 @@ fn an_asynchronous_standby_reports_the_commits_its_failover_lost() {
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         text(&o)
     };
-    // A promote of a primary, and of a standby whose primary the run does not use, are
-    // refused before anything starts, with the fix.
+    // Refused before anything starts, with the fix: a promote of a primary, and a declared
+    // standby whose primary is neither declared nor in the home.
     let promote = "[[event]]\nat = \"2s\"\naction = \"promote\"\ntarget = \"gb\"\n";
-    let said = refused(run_file("ga", "gb", 6, &promote.replace("gb", "ga")));
+    let file = |events: &str| format!("{}{DECLARED}", run_file("ga", "gb", 7, events));
+    let said = refused(file(&promote.replace("gb", "ga")));
     assert!(said.contains("'ga' is not a standby"), "{said}");
     assert!(said.contains("--standby-of ga"), "{said}");
-    let said = refused(run_file("ga", "gb", 6, promote).replace("instance:ga,gb", "instance:gb"));
+    let lone = file(promote)
+        .replace("instance:ga,gb", "instance:gb")
+        .replace(
+            DECLARED,
+            "[[instance]]\nname = \"gb\"\nstandby_of = \"ga\"\n",
+        );
+    let said = refused(lone);
+    assert!(
+        said.contains("its primary 'ga' is neither declared in the run file nor"),
+        "{said}"
+    );
+    assert!(said.contains("tidebench instance start ga"), "{said}");
+    let none = tidebench::instance::list(&home.home).unwrap_or_default();
+    assert!(none.is_empty(), "the refused runs made no instance");
+
+    // `prepare` makes both from the run file, the standby copied from the loaded primary.
+    std::fs::write(&cfg, file("")).unwrap();
+    ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
+    let status = text(&ok(tb(&home, &["instance", "status"])));
+    assert!(status.contains("standby of ga (async)"), "{status}");
+    // Now the standby's primary is in the home but not in this run: no client would follow.
+    let said = refused(run_file("ga", "gb", 7, promote).replace("instance:ga,gb", "instance:gb"));
     assert!(
         said.contains("its primary 'ga' is not in the run"),
         "{said}"
     );
     assert!(said.contains("instance:ga,gb"), "{said}");
-    support::prepare_tpcb(&home, "instance:ga,gb");
 
     // The standby stops streaming a while before the kill (an empty `primary_conninfo`, read
     // at a reload), so the primary commits what it never receives: the one-step form then
@@ -205,11 +226,7 @@ fn an_asynchronous_standby_reports_the_commits_its_failover_lost() {
                    sql = \"SELECT pg_reload_conf()\"\n";
     let failover = "[[event]]\nat = \"3s\"\naction = \"failover\"\ntarget = \"ga\"\n\
                     standby = \"gb\"\npromote_after = \"1s\"\n";
-    std::fs::write(
-        &cfg,
-        run_file("ga", "gb", 7, &format!("{cut_off}{failover}")),
-    )
-    .unwrap();
+    std::fs::write(&cfg, file(&format!("{cut_off}{failover}"))).unwrap();
     let (_, s) = run(&home, &cfg);
     for k in 0..2 {
         assert_eq!(steps(&s, k), vec![("sql".into(), "ok".into())], "{s}");
