@@ -97,3 +97,42 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
         "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again. Down is the time at least one of the scope's targets was down, as its clients saw it, in the windows that opened from the event to the recovery.",
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::disruptions::{EventStep, StepOutcome};
+
+    #[test]
+    fn a_promotion_says_the_commits_it_lost_in_the_table_and_on_the_terminal() {
+        let e = EventAccount {
+            at_s: 3.0,
+            action: "promote".into(),
+            target: "b".into(),
+            description: "promote standby b".into(),
+            steps: vec![EventStep {
+                step: "promote".into(),
+                started_s: 3.0,
+                ended_s: Some(3.2),
+                outcome: StepOutcome::Ok,
+                detail: "pg_ctl promote".into(),
+            }],
+            recovery: Vec::new(),
+            lost_commits: Some(7),
+        };
+        let mut p = String::new();
+        events_to(std::slice::from_ref(&e), &mut p);
+        assert!(
+            p.contains("Event 1: 7 commits lost at the promotion"),
+            "{p}"
+        );
+        assert!(e.line(0).contains("7 commits lost at the promotion"));
+        let counted_none = EventAccount {
+            lost_commits: None,
+            ..e
+        };
+        let mut p = String::new();
+        events_to(&[counted_none], &mut p);
+        assert!(!p.contains("commits lost"), "{p}");
+    }
+}
