@@ -269,7 +269,10 @@ each is recorded in events.csv and summary.json with the recovery around it:
   at = \"2m\"                    # or phase = \"NAME\" and at = the offset into its first start
   action = \"fail\"              # fail | freeze (for) | resize (cpus, memory, for) | noise | sql
   target = \"vm-a\"              # a managed instance one of the run's groups uses
-  restart_after = \"10s\"";
+  restart_after = \"10s\"
+A fail-over: action = \"fail\" on the primary, then action = \"promote\" on its standby a moment
+later (the groups' target over both, e.g. instance:a,b); or one action = \"failover\" with
+standby = \"b\" and promote_after. The commits lost at the promotion are counted.";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

@@ -28,8 +28,8 @@ a running VM reboots it.
 (pg_basebackup -R over its socket) on a port of its own, asynchronous unless --sync, which
 names it in the primary's synchronous_standby_names (a commit there then waits for it: keep
 a synchronous standby running, or destroy it). `instance status` shows each one's role; a run's
-`failover` event kills the primary and promotes the standby (the book: Reliability,
-section Standbys and fail-over).
+`fail` event kills the primary and a `promote` event promotes the standby, or one `failover`
+event does both (the book: Reliability, section Standbys and fail-over).
 
 Examples:
   tidebench instance start vm1 --cpus 2 --memory 4GiB

@@ -121,6 +121,7 @@ pub fn prepare(
         Some(n) => n as usize,
         None => default_parallel(&loads),
     };
+    crate::runner::check_declared(&instances, home)?;
     let (rt, stop, events) = interactive()?;
     rt.block_on(async {
         tokio::select! {

@@ -34,13 +34,23 @@
 //!
 //! [[event]]
 //! at = "70s"
-//! action = "failover"     # kill the primary `target`, then promote its standby (issue 54)
+//! action = "fail"         # the primary dies...
+//! target = "a"
+//!
+//! [[event]]
+//! at = "71s"
+//! action = "promote"      # ...and its standby takes over a second later (issue 54)
+//! target = "b"            # made with `instance start b --standby-of a`; the run uses a and b
+//!
+//! [[event]]
+//! at = "80s"
+//! action = "failover"     # both in one event: kill the primary `target`, promote its standby
 //! target = "a"            # the primary, a managed instance the run uses
 //! standby = "b"           # made with `instance start b --standby-of a`; the run uses it too
 //! promote_after = "1s"    # promote this long after the kill (default: at once)
 //!
 //! [[event]]
-//! at = "90s"
+//! at = "100s"
 //! action = "noise"        # a noisy neighbour in its own cgroup beside the instances (stress-ng)
 //! noise = "cpu"           # cpu (cpus = cores) | memory (memory = size) | io (workers = N)
 //! cpus = 1.0
@@ -158,6 +168,10 @@ pub enum Action {
         #[serde(with = "serde_duration")]
         promote_after: Duration,
     },
+    /// Promote the streaming standby `target` (`pg_ctl promote`): it ends recovery and takes
+    /// writes. Its primary is usually failed by an earlier `fail` event; the commits the
+    /// standby never received are counted from the old primary's WAL.
+    Promote,
     /// A noisy neighbour in its own control group beside the instances for `lasts`.
     Noise {
         #[serde(flatten)]
@@ -177,6 +191,7 @@ impl Action {
             Action::Resize { .. } => "resize",
             Action::Noise { .. } => "noise",
             Action::Failover { .. } => "failover",
+            Action::Promote => "promote",
         }
     }
 
@@ -219,6 +234,7 @@ impl Action {
                 "failover of {target} to {standby}, promoted after {}",
                 format_duration(*promote_after)
             ),
+            Action::Promote => format!("promote standby {target}"),
         }
     }
 }
@@ -247,7 +263,7 @@ impl Disruption {
 }
 
 /// The managed instances the run's groups reach (a disruption may act on these only).
-fn instances_used(plan: &RunPlan) -> Vec<String> {
+pub fn instances_used(plan: &RunPlan) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in plan
         .groups
@@ -359,8 +375,8 @@ fn when(r: &RawEvent, plan: &RunPlan) -> Result<Duration, String> {
 
 fn action(r: &RawEvent) -> Result<Action, String> {
     let name = r.action.as_deref().ok_or(
-        "it has no action; add action = \"fail\", \"failover\", \"freeze\", \"resize\", \
-         \"noise\" or \"sql\"",
+        "it has no action; add action = \"fail\", \"promote\", \"failover\", \"freeze\", \
+         \"resize\", \"noise\" or \"sql\"",
     )?;
     let only = |key: &str, given: bool| -> Result<(), String> {
         if given {
@@ -421,10 +437,15 @@ fn action(r: &RawEvent) -> Result<Action, String> {
                 promote_after,
             }
         }
+        "promote" => {
+            only("restart_after", r.restart_after.is_some())?;
+            only("for", r.lasts.is_some())?;
+            Action::Promote
+        }
         other => {
             return Err(format!(
-                "unknown action '{other}'; use \"fail\", \"failover\", \"freeze\", \
-                 \"resize\", \"noise\" or \"sql\""
+                "unknown action '{other}'; use \"fail\", \"promote\", \"failover\", \
+                 \"freeze\", \"resize\", \"noise\" or \"sql\""
             ))
         }
     };
@@ -648,5 +669,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("standby 'a' is the target"), "{e}");
+    }
+
+    #[test]
+    fn a_promote_follows_a_fail_and_takes_no_options() {
+        let both = RUN.replace("instance = \"a\"", "target = \"instance:a,b\"");
+        let events = "[[event]]\nat = \"2s\"\naction = \"promote\"\ntarget = \"b\"\n\
+                      [[event]]\nat = \"1s\"\naction = \"fail\"\ntarget = \"a\"\n";
+        let p = plan_of(&format!("{both}{events}")).unwrap();
+        let said: Vec<String> = p.events.iter().map(Disruption::describe).collect();
+        assert_eq!(
+            said,
+            ["at 1s: fail a, not restarted", "at 2s: promote standby b"]
+        );
+        let text = toml::to_string(&p).unwrap();
+        let back: RunPlan = toml::from_str(&text).unwrap();
+        assert_eq!(back.events, p.events, "{text}");
+        let promote = "[[event]]\nat = \"2s\"\naction = \"promote\"\ntarget = \"b\"\n";
+        let e = plan_of(&format!("{both}{promote}for = \"1s\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`for` does not apply to action \"promote\""),
+            "{e}"
+        );
+        let e = plan_of(&format!("{both}{promote}standby = \"a\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`standby` does not apply to action \"promote\""),
+            "{e}"
+        );
     }
 }

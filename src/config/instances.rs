@@ -11,6 +11,11 @@
 //! memory = "1GiB"                             # optional: cgroup memory limit
 //! settings = { shared_buffers = "256MB" }     # optional: server settings
 //! vm = "host/vm1"                             # optional: a VM (cgroup) shared with others
+//!
+//! [[instance]]
+//! name = "vm-b"
+//! standby_of = "vm-a"                         # optional: a streaming standby (issue 54)...
+//! sync = true                                 # ...the primary waits for it on commit
 //! ```
 
 use std::collections::BTreeMap;
@@ -24,6 +29,8 @@ use super::plan::GroupPlan;
 use super::size::{format_size, parse_size};
 use super::target::check_name;
 use super::ConfigError;
+
+mod standby;
 
 /// A VM smaller than this cannot hold a postmaster and a few backends.
 pub const MIN_MEMORY: u64 = 64 << 20;
@@ -94,6 +101,8 @@ pub struct RawInstance {
     pub accel: Option<Spanned<String>>,
     pub cgroup: Option<Spanned<String>>,
     pub mem_merge: Option<Spanned<bool>>,
+    pub standby_of: Option<Spanned<String>>,
+    pub sync: Option<Spanned<bool>>,
 }
 
 /// A number written as an integer (`cpus = 2`) or a float (`cpus = 0.5`).
@@ -154,6 +163,13 @@ pub struct InstancePlan {
     /// With a hypervisor: QEMU's `mem-merge` (KSM may merge the guest's memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_merge: Option<bool>,
+    /// A streaming standby of this instance (`instance start --standby-of`): declared before
+    /// it in the file, or a managed instance of the home.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standby_of: Option<String>,
+    /// With `standby_of`: named in the primary's `synchronous_standby_names` (`--sync`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sync: bool,
 }
 
 impl InstancePlan {
@@ -169,6 +185,15 @@ impl InstancePlan {
                 self.accel
                     .as_deref()
                     .unwrap_or("kvm when it boots, else tcg")
+            ),
+            None if self.standby_of.is_some() => format!(
+                "a local server, a {} standby of {}",
+                if self.sync {
+                    "synchronous"
+                } else {
+                    "asynchronous"
+                },
+                self.standby_of.as_deref().unwrap_or_default()
             ),
             None => match (self.cpus, memory) {
                 (None, None) => "a local server".into(),
@@ -255,6 +280,8 @@ pub fn instances(
         };
         let (hypervisor, accel) = guest(r, cpus).map_err(|(span, m)| fail(span, m))?;
         let (cgroup, mem_merge) = guest_host(r).map_err(|(span, m)| fail(span, m))?;
+        let (standby_of, sync) =
+            standby::standby(r, &out, raw).map_err(|(span, m)| fail(span, m))?;
         out.push(InstancePlan {
             name,
             cpus,
@@ -266,6 +293,8 @@ pub fn instances(
             accel,
             cgroup,
             mem_merge,
+            standby_of,
+            sync,
         });
     }
     Ok(out)
@@ -420,7 +449,7 @@ fn flatten(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[derive(Deserialize)]
@@ -440,6 +469,16 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse(text).unwrap_err().to_string()
+    }
+
+    /// For the child modules' tests: the plans of `text`, which must be valid.
+    pub(super) fn parse_ok(text: &str) -> Vec<InstancePlan> {
+        parse(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// For the child modules' tests: why `text` is refused.
+    pub(super) fn parse_err(text: &str) -> String {
+        err(text)
     }
 
     #[test]

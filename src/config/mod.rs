@@ -32,7 +32,7 @@ pub mod transactions;
 mod txnlog;
 
 pub use catalog::{Catalog, OptionKind, OptionSpec, OptionValues, WorkloadInfo, DEFAULT_ROLE};
-pub use disruptions::{Action, Disruption, Noise};
+pub use disruptions::{instances_used, Action, Disruption, Noise};
 pub use error::ConfigError;
 pub use instances::InstancePlan;
 pub use limits::{

@@ -117,6 +117,30 @@ impl Server<'_> {
         run(cmd, "pg_ctl promote")
     }
 
+    /// The commit records in this server's WAL on `timeline` from the LSN `start` on, as
+    /// `pg_waldump` reads them from `pg_wal`. The end of the written WAL (an invalid record),
+    /// or no record after `start` at all, ends the count; any other error is returned.
+    pub fn commits_in_wal(&self, timeline: u32, start: &str) -> Result<u64, InstanceError> {
+        let mut cmd = self.program("pg_waldump", Vec::new());
+        cmd.arg("--path")
+            .arg(self.layout.data().join("pg_wal"))
+            .arg("--timeline")
+            .arg(timeline.to_string())
+            .args(["--start", start, "--rmgr", "Transaction"]);
+        let out = output(cmd, "pg_waldump")?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        let at_the_end =
+            err.contains("error in WAL record") || err.contains("could not find a valid record");
+        if !out.status.success() && !at_the_end {
+            return Err(InstanceError::Command {
+                program: "pg_waldump".into(),
+                detail: output_text(&out),
+            });
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        Ok(text.lines().filter(|l| l.contains("desc: COMMIT")).count() as u64)
+    }
+
     /// Writes tidebench.conf (included from postgresql.conf) and pg_hba.conf into the data dir.
     pub fn write_config(&self, conf: &str) -> Result<(), InstanceError> {
         let data = self.layout.data();

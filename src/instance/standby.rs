@@ -273,9 +273,81 @@ pub fn promote(home: &Home, name: &str) -> Result<String, InstanceError> {
     ))
 }
 
+/// The commits a promotion left behind: those in the old primary's WAL past the point where
+/// the promoted standby's new timeline begins (its newest `.history` file), which the new
+/// primary never received. Counted only once the old primary is down, so its WAL is final. A
+/// commit whose answer never reached its client is among them; one the old primary had not
+/// flushed (`synchronous_commit = off`) is lost without a trace here.
+pub fn commits_past_promotion(home: &Home, name: &str) -> Result<u64, InstanceError> {
+    let home = home.absolute()?;
+    let layout = Layout::new(&home, name);
+    let record = super::checks::load_existing(&layout, name)?;
+    let not_counted = |message: String| InstanceError::Disrupt {
+        action: "count the commits lost at the promotion of",
+        name: name.to_string(),
+        message,
+    };
+    let Some(s) = &record.standby else {
+        return Err(not_counted("it was never a standby".into()));
+    };
+    let (timeline, switch) = newest_switch(&layout.data().join("pg_wal"))
+        .ok_or_else(|| not_counted("no timeline history in its pg_wal".into()))?;
+    let old = Layout::new(&home, &s.primary);
+    let old_record = super::checks::load_existing(&old, &s.primary)?;
+    let user = os_user::for_existing(&old_record.os_user, &s.primary)?;
+    let server = Server {
+        bin: &old_record.pg_bin_dir,
+        user: &user,
+        layout: &old,
+    };
+    if super::server::read_pid(&old.data()).is_some_and(|pid| !super::vm::qemu::released(pid)) {
+        return Err(not_counted(format!(
+            "its old primary '{}' still runs and takes commits; fail it before the promotion",
+            s.primary
+        )));
+    }
+    server.commits_in_wal(timeline, &switch)
+}
+
+/// The parent timeline and switch point (an LSN) of the newest timeline history file in
+/// `pg_wal`: where the promoted server's WAL left its primary's.
+fn newest_switch(pg_wal: &Path) -> Option<(u32, String)> {
+    let newest = std::fs::read_dir(pg_wal)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let tli = u32::from_str_radix(name.strip_suffix(".history")?, 16).ok()?;
+            Some((tli, e.path()))
+        })
+        .max_by_key(|(tli, _)| *tli)?;
+    last_switch(&std::fs::read_to_string(newest.1).ok()?)
+}
+
+/// A history file's last entry: `parentTLI<TAB>switchpoint<TAB>reason`.
+fn last_switch(text: &str) -> Option<(u32, String)> {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with('#'))?;
+    let mut fields = line.split_whitespace();
+    let tli = fields.next()?.parse().ok()?;
+    let lsn = fields.next().filter(|l| l.contains('/'))?;
+    Some((tli, lsn.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_files_last_entry_is_the_switch_point() {
+        let text = "1\t0/3000158\tno recovery target specified\n\n\
+                    2\t0/5000A28\tno recovery target specified\n";
+        assert_eq!(last_switch(text), Some((2, "0/5000A28".to_string())));
+        assert_eq!(last_switch("# comment\n"), None);
+        assert_eq!(last_switch("1\tnot-an-lsn\n"), None);
+    }
 
     #[test]
     fn copied_standby_names_are_dropped_and_the_rest_kept() {

@@ -225,6 +225,11 @@ impl Instance {
         self.standby.as_ref().map(|s| s.primary.as_str())
     }
 
+    /// Whether it was made a synchronous standby (`--sync`).
+    pub fn synchronous_standby(&self) -> bool {
+        self.standby.as_ref().is_some_and(|s| s.synchronous)
+    }
+
     /// Whether its data dir still holds `standby.signal`: a standby not yet promoted.
     pub fn in_recovery(&self) -> bool {
         self.data_dir().join("standby.signal").exists()

@@ -8,7 +8,7 @@
 //! | `event` | the event's number, from 1 in time order |
 //! | `at_s` | when the run file put it, seconds since the run started |
 //! | `action`, `target` | as the run file names them |
-//! | `step` | `fail`, `restart`, `promote` (of a failover), `freeze`, `thaw`, `sql`, `resize`, `balloon` (a VM's guest reaching its new size), `restore`, `noise`, `quiet` |
+//! | `step` | `fail`, `restart`, `promote` (of a promote or a failover), `freeze`, `thaw`, `sql`, `resize`, `balloon` (a VM's guest reaching its new size), `restore`, `noise`, `quiet` |
 //! | `started_s`, `ended_s` | when the step began and was done, on the run's clock; `ended_s` empty: cut by the run's end |
 //! | `outcome` | `ok`, `error` or `cut` |
 //! | `detail` | what was done (`SIGKILL of postmaster 123 and 6 server processes`) or the error |
@@ -127,6 +127,11 @@ pub struct EventAccount {
     /// `all` first, then each group; empty when the first step never began.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recovery: Vec<Recovery>,
+    /// A promotion's commits lost: those in the old primary's WAL past the point where the
+    /// promoted standby's timeline begins (at most one per client may never have been
+    /// answered). Absent: no promotion, or not counted (its step says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_commits: Option<u64>,
 }
 
 impl EventAccount {
@@ -149,6 +154,9 @@ impl EventAccount {
                 steps.join(", ")
             }
         );
+        if let Some(n) = self.lost_commits {
+            let _ = write!(out, "; {n} commits lost at the promotion");
+        }
         for r in &self.recovery {
             let _ = write!(out, "; {}: {}", r.scope, r.text());
         }
@@ -488,6 +496,7 @@ mod tests {
                 },
             ],
             recovery: Vec::new(),
+            lost_commits: None,
         };
         let csv = events_csv(&[e]);
         let lines: Vec<&str> = csv.lines().collect();

@@ -51,6 +51,8 @@ impl Undo {
 struct Shared {
     steps: Vec<Vec<EventStep>>,
     undo: Vec<(usize, Undo)>,
+    /// Per event: the commits its promotion left on the old primary, once counted.
+    lost: Vec<Option<u64>>,
 }
 
 /// The events of a run, playing.
@@ -66,6 +68,7 @@ pub fn play(plan: &RunPlan, home: &Home, t0: Instant, sink: &Arc<dyn Sink>) -> P
     let shared = Arc::new(Mutex::new(Shared {
         steps: vec![Vec::new(); plan.events.len()],
         undo: Vec::new(),
+        lost: vec![None; plan.events.len()],
     }));
     let tasks = plan
         .events
@@ -212,6 +215,19 @@ fn fail_target(home: &Home, name: &str) -> Result<((), String), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Promotes `standby`, then counts the commits its old primary's WAL holds past the
+/// promotion (the commits lost); a count that cannot be made is said, the promotion stands.
+fn promote_standby(home: &Home, standby: &str) -> Result<(Option<u64>, String), String> {
+    let said = instance::promote(home, standby).map_err(|e| e.to_string())?;
+    Ok(match instance::commits_past_promotion(home, standby) {
+        Ok(n) => (
+            Some(n),
+            format!("{said}; {n} commits on the old primary past the promotion point (lost)"),
+        ),
+        Err(e) => (None, format!("{said}; lost commits not counted: {e}")),
+    })
+}
+
 /// One event's steps, in order.
 async fn run_one(on: On, d: Disruption) {
     on.until(d.at).await;
@@ -234,12 +250,14 @@ async fn run_one(on: On, d: Disruption) {
         } => {
             on.step("fail", fail_target).await;
             on.until(d.at + promote_after).await;
-            on.step("promote", move |home, _| {
-                instance::promote(home, &standby)
-                    .map(|d| ((), d))
-                    .map_err(|e| e.to_string())
-            })
-            .await;
+            let lost = on
+                .step("promote", move |home, _| promote_standby(home, &standby))
+                .await;
+            on.lock().lost[on.k] = lost.flatten();
+        }
+        Action::Promote => {
+            let lost = on.step("promote", promote_standby).await;
+            on.lock().lost[on.k] = lost.flatten();
         }
         Action::Freeze { lasts } => {
             let frozen = on
@@ -405,23 +423,25 @@ impl Playing {
                 });
             }
         }
-        let steps = std::mem::take(
-            &mut self
-                .shared
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .steps,
-        );
+        let (steps, lost) = {
+            let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+            (
+                std::mem::take(&mut shared.steps),
+                std::mem::take(&mut shared.lost),
+            )
+        };
         self.events
             .iter()
             .zip(steps)
-            .map(|(d, steps)| EventAccount {
+            .zip(lost)
+            .map(|((d, steps), lost_commits)| EventAccount {
                 at_s: d.at.as_secs_f64(),
                 action: d.action.name().to_string(),
                 target: d.target.clone(),
                 description: d.action.describe_on(&d.target),
                 steps,
                 recovery: Vec::new(),
+                lost_commits,
             })
             .collect()
     }

@@ -38,6 +38,9 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                     limited: i.cgroup_paths().is_some(),
                     ram: i.guest().map(|g| g.record.memory),
                 },
+                Err(InstanceError::NotFound { .. }) if d.action == Action::Promote => {
+                    return Err(refuse(super::standbys::missing(plan, d)))
+                }
                 Err(InstanceError::NotFound { .. }) => {
                     return Err(refuse(format!(
                         "no managed instance '{}' in this home; declare it in an [[instance]] \
@@ -54,7 +57,15 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
                     "a failover acts on local instances; a VM has no standby here".into(),
                 ));
             }
-            check_standby(home, &d.target, standby).map_err(refuse)?;
+            super::standbys::check_failover(plan, home, &d.target, standby).map_err(refuse)?;
+        }
+        if let Action::Promote = &d.action {
+            if shape.vm {
+                return Err(refuse(
+                    "a promote acts on local instances; a VM is never a standby here".into(),
+                ));
+            }
+            super::standbys::check_promote(plan, home, &d.target).map_err(refuse)?;
         }
         if let Action::Resize { cpus, memory, .. } = &d.action {
             if shape.vm && cpus.is_some() {
@@ -83,36 +94,6 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
         }
     }
     Ok(())
-}
-
-/// A failover's standby: a managed instance made as a standby of the event's target, and not
-/// promoted yet.
-fn check_standby(home: &Home, primary: &str, standby: &str) -> Result<(), String> {
-    let made_by = |what: &str| {
-        format!(
-            "{what}; make one with `tidebench instance start {standby} --standby-of {primary}` \
-             (--sync for a synchronous one)"
-        )
-    };
-    let i = match instance::find(home, standby) {
-        Ok(i) => i,
-        Err(InstanceError::NotFound { .. }) => {
-            return Err(made_by(&format!(
-                "no managed instance '{standby}' in this home"
-            )))
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    match i.standby_of() {
-        Some(p) if p == primary && i.in_recovery() => Ok(()),
-        Some(p) if p == primary => Err(format!(
-            "'{standby}' was promoted already; destroy it and make a new standby"
-        )),
-        Some(p) => Err(made_by(&format!(
-            "'{standby}' is a standby of '{p}', not of '{primary}'"
-        ))),
-        None => Err(made_by(&format!("'{standby}' is not a standby"))),
-    }
 }
 
 /// Noise needs control groups and stress-ng.

@@ -69,6 +69,9 @@ pub enum RunError {
     /// An `[[event]]` its target cannot take (see `disrupt_check::check`).
     #[error("[[event]] {event}: {message}")]
     Event { event: String, message: String },
+    /// A declared standby that cannot be made or used as declared (see `standbys`).
+    #[error("[[instance]] '{name}': {message}")]
+    Standby { name: String, message: String },
     /// The test knob `TIDEBENCH_CLOCK_SKEW` holds no duration.
     #[error("TIDEBENCH_CLOCK_SKEW={value}: {message}")]
     ClockSkewKnob { value: String, message: String },
@@ -213,6 +216,7 @@ impl RunError {
                 | RunError::PreparedThroughPooler { .. }
                 | RunError::StartupOptionsThroughPooler { .. }
                 | RunError::Event { .. }
+                | RunError::Standby { .. }
         )
     }
 

@@ -25,12 +25,14 @@ mod prepare;
 mod profiling;
 mod qphh;
 mod shard;
+mod standbys;
 mod targets;
 mod waits;
 
 use databases::Databases;
 pub use error::RunError;
 pub use prepare::ensure_prepared;
+pub use standbys::check_declared;
 pub use targets::{instance_options, resolve_target, start_instances};
 
 /// What a finished (or interrupted) run left behind.
@@ -142,6 +144,7 @@ fn preflight(
         }
         None => None,
     };
+    standbys::check_declared(&plan.instances, home)?;
     disrupt_check::check(plan, home)?;
     Ok((prometheus, perf))
 }

@@ -168,8 +168,8 @@ pub fn instance_options(decl: &InstancePlan) -> InstanceOptions {
         vm: decl.vm.clone(),
         ssl: decl.ssl,
         pg_bin: None,
-        standby_of: None,
-        synchronous: false,
+        standby_of: decl.standby_of.clone(),
+        synchronous: decl.sync,
         guest: decl
             .hypervisor
             .as_ref()

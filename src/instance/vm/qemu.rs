@@ -425,7 +425,8 @@ fn alive(pid: u32) -> bool {
 /// Whether the process has let go of its files: gone, or a zombie. Not `alive`: a process
 /// that is exiting drops its memory (and so its cmdline) before it closes its files, and
 /// QEMU's image locks go with the files, so the next QEMU on the same disks must wait for this.
-fn released(pid: u32) -> bool {
+/// A killed postmaster's WAL is final once it is released too.
+pub(in crate::instance) fn released(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return true;
     };

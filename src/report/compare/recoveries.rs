@@ -263,6 +263,7 @@ mod tests {
                 reconnects: 2,
                 down_s: Some(down),
             }],
+            lost_commits: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The run's own events in the report (`summary.json`'s `events`, issue 53): under
 //! "Failures", a table of the steps each event took and one of the recovery around it, all
-//! transactions and each group; their times are the dashed purple verticals on every chart
+//! transactions and each group, and the commits a promotion lost; their times are the dashed purple verticals on every chart
 //! over the run (see `incidents::run_marks`).
 
 use super::markup::{note_to, table_to};
@@ -46,6 +46,17 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
         ],
         &steps,
     );
+    for (k, e) in all.iter().enumerate() {
+        if let Some(n) = e.lost_commits {
+            note_to(
+                p,
+                &format!(
+                    "Event {}: {n} commits lost at the promotion: commit records in the old primary's WAL past the point where the promoted standby's timeline begins (a commit whose answer never reached its client is among them).",
+                    k + 1
+                ),
+            );
+        }
+    }
     let recovery: Vec<Vec<String>> = all
         .iter()
         .enumerate()
@@ -85,4 +96,43 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
         p,
         "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again. Down is the time at least one of the scope's targets was down, as its clients saw it, in the windows that opened from the event to the recovery.",
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::disruptions::{EventStep, StepOutcome};
+
+    #[test]
+    fn a_promotion_says_the_commits_it_lost_in_the_table_and_on_the_terminal() {
+        let e = EventAccount {
+            at_s: 3.0,
+            action: "promote".into(),
+            target: "b".into(),
+            description: "promote standby b".into(),
+            steps: vec![EventStep {
+                step: "promote".into(),
+                started_s: 3.0,
+                ended_s: Some(3.2),
+                outcome: StepOutcome::Ok,
+                detail: "pg_ctl promote".into(),
+            }],
+            recovery: Vec::new(),
+            lost_commits: Some(7),
+        };
+        let mut p = String::new();
+        events_to(std::slice::from_ref(&e), &mut p);
+        assert!(
+            p.contains("Event 1: 7 commits lost at the promotion"),
+            "{p}"
+        );
+        assert!(e.line(0).contains("7 commits lost at the promotion"));
+        let counted_none = EventAccount {
+            lost_commits: None,
+            ..e
+        };
+        let mut p = String::new();
+        events_to(&[counted_none], &mut p);
+        assert!(!p.contains("commits lost"), "{p}");
+    }
 }
