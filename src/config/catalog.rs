@@ -212,6 +212,11 @@ pub trait WorkloadInfo: Sync {
     fn units_per_client(&self) -> Option<u64> {
         None
     }
+    /// The same for a group with these `options`, for workloads where an option makes clients
+    /// run for the duration instead (CH-benCHmark's `repeat`).
+    fn units_per_client_for(&self, _options: &OptionValues) -> Option<u64> {
+        self.units_per_client()
+    }
     /// The same for a group with these resolved `options`, for workloads whose types come
     /// from their options (the script workload's scripts).
     fn txn_type_names_for(&self, _options: &OptionValues) -> Vec<String> {

@@ -382,7 +382,9 @@ fn single_group(
         (Some(d), _) => d,
         (None, Some(_)) => transactions::CAP,
         // Clients that end after their units (TPC-H's streams): the run lasts until they do.
-        (None, None) if raw.duration.is_none() && info.units_per_client().is_some() => {
+        (None, None)
+            if raw.duration.is_none() && info.units_per_client_for(&raw.options).is_some() =>
+        {
             transactions::CAP
         }
         (None, None) => parse_setting("duration", raw.duration.as_deref(), defaults::DURATION)?,

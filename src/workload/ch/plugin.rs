@@ -1,11 +1,15 @@
 //! CH-benCHmark as a registered workload of TPC-C's family: its load is TPC-C's with CH's
 //! tables ([`super::loader`]), so a `tpcc` group may share its database, and a client is a
 //! query stream of the shared runner ([`crate::workload::streams`]), which runs the 22
-//! queries once in TPC-H's Appendix A order for its stream number and ends.
+//! queries in TPC-H's Appendix A order for its stream number: once and ends, or, with
+//! `repeat` (CH-benCHmark's analytic streams, as preset `ch` runs them), again and again until
+//! its phase ends, so the OLTP group beside it has the analytic load for the whole phase.
 
 use std::sync::Arc;
 
-use crate::config::{OptionValues, PreparePlan, WorkloadInfo, DEFAULT_ROLE};
+use crate::config::{
+    OptionKind, OptionSpec, OptionValues, PreparePlan, WorkloadInfo, DEFAULT_ROLE,
+};
 use crate::event::Sink;
 use crate::target::ResolvedTarget;
 use crate::workload::streams::{Query, Record, Refusal, Role, Stream, Unit, Units};
@@ -14,6 +18,22 @@ use crate::workload::{ClientSlot, Loaded, Plugin, Terminal, TxnType, Workload, W
 
 use super::loader::{self, SHIFT_DAYS};
 use super::queries::{render, TEXTS};
+
+/// The run option that makes each stream run its 22 queries again until its phase ends.
+pub const REPEAT: &str = "repeat";
+
+const OPTIONS: &[OptionSpec] = &[OptionSpec {
+    key: REPEAT,
+    kind: OptionKind::Flag,
+    help: "each stream runs the 22 queries again and again until its phase ends (CH-benCHmark's \
+           analytic streams; preset ch sets it), instead of once; needs a duration",
+    load: false,
+}];
+
+/// Whether `options` ask for streams that repeat.
+fn repeats(options: &OptionValues) -> bool {
+    options.get(REPEAT).and_then(|v| v.as_bool()) == Some(true)
+}
 
 /// The registered CH-benCHmark workload.
 pub struct ChKind;
@@ -32,8 +52,11 @@ impl WorkloadInfo for ChKind {
     }
     fn about(&self) -> &'static str {
         "CH-benCHmark's 22 analytic queries over TPC-C's tables and its own supplier, nation \
-         and region: each client is a query stream that runs them once, and a tpcc group may \
-         share the database (prepare loads both)"
+         and region: each client is a query stream that runs them once (--repeat: until the \
+         run's end), and a tpcc group may share the database (prepare loads both)"
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
     }
     fn family(&self) -> &'static str {
         "tpcc"
@@ -46,6 +69,9 @@ impl WorkloadInfo for ChKind {
     }
     fn units_per_client(&self) -> Option<u64> {
         Some(TEXTS.len() as u64)
+    }
+    fn units_per_client_for(&self, options: &OptionValues) -> Option<u64> {
+        self.units_per_client().filter(|_| !repeats(options))
     }
 }
 
@@ -69,7 +95,9 @@ impl Plugin for ChKind {
 
     fn build(&self, _scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
         let days = options.get(SHIFT_DAYS).and_then(|v| v.as_integer());
-        Ok(Arc::new(Ch::new(days.unwrap_or(0))))
+        let mut ch = Ch::new(days.unwrap_or(0));
+        ch.repeat = repeats(options);
+        Ok(Arc::new(ch))
     }
 }
 
@@ -78,6 +106,8 @@ impl Plugin for ChKind {
 pub struct Ch {
     types: Vec<TxnType>,
     days: i64,
+    /// Streams run their queries again until their phase ends (the `repeat` option).
+    repeat: bool,
     record: Record,
 }
 
@@ -89,6 +119,7 @@ impl Ch {
                 .map(|n| TxnType::new(n, DEFAULT_ROLE))
                 .collect(),
             days,
+            repeat: false,
             record: Record::new("ch"),
         }
     }
@@ -108,7 +139,7 @@ impl Workload for Ch {
     }
 
     fn units_per_client(&self) -> Option<u64> {
-        Some(TEXTS.len() as u64)
+        Some(TEXTS.len() as u64).filter(|_| !self.repeat)
     }
 
     fn notes(&self, group: &str, clients: u32) -> Vec<String> {
@@ -180,6 +211,40 @@ mod tests {
         assert!(q4.contains("'2022-11-29 00:00:00'"), "{q4}");
         drawn.sort_unstable();
         assert_eq!(drawn, (0..22).collect::<Vec<_>>());
+    }
+
+    /// With `repeat` a stream has no count of its own: after its 22 queries it starts them
+    /// again, in its order, until its phase ends; and a run without a duration is not one
+    /// that lasts until its streams are done.
+    #[test]
+    fn repeating_streams_run_their_order_again_until_the_phase_ends() {
+        let mut options = OptionValues::new();
+        options.insert(REPEAT.into(), true.into());
+        assert_eq!(CH.units_per_client_for(&options), None);
+        assert_eq!(CH.units_per_client_for(&OptionValues::new()), Some(22));
+        let w = CH.build(1, &options).unwrap();
+        assert_eq!(w.units_per_client(), None);
+        let mut t = Arc::clone(&w).terminal(ClientSlot { index: 1, count: 2 });
+        let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(1);
+        let drawn: Vec<usize> = (0..44).map(|_| t.next_type(&mut rng)).collect();
+        assert_eq!(drawn[..22], drawn[22..]);
+
+        use crate::config::{groups::Source, validate_run, RawRun, WorkloadName};
+        let src = Source {
+            file: "flags",
+            text: "",
+        };
+        let raw = RawRun {
+            workload: Some(WorkloadName::new("ch")),
+            options,
+            ..RawRun::default()
+        };
+        let plan = validate_run(&src, raw, 2, 1, &crate::workload::Registry).unwrap();
+        assert!(
+            plan.phases[0].duration < crate::config::transactions::CAP,
+            "{:?}",
+            plan.phases[0].duration
+        );
     }
 
     #[test]
