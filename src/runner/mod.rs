@@ -71,6 +71,7 @@ pub async fn run(
         &targets.planned,
         &targets.resolved,
         &mut dbs,
+        home,
         &*events,
     )
     .await?;

@@ -243,7 +243,23 @@ fn run_through(home: &TempHome, inst: &Instance, dsn: &str, workload: &str) -> S
     for row in s["by_target_and_type"].as_array().unwrap() {
         assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
     }
+    assert_server_agrees_behind(&s, &said);
     said
+}
+
+/// The server behind a managed pooler agrees with the clients: its counters were read on the
+/// instance itself with the pooler's server sessions closed, and every server session the
+/// pooler opened is counted (its startup and pgbouncer's `SET application_name`), so what is
+/// left is exactly what tidebench committed (or a try cut in flight).
+fn assert_server_agrees_behind(s: &serde_json::Value, said: &str) {
+    assert!(said.contains("read on the instance itself"), "{said}");
+    let server = s["server"].as_array().expect("a server delta");
+    assert_eq!(server.len(), 1, "{s}");
+    support::assert_server_agrees(&server[0], 0);
+    assert!(server[0]["client_committed"].as_i64().unwrap() > 0, "{s}");
+    // The pooler opened at most its pool (4) of server sessions, two commits each.
+    let opened = server[0]["readings"]["sessions"].as_i64().unwrap();
+    assert!((2..=8).contains(&opened) && opened % 2 == 0, "{s}");
 }
 
 /// The managed pooler serves a run, its own counters reach `system.csv` and the report, and
@@ -277,6 +293,7 @@ fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
     assert!(o.status.success(), "{}\n{}", text(&o), pooler_log(&inst));
     let s = support::summary(&out);
     assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    assert_server_agrees_behind(&s, &text(&o));
     let committed = s["totals"]["committed"].as_f64().unwrap();
     let rows = tidebench::results::system::read(&out).unwrap().unwrap();
     let pooler = |metric: &str| -> Vec<f64> {
