@@ -2,8 +2,9 @@
 //! here as the server's own unprivileged user, in front of a managed instance. tpcb's default
 //! protocol passes it (unnamed statements, said in a note), `-M prepared` is refused before
 //! the run naming the fix, the statistics session that the pooler refuses `postgres` (08P01)
-//! reads from the target's database instead, and `tidebench pgbench` agrees with pgbench
-//! through the same pooler.
+//! reads from the target's database instead (so the server's count is not compared, and the
+//! run says why), and `tidebench pgbench` agrees with pgbench through the same pooler. Through
+//! a managed pooler the server's count agrees with the clients', read on the instance itself.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -329,6 +330,27 @@ fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
         page.contains("wait per transaction (ms)"),
         "no pooler table"
     );
+
+    // A pgbench script of one's own through the same pooler: nothing fails, the server agrees.
+    let script = support::script_file(
+        &home,
+        "move.sql",
+        "\\set aid random(1, 100000 * :scale)\n\\set delta random(-50, 50)\n\
+         BEGIN;\nUPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\nEND;\n",
+    );
+    let scripted = home.path().join("script");
+    let args = [
+        "run", "-f", &script, "--target", &dsn, "-c", "4", "-T", "2", "-P", "0",
+    ];
+    let o = support::run_tidebench(
+        &home,
+        &[&args[..], &["--out", scripted.to_str().unwrap()]].concat(),
+    );
+    assert!(o.status.success(), "{}\n{}", text(&o), pooler_log(&inst));
+    let s = support::summary(&scripted);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    assert_server_agrees_behind(&s, &text(&o));
 
     // Stopped with its instance: nothing listens on its port after.
     let port: u16 = dsn
