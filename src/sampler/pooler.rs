@@ -107,17 +107,19 @@ impl PoolerConsole {
     }
 
     /// Closes every server session the pooler holds on `dbname` and waits, at most `within`,
-    /// until it lists none. `RECONNECT` closes an idle one at once and a busy one when its
-    /// client releases it; new ones open as clients need them. It needs the console's admin
-    /// rights (pgbouncer's `admin_users`).
+    /// until it lists none; returns the server's pids of those it saw (`remote_pid`), whose
+    /// backends may still be exiting. `RECONNECT` closes an idle one at once and a busy one
+    /// when its client releases it; new ones open as clients need them. It needs the console's
+    /// admin rights (pgbouncer's `admin_users`).
     pub async fn close_server_sessions(
         &self,
         dbname: &str,
         within: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<i32>, String> {
         if dbname.contains('"') {
             return Err(format!(
-                "the database name {dbname:?} holds a double quote, which pgbouncer's console                  cannot be given"
+                "the database name {dbname:?} holds a double quote, which pgbouncer's console \
+                 cannot be given"
             ));
         }
         let fail = |what: &str, e: tokio_postgres::Error| {
@@ -127,6 +129,13 @@ impl PoolerConsole {
             )
         };
         let reconnect = format!("RECONNECT \"{dbname}\"");
+        let show = |e| fail("SHOW SERVERS", e);
+        let before = self
+            .client
+            .simple_query("SHOW SERVERS")
+            .await
+            .map_err(show)?;
+        let mut pids: Vec<i32> = remote_pids(&before, dbname).collect();
         self.client
             .simple_query(&reconnect)
             .await
@@ -137,19 +146,31 @@ impl PoolerConsole {
                 .client
                 .simple_query("SHOW SERVERS")
                 .await
-                .map_err(|e| fail("SHOW SERVERS", e))?;
+                .map_err(show)?;
             let held = rows_of(&servers, dbname).count();
+            pids.extend(remote_pids(&servers, dbname));
             if held == 0 {
-                return Ok(());
+                pids.sort_unstable();
+                pids.dedup();
+                return Ok(pids);
             }
             if Instant::now() >= deadline {
                 return Err(format!(
-                    "the pooler still holds {held} server session(s) on '{dbname}' {within:?}                      after `{reconnect}` (a client still in a transaction?)"
+                    "the pooler still holds {held} server session(s) on '{dbname}' {within:?} \
+                     after `{reconnect}` (a client still in a transaction?)"
                 ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// The server's pids of the server sessions in a `SHOW SERVERS` answer for `dbname`.
+fn remote_pids<'a>(
+    servers: &'a [SimpleQueryMessage],
+    dbname: &'a str,
+) -> impl Iterator<Item = i32> + 'a {
+    rows_of(servers, dbname).filter_map(|r| text(r, "remote_pid")?.parse().ok())
 }
 
 /// The rows of a console answer for database `dbname`.

@@ -28,14 +28,15 @@ struct Pgbouncer {
 
 impl Pgbouncer {
     /// Starts pgbouncer in `mode` with `pool_size` server sessions per database, serving the
-    /// instance's databases `dbs` only (so `postgres` is refused with 08P01), listening on
-    /// 127.0.0.1. `None` (the test skipped) where pgbouncer is not installed.
+    /// instance's databases `dbs` only (so `postgres` is refused with 08P01 unless named),
+    /// listening on 127.0.0.1, the instance's superuser its admin where `admin`. `None` (the
+    /// test skipped) where pgbouncer is not installed.
     fn start(
         home: &TempHome,
         inst: &Instance,
-        mode: &str,
-        pool_size: u32,
+        (mode, pool_size): (&str, u32),
         dbs: &[&str],
+        admin: bool,
     ) -> Option<Pgbouncer> {
         if !Path::new(PGBOUNCER).exists() {
             support::skip(
@@ -58,8 +59,13 @@ impl Pgbouncer {
             "[databases]\n{databases}\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n\
              unix_socket_dir =\nauth_type = trust\nauth_file = {users}\npool_mode = {mode}\n\
              default_pool_size = {pool_size}\nmax_client_conn = 200\n\
-             ignore_startup_parameters = extra_float_digits\n",
+             ignore_startup_parameters = extra_float_digits\n{admin}",
             users = dir.join("users.txt").display(),
+            admin = if admin {
+                format!("admin_users = {}\n", inst.superuser)
+            } else {
+                String::new()
+            },
         );
         std::fs::write(
             dir.join("users.txt"),
@@ -116,12 +122,17 @@ impl Drop for Pgbouncer {
 }
 
 /// A managed instance with pgbench's tables (scale 1) and a pgbouncer in transaction mode in
-/// front of its `tidebench` database.
-fn pooled(name: &str) -> Option<(TempHome, Instance, Pgbouncer)> {
+/// front of its `tidebench` database; with `admin`, of `postgres` too, the superuser its admin.
+fn pooled(name: &str, admin: bool) -> Option<(TempHome, Instance, Pgbouncer)> {
     let home = support::temp_home();
     let inst = support::start_instance(&home, name);
     support::prepare_tpcb(&home, &format!("instance:{name}"));
-    let bouncer = Pgbouncer::start(&home, &inst, "transaction", 4, &["tidebench"])?;
+    let dbs: &[&str] = if admin {
+        &["tidebench", "postgres"]
+    } else {
+        &["tidebench"]
+    };
+    let bouncer = Pgbouncer::start(&home, &inst, ("transaction", 4), dbs, admin)?;
     Some((home, inst, bouncer))
 }
 
@@ -367,7 +378,7 @@ fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
 
 #[test]
 fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepared() {
-    let Some((home, _inst, bouncer)) = pooled("pool") else {
+    let Some((home, _inst, bouncer)) = pooled("pool", false) else {
         return;
     };
     let out = home.path().join("pooled");
@@ -436,9 +447,11 @@ fn line(o: &std::process::Output, label: &str) -> Option<String> {
     })
 }
 
+/// Through a pgbouncer of one's own that serves `postgres` and lets the user in as its admin,
+/// `tidebench pgbench` agrees with pgbench, and a run's server count agrees with the clients'.
 #[test]
 fn pgbench_dropin_agrees_with_pgbench_through_a_transaction_pooler() {
-    let Some((home, inst, bouncer)) = pooled("poolpgb") else {
+    let Some((home, inst, bouncer)) = pooled("poolpgb", true) else {
         return;
     };
     let dsn = bouncer.dsn("tidebench");
@@ -493,4 +506,23 @@ fn pgbench_dropin_agrees_with_pgbench_through_a_transaction_pooler() {
             text(&ours)
         );
     }
+
+    // A run through it: the server's sessions closed through the console around the reads,
+    // the statistics read through the pooler on `postgres`, and the server agrees.
+    let out = home.path().join("own-pooler");
+    let args = [
+        "run", "-w", "tpcb", "--target", &dsn, "-c", "4", "-T", "2", "-P", "0",
+    ];
+    let o = support::run_tidebench(
+        &home,
+        &[&args[..], &["--out", out.to_str().unwrap()]].concat(),
+    );
+    let said = text(&o);
+    assert!(o.status.success(), "{said}\n{}", bouncer.log_text());
+    assert!(!said.contains("read on the instance itself"), "{said}");
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    let server = s["server"].as_array().expect("a server delta");
+    assert_eq!(server.len(), 1, "{said}");
+    support::assert_server_agrees(&server[0], 0);
 }

@@ -3,9 +3,13 @@
 //! sessions, one `application_name` on the database) and reading it with the pooler's server
 //! sessions on the database closed (see the parent module's header).
 
+use std::time::{Duration, Instant};
+
+use tokio_postgres::types::Type;
+
 use crate::sampler::pooler::PoolerConsole;
 use crate::sampler::server::{self, StatsSession, XactCounters};
-use crate::target::ResolvedTarget;
+use crate::target::{describe_pg_error, ResolvedTarget};
 
 use super::{wait_for_no_sessions, Databases, Db, RunError, Server, SETTLE_TIMEOUT};
 
@@ -94,11 +98,45 @@ pub(super) async fn pooled_read(server: &Server, d: &Db) -> Result<(XactCounters
         Some(Err(why)) => return Err(why.clone()),
         None => return Err("no console of its pooler was opened".into()),
     };
-    console
+    let closed = console
         .close_server_sessions(&d.dbname, SETTLE_TIMEOUT)
         .await?;
     let stats = server.stats.client();
+    // A backend publishes its counters as it exits: wait until those the pooler closed (of
+    // whatever application name) are gone, and the run's own.
+    wait_for_backends_gone(stats, &closed).await?;
     wait_for_no_sessions(stats, &d.dbname, &d.app_names).await;
     server::settled_xact_counters(stats, &d.dbname, SETTLE_TIMEOUT).await?;
     server::read_counters_and_sessions(stats, &d.dbname).await
+}
+
+/// Waits, at most [`SETTLE_TIMEOUT`], until none of the backends `pids` is in
+/// `pg_stat_activity`.
+async fn wait_for_backends_gone(
+    stats: &tokio_postgres::Client,
+    pids: &[i32],
+) -> Result<(), String> {
+    let deadline = Instant::now() + SETTLE_TIMEOUT;
+    loop {
+        let row = stats
+            .query_typed_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)",
+                &[(&pids, Type::INT4_ARRAY)],
+            )
+            .await
+            .map_err(|e| format!("cannot read pg_stat_activity: {}", describe_pg_error(&e)))?;
+        let left: i64 = row
+            .try_get(0)
+            .map_err(|e| format!("cannot read pg_stat_activity: {e}"))?;
+        if left == 0 {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{left} backend(s) of the pooler's closed server sessions still run \
+                 {SETTLE_TIMEOUT:?} after they were closed"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
