@@ -54,7 +54,8 @@ pub async fn settle(
                 t.label
             )));
         }
-        dbs.mark_pooled(t, direct.as_ref().map(|(_, d)| d)).await?;
+        dbs.mark_pooled(t, direct.as_ref().map(|(_, d)| d), plan.shard.is_some())
+            .await?;
         if let Some(what) = startup_options(plan, groups_of(planned, targets, &t.server_key())) {
             return Err(RunError::StartupOptionsThroughPooler {
                 target: t.label.clone(),

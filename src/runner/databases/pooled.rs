@@ -18,11 +18,13 @@ impl Databases {
     /// and readies their count: its admin console, which must let the target's user close
     /// server sessions, and a server that counts its sessions (PostgreSQL 14 and later). With
     /// `direct` (the managed instance behind its managed pooler) the statistics session is
-    /// opened on the server itself, not through the pooler.
+    /// opened on the server itself, not through the pooler. A shard of a run (`sharded`) is
+    /// not compared: each driver would close the server sessions the others are using.
     pub async fn mark_pooled(
         &mut self,
         pooler: &ResolvedTarget,
         direct: Option<&ResolvedTarget>,
+        sharded: bool,
     ) -> Result<(), RunError> {
         let key = pooler.server_key();
         let Some(s) = (self.servers.iter()).position(|s| s.stats.target().server_key() == key)
@@ -44,7 +46,13 @@ impl Databases {
         self.servers[s].console = Some(console);
         for d in self.dbs.iter_mut().filter(|d| d.server == s) {
             d.pooled = true;
-            if d.names.len() > 1 {
+            if sharded {
+                d.not_compared = Some(
+                    "it is a shard of a run, and each shard's driver would close the pooler's \
+                     server sessions that the others use"
+                        .into(),
+                );
+            } else if d.names.len() > 1 {
                 d.not_compared = Some(format!(
                     "its sessions carry {} application names, and the pooler sends a server \
                      session `SET application_name` (a commit) whenever it hands it to a client \
