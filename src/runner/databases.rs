@@ -58,6 +58,9 @@ struct Db {
     /// Reached through a connection pooler that shares server sessions (issue 57; see
     /// [`Databases::mark_pooled`]).
     pooled: bool,
+    /// Behind a pooler in session mode: each client session still costs one commit (the
+    /// pooler's `DISCARD ALL` when it leaves), as a session's startup does on a server.
+    by_session: bool,
     /// Behind a pooler: the server's `sessions` on the database at the idle reading.
     sessions_before: i64,
     /// Behind a pooler: why its count cannot be compared.
@@ -139,6 +142,7 @@ impl Databases {
                     idle: XactCounters::default(),
                     app_names: vec![app_name],
                     pooled: false,
+                    by_session: false,
                     sessions_before: 0,
                     not_compared: None,
                     names: vec![name],
@@ -297,13 +301,14 @@ impl Databases {
     /// them instead of waiting for them matters: PostgreSQL 15 may defer a session's first
     /// statistics flush by up to 10 s, which right after a `prepare` held every run's start.
     /// The sessions' commits are all in the final reading, as a backend flushes when it exits.
-    /// Behind a pooler a client's session opens no server session: none are added there.
+    /// Behind a pooler in transaction mode a client's session opens no server session: none
+    /// are added there (in session mode the pooler's reset on leaving takes the startup's place).
     pub fn baseline(&self, sessions: &[u32]) -> Vec<Baseline> {
         self.dbs
             .iter()
             .map(|d| {
                 let opened: i64 = (d.targets.iter())
-                    .filter(|_| !d.pooled)
+                    .filter(|_| !d.pooled || d.by_session)
                     .map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0)))
                     .sum();
                 Baseline {
@@ -456,7 +461,11 @@ fn delta_of(
     // tidebench's commits outside the measured window count too: tries let finish after
     // the end, and the sessions opened again (one commit each; behind a pooler the server
     // sessions it opened are counted instead).
-    let reopened = if d.pooled { 0 } else { at_end.reopened };
+    let reopened = if d.pooled && !d.by_session {
+        0
+    } else {
+        at_end.reopened
+    };
     delta.client_committed =
         (committed_on(ran.keys, ran.total, &d.targets) + at_end.committed_after_end + reopened)
             .saturating_sub(at_end.left_open) as i64;

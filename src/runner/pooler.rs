@@ -42,10 +42,7 @@ pub async fn settle(
             continue;
         }
         probed.push(t.server_key());
-        if !t.shares_server_sessions().await? {
-            continue;
-        }
-        pooled.push(t.server_key());
+        let shares = t.shares_server_sessions().await?;
         let direct = managed_behind(t, home).await?;
         if let Some((name, _)) = &direct {
             events.send(Event::Note(format!(
@@ -54,8 +51,19 @@ pub async fn settle(
                 t.label
             )));
         }
-        dbs.mark_pooled(t, direct.as_ref().map(|(_, d)| d), plan.shard.is_some())
+        // A managed pooler in session mode passes everything a session leaves, but its server
+        // sessions outlive the clients' too: its count is read as behind any pooler.
+        if !shares && direct.is_none() {
+            continue;
+        }
+        pooled.push(t.server_key());
+        let sharded = plan.shard.is_some();
+        let by_session = !shares;
+        dbs.mark_pooled(t, direct.as_ref().map(|(_, d)| d), sharded, by_session)
             .await?;
+        if by_session {
+            continue;
+        }
         if let Some(what) = startup_options(plan, groups_of(planned, targets, &t.server_key())) {
             return Err(RunError::StartupOptionsThroughPooler {
                 target: t.label.clone(),

@@ -20,11 +20,14 @@ impl Databases {
     /// `direct` (the managed instance behind its managed pooler) the statistics session is
     /// opened on the server itself, not through the pooler. A shard of a run (`sharded`) is
     /// not compared: each driver would close the server sessions the others are using.
+    /// `by_session`: a pooler in session mode, which gives each client session a server
+    /// session of its own and resets it (`DISCARD ALL`, a commit) when the client leaves.
     pub async fn mark_pooled(
         &mut self,
         pooler: &ResolvedTarget,
         direct: Option<&ResolvedTarget>,
         sharded: bool,
+        by_session: bool,
     ) -> Result<(), RunError> {
         let key = pooler.server_key();
         let Some(s) = (self.servers.iter()).position(|s| s.stats.target().server_key() == key)
@@ -46,6 +49,7 @@ impl Databases {
         self.servers[s].console = Some(console);
         for d in self.dbs.iter_mut().filter(|d| d.server == s) {
             d.pooled = true;
+            d.by_session = by_session;
             if sharded {
                 d.not_compared = Some(
                     "it is a shard of a run, and each shard's driver would close the pooler's \
