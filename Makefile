@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN := target/release/tidebench
 
 # `setup` installs what a build and the demo need; `setup-test` adds the test-only tools.
-.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits bench-tpch bench-pooler chaos sensitivity clean
+.PHONY: setup setup-test build demo test test-tpch test-versions test-times stress docs bench bench-tls bench-scripts bench-shards bench-retail bench-waits bench-tpch bench-pooler bench-pooler-small chaos sensitivity clean
 
 setup:
 	@./scripts/setup.sh
@@ -129,10 +129,16 @@ bench-tpch: build
 	python3 bench/tpch_load.py --bin $(BIN) --power
 
 # Through a connection pooler (issue 57): select-only at 16 to 1,000 clients straight to an
-# instance (max_connections=100) and through its managed pgbouncer (transaction mode, a pool of
-# 20), one table; then 2,000 sessions through the pool with the driver's RSS and CPU/txn.
+# instance (max_connections=100) and through its managed pgbouncer (transaction mode, pools of
+# 5, 20 and 50), one table and results/pooler/pooler.svg (tps, p95 and the pooler's wait against
+# clients); then 2,000 sessions through the pool with the driver's RSS and CPU/txn.
 bench-pooler: build
-	python3 bench/pooler.py --bin $(BIN)
+	python3 bench/pooler.py --bin $(BIN) --pool-sizes 5,20,50 --out results/pooler
+
+# The same at a small size (issue 57's check, a few minutes): scale 1, 4 to 128 clients, pools
+# of 2 and 8, 3 s a point, 200 sessions; ends with results/pooler-small/pooler.svg.
+bench-pooler-small: build
+	python3 bench/pooler.py --bin $(BIN) --small --out results/pooler-small
 
 # Faults injected into a live 4-target run (issue 15): kill, freeze, lock, OOM, killed driver;
 # prints a table and fails if any check does (not part of `test`; about 3 minutes, needs root).

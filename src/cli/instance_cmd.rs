@@ -44,7 +44,9 @@ Examples:
 
 --pooler starts Debian's pgbouncer (apt-get install pgbouncer) in front of the instance, its
 config and log in the instance's pooler/ dir; a pooler already running is kept (stop the
-instance to change its mode or size). Target the DSN it prints to run through it.";
+instance to change its mode or size). Target the DSN it prints to run through it: the run
+samples the pooler's counters, and reads the server's on the instance itself (the pooler's
+server sessions closed around the reads), so the server's count is compared as on a direct run.";
 
 const DSN_AFTER_HELP: &str = "\
 Examples:

@@ -203,6 +203,18 @@ pub fn find(instance: &Instance) -> Option<Pooler> {
     Some(Pooler { port, dir })
 }
 
+/// The managed instance whose pooler listens on 127.0.0.1:`port`, if one of this home's does:
+/// a run through it reads the server's counters on the instance itself (issue 57).
+pub fn owner_of(home: &Home, port: u16) -> Option<Instance> {
+    let dir = super::record::instances_dir(&home.absolute().ok()?);
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter_map(|name| super::find(home, &name).ok())
+        .find(|instance| find(instance).is_some_and(|p| p.port == port))
+}
+
 /// Stops the pooler of the instance in `instance_dir` (SIGTERM: its clients are cut off, as
 /// a fast shutdown cuts off the server's); false when none was running.
 pub(super) fn stop(name: &str, instance_dir: &Path) -> Result<bool, InstanceError> {

@@ -6,6 +6,16 @@
 //! counters) is read again over a new session; when its statistics were reset on the way
 //! (`pg_stat_bgwriter.stats_reset` moved), its delta holds the counts since the reset and is
 //! marked `restarted`, not compared.
+//!
+//! Behind a connection pooler that shares server sessions (issue 57) the pooler opens server
+//! sessions as it likes (one commit each) and keeps them past the run (a backend may publish
+//! its counters up to 10 s after its last transaction). There the pooler's server sessions on
+//! the database are closed through its admin console before each read, and the sessions the
+//! server opened meanwhile (`pg_stat_database.sessions`) are counted instead of the clients':
+//! two commits each, its startup and the `SET application_name` pgbouncer sends it on first
+//! use. That SET comes again whenever a server session passes between clients of different
+//! names, so a database whose sessions carry several names is not compared. Where the count
+//! cannot be compared, the run says why.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -17,11 +27,15 @@ use crate::driver::session::EndCounts;
 use crate::event::{Event, Sink};
 use crate::metrics::{KeySpace, Recorder};
 use crate::results::{ServerDelta, ServerFacts, ServerReadings};
+use crate::sampler::pooler::PoolerConsole;
 use crate::sampler::server::{self, StatsSession, XactCounters};
 use crate::target::ResolvedTarget;
 use crate::workload::{Kind, Loaded};
 
 use super::RunError;
+
+mod pooled;
+use pooled::pooled_read;
 
 /// How long to wait for the servers' statistics to settle before and after the run.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,9 +55,19 @@ struct Db {
     /// The `application_name`s its targets' connection strings give (besides tidebench's
     /// own `tidebench/GROUP/SET`), to know the run's sessions in `pg_stat_activity`.
     app_names: Vec<String>,
-    /// Reached through a connection pooler that shares server sessions (issue 57): its
-    /// count is not compared (see [`Databases::mark_pooled`]).
+    /// Reached through a connection pooler that shares server sessions (issue 57; see
+    /// [`Databases::mark_pooled`]).
     pooled: bool,
+    /// Behind a pooler in session mode: each client session still costs one commit (the
+    /// pooler's `DISCARD ALL` when it leaves), as a session's startup does on a server.
+    by_session: bool,
+    /// Behind a pooler: the server's `sessions` on the database at the idle reading.
+    sessions_before: i64,
+    /// Behind a pooler: why its count cannot be compared.
+    not_compared: Option<String>,
+    /// How many `application_name`s its sessions carry: one per target where tidebench names
+    /// them (`tidebench/GROUP/SET`), the connection strings' otherwise.
+    names: Vec<String>,
 }
 
 struct Server {
@@ -51,6 +75,9 @@ struct Server {
     stats: StatsSession,
     /// When the server's statistics were last reset, read before the run (`Err`: unreadable).
     reset_before: Result<Option<String>, String>,
+    /// Reached through a pooler that shares server sessions: its admin console, or why it
+    /// cannot close them.
+    console: Option<Result<PoolerConsole, String>>,
 }
 
 /// A server as a profile looks for it (see [`Databases::server_processes`]).
@@ -82,17 +109,26 @@ impl Databases {
                         label: t.label.clone(),
                         stats,
                         reset_before: Err("not read yet".into()),
+                        console: None,
                     });
                     servers.len() - 1
                 }
             };
             let app_name = t.params.application_name.clone();
+            let name = if app_name == crate::config::target::APPLICATION_NAME {
+                format!("{app_name}/{i}")
+            } else {
+                app_name.clone()
+            };
             match dbs
                 .iter_mut()
                 .find(|d| d.server == server && d.dbname == t.params.dbname)
             {
                 Some(d) => {
                     d.targets.push(i);
+                    if !d.names.contains(&name) {
+                        d.names.push(name);
+                    }
                     if !d.app_names.contains(&app_name) {
                         d.app_names.push(app_name);
                     }
@@ -106,6 +142,10 @@ impl Databases {
                     idle: XactCounters::default(),
                     app_names: vec![app_name],
                     pooled: false,
+                    by_session: false,
+                    sessions_before: 0,
+                    not_compared: None,
+                    names: vec![name],
                 }),
             }
         }
@@ -153,18 +193,6 @@ impl Databases {
             .checked
             .push((kind.name().to_string(), options.clone(), ready.clone()));
         Ok(ready)
-    }
-
-    /// Marks the databases reached at `server_key` as behind a connection pooler that shares
-    /// server sessions. Their server count is not compared: the pooler's server sessions
-    /// outlive the run's (so a backend's counters may reach the statistics up to 10 s after
-    /// its last transaction, PostgreSQL 15's idle flush), and it opens them when it likes (each
-    /// one a commit no client made).
-    pub fn mark_pooled(&mut self, server_key: &(String, u16)) {
-        for d in &mut self.dbs {
-            let key = self.servers[d.server].stats.target().server_key();
-            d.pooled |= key == *server_key;
-        }
     }
 
     /// (label, database) of each server whose statistics session was refused every database
@@ -246,6 +274,13 @@ impl Databases {
         }
         for d in 0..self.dbs.len() {
             if self.dbs[d].pooled {
+                match pooled_read(&self.servers[self.dbs[d].server], &self.dbs[d]).await {
+                    Ok((idle, sessions)) => {
+                        self.dbs[d].idle = idle;
+                        self.dbs[d].sessions_before = sessions;
+                    }
+                    Err(why) => self.dbs[d].not_compared = Some(why),
+                }
                 continue;
             }
             let stats = self.servers[self.dbs[d].server].stats.client();
@@ -266,13 +301,14 @@ impl Databases {
     /// them instead of waiting for them matters: PostgreSQL 15 may defer a session's first
     /// statistics flush by up to 10 s, which right after a `prepare` held every run's start.
     /// The sessions' commits are all in the final reading, as a backend flushes when it exits.
+    /// Behind a pooler in transaction mode a client's session opens no server session: none
+    /// are added there (in session mode the pooler's reset on leaving takes the startup's place).
     pub fn baseline(&self, sessions: &[u32]) -> Vec<Baseline> {
         self.dbs
             .iter()
             .map(|d| {
-                let opened: i64 = d
-                    .targets
-                    .iter()
+                let opened: i64 = (d.targets.iter())
+                    .filter(|_| !d.pooled || d.by_session)
                     .map(|t| i64::from(sessions.get(*t).copied().unwrap_or(0)))
                     .sum();
                 Baseline {
@@ -305,19 +341,38 @@ impl Databases {
         let (restarted, down) = self.probe_servers(deadline).await;
         let mut out = Vec::with_capacity(self.dbs.len());
         for (d, b) in self.dbs.iter().zip(before) {
-            if d.pooled {
-                events.send(Event::Warning(format!(
-                    "{} is reached through a connection pooler, whose server sessions outlive \
-                     the run's and are opened as it likes, so the server's count is not compared",
-                    d.label
-                )));
-                continue;
-            }
             if let Some(e) = &down[d.server] {
                 events.send(Event::Warning(format!(
                     "could not read the counters of {} after the run: {e}",
                     d.label
                 )));
+                continue;
+            }
+            if d.pooled {
+                let read = tokio::time::timeout_at(
+                    deadline.into(),
+                    pooled_read(&self.servers[d.server], d),
+                )
+                .await
+                .unwrap_or_else(|_| Err(format!("its counters did not settle within {budget:?}")));
+                match read {
+                    // Each server session the pooler opened: its startup, and the
+                    // `SET application_name` pgbouncer sends it on first use (it opens
+                    // server sessions without the clients' name).
+                    Ok((after, sessions)) => out.push(delta_of(
+                        d,
+                        b,
+                        after,
+                        restarted[d.server],
+                        ran,
+                        2 * (sessions - d.sessions_before),
+                    )),
+                    Err(why) => events.send(Event::Warning(format!(
+                        "{} is reached through a connection pooler that shares server sessions: \
+                         {why}, so the server's count is not compared",
+                        d.label
+                    ))),
+                }
                 continue;
             }
             let stats = &mut self.servers[d.server].stats;
@@ -333,7 +388,7 @@ impl Databases {
                 ))
             });
             match settled {
-                Ok(after) => out.push(delta_of(d, b, after, restarted[d.server], ran)),
+                Ok(after) => out.push(delta_of(d, b, after, restarted[d.server], ran, 0)),
                 Err(e) => events.send(Event::Warning(format!(
                     "could not read the counters of {} after the run: {e}",
                     d.label
@@ -372,12 +427,14 @@ impl Databases {
 
 /// Database `d`'s delta from its baseline `b` to its settled counters `after`, beside what
 /// tidebench committed there (`ran`). `restarted`: its server's statistics were reset.
+/// `opened`: the commits of the server sessions a pooler opened on it meanwhile.
 fn delta_of(
     d: &Db,
     b: &Baseline,
     after: XactCounters,
     restarted: bool,
     ran: &RunCounts<'_>,
+    opened: i64,
 ) -> ServerDelta {
     let reset =
         restarted || after.commit < b.counters.commit || after.rollback < b.counters.rollback;
@@ -385,13 +442,16 @@ fn delta_of(
     let from = if reset {
         XactCounters::default()
     } else {
-        b.counters
+        XactCounters {
+            commit: b.counters.commit + opened,
+            ..b.counters
+        }
     };
     let mut delta = after.delta_since(from, &d.label, &d.dbname);
     // What `merge` needs to check the server over every shard of a run.
     delta.readings = Some(ServerReadings {
         idle_commit: b.counters.commit - b.sessions,
-        sessions: b.sessions,
+        sessions: b.sessions + opened,
         final_commit: after.commit,
     });
     let mut at_end = EndCounts::default();
@@ -399,11 +459,16 @@ fn delta_of(
         at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
     }
     // tidebench's commits outside the measured window count too: tries let finish after
-    // the end, and the sessions opened again (one commit each).
-    delta.client_committed = (committed_on(ran.keys, ran.total, &d.targets)
-        + at_end.committed_after_end
-        + at_end.reopened)
-        .saturating_sub(at_end.left_open) as i64;
+    // the end, and the sessions opened again (one commit each; behind a pooler the server
+    // sessions it opened are counted instead).
+    let reopened = if d.pooled && !d.by_session {
+        0
+    } else {
+        at_end.reopened
+    };
+    delta.client_committed =
+        (committed_on(ran.keys, ran.total, &d.targets) + at_end.committed_after_end + reopened)
+            .saturating_sub(at_end.left_open) as i64;
     delta.cut_in_flight = at_end.cut_in_flight as i64;
     delta.restarted = reset;
     delta

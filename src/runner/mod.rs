@@ -74,6 +74,7 @@ pub async fn run(
         &targets.planned,
         &targets.resolved,
         &mut dbs,
+        home,
         &*events,
     )
     .await?;

@@ -3,12 +3,15 @@
 //! default protocol, fail there. Before the run: a run that did not ask for a protocol sends
 //! unnamed statements (`extended`) behind such a pooler; one that asked for `prepared` is
 //! refused where the pooler is seen losing them. The databases behind it are marked, as the
-//! server's count cannot be compared there. Statistics sessions a pooler kept from their own
-//! database are said too, as their reads then count where the run measures.
+//! server's count is read there with the pooler's server sessions closed; behind a managed
+//! instance's own pooler the statistics are read on the instance, not through the pooler.
+//! Statistics sessions a pooler kept from their own database are said too, as their reads
+//! then count where the run measures.
 
-use crate::config::{Isolation, ProtocolName, RunPlan};
+use crate::config::{Isolation, ProtocolName, RunPlan, TargetSpec};
 use crate::driver::layout::PlannedTarget;
 use crate::event::{Event, Sink};
+use crate::instance::Home;
 use crate::target::ResolvedTarget;
 
 use super::{Databases, RunError};
@@ -21,6 +24,7 @@ pub async fn settle(
     planned: &[PlannedTarget],
     targets: &[ResolvedTarget],
     dbs: &mut Databases,
+    home: &Home,
     events: &dyn Sink,
 ) -> Result<Vec<(String, u16)>, RunError> {
     for (label, dbname) in dbs.stats_on_measured() {
@@ -38,11 +42,28 @@ pub async fn settle(
             continue;
         }
         probed.push(t.server_key());
-        if !t.shares_server_sessions().await? {
+        let shares = t.shares_server_sessions().await?;
+        let direct = managed_behind(t, home).await?;
+        if let Some((name, _)) = &direct {
+            events.send(Event::Note(format!(
+                "{}: the pooler of managed instance '{name}'; the server's counters are read on \
+                 the instance itself",
+                t.label
+            )));
+        }
+        // A managed pooler in session mode passes everything a session leaves, but its server
+        // sessions outlive the clients' too: its count is read as behind any pooler.
+        if !shares && direct.is_none() {
             continue;
         }
         pooled.push(t.server_key());
-        dbs.mark_pooled(&t.server_key());
+        let sharded = plan.shard.is_some();
+        let by_session = !shares;
+        dbs.mark_pooled(t, direct.as_ref().map(|(_, d)| d), sharded, by_session)
+            .await?;
+        if by_session {
+            continue;
+        }
         if let Some(what) = startup_options(plan, groups_of(planned, targets, &t.server_key())) {
             return Err(RunError::StartupOptionsThroughPooler {
                 target: t.label.clone(),
@@ -70,6 +91,32 @@ pub async fn settle(
         }
     }
     Ok(pooled)
+}
+
+/// The managed instance (its name, and a target on the same database) when `t` is its managed
+/// pooler: on 127.0.0.1 at the port that instance's pooler listens on.
+async fn managed_behind(
+    t: &ResolvedTarget,
+    home: &Home,
+) -> Result<Option<(String, ResolvedTarget)>, RunError> {
+    let (host, port) = t.server_key();
+    if !matches!(host.as_str(), "127.0.0.1" | "localhost") {
+        return Ok(None);
+    }
+    let within = home.clone();
+    let owner =
+        tokio::task::spawn_blocking(move || crate::instance::pooler::owner_of(&within, port))
+            .await?;
+    let Some(instance) = owner else {
+        return Ok(None);
+    };
+    let spec = TargetSpec::Instance {
+        name: instance.name.clone(),
+        dbname: t.params.dbname.clone(),
+        also: Vec::new(),
+    };
+    let direct = super::targets::resolve_target(&spec, home).await?;
+    Ok(Some((instance.name, direct)))
 }
 
 /// The groups with a database on the server `key`.

@@ -9,6 +9,13 @@
 //!
 //! Only targets the pooler probe found sharing server sessions are tried, and a pooler that
 //! refuses its console to the target's user (not in `stats_users`) is said once, not an error.
+//!
+//! [`PoolerConsole`] closes the pooler's server sessions of a database (`RECONNECT`, an admin
+//! command) so the server's counters can be read settled around a run: a backend publishes
+//! its counters for certain only when it exits, and the pooler's sessions otherwise outlive
+//! the run.
+
+use std::time::{Duration, Instant};
 
 use tokio_postgres::{Client, SimpleQueryMessage, SimpleQueryRow};
 
@@ -81,6 +88,89 @@ impl PoolerProbe {
         }
         Ok(())
     }
+}
+
+/// A session on the admin console of the pooler in front of a target, for closing its server
+/// sessions of a database around the server's reads.
+pub struct PoolerConsole {
+    client: Client,
+}
+
+impl PoolerConsole {
+    /// Opens the console as the target's user; the refusal's message otherwise.
+    pub async fn open(target: &ResolvedTarget) -> Result<PoolerConsole, String> {
+        let client = target
+            .connect_tokio_to(CONSOLE)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(PoolerConsole { client })
+    }
+
+    /// Closes every server session the pooler holds on `dbname` and waits, at most `within`,
+    /// until it lists none; returns the server's pids of those it saw (`remote_pid`), whose
+    /// backends may still be exiting. `RECONNECT` closes an idle one at once and a busy one
+    /// when its client releases it; new ones open as clients need them. It needs the console's
+    /// admin rights (pgbouncer's `admin_users`).
+    pub async fn close_server_sessions(
+        &self,
+        dbname: &str,
+        within: Duration,
+    ) -> Result<Vec<i32>, String> {
+        if dbname.contains('"') {
+            return Err(format!(
+                "the database name {dbname:?} holds a double quote, which pgbouncer's console \
+                 cannot be given"
+            ));
+        }
+        let fail = |what: &str, e: tokio_postgres::Error| {
+            format!(
+                "the pooler's console refused `{what}`: {}",
+                describe_pg_error(&e)
+            )
+        };
+        let reconnect = format!("RECONNECT \"{dbname}\"");
+        let show = |e| fail("SHOW SERVERS", e);
+        let before = self
+            .client
+            .simple_query("SHOW SERVERS")
+            .await
+            .map_err(show)?;
+        let mut pids: Vec<i32> = remote_pids(&before, dbname).collect();
+        self.client
+            .simple_query(&reconnect)
+            .await
+            .map_err(|e| fail(&reconnect, e))?;
+        let deadline = Instant::now() + within;
+        loop {
+            let servers = self
+                .client
+                .simple_query("SHOW SERVERS")
+                .await
+                .map_err(show)?;
+            let held = rows_of(&servers, dbname).count();
+            pids.extend(remote_pids(&servers, dbname));
+            if held == 0 {
+                pids.sort_unstable();
+                pids.dedup();
+                return Ok(pids);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the pooler still holds {held} server session(s) on '{dbname}' {within:?} \
+                     after `{reconnect}` (a client still in a transaction?)"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// The server's pids of the server sessions in a `SHOW SERVERS` answer for `dbname`.
+fn remote_pids<'a>(
+    servers: &'a [SimpleQueryMessage],
+    dbname: &'a str,
+) -> impl Iterator<Item = i32> + 'a {
+    rows_of(servers, dbname).filter_map(|r| text(r, "remote_pid")?.parse().ok())
 }
 
 /// The rows of a console answer for database `dbname`.

@@ -273,6 +273,49 @@ pub async fn read_xact_counters(client: &Client, dbname: &str) -> Result<XactCou
     })
 }
 
+/// One read of `dbname`'s counters and of the sessions the server has opened on it
+/// (`pg_stat_database.sessions`, PostgreSQL 14 and later), in one statement so both come from
+/// the same published state: a backend publishes its session and its startup commit together.
+pub async fn read_counters_and_sessions(
+    client: &Client,
+    dbname: &str,
+) -> Result<(XactCounters, i64), String> {
+    let fail = |e: tokio_postgres::Error| {
+        format!(
+            "cannot read pg_stat_database.sessions for '{dbname}': {}",
+            describe_pg_error(&e)
+        )
+    };
+    let row = client
+        .query_typed_opt(
+            "SELECT xact_commit, xact_rollback, sessions FROM pg_stat_database WHERE datname = $1",
+            &[(&dbname, Type::TEXT)],
+        )
+        .await
+        .map_err(fail)?
+        .ok_or_else(|| format!("database '{dbname}' is not in pg_stat_database"))?;
+    let counters = XactCounters {
+        commit: row.try_get(0).map_err(fail)?,
+        rollback: row.try_get(1).map_err(fail)?,
+    };
+    Ok((counters, row.try_get(2).map_err(fail)?))
+}
+
+/// The server's version as a number (`server_version_num`, 150004 for 15.4).
+pub async fn version_num(client: &Client) -> Result<i32, String> {
+    let row = client
+        .query_typed_one("SELECT current_setting('server_version_num')::int", &[])
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot read the server's version: {}",
+                describe_pg_error(&e)
+            )
+        })?;
+    row.try_get(0)
+        .map_err(|e| format!("cannot read the server's version: {e}"))
+}
+
 /// Reads until two consecutive reads [`SETTLE_STEP`] apart agree, i.e. until every backend
 /// that worked on `dbname` has published its counters. Fails if they still move after
 /// `timeout`: another client is using the database, so the server's delta cannot be exact.

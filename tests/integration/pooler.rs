@@ -2,8 +2,9 @@
 //! here as the server's own unprivileged user, in front of a managed instance. tpcb's default
 //! protocol passes it (unnamed statements, said in a note), `-M prepared` is refused before
 //! the run naming the fix, the statistics session that the pooler refuses `postgres` (08P01)
-//! reads from the target's database instead, and `tidebench pgbench` agrees with pgbench
-//! through the same pooler.
+//! reads from the target's database instead (so the server's count is not compared, and the
+//! run says why), and `tidebench pgbench` agrees with pgbench through the same pooler. Through
+//! a managed pooler the server's count agrees with the clients', read on the instance itself.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -27,14 +28,15 @@ struct Pgbouncer {
 
 impl Pgbouncer {
     /// Starts pgbouncer in `mode` with `pool_size` server sessions per database, serving the
-    /// instance's databases `dbs` only (so `postgres` is refused with 08P01), listening on
-    /// 127.0.0.1. `None` (the test skipped) where pgbouncer is not installed.
+    /// instance's databases `dbs` only (so `postgres` is refused with 08P01 unless named),
+    /// listening on 127.0.0.1, the instance's superuser its admin where `admin`. `None` (the
+    /// test skipped) where pgbouncer is not installed.
     fn start(
         home: &TempHome,
         inst: &Instance,
-        mode: &str,
-        pool_size: u32,
+        (mode, pool_size): (&str, u32),
         dbs: &[&str],
+        admin: bool,
     ) -> Option<Pgbouncer> {
         if !Path::new(PGBOUNCER).exists() {
             support::skip(
@@ -57,8 +59,13 @@ impl Pgbouncer {
             "[databases]\n{databases}\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n\
              unix_socket_dir =\nauth_type = trust\nauth_file = {users}\npool_mode = {mode}\n\
              default_pool_size = {pool_size}\nmax_client_conn = 200\n\
-             ignore_startup_parameters = extra_float_digits\n",
+             ignore_startup_parameters = extra_float_digits\n{admin}",
             users = dir.join("users.txt").display(),
+            admin = if admin {
+                format!("admin_users = {}\n", inst.superuser)
+            } else {
+                String::new()
+            },
         );
         std::fs::write(
             dir.join("users.txt"),
@@ -115,12 +122,17 @@ impl Drop for Pgbouncer {
 }
 
 /// A managed instance with pgbench's tables (scale 1) and a pgbouncer in transaction mode in
-/// front of its `tidebench` database.
-fn pooled(name: &str) -> Option<(TempHome, Instance, Pgbouncer)> {
+/// front of its `tidebench` database; with `admin`, of `postgres` too, the superuser its admin.
+fn pooled(name: &str, admin: bool) -> Option<(TempHome, Instance, Pgbouncer)> {
     let home = support::temp_home();
     let inst = support::start_instance(&home, name);
     support::prepare_tpcb(&home, &format!("instance:{name}"));
-    let bouncer = Pgbouncer::start(&home, &inst, "transaction", 4, &["tidebench"])?;
+    let dbs: &[&str] = if admin {
+        &["tidebench", "postgres"]
+    } else {
+        &["tidebench"]
+    };
+    let bouncer = Pgbouncer::start(&home, &inst, ("transaction", 4), dbs, admin)?;
     Some((home, inst, bouncer))
 }
 
@@ -243,7 +255,23 @@ fn run_through(home: &TempHome, inst: &Instance, dsn: &str, workload: &str) -> S
     for row in s["by_target_and_type"].as_array().unwrap() {
         assert!(row["committed"].as_u64().unwrap() > 0, "{row}");
     }
+    assert_server_agrees_behind(&s, &said);
     said
+}
+
+/// The server behind a managed pooler agrees with the clients: its counters were read on the
+/// instance itself with the pooler's server sessions closed, and every server session the
+/// pooler opened is counted (its startup and pgbouncer's `SET application_name`), so what is
+/// left is exactly what tidebench committed (or a try cut in flight).
+fn assert_server_agrees_behind(s: &serde_json::Value, said: &str) {
+    assert!(said.contains("read on the instance itself"), "{said}");
+    let server = s["server"].as_array().expect("a server delta");
+    assert_eq!(server.len(), 1, "{s}");
+    support::assert_server_agrees(&server[0], 0);
+    assert!(server[0]["client_committed"].as_i64().unwrap() > 0, "{s}");
+    // The pooler opened at most its pool (4) of server sessions, two commits each.
+    let opened = server[0]["readings"]["sessions"].as_i64().unwrap();
+    assert!((2..=8).contains(&opened) && opened % 2 == 0, "{s}");
 }
 
 /// The managed pooler serves a run, its own counters reach `system.csv` and the report, and
@@ -277,6 +305,7 @@ fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
     assert!(o.status.success(), "{}\n{}", text(&o), pooler_log(&inst));
     let s = support::summary(&out);
     assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    assert_server_agrees_behind(&s, &text(&o));
     let committed = s["totals"]["committed"].as_f64().unwrap();
     let rows = tidebench::results::system::read(&out).unwrap().unwrap();
     let pooler = |metric: &str| -> Vec<f64> {
@@ -313,6 +342,27 @@ fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
         "no pooler table"
     );
 
+    // A pgbench script of one's own through the same pooler: nothing fails, the server agrees.
+    let script = support::script_file(
+        &home,
+        "move.sql",
+        "\\set aid random(1, 100000 * :scale)\n\\set delta random(-50, 50)\n\
+         BEGIN;\nUPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\nEND;\n",
+    );
+    let scripted = home.path().join("script");
+    let args = [
+        "run", "-f", &script, "--target", &dsn, "-c", "4", "-T", "2", "-P", "0",
+    ];
+    let o = support::run_tidebench(
+        &home,
+        &[&args[..], &["--out", scripted.to_str().unwrap()]].concat(),
+    );
+    assert!(o.status.success(), "{}\n{}", text(&o), pooler_log(&inst));
+    let s = support::summary(&scripted);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    assert_server_agrees_behind(&s, &text(&o));
+
     // Stopped with its instance: nothing listens on its port after.
     let port: u16 = dsn
         .split_whitespace()
@@ -328,7 +378,7 @@ fn a_managed_pooler_is_sampled_into_the_results_and_stops_with_its_instance() {
 
 #[test]
 fn tpcb_through_a_transaction_pooler_sends_unnamed_statements_and_refuses_prepared() {
-    let Some((home, _inst, bouncer)) = pooled("pool") else {
+    let Some((home, _inst, bouncer)) = pooled("pool", false) else {
         return;
     };
     let out = home.path().join("pooled");
@@ -397,9 +447,11 @@ fn line(o: &std::process::Output, label: &str) -> Option<String> {
     })
 }
 
+/// Through a pgbouncer of one's own that serves `postgres` and lets the user in as its admin,
+/// `tidebench pgbench` agrees with pgbench, and a run's server count agrees with the clients'.
 #[test]
 fn pgbench_dropin_agrees_with_pgbench_through_a_transaction_pooler() {
-    let Some((home, inst, bouncer)) = pooled("poolpgb") else {
+    let Some((home, inst, bouncer)) = pooled("poolpgb", true) else {
         return;
     };
     let dsn = bouncer.dsn("tidebench");
@@ -454,4 +506,23 @@ fn pgbench_dropin_agrees_with_pgbench_through_a_transaction_pooler() {
             text(&ours)
         );
     }
+
+    // A run through it: the server's sessions closed through the console around the reads,
+    // the statistics read through the pooler on `postgres`, and the server agrees.
+    let out = home.path().join("own-pooler");
+    let args = [
+        "run", "-w", "tpcb", "--target", &dsn, "-c", "4", "-T", "2", "-P", "0",
+    ];
+    let o = support::run_tidebench(
+        &home,
+        &[&args[..], &["--out", out.to_str().unwrap()]].concat(),
+    );
+    let said = text(&o);
+    assert!(o.status.success(), "{said}\n{}", bouncer.log_text());
+    assert!(!said.contains("read on the instance itself"), "{said}");
+    let s = support::summary(&out);
+    assert_eq!(s["totals"]["failed"].as_i64(), Some(0), "{s}");
+    let server = s["server"].as_array().expect("a server delta");
+    assert_eq!(server.len(), 1, "{said}");
+    support::assert_server_agrees(&server[0], 0);
 }
