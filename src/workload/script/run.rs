@@ -96,6 +96,25 @@ impl ClientVars {
     }
 }
 
+/// `\shell` / `\setshell` on this client's variables.
+fn shell_step(
+    set: Option<usize>,
+    argv: &[super::compile::Arg],
+    names: &VarNames,
+    vars: &mut ClientVars,
+) -> Result<(), String> {
+    let slots = &vars.slots;
+    let text_of = |slot: usize| {
+        let s = &slots[slot];
+        s.defined.then_some(s.text.as_str())
+    };
+    let got = super::shell::run_shell(set, argv, names, &text_of)?;
+    if let (Some(text), Some(slot)) = (got, set) {
+        vars.set_text(slot, &text);
+    }
+    Ok(())
+}
+
 /// Where a command's `debug()` values go: the run's events, with pgbench's prefix.
 #[derive(Clone, Copy)]
 pub struct Debug<'a> {
@@ -274,7 +293,7 @@ pub async fn run(
                     }
                 }
                 Command::Shell { set, argv } => {
-                    if let Err(m) = super::shell::run_shell(*set, argv, names, vars) {
+                    if let Err(m) = shell_step(*set, argv, names, vars) {
                         break 'step Err(Failed::Script(m));
                     }
                 }

@@ -4,18 +4,22 @@
 use std::process::{Command as Process, Stdio};
 
 use super::compile::{Arg, VarNames};
-use super::run::ClientVars;
 
-/// `\shell` / `\setshell`: runs the command and keeps what `\setshell` reads.
+/// A client's variable's text by its slot, `None` while it is undefined. The interpreter
+/// hands it in, so this module needs nothing of how a client keeps its variables.
+pub(super) type TextOf<'a> = dyn Fn(usize) -> Option<&'a str> + 'a;
+
+/// `\shell` / `\setshell`: runs the command; for `\setshell`, returns the text its variable
+/// is set to.
 pub(super) fn run_shell(
     set: Option<usize>,
     argv: &[Arg],
     names: &VarNames,
-    vars: &mut ClientVars,
-) -> Result<(), String> {
-    let out = shell(argv, set.is_some(), names, vars)
+    text_of: &TextOf<'_>,
+) -> Result<Option<String>, String> {
+    let out = shell(argv, set.is_some(), names, text_of)
         .map_err(|m| format!("{m}; execution of meta-command failed"))?;
-    if let Some(slot) = set {
+    if set.is_some() {
         // pgbench reads the first line the command prints (its exit status aside).
         let Some(line) = out.lines().next() else {
             return Err(format!(
@@ -32,9 +36,9 @@ pub(super) fn run_shell(
                 command_word(argv, names)
             ));
         }
-        vars.set_text(slot, text);
+        return Ok(Some(text.to_string()));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// pgbench's longest `\shell` command line, in bytes (its SHELL_COMMAND_SIZE less the space
@@ -50,7 +54,7 @@ fn shell(
     argv: &[Arg],
     capture: bool,
     names: &VarNames,
-    vars: &ClientVars,
+    text_of: &TextOf<'_>,
 ) -> Result<String, String> {
     let mut line = String::new();
     for (i, arg) in argv.iter().enumerate() {
@@ -59,17 +63,16 @@ fn shell(
         }
         match arg {
             Arg::Text(t) => line.push_str(t),
-            Arg::Var(slot) => {
-                let s = &vars.slots[*slot];
-                if !s.defined {
+            Arg::Var(slot) => match text_of(*slot) {
+                Some(text) => line.push_str(text),
+                None => {
                     return Err(format!(
                         "{}: undefined variable \":{}\"",
                         command_word(argv, names),
                         names.name(*slot)
-                    ));
+                    ))
                 }
-                line.push_str(&s.text);
-            }
+            },
         }
     }
     if line.len() > MAX_SHELL_LINE {
