@@ -68,7 +68,7 @@ scale = {warehouses}
 target = "instance:default"
 # Each stream runs the 22 queries again until its phase ends (one pass is longer than a
 # phase at most sizes; a stream that ended early would leave the OLTP group alone).
-repeat = true
+repeat_streams = true
 
 # The OLTP tenant alone, then beside the analytic streams: the phases' tpm of new_order
 # (NOTPM) side by side are what the streams cost it.
@@ -104,7 +104,7 @@ mod tests {
         let plain = toml(&input(&PresetKnobs::default())).unwrap();
         assert!(plain.contains("clients = { O = 2, A = 0 }"), "{plain}");
         assert!(plain.contains("clients = { O = 2, A = 1 }"), "{plain}");
-        assert!(plain.contains("repeat = true"), "{plain}");
+        assert!(plain.contains("repeat_streams = true"), "{plain}");
         let knobs = PresetKnobs {
             oltp_clients: Some(4),
             streams: Some(0),

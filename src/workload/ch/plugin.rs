@@ -2,7 +2,7 @@
 //! tables ([`super::loader`]), so a `tpcc` group may share its database, and a client is a
 //! query stream of the shared runner ([`crate::workload::streams`]), which runs the 22
 //! queries in TPC-H's Appendix A order for its stream number: once and ends, or, with
-//! `repeat` (CH-benCHmark's analytic streams, as preset `ch` runs them), again and again until
+//! `repeat_streams` (CH-benCHmark's analytic streams, as preset `ch` runs them), again and again until
 //! its phase ends, so the OLTP group beside it has the analytic load for the whole phase.
 
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use super::loader::{self, SHIFT_DAYS};
 use super::queries::{render, TEXTS};
 
 /// The run option that makes each stream run its 22 queries again until its phase ends.
-pub const REPEAT: &str = "repeat";
+pub const REPEAT: &str = "repeat_streams";
 
 const OPTIONS: &[OptionSpec] = &[OptionSpec {
     key: REPEAT,
@@ -52,7 +52,7 @@ impl WorkloadInfo for ChKind {
     }
     fn about(&self) -> &'static str {
         "CH-benCHmark's 22 analytic queries over TPC-C's tables and its own supplier, nation \
-         and region: each client is a query stream that runs them once (--repeat: until the \
+         and region: each client is a query stream that runs them once (--repeat-streams: until the \
          run's end), and a tpcc group may share the database (prepare loads both)"
     }
     fn options(&self) -> &'static [OptionSpec] {
@@ -106,7 +106,7 @@ impl Plugin for ChKind {
 pub struct Ch {
     types: Vec<TxnType>,
     days: i64,
-    /// Streams run their queries again until their phase ends (the `repeat` option).
+    /// Streams run their queries again until their phase ends (the `repeat_streams` option).
     repeat: bool,
     record: Record,
 }
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(drawn, (0..22).collect::<Vec<_>>());
     }
 
-    /// With `repeat` a stream has no count of its own: after its 22 queries it starts them
+    /// With `repeat_streams` a stream has no count of its own: after its 22 queries it starts them
     /// again, in its order, until its phase ends; and a run without a duration is not one
     /// that lasts until its streams are done.
     #[test]
