@@ -2,7 +2,7 @@
 //! what the run file's own validation cannot see because it needs the home's instances (is
 //! the target a VM, has it a cgroup, how much RAM did its guest boot with, is the standby one).
 
-use crate::config::{Action, RunPlan};
+use crate::config::{Action, Disruption, RunPlan};
 use crate::instance::{self, Home, InstanceError};
 
 use super::RunError;
@@ -20,37 +20,7 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
             check_noise().map_err(refuse)?;
             continue;
         }
-        // A declared instance is created by the run; the default one by its first use.
-        let shape = match plan.instances.iter().find(|i| i.name == d.target) {
-            Some(i) => Shape {
-                vm: i.hypervisor.is_some(),
-                limited: i.cpus.is_some() || i.memory_bytes.is_some() || i.vm.is_some(),
-                ram: i.memory_bytes.filter(|_| i.hypervisor.is_some()),
-            },
-            None if d.target == crate::config::target::DEFAULT_INSTANCE => Shape {
-                vm: false,
-                limited: false,
-                ram: None,
-            },
-            None => match instance::find(home, &d.target) {
-                Ok(i) => Shape {
-                    vm: i.guest().is_some(),
-                    limited: i.cgroup_paths().is_some(),
-                    ram: i.guest().map(|g| g.record.memory),
-                },
-                Err(InstanceError::NotFound { .. }) if d.action == Action::Promote => {
-                    return Err(refuse(super::standbys::missing(plan, d)))
-                }
-                Err(InstanceError::NotFound { .. }) => {
-                    return Err(refuse(format!(
-                        "no managed instance '{}' in this home; declare it in an [[instance]] \
-                         table or create it with `tidebench instance start {}`",
-                        d.target, d.target
-                    )))
-                }
-                Err(e) => return Err(refuse(e.to_string())),
-            },
-        };
+        let shape = shape_of(plan, home, d).map_err(refuse)?;
         if let Action::Failover { standby, .. } = &d.action {
             if shape.vm {
                 return Err(refuse(
@@ -94,6 +64,41 @@ pub fn check(plan: &RunPlan, home: &Home) -> Result<(), RunError> {
         }
     }
     Ok(())
+}
+
+/// What the event's target is: a declared instance (created by the run), the default one
+/// (created by its first use), or a managed instance of this home.
+fn shape_of(plan: &RunPlan, home: &Home, d: &Disruption) -> Result<Shape, String> {
+    if let Some(i) = plan.instances.iter().find(|i| i.name == d.target) {
+        return Ok(Shape {
+            vm: i.hypervisor.is_some(),
+            limited: i.cpus.is_some() || i.memory_bytes.is_some() || i.vm.is_some(),
+            ram: i.memory_bytes.filter(|_| i.hypervisor.is_some()),
+        });
+    }
+    if d.target == crate::config::target::DEFAULT_INSTANCE {
+        return Ok(Shape {
+            vm: false,
+            limited: false,
+            ram: None,
+        });
+    }
+    match instance::find(home, &d.target) {
+        Ok(i) => Ok(Shape {
+            vm: i.guest().is_some(),
+            limited: i.cgroup_paths().is_some(),
+            ram: i.guest().map(|g| g.record.memory),
+        }),
+        Err(InstanceError::NotFound { .. }) if d.action == Action::Promote => {
+            Err(super::standbys::missing(plan, d))
+        }
+        Err(InstanceError::NotFound { .. }) => Err(format!(
+            "no managed instance '{}' in this home; declare it in an [[instance]] table or \
+             create it with `tidebench instance start {}`",
+            d.target, d.target
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Noise needs control groups and stress-ng.
