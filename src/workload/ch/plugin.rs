@@ -95,9 +95,7 @@ impl Plugin for ChKind {
 
     fn build(&self, _scale: u32, options: &OptionValues) -> Result<Arc<dyn Workload>, String> {
         let days = options.get(SHIFT_DAYS).and_then(|v| v.as_integer());
-        let mut ch = Ch::new(days.unwrap_or(0));
-        ch.repeat = repeats(options);
-        Ok(Arc::new(ch))
+        Ok(Arc::new(Ch::new(days.unwrap_or(0), repeats(options))))
     }
 }
 
@@ -112,14 +110,14 @@ pub struct Ch {
 }
 
 impl Ch {
-    pub fn new(days: i64) -> Ch {
+    pub fn new(days: i64, repeat: bool) -> Ch {
         Ch {
             types: type_names()
                 .into_iter()
                 .map(|n| TxnType::new(n, DEFAULT_ROLE))
                 .collect(),
             days,
-            repeat: false,
+            repeat,
             record: Record::new("ch"),
         }
     }
