@@ -27,6 +27,11 @@
 # permitted", EnforcePartLimits=ALL) instead of pending forever. The partition has
 # OverSubscribe=FORCE:4 so that concurrent tests' jobs share the cores instead of queueing.
 #
+# MinJobAge=5: `sbatch --wait` polls the job every 2 s, then every 8 s, then every 32 s, as long
+# as its pause is below half of MinJobAge (so a finished job's record outlives a pause). Under
+# the default 300 a 15 s job was seen done only at 42 s; at 5 it polls every 2 s throughout, and
+# a finished job's record stays at least 5 s (slurmctld purges it in its next pass after that).
+#
 # Files: /etc/slurm/slurm.conf (written only when absent or when it carries the marker line
 # below; a foreign slurm.conf makes `up` exit 2 untouched), state under /var/lib/slurm-tidebench,
 # logs in /var/log/slurm-tidebench/{slurmctld,slurmd}.log, pid files in /run/slurm-tidebench.
@@ -193,7 +198,7 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 InactiveLimit=0
 KillWait=5
-MinJobAge=300
+MinJobAge=5
 SlurmctldTimeout=120
 SlurmdTimeout=300
 NodeName=$NODE NodeAddr=127.0.0.1 $(node_hardware) State=UNKNOWN

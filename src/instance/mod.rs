@@ -17,6 +17,7 @@ pub mod disrupt;
 mod error;
 mod host_group;
 pub mod host_memory;
+pub mod initdb_cache;
 mod lifecycle;
 pub mod noise;
 mod os_user;
@@ -35,6 +36,7 @@ pub use cgroup::{describe_limits, CgroupPaths, CgroupVersion};
 pub use checks::ensure_database;
 pub use error::{CgroupError, InstanceError, OsUserError};
 pub use host_group::{hold as balloon_hold, Balloon, HostGroup};
+pub use initdb_cache::keep_initdb_output_in;
 pub use lifecycle::{
     destroy, ensure_running, find, find_running, list, start, start_reporting, status, stop,
 };

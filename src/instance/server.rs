@@ -78,7 +78,26 @@ impl Server<'_> {
 
     /// Creates the data dir: trust auth (pg_hba is rewritten next), UTF8, C locale; without
     /// syncing it to disk when `sync` is false (a server with fsync off).
+    /// Unsynced, it copies initdb's kept output instead when a cache dir was asked for
+    /// (see `initdb_cache`), and keeps its own output there when there was none yet.
     pub fn initdb(&self, superuser: &str, sync: bool) -> Result<(), InstanceError> {
+        let cache = (!sync)
+            .then(|| super::initdb_cache::Entry::for_initdb(self.bin, superuser))
+            .flatten();
+        if cache
+            .as_ref()
+            .is_some_and(|c| c.copy_to(&self.layout.data()))
+        {
+            return Ok(());
+        }
+        self.run_initdb(superuser, sync)?;
+        if let Some(cache) = cache {
+            cache.keep(&self.layout.data());
+        }
+        Ok(())
+    }
+
+    fn run_initdb(&self, superuser: &str, sync: bool) -> Result<(), InstanceError> {
         let mut cmd = self.program("initdb", Vec::new());
         cmd.arg("-D").arg(self.layout.data()).args([
             "--auth=trust",

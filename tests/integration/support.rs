@@ -78,8 +78,13 @@ pub fn start_instance(home: &TempHome, name: &str) -> Instance {
     start_with(home, name, InstanceOptions::default())
 }
 
+/// Where test instances' initdb output is kept and copied from (see `instance::initdb_cache`):
+/// the suite makes more than a hundred instances, and a copy takes a fraction of initdb's time.
+pub const INITDB_CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/initdb");
+
 /// As [`start_instance`] with more options; `settings` are appended to the test settings.
 pub fn start_with(home: &TempHome, name: &str, mut opts: InstanceOptions) -> Instance {
+    instance::keep_initdb_output_in(Path::new(INITDB_CACHE));
     let mut settings = test_settings();
     settings.append(&mut opts.settings);
     opts.settings = settings;
@@ -92,7 +97,8 @@ pub fn start_with(home: &TempHome, name: &str, mut opts: InstanceOptions) -> Ins
 /// The built `tidebench` binary with TIDEBENCH_HOME set to the temp home.
 pub fn tidebench(home: &TempHome) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tidebench"));
-    cmd.env("TIDEBENCH_HOME", home.path());
+    cmd.env("TIDEBENCH_HOME", home.path())
+        .env(instance::initdb_cache::ENV, INITDB_CACHE);
     cmd
 }
 

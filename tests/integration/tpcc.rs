@@ -16,11 +16,14 @@ use crate::support::{
     run_tidebench as tb, summary,
 };
 
-#[test]
-fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
-    let home = support::temp_home();
-    let inst = support::start_instance(&home, "tc");
-    prepare(&home, "tc", "1");
+/// A 1-warehouse load on `inst` (named `name`) follows clause 4.3, is not overwritten without
+/// `--force`, each transaction has its effects on it, and `check` passes after them.
+fn the_load_follows_clause_4_3_and_each_transaction_has_its_effects(
+    home: &support::TempHome,
+    inst: &Instance,
+    name: &str,
+) {
+    let target = format!("instance:{name}");
 
     // Cardinalities (clause 4.3.3.1).
     for (table, rows) in [
@@ -34,17 +37,17 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
         ("stock", 100_000),
     ] {
         assert_eq!(
-            num(&inst, &format!("select count(*) from {table}")),
+            num(inst, &format!("select count(*) from {table}")),
             f64::from(rows),
             "{table}"
         );
     }
-    let lines = num(&inst, "select count(*) from order_line");
-    assert_eq!(lines, num(&inst, "select sum(o_ol_cnt) from orders"));
+    let lines = num(inst, "select count(*) from order_line");
+    assert_eq!(lines, num(inst, "select sum(o_ol_cnt) from orders"));
     assert!((150_000.0..=450_000.0).contains(&lines), "{lines}");
     assert_eq!(
         psql(
-            &inst,
+            inst,
             DEFAULT_DBNAME,
             "select count(*), min(no_o_id), max(no_o_id) from new_order \
              group by no_d_id order by 1 limit 1"
@@ -55,7 +58,7 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
     // C_LAST from the syllables; the first 1000 customers of a district take every name once.
     assert_eq!(
         num(
-            &inst,
+            inst,
             "select count(*) from customer where c_last !~ \
              '^(BAR|OUGHT|ABLE|PRI|PRES|ESE|ANTI|CALLY|ATION|EING){3}$'"
         ),
@@ -63,7 +66,7 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
     );
     assert_eq!(
         num(
-            &inst,
+            inst,
             "select count(distinct c_last) from customer where c_d_id = 1 and c_id <= 1000"
         ),
         1000.0
@@ -74,11 +77,11 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
         "select avg((s_data like '%ORIGINAL%')::int) from stock",
         "select avg((c_credit = 'BC')::int) from customer",
     ] {
-        let share = num(&inst, sql);
+        let share = num(inst, sql);
         assert!((0.09..=0.11).contains(&share), "{sql}: {share}");
     }
     // The stored load C obeys the delta rule with the run's C (clause 2.1.6.1).
-    let c_load = num(&inst, "select c_last_load from tpcc_meta") as i64;
+    let c_load = num(inst, "select c_last_load from tpcc_meta") as i64;
     assert!(tpcc::random::c_last_delta_ok(
         c_load,
         tpcc::random::C_LAST_RUN
@@ -86,7 +89,7 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
 
     // No silent overwrite.
     let again = tb(
-        &home,
+        home,
         &[
             "prepare",
             "--workload",
@@ -94,16 +97,16 @@ fn tpcc_load_follows_clause_4_3_and_each_transaction_has_its_effects() {
             "--warehouses",
             "1",
             "--target",
-            "instance:tc",
+            &target,
         ],
     );
     assert_eq!(again.status.code(), Some(2), "{}", text(&again));
     assert!(text(&again).contains("--force"), "{}", text(&again));
 
-    transactions_have_their_effects(&inst, &Options::default());
+    transactions_have_their_effects(inst, &Options::default());
     ok(tb(
-        &home,
-        &["check", "--workload", "tpcc", "--target", "instance:tc"],
+        home,
+        &["check", "--workload", "tpcc", "--target", &target],
     ));
 }
 
@@ -396,8 +399,11 @@ fn tpcc_runs_as_one_group_beside_tpcb_in_a_two_phase_shared_run() {
     ));
 }
 
+/// An interrupted load, then the plain prepare that replaces it: that load is a fresh one, and
+/// serves the checks of clause 4.3 and each transaction's effects (issue 49's sixth pass: one
+/// load where two tests made one each).
 #[test]
-fn tpcc_interrupted_load_leaves_nothing_that_looks_complete_and_needs_no_force() {
+fn tpcc_interrupted_load_needs_no_force_and_the_new_load_follows_clause_4_3() {
     let home = support::temp_home();
     let inst = support::start_instance(&home, "ti");
     let child = support::tidebench(&home)
@@ -464,4 +470,5 @@ fn tpcc_interrupted_load_leaves_nothing_that_looks_complete_and_needs_no_force()
         ),
         (procedures::FUNCTIONS.len() + procedures::SHARED_FUNCTIONS.len()) as f64
     );
+    the_load_follows_clause_4_3_and_each_transaction_has_its_effects(&home, &inst, "ti");
 }

@@ -40,86 +40,21 @@ fn prepare(home: &support::TempHome, target: &str) {
     ));
 }
 
+/// One SF 0.01 load serves both claims (issue 49's sixth pass: the load was each test's
+/// longer part): the spec's cardinalities and the refusals first, then the qualification
+/// answers against DuckDB's.
 #[test]
-fn tpch_load_has_the_specs_cardinalities_and_refuses_a_second_load() {
+fn tpch_load_has_the_specs_cardinalities_and_its_qualification_answers_agree_with_duckdb() {
+    let test =
+        "tpch_load_has_the_specs_cardinalities_and_its_qualification_answers_agree_with_duckdb";
     let home = support::temp_home();
     let inst = support::start_instance(&home, "th");
     prepare(&home, "instance:th");
-    let sf = ScaleFactor::new(SF).unwrap();
-    for table in Table::ALL {
-        let rows = num(&inst, &format!("select count(*) from {}", table.name()));
-        match table.expected_rows(sf) {
-            Some(n) => assert_eq!(rows, n as f64, "{}", table.name()),
-            // 1 to 7 lines an order (clause 4.2.3): what the loader wrote, about 4 an order.
-            None => {
-                assert_eq!(rows, num(&inst, "select lineitem_rows from tpch_meta"));
-                assert!((50_000.0..70_000.0).contains(&rows), "{rows}");
-            }
-        }
-    }
-    assert_eq!(num(&inst, "select sf from tpch_meta"), SF);
-    // Primary keys after the load; no foreign keys or indexes unless asked.
-    assert_eq!(
-        num(
-            &inst,
-            "select count(*) from pg_constraint where contype = 'p' \
-             and connamespace = 'public'::regnamespace"
-        ),
-        8.0
-    );
-    assert_eq!(
-        num(
-            &inst,
-            "select count(*) from pg_constraint where contype = 'f' \
-             and connamespace = 'public'::regnamespace"
-        ),
-        0.0
-    );
-    let again = tb(
-        &home,
-        &[
-            "prepare",
-            "--workload",
-            "tpch",
-            "--sf",
-            "0.01",
-            "--target",
-            "instance:th",
-        ],
-    );
-    assert!(!again.status.success());
-    assert!(text(&again).contains("--force"), "{}", text(&again));
-    // A run that asks for another scale factor than the load's is refused with the fix.
-    let other = tb(
-        &home,
-        &[
-            "run",
-            "--workload",
-            "tpch",
-            "--sf",
-            "0.1",
-            "--target",
-            "instance:th",
-        ],
-    );
-    assert!(!other.status.success());
-    assert!(
-        text(&other).contains("--sf 0.1 --force"),
-        "{}",
-        text(&other)
-    );
-}
-
-#[test]
-fn tpch_qualification_answers_agree_with_duckdb_and_the_server() {
-    let test = "tpch_qualification_answers_agree_with_duckdb_and_the_server";
+    the_load_has_the_specs_cardinalities_and_refuses_a_second_load(&home, &inst);
     if let Err(why) = duckdb_available() {
         support::skip(test, "DuckDB", &why);
         return;
     }
-    let home = support::temp_home();
-    let _inst = support::start_instance(&home, "tq");
-    prepare(&home, "instance:tq");
     let out = home.path().join("res");
     let run = ok(tb(
         &home,
@@ -131,7 +66,7 @@ fn tpch_qualification_answers_agree_with_duckdb_and_the_server() {
             "-c",
             "1",
             "--target",
-            "instance:tq",
+            "instance:th",
             // A parallel worker's transaction counts in xact_commit on this server (15); without
             // workers the server's count is the run's, exactly.
             "--session-set",
@@ -188,7 +123,7 @@ fn tpch_qualification_answers_agree_with_duckdb_and_the_server() {
             "--seed",
             "3",
             "--target",
-            "instance:tq",
+            "instance:th",
             "--session-set",
             "max_parallel_workers_per_gather=0",
             "-P",
@@ -204,6 +139,77 @@ fn tpch_qualification_answers_agree_with_duckdb_and_the_server() {
     }
     let q = |s: u32| std::fs::read_to_string(two.join(format!("tpch/queries/stream{s}_q3.sql")));
     assert_ne!(q(0).unwrap(), q(1).unwrap());
+}
+
+/// The load's cardinalities, then a second load and another scale factor refused, on the
+/// loaded instance `th`.
+fn the_load_has_the_specs_cardinalities_and_refuses_a_second_load(
+    home: &support::TempHome,
+    inst: &tidebench::instance::Instance,
+) {
+    let sf = ScaleFactor::new(SF).unwrap();
+    for table in Table::ALL {
+        let rows = num(inst, &format!("select count(*) from {}", table.name()));
+        match table.expected_rows(sf) {
+            Some(n) => assert_eq!(rows, n as f64, "{}", table.name()),
+            // 1 to 7 lines an order (clause 4.2.3): what the loader wrote, about 4 an order.
+            None => {
+                assert_eq!(rows, num(inst, "select lineitem_rows from tpch_meta"));
+                assert!((50_000.0..70_000.0).contains(&rows), "{rows}");
+            }
+        }
+    }
+    assert_eq!(num(inst, "select sf from tpch_meta"), SF);
+    // Primary keys after the load; no foreign keys or indexes unless asked.
+    assert_eq!(
+        num(
+            inst,
+            "select count(*) from pg_constraint where contype = 'p' \
+             and connamespace = 'public'::regnamespace"
+        ),
+        8.0
+    );
+    assert_eq!(
+        num(
+            inst,
+            "select count(*) from pg_constraint where contype = 'f' \
+             and connamespace = 'public'::regnamespace"
+        ),
+        0.0
+    );
+    let again = tb(
+        home,
+        &[
+            "prepare",
+            "--workload",
+            "tpch",
+            "--sf",
+            "0.01",
+            "--target",
+            "instance:th",
+        ],
+    );
+    assert!(!again.status.success());
+    assert!(text(&again).contains("--force"), "{}", text(&again));
+    // A run that asks for another scale factor than the load's is refused with the fix.
+    let other = tb(
+        home,
+        &[
+            "run",
+            "--workload",
+            "tpch",
+            "--sf",
+            "0.1",
+            "--target",
+            "instance:th",
+        ],
+    );
+    assert!(!other.status.success());
+    assert!(
+        text(&other).contains("--sf 0.1 --force"),
+        "{}",
+        text(&other)
+    );
 }
 
 /// Whether `python3` can import DuckDB; why not otherwise.
