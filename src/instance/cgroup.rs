@@ -48,6 +48,23 @@ impl CgroupPaths {
         locate_under(Path::new(ROOT), name)
     }
 
+    /// Names a group beside `tidebench` at the hierarchy's root (no writes): one that must
+    /// weigh against everything else on the host, not only against the instances, whose
+    /// `tidebench` parent weighs as one task among the host's other processes.
+    pub fn locate_top(name: &str) -> Result<CgroupPaths, InstanceError> {
+        locate_at(Path::new(ROOT), Path::new(name))
+    }
+
+    /// Gives the group the heaviest CPU weight there is (v1 `cpu.shares` 262144, 256 tasks'
+    /// worth; v2 `cpu.weight` 10000, 100 groups' worth), so the scheduler gives it what its
+    /// quota allows before anything of default weight beside it.
+    pub(crate) fn outweigh(&self) -> Result<(), InstanceError> {
+        match self.version {
+            CgroupVersion::V1 => write(&self.cpu.join("cpu.shares"), "262144"),
+            CgroupVersion::V2 => write(&self.cpu.join("cpu.weight"), "10000"),
+        }
+    }
+
     /// Whether this process may make control groups (root, and a cgroup tree found): where it
     /// may not, an instance can only run without limits.
     pub fn can_create() -> bool {
@@ -181,6 +198,11 @@ fn in_use_by_others(dir: &Path) -> bool {
 }
 
 fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
+    locate_at(root, &Path::new("tidebench").join(name))
+}
+
+/// The group at `rel` below the root of the hierarchy found under `root`.
+fn locate_at(root: &Path, rel: &Path) -> Result<CgroupPaths, InstanceError> {
     if root.join("cgroup.controllers").is_file() {
         let controllers =
             std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
@@ -192,7 +214,7 @@ fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
             }
             .into());
         }
-        let dir = root.join("tidebench").join(name);
+        let dir = root.join(rel);
         return Ok(CgroupPaths {
             version: CgroupVersion::V2,
             cpu: dir.clone(),
@@ -209,7 +231,7 @@ fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
         } else {
             cpu.clone()
         };
-        let group = |c: PathBuf| c.join("tidebench").join(name);
+        let group = |c: PathBuf| c.join(rel);
         return Ok(CgroupPaths {
             version: CgroupVersion::V1,
             cpu: group(cpu),
@@ -224,7 +246,8 @@ fn locate_under(root: &Path, name: &str) -> Result<CgroupPaths, InstanceError> {
 }
 
 /// v2 only lets a group limit cpu/memory if every parent delegates those controllers: the
-/// root's and each group's from `tidebench` down to the group's parent.
+/// root's and each group's from `tidebench` down to the group's parent (the root's alone for a
+/// group beside `tidebench`).
 fn enable_v2_controllers(group: &Path) -> Result<(), InstanceError> {
     let Some(parent) = group.parent() else {
         return Ok(());
@@ -233,6 +256,12 @@ fn enable_v2_controllers(group: &Path) -> Result<(), InstanceError> {
     let mut chain: Vec<&Path> = Vec::new();
     for dir in parent.ancestors() {
         chain.push(dir);
+        if dir
+            .parent()
+            .is_none_or(|p| !p.join("cgroup.controllers").is_file())
+        {
+            break;
+        }
         if dir.file_name().is_some_and(|n| n == "tidebench") {
             if let Some(root) = dir.parent() {
                 chain.push(root);
@@ -342,6 +371,14 @@ mod tests {
         std::fs::write(tmp.path().join("cgroup.controllers"), "cpu memory\n").unwrap();
         let paths = locate_under(tmp.path(), "host/vm1").unwrap();
         assert_eq!(paths.memory, tmp.path().join("tidebench/host/vm1"));
+    }
+
+    #[test]
+    fn a_top_group_sits_beside_tidebench() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("cgroup.controllers"), "cpu memory\n").unwrap();
+        let paths = locate_at(tmp.path(), Path::new("tidebench-noise-1-2")).unwrap();
+        assert_eq!(paths.cpu, tmp.path().join("tidebench-noise-1-2"));
     }
 
     #[test]

@@ -1,10 +1,17 @@
 //! A noisy neighbour for a run's `noise` event (issue 53): `stress-ng` in a control group of
-//! its own beside the instances (`tidebench/_noise-PID-N`: this process's own, so two runs
-//! on one host never share one), so it competes for the host as another tenant would. CPU
-//! noise runs one busy worker per started core under the group's CPU quota, so the group
-//! uses the asked cores; memory noise touches and keeps its bytes; IO noise runs stress-ng's
-//! hdd workers in a directory of the home. Ending it kills stress-ng, reads what the group
-//! used and removes the group.
+//! its own beside the instances (`tidebench-noise-PID-N` for event N: this process's own, so
+//! two runs on one host never share one), so it competes for the host as another tenant would.
+//! Ending it kills stress-ng, reads what the group used and removes the group.
+//!
+//! CPU noise is a tenant of a given size: one busy worker per started core, capped by the
+//! group's CPU quota at the asked cores and given the heaviest CPU weight, so it gets those
+//! cores however busy the host is. Why both: a quota alone is a ceiling, and on a busy host a
+//! group of default weight gets only a task's share, less than its size; and the group sits
+//! at the hierarchy's root, beside `tidebench`, not in it, because `tidebench` itself weighs
+//! as one task against the host's other processes, whatever its children weigh. So the
+//! noise's size is what it takes, as a neighbour VM with its own cores would (the sampler
+//! records it as `noise:N` in `system.csv`). Memory noise touches and keeps its bytes; IO
+//! noise runs stress-ng's hdd workers in a directory of the home; neither is weighted.
 
 use std::process::{Child, Stdio};
 use std::time::Instant;
@@ -32,8 +39,14 @@ fn refused(message: impl Into<String>) -> InstanceError {
     }
 }
 
-/// The group's CPU seconds so far (v2 `cpu.stat` `usage_usec`, v1 `cpuacct.usage`).
-fn cpu_seconds(group: &CgroupPaths) -> Option<f64> {
+/// The noise group of event `event` (numbered from 1) of this process's run.
+pub fn group_of(event: usize) -> Result<CgroupPaths, InstanceError> {
+    CgroupPaths::locate_top(&format!("tidebench-noise-{}-{event}", std::process::id()))
+}
+
+/// The group's CPU seconds so far (v2 `cpu.stat` `usage_usec`, v1 `cpuacct.usage`); `None`
+/// when it cannot be read (no such group).
+pub fn cpu_seconds(group: &CgroupPaths) -> Option<f64> {
     match group.version {
         CgroupVersion::V2 => std::fs::read_to_string(group.cpu.join("cpu.stat"))
             .ok()?
@@ -52,14 +65,15 @@ fn cpu_seconds(group: &CgroupPaths) -> Option<f64> {
     }
 }
 
-/// Starts `noise` for `seconds` (stress-ng ends itself then, should this process die).
+/// Starts `noise` as event `event` (numbered from 1) for `seconds` (stress-ng ends itself
+/// then, should this process die).
 pub fn start(
     home: &Home,
     event: usize,
     noise: &Noise,
     seconds: u64,
 ) -> Result<(Neighbour, String), InstanceError> {
-    let group = CgroupPaths::locate(&format!("_noise-{}-{event}", std::process::id()))?;
+    let group = group_of(event)?;
     let (cpus, memory, args) = match noise {
         Noise::Cpu { cpus } => (
             Some(*cpus),
@@ -94,6 +108,12 @@ pub fn start(
         }
     };
     group.create(cpus, memory)?;
+    if cpus.is_some() {
+        if let Err(e) = group.outweigh() {
+            let _ = group.remove();
+            return Err(e);
+        }
+    }
     let me = os_user::current_user()?;
     let program = std::path::Path::new("stress-ng");
     let mut cmd = me.command(program, &home.absolute()?, group.procs_files()?, None);

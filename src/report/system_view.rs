@@ -168,10 +168,21 @@ pub fn cpu_charts(data: &RunData) -> Vec<(String, &'static str, Vec<Series>, Com
         (
             "CPU per instance".into(),
             "CPU (% of one core)",
-            series_of(data, "instance:", "cpu_pct", 1.0),
+            cpu_per_instance(data),
             Combine::Mean,
         ),
     ]
+}
+
+/// Each instance's CPU, and each noise event's group's beside them (`noise 2`: event 2's), so
+/// a neighbour's size shows against the tenants it squeezed.
+fn cpu_per_instance(data: &RunData) -> Vec<Series> {
+    let mut series = series_of(data, "instance:", "cpu_pct", 1.0);
+    for mut s in series_of(data, "noise:", "cpu_pct", 1.0) {
+        s.name = format!("noise {}", s.name);
+        series.push(s);
+    }
+    series
 }
 
 const MB: f64 = 1.0 / (1024.0 * 1024.0);

@@ -9,7 +9,7 @@
 //!   `device:<dev>` (a block device of `/proc/diskstats`), `db:<target label>` (a target's
 //!   database, label with passwords redacted), `server:<label>` (a PostgreSQL server, named by
 //!   the label of its first target), `driver` (the tidebench process), `sampler` (the sampler
-//!   itself).
+//!   itself), `noise:<N>` (the group of the run's event N, a `noise` event).
 //! - `metric`: snake_case, unit in the name. Rates (`_per_s`, `_pct`) are over the time since
 //!   the previous round, so the first round has none, nor has the round taken at the run's
 //!   stop when it comes less than half a period after the one before; counters marked
@@ -24,6 +24,7 @@
 //! | `device:<dev>` | `read_bytes_per_s`, `write_bytes_per_s`, `reads_per_s`, `writes_per_s`, `avg_wait_ms` (mean time per IO completed in the round, queueing included) |
 //! | `db:<label>` | cumulative `pg_stat_database` counters: `xact_commit`, `xact_rollback`, `blks_hit`, `blks_read`, `tup_returned`, `tup_fetched`, `tup_inserted`, `tup_updated`, `tup_deleted`, `temp_bytes`, `deadlocks`; and `hit_ratio` (0..1, blocks hit over blocks accessed during the round; absent when none were) |
 //! | `server:<label>` | cumulative `checkpoints_timed`, `checkpoints_req`, `buffers_checkpoint`, `buffers_clean`, `buffers_backend`, `buffers_alloc` (`pg_stat_bgwriter`), `wal_bytes` (the WAL position in bytes); on a primary with standbys, the gauges `replication_lag_bytes` (the furthest standby's replay position behind the primary's WAL) and `replication_lag_s` (the largest `replay_lag` of `pg_stat_replication`) |
+//! | `noise:<N>` | while event N's noise runs (its group exists only then): `cpu_seconds` (cumulative, from its cgroup), `cpu_pct` (100 = one core; not in the round the group appeared in) |
 //! | `driver` | `cpu_seconds` (cumulative user + system CPU time of the tidebench process: its clients' driver threads, its runtime and the sampler; what `compare` judges as `client_cpu`) |
 //! | `sampler` | `round_ms` (wall time of the round), `cpu_ms` (CPU time tidebench spent reading and writing the round), `pg_ms` (wall time of the round's PostgreSQL queries) |
 //!

@@ -339,63 +339,37 @@ impl Databases {
     ) -> Vec<ServerDelta> {
         let deadline = Instant::now() + budget;
         let (restarted, down) = self.probe_servers(deadline).await;
-        let mut out = Vec::with_capacity(self.dbs.len());
-        for (d, b) in self.dbs.iter().zip(before) {
-            if let Some(e) = &down[d.server] {
-                events.send(Event::Warning(format!(
-                    "could not read the counters of {} after the run: {e}",
-                    d.label
-                )));
-                continue;
-            }
-            if d.pooled {
-                let read = tokio::time::timeout_at(
-                    deadline.into(),
-                    pooled_read(&self.servers[d.server], d),
-                )
-                .await
-                .unwrap_or_else(|_| Err(format!("its counters did not settle within {budget:?}")));
-                match read {
-                    // Each server session the pooler opened: its startup, and the
-                    // `SET application_name` pgbouncer sends it on first use (it opens
-                    // server sessions without the clients' name).
-                    Ok((after, sessions)) => out.push(delta_of(
-                        d,
-                        b,
-                        after,
-                        restarted[d.server],
-                        ran,
-                        2 * (sessions - d.sessions_before),
-                    )),
-                    Err(why) => events.send(Event::Warning(format!(
-                        "{} is reached through a connection pooler that shares server sessions: \
-                         {why}, so the server's count is not compared",
-                        d.label
-                    ))),
+        // The servers are read at once, each over its own session (its databases in turn):
+        // a settled reading takes at least two reads a settle step apart, and in turn the four
+        // servers of `make chaos` held its end a second.
+        let dbs = &self.dbs;
+        let reads = self.servers.iter_mut().enumerate().map(|(k, srv)| {
+            let (restarted, down) = (restarted[k], down[k].as_deref());
+            async move {
+                let mut out = Vec::new();
+                for (i, (d, b)) in dbs.iter().zip(before).enumerate() {
+                    if d.server == k {
+                        let state = (restarted, down);
+                        let read = read_after(srv, d, b, state, ran, (deadline, budget)).await;
+                        out.push((i, read));
+                    }
                 }
-                continue;
+                out
             }
-            let stats = &mut self.servers[d.server].stats;
-            let settled = tokio::time::timeout_at(
-                deadline.into(),
-                settled_after(stats, &d.dbname, &d.app_names),
-            )
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "its counters did not settle within {budget:?} after the run, so the \
-                         server's count is not compared"
-                ))
-            });
-            match settled {
-                Ok(after) => out.push(delta_of(d, b, after, restarted[d.server], ran, 0)),
-                Err(e) => events.send(Event::Warning(format!(
-                    "could not read the counters of {} after the run: {e}",
-                    d.label
-                ))),
-            }
-        }
-        out
+        });
+        let mut read: Vec<(usize, Result<ServerDelta, String>)> =
+            futures_util::future::join_all(reads)
+                .await
+                .into_iter()
+                .flatten()
+                .collect();
+        read.sort_by_key(|(i, _)| *i);
+        read.into_iter()
+            .filter_map(|(_, r)| {
+                r.map_err(|warning| events.send(Event::Warning(warning)))
+                    .ok()
+            })
+            .collect()
     }
 
     /// Reopens each server's statistics session if it was lost and probes it before
@@ -422,6 +396,67 @@ impl Databases {
             }
         }
         (restarted, down)
+    }
+}
+
+/// Database `d`'s delta after the run over its server's session `srv`, or the warning that
+/// says why it cannot be read: its server is down (`state`: whether it restarted during the
+/// run, and why it cannot be read), or its counters do not settle by `deadline` (`budget`
+/// after the run).
+async fn read_after(
+    srv: &mut Server,
+    d: &Db,
+    b: &Baseline,
+    state: (bool, Option<&str>),
+    ran: &RunCounts<'_>,
+    (deadline, budget): (Instant, Duration),
+) -> Result<ServerDelta, String> {
+    let (restarted, down) = state;
+    if let Some(e) = down {
+        return Err(format!(
+            "could not read the counters of {} after the run: {e}",
+            d.label
+        ));
+    }
+    if d.pooled {
+        let read = tokio::time::timeout_at(deadline.into(), pooled_read(srv, d))
+            .await
+            .unwrap_or_else(|_| Err(format!("its counters did not settle within {budget:?}")));
+        // Each server session the pooler opened: its startup, and the `SET application_name`
+        // pgbouncer sends it on first use (it opens server sessions without the clients' name).
+        return match read {
+            Ok((after, sessions)) => Ok(delta_of(
+                d,
+                b,
+                after,
+                restarted,
+                ran,
+                2 * (sessions - d.sessions_before),
+            )),
+            Err(why) => Err(format!(
+                "{} is reached through a connection pooler that shares server sessions: {why}, \
+                 so the server's count is not compared",
+                d.label
+            )),
+        };
+    }
+    let settled = tokio::time::timeout_at(
+        deadline.into(),
+        settled_after(&mut srv.stats, &d.dbname, &d.app_names),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
+            "its counters did not settle within {budget:?} after the run, so the server's \
+             count is not compared"
+        ))
+    });
+    match settled {
+        Ok(after) => Ok(delta_of(d, b, after, restarted, ran, 0)),
+        Err(e) => Err(format!(
+            "could not read the counters of {} after the run: {e}",
+            d.label
+        )),
     }
 }
 

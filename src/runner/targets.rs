@@ -133,6 +133,14 @@ pub async fn sampler(
     for note in sampler.add_poolers(&behind).await {
         events.send(Event::Note(note));
     }
+    let noise: Vec<usize> = plan
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.action, crate::config::Action::Noise { .. }))
+        .map(|(k, _)| k + 1)
+        .collect();
+    sampler.add_noise(&noise);
     Ok(Some(sampler))
 }
 

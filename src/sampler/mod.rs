@@ -7,6 +7,7 @@ pub mod guest;
 pub mod host;
 pub mod host_stats;
 pub mod incidents;
+pub mod noise;
 pub mod pg_counters;
 pub mod pooler;
 pub mod proc_tree;

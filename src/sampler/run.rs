@@ -24,6 +24,7 @@ use crate::target::ResolvedTarget;
 use super::cgroup::{InstanceProbe, InstanceReader};
 use super::disk::{self, DiskReader};
 use super::host_stats::HostReader;
+use super::noise::NoiseProbe;
 use super::pg_counters::{self, ServerProbe};
 use super::pooler::PoolerProbe;
 
@@ -76,6 +77,8 @@ pub struct Sampler {
     servers: Vec<ServerProbe>,
     /// The consoles of the poolers in front of servers, and whether the last read failed.
     poolers: Vec<(PoolerProbe, bool)>,
+    /// The groups of the run's noise events.
+    noise: Vec<NoiseProbe>,
     devices: Vec<InstanceDevices>,
 }
 
@@ -121,6 +124,7 @@ impl Sampler {
             disks: DiskReader::new(&extra),
             servers,
             poolers: Vec::new(),
+            noise: Vec::new(),
             devices,
         })
     }
@@ -147,6 +151,11 @@ impl Sampler {
             }
         }
         unread
+    }
+
+    /// Also reads the CPU of the groups of the noise events numbered `events` (from 1).
+    pub fn add_noise(&mut self, events: &[usize]) {
+        self.noise = NoiseProbe::for_events(events);
     }
 
     /// Which device holds each instance's data dir and WAL (for `runtime.toml`).
@@ -266,6 +275,9 @@ impl Sampler {
         // The round's time as system.csv writes it.
         let t_s = (began.saturating_duration_since(t0).as_secs_f64() * 1e3).round() / 1e3;
         let incidents = self.instances.sample(dt_s, t_s, &mut v);
+        for n in &mut self.noise {
+            n.sample(dt_s, &mut v);
+        }
         self.disks.sample(dt_s, &mut v);
         let cpu = thread_cpu().saturating_sub(cpu0);
         if !incidents.is_empty() {

@@ -29,8 +29,17 @@ fn prepare_and_run(
     instance: &str,
     events: &str,
 ) -> (std::process::Output, std::path::PathBuf) {
+    run_with(home, name, &format!("{}{events}", run_file(instance)))
+}
+
+/// Writes the run file `name` holding `text`, prepares it and runs it into `res/`.
+fn run_with(
+    home: &support::TempHome,
+    name: &str,
+    text: &str,
+) -> (std::process::Output, std::path::PathBuf) {
     let cfg_path = home.path().join(name);
-    std::fs::write(&cfg_path, format!("{}{events}", run_file(instance))).unwrap();
+    std::fs::write(&cfg_path, text).unwrap();
     let cfg = cfg_path.to_str().unwrap();
     ok(tb(home, &["prepare", cfg]));
     let out = home.path().join("res");
@@ -310,15 +319,11 @@ fn steps_of(s: &serde_json::Value, action: &str) -> Vec<(String, String, String)
 }
 
 #[test]
-fn a_resize_and_cpu_noise_are_recorded_and_undone() {
-    let test = "resize and noise events";
+fn a_resize_is_recorded_and_undone() {
+    let test = "resize events";
     let Some(home) = support::home_with_cgroups(test) else {
         return;
     };
-    if !has_stress_ng() {
-        support::skip(test, "stress-ng", "not on PATH");
-        return;
-    }
     // Cgroups are per host: a name of this test's own.
     let name = format!("evr{}", std::process::id());
     let opts = tidebench::instance::InstanceOptions {
@@ -352,9 +357,7 @@ fn a_resize_and_cpu_noise_are_recorded_and_undone() {
         &format!(
             "[[event]]\nat = \"1s\"\naction = \"resize\"\ntarget = \"{name}\"\ncpus = 0.5\n\
              [[event]]\nat = \"3s\"\naction = \"sql\"\ntarget = \"{name}\"\n\
-             sql = \"SELECT pg_read_file('{}')\"\n\
-             [[event]]\nat = \"1s\"\naction = \"noise\"\ntarget = \"host\"\nnoise = \"cpu\"\n\
-             cpus = 0.5\nfor = \"2s\"\n",
+             sql = \"SELECT pg_read_file('{}')\"\n",
             quota_file.display()
         ),
     );
@@ -379,6 +382,70 @@ fn a_resize_and_cpu_noise_are_recorded_and_undone() {
     let again = tidebench::instance::find(&home.home, &name).unwrap();
     assert_eq!(again.limits(), (Some(1.0), None));
 
+    let csv = std::fs::read_to_string(out.join("events.csv")).unwrap();
+    let steps: Vec<(&str, &str)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[4], f[7])
+        })
+        .collect();
+    for step in ["resize", "restore", "sql"] {
+        assert!(steps.contains(&(step, "ok")), "{step} in {csv}");
+    }
+    assert_eq!(steps.len(), 3, "{csv}");
+}
+
+/// The rows of a results CSV (`intervals.csv`, `system.csv`) as maps from column to field.
+fn csv_rows(path: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .expect("a header")
+        .split(',')
+        .map(String::from)
+        .collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// A CPU noise event of one core beside an unthrottled tenant: the noise group's CPU, as the
+/// run sampled it from its cgroup, is the asked core ±10 % and appears only between the
+/// noise's start and its end; the tenant's rate is lower inside that window than in every
+/// second before it. The noise group outweighs everything else on the host and its quota caps
+/// it (see `instance::noise`), so it gets its core on a busy machine too, and it takes that
+/// core from the tenant whatever else runs. Every bound comes from the steps the run recorded.
+#[test]
+fn cpu_noise_takes_its_size_only_in_its_window_and_the_tenant_slows_then() {
+    let test = "CPU noise's size and the tenant's dip";
+    let Some(home) = support::home_with_cgroups(test) else {
+        return;
+    };
+    if !has_stress_ng() {
+        support::skip(test, "stress-ng", "not on PATH");
+        return;
+    }
+    let _inst = support::start_instance(&home, "evn");
+    let (o, out) = run_with(
+        &home,
+        "noise.toml",
+        "clients = 4\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\nsample = \"500ms\"\n\
+         txn_timeout = \"2s\"\n\
+         [[group]]\nname = \"A\"\nworkload = \"select-only\"\nscale = 1\ninstance = \"evn\"\n\
+         [[phase]]\nname = \"only\"\nduration = \"7s\"\nshares = { A = 100 }\n\
+         [[event]]\nat = \"3s\"\naction = \"noise\"\nnoise = \"cpu\"\ncpus = 1\nfor = \"3s\"\n",
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s = summary(&out);
     let noise = steps_of(&s, "noise");
     let said: Vec<(&str, &str)> = noise
         .iter()
@@ -391,27 +458,99 @@ fn a_resize_and_cpu_noise_are_recorded_and_undone() {
         !std::path::Path::new(group).exists(),
         "the noise group {group} is removed"
     );
-    // Its quota holds it to half a core (a tenth over for the quota's last period); busy, it
-    // used some.
-    let used: f64 = noise[1]
-        .2
-        .strip_prefix("the noise group used ")
-        .and_then(|r| r.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{noise:?}"));
-    assert!(used > 0.0 && used <= 0.55, "{noise:?}");
+    let e = s["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["action"] == "noise")
+        .expect("the noise event");
+    let step = |k: usize, field: &str| f(&e["steps"][k][field]);
+    // The window: from the noise's start to its end, as the run recorded them.
+    let (began, running, quieting, quiet) = (
+        step(0, "started_s"),
+        step(0, "ended_s"),
+        step(1, "started_s"),
+        step(1, "ended_s"),
+    );
+    assert!(began >= 3.0 && quieting >= 6.0, "{e}");
 
-    let csv = std::fs::read_to_string(out.join("events.csv")).unwrap();
-    let steps: Vec<(&str, &str)> = csv
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[4], f[7])
+    // The noise group's CPU, sampled: only inside the window, and one core ±10 % there. A
+    // round reads the group within its `round_ms` of its `t_s`.
+    let system = csv_rows(&out.join("system.csv"));
+    let value = |r: &std::collections::HashMap<String, String>| -> (f64, f64) {
+        (r["t_s"].parse().unwrap(), r["value"].parse().unwrap())
+    };
+    let round_s: std::collections::HashMap<String, f64> = system
+        .iter()
+        .filter(|r| r["source"] == "sampler" && r["metric"] == "round_ms")
+        .map(|r| (r["t_s"].clone(), value(r).1 / 1e3))
+        .collect();
+    let cpu: Vec<(f64, f64, f64)> = system
+        .iter()
+        .filter(|r| r["source"] == "noise:1" && r["metric"] == "cpu_seconds")
+        .map(|r| {
+            let (t, v) = value(r);
+            (t, t + round_s[&r["t_s"]], v)
         })
         .collect();
-    for step in ["resize", "restore", "sql", "noise", "quiet"] {
-        assert!(steps.contains(&(step, "ok")), "{step} in {csv}");
+    for (t, read_by, _) in &cpu {
+        assert!(
+            *read_by >= began && *t <= quiet,
+            "a noise sample at {t} s, outside {began}-{quiet}: {cpu:?}"
+        );
     }
-    assert_eq!(steps.len(), 5, "{csv}");
+    let inside: Vec<&(f64, f64, f64)> = cpu
+        .iter()
+        .filter(|(t, read_by, _)| *t >= running && *read_by <= quieting)
+        .collect();
+    let (first, last) = (inside.first().unwrap(), inside.last().unwrap());
+    assert!(last.0 - first.0 >= 1.5, "too few samples inside: {cpu:?}");
+    let cores = (last.2 - first.2) / (last.0 - first.0);
+    assert!(
+        (cores - 1.0).abs() <= 0.1,
+        "the noise used {cores:.3} cores, not 1 ±10 %: {cpu:?}"
+    );
+    eprintln!(
+        "CPU noise: {cores:.3} cores from {:.1} to {:.1} s (window {began:.2}-{quiet:.2} s)",
+        first.0, last.0
+    );
+
+    // The tenant's commits per second: lower inside the window than in any second before it.
+    let rate: Vec<(f64, f64, f64)> = csv_rows(&out.join("intervals.csv"))
+        .iter()
+        .map(|r| {
+            let (start, len): (f64, f64) = (
+                r["interval_start_s"].parse().unwrap(),
+                r["interval_length_s"].parse().unwrap(),
+            );
+            let committed: f64 = r["committed"].parse().unwrap();
+            (start, start + len, committed / len)
+        })
+        .collect();
+    // The first second holds the clients' start.
+    let before: Vec<f64> = rate
+        .iter()
+        .filter(|(from, to, _)| *from >= 1.0 && *to <= began)
+        .map(|r| r.2)
+        .collect();
+    let during: Vec<f64> = rate
+        .iter()
+        .filter(|(from, to, _)| *from >= running && *to <= quieting)
+        .map(|r| r.2)
+        .collect();
+    assert!(before.len() >= 2 && during.len() >= 2, "{rate:?}");
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (was, then) = (mean(&before), mean(&during));
+    assert!(
+        then <= 0.8 * was,
+        "the tenant's rate fell from {was:.0}/s to only {then:.0}/s: {rate:?}"
+    );
+    assert!(
+        before.iter().all(|r| *r > then),
+        "a second before the noise was as slow as the noise's window ({then:.0}/s): {rate:?}"
+    );
+    eprintln!("the tenant: {was:.0}/s before the noise, {then:.0}/s during it");
+    // The run's report draws the noise beside the instance.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("noise 1"), "report");
 }

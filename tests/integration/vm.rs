@@ -1,11 +1,14 @@
 //! Managed instances that are real QEMU guests (issue 40), under whatever accelerator the
 //! host gives (TCG here): created through the real CLI, loaded, run, counted by the server,
-//! seen to be the guest's own kernel and network, stopped without a QEMU left behind.
+//! seen to be the guest's own kernel and network, powered off by a run's event and destroyed, and
+//! a creation cut short leaves no QEMU behind.
 
 use std::os::unix::fs::PermissionsExt;
 
 use crate::support::{self, output_text as text, run_tidebench as tb};
 use tidebench::instance;
+
+mod events;
 
 /// Why a VM cannot run here at all, or None. Only a missing QEMU is a reason: anything else
 /// (no KVM, a slow boot) must fail the test, not skip it.
@@ -47,8 +50,10 @@ fn meminfo_kib(meminfo: &str, field: &str) -> u64 {
 }
 
 #[test]
-fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
-    if skip_without_qemu("a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly") {
+fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_a_run_powers_it_off() {
+    if skip_without_qemu(
+        "a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_a_run_powers_it_off",
+    ) {
         return;
     }
     let home = support::temp_home();
@@ -325,20 +330,12 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
         "deflating gives it back: {shrunk} -> {back} kB"
     );
 
-    events_on_the_guest(&home);
+    events::events_on_the_guest(&home);
 
+    // The guest's last run powers it off (a guest so ended needs a new boot).
     let pid = inst.pid().expect("QEMU runs");
     assert!(alive(pid));
-    let o = tb(&home, &["instance", "stop", "vm1"]);
-    assert!(o.status.success(), "stop: {}", text(&o));
-    assert!(!alive(pid), "stop leaves no QEMU process");
-    let status = instance::status(&home.home, "vm1").unwrap();
-    assert!(!status.running);
-    let log = std::fs::read_to_string(inst.log_path()).unwrap();
-    assert!(
-        log.contains("database system is shut down"),
-        "a clean shutdown: {log}"
-    );
+    events::power_off_on_the_guest(&home, pid);
 
     // Ctrl-C while a new VM instance boots: no QEMU outlives it, nothing half-made stays.
     // (TCG forced: one QEMU, not a KVM try that may fail on its own first.)
@@ -398,151 +395,6 @@ fn a_vm_instance_runs_tpcb_in_its_own_guest_balloons_and_stops_cleanly() {
         "destroy ends the QEMU a killed tidebench left"
     );
     assert!(!vm3.exists());
-}
-
-/// A short tpcb run on vm1 (prepared above) with `events` after it, into `res-NAME`.
-fn run_with_events(
-    home: &support::TempHome,
-    name: &str,
-    events: &str,
-) -> (std::process::Output, std::path::PathBuf) {
-    let cfg = home.path().join(format!("{name}.toml"));
-    std::fs::write(
-        &cfg,
-        format!(
-            "clients = 2\nprogress = \"0\"\npoll = \"0\"\ninterval = \"1s\"\nsample = \"1s\"\n\
-             [[group]]\nname = \"A\"\nworkload = \"tpcb\"\nscale = 1\ntarget = \"instance:vm1/tidebench\"\n\
-             [[phase]]\nname = \"only\"\nduration = \"12s\"\nshares = {{ A = 100 }}\n{events}"
-        ),
-    )
-    .unwrap();
-    let out = home.path().join(format!("res-{name}"));
-    let o = tb(
-        home,
-        &["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()],
-    );
-    (o, out)
-}
-
-/// Events on the guest (issue 53), in one 12 s run: a freeze first (QMP `stop` at 1 s, `cont`
-/// 2 s later), then its memory squeezed through the balloon for the rest of the run. The
-/// squeeze is small (64MiB) and comes after the thaw, so nothing stops the guest while it gives
-/// its pages: an emulated guest gives them slowly (64MiB took it 1.3 s on a busy host, 128MiB
-/// 7.8 s with a freeze inside), and the `balloon` step must end in the run, 8 s after it began.
-/// Everything is judged from what the run recorded: the steps, no commit while the guest was
-/// stopped, the guest's memory series in system.csv. Resizes a VM cannot take are refused
-/// before anything starts.
-fn events_on_the_guest(home: &support::TempHome) {
-    let resize = "[[event]]\nat = \"4s\"\naction = \"resize\"\ntarget = \"vm1\"\n";
-    for (bad, says) in [
-        (
-            "memory = \"1GiB\"\n",
-            "its balloon can only take memory away",
-        ),
-        ("cpus = 1.0\n", "a VM's CPUs cannot change while it runs"),
-    ] {
-        let (o, out) = run_with_events(home, "refused", &format!("{resize}{bad}"));
-        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
-        assert!(text(&o).contains(says), "{bad}: {}", text(&o));
-        assert!(!out.exists(), "nothing started: {}", out.display());
-    }
-    let (o, out) = run_with_events(
-        home,
-        "events",
-        &format!(
-            "[[event]]\nat = \"1s\"\naction = \"freeze\"\ntarget = \"vm1\"\nfor = \"2s\"\n\
-             {resize}memory = \"448MiB\"\n"
-        ),
-    );
-    assert!(o.status.success(), "run with events: {}", text(&o));
-    let s = support::summary(&out);
-    let steps = |k: usize| -> Vec<(String, String, f64, Option<f64>)> {
-        s["events"][k]["steps"]
-            .as_array()
-            .unwrap_or_else(|| panic!("event {k}: {}", s["events"]))
-            .iter()
-            .map(|st| {
-                (
-                    st["step"].as_str().unwrap_or_default().to_string(),
-                    st["outcome"].as_str().unwrap_or_default().to_string(),
-                    st["started_s"].as_f64().unwrap(),
-                    st["ended_s"].as_f64(),
-                )
-            })
-            .collect()
-    };
-    let names = |st: &[(String, String, f64, Option<f64>)]| -> Vec<(String, String)> {
-        st.iter().map(|(n, o, ..)| (n.clone(), o.clone())).collect()
-    };
-    let pair = |n: &str| (n.to_string(), "ok".to_string());
-    // The resize gives the balloon its target; `balloon` is the guest getting there; the run's
-    // end gives the guest its RAM back.
-    let resized = steps(1);
-    assert_eq!(
-        names(&resized),
-        vec![pair("resize"), pair("balloon"), pair("restore")],
-        "{}",
-        s["events"][1]
-    );
-    let frozen = steps(0);
-    assert_eq!(
-        names(&frozen),
-        vec![pair("freeze"), pair("thaw")],
-        "{}",
-        s["events"][0]
-    );
-    let csv = std::fs::read_to_string(out.join("events.csv")).unwrap();
-    for said in ["QMP stop", "QMP cont", "balloon target 448MiB"] {
-        assert!(csv.contains(said), "{said}: {csv}");
-    }
-    // Nothing begun after the guest stopped commits before it goes on.
-    let (t, thawed) = (frozen[0].2, frozen[1].2);
-    assert!(t >= 1.0 && thawed >= 3.0, "{}", s["events"][0]);
-    let all = &s["events"][0]["recovery"][0];
-    let first = all["first_commit_s"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("commits after the thaw: {all}"));
-    assert!(
-        t + first >= thawed - 0.05,
-        "first commit at {first} s: {all}"
-    );
-
-    // The guest's memory series: all its RAM in every sample before the resize, the new size in
-    // the first sample taken once the guest had it.
-    let system = std::fs::read_to_string(out.join("system.csv")).unwrap();
-    let series: Vec<(f64, f64)> = system
-        .lines()
-        .filter(|l| l.contains(",instance:vm1,guest_memory_bytes,"))
-        .filter_map(|l| {
-            let (t, rest) = l.split_once(',')?;
-            Some((t.parse().ok()?, rest.rsplit(',').next()?.parse().ok()?))
-        })
-        .collect();
-    let (from, had) = (resized[0].2, resized[1].3.expect("the balloon got there"));
-    let ram = (512u64 << 20) as f64;
-    let squeezed = (448u64 << 20) as f64;
-    assert!(
-        series
-            .iter()
-            .filter(|(t, _)| *t < from)
-            .all(|(_, m)| *m == ram),
-        "{series:?}"
-    );
-    let after = series
-        .iter()
-        .find(|(t, _)| *t >= had)
-        .unwrap_or_else(|| panic!("no sample after {had} s: {series:?}"));
-    assert!(
-        (after.1 - squeezed).abs() <= squeezed / 100.0,
-        "the first sample after the guest had it, {after:?}: {series:?}"
-    );
-    let changed = series.iter().find(|(t, m)| *t >= from && *m != ram);
-    eprintln!(
-        "events on the guest: resize at {from:.2} s, the guest had it at {had:.2} s, the \
-         memory series changed at {changed:?}; freeze {t:.2} s, thaw {thawed:.2} s, first \
-         commit begun after the freeze {:.2} s after it",
-        first
-    );
 }
 
 /// The pid in a new instance's QEMU pidfile, once there (`start` is still booting it).
