@@ -26,8 +26,9 @@ Each side is a managed instance, PREFIX-a and PREFIX-b (default ab-a, ab-b), cre
 use from its build's bin dir (--a-pg-bin, --b-pg-bin: where `pg_config --bindir` points) with
 the --set settings, plus the side's own --a-set/--b-set. Both get the workload's data afresh
 (prepare --force). Then each round runs A B B A: 2 runs a side per round (--runs N instead:
-N runs a side, the last round cut to A B when N is odd), each an ordinary results dir, OUT/a/NN and OUT/b/NN, NN the run's place in the sweep. The last step is
-`compare OUT/a OUT/b` with --fail-on and --format: B is judged against A.
+N runs a side, the last round cut to A B when N is odd), each an ordinary results dir,
+OUT/a/NN and OUT/b/NN, NN the run's place in the sweep. The last step is `compare OUT/a OUT/b`
+with --fail-on and --format: B is judged against A.
 
 Everything after -- is given to every `tidebench run` (clients, duration, rate, ...); --a-arg
 and --b-arg add arguments to one side's runs only, so the same build can be judged against
