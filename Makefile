@@ -147,7 +147,7 @@ chaos: build
 
 # The verdict's sensitivity and false alarms on real runs (issue 55), through `tidebench ab` on
 # one build, 5 runs a side: select-only at a fixed rate R against R five times (each must be
-# within noise) and against 0.95 R (must be regressed at tps:-3%); about 9 minutes (not part
+# within noise) and against 0.95 R (must be regressed at tps:-3%); about 7 minutes (not part
 # of `test`).
 sensitivity: build
 	./scripts/sensitivity.sh $(BIN)
