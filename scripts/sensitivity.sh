@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The verdict's sensitivity and its false alarms on real runs (issue 55's check), through
 # `tidebench ab` on one build: select-only at a fixed rate R (below what the server can do, so
-# the achieved rate follows the schedule), 3 rounds of A B B A (6 runs a side), --fail-on
+# the achieved rate follows the schedule), 5 runs a side (A B B A A B B A A B), --fail-on
 # tps:-3%.
 #   - R against R, REPEATS times: each must be "within noise" (exit 0);
 #   - R against 0.95 R: must be "regressed" (exit 1).
 # Prints one line per comparison (ratio of medians, its 95 % interval, the verdict) and exits
-# 1 when any verdict is not the expected one. About 90 s per comparison at the defaults.
+# 1 when any verdict is not the expected one. About 80 s per comparison at the defaults.
 #   scripts/sensitivity.sh [BIN]     BIN defaults to target/release/tidebench
 # Environment: RATE (default 1000), DURATION (each run, default 5s), REPEATS (default 5),
-# CLIENTS (default 2).
+# CLIENTS (default 2), RUNS (a side, default 5).
 set -uo pipefail
 
 bin=${1:-target/release/tidebench}
@@ -17,6 +17,7 @@ rate=${RATE:-1000}
 duration=${DURATION:-5s}
 repeats=${REPEATS:-5}
 clients=${CLIENTS:-2}
+runs=${RUNS:-5}
 slower=$(python3 -c "print(round($rate * 0.95))")
 
 if [ ! -x "$bin" ]; then
@@ -44,7 +45,7 @@ judge() {
   local name=$1 expect=$2
   shift 2
   local out=$work/$name
-  "$bin" ab -s 1 "${settings[@]}" --rounds 3 --fail-on tps:-3% --format json \
+  "$bin" ab -s 1 "${settings[@]}" --runs "$runs" --fail-on tps:-3% --format json \
     --out "$out" "$@" -- "${run[@]}" >"$out.json" 2>"$out.log"
   local code=$?
   local line
@@ -72,7 +73,7 @@ EOF
   printf '%-14s %s  exit %s  %s\n' "$name" "$line" "$code" "$mark"
 }
 
-echo "select-only, $clients clients, ${duration} runs at R = $rate/s; 6 runs a side (3 rounds of A B B A); --fail-on tps:-3%"
+echo "select-only, $clients clients, ${duration} runs at R = $rate/s; $runs runs a side (A B B A ...); --fail-on tps:-3%"
 for i in $(seq 1 "$repeats"); do
   judge "R-vs-R-$i" 0 "--a-arg=--rate=$rate" "--b-arg=--rate=$rate"
 done

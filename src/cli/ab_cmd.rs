@@ -25,9 +25,10 @@ pub const AB_AFTER_HELP: &str = "\
 Each side is a managed instance, PREFIX-a and PREFIX-b (default ab-a, ab-b), created on first
 use from its build's bin dir (--a-pg-bin, --b-pg-bin: where `pg_config --bindir` points) with
 the --set settings, plus the side's own --a-set/--b-set. Both get the workload's data afresh
-(prepare --force). Then each round runs A B B A: 2 runs a side per round, each an ordinary
-results dir, OUT/a/NN and OUT/b/NN, NN the run's place in the sweep. The last step is
-`compare OUT/a OUT/b` with --fail-on and --format: B is judged against A.
+(prepare --force). Then each round runs A B B A: 2 runs a side per round (--runs N instead:
+N runs a side, the last round cut to A B when N is odd), each an ordinary results dir,
+OUT/a/NN and OUT/b/NN, NN the run's place in the sweep. The last step is `compare OUT/a OUT/b`
+with --fail-on and --format: B is judged against A.
 
 Everything after -- is given to every `tidebench run` (clients, duration, rate, ...); --a-arg
 and --b-arg add arguments to one side's runs only, so the same build can be judged against
@@ -78,6 +79,10 @@ pub struct AbArgs {
     /// Rounds of A B B A: 2 runs a side each; the verdict needs 3 runs a side, so 2 at least
     #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(2..=100))]
     pub rounds: u32,
+    /// Runs a side instead of rounds (3 at least), e.g. 5: A B B A repeated and cut after
+    /// 2 × N runs, so an odd N ends with A B
+    #[arg(long, value_name = "N", conflicts_with = "rounds", value_parser = clap::value_parser!(u32).range(3..=200))]
+    pub runs: Option<u32>,
     /// Workload to prepare on both sides (default tpcb) and, when given, to run; leave it out
     /// for run's pgbench-style flags such as -S, whose workloads load tpcb's tables
     #[arg(short = 'w', long)]
@@ -131,12 +136,20 @@ struct Step {
     argv: Vec<String>,
 }
 
-/// The order of the runs: A B B A per round. Over a round a drift that grows steadily adds as
-/// much to A's runs as to B's (1 + 4 against 2 + 3).
-fn order(rounds: u32) -> Vec<Side> {
-    (0..rounds)
-        .flat_map(|_| [Side::A, Side::B, Side::B, Side::A])
+/// The order of `per_side` runs a side: A B B A per round. Over a round a drift that grows
+/// steadily adds as much to A's runs as to B's (1 + 4 against 2 + 3); an odd count ends with
+/// a half round, A B.
+fn order(per_side: u32) -> Vec<Side> {
+    [Side::A, Side::B, Side::B, Side::A]
+        .into_iter()
+        .cycle()
+        .take(2 * per_side as usize)
         .collect()
+}
+
+/// Runs a side: `--runs`, else 2 per round.
+fn runs_a_side(args: &AbArgs) -> u32 {
+    args.runs.unwrap_or(args.rounds * 2)
 }
 
 fn instance_name(args: &AbArgs, side: Side) -> String {
@@ -184,7 +197,8 @@ fn steps(args: &AbArgs, out: &Path) -> Vec<Step> {
             argv,
         });
     }
-    for (n, side) in order(args.rounds).into_iter().enumerate() {
+    let total = 2 * runs_a_side(args);
+    for (n, side) in order(runs_a_side(args)).into_iter().enumerate() {
         let dir = out.join(side.letter()).join(format!("{:02}", n + 1));
         let mut argv = words(&["run"]);
         argv.extend(workload.clone());
@@ -203,7 +217,7 @@ fn steps(args: &AbArgs, out: &Path) -> Vec<Step> {
             what: format!(
                 "run {} of {} (side {})",
                 n + 1,
-                args.rounds * 4,
+                total,
                 side.letter().to_uppercase()
             ),
             argv,
@@ -431,6 +445,25 @@ mod tests {
         let ok = parse(&["--", "-c", "2"]);
         assert_eq!(refusal(&ok, Path::new("/nonexistent")), None);
         assert!(parse_from_err(&["--rounds", "1"]));
+        assert!(parse_from_err(&["--runs", "2"]));
+        assert!(parse_from_err(&["--runs", "5", "--rounds", "3"]));
+    }
+
+    #[test]
+    fn an_odd_count_of_runs_a_side_ends_with_a_half_round() {
+        let args = parse(&["--runs", "5", "--", "-c", "2"]);
+        let runs: Vec<String> = steps(&args, Path::new("/o"))
+            .into_iter()
+            .filter(|s| s.argv[0] == "run")
+            .map(|s| s.argv.last().unwrap().clone())
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                "/o/a/01", "/o/b/02", "/o/b/03", "/o/a/04", "/o/a/05", "/o/b/06", "/o/b/07",
+                "/o/a/08", "/o/a/09", "/o/b/10"
+            ]
+        );
     }
 
     fn parse_from_err(words: &[&str]) -> bool {

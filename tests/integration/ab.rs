@@ -2,7 +2,8 @@
 //! with the verdict. The builds are the newest of `scripts/pg-versions.sh`'s and the one
 //! tidebench finds by default (Debian's 15); without the former, both sides run Debian's 15
 //! and the verdict must be *within noise*. The runs are short select-only runs at a fixed rate
-//! far below what the server can do, so the achieved rates follow the schedule.
+//! far below what the server can do, so the achieved rates follow the schedule. The verdict
+//! (standard output) names each side's server version.
 
 use std::path::{Path, PathBuf};
 
@@ -110,6 +111,15 @@ fn ab_sweeps_two_builds_a_b_b_a_and_ends_with_the_verdict() {
     let (va, vb) = (
         server_version(&out.join("a/01")),
         server_version(&out.join("b/02")),
+    );
+    // The verdict itself names the build each side measured.
+    assert_eq!(
+        (
+            &json["sides"][0]["servers"][0],
+            &json["sides"][1]["servers"][0]
+        ),
+        (&serde_json::json!(va), &serde_json::json!(vb)),
+        "{json}"
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -25,6 +25,7 @@ mod libpq_conformance;
 mod libpq_defaults;
 mod oom;
 mod options;
+mod per_type;
 mod pgbench;
 mod pgbench_conformance;
 mod pgbench_conformance_cases;

@@ -6,10 +6,11 @@
 //!
 //! `make test` runs [`the_newest_version_runs_tpcb_with_the_server_agreeing`]; `make
 //! test-versions` runs [`every_supported_version`] over every major version (ignored
-//! otherwise, minutes long): per version, over TLS, tpcb, tpcc and tpce loaded, run briefly
-//! with the server's count agreeing, tpcc's and tpce's checks, the samplers' series (only the
-//! ones a version lacks may be missing), the wait sampler and its top statement. It prints
-//! the table the book quotes.
+//! otherwise, minutes long): per version, over TLS, every registered workload loaded (where it
+//! has tables) and run briefly with the server's count agreeing (tpcb, select-only,
+//! simple-update, tpcc, tpce, tpch, ch, retail, probe and a pgbench script), tpcc's and tpce's
+//! checks, the samplers' series (only the ones a version lacks may be missing), the wait
+//! sampler and its top statement. It prints the table the book quotes.
 
 use std::path::{Path, PathBuf};
 
@@ -55,9 +56,20 @@ struct Row {
     agrees: bool,
 }
 
-/// Runs `args` briefly against `target` into `out`; the summary.
+/// Runs `args` for 2 s against `target` into `out`; the summary.
 fn short_run(
     home: &support::TempHome,
+    target: &str,
+    out: &Path,
+    args: &[&str],
+) -> serde_json::Value {
+    run_for(home, "2s", target, out, args)
+}
+
+/// Runs `args` for `duration` against `target` into `out`; the summary.
+fn run_for(
+    home: &support::TempHome,
+    duration: &str,
     target: &str,
     out: &Path,
     args: &[&str],
@@ -67,7 +79,7 @@ fn short_run(
         "-c",
         "2",
         "-T",
-        "2s",
+        duration,
         "-P",
         "0",
         "--interval",
@@ -189,6 +201,72 @@ fn tpcc_and_tpce(home: &support::TempHome, name: &str) -> Vec<Row> {
     rows
 }
 
+/// A pgbench script on tpcb's tables: a read, an update and an insert, one transaction.
+const SCRIPT: &str = "\\set aid random(1, 100000)\n\
+BEGIN;\n\
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n\
+UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\n\
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, 1, now());\n\
+END;\n";
+
+/// The other workloads, each loaded where it has tables and run briefly, agreeing: pgbench's
+/// two other built-ins and a script on tpcb's tables (loaded by [`tpcb`]), probe (no tables),
+/// tpch at SF 0.01, ch at 1 warehouse and retail at scale 1, each in a database of its own.
+fn the_other_workloads(home: &support::TempHome, name: &str) -> Vec<Row> {
+    let target = format!("instance:{name}");
+    let script = home.path().join("script.sql");
+    std::fs::write(&script, SCRIPT).expect("write the script");
+    let script = script.to_str().unwrap().to_string();
+    let loads: [(&str, &[&str]); 3] = [
+        ("tpch", &["--sf", "0.01", "--jobs", "2"]),
+        ("ch", &["--warehouses", "1", "--jobs", "2"]),
+        ("retail", &["--scale", "1", "--jobs", "2"]),
+    ];
+    for (workload, extra) in loads {
+        let db = format!("{target}/{workload}");
+        let mut args = vec!["prepare", "-w", workload, "--target", &db];
+        args.extend_from_slice(extra);
+        let o = tb(home, &args);
+        assert!(o.status.success(), "{workload} prepare: {}", text(&o));
+    }
+    // A parallel worker's transaction counts in xact_commit: without workers the server's
+    // count is the run's, exactly.
+    let no_workers = ["--session-set", "max_parallel_workers_per_gather=0"];
+    let runs: [(&'static str, String, Vec<&str>); 7] = [
+        ("select-only", target.clone(), vec!["-w", "select-only"]),
+        ("simple-update", target.clone(), vec!["-w", "simple-update"]),
+        ("script", target.clone(), vec!["-f", &script]),
+        ("probe", target.clone(), vec!["-w", "probe"]),
+        (
+            "tpch",
+            format!("{target}/tpch"),
+            [&["-w", "tpch"][..], &no_workers].concat(),
+        ),
+        (
+            "ch",
+            format!("{target}/ch"),
+            [&["-w", "ch"][..], &no_workers].concat(),
+        ),
+        (
+            "retail",
+            format!("{target}/retail"),
+            [&["-w", "retail"][..], &no_workers].concat(),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (workload, db, args) in runs {
+        let out = home.path().join(format!("{name}-{workload}"));
+        // One of ch's analytic queries may take seconds at 1 warehouse: room for a few.
+        let duration = if workload == "ch" { "8s" } else { "2s" };
+        let s = run_for(home, duration, &db, &out, &args);
+        rows.push(Row {
+            workload,
+            agrees: agrees(&s),
+        });
+    }
+    rows
+}
+
 #[test]
 fn the_newest_version_runs_tpcb_with_the_server_agreeing() {
     let Some((major, bin)) = version_dirs().pop() else {
@@ -237,7 +315,10 @@ fn every_supported_version() {
         } else {
             missing.join(", ")
         };
-        for row in std::iter::once(first).chain(tpcc_and_tpce(&home, &name)) {
+        let rows = std::iter::once(first)
+            .chain(tpcc_and_tpce(&home, &name))
+            .chain(the_other_workloads(&home, &name));
+        for row in rows {
             table.push(format!(
                 "| {} | {} | {} | {na} |",
                 release(bin),

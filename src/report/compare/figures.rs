@@ -94,6 +94,9 @@ pub struct Figures {
     pub values: Vec<(String, Vec<f64>)>,
     /// The headline's label (NOTPM, tpsE), when the runs have one.
     pub headline: Option<String>,
+    /// The servers' versions the runs measured (`runtime.toml`), distinct, in run order: the
+    /// builds an A/B of PostgreSQL builds judged, named in every format of the verdict.
+    pub servers: Vec<String>,
 }
 
 impl Figures {
@@ -134,6 +137,12 @@ fn read_side(dir: &Path) -> Result<Figures, String> {
 fn read_run(dir: &Path, side: &mut Figures) -> Result<(), String> {
     let data = load::load_totals(dir)?;
     let totals = &data.summary.totals;
+    let versions = data.runtime.iter().flat_map(|r| &r.servers);
+    for v in versions.map(|s| &s.server_version) {
+        if !v.is_empty() && !side.servers.contains(v) {
+            side.servers.push(v.clone());
+        }
+    }
     if let Some(h) = &data.summary.headline {
         // Headlines of different kinds (NOTPM against tpsE) are no pair to judge.
         if side.headline.get_or_insert_with(|| h.label.clone()) == &h.label {

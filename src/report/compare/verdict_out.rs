@@ -33,12 +33,32 @@ fn decision_text(j: &Judged) -> String {
     }
 }
 
-/// The terminal's table: a row per figure and compared side.
+/// The servers a side's runs measured, as words: `PostgreSQL 15.18 (Debian …)`, or several
+/// joined by " and " when its runs measured more than one; None when none was recorded.
+fn servers_text(side: &Figures) -> Option<String> {
+    let named: Vec<String> = side
+        .servers
+        .iter()
+        .map(|v| format!("PostgreSQL {v}"))
+        .collect();
+    (!named.is_empty()).then(|| named.join(" and "))
+}
+
+/// A side as the verdict names it: its dir, its runs and what its runs measured.
+fn side_text(side: &Figures) -> String {
+    let server = servers_text(side).map_or(String::new(), |s| format!(", {s}"));
+    format!("{}: {} run(s){server}", side.name, side.runs)
+}
+
+/// The terminal's table: the sides, then a row per figure and compared side.
 pub fn text(sides: &[Figures], judged: &[Judged]) -> String {
     let mut out = format!(
         "verdict against [1] (ratio of medians, {:.0}% bootstrap interval):\n",
         CONFIDENCE * 100.0
     );
+    for (i, side) in sides.iter().enumerate() {
+        let _ = writeln!(out, "  [{}] {}", i + 1, side_text(side));
+    }
     let mut rows = vec![
         ["metric", "side", "ratio [interval]", "threshold", "verdict"]
             .map(String::from)
@@ -102,6 +122,8 @@ fn no_rows(rows: &&[Row]) -> bool {
 struct JsonSide<'a> {
     name: &'a str,
     runs: usize,
+    /// The servers' versions its runs measured (`runtime.toml`'s `server_version`).
+    servers: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -134,6 +156,7 @@ pub fn json(
             .map(|s| JsonSide {
                 name: &s.name,
                 runs: s.runs,
+                servers: &s.servers,
             })
             .collect(),
         method: "bootstrap percentile interval of the ratio of medians",
@@ -187,6 +210,22 @@ pub fn junit(sides: &[Figures], judged: &[Judged]) -> String {
             count(Decision::Regressed),
             count(Decision::NotJudged)
         );
+        // The builds judged, for a CI page that shows a suite's properties.
+        let props: Vec<(&str, String)> = [("baseline", &sides[0]), ("side", side)]
+            .into_iter()
+            .filter_map(|(role, s)| Some((role, servers_text(s)?)))
+            .collect();
+        if !props.is_empty() {
+            out.push_str("    <properties>\n");
+            for (role, server) in props {
+                let _ = writeln!(
+                    out,
+                    "      <property name=\"{role}_server\" value=\"{}\"/>",
+                    esc(&server)
+                );
+            }
+            out.push_str("    </properties>\n");
+        }
         for j in cases {
             let said = format!(
                 "{}: ratio {}, threshold {}: {}",
@@ -223,7 +262,14 @@ pub fn markdown(sides: &[Figures], judged: &[Judged]) -> String {
     let mut out = String::from("### tidebench compare\n\n");
     for (i, s) in sides.iter().enumerate() {
         let role = if i == 0 { " (baseline)" } else { "" };
-        let _ = writeln!(out, "{}. `{}`: {} run(s){role}", i + 1, s.name, s.runs);
+        let server = servers_text(s).map_or(String::new(), |v| format!(", {v}"));
+        let _ = writeln!(
+            out,
+            "{}. `{}`: {} run(s){server}{role}",
+            i + 1,
+            s.name,
+            s.runs
+        );
     }
     let _ = writeln!(out, "\n**{}**\n", summary_line(sides, judged));
     out.push_str(
@@ -252,9 +298,15 @@ pub fn markdown(sides: &[Figures], judged: &[Judged]) -> String {
 
 /// The verdict as an HTML table, for `compare --html`'s page.
 pub fn html(sides: &[Figures], judged: &[Judged]) -> String {
+    let named: Vec<String> = sides
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("<li>[{}] {}</li>", i + 1, esc(&side_text(s))))
+        .collect();
     let mut p = format!(
-        "<h2>Verdict against [1]</h2>\n<p>{}</p>\n<table><tr><th>metric</th><th>side</th>\
+        "<h2>Verdict against [1]</h2>\n<ul>{}</ul>\n<p>{}</p>\n<table><tr><th>metric</th><th>side</th>\
          <th>ratio [{:.0}% interval]</th><th>threshold</th><th>verdict</th></tr>\n",
+        named.concat(),
         esc(&summary_line(sides, judged)),
         CONFIDENCE * 100.0
     );

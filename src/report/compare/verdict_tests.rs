@@ -119,6 +119,7 @@ fn the_most_specific_threshold_wins() {
             ("type:y:tps".into(), vec![100.0; 3]),
         ],
         headline: None,
+        servers: Vec::new(),
     };
     let mut other = base.clone();
     for (_, v) in &mut other.values {
@@ -214,6 +215,25 @@ fn results_dirs_judged_and_written_for_a_ci() {
     let ratio = first["ratio"].as_f64().unwrap();
     assert!(interval[0].as_f64().unwrap() <= ratio && ratio <= interval[1].as_f64().unwrap());
     assert_eq!(json["regressed"], true);
+    // tps:-3% judges every throughput figure: each type's and each group's too, each named with
+    // its ratio and interval in every format; client_cpu is described.
+    let record = |key: &str| {
+        json["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == key && m["side"] == 1)
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} in {json}"))
+    };
+    for key in ["type:txn1:tps", "group:G01:tps"] {
+        let m = record(key);
+        assert_eq!(m["verdict"], "regressed", "{m}");
+        assert!(m["ratio"].is_f64() && m["interval"][1].is_f64(), "{m}");
+    }
+    assert_eq!(record("client_cpu")["verdict"], "not judged");
+    // The server each side measured is in every format: what an A/B of builds judged.
+    assert_eq!(json["sides"][1]["servers"][0], "15.8 (synthetic)", "{json}");
 
     let xml = verdict_out::junit(&sides, &judged);
     let cases = xml.matches("<testcase ").count();
@@ -226,10 +246,30 @@ fn results_dirs_judged_and_written_for_a_ci() {
         failing.contains("name=\"tps\"") && failing.contains("ratio 0.9"),
         "{failing}"
     );
+    let group = xml
+        .lines()
+        .find(|l| l.contains("name=\"group:G01:tps\"") && l.contains("<failure"))
+        .unwrap_or_else(|| panic!("{xml}"));
+    // The ratio and its interval: `0.900 [0.890–0.910]`.
+    assert!(
+        group.contains(" [0.") && group.contains("threshold -3%"),
+        "{group}"
+    );
+    assert!(
+        xml.contains("<property name=\"baseline_server\" value=\"PostgreSQL 15.8 (synthetic)\"/>"),
+        "{xml}"
+    );
     let md = verdict_out::markdown(&sides, &judged);
     assert!(
         md.contains("| tps | 2 |") && md.contains("**regressed**"),
         "{md}"
+    );
+    assert!(md.contains("3 run(s), PostgreSQL 15.8 (synthetic)"), "{md}");
+    assert!(md.contains("| type:txn1:tps | 2 |"), "{md}");
+    let table = verdict_out::text(&sides, &judged);
+    assert!(
+        table.contains("[2] ") && table.contains("PostgreSQL 15.8"),
+        "{table}"
     );
 
     // One run a side: described, never judged, nothing regressed.
