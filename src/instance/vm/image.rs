@@ -281,7 +281,7 @@ fn build(out: &Path, kernel: &Path, bin_dir: &Path, recipe: &str) -> Result<(), 
     )?;
     write(&etc.join("group"), "root:x:0:\npostgres:x:100:\n")?;
     write(&out.join("recipe"), recipe)?;
-    make_ext4(&root, &out.join("root.img"))?;
+    make_ext4(&root, &out.join("root.img"), "tidebench-root")?;
     std::fs::remove_dir_all(&root).map_err(InstanceError::io("remove", &root))?;
     write(&out.join("release"), &release)
 }
@@ -471,7 +471,7 @@ fn stage_init(root: &Path) -> Result<(), InstanceError> {
 }
 
 /// `mkfs.ext4 -d`: the staging dir as a file system image, sized to fit with room to spare.
-fn make_ext4(root: &Path, img: &Path) -> Result<(), InstanceError> {
+pub(super) fn make_ext4(root: &Path, img: &Path, label: &str) -> Result<(), InstanceError> {
     let used = run(
         Command::new("du").args(["-s", "-B1"]).arg(root),
         "install coreutils",
@@ -488,7 +488,7 @@ fn make_ext4(root: &Path, img: &Path) -> Result<(), InstanceError> {
                 "-q",
                 "-F",
                 "-L",
-                "tidebench-root",
+                label,
                 "-O",
                 "^has_journal",
                 "-E",
