@@ -12,6 +12,9 @@ pub const ROOT_DEVICE: &str = "/dev/nvme0n1";
 pub const DATA_DEVICE: &str = "/dev/nvme0n2";
 /// The config namespace, 3.
 pub const CONFIG_DEVICE: &str = "/dev/nvme0n3";
+/// A seed of PGDATA dirs the host made for servers new to an existing data disk (see `seed`),
+/// namespace 4, there only at the boot that needs it.
+pub const SEED_DEVICE: &str = "/dev/nvme0n4";
 /// The console line a guest prints when PostgreSQL accepts connections, followed by its
 /// kernel release.
 pub const READY_LINE: &str = "tidebench-guest: READY";

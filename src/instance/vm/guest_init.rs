@@ -4,7 +4,8 @@
 //! pseudo file systems, loads the few modules the guest needs (their order is written into the
 //! image, dependencies first), brings up `lo` and `eth0` (10.0.2.15/24 on QEMU's user network,
 //! where the host's forwarded connections arrive from 10.0.2.2, so no route is needed), mounts
-//! the data disk, runs initdb on first boot, starts postgres as an unprivileged user with its
+//! the data disk, runs initdb where a server has no PGDATA yet (a new disk holds one the host
+//! made, see `seed`, which it gives to the server user), starts postgres as an unprivileged user with its
 //! log on the second serial port (the host's `server.log`) and says `READY` on the console.
 //! A VM that several instances share runs one postgres per instance, each on its own PGDATA
 //! and port, and says `READY` when all accept connections; a PGDATA no instance names any
@@ -27,7 +28,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::config::{ClusterConfig, GuestConfig, CONFIG_DEVICE, DATA_DEVICE};
+use super::config::{ClusterConfig, GuestConfig, CONFIG_DEVICE, DATA_DEVICE, SEED_DEVICE};
 use super::config::{GUEST_CERT, GUEST_KEY, READY_LINE};
 use super::image::{GUEST_GID, GUEST_UID, MODULES_LIST};
 use super::stats::{GuestStats, PORT_NAME};
@@ -63,8 +64,13 @@ fn boot() -> Result<(), String> {
     let config = read_config()?;
     mount_data()?;
     remove_unnamed(&config);
+    let seeded = mount_seed();
     let mut postmasters = Vec::new();
     for cluster in &config.clusters {
+        if seeded {
+            copy_seed(&cluster.pgdata)?;
+        }
+        own_pgdata(&cluster.pgdata)?;
         if !Path::new(&cluster.pgdata).join("PG_VERSION").exists() {
             initdb(&config.bin_dir, cluster)?;
         }
@@ -266,6 +272,86 @@ fn mount_data() -> Result<(), String> {
     let rc = unsafe { libc::chown(c("/data").as_ptr(), GUEST_UID, GUEST_GID) };
     if rc != 0 {
         return Err(format!("chown /data: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Where the seed disk is mounted, read-only, when the host gave one.
+const SEED_MOUNT: &str = "/seed";
+
+/// Mounts the seed disk when there is one; a seed that cannot be mounted is left out (each
+/// server without a PGDATA is then initdb'd here).
+fn mount_seed() -> bool {
+    Path::new(SEED_DEVICE).exists()
+        && mount(
+            SEED_DEVICE,
+            SEED_MOUNT,
+            "ext4",
+            libc::MS_RDONLY | libc::MS_NOATIME,
+        )
+        .is_ok()
+}
+
+/// The seed's copy of a PGDATA the data disk lacks (a server new to an existing disk).
+fn copy_seed(pgdata: &str) -> Result<(), String> {
+    let target = Path::new(pgdata);
+    let Some(name) = target.file_name() else {
+        return Ok(());
+    };
+    let source = Path::new(SEED_MOUNT).join(name);
+    if target.exists() || !source.join("PG_VERSION").exists() {
+        return Ok(());
+    }
+    say(&format!("tidebench-guest: seeding {pgdata}"));
+    copy_tree(&source, target)
+}
+
+/// Files and dirs with their modes (a PGDATA holds nothing else).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::symlink_metadata(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let mode = std::fs::Permissions::from_mode(meta.permissions().mode() & 0o7777);
+    if meta.is_dir() {
+        std::fs::create_dir(to).map_err(|e| format!("create {}: {e}", to.display()))?;
+        let entries =
+            std::fs::read_dir(from).map_err(|e| format!("list {}: {e}", from.display()))?;
+        for e in entries {
+            let name = e
+                .map_err(|e| format!("list {}: {e}", from.display()))?
+                .file_name();
+            copy_tree(&from.join(&name), &to.join(&name))?;
+        }
+    } else {
+        std::fs::copy(from, to).map_err(|e| format!("copy {}: {e}", from.display()))?;
+    }
+    std::fs::set_permissions(to, mode).map_err(|e| format!("chmod {}: {e}", to.display()))
+}
+
+/// A PGDATA the host made (see `seed`) comes owned by the host's server user: it becomes the
+/// guest's server user's, once, before its first start.
+fn own_pgdata(pgdata: &str) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(pgdata) else {
+        return Ok(());
+    };
+    if (meta.uid(), meta.gid()) == (GUEST_UID, GUEST_GID) {
+        return Ok(());
+    }
+    chown_tree(Path::new(pgdata))
+}
+
+fn chown_tree(path: &Path) -> Result<(), String> {
+    std::os::unix::fs::lchown(path, Some(GUEST_UID), Some(GUEST_GID))
+        .map_err(|e| format!("chown {}: {e}", path.display()))?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        let entries =
+            std::fs::read_dir(path).map_err(|e| format!("list {}: {e}", path.display()))?;
+        for e in entries {
+            chown_tree(
+                &e.map_err(|e| format!("list {}: {e}", path.display()))?
+                    .path(),
+            )?;
+        }
     }
     Ok(())
 }

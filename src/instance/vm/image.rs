@@ -105,7 +105,7 @@ fn run(cmd: &mut Command, fix: &'static str) -> Result<String, InstanceError> {
 pub fn ensure(home: &Path, bin_dir: &Path) -> Result<Image, InstanceError> {
     let cache = cache_dir(home);
     private_dir(&cache)?;
-    let kernel_pkg = kernel_package()?;
+    let kernel_pkg = kernel_package(&cache)?;
     let recipe = recipe(bin_dir, &kernel_pkg)?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     recipe.hash(&mut hasher);
@@ -173,11 +173,40 @@ fn load(dir: &Path) -> Option<Image> {
     })
 }
 
+/// The apt lists, whose change time says when `apt-get update` last changed them.
+const APT_LISTS: &str = "/var/lib/apt/lists";
+
 /// The kernel package the metapackage points at, e.g. `linux-image-6.1.0-56-cloud-amd64`.
-fn kernel_package() -> Result<String, InstanceError> {
+/// Every boot asks, and `apt-cache` rebuilds its package cache on each call where none is kept
+/// on disk (7 s on a busy host here), so the answer is remembered in the image cache beside
+/// the apt lists' change time, and asked again once they change.
+fn kernel_package(cache: &Path) -> Result<String, InstanceError> {
     if let Some(pkg) = std::env::var_os("TIDEBENCH_VM_KERNEL_PACKAGE").filter(|p| !p.is_empty()) {
         return Ok(pkg.to_string_lossy().into_owned());
     }
+    let memo = cache.join("kernel-package");
+    let lists = std::fs::metadata(APT_LISTS)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos().to_string());
+    let remembered = std::fs::read_to_string(&memo).ok().and_then(|text| {
+        let (stamp, pkg) = text.trim().split_once(' ')?;
+        (Some(stamp) == lists.as_deref() && pkg.starts_with("linux-image-"))
+            .then(|| pkg.to_string())
+    });
+    if let Some(pkg) = remembered {
+        return Ok(pkg);
+    }
+    let pkg = ask_kernel_package()?;
+    if let Some(stamp) = lists {
+        let _ = std::fs::write(&memo, format!("{stamp} {pkg}\n"));
+    }
+    Ok(pkg)
+}
+
+/// `apt-cache depends` of the kernel metapackage: its `linux-image-` dependency.
+fn ask_kernel_package() -> Result<String, InstanceError> {
     let fix = "a VM guest needs Debian's (or Ubuntu's) apt with its package lists \
                (`apt-get update`); or set TIDEBENCH_VM_KERNEL_PACKAGE to a linux-image package";
     let out = run(
@@ -281,7 +310,7 @@ fn build(out: &Path, kernel: &Path, bin_dir: &Path, recipe: &str) -> Result<(), 
     )?;
     write(&etc.join("group"), "root:x:0:\npostgres:x:100:\n")?;
     write(&out.join("recipe"), recipe)?;
-    make_ext4(&root, &out.join("root.img"))?;
+    make_ext4(&root, &out.join("root.img"), "tidebench-root")?;
     std::fs::remove_dir_all(&root).map_err(InstanceError::io("remove", &root))?;
     write(&out.join("release"), &release)
 }
@@ -471,7 +500,7 @@ fn stage_init(root: &Path) -> Result<(), InstanceError> {
 }
 
 /// `mkfs.ext4 -d`: the staging dir as a file system image, sized to fit with room to spare.
-fn make_ext4(root: &Path, img: &Path) -> Result<(), InstanceError> {
+pub(super) fn make_ext4(root: &Path, img: &Path, label: &str) -> Result<(), InstanceError> {
     let used = run(
         Command::new("du").args(["-s", "-B1"]).arg(root),
         "install coreutils",
@@ -488,7 +517,7 @@ fn make_ext4(root: &Path, img: &Path) -> Result<(), InstanceError> {
                 "-q",
                 "-F",
                 "-L",
-                "tidebench-root",
+                label,
                 "-O",
                 "^has_journal",
                 "-E",

@@ -19,6 +19,7 @@ pub mod guest_init;
 pub mod image;
 mod kvm_memo;
 pub mod qemu;
+mod seed;
 pub mod shared;
 pub mod stats;
 mod types;
@@ -173,9 +174,15 @@ fn initialize(
     }
     let password = super::password::random_password()?;
     super::password::write(&layout.dir, record.port, &record.superuser, &password)?;
-    if !files.data().exists() {
-        make_data_disk(&files.data())?;
+    // This server's PGDATA, made by the host's initdb: a new data disk holds it from the start;
+    // an existing one (a shared VM's) gets it from a seed disk at the next boot.
+    let seed = seed::make(record, user, &guest_pgdata(record, &password), &password)?;
+    if files.data().exists() {
+        image::make_ext4(&seed.root(), &files.seed(), "tidebench-seed")?;
+    } else {
+        make_data_disk(&files.data(), &seed.root(), !record.fsync_off())?;
     }
+    drop(seed);
     record.save(&layout.record())?;
     // A VM's config is read at boot: a member joining a running VM reboots it.
     qemu::stop(&files);
@@ -185,8 +192,9 @@ fn initialize(
     Ok(instance)
 }
 
-/// An empty ext4 data disk (sparse), made without mounting; the guest initdb's on it.
-fn make_data_disk(path: &Path) -> Result<(), InstanceError> {
+/// The ext4 data disk (sparse), made without mounting, holding what is in `root` (the seeded
+/// PGDATA); synced to the host's disk when the server syncs its own writes.
+fn make_data_disk(path: &Path, root: &Path, sync: bool) -> Result<(), InstanceError> {
     let out = Command::new("mkfs.ext4")
         .args([
             "-q",
@@ -195,14 +203,16 @@ fn make_data_disk(path: &Path) -> Result<(), InstanceError> {
             "tidebench-data",
             "-E",
             "lazy_itable_init=1,lazy_journal_init=1",
+            "-d",
         ])
+        .arg(root)
         .arg(path)
         .arg(DATA_DISK)
         .output()
         .map_err(|source| VmError::CannotRun {
             program: "mkfs.ext4".into(),
             source,
-            fix: "install e2fsprogs",
+            fix: "install e2fsprogs (1.43 or later, for mkfs.ext4 -d)",
         })?;
     if !out.status.success() {
         return Err(VmError::Failed {
@@ -212,7 +222,21 @@ fn make_data_disk(path: &Path) -> Result<(), InstanceError> {
         }
         .into());
     }
+    if sync {
+        std::fs::File::open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(InstanceError::io("sync", path))?;
+    }
     Ok(())
+}
+
+/// Where a server's PGDATA is in the guest: its own in a shared VM (named by its password, so
+/// a remade instance gets a new one), else the guest's one.
+fn guest_pgdata(record: &Record, password: &str) -> String {
+    match record.vm {
+        Some(_) => config::shared_pgdata(&record.name, password),
+        None => image::GUEST_PGDATA.to_string(),
+    }
 }
 
 /// Starts an existing guest instance (or finds it running).
@@ -325,7 +349,10 @@ fn boot(layout: &Layout, record: &Record) -> Result<GuestState, InstanceError> {
             kvm_memo: &image::cache_dir(&layout.home).join("kvm-failed"),
         },
         guest.accel,
-    )?;
+    );
+    // The guest copied what the seed held before it said READY (or the boot failed).
+    let _ = std::fs::remove_file(files.seed());
+    let booted = booted?;
     // The balloon driver reports the guest's memory every second from now on (read by
     // `memory_stats`); a QEMU without the property only loses those rows.
     let _ = qemu::qmp(
@@ -382,10 +409,7 @@ fn cluster_config(
     };
     Ok(ClusterConfig {
         name: record.name.clone(),
-        pgdata: match record.vm {
-            Some(_) => config::shared_pgdata(&record.name, &password),
-            None => image::GUEST_PGDATA.to_string(),
-        },
+        pgdata: guest_pgdata(record, &password),
         superuser: record.superuser.clone(),
         password,
         conf: config::guest_conf(&shape, &record.settings()),

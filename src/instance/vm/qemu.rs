@@ -47,6 +47,10 @@ impl VmFiles {
     pub fn config(&self) -> PathBuf {
         self.dir.join("config.raw")
     }
+    /// PGDATA dirs made on the host for servers new to an existing data disk (see `seed`).
+    pub fn seed(&self) -> PathBuf {
+        self.dir.join("seed.img")
+    }
     pub fn console(&self) -> PathBuf {
         self.dir.join("console.log")
     }
@@ -288,7 +292,13 @@ fn command(b: &Boot, accel: Accel) -> Command {
         .args(["-device", "nvme,id=nvme0,serial=tidebench"])
         .args(["-device", "nvme-ns,drive=root,bus=nvme0,nsid=1"])
         .args(["-device", "nvme-ns,drive=data,bus=nvme0,nsid=2"])
-        .args(["-device", "nvme-ns,drive=conf,bus=nvme0,nsid=3"])
+        .args(["-device", "nvme-ns,drive=conf,bus=nvme0,nsid=3"]);
+    if f.seed().exists() {
+        cmd.arg("-drive")
+            .arg(drive("seed", &f.seed(), "raw", true))
+            .args(["-device", "nvme-ns,drive=seed,bus=nvme0,nsid=4"]);
+    }
+    cmd
         // restrict=on: the guest reaches nothing outside; only the host's forward comes in,
         // and it listens on 127.0.0.1.
         .args(["-netdev", &netdev(b.forwards)])
