@@ -4,7 +4,8 @@
 # - the guest lane: the tests that boot QEMU guests (`vm*::`), one at a time. Under TCG a guest
 #   takes the host's cores for minutes, and these were the suite's longest tests, run last
 #   (libtest goes in name order) and two at a time beside each other;
-# - the main lane: every other integration test, three at a time (two until 2026-11-28, when
+# - the main lane: every other integration test, three at a time (since 2026-11-29 as two
+#   sub-lanes, `heavy` one at a time and `main` two at a time, see HEAVY below) (two until 2026-11-28, when
 #   the main lane took 912 s against the guest lane's 649 s plus the conformance tests). These
 #   mostly wait on a server, a fixed-length run or a process start; each already shared the
 #   machine with neighbours and, in `make stress`, with a CPU hog.
@@ -26,9 +27,21 @@ cd "$(dirname "$0")/.."
 # The modules whose tests boot QEMU guests.
 GUEST_LANE=(vm:: vm_shared:: vm_consolidate:: vm_experiments::)
 
+# The main lane's longest tests (a minute or more each on a busy run, shared loads included),
+# in a sub-lane of their own that starts them at once, one at a time, beside the rest of the
+# lane two at a time: libtest starts tests in name order, and `tpcv::` (the longest, 150 s
+# and more) came last, so the lane ended a whole test after its other threads were idle.
+# The two sub-lanes keep the main lane's three threads. `consolidate::` is a substring of
+# `vm_consolidate::`, which the guest skips below keep out.
+HEAVY=(tpcv:: consolidate:: retail:: tpch_refresh:: tpch:: slurm::)
+
 skips=(--skip _conformance::)
 for p in "${GUEST_LANE[@]}"; do
   skips+=(--skip "$p")
+done
+main_skips=("${skips[@]}")
+for p in "${HEAVY[@]}"; do
+  main_skips+=(--skip "$p")
 done
 
 # One build first, so the lanes do not wait on each other's cargo lock.
@@ -51,10 +64,13 @@ guest_lane() {
 
 guest_lane "$@" &
 guests=$!
-lane main --test-threads=3 "${skips[@]}" "$@" &
+lane heavy --test-threads=1 "${HEAVY[@]}" "${skips[@]}" "$@" &
+heavy=$!
+lane main --test-threads=2 "${main_skips[@]}" "$@" &
 main=$!
 
 status=0
+wait "$heavy" || status=$?
 wait "$main" || status=$?
 wait "$guests" || status=$?
 exit "$status"
