@@ -45,8 +45,8 @@ pub struct FreshnessPhase {
     pub phase: String,
     /// Samples the standby caught up with.
     pub samples: u64,
-    /// Samples the standby had not caught up with when the probe gave up (see
-    /// `sampler::freshness`); they are not in the percentiles.
+    /// Samples the standby had not shown by the run's end (it was that far behind, or
+    /// replay waited on its queries); they are not in the percentiles.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unseen: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,7 +144,7 @@ impl Freshness {
             .map(|f| {
                 let unseen = match f.unseen {
                     0 => String::new(),
-                    n => format!(", {n} not seen in time"),
+                    n => format!(", {n} not seen by the run's end"),
                 };
                 format!(
                     "freshness of {} (standby of {}, read by {}) in phase {}: p50 {} ms, p95 {} \

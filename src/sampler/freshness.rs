@@ -4,6 +4,7 @@
 //! `results::freshness`; this module only takes the samples, on the main tokio runtime and
 //! never on the driver's threads.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -15,26 +16,33 @@ use crate::target::{describe_pg_error, ResolvedTarget};
 /// The primary's WAL insert position: every commit that has answered its client lies at or
 /// before it, whatever `synchronous_commit` is.
 const INSERTED_SQL: &str = "SELECT pg_current_wal_insert_lsn()::text";
-/// Whether the standby has replayed up to a position (then a query sees those commits).
-const REPLAYED_SQL: &str = "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)";
+/// How far the standby has replayed (then a query there sees the commits up to it); NULL on
+/// a server not in recovery.
+const REPLAYED_SQL: &str = "SELECT pg_last_wal_replay_lsn()::text";
 
-/// Samples a second per pair: enough for percentiles over a phase of seconds, few enough that
+/// Marks a second per pair: enough for percentiles over a phase of seconds, few enough that
 /// the probe's own statements are nothing beside the clients'.
 const EVERY: Duration = Duration::from_millis(100);
-/// Between two asks of the standby: the figure's resolution.
-const POLL: Duration = Duration::from_millis(1);
-/// A standby that has not caught up by then is counted as not seen, and the probe moves on
-/// (a standby minutes behind must not stop the sampling of the next phase).
-const GIVE_UP: Duration = Duration::from_secs(5);
+/// Between two asks of the standby, while a mark waits: the figure's resolution. One ask
+/// answers every mark waiting, however far behind the standby is.
+const POLL: Duration = Duration::from_millis(2);
 /// How long one statement may take: a hung server must not hold the run's end.
 const READ_WITHIN: Duration = Duration::from_millis(500);
 
 struct Watched {
     primary: Client,
     standby: Client,
-    replayed: tokio_postgres::Statement,
+    /// Marks the standby has not shown yet: (position, when the primary gave it, segment).
+    pending: VecDeque<(u64, Instant, usize)>,
     failed: u64,
     first_error: Option<String>,
+}
+
+impl Watched {
+    fn fail(&mut self, e: String) {
+        self.failed += 1;
+        self.first_error.get_or_insert(e);
+    }
 }
 
 /// The probe, its sessions open, ready to start on the run's clock.
@@ -93,39 +101,62 @@ impl FreshnessProbe {
         RunningFreshness { stop, task }
     }
 
+    /// Every [`EVERY`] a mark from each primary; every [`POLL`] while marks wait, the
+    /// standby's replay position, which settles every mark at or before it. A mark the
+    /// standby has not shown by the run's end is a sample not seen.
     async fn run(mut self, t0: Instant, mut stopped: oneshot::Receiver<()>) -> FreshnessReport {
         let mut samples = Vec::new();
-        let mut ticker = tokio::time::interval_at(t0.into(), EVERY);
+        let mut ticker = tokio::time::interval_at(t0.into(), POLL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        'rounds: loop {
+        let mut next_mark = t0;
+        loop {
             tokio::select! {
                 _ = &mut stopped => break,
                 _ = ticker.tick() => {}
             }
+            let mark = Instant::now() >= next_mark;
+            if mark {
+                next_mark += EVERY;
+            }
             for (pair, w) in &mut self.watched {
-                let Some(segment) = segment_at(&self.segments, t0.elapsed()) else {
-                    continue;
-                };
-                match sample(w, &mut stopped).await {
-                    Ok(Some(ms)) => samples.push(Sample {
-                        pair: *pair,
-                        segment,
-                        ms,
-                    }),
-                    // Stopped while waiting for the standby: the sample is not taken.
-                    Ok(None) => break 'rounds,
-                    Err(e) => {
-                        w.failed += 1;
-                        w.first_error.get_or_insert(e);
+                if let Some(segment) = segment_at(&self.segments, t0.elapsed()).filter(|_| mark) {
+                    match position(&w.primary, INSERTED_SQL).await {
+                        Ok(lsn) => w.pending.push_back((lsn, Instant::now(), segment)),
+                        Err(e) => w.fail(e),
                     }
+                }
+                if w.pending.is_empty() {
+                    continue;
+                }
+                match position(&w.standby, REPLAYED_SQL).await {
+                    Ok(replayed) => {
+                        let now = Instant::now();
+                        while let Some(&(lsn, at, segment)) = w.pending.front() {
+                            if lsn > replayed {
+                                break;
+                            }
+                            w.pending.pop_front();
+                            samples.push(Sample {
+                                pair: *pair,
+                                segment,
+                                ms: Some((now - at).as_secs_f64() * 1e3),
+                            });
+                        }
+                    }
+                    Err(e) => w.fail(e),
                 }
             }
         }
         let mut warnings = self.warnings;
-        for (_, w) in &self.watched {
+        for (pair, w) in &self.watched {
+            samples.extend(w.pending.iter().map(|&(_, _, segment)| Sample {
+                pair: *pair,
+                segment,
+                ms: None,
+            }));
             if let Some(e) = &w.first_error {
                 warnings.push(format!(
-                    "freshness: {} sample(s) not taken, the first: {e}",
+                    "freshness: {} read(s) failed, the first: {e}",
                     w.failed
                 ));
             }
@@ -163,47 +194,29 @@ async fn open_pair(
         .connect_for_stats(all)
         .await
         .map_err(|e| e.to_string())?;
-    let replayed = standby
-        .prepare(REPLAYED_SQL)
-        .await
-        .map_err(|e| describe_pg_error(&e))?;
     Ok(Watched {
         primary,
         standby,
-        replayed,
+        pending: VecDeque::new(),
         failed: 0,
         first_error: None,
     })
 }
 
-/// One sample: the primary's insert position, then the standby asked every [`POLL`] until it
-/// has replayed it. `Ok(None)`: stopped meanwhile; `Ok(Some(None))`: not seen within
-/// [`GIVE_UP`].
-async fn sample(
-    w: &Watched,
-    stopped: &mut oneshot::Receiver<()>,
-) -> Result<Option<Option<f64>>, String> {
-    let lsn: String = within(w.primary.query_one(INSERTED_SQL, &[]))
+/// A WAL position `sql` reads, as a number.
+async fn position(client: &Client, sql: &str) -> Result<u64, String> {
+    let text: Option<String> = within(client.query_one(sql, &[]))
         .await?
         .try_get(0)
         .map_err(|e| describe_pg_error(&e))?;
-    let from = Instant::now();
-    loop {
-        let seen: bool = within(w.standby.query_one(&w.replayed, &[&lsn]))
-            .await?
-            .try_get(0)
-            .map_err(|e| describe_pg_error(&e))?;
-        if seen {
-            return Ok(Some(Some(from.elapsed().as_secs_f64() * 1e3)));
-        }
-        if from.elapsed() >= GIVE_UP {
-            return Ok(Some(None));
-        }
-        tokio::select! {
-            _ = &mut *stopped => return Ok(None),
-            _ = tokio::time::sleep(POLL) => {}
-        }
-    }
+    let text = text.ok_or("the server is not in recovery (promoted?)")?;
+    parse_lsn(&text).ok_or_else(|| format!("'{text}' is not a WAL position"))
+}
+
+/// `16/B374D848` as one number: the high and low 32 bits in hex.
+fn parse_lsn(text: &str) -> Option<u64> {
+    let (hi, lo) = text.split_once('/')?;
+    Some(u64::from_str_radix(hi, 16).ok()? << 32 | u64::from_str_radix(lo, 16).ok()?)
 }
 
 /// A statement's row, or why there is none (an error, or no answer within [`READ_WITHIN`]).
@@ -220,4 +233,16 @@ async fn within(
 /// The segment of the timeline at `at` since the run's start; `None` after its end.
 fn segment_at(segments: &[(Duration, Duration)], at: Duration) -> Option<usize> {
     segments.iter().position(|(s, e)| *s <= at && at < *e)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wal_positions_compare_as_numbers() {
+        let a = super::parse_lsn("0/FFFFFFFF").unwrap();
+        let b = super::parse_lsn("1/0").unwrap();
+        assert!(a < b && b == 1 << 32);
+        assert_eq!(super::parse_lsn("16/B374D848"), Some(0x16_B374_D848));
+        assert_eq!(super::parse_lsn("nope"), None);
+    }
 }

@@ -267,9 +267,20 @@ fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
 /// a commit on the primary a query on the standby can see it, per phase, in the summary, on
 /// the console and in the report; the server agrees with both groups' commits on both.
 fn fresh_on_a_standby(home: &support::TempHome) {
+    // With hot_standby_feedback the streams' snapshots hold back the primary's cleanup, so
+    // replay never waits on them (without it, replay may wait up to
+    // max_standby_streaming_delay, 30 s, and a phase of 3 s could end with no sample seen).
     ok(tb(
         home,
-        &["instance", "start", "st", "--standby-of", "default"],
+        &[
+            "instance",
+            "start",
+            "st",
+            "--standby-of",
+            "default",
+            "--set",
+            "hot_standby_feedback=on",
+        ],
     ));
     let file = home.path().join("standby.toml");
     std::fs::write(

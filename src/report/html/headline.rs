@@ -147,14 +147,14 @@ fn freshness_to(p: &mut String, s: &Summary) {
         "p95 (ms)",
         "max (ms)",
         "samples",
-        "not seen in 5 s",
+        "not seen by the end",
     ];
     table_to(p, &head, &rows);
     note_to(
         p,
         "Freshness: how long after a commit on the primary a query on its hot standby could \
          see it, sampled ten times a second: the primary's WAL insert position, then the \
-         standby asked every millisecond until it had replayed up to it.",
+         standby asked every 2 ms until it had replayed up to it.",
     );
 }
 
