@@ -106,6 +106,15 @@ impl FreshnessProbe {
     /// standby has not shown by the run's end is a sample not seen.
     async fn run(mut self, t0: Instant, mut stopped: oneshot::Receiver<()>) -> FreshnessReport {
         let mut samples = Vec::new();
+        if self.watched.is_empty() {
+            // Nothing to watch (freshness is n/a): no ticks for the run's length.
+            let _ = stopped.await;
+            return FreshnessReport {
+                pairs: self.pairs,
+                samples,
+                warnings: self.warnings,
+            };
+        }
         let mut ticker = tokio::time::interval_at(t0.into(), POLL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut next_mark = t0;
