@@ -255,7 +255,13 @@ CH-benCHmark (a tpcc group alone, then beside ch's analytic streams; see `tidebe
   tidebench prepare --preset ch --warehouses 4
   tidebench run --preset ch --warehouses 4 --oltp-clients 4 --ch-streams 2 --phase-duration 1m
 The summary ends with what the streams cost the tpcc group: its NOTPM and New-Order p95 beside
-them against alone, as ratios (summary.json's interference).
+them against alone, as ratios (summary.json's interference). With the streams on a hot standby
+of the tpcc group's instance, it also says how fresh their reads were (summary.json's freshness).
+
+CH-benCHmark's interference curve (1, 2, 4 streams on the tpcc group's database, then on a
+database of a second instance, ch-split; a table and report.html's charts at the end):
+  tidebench prepare --preset ch-interference
+  tidebench run --preset ch-interference --phase-duration 30s
 
 Example config file (tidebench run bench.toml):
   workload = \"tpcb\"
@@ -278,8 +284,9 @@ standby = \"b\" and promote_after. The commits lost at the promotion are counted
 pub struct RunArgs {
     /// TOML file describing the run (keys as the long flags, e.g. clients = 8; groups and phases)
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): tpcv, ch, tpcv-elastic, consolidation-2db, demo
-    /// (preset ch takes --scale/--warehouses as its size)
+    /// A built-in run (see `tidebench presets`): tpcv, ch, ch-interference, tpcv-elastic,
+    /// consolidation-2db, demo (presets ch and ch-interference take --scale/--warehouses as
+    /// their size)
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
     #[command(flatten)]
@@ -673,7 +680,8 @@ pub struct PrepareArgs {
     /// A run file: prepare every set of every group it names
     pub config: Option<PathBuf>,
     /// A built-in run (see `tidebench presets`): prepare its groups (and start its instances);
-    /// preset ch takes --scale/--warehouses as its size (give run the same)
+    /// presets ch and ch-interference take --scale/--warehouses as their size (give run the
+    /// same)
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
     #[command(flatten)]
@@ -722,17 +730,18 @@ pub struct PresetKnobArgs {
     /// Choose the sets per group from TPC-V's Table 1 for this throughput (the smallest valid count)
     #[arg(long, value_name = "TPSV", help_heading = KNOBS)]
     pub target_tpsv: Option<f64>,
-    /// Preset ch: the tpcc group's clients (the OLTP tenant) [default: 2]
+    /// Presets ch and ch-interference: the tpcc group's clients (the OLTP tenant) [default: 2]
     #[arg(long, value_name = "N", help_heading = CH_KNOBS)]
     pub oltp_clients: Option<u32>,
-    /// Preset ch: the ch group's clients, each an analytic query stream [default: 1]
+    /// Preset ch: the ch group's clients, each an analytic query stream [default: 1];
+    /// ch-interference: its last step of streams (1, 2, 4, ... up to N) [default: 4]
     #[arg(long = "ch-streams", value_name = "N", help_heading = CH_KNOBS)]
     pub streams: Option<u32>,
     #[command(flatten)]
     pub guest: GuestArgs,
 }
 
-const CH_KNOBS: &str = "Preset ch";
+const CH_KNOBS: &str = "Presets ch and ch-interference";
 
 impl PresetKnobArgs {
     /// The knobs a preset's TOML is made with; `--hypervisor` is one of them (preset tpcv
@@ -758,7 +767,8 @@ pub struct PresetsArgs {
     /// Print this preset's TOML (a run file to copy), made with the knobs given
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
-    /// Preset ch: both groups' warehouses, as `run` and `prepare` take them [default: 1]
+    /// Presets ch and ch-interference: every group's warehouses, as `run` and `prepare` take
+    /// them [default: 1]
     #[arg(long, value_name = "N", visible_alias = "scale", help_heading = CH_KNOBS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub warehouses: Option<u32>,

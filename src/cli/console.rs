@@ -9,6 +9,7 @@ use crate::results::down::DownWindow;
 use crate::results::incidents::per_instance;
 use crate::results::{GroupStats, Incident, RuleCheck, ServerDelta, Stats, Summary};
 
+mod curve;
 mod experiment;
 mod headline;
 mod types;
@@ -84,6 +85,12 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
     }
     for i in &s.interference {
         let _ = writeln!(out, "{}", i.line());
+    }
+    if let Some(table) = curve::curve_table(s) {
+        out.push_str(&table);
+    }
+    for line in s.freshness.iter().flat_map(|f| f.lines()) {
+        let _ = writeln!(out, "{line}");
     }
     for e in &s.emulators {
         out.push_str(&emulator_line(e));

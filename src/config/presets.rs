@@ -149,7 +149,7 @@ fn owner(flag: &str) -> &'static str {
 }
 
 /// The presets whose load size is a knob: `--scale` (`--warehouses`) sizes their groups.
-const SCALE_KNOB: &[&str] = &["ch"];
+const SCALE_KNOB: &[&str] = &["ch", "ch-interference"];
 
 /// `flags` for preset `name`: a preset whose size is a knob takes `--scale` (`--warehouses`)
 /// as that knob, which its text writes into every group; for any other preset the flag stays
@@ -239,6 +239,11 @@ pub const PRESETS: &[Preset] = &[
         name: "ch",
         description: "CH-benCHmark: a tpcc group (--oltp-clients, default 2) and a ch group of analytic query streams (--ch-streams, default 1) on the default instance's database of 1 warehouse (--warehouses): a phase of 1 min with the OLTP group alone, then one beside the streams",
         text: PresetText::Generated(ch::toml),
+    },
+    Preset {
+        name: "ch-interference",
+        description: "CH-benCHmark's interference curve in one run: a tpcc group (--oltp-clients, default 2) alone, then beside 1, 2, 4 analytic streams (--ch-streams, the last step) on its own database, then the same with the streams on a database of a second instance (ch-split); ends with NOTPM and New-Order p90 against analytic queries per hour, one line per placement",
+        text: PresetText::Generated(ch::interference_toml),
     },
     Preset {
         name: "tpcv-elastic",

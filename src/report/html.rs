@@ -12,6 +12,7 @@ use super::load::{self, RunData};
 
 mod cases;
 mod commands;
+mod curve;
 mod events;
 mod glance;
 mod guests;

@@ -53,14 +53,21 @@ pub struct Side {
     /// The headline type's p95 latency in ms; absent when none committed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p95_ms: Option<f64>,
+    /// The same type's p90 (TPC-C's response-time rule is on the 90th percentile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_ms: Option<f64>,
 }
 
 /// A group beside the tenant: its clients and what it committed in the beside phase.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Neighbour {
     pub group: String,
     pub clients: u32,
     pub committed: u64,
+    /// Its committed units per hour over the phase's seconds (CH-benCHmark's analytic
+    /// queries per hour, for a `ch` group), 1 decimal.
+    #[serde(default)]
+    pub per_hour: f64,
 }
 
 /// Every pair of the run: for each group that committed the headline's type and each
@@ -82,12 +89,11 @@ pub fn of(
     let cells = keys.roll_up(rec, keys.segments.len() * n, |p| {
         (p.txn == txn).then_some(p.segment * n + p.group)
     });
-    let p95 = |si: usize, g: usize| {
+    let latency = |si: usize, g: usize| {
         cells
             .get(si * n + g)
             .and_then(|s| s.latency.as_ref())
             .and_then(LatencyStats::from_micros)
-            .map(|l| l.p95)
     };
     let tenants: Vec<usize> = (0..n)
         .filter(|g| {
@@ -116,7 +122,8 @@ pub fn of(
                     .get(g)
                     .and_then(|x| x.headline)
                     .unwrap_or(0.0),
-                p95_ms: p95(i, g),
+                p95_ms: latency(i, g).map(|l| l.p95),
+                p90_ms: latency(i, g).map(|l| l.p90),
             };
             let (alone, beside) = (side(ai), side(si));
             out.push(Interference {
@@ -208,6 +215,11 @@ fn others(ph: &PhaseStats, g: usize) -> Vec<Neighbour> {
             group: x.group.clone(),
             clients: x.clients.unwrap_or(0),
             committed: x.stats.committed,
+            per_hour: if ph.duration_s > 0.0 {
+                (x.stats.committed as f64 * 3600.0 / ph.duration_s * 10.0).round() / 10.0
+            } else {
+                0.0
+            },
         })
         .collect()
 }
@@ -232,5 +244,6 @@ fn ratio(part: f64, whole: f64) -> Option<f64> {
     (whole > 0.0).then(|| round3(part / whole))
 }
 
+pub mod curve;
 #[cfg(test)]
 mod tests;

@@ -47,6 +47,7 @@ pub mod emulators;
 pub mod errors;
 pub mod experiment;
 pub mod figure;
+pub mod freshness;
 pub mod guests;
 pub mod headline;
 pub mod hlog;

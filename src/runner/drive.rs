@@ -35,6 +35,8 @@ pub struct Driven {
     pub shard: Option<crate::results::shard::ShardFacts>,
     /// What the wait sampler counted (`--sample-waits`).
     pub waits: Option<crate::sampler::waits::WaitsReport>,
+    /// What the freshness probe measured (a run of several groups).
+    pub freshness: Option<crate::sampler::freshness::FreshnessReport>,
     /// The run's events as played (`[[event]]`), their recovery not yet measured.
     pub events: Vec<crate::results::disruptions::EventAccount>,
 }
@@ -57,6 +59,8 @@ pub struct Surroundings<'a> {
     pub server_facts: &'a [ServerFacts],
     pub sampler: Option<Sampler>,
     pub waits: Option<crate::sampler::waits::WaitSampler>,
+    /// How fresh a standby's reads are (see `runner::freshness`).
+    pub freshness: Option<crate::sampler::freshness::FreshnessProbe>,
     /// What `--profile` samples; `None` without it.
     pub profile: Option<crate::profile::Request>,
     pub prometheus: Option<SocketAddr>,
@@ -106,6 +110,7 @@ pub async fn drive(
     let sides = Sides {
         sampler: with.sampler,
         waits: with.waits,
+        freshness: with.freshness,
         profile: with.profile,
         home: with.home,
     };
@@ -118,6 +123,7 @@ pub async fn drive(
 struct Sides<'a> {
     sampler: Option<Sampler>,
     waits: Option<crate::sampler::waits::WaitSampler>,
+    freshness: Option<crate::sampler::freshness::FreshnessProbe>,
     profile: Option<crate::profile::Request>,
     home: &'a crate::instance::Home,
 }
@@ -240,6 +246,7 @@ async fn run_clients(
         .map_err(|message| RunError::Sampler { message });
     let sampling = or_release(&mut connected, sampling).await?;
     let waiting = sides.waits.map(|w| w.start(t0));
+    let probing = sides.freshness.map(|f| f.start(t0));
     let playing = super::disrupt::play(plan, sides.home, t0, events);
     let result = {
         // A write that fails (a full disk) stops the run at once: the clients end cleanly and
@@ -265,6 +272,10 @@ async fn run_clients(
     // Events end with the clients: a step still running is not waited for.
     let played = playing.end(&**events).await;
     let (sampled, waits) = stop_sides(sampling, waiting).await;
+    let freshness = match probing {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
     drop(exporter);
     let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
     Ok(Driven {
@@ -276,6 +287,7 @@ async fn run_clients(
         incidents,
         shard: None,
         waits,
+        freshness,
         events: played,
     })
 }

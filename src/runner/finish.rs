@@ -37,6 +37,7 @@ pub async fn finish(
         incidents,
         shard,
         waits,
+        freshness,
         events: played,
     } = driven;
     let ran = super::databases::RunCounts {
@@ -76,6 +77,9 @@ pub async fn finish(
     if let Some(w) = waits {
         let staging = writer.staging_path().to_path_buf();
         super::waits::record(w, &frame.keys, &staging, &mut summary, &mut result.warnings);
+    }
+    if let Some(f) = freshness {
+        super::freshness::record(f, &frame.keys, &mut summary, &mut result.warnings);
     }
     if server_facts.iter().any(|f| f.vm.is_some()) {
         guests(writer.staging_path(), &mut summary, &mut result.warnings);

@@ -20,6 +20,7 @@ mod disrupt_check;
 mod drive;
 mod error;
 mod finish;
+mod freshness;
 mod pooler;
 mod prepare;
 mod profiling;
@@ -98,11 +99,13 @@ pub async fn run(
         w.attach(&events);
     }
     let waits = waits::open(&plan, &targets, &frame.keys, &frame.workloads).await;
+    let freshness = freshness::open(&plan, &targets, &frame.keys, home).await;
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,
         sampler,
         waits,
+        freshness,
         profile,
         prometheus,
         stop: &stop,

@@ -3,6 +3,7 @@
 
 pub mod cgroup;
 pub mod disk;
+pub mod freshness;
 pub mod guest;
 pub mod host;
 pub mod host_stats;

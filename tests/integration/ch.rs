@@ -98,6 +98,7 @@ fn ch_answers_agree_with_duckdb_and_run_beside_tpcc() {
         drop(child.stdin.take());
     }
     mixed_run(&home, &inst, target);
+    fresh_on_a_standby(&home);
     if let Some(child) = referee {
         let o = child.wait_with_output().expect("wait for python3");
         assert!(o.status.success(), "DuckDB: {}", text(&o));
@@ -235,6 +236,16 @@ fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
     assert_eq!(count(&group("alone", "A"), "committed"), 0, "{phases:?}");
     assert!(count(&streams, "committed") > 0, "{phases:?}");
     cost_line(&s, &alone, &beside, &streams, &text(&o));
+    // The streams read the server O writes to: freshness is n/a, and says why.
+    let why = s["freshness"]["not_applicable"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("no group reads a hot standby"),
+        "{}",
+        s["freshness"]
+    );
+    assert!(text(&o).contains("freshness: n/a"), "{}", text(&o));
     for server in s["server"].as_array().unwrap() {
         support::assert_server_agrees(server, 0);
     }
@@ -250,6 +261,82 @@ fn mixed_run(home: &support::TempHome, inst: &Instance, target: &str) {
         "{}",
         text(&report)
     );
+}
+
+/// The streams on a hot standby of the OLTP group's instance: the run measures how long after
+/// a commit on the primary a query on the standby can see it, per phase, in the summary, on
+/// the console and in the report; the server agrees with both groups' commits on both.
+fn fresh_on_a_standby(home: &support::TempHome) {
+    // With hot_standby_feedback the streams' snapshots hold back the primary's cleanup, so
+    // replay never waits on them (without it, replay may wait up to
+    // max_standby_streaming_delay, 30 s, and a phase of 3 s could end with no sample seen).
+    ok(tb(
+        home,
+        &[
+            "instance",
+            "start",
+            "st",
+            "--standby-of",
+            "default",
+            "--set",
+            "hot_standby_feedback=on",
+        ],
+    ));
+    let file = home.path().join("standby.toml");
+    std::fs::write(
+        &file,
+        "mode = \"independent\"\n\
+         [[group]]\nname = \"O\"\nworkload = \"tpcc\"\ntarget = \"instance:default\"\n\
+         [[group]]\nname = \"A\"\nworkload = \"ch\"\ntarget = \"instance:st\"\n\
+         repeat_streams = true\n\
+         [[phase]]\nname = \"read\"\nduration = \"3s\"\nclients = { O = 1, A = 1 }\n",
+    )
+    .unwrap();
+    let out = home.path().join("fresh");
+    let o = ok(tb(
+        home,
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "-P",
+            "0",
+            "--poll",
+            "0",
+            "--session-set",
+            "max_parallel_workers_per_gather=0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let s = summary(&out);
+    let f = &s["freshness"]["phases"][0];
+    assert_eq!(
+        (
+            f["standby"].as_str(),
+            f["primary"].as_str(),
+            f["phase"].as_str()
+        ),
+        (Some("st"), Some("default"), Some("read")),
+        "{}",
+        s["freshness"]
+    );
+    assert_eq!(f["readers"], serde_json::json!(["A"]));
+    assert!(f["samples"].as_u64().unwrap_or(0) > 0, "{f}");
+    let ms = |k: &str| f[k].as_f64().unwrap_or(-1.0);
+    assert!(
+        0.0 <= ms("p50_ms") && ms("p50_ms") <= ms("p95_ms") && ms("p95_ms") <= ms("max_ms"),
+        "{f}"
+    );
+    assert!(
+        text(&o).contains("freshness of st (standby of default, read by A) in phase read"),
+        "{}",
+        text(&o)
+    );
+    for server in s["server"].as_array().unwrap() {
+        support::assert_server_agrees(server, 0);
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap_or_default();
+    assert!(html.contains("freshness p50 (ms)"), "no freshness table");
 }
 
 /// What the streams cost the OLTP group, as the summary states it: the phases' own NOTPM of
@@ -409,4 +496,103 @@ for q in range(1, 23):
         .stderr(Stdio::piped())
         .spawn()
         .expect("start python3")
+}
+
+/// Preset `ch-interference` at its smallest (1 warehouse, 1 OLTP client, 1 stream, phases of
+/// 3 s): the OLTP group alone then beside a stream, with the stream on its database and then
+/// on a database of a second instance; the run ends with the curve's table on the console
+/// and its two charts in report.html, with every point of both placements.
+#[test]
+fn ch_interference_curve_of_both_placements() {
+    let home = support::temp_home();
+    // Both instances with the tests' settings; the preset's [[instance]] takes ch-split as made.
+    let _inst = support::start_instance(&home, "default");
+    let _split = support::start_instance(&home, "ch-split");
+    let knobs = ["--preset", "ch-interference", "--ch-streams", "1"];
+    ok(tb(
+        &home,
+        &[&["prepare"][..], &knobs, &["--parallel-targets", "2"]].concat(),
+    ));
+    let out = home.path().join("curve");
+    let o = ok(tb(
+        &home,
+        &[
+            &["run"][..],
+            &knobs,
+            &[
+                "--oltp-clients",
+                "1",
+                "--phase-duration",
+                "3s",
+                "-P",
+                "0",
+                "--poll",
+                "0",
+                "--session-set",
+                "max_parallel_workers_per_gather=0",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    ));
+    let console = text(&o);
+    let s = summary(&out);
+    let pairs = s["interference"].as_array().expect("interference pairs");
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    let table = console
+        .split("interference curve of O")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no curve table:\n{console}"));
+    for (p, placement) in pairs.iter().zip(["same", "split"]) {
+        let n = &p["neighbours"][0];
+        assert_eq!(n["group"], placement, "{p}");
+        // Queries per hour over the phase's seconds (one query of a busy machine's stream
+        // may outlast a phase of 3 s: 0 is a point too).
+        let phase = s["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|ph| ph["phase"] == p["beside"]["phase"])
+            .unwrap();
+        let per_hour =
+            n["committed"].as_f64().unwrap() * 3600.0 / phase["duration_s"].as_f64().unwrap();
+        assert!(
+            (n["per_hour"].as_f64().unwrap() - per_hour).abs() < 0.1,
+            "{p} {phase}"
+        );
+        assert_eq!(p["alone"]["phase"], format!("alone-{placement}"), "{p}");
+        // Every point is a row: the alone phase at 0 streams, the beside phase at 1.
+        for (side, clients) in [("alone", 0), ("beside", 1)] {
+            let row = format!(
+                "{placement} {} {clients}",
+                p[side]["phase"].as_str().unwrap()
+            );
+            let squeezed: Vec<String> = table
+                .lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            assert!(
+                squeezed.iter().any(|l| l.starts_with(&row)),
+                "no row '{row}' in:\n{table}"
+            );
+        }
+    }
+    // The run draws report.html at its end.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap_or_default();
+    // Each chart is an SVG whose points are the lines' circles: one per row of the table.
+    for chart in [
+        "NOTPM of O against the neighbours",
+        "new_order p90 (ms) of O",
+    ] {
+        let svg = html
+            .split(chart)
+            .nth(1)
+            .and_then(|rest| rest.split("</svg>").next())
+            .unwrap_or_else(|| panic!("no chart '{chart}'"));
+        assert_eq!(svg.matches("<circle").count(), 4, "{chart}:\n{svg}");
+        for line in ["beside same", "beside split"] {
+            assert!(svg.contains(line), "no line '{line}' in '{chart}'");
+        }
+    }
 }

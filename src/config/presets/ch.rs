@@ -85,6 +85,88 @@ clients = {{ O = {oltp}, A = {streams} }}
     ))
 }
 
+/// Where preset `ch-interference` puts the streams it moves off the OLTP tenant's server.
+pub const SPLIT_INSTANCE: &str = "ch-split";
+
+/// The stream counts of `ch-interference` up to `most`: doubling from 1 (1, 2, 4 for 4).
+fn steps(most: u32) -> Vec<u32> {
+    std::iter::successors(Some(1u32), |n| n.checked_mul(2))
+        .take_while(|n| *n <= most)
+        .collect()
+}
+
+/// Preset `ch-interference`'s TOML: the interference curve in one run (issue 52). Group O
+/// (tpcc) on the default instance throughout; group `same` (ch) on O's database and group
+/// `split` (ch) on a database of a second instance of this host, each stepped through 1,
+/// 2, 4 streams (`--ch-streams` is the last step) after a phase of O alone, so each
+/// placement's curve starts from its own alone phase. The curve is read from the run's
+/// interference pairs (`results::interference::curve`).
+pub fn interference_toml(input: &PresetInput) -> Result<String, String> {
+    if let Some(flag) = foreign(input) {
+        return Err(format!(
+            "{flag} is not a knob of preset ch-interference (its knobs: --oltp-clients, \
+             --ch-streams, --warehouses); leave it out, or start from `tidebench presets \
+             --show ch-interference` in a run file"
+        ));
+    }
+    let oltp = input.knobs.oltp_clients.unwrap_or(OLTP_CLIENTS);
+    let most = input.knobs.streams.unwrap_or(4);
+    let warehouses = input.knobs.warehouses.unwrap_or(WAREHOUSES);
+    if oltp == 0 || most == 0 {
+        return Err(format!(
+            "preset ch-interference needs --oltp-clients and --ch-streams of 1 or more (given \
+             {oltp} and {most}): the curve is the OLTP group's cost at 1 stream and more"
+        ));
+    }
+    let mut phases = String::new();
+    for (placement, other) in [("same", "split"), ("split", "same")] {
+        phases.push_str(&format!(
+            "\n[[phase]]\nname = \"alone-{placement}\"\nduration = \"1m\"\nclients = {{ O = {oltp}, same = 0, split = 0 }}\n"
+        ));
+        for n in steps(most) {
+            phases.push_str(&format!(
+                "\n[[phase]]\nname = \"{placement}-{n}\"\nduration = \"1m\"\nclients = {{ O = {oltp}, {placement} = {n}, {other} = 0 }}\n"
+            ));
+        }
+    }
+    Ok(format!(
+        r#"# CH-benCHmark's interference curve: what the analytic streams cost the OLTP tenant (group
+# O, tpcc, {oltp} client(s), on the default instance) as they grow ({steps:?} streams), with the
+# streams on O's own database (group same) and on a database of a second instance of this
+# host (group split, instance {SPLIT_INSTANCE}), each placement after a phase of O alone.
+# `tidebench prepare --preset ch-interference` loads both databases ({warehouses} warehouse(s)).
+# Knobs: --oltp-clients, --ch-streams (the last step), --warehouses; --phase-duration sets the
+# phases. The run ends with the curve: a table, and two charts in report.html.
+mode = "independent"
+
+[[instance]]
+name = "{SPLIT_INSTANCE}"
+
+[[group]]
+name = "O"
+workload = "tpcc"
+scale = {warehouses}
+target = "instance:default"
+
+[[group]]
+name = "same"
+workload = "ch"
+scale = {warehouses}
+target = "instance:default"
+repeat_streams = true
+
+[[group]]
+name = "split"
+workload = "ch"
+scale = {warehouses}
+target = "instance:{SPLIT_INSTANCE}"
+repeat_streams = true
+
+{phases}"#,
+        steps = steps(most)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +213,22 @@ mod tests {
             ..PresetKnobs::default()
         };
         assert!(toml(&input(&other)).unwrap_err().contains("--lu-base"));
+    }
+
+    #[test]
+    fn the_interference_preset_steps_each_placement_after_its_alone_phase() {
+        let text = interference_toml(&input(&PresetKnobs::default())).unwrap();
+        assert!(toml::from_str::<toml::Table>(&text).is_ok(), "{text}");
+        assert_eq!(text.matches("[[phase]]").count(), 8, "{text}");
+        assert!(text.contains(
+            "name = \"split-4\"\nduration = \"1m\"\nclients = { O = 2, split = 4, same = 0 }"
+        ));
+        assert_eq!(steps(1), [1]);
+        assert_eq!(steps(5), [1, 2, 4]);
+        let none = PresetKnobs {
+            streams: Some(0),
+            ..PresetKnobs::default()
+        };
+        assert!(interference_toml(&input(&none)).is_err());
     }
 }

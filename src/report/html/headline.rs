@@ -108,7 +108,54 @@ pub(super) fn table(s: &Summary) -> Option<String> {
         ),
     );
     interference_to(&mut p, s);
+    super::curve::curve_to(&mut p, s);
+    freshness_to(&mut p, s);
     Some(p)
+}
+
+/// How fresh a hot standby's reads were, per phase, or why that is n/a (see
+/// `results::freshness`); nothing for a run of one group.
+fn freshness_to(p: &mut String, s: &Summary) {
+    let Some(f) = &s.freshness else {
+        return;
+    };
+    if let Some(why) = &f.not_applicable {
+        note_to(p, &format!("Freshness: n/a ({why})."));
+        return;
+    }
+    let rows: Vec<Vec<String>> = f
+        .phases
+        .iter()
+        .map(|x| {
+            vec![
+                format!("{} (of {})", x.standby, x.primary),
+                x.readers.join(", "),
+                x.phase.clone(),
+                ms(x.p50_ms),
+                ms(x.p95_ms),
+                ms(x.max_ms),
+                format!("{}", x.samples),
+                format!("{}", x.unseen),
+            ]
+        })
+        .collect();
+    let head = [
+        "standby",
+        "read by",
+        "phase",
+        "freshness p50 (ms)",
+        "p95 (ms)",
+        "max (ms)",
+        "samples",
+        "not seen by the end",
+    ];
+    table_to(p, &head, &rows);
+    note_to(
+        p,
+        "Freshness: how long after a commit on the primary a query on its hot standby could \
+         see it, sampled ten times a second: the primary's WAL insert position, then the \
+         standby asked every 2 ms until it had replayed up to it.",
+    );
 }
 
 /// What the other groups cost the group running the headline's type, one row per phase it

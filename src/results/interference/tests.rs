@@ -111,7 +111,8 @@ fn the_tenant_alone_is_set_against_it_beside_the_others_with_the_same_clients() 
         [Neighbour {
             group: "A".into(),
             clients: 2,
-            committed: 3
+            committed: 3,
+            per_hour: 1080.0
         }]
     );
     assert_eq!(

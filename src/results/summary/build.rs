@@ -187,6 +187,7 @@ impl Summary {
             unit_times: Vec::new(),
             incidents: Vec::new(),
             waits: None,
+            freshness: None,
             guests: Vec::new(),
             cut_in_flight: 0,
             committed_after_end: 0,

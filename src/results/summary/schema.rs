@@ -241,6 +241,10 @@ pub struct Summary {
     /// What the run's sessions waited on (`--sample-waits`); see `waits`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<waits::WaitsSummary>,
+    /// How long after a commit on a primary a query on its hot standby sees it, per phase,
+    /// or why that is n/a; absent for a run of one group (see `freshness`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<crate::results::freshness::Freshness>,
     /// Each VM instance's guest and its QEMU over the measured window (means of
     /// `guests.csv`); see `guests`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
