@@ -69,6 +69,11 @@ pub async fn run(
     }
     targets::say_notes(&targets, &*events);
     let mut dbs = Databases::open(&targets.resolved).await?;
+    if plan.shard.is_none() {
+        // A shard's driver sees its own clients only: no host would agree.
+        dbs.watch_hosts(&targets.planned, &targets.resolved, home)
+            .await;
+    }
     let pooled = pooler::settle(
         &mut plan,
         &targets.planned,
