@@ -192,6 +192,9 @@ fn a_failed_primary_and_its_promoted_synchronous_standby_lose_no_commit() {
     );
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("Commits per host"), "the report's table");
+    for line in said.lines().filter(|l| l.contains("server: host ")) {
+        eprintln!("{line}");
+    }
     assert!(
         said.contains("host fa of instance:fa,fb") && said.contains("commits in its WAL"),
         "{said}"
