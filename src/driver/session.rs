@@ -300,18 +300,19 @@ async fn primary_of(
         };
         let standby = match conn.server_param("in_hot_standby") {
             Some(v) => v == "on",
-            None => {
-                // The question is one more transaction at the server.
-                hosts[k].opened += 1;
-                match conn.simple_query("SELECT pg_is_in_recovery()").await {
-                    Ok(r) => r.get_str(0, 0) != Some("f"),
-                    Err(e) => {
-                        hosts[k].opened += 1;
-                        last = e;
-                        continue;
-                    }
+            None => match conn.simple_query("SELECT pg_is_in_recovery()").await {
+                Ok(r) => {
+                    // The question is one more commit at the server.
+                    hosts[k].opened += 1;
+                    r.get_str(0, 0) != Some("f")
                 }
-            }
+                Err(e) => {
+                    // Its session's startup; the failed question is a rollback.
+                    hosts[k].opened += 1;
+                    last = e;
+                    continue;
+                }
+            },
         };
         if !standby {
             return Ok((k, conn));

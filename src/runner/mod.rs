@@ -103,6 +103,8 @@ pub async fn run(
         w.attach(&events);
     }
     let waits = waits::open(&plan, &targets, &frame.keys, &frame.workloads).await;
+    // After the wait sampler's `CREATE EXTENSION` (a commit in the WAL, not the clients').
+    dbs.mark_wal_start().await;
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,

@@ -1,9 +1,9 @@
 //! The server check on every host of a target over a primary and its standbys (issue 54).
 //! Each server of `instance:a,b` gets its own statistics session and its own idle reading of
 //! the measured database at the start; a server not in recovery also gives its WAL position
-//! then. After the run each host's count since the start is set beside the commits the
-//! clients saw land there (the driver counts per host, as a session knows which server it is
-//! on) and the sessions they opened there. A server that died in the run cannot be asked:
+//! just before the clients connect. After the run each host's count since the start is set
+//! beside the commits the clients saw land there (the driver counts per host, as a session
+//! knows which server it is on) and the sessions they opened there. A server that died in the run cannot be asked:
 //! its count is the commit records in its WAL from the start position to the end of what it
 //! wrote (`pg_waldump`), which holds only transactions that wrote, so it is set beside the
 //! clients' commits alone, exact for a workload whose every transaction writes.
@@ -71,8 +71,7 @@ impl Databases {
         }
     }
 
-    /// Each host's idle reading, once no session of the run is on it; on a server not in
-    /// recovery, where its WAL is then.
+    /// Each host's idle reading, once no session of the run is on it.
     pub(super) async fn settle_hosts(&mut self) {
         for h in 0..self.hosts.len() {
             let app_names = self.app_names_of(self.hosts[h].target);
@@ -82,7 +81,17 @@ impl Databases {
             wait_for_no_sessions(client, &host.dbname, &app_names).await;
             host.idle =
                 server::settled_xact_counters(client, &host.dbname, super::SETTLE_TIMEOUT).await;
-            host.wal_start = wal_position(client).await;
+        }
+    }
+
+    /// Where the WAL of each host not in recovery is, just before the clients connect: what
+    /// the run's own setup writes before then (the wait sampler's `CREATE EXTENSION` in another
+    /// database) is not the clients' and must not be counted.
+    pub async fn mark_wal_start(&mut self) {
+        for host in &mut self.hosts {
+            if let Ok(stats) = &host.stats {
+                host.wal_start = wal_position(stats.client()).await;
+            }
         }
     }
 
