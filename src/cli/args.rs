@@ -278,7 +278,7 @@ standby = \"b\" and promote_after. The commits lost at the promotion are counted
 pub struct RunArgs {
     /// TOML file describing the run (keys as the long flags, e.g. clients = 8; groups and phases)
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): tpcv, ch, tpcv-elastic, consolidation-2db, demo
+    /// A built-in run (see `tidebench presets`): tpcv, hci, ch, tpcv-elastic, consolidation-2db, demo
     /// (preset ch takes --scale/--warehouses as its size)
     #[arg(long, conflicts_with = "config")]
     pub preset: Option<String>,
@@ -707,7 +707,7 @@ pub struct PrepareArgs {
     pub shard: Option<String>,
 }
 
-const KNOBS: &str = "Preset tpcv";
+const KNOBS: &str = "Preset tpcv (and hci)";
 
 /// The knobs of presets `tpcv` and `ch` (`run`, `prepare` and `presets --show` take them
 /// alike).
