@@ -284,7 +284,7 @@ standby = \"b\" and promote_after. The commits lost at the promotion are counted
 pub struct RunArgs {
     /// TOML file describing the run (keys as the long flags, e.g. clients = 8; groups and phases)
     pub config: Option<PathBuf>,
-    /// A built-in run (see `tidebench presets`): tpcv, ch, ch-interference, tpcv-elastic,
+    /// A built-in run (see `tidebench presets`): tpcv, hci, ch, ch-interference, tpcv-elastic,
     /// consolidation-2db, demo (presets ch and ch-interference take --scale/--warehouses as
     /// their size)
     #[arg(long, conflicts_with = "config")]
@@ -715,7 +715,7 @@ pub struct PrepareArgs {
     pub shard: Option<String>,
 }
 
-const KNOBS: &str = "Preset tpcv";
+const KNOBS: &str = "Preset tpcv (and hci)";
 
 /// The knobs of presets `tpcv` and `ch` (`run`, `prepare` and `presets --show` take them
 /// alike).

@@ -110,6 +110,9 @@ pub fn run_summary(s: &Summary, dir: &Path, scales: &[u32]) -> String {
             for d in &s.server {
                 out.push_str(&server_line(d));
             }
+            for h in &s.hosts {
+                let _ = writeln!(out, "server: {}", h.line());
+            }
         }
     }
     if let Some(shard) = s.shard.as_ref().filter(|f| !f.merged.is_empty()) {

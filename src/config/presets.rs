@@ -3,7 +3,7 @@
 //! copy (`tidebench presets --show NAME` prints it). `--phase-duration` sets every phase's
 //! length: the papers' 12- or 10-minute phases and short demo phases are the same preset.
 //!
-//! Most presets are fixed text. Those with knobs (`tpcv`: `--lu-base`, `--sets`,
+//! Most presets are fixed text. Those with knobs (`tpcv` and `hci`: `--lu-base`, `--sets`,
 //! `--target-tpsv`, from which and the host's size it generates its text; `ch`:
 //! `--oltp-clients`, `--ch-streams`) generate it, still as plain TOML.
 
@@ -234,6 +234,11 @@ pub const PRESETS: &[Preset] = &[
         name: "tpcv",
         description: "TPC-V end to end on tpce: groups A-D of 1:2:3:4 load units (--lu-base), each set an oltp and a dss instance sized from the paper's VMs, Table 2's 10 phases of 12 min after a one-phase ramp-up (--sets or --target-tpsv)",
         text: PresetText::Generated(tpcv::toml),
+    },
+    Preset {
+        name: "hci",
+        description: "TPCx-HCI's data-accessibility test on preset tpcv (its knobs too): every oltp instance with a synchronous standby, the oltp targets over both, group A's first primary killed in the middle of the measured window and its standby promoted 1s later",
+        text: PresetText::Generated(tpcv::hci_toml),
     },
     Preset {
         name: "ch",

@@ -453,7 +453,7 @@ impl Ends {
         self.reconnects += end.reconnects;
         self.connect_time.add(end.connect_time);
         for (target, counts) in end.at_end {
-            self.at_end.entry(target).or_default().add(counts);
+            self.at_end.entry(target).or_default().add(&counts);
         }
         self.outages.extend(end.outages);
         self.aborted.extend(

@@ -118,7 +118,7 @@ async fn connect_all(spec: &ThreadSpec) -> Result<Vec<Vec<Session>>, DriverError
                     target: layout_label(spec, t),
                     source,
                 })?;
-            sessions.push(Session::open(conn));
+            sessions.push(Session::open(conn, &target.params, &target.follow));
         }
         all.push(sessions);
     }

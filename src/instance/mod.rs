@@ -43,5 +43,5 @@ pub use lifecycle::{
 pub use reconfigure::{reconfigure, Reconfigured};
 pub use server::can_lower_oom_scores;
 pub use settings::{format_size, parse_size, PASSWORD_GROUP};
-pub use standby::{commits_past_promotion, promote};
+pub use standby::{commits_past_promotion, commits_since, promote};
 pub use types::{Home, Instance, InstanceOptions, InstanceStatus, StartOutcome, DEFAULT_DBNAME};

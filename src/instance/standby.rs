@@ -309,6 +309,34 @@ pub fn commits_past_promotion(home: &Home, name: &str) -> Result<u64, InstanceEr
     server.commits_in_wal(timeline, &switch)
 }
 
+/// The commits in a stopped instance's WAL on `timeline` from the LSN `start` on (issue 54):
+/// the own count of a server that died during a run (its `pg_stat_database` went with it).
+/// Refused while it runs: its WAL is not final then.
+pub fn commits_since(
+    home: &Home,
+    name: &str,
+    timeline: u32,
+    start: &str,
+) -> Result<u64, InstanceError> {
+    let home = home.absolute()?;
+    let layout = Layout::new(&home, name);
+    let rec = super::checks::load_existing(&layout, name)?;
+    if super::server::read_pid(&layout.data()).is_some_and(|pid| !super::vm::qemu::released(pid)) {
+        return Err(InstanceError::Disrupt {
+            action: "count the commits in the WAL of",
+            name: name.to_string(),
+            message: "it still runs, so its WAL is not final; read its counters instead".into(),
+        });
+    }
+    let user = os_user::for_existing(&rec.os_user, name)?;
+    let server = Server {
+        bin: &rec.pg_bin_dir,
+        user: &user,
+        layout: &layout,
+    };
+    server.commits_in_wal(timeline, start)
+}
+
 /// The parent timeline and switch point (an LSN) of the newest timeline history file in
 /// `pg_wal`: where the promoted server's WAL left its primary's.
 fn newest_switch(pg_wal: &Path) -> Option<(u32, String)> {

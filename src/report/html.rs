@@ -414,6 +414,7 @@ fn failures(d: &RunData, p: &mut String) {
     );
     incidents_to(&d.summary.incidents, p);
     events::events_to(&d.summary.events, p);
+    events::hosts_to(&d.summary.hosts, p);
     down_windows_to(&d.summary.down_windows, p);
     aborted_clients_to(&d.summary.aborted_clients, p);
     errors_to(&d.summary.errors, p);

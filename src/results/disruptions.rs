@@ -25,6 +25,7 @@
 //! | `failed` | transactions failed between `t` and the recovery (or the end) |
 //! | `reconnects` | sessions lost in the down windows (see `down`) of the scope's targets that opened between `t` and the recovery (or the end) |
 //! | `down_s` | seconds at least one of the scope's targets was down in those windows (a window still open at the end counts to the end) |
+//! | `full_rate_share` | of the whole seconds from `t` to the run's end (1 s windows laid from `t`), the share at full rate: at least 90 % of `rate_before` (TPCx-HCI's data-accessibility test asks how much of the window ran at full rate) |
 
 use std::fmt::Write as _;
 
@@ -90,6 +91,11 @@ pub struct Recovery {
     /// Absent in results written before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub down_s: Option<f64>,
+    /// The share of the whole seconds from the event to the run's end at full rate (at least
+    /// 90 % of `rate_before`); absent with no rate before, no whole second after, or in
+    /// results written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_rate_share: Option<f64>,
 }
 
 impl Recovery {
@@ -107,8 +113,12 @@ impl Recovery {
             Some(d) if d > 0.0 => format!(", down {d:.1} s"),
             _ => String::new(),
         };
+        let full = match self.full_rate_share {
+            Some(f) => format!(", {:.0}% of the rest at full rate", f * 100.0),
+            None => String::new(),
+        };
         format!(
-            "{back} ({first}), {} failed, {} reconnects{down}",
+            "{back} ({first}), {} failed, {} reconnects{down}{full}",
             self.failed, self.reconnects
         )
     }
@@ -336,6 +346,7 @@ impl Timeline {
             })
             .collect();
         let end_s = commits.len().saturating_sub(1) as f64 * BUCKET_US as f64 / 1e6;
+        let full_rate_share = full_rate_share(commits, t_b, need);
         Recovery {
             scope: self.scopes[s].clone(),
             rate_before,
@@ -344,8 +355,27 @@ impl Timeline {
             failed,
             reconnects: windows.iter().map(|w| w.sessions_lost).sum(),
             down_s: Some(round1(down_length(&windows, end_s))),
+            full_rate_share,
         }
     }
+}
+
+/// Of the whole 1 s windows laid from bucket `from` to the end of `commits`, the share whose
+/// commits reach `need` (the full rate); `None` with no such window or no rate to reach.
+fn full_rate_share(commits: &[u32], from: usize, need: f64) -> Option<f64> {
+    if need <= 0.0 {
+        return None;
+    }
+    let windows: Vec<u32> = commits
+        .get(from..)?
+        .chunks_exact(WINDOW_BUCKETS)
+        .map(|w| w.iter().sum())
+        .collect();
+    if windows.is_empty() {
+        return None;
+    }
+    let full = windows.iter().filter(|n| f64::from(**n) >= need).count();
+    Some((full as f64 / windows.len() as f64 * 1000.0).round() / 1000.0)
 }
 
 /// The time at least one of `windows` was open (overlapping windows of several targets count
@@ -445,6 +475,9 @@ mod tests {
         );
         // All of the run: half its rate was gone, and 90 % of it is back a bucket before A's.
         assert_eq!(r[0].recovered_s, Some(2.8));
+        // From 5 s to 12 s: A ran at full rate in 4 of its 7 whole seconds, B in all.
+        assert_eq!(a.full_rate_share, Some(0.571));
+        assert_eq!(b.full_rate_share, Some(1.0));
     }
 
     #[test]

@@ -34,6 +34,7 @@ use crate::workload::{Kind, Loaded};
 
 use super::RunError;
 
+mod hosts;
 mod pooled;
 use pooled::pooled_read;
 
@@ -90,6 +91,9 @@ pub struct ServerProcess {
 pub struct Databases {
     dbs: Vec<Db>,
     servers: Vec<Server>,
+    /// Every server of each target over a primary and its standbys (see [`hosts`]).
+    hosts: Vec<hosts::Host>,
+    home: Option<crate::instance::Home>,
 }
 
 impl Databases {
@@ -149,7 +153,12 @@ impl Databases {
                 }),
             }
         }
-        Ok(Databases { dbs, servers })
+        Ok(Databases {
+            dbs,
+            servers,
+            hosts: Vec::new(),
+            home: None,
+        })
     }
 
     fn db_of(&self, target: usize) -> usize {
@@ -293,6 +302,7 @@ impl Databases {
                         message,
                     })?;
         }
+        self.settle_hosts().await;
         Ok(())
     }
 
@@ -491,7 +501,9 @@ fn delta_of(
     });
     let mut at_end = EndCounts::default();
     for t in &d.targets {
-        at_end.add(ran.at_end.get(t).copied().unwrap_or_default());
+        if let Some(c) = ran.at_end.get(t) {
+            at_end.add(c);
+        }
     }
     // tidebench's commits outside the measured window count too: tries let finish after
     // the end, and the sessions opened again (one commit each; behind a pooler the server

@@ -53,8 +53,10 @@ pub async fn finish(
         AFTER_STOP_BUDGET
     };
     let server = dbs.deltas(&before, &ran, budget, events).await;
+    let hosts = dbs.host_agreement(&ran, budget).await;
     let facts = frame.run_facts(plan, started_at, result.elapsed, result.complete);
     let mut summary = Summary::build(&facts, plan, &frame.keys, &result.total, server);
+    summary.hosts = hosts;
     summary.emulators = emulator_ends(plan, &result.emulators);
     from_workloads(
         &frame,

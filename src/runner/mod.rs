@@ -70,6 +70,11 @@ pub async fn run(
     }
     targets::say_notes(&targets, &*events);
     let mut dbs = Databases::open(&targets.resolved).await?;
+    if plan.shard.is_none() {
+        // A shard's driver sees its own clients only: no host would agree.
+        dbs.watch_hosts(&targets.planned, &targets.resolved, home)
+            .await;
+    }
     let pooled = pooler::settle(
         &mut plan,
         &targets.planned,
@@ -100,6 +105,8 @@ pub async fn run(
     }
     let waits = waits::open(&plan, &targets, &frame.keys, &frame.workloads).await;
     let freshness = freshness::open(&plan, &targets, &frame.keys, home).await;
+    // After the wait sampler's `CREATE EXTENSION` (a commit in the WAL, not the clients').
+    dbs.mark_wal_start().await;
     let with = drive::Surroundings {
         dbs: &dbs,
         server_facts: &server_facts,

@@ -39,8 +39,11 @@ fn primary(home: &support::TempHome, name: &str) -> tidebench::instance::Instanc
     )
 }
 
-/// Runs `cfg` into `home/res`; its results dir and summary.
-fn run(home: &support::TempHome, cfg: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+/// Runs `cfg` into `home/res`; its results dir, summary and what it printed.
+fn run(
+    home: &support::TempHome,
+    cfg: &std::path::Path,
+) -> (std::path::PathBuf, serde_json::Value, String) {
     let out = home.path().join("res");
     let o = tb(
         home,
@@ -48,7 +51,15 @@ fn run(home: &support::TempHome, cfg: &std::path::Path) -> (std::path::PathBuf, 
     );
     assert!(o.status.success(), "{}", text(&o));
     let s = summary(&out);
-    (out, s)
+    (out, s, text(&o))
+}
+
+/// The summary's per-host server check.
+fn per_host(s: &serde_json::Value) -> Vec<&serde_json::Value> {
+    s["hosts"]
+        .as_array()
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
 }
 
 /// A run's `(step, outcome)` pairs of event `k`.
@@ -119,7 +130,7 @@ fn a_failed_primary_and_its_promoted_synchronous_standby_lose_no_commit() {
     );
     support::prepare_tpcb(&home, "instance:fa,fb");
 
-    let (out, s) = run(&home, &cfg);
+    let (out, s, said) = run(&home, &cfg);
     assert_eq!(steps(&s, 0), vec![("fail".into(), "ok".into())], "{s}");
     assert_eq!(steps(&s, 1), vec![("promote".into(), "ok".into())], "{s}");
     let e = &s["events"][0];
@@ -137,6 +148,10 @@ fn a_failed_primary_and_its_promoted_synchronous_standby_lose_no_commit() {
         "first commit {first} before {promote:?}: {e}"
     );
     assert!(all["recovered_s"].as_f64().is_some(), "recovered: {e}");
+    // Nothing commits between the kill and the promotion a second later: the first whole
+    // second after the event is below full rate, so not all of them are at it.
+    let share = f(&all["full_rate_share"]);
+    assert!((0.0..1.0).contains(&share), "{e}");
     assert!(all["reconnects"].as_u64().unwrap() > 0, "{e}");
     let status = text(&ok(tb(&home, &["instance", "status"])));
     assert!(
@@ -151,6 +166,39 @@ fn a_failed_primary_and_its_promoted_synchronous_standby_lose_no_commit() {
         .unwrap_or_else(|| panic!("lost commits counted: {s}"));
     let rows = commits_agree(&home, "fb", &s, 0);
     assert!(lost >= 0 && rows > 0, "{s}");
+    // And per host: the clients' commits on the old primary before the kill, counted by its
+    // WAL (its statistics died with it), and on the new primary after, by its own counters.
+    let hosts = per_host(&s);
+    assert_eq!(hosts.len(), 2, "{s}");
+    let (fa, fb) = (hosts[0], hosts[1]);
+    assert_eq!(
+        (fa["host"].as_str(), fa["source"].as_str()),
+        (Some("fa"), Some("wal")),
+        "{fa}"
+    );
+    assert_eq!(
+        (fb["host"].as_str(), fb["source"].as_str()),
+        (Some("fb"), Some("pg_stat_database")),
+        "{fb}"
+    );
+    for h in [fa, fb] {
+        assert_eq!(h["agrees"], true, "{h}");
+        assert!(h["client_committed"].as_i64().unwrap() > 0, "{h}");
+    }
+    assert_eq!(
+        fa["client_committed"].as_i64().unwrap() + fb["client_committed"].as_i64().unwrap(),
+        support::committed_over_run(&s),
+        "every commit landed on one host: {s}"
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("Commits per host"), "the report's table");
+    for line in said.lines().filter(|l| l.contains("server: host ")) {
+        eprintln!("{line}");
+    }
+    assert!(
+        said.contains("host fa of instance:fa,fb") && said.contains("commits in its WAL"),
+        "{said}"
+    );
     // Before the kill, the primary's lag to its standby was sampled.
     let rows = tidebench::results::system::read(&out)
         .expect("system.csv")
@@ -227,7 +275,7 @@ fn an_asynchronous_standby_reports_the_commits_its_failover_lost() {
     let failover = "[[event]]\nat = \"3s\"\naction = \"failover\"\ntarget = \"ga\"\n\
                     standby = \"gb\"\npromote_after = \"1s\"\n";
     std::fs::write(&cfg, file(&format!("{cut_off}{failover}"))).unwrap();
-    let (_, s) = run(&home, &cfg);
+    let (_, s, _) = run(&home, &cfg);
     for k in 0..2 {
         assert_eq!(steps(&s, k), vec![("sql".into(), "ok".into())], "{s}");
     }
@@ -245,6 +293,11 @@ fn an_asynchronous_standby_reports_the_commits_its_failover_lost() {
         .as_i64()
         .unwrap_or_else(|| panic!("lost commits counted: {s}"));
     commits_agree(&home, "gb", &s, lost);
+    // Each host agrees: the lost commits are in the old primary's WAL, where the clients
+    // saw them commit.
+    let hosts = per_host(&s);
+    assert_eq!(hosts.len(), 2, "{s}");
+    assert!(hosts.iter().all(|h| h["agrees"] == true), "{s}");
     let detail = s["events"][2]["steps"][1]["detail"].as_str().unwrap();
     assert!(
         detail.contains(&format!("{lost} commits on the old primary")),

@@ -3,9 +3,11 @@
 //! types reach only the `dss` databases and the rest only the `oltp` ones (the servers agree
 //! with the client per database); each set's market closes its loop (every Trade-Result
 //! completes a trade of that database, Market-Feeds come one per ten Trade-Results); the group
-//! shares hold per phase; `check` passes on all four databases. A second run loses one set's
-//! `oltp` server mid-run: the other set goes on, the run ends on time, the dead set's market
-//! work is reported.
+//! shares hold per phase; `check` passes on all four databases. A second run is preset `hci`'s
+//! on this load (issue 54): each `oltp` server gets a synchronous standby, group A's primary
+//! dies mid-window and its standby is promoted; the clients follow it. A third run loses the
+//! server that then holds A's `oltp` database: the other set goes on, the run ends on time,
+//! the dead set's market work is reported.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -158,7 +160,8 @@ fn two_groups_route_by_role_close_their_markets_and_a_dead_oltp_server_stops_onl
     let cfg = run_file(&home, "tka", "tkb", "15s");
     ok(tb(&home, &["prepare", cfg.to_str().unwrap()]));
     each_group_routes_by_role_and_closes_its_loop(&home, &cfg, &a, &b);
-    a_dead_oltp_server_stops_only_its_set(&home, &a);
+    let promoted = hci_fails_over_a_primary_to_its_standby(&home, &a, &b);
+    a_dead_oltp_server_stops_only_its_set(&home, &promoted);
 }
 
 /// The healthy run: routing by role, the servers' counts, the report's first screen, each
@@ -288,10 +291,12 @@ fn kill_server(inst: &Instance) {
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
 }
 
-/// The second run, on the same load: A's `oltp` server is killed mid-run; B goes on, the run
-/// ends on time, and the market work A's set left is reported.
+/// The last run, on the same load: the server holding A's `oltp` database (the standby the
+/// HCI run promoted) is killed mid-run; B goes on, the run ends on time, and the market work
+/// A's set left is reported.
 fn a_dead_oltp_server_stops_only_its_set(home: &support::TempHome, a: &Instance) {
-    let cfg = run_file(home, "tka", "tkb", "10s");
+    let name = a.name.clone();
+    let cfg = run_file(home, &name, "tkb", "10s");
     let out = home.path().join("res-killed");
     let started = Instant::now();
     let mut child = support::tidebench(home)
@@ -317,14 +322,15 @@ fn a_dead_oltp_server_stops_only_its_set(home: &support::TempHome, a: &Instance)
     assert!(s.get("overrun_s").is_none(), "{s}");
     // Group B's market went on through both phases; A's stopped with its server.
     let b_results = committed(&s, "trade_result", "instance:tkb/b_oltp");
-    let a_results = committed(&s, "trade_result", "instance:tka/a_oltp");
+    let a_oltp = format!("instance:{name}/a_oltp");
+    let a_results = committed(&s, "trade_result", &a_oltp);
     assert!(
         b_results > 2 * a_results.max(1),
         "A {a_results}, B {b_results}"
     );
     let failed_a: u64 = rows_of(&s, "trade_order")
         .iter()
-        .filter(|r| r["target"] == "instance:tka/a_oltp")
+        .filter(|r| r["target"] == a_oltp.as_str())
         .map(|r| r["failed"].as_u64().unwrap())
         .sum();
     assert!(failed_a > 0, "A's orders failed once its server was gone");
@@ -340,4 +346,147 @@ fn emulator_backlog_is_reported(s: &Value, out: &Path) {
     assert!(pending > 0, "A's market still held work: {a}");
     let console = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(console.contains("pending_at_end"));
+}
+
+/// Preset `hci`'s run file on this load (`tidebench presets --show hci` makes the same
+/// tables for its own instances, checked here): every `oltp` server with a synchronous standby
+/// declared after it, the `oltp` targets over both, A's primary failed at the start of the
+/// second phase (the middle of the window) and its standby promoted a second later.
+fn hci_run_file(home: &support::TempHome, phase: &str) -> std::path::PathBuf {
+    let cfg = home.path().join("hci.toml");
+    let standby = |p: &str| {
+        format!(
+            "\n# its synchronous standby, of the same size\n[[instance]]\nname = \"{p}-standby\"\n\
+             standby_of = \"{p}\"\nsync = true\n"
+        )
+    };
+    let events = "[[event]]\nphase = \"p2\"\nat = \"0s\"\naction = \"fail\"\ntarget = \"tka\"\n\n\
+                  [[event]]\nphase = \"p2\"\nat = \"1s\"\naction = \"promote\"\n\
+                  target = \"tka-standby\"\n";
+    let base = std::fs::read_to_string(run_file(home, "tka", "tkb", phase)).unwrap();
+    let text = base
+        .replace("instance:tka/a_oltp", "instance:tka,tka-standby/a_oltp")
+        .replace("instance:tkb/b_oltp", "instance:tkb,tkb-standby/b_oltp");
+    std::fs::write(
+        &cfg,
+        format!("{text}{}{}\n{events}", standby("tka"), standby("tkb")),
+    )
+    .unwrap();
+    // The preset writes the same forms for its own instances.
+    let shown = tb(home, &["presets", "--show", "hci"]);
+    let shown = String::from_utf8_lossy(&shown.stdout).to_string();
+    let forms = [
+        standby("tpcv-a1-oltp"),
+        "oltp = \"instance:tpcv-a1-oltp,tpcv-a1-oltp-standby/a1_oltp\"".into(),
+        events.replace("p2", "p6").replace("tka", "tpcv-a1-oltp"),
+    ];
+    for form in forms {
+        assert!(shown.contains(&form), "{form} in {shown}");
+    }
+    cfg
+}
+
+/// The HCI run: the standbys made from the loaded primaries (the preset's instances commit
+/// synchronously, as a server does by default; the test settings turn that off), A's primary
+/// killed, its standby promoted, and A's clients on it after; the recovery per group and the
+/// share at full rate in summary.json, the report's marked chart and recovery table, and each
+/// host's own count against the clients'. Returns the promoted standby.
+fn hci_fails_over_a_primary_to_its_standby(
+    home: &support::TempHome,
+    a: &Instance,
+    b: &Instance,
+) -> Instance {
+    for inst in [a, b] {
+        psql(inst, "postgres", "ALTER SYSTEM SET synchronous_commit = on");
+        psql(inst, "postgres", "SELECT pg_reload_conf()");
+    }
+    let cfg = hci_run_file(home, "6s");
+    let out = home.path().join("res-hci");
+    let started = Instant::now();
+    ok(tb(
+        home,
+        &["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    ));
+    eprintln!("the HCI run took {:?}", started.elapsed());
+    let s = summary(&out);
+    let events = s["events"].as_array().unwrap_or_else(|| panic!("{s}"));
+    let steps: Vec<(&str, &str)> = events
+        .iter()
+        .flat_map(|e| e["steps"].as_array().unwrap())
+        .map(|s| (s["step"].as_str().unwrap(), s["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(steps, vec![("fail", "ok"), ("promote", "ok")], "{s}");
+    // The recovery around the kill, for the run and each group, with the share at full rate.
+    let recovery = events[0]["recovery"].as_array().unwrap();
+    for r in recovery {
+        eprintln!("recovery: {r}");
+    }
+    let scopes: Vec<&str> = recovery
+        .iter()
+        .map(|r| r["scope"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes, ["all", "A", "B"], "{s}");
+    for r in recovery {
+        let share = r["full_rate_share"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{r}"));
+        assert!((0.0..=1.0).contains(&share), "{r}");
+    }
+    let a_rec = &recovery[1];
+    assert!(a_rec["first_commit_s"].as_f64().is_some(), "{a_rec}");
+    assert!(a_rec["reconnects"].as_u64().unwrap() > 0, "{a_rec}");
+    // A's clients landed on the promoted standby: it took their commits, and its own count
+    // agrees; the live servers all agree.
+    let hosts = s["hosts"].as_array().unwrap_or_else(|| panic!("{s}"));
+    for h in hosts {
+        eprintln!("{} {}: {h}", h["host"], h["source"]);
+    }
+    let host = |name: &str| {
+        hosts
+            .iter()
+            .find(|h| h["host"] == name)
+            .unwrap_or_else(|| panic!("{name}: {s}"))
+    };
+    let promoted = host("tka-standby");
+    assert!(
+        promoted["client_committed"].as_i64().unwrap() > 0,
+        "{promoted}"
+    );
+    for name in ["tka-standby", "tkb", "tkb-standby"] {
+        let h = host(name);
+        assert_eq!(h["source"], "pg_stat_database", "{h}");
+        assert_eq!(h["agrees"], true, "{h}");
+    }
+    // The dead primary is counted in its WAL, which holds the transactions that wrote: never
+    // more than the clients saw commit there (and those of unknown fate), and short of them
+    // by tpce's read-only ones.
+    let dead = host("tka");
+    assert_eq!(dead["source"], "wal", "{dead}");
+    let in_wal = dead["server_commits"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{dead}"));
+    let bound = dead["client_committed"].as_i64().unwrap() + dead["unknown"].as_i64().unwrap();
+    assert!(in_wal > 0 && in_wal <= bound, "{dead}");
+    let standby = tidebench::instance::find(&home.home, "tka-standby").unwrap();
+    assert_eq!(
+        psql(&standby, "postgres", "SELECT pg_is_in_recovery()"),
+        "f"
+    );
+    let (sent, _) = run_trades(&standby, "a_oltp");
+    assert!(sent > 0, "A's market went on on the promoted standby");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for part in [
+        "Dashed purple verticals",
+        "<h3>Events</h3>",
+        "back to 90% after (s)",
+        "at full rate after",
+        "<h3>Commits per host</h3>",
+    ] {
+        assert!(page.contains(part), "{part}");
+    }
+    assert!(
+        page.to_lowercase().contains("#7828aa"),
+        "the event's mark on a chart"
+    );
+    standby
 }

@@ -243,11 +243,33 @@ fn shape(input: &PresetInput) -> Result<Shape, String> {
 
 /// The preset's TOML for `input`.
 pub fn toml(input: &PresetInput) -> Result<String, String> {
+    generate(input, false)
+}
+
+/// Preset `hci`'s TOML for `input`: tpcv's, with a synchronous standby beside every `oltp`
+/// instance, the `oltp` targets over both, and group A's first primary failed in the middle of
+/// the measured window, its standby promoted a second later (see [`hci`]).
+pub fn hci_toml(input: &PresetInput) -> Result<String, String> {
+    if input.knobs.hypervisor.is_some() {
+        return Err(
+            "--hypervisor is not for preset hci: its standbys are local servers of their own \
+             (pg_basebackup of a local primary); leave it out, or use preset tpcv"
+                .into(),
+        );
+    }
+    generate(input, true)
+}
+
+/// tpcv's TOML, with `hci`'s standbys, targets and events when asked.
+fn generate(input: &PresetInput, with_standbys: bool) -> Result<String, String> {
     let shape = shape(input)?;
     let host_memory = input.memory.unwrap_or(ASSUMED_MEMORY);
     let phase = format_duration(input.phase_duration.unwrap_or(PHASE));
     let mut out = String::new();
     header(&mut out, input, shape, host_memory);
+    if with_standbys {
+        hci::header(&mut out);
+    }
     let _ = write!(
         out,
         "mode = \"shared\"\nclients = {CLIENTS}\nmax_tries = {MAX_TRIES}\nramp_up = \"{phase}\"\n"
@@ -264,6 +286,10 @@ pub fn toml(input: &PresetInput) -> Result<String, String> {
                     instance_name(g.name, set, role),
                 );
                 instance_size(&mut out, input, vm, host_memory, shape.sets);
+                if with_standbys && role == "oltp" {
+                    hci::standby(&mut out, &instance_name(g.name, set, role));
+                    instance_size(&mut out, input, vm, host_memory, shape.sets);
+                }
             }
         }
     }
@@ -276,10 +302,14 @@ pub fn toml(input: &PresetInput) -> Result<String, String> {
             lu * CUSTOMERS_PER_LU
         );
         for set in 1..=shape.sets {
+            let oltp = instance_name(g.name, set, "oltp");
+            let oltp = match with_standbys {
+                true => format!("{oltp},{}", hci::standby_name(&oltp)),
+                false => oltp,
+            };
             let _ = write!(
                 out,
-                "[[group.set]]\noltp = \"instance:{}/{}\"\ndss = \"instance:{}/{}\"\n",
-                instance_name(g.name, set, "oltp"),
+                "[[group.set]]\noltp = \"instance:{oltp}/{}\"\ndss = \"instance:{}/{}\"\n",
                 database_name(g.name, set, "oltp"),
                 instance_name(g.name, set, "dss"),
                 database_name(g.name, set, "dss"),
@@ -297,6 +327,9 @@ pub fn toml(input: &PresetInput) -> Result<String, String> {
             shares[2],
             shares[3]
         );
+    }
+    if with_standbys {
+        hci::events(&mut out, &instance_name(GROUPS[0].name, 1, "oltp"));
     }
     Ok(out)
 }
@@ -381,5 +414,6 @@ fn header(out: &mut String, input: &PresetInput, shape: Shape, host_memory: u64)
     );
 }
 
+mod hci;
 #[cfg(test)]
 mod tests;

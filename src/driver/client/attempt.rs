@@ -160,7 +160,10 @@ impl Client {
             Work::Emulated { emulator, job } => emulator.execute(job, conn, protocol),
         };
         let err = match run.await {
-            Ok(TxnEnd::Committed) => return Tried::Done(Outcome::Committed),
+            Ok(TxnEnd::Committed) => {
+                self.sessions[local].note_commit();
+                return Tried::Done(Outcome::Committed);
+            }
             Ok(TxnEnd::ExpectedRollback) => return Tried::Done(Outcome::ExpectedRollback),
             Ok(TxnEnd::LeftOpen) => return self.left_open(local, work).await,
             Err(e) => e,
@@ -170,6 +173,8 @@ impl Client {
         // session is left clean).
         self.on_failure(&err, class, work);
         if err.is_connection_lost() {
+            // The server may have committed it before the session broke (a fail-over).
+            self.sessions[local].note_unknown();
             self.sessions[local].lost();
             return Tried::Final(ErrorClass::Connection);
         }
@@ -224,9 +229,12 @@ impl Client {
             self.sessions[local].abandon_connect();
             return false;
         };
+        self.sessions[local].note_unknown();
         if cancel {
-            let params = self.shared.layout.targets[self.targets[local]]
-                .params
+            // To the server the session is on: after a fail-over, the new primary.
+            let slot = &self.shared.layout.targets[self.targets[local]];
+            let params = self.sessions[local]
+                .server(&slot.params, &slot.follow)
                 .clone();
             let key = conn.cancel_key();
             self.cancels.push(evloop::spawn(async move {

@@ -643,7 +643,7 @@ impl Client {
         };
         for (s, target) in self.sessions.into_iter().zip(self.targets) {
             if !s.at_end.is_empty() {
-                end.at_end.push((target, s.at_end));
+                end.at_end.push((target, s.at_end.clone()));
             }
             end.reconnects += s.reconnects;
             end.outages

@@ -262,6 +262,7 @@ mod tests {
                 failed,
                 reconnects: 2,
                 down_s: Some(down),
+                full_rate_share: None,
             }],
             lost_commits: None,
         }

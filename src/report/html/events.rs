@@ -5,6 +5,7 @@
 
 use super::markup::{note_to, table_to};
 use crate::results::disruptions::EventAccount;
+use crate::results::{HostAgreement, HostSource};
 
 fn secs(v: Option<f64>, absent: &str) -> String {
     v.map_or_else(|| absent.to_string(), |v| format!("{v:.1}"))
@@ -71,6 +72,8 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
                     r.failed.to_string(),
                     r.reconnects.to_string(),
                     secs(r.down_s, "-"),
+                    r.full_rate_share
+                        .map_or_else(|| "-".into(), |f| format!("{:.0}%", f * 100.0)),
                 ]
             })
         })
@@ -89,12 +92,63 @@ pub fn events_to(all: &[EventAccount], p: &mut String) {
             "failed",
             "reconnects",
             "down (s)",
+            "at full rate after",
         ],
         &recovery,
     );
     note_to(
         p,
-        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again. Down is the time at least one of the scope's targets was down, as its clients saw it, in the windows that opened from the event to the recovery.",
+        "Recovery is timed from the event's first step, from the per-transaction log in 0.1 s steps: the rate before is over the 10 s before it; back to 90% is the start of the first 1 s window, from the first commit on, whose commit rate is at least 90% of that again. Down is the time at least one of the scope's targets was down, as its clients saw it, in the windows that opened from the event to the recovery. At full rate after: of the whole seconds from the event to the run's end, the share whose commit rate is at least 90% of the rate before.",
+    );
+}
+
+/// The server check per host of a target over a primary and its standbys (issue 54): one
+/// row per server, its own count beside the commits and sessions the clients had there.
+pub fn hosts_to(all: &[HostAgreement], p: &mut String) {
+    if all.is_empty() {
+        return;
+    }
+    p.push_str("<h3>Commits per host</h3>\n");
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|h| {
+            vec![
+                h.target.clone(),
+                h.host.clone(),
+                match h.source {
+                    HostSource::PgStatDatabase => "pg_stat_database".into(),
+                    HostSource::Wal => "WAL".into(),
+                },
+                h.server_commits
+                    .map_or_else(|| "-".into(), |n| n.to_string()),
+                h.client_committed.to_string(),
+                h.client_sessions.to_string(),
+                h.unknown.to_string(),
+                match h.agrees {
+                    Some(true) => "agrees".into(),
+                    Some(false) => "DISAGREES".into(),
+                    None => format!("not compared: {}", h.note.as_deref().unwrap_or("-")),
+                },
+            ]
+        })
+        .collect();
+    table_to(
+        p,
+        &[
+            "target",
+            "host",
+            "counted in",
+            "server's commits",
+            "clients' commits",
+            "clients' sessions",
+            "unknown fate",
+            "",
+        ],
+        &rows,
+    );
+    note_to(
+        p,
+        "Each server of a target over a primary and its standbys, counted from the run's start: a live one's xact_commit on the database (each session is one commit there), a server that died in the run by the commit records in its WAL from the position it had at the start (transactions that wrote, in any database; sessions leave none). It agrees when its count is what the clients saw land there, or up to the tries of unknown fate more (a session that broke or was given up mid-transaction).",
     );
 }
 

@@ -166,6 +166,7 @@ impl Summary {
             phases,
             interference,
             server,
+            hosts: Vec::new(),
             target_names: target_names(keys),
             txn_types: keys.txn_types.clone(),
             headline,

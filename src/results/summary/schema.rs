@@ -186,6 +186,10 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interference: Vec<Interference>,
     pub server: Vec<ServerDelta>,
+    /// Per host of a target over a primary and its standbys (issue 54): where the clients'
+    /// commits landed against each server's own count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::results::HostAgreement>,
     /// Every target in index order (the mix log's target numbers index this list).
     pub target_names: Vec<TargetName>,
     /// Transaction types in index order (the mix log's type numbers index this list).

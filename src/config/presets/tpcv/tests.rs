@@ -271,3 +271,83 @@ fn with_hypervisor_every_instance_is_a_guest_of_whole_vcpus() {
     let plain = toml(&input(&knobs(1, 1), 4, 16 << 30)).unwrap();
     assert!(!plain.contains("hypervisor"), "{plain}");
 }
+
+/// Preset hci: a synchronous standby of the same size after every oltp instance, the oltp
+/// targets over both, and group A's first primary failed at the start of p6 (the middle of the
+/// measured window), its standby promoted a second later.
+#[test]
+fn hci_adds_a_synchronous_standby_per_oltp_instance_and_the_failover_mid_window() {
+    use crate::config::{groups::Source, parse_run_text, validate_run, Action, RawRun};
+    use crate::workload::Registry;
+    let knobs = PresetKnobs::default();
+    let short = PresetInput {
+        phase_duration: Some(Duration::from_secs(10)),
+        ..input(&knobs, 4, 16 << 30)
+    };
+    let text = hci_toml(&short).unwrap();
+    assert!(
+        text.starts_with(&toml(&short).unwrap()[..200]),
+        "tpcv's header first"
+    );
+    let src = Source {
+        file: "preset hci",
+        text: &text,
+    };
+    let raw = parse_run_text(&src, &Registry).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let flags = RawRun {
+        phase_duration: Some("10s".into()),
+        ..RawRun::default()
+    };
+    let plan =
+        validate_run(&src, raw.overlay(flags), 4, 1, &Registry).unwrap_or_else(|e| panic!("{e}"));
+    let standbys: Vec<_> = plan
+        .instances
+        .iter()
+        .filter(|i| i.standby_of.is_some())
+        .collect();
+    assert_eq!(standbys.len(), 4, "one per oltp instance");
+    for s in &standbys {
+        let primary = s.standby_of.as_deref().unwrap();
+        assert!(s.sync && primary.ends_with("-oltp"), "{s:?}");
+        assert_eq!(s.name, format!("{primary}-standby"));
+        let p = plan.instances.iter().find(|i| i.name == primary).unwrap();
+        assert_eq!(
+            (p.cpus, p.memory_bytes),
+            (s.cpus, s.memory_bytes),
+            "the same size"
+        );
+    }
+    for set in plan.groups.iter().flat_map(|g| &g.sets) {
+        let oltp = set.targets["oltp"].instances();
+        assert_eq!(oltp.len(), 2, "{oltp:?}");
+        assert_eq!(set.targets["dss"].instances().len(), 1);
+    }
+    // 10 s ramp-up, then p1 to p5: the kill at 60 s, the promotion at 61 s.
+    let events: Vec<_> = plan
+        .events
+        .iter()
+        .map(|e| (e.at.as_secs(), e.target.as_str(), e.action.clone()))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            (
+                60,
+                "tpcv-a1-oltp",
+                Action::Fail {
+                    restart_after: None
+                }
+            ),
+            (61, "tpcv-a1-oltp-standby", Action::Promote),
+        ]
+    );
+    let e = hci_toml(&PresetInput {
+        knobs: &PresetKnobs {
+            hypervisor: Some("qemu"),
+            ..Default::default()
+        },
+        ..short
+    })
+    .unwrap_err();
+    assert!(e.contains("leave it out"), "{e}");
+}
