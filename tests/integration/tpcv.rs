@@ -350,8 +350,9 @@ fn emulator_backlog_is_reported(s: &Value, out: &Path) {
 
 /// Preset `hci`'s run file on this load (`tidebench presets --show hci` makes the same
 /// tables for its own instances, checked here): every `oltp` server with a synchronous standby
-/// declared after it, the `oltp` targets over both, A's primary failed at the start of the
-/// second phase (the middle of the window) and its standby promoted a second later.
+/// declared after it, the `oltp` targets over both, A's primary failed in the second phase
+/// (3 s into it, as the preset's kill is halfway through its phase) and its standby promoted
+/// a second later.
 fn hci_run_file(home: &support::TempHome, phase: &str) -> std::path::PathBuf {
     let cfg = home.path().join("hci.toml");
     let standby = |p: &str| {
@@ -360,8 +361,8 @@ fn hci_run_file(home: &support::TempHome, phase: &str) -> std::path::PathBuf {
              standby_of = \"{p}\"\nsync = true\n"
         )
     };
-    let events = "[[event]]\nphase = \"p2\"\nat = \"0s\"\naction = \"fail\"\ntarget = \"tka\"\n\n\
-                  [[event]]\nphase = \"p2\"\nat = \"1s\"\naction = \"promote\"\n\
+    let events = "[[event]]\nphase = \"p2\"\nat = \"3s\"\naction = \"fail\"\ntarget = \"tka\"\n\n\
+                  [[event]]\nphase = \"p2\"\nat = \"4s\"\naction = \"promote\"\n\
                   target = \"tka-standby\"\n";
     let base = std::fs::read_to_string(run_file(home, "tka", "tkb", phase)).unwrap();
     let text = base
@@ -378,7 +379,12 @@ fn hci_run_file(home: &support::TempHome, phase: &str) -> std::path::PathBuf {
     let forms = [
         standby("tpcv-a1-oltp"),
         "oltp = \"instance:tpcv-a1-oltp,tpcv-a1-oltp-standby/a1_oltp\"".into(),
-        events.replace("p2", "p6").replace("tka", "tpcv-a1-oltp"),
+        // Its phases are 12 minutes: the kill halfway through p6, the promotion 1 s after.
+        events
+            .replace("p2", "p6")
+            .replace("tka", "tpcv-a1-oltp")
+            .replace("\"3s\"", "\"6m\"")
+            .replace("\"4s\"", "\"6m 1s\""),
     ];
     for form in forms {
         assert!(shown.contains(&form), "{form} in {shown}");
@@ -400,7 +406,9 @@ fn hci_fails_over_a_primary_to_its_standby(
         psql(inst, "postgres", "ALTER SYSTEM SET synchronous_commit = on");
         psql(inst, "postgres", "SELECT pg_reload_conf()");
     }
-    let cfg = hci_run_file(home, "6s");
+    // Phases of 8 s: the kill at 11 s leaves the promoted standby 4 s of the run to take A's
+    // clients on a busy machine.
+    let cfg = hci_run_file(home, "8s");
     let out = home.path().join("res-hci");
     let started = Instant::now();
     ok(tb(

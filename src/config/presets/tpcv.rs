@@ -329,7 +329,11 @@ fn generate(input: &PresetInput, with_standbys: bool) -> Result<String, String> 
         );
     }
     if with_standbys {
-        hci::events(&mut out, &instance_name(GROUPS[0].name, 1, "oltp"));
+        hci::events(
+            &mut out,
+            &instance_name(GROUPS[0].name, 1, "oltp"),
+            input.phase_duration.unwrap_or(PHASE),
+        );
     }
     Ok(out)
 }

@@ -273,7 +273,7 @@ fn with_hypervisor_every_instance_is_a_guest_of_whole_vcpus() {
 }
 
 /// Preset hci: a synchronous standby of the same size after every oltp instance, the oltp
-/// targets over both, and group A's first primary failed at the start of p6 (the middle of the
+/// targets over both, and group A's first primary failed halfway through p6 (the middle of the
 /// measured window), its standby promoted a second later.
 #[test]
 fn hci_adds_a_synchronous_standby_per_oltp_instance_and_the_failover_mid_window() {
@@ -322,7 +322,7 @@ fn hci_adds_a_synchronous_standby_per_oltp_instance_and_the_failover_mid_window(
         assert_eq!(oltp.len(), 2, "{oltp:?}");
         assert_eq!(set.targets["dss"].instances().len(), 1);
     }
-    // 10 s ramp-up, then p1 to p5: the kill at 60 s, the promotion at 61 s.
+    // 10 s ramp-up, then p1 to p5, then half of p6: the kill at 65 s, the promotion at 66 s.
     let events: Vec<_> = plan
         .events
         .iter()
@@ -332,13 +332,13 @@ fn hci_adds_a_synchronous_standby_per_oltp_instance_and_the_failover_mid_window(
         events,
         vec![
             (
-                60,
+                65,
                 "tpcv-a1-oltp",
                 Action::Fail {
                     restart_after: None
                 }
             ),
-            (61, "tpcv-a1-oltp-standby", Action::Promote),
+            (66, "tpcv-a1-oltp-standby", Action::Promote),
         ]
     );
     let e = hci_toml(&PresetInput {
