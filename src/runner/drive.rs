@@ -271,11 +271,7 @@ async fn run_clients(
     };
     // Events end with the clients: a step still running is not waited for.
     let played = playing.end(&**events).await;
-    let (sampled, waits) = stop_sides(sampling, waiting).await;
-    let freshness = match probing {
-        Some(running) => Some(running.stop().await),
-        None => None,
-    };
+    let (sampled, waits, freshness) = stop_sides(sampling, waiting, probing).await;
     drop(exporter);
     let (result, incidents) = with_sides(result, sampled, profiling, events).await?;
     Ok(Driven {
@@ -309,9 +305,11 @@ async fn or_release<T, E: Into<RunError>>(
 async fn stop_sides(
     sampling: Option<crate::sampler::RunningSampler>,
     waiting: Option<crate::sampler::waits::RunningWaits>,
+    probing: Option<crate::sampler::freshness::RunningFreshness>,
 ) -> (
     Option<crate::sampler::SamplerReport>,
     Option<crate::sampler::waits::WaitsReport>,
+    Option<crate::sampler::freshness::FreshnessReport>,
 ) {
     let sampled = match sampling {
         Some(running) => Some(running.stop().await),
@@ -321,7 +319,11 @@ async fn stop_sides(
         Some(running) => Some(running.stop().await),
         None => None,
     };
-    (sampled, waits)
+    let freshness = match probing {
+        Some(running) => Some(running.stop().await),
+        None => None,
+    };
+    (sampled, waits, freshness)
 }
 
 /// Switches perf on over the plan's measured window, on the driver's clock.
