@@ -27,8 +27,8 @@ demo: build
 # integration tests run in two lanes side by side (scripts/integration.sh): the tests that
 # boot QEMU guests one at a time, then the conformance tests (pgbench and psql as referees)
 # three at a time and uncaptured, so their counts of cases and agreements show; beside them
-# every other test three at a time. The book's chapter on reliability has the times and
-# each test's budget.
+# every other test three at a time (the longest modules in a sub-lane that starts them
+# first). The book's chapter on reliability has the times and each test's budget.
 # First, the structure check: imports point down the rooms of docs/DESIGN.md (issue 48).
 # Tests whose prerequisite is missing (QEMU, cgroups, root, Chromium, Slurm) fail under CI=true
 # and are skipped elsewhere; the last line counts the skips from the ledger they write.
