@@ -37,10 +37,16 @@ pub struct HostAgreement {
     /// Tries on this host whose fate the clients never learnt (the session broke or was
     /// given up during them): the server may count up to this many more.
     pub unknown: i64,
-    /// `expected <= server_commits <= expected + unknown`, with `expected` the clients' count
-    /// the source can see.
+    /// No commit the clients saw is missing: `expected <= server_commits`, with `expected`
+    /// the clients' count the source can see (up to `unknown` more are theirs too, and what is
+    /// past that is [`Self::beside`]). `None` where the source cannot decide: a WAL that holds
+    /// fewer commits than the clients saw (read-only transactions leave no commit record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agrees: Option<bool>,
+    /// Commits past the clients' own and those of unknown fate: other sessions, autovacuum
+    /// and parallel workers commit on the same server, as the per-database check says.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beside: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -55,11 +61,26 @@ impl HostAgreement {
         }
     }
 
-    /// Sets `server_commits` and whether it agrees.
+    /// Sets `server_commits`, whether it agrees and what stands beside the clients' count. A
+    /// server that counts fewer than the clients saw commit lost some, except in a WAL, which
+    /// never holds a read-only transaction: there fewer decides nothing (a commit a client saw
+    /// is always in the WAL, flushed before the answer).
     pub fn compare(&mut self, server: i64) {
         let expected = self.expected();
         self.server_commits = Some(server);
-        self.agrees = Some(expected <= server && server <= expected + self.unknown);
+        self.beside = (server - expected - self.unknown).max(0);
+        self.agrees = match (self.source, server >= expected) {
+            (_, true) => Some(true),
+            (HostSource::PgStatDatabase, false) => Some(false),
+            (HostSource::Wal, false) => {
+                self.note = Some(
+                    "the WAL holds only transactions that wrote: read-only ones leave no \
+                     commit record"
+                        .into(),
+                );
+                None
+            }
+        };
     }
 
     /// One line for the console and the report.
@@ -79,12 +100,22 @@ impl HostAgreement {
             0 => String::new(),
             n => format!(" (+ up to {n} of unknown fate)"),
         };
+        let beside = match self.beside {
+            0 => String::new(),
+            n => format!(", +{n} beside other sessions, autovacuum or parallel workers"),
+        };
         match (self.server_commits, self.agrees) {
             (Some(n), Some(agrees)) => format!(
-                "host {} of {}: {n} commits in {how}, clients {client}{unknown}: {}",
+                "host {} of {}: {n} commits in {how}, clients {client}{unknown}: {}{beside}",
                 self.host,
                 self.target,
                 if agrees { "agrees" } else { "DISAGREES" }
+            ),
+            (Some(n), None) => format!(
+                "host {} of {}: {n} commits in {how}, clients {client}{unknown}: not decided ({})",
+                self.host,
+                self.target,
+                self.note.as_deref().unwrap_or("no rule")
             ),
             _ => format!(
                 "host {} of {}: not compared ({}); clients {client}{unknown}",
@@ -94,6 +125,10 @@ impl HostAgreement {
             ),
         }
     }
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]
@@ -111,6 +146,7 @@ mod tests {
             client_sessions: 4,
             unknown,
             agrees: None,
+            beside: 0,
             note: None,
         }
     }
@@ -122,8 +158,14 @@ mod tests {
         assert_eq!(h.agrees, Some(true));
         h.compare(106);
         assert_eq!(h.agrees, Some(true));
+        // Past the tries of unknown fate: other sessions' commits, none of the clients' lost.
         h.compare(107);
-        assert_eq!(h.agrees, Some(false));
+        assert_eq!((h.agrees, h.beside), (Some(true), 1));
+        assert!(
+            h.line().contains("agrees, +1 beside other sessions"),
+            "{}",
+            h.line()
+        );
         h.compare(103);
         assert_eq!(h.agrees, Some(false));
         assert!(h.line().contains("DISAGREES"), "{}", h.line());
@@ -132,6 +174,15 @@ mod tests {
         w.compare(100);
         assert_eq!(w.agrees, Some(true));
         assert!(w.line().contains("100 commits in its WAL"), "{}", w.line());
+        // Fewer in the WAL: read-only transactions, which it never holds; nothing decided.
+        w.compare(90);
+        assert_eq!(w.agrees, None);
+        assert!(w.line().contains("90 commits in its WAL"), "{}", w.line());
+        assert!(
+            w.line().contains("not decided (the WAL holds only"),
+            "{}",
+            w.line()
+        );
         let n = host(HostSource::Wal, 0);
         assert!(n.line().contains("not compared (no count)"), "{}", n.line());
     }

@@ -125,8 +125,12 @@ pub fn hosts_to(all: &[HostAgreement], p: &mut String) {
                 h.client_sessions.to_string(),
                 h.unknown.to_string(),
                 match h.agrees {
+                    Some(true) if h.beside > 0 => format!("agrees (+{} beside)", h.beside),
                     Some(true) => "agrees".into(),
                     Some(false) => "DISAGREES".into(),
+                    None if h.server_commits.is_some() => {
+                        format!("not decided: {}", h.note.as_deref().unwrap_or("-"))
+                    }
                     None => format!("not compared: {}", h.note.as_deref().unwrap_or("-")),
                 },
             ]

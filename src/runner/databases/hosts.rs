@@ -132,6 +132,7 @@ impl Databases {
                 client_sessions: counts.opened as i64,
                 unknown: counts.unknown as i64,
                 agrees: None,
+                beside: 0,
                 note: None,
             };
             let read = match &home {
@@ -146,10 +147,15 @@ impl Databases {
                         match wal_commits(home, &host.name, *timeline, lsn).await {
                             Ok(n) => {
                                 a.compare(n);
-                                a.note = Some(format!(
+                                let counted = format!(
                                     "{why}; counted in its WAL from {lsn} on (transactions \
                                      that wrote, in any database)"
-                                ));
+                                );
+                                // The rule that left it undecided, when one did, comes first.
+                                a.note = Some(match a.note.take() {
+                                    Some(rule) => format!("{rule}; {counted}"),
+                                    None => counted,
+                                });
                             }
                             Err(e) => a.note = Some(format!("{why}; its WAL not read: {e}")),
                         }
