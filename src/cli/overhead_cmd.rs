@@ -200,6 +200,16 @@ fn declare(exp: &mut Experiment, sides: &Sides) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A ratio with two decimals, or two significant digits below 0.1: under TCG a VM can run at
+/// a few thousandths of the host's rate, which two decimals would print as 0.00.
+fn two_significant(r: f64) -> String {
+    if r >= 0.1 || r <= 0.0 || !r.is_finite() {
+        return format!("{r:.2}");
+    }
+    let digits = (-r.log10()).floor() as usize + 2;
+    format!("{r:.digits$}")
+}
+
 /// The tps ratio (virtual over native, medians), marked when the VM was emulated, each side's
 /// share of the host (`--profile host`), and the profile difference of the first complete run
 /// of each side; `compare.html` beside them.
@@ -219,8 +229,8 @@ fn verdict(file: &ExperimentFile, dir: &Path) -> String {
     let mut out = String::from("\noverhead (Cybertec, PostgreSQL virtualization revisited):\n");
     match (native.median, virt.median) {
         (Some(n), Some(v)) if n > 0.0 => out.push_str(&format!(
-            "  tps native {n:.1}, virtual {v:.1}: virtual/native {:.2} ({:.0} % lost{})\n",
-            v / n,
+            "  tps native {n:.1}, virtual {v:.1}: virtual/native {} ({:.0} % lost{})\n",
+            two_significant(v / n),
             (1.0 - v / n) * 100.0,
             if vm.as_ref().is_some_and(|f| f.emulated) {
                 "; emulated"
@@ -326,4 +336,17 @@ fn profiles(dirs: &[PathBuf; 2], dir: &Path) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tiny_ratio_keeps_two_significant_digits() {
+        assert_eq!(two_significant(0.34), "0.34");
+        assert_eq!(two_significant(0.0046), "0.0046");
+        assert_eq!(two_significant(0.046), "0.046");
+        assert_eq!(two_significant(0.0), "0.00");
+    }
 }
