@@ -462,15 +462,8 @@ fn allocated_bytes(path: &Path) -> u64 {
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), InstanceError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(InstanceError::io("create", path))?;
-    std::io::Write::write_all(&mut f, bytes).map_err(InstanceError::io("write", path))
+    seed::create_private(path, bytes)
 }
 
 /// `qemu-img create -f qcow2 -b base -F raw`: the guest's writes stay in its own file.

@@ -68,7 +68,7 @@ pub(super) fn make(
     // initdb runs as the server user (never root): the staging dirs and the password file are
     // its own, and it must reach them.
     let pwfile = seed.dir.join("pw");
-    write_private(&pwfile, &format!("{password}\n"))?;
+    create_private(&pwfile, format!("{password}\n").as_bytes())?;
     for path in [&seed.dir, &root, &pwfile] {
         user.own(path)?;
     }
@@ -90,7 +90,8 @@ pub(super) fn make(
     ran.map(|()| seed)
 }
 
-fn write_private(path: &Path, text: &str) -> Result<(), InstanceError> {
+/// A new file only its owner can read (it fails if the file exists), holding `bytes`.
+pub(super) fn create_private(path: &Path, bytes: &[u8]) -> Result<(), InstanceError> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -98,7 +99,7 @@ fn write_private(path: &Path, text: &str) -> Result<(), InstanceError> {
         .mode(0o600)
         .open(path)
         .map_err(InstanceError::io("create", path))?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(InstanceError::io("write", path))
+    std::io::Write::write_all(&mut f, bytes).map_err(InstanceError::io("write", path))
 }
 
 fn run(mut cmd: Command, program: &Path) -> Result<(), InstanceError> {
